@@ -1,0 +1,28 @@
+//! Plexus storage: the committed state of a database and the files that hold it.
+//!
+//! - [`vfs`]: the file-system seam, with a fault-injecting implementation in [`fault`];
+//! - [`catalog`]: labels, property keys, edge types, vertex and edge tables;
+//! - [`rows`]: columnar, multi-versioned vertex and edge rows;
+//! - [`topology`]: the adjacency memtable with per-vertex version tables;
+//! - [`record`] and [`wal`]: redo records, the log and group commit;
+//! - [`checkpoint`]: checkpoint files and the manifest;
+//! - [`store`]: `Storage`, which installs commits, answers reads at a timestamp, checkpoints
+//!   and recovers.
+//!
+//! Transactions (snapshots, write sets, validation) live in `plexus-txn`, one layer up.
+
+pub mod catalog;
+pub mod checkpoint;
+pub mod codec;
+pub mod fault;
+pub mod record;
+pub mod rows;
+pub mod store;
+pub mod topology;
+pub mod vfs;
+pub mod wal;
+
+pub use catalog::{Catalog, CatalogOp, EdgeTableDef, PropertyDef, VertexTableDef};
+pub use record::{CommitRecord, WriteOp};
+pub use store::{EdgeTable, RecoveryReport, Storage, VertexTable};
+pub use vfs::{OsVfs, Vfs};

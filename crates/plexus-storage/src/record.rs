@@ -1,0 +1,179 @@
+//! Redo records: what the WAL stores and what recovery replays.
+//!
+//! A committed transaction is one [`CommitRecord`]: its commit timestamp and its writes as a
+//! list of [`WriteOp`]s with every id resolved (vertex and edge offsets were reserved while the
+//! transaction ran, so replay reproduces them exactly). Catalog changes are separate
+//! [`LogRecord::Catalog`] records written before the first commit that uses them.
+//!
+//! The format is versioned by the record tag; adding an op means a new tag, never a changed one,
+//! so logs stay replayable (read replicas will follow this same log).
+
+use crate::catalog::CatalogOp;
+use crate::codec::{DecodeResult, Decoder, Encoder};
+use plexus_types::{EdgeId, LabelId, PropKeyId, Timestamp, Value, VertexId};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum WriteOp {
+    CreateVertex { id: VertexId, labels: Vec<LabelId>, props: Vec<(PropKeyId, Value)> },
+    DeleteVertex { id: VertexId },
+    /// `None` removes the property.
+    SetVertexProp { id: VertexId, key: PropKeyId, value: Option<Value> },
+    /// The vertex's complete new set of extra labels.
+    SetLabels { id: VertexId, labels: Vec<LabelId> },
+    CreateEdge { id: EdgeId, src: VertexId, dst: VertexId, props: Vec<(PropKeyId, Value)> },
+    DeleteEdge { id: EdgeId, src: VertexId, dst: VertexId },
+    SetEdgeProp { id: EdgeId, key: PropKeyId, value: Option<Value> },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommitRecord {
+    pub ts: Timestamp,
+    pub ops: Vec<WriteOp>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LogRecord {
+    Catalog(CatalogOp),
+    Commit(CommitRecord),
+}
+
+const TAG_CATALOG: u8 = 1;
+const TAG_COMMIT: u8 = 2;
+
+fn encode_props(enc: &mut Encoder, props: &[(PropKeyId, Value)]) {
+    enc.len(props.len());
+    for (key, value) in props {
+        enc.u32(*key);
+        enc.value(value);
+    }
+}
+
+fn decode_props(dec: &mut Decoder) -> DecodeResult<Vec<(PropKeyId, Value)>> {
+    let n = dec.len()?;
+    (0..n).map(|_| Ok((dec.u32()?, dec.value()?))).collect()
+}
+
+fn encode_opt(enc: &mut Encoder, value: &Option<Value>) {
+    match value {
+        None => enc.u8(0),
+        Some(v) => {
+            enc.u8(1);
+            enc.value(v);
+        }
+    }
+}
+
+fn decode_opt(dec: &mut Decoder) -> DecodeResult<Option<Value>> {
+    Ok(match dec.u8()? {
+        0 => None,
+        _ => Some(dec.value()?),
+    })
+}
+
+fn encode_edge(enc: &mut Encoder, id: EdgeId) {
+    enc.u32(id.table);
+    enc.u32(id.offset);
+}
+
+fn decode_edge(dec: &mut Decoder) -> DecodeResult<EdgeId> {
+    Ok(EdgeId::new(dec.u32()?, dec.u32()?))
+}
+
+impl WriteOp {
+    pub fn encode(&self, enc: &mut Encoder) {
+        match self {
+            WriteOp::CreateVertex { id, labels, props } => {
+                enc.u8(0);
+                enc.vertex(*id);
+                enc.u32s(labels);
+                encode_props(enc, props);
+            }
+            WriteOp::DeleteVertex { id } => {
+                enc.u8(1);
+                enc.vertex(*id);
+            }
+            WriteOp::SetVertexProp { id, key, value } => {
+                enc.u8(2);
+                enc.vertex(*id);
+                enc.u32(*key);
+                encode_opt(enc, value);
+            }
+            WriteOp::SetLabels { id, labels } => {
+                enc.u8(3);
+                enc.vertex(*id);
+                enc.u32s(labels);
+            }
+            WriteOp::CreateEdge { id, src, dst, props } => {
+                enc.u8(4);
+                encode_edge(enc, *id);
+                enc.vertex(*src);
+                enc.vertex(*dst);
+                encode_props(enc, props);
+            }
+            WriteOp::DeleteEdge { id, src, dst } => {
+                enc.u8(5);
+                encode_edge(enc, *id);
+                enc.vertex(*src);
+                enc.vertex(*dst);
+            }
+            WriteOp::SetEdgeProp { id, key, value } => {
+                enc.u8(6);
+                encode_edge(enc, *id);
+                enc.u32(*key);
+                encode_opt(enc, value);
+            }
+        }
+    }
+
+    pub fn decode(dec: &mut Decoder) -> DecodeResult<WriteOp> {
+        Ok(match dec.u8()? {
+            0 => WriteOp::CreateVertex { id: dec.vertex()?, labels: dec.u32s()?, props: decode_props(dec)? },
+            1 => WriteOp::DeleteVertex { id: dec.vertex()? },
+            2 => WriteOp::SetVertexProp { id: dec.vertex()?, key: dec.u32()?, value: decode_opt(dec)? },
+            3 => WriteOp::SetLabels { id: dec.vertex()?, labels: dec.u32s()? },
+            4 => WriteOp::CreateEdge {
+                id: decode_edge(dec)?,
+                src: dec.vertex()?,
+                dst: dec.vertex()?,
+                props: decode_props(dec)?,
+            },
+            5 => WriteOp::DeleteEdge { id: decode_edge(dec)?, src: dec.vertex()?, dst: dec.vertex()? },
+            6 => WriteOp::SetEdgeProp { id: decode_edge(dec)?, key: dec.u32()?, value: decode_opt(dec)? },
+            tag => return Err(dec.error(format!("unknown write op tag {tag}"))),
+        })
+    }
+}
+
+impl LogRecord {
+    pub fn encode(&self, enc: &mut Encoder) {
+        match self {
+            LogRecord::Catalog(op) => {
+                enc.u8(TAG_CATALOG);
+                op.encode(enc);
+            }
+            LogRecord::Commit(commit) => {
+                enc.u8(TAG_COMMIT);
+                enc.u64(commit.ts);
+                enc.len(commit.ops.len());
+                commit.ops.iter().for_each(|op| op.encode(enc));
+            }
+        }
+    }
+
+    pub fn decode(dec: &mut Decoder) -> DecodeResult<LogRecord> {
+        let record = match dec.u8()? {
+            TAG_CATALOG => LogRecord::Catalog(CatalogOp::decode(dec)?),
+            TAG_COMMIT => {
+                let ts = dec.u64()?;
+                let n = dec.len()?;
+                let ops: DecodeResult<Vec<WriteOp>> = (0..n).map(|_| WriteOp::decode(dec)).collect();
+                LogRecord::Commit(CommitRecord { ts, ops: ops? })
+            }
+            tag => return Err(dec.error(format!("unknown log record tag {tag}"))),
+        };
+        if !dec.is_empty() {
+            return Err(dec.error("trailing bytes after log record"));
+        }
+        Ok(record)
+    }
+}

@@ -1,0 +1,593 @@
+//! `Storage`: the database's committed state and its files.
+//!
+//! WHAT IT OWNS
+//! ============
+//! The catalog, one [`VertexTable`] per vertex table (rows + primary-key index), one
+//! [`EdgeTable`] per edge table (edge rows, endpoints, and the out- and in-[`Adjacency`]), the
+//! WAL, checkpoints and recovery. It knows nothing about transactions: the commit pipeline
+//! (`plexus-txn`) hands it validated [`CommitRecord`]s to `install` in timestamp order, and
+//! readers ask for state *at a timestamp*.
+//!
+//! RECOVERY
+//! ========
+//! `open` reads the manifest, loads its checkpoint, replays WAL segments from the manifest's
+//! `wal_start` (cutting a torn tail of the last segment), garbage-collects versions and compacts
+//! the topology, then starts a fresh WAL segment. Anything that does not add up — a missing
+//! segment, a damaged checkpoint, a WAL without a manifest — is an error naming the file;
+//! Plexus refuses to open rather than return wrong data.
+//!
+//! CHECKPOINT
+//! ==========
+//! (1) under the commit lock, the caller rotates the WAL and notes the last commit timestamp
+//! `ts`; (2) the state at `ts` is written to `ckpt-<ts>.ckpt` and fsynced; (3) the manifest is
+//! replaced to point at it and at the new WAL segment; (4) older segments and checkpoints are
+//! deleted. A crash between any two steps recovers from the old or the new manifest.
+
+use crate::catalog::{Catalog, CatalogOp, EdgeTableDef, VertexTableDef};
+use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
+use crate::record::{CommitRecord, LogRecord, WriteOp};
+use crate::rows::RowTable;
+use crate::topology::{Adjacency, MAX_EDGE_OFFSET, TOMBSTONE_BIT};
+use crate::vfs::Vfs;
+use crate::wal::{self, Wal};
+use parking_lot::{Mutex, RwLock};
+use plexus_types::{
+    Config, Direction, EdgeId, EdgeTableId, Error, LabelId, PropKeyId, Result, Timestamp, Value,
+    VertexId, VertexTableId,
+};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Rows per vertex table: offsets are `u32`.
+pub const MAX_VERTEX_ROWS: u32 = u32::MAX;
+
+pub struct VertexTable {
+    pub id: VertexTableId,
+    pub rows: RowTable,
+    pk_key: Option<PropKeyId>,
+    /// Primary key → rows that ever held it; readers filter by their snapshot.
+    pk_index: RwLock<HashMap<Value, Vec<u32>>>,
+    /// Extra labels ever installed in this table (lets label scans skip tables).
+    extra_labels: RwLock<Vec<LabelId>>,
+}
+
+pub struct EdgeTable {
+    pub id: EdgeTableId,
+    pub def: EdgeTableDef,
+    pub rows: RowTable,
+    /// (source offset, destination offset) per edge offset.
+    endpoints: RwLock<Vec<(u32, u32)>>,
+    pub out: Adjacency,
+    pub inc: Adjacency,
+}
+
+impl VertexTable {
+    fn new(id: VertexTableId, def: &VertexTableDef) -> Self {
+        Self {
+            id,
+            rows: RowTable::new(&def.name, &def.properties, &def.families),
+            pk_key: def.primary_key.map(|i| def.properties[i].key),
+            pk_index: RwLock::new(HashMap::new()),
+            extra_labels: RwLock::new(Vec::new()),
+        }
+    }
+
+    pub fn pk_key(&self) -> Option<PropKeyId> {
+        self.pk_key
+    }
+
+    fn index_pk(&self, row: u32, key: PropKeyId, value: &Value) {
+        if self.pk_key == Some(key) {
+            let mut index = self.pk_index.write();
+            let rows = index.entry(value.clone()).or_default();
+            if !rows.contains(&row) {
+                rows.push(row);
+            }
+        }
+    }
+
+    fn note_labels(&self, labels: &[LabelId]) {
+        if labels.is_empty() {
+            return;
+        }
+        let mut known = self.extra_labels.write();
+        for label in labels {
+            if !known.contains(label) {
+                known.push(*label);
+            }
+        }
+    }
+
+    /// The row holding primary key `key` at `ts`, if any.
+    pub fn lookup_pk(&self, key: &Value, ts: Timestamp) -> Option<u32> {
+        let pk_key = self.pk_key?;
+        let candidates = self.pk_index.read().get(key).cloned()?;
+        candidates
+            .into_iter()
+            .find(|&row| self.rows.exists(row, ts) && self.rows.prop(row, pk_key, ts).as_ref() == Some(key))
+    }
+
+    pub fn may_carry_extra_label(&self, label: LabelId) -> bool {
+        self.extra_labels.read().contains(&label)
+    }
+}
+
+impl EdgeTable {
+    fn new(id: EdgeTableId, def: &EdgeTableDef, name: &str) -> Self {
+        Self {
+            id,
+            def: def.clone(),
+            rows: RowTable::new(name, &def.properties, &[]),
+            endpoints: RwLock::new(Vec::new()),
+            out: Adjacency::new(),
+            inc: Adjacency::new(),
+        }
+    }
+
+    pub fn endpoints(&self, offset: u32) -> Option<(u32, u32)> {
+        self.endpoints.read().get(offset as usize).copied()
+    }
+
+    pub fn adjacency(&self, outgoing: bool) -> &Adjacency {
+        if outgoing { &self.out } else { &self.inc }
+    }
+
+    fn install_edge(&self, offset: u32, src: u32, dst: u32, ts: Timestamp, horizon: Timestamp, tombstone: bool) {
+        assert!(offset <= MAX_EDGE_OFFSET, "edge offsets were bounded at reservation");
+        if !tombstone {
+            let mut endpoints = self.endpoints.write();
+            if endpoints.len() <= offset as usize {
+                endpoints.resize(offset as usize + 1, (u32::MAX, u32::MAX));
+            }
+            endpoints[offset as usize] = (src, dst);
+        }
+        let eid = if tombstone { offset | TOMBSTONE_BIT } else { offset };
+        self.out.append(src, ts, horizon, dst, eid);
+        self.inc.append(dst, ts, horizon, src, eid);
+    }
+}
+
+pub struct Storage {
+    vfs: Arc<dyn Vfs>,
+    catalog: RwLock<Arc<Catalog>>,
+    vertex_tables: RwLock<Vec<Arc<VertexTable>>>,
+    edge_tables: RwLock<Vec<Arc<EdgeTable>>>,
+    /// Serialises catalog changes so ids are dense and logged in order.
+    catalog_writer: Mutex<()>,
+    wal: Wal,
+    checkpoint_lock: Mutex<()>,
+    recovered_ts: Timestamp,
+}
+
+/// What `open` found, for logs and tests.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RecoveryReport {
+    pub checkpoint_ts: Timestamp,
+    pub replayed_commits: usize,
+    pub torn_tail_cut: bool,
+    pub recovered_ts: Timestamp,
+}
+
+/// State being rebuilt during recovery, before the WAL exists.
+#[derive(Default)]
+struct Tables {
+    catalog: Catalog,
+    vertex: Vec<Arc<VertexTable>>,
+    edge: Vec<Arc<EdgeTable>>,
+}
+
+impl Tables {
+    fn apply_catalog(&mut self, op: &CatalogOp) {
+        self.catalog.apply(op);
+        match op {
+            CatalogOp::VertexTable { id, def } if *id as usize == self.vertex.len() => {
+                self.vertex.push(Arc::new(VertexTable::new(*id, def)));
+            }
+            CatalogOp::EdgeTable { id, def } if *id as usize == self.edge.len() => {
+                let name = edge_table_name(&self.catalog, def);
+                self.edge.push(Arc::new(EdgeTable::new(*id, def, &name)));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn edge_table_name(catalog: &Catalog, def: &EdgeTableDef) -> String {
+    format!(
+        "({})-[{}]->({})",
+        catalog.table_name(def.src),
+        catalog.edge_types.name(def.edge_type).unwrap_or("?"),
+        catalog.table_name(def.dst)
+    )
+}
+
+impl Storage {
+    /// Opens (creating if empty) the database stored in `vfs` and recovers it.
+    pub fn open(vfs: Arc<dyn Vfs>, config: &Config) -> Result<(Storage, RecoveryReport)> {
+        let names = vfs.list()?;
+        let manifest = if vfs.exists(checkpoint::MANIFEST) {
+            Manifest::read(vfs.as_ref())?
+        } else if names.iter().any(|n| wal::parse_segment_name(n).is_some() || n.ends_with(".ckpt")) {
+            return Err(Error::corruption(
+                vfs.describe(checkpoint::MANIFEST),
+                0,
+                "the manifest is missing but WAL or checkpoint files exist",
+            ));
+        } else {
+            let fresh = Manifest { checkpoint: None, checkpoint_ts: 0, wal_start: 1 };
+            fresh.write(vfs.as_ref())?;
+            fresh
+        };
+        let mut tables = Tables::default();
+        let mut report = RecoveryReport { checkpoint_ts: manifest.checkpoint_ts, ..Default::default() };
+        if let Some(name) = &manifest.checkpoint {
+            load_checkpoint(vfs.as_ref(), name, manifest.checkpoint_ts, &mut tables)?;
+        }
+        let mut segments: Vec<u64> = names.iter().filter_map(|n| wal::parse_segment_name(n)).collect();
+        segments.retain(|&id| id >= manifest.wal_start);
+        segments.sort_unstable();
+        let mut last_ts = manifest.checkpoint_ts;
+        for (i, &id) in segments.iter().enumerate() {
+            let name = wal::segment_name(id);
+            if i > 0 && id != segments[i - 1] + 1 {
+                return Err(Error::corruption(vfs.describe(&name), 0, format!("WAL segment {} is missing", segments[i - 1] + 1)));
+            }
+            let contents = wal::read_segment(&vfs.read(&name)?, &vfs.describe(&name))?;
+            if contents.torn_tail {
+                report.torn_tail_cut = true;
+                vfs.truncate(&name, contents.valid_bytes)?;
+            }
+            for record in contents.records {
+                match record {
+                    LogRecord::Catalog(op) => tables.apply_catalog(&op),
+                    LogRecord::Commit(commit) if commit.ts > last_ts => {
+                        install_into(&tables, &commit, commit.ts)?;
+                        last_ts = commit.ts;
+                        report.replayed_commits += 1;
+                    }
+                    LogRecord::Commit(_) => {}
+                }
+            }
+        }
+        for table in &tables.vertex {
+            table.rows.gc(last_ts);
+        }
+        for table in &tables.edge {
+            table.rows.gc(last_ts);
+            table.out.compact(last_ts);
+            table.inc.compact(last_ts);
+        }
+        let next_segment = segments.last().map_or(manifest.wal_start, |id| id + 1);
+        let wal = Wal::create(vfs.clone(), next_segment, config.wal_segment_max_bytes, last_ts)?;
+        report.recovered_ts = last_ts;
+        let storage = Storage {
+            vfs,
+            catalog: RwLock::new(Arc::new(tables.catalog)),
+            vertex_tables: RwLock::new(tables.vertex),
+            edge_tables: RwLock::new(tables.edge),
+            catalog_writer: Mutex::new(()),
+            wal,
+            checkpoint_lock: Mutex::new(()),
+            recovered_ts: last_ts,
+        };
+        Ok((storage, report))
+    }
+
+    pub fn recovered_ts(&self) -> Timestamp {
+        self.recovered_ts
+    }
+
+    pub fn wal(&self) -> &Wal {
+        &self.wal
+    }
+
+    /// The current catalog (an immutable copy; catalog changes publish a new one).
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.read().clone()
+    }
+
+    pub fn vertex_table(&self, id: VertexTableId) -> Result<Arc<VertexTable>> {
+        self.vertex_tables.read().get(id as usize).cloned().ok_or_else(|| Error::NotFound(format!("vertex table {id}")))
+    }
+
+    pub fn edge_table(&self, id: EdgeTableId) -> Result<Arc<EdgeTable>> {
+        self.edge_tables.read().get(id as usize).cloned().ok_or_else(|| Error::NotFound(format!("edge table {id}")))
+    }
+
+    pub fn vertex_tables(&self) -> Vec<Arc<VertexTable>> {
+        self.vertex_tables.read().clone()
+    }
+
+    pub fn edge_tables(&self) -> Vec<Arc<EdgeTable>> {
+        self.edge_tables.read().clone()
+    }
+
+    /// Applies a catalog change built by `make` from the current catalog (which returns `None`
+    /// when nothing needs to change), logs it, and returns `pick` of the new catalog.
+    pub fn change_catalog<T>(
+        &self,
+        lookup: impl Fn(&Catalog) -> Option<T>,
+        make: impl FnOnce(&Catalog) -> Result<CatalogOp>,
+    ) -> Result<T> {
+        if let Some(found) = lookup(&self.catalog.read()) {
+            return Ok(found);
+        }
+        let _writer = self.catalog_writer.lock();
+        let current = self.catalog();
+        if let Some(found) = lookup(&current) {
+            return Ok(found);
+        }
+        current.check_token_limit()?;
+        let op = make(&current)?;
+        self.wal.append(&LogRecord::Catalog(op.clone()))?;
+        let mut next = (*current).clone();
+        next.apply(&op);
+        match &op {
+            CatalogOp::VertexTable { id, def } => self.vertex_tables.write().push(Arc::new(VertexTable::new(*id, def))),
+            CatalogOp::EdgeTable { id, def } => {
+                let name = edge_table_name(&next, def);
+                self.edge_tables.write().push(Arc::new(EdgeTable::new(*id, def, &name)));
+            }
+            _ => {}
+        }
+        *self.catalog.write() = Arc::new(next);
+        let catalog = self.catalog();
+        Ok(lookup(&catalog).expect("catalog op creates what was looked up"))
+    }
+
+    /// Installs a validated commit at `record.ts`. Only the commit pipeline calls this, one
+    /// commit at a time, in timestamp order.
+    pub fn install(&self, record: &CommitRecord, horizon: Timestamp) -> Result<()> {
+        let tables = Tables {
+            catalog: Catalog::default(),
+            vertex: self.vertex_tables(),
+            edge: self.edge_tables(),
+        };
+        install_into(&tables, record, horizon)
+    }
+
+    pub fn log_commit(&self, record: &CommitRecord) -> Result<u64> {
+        self.wal.append(&LogRecord::Commit(record.clone()))
+    }
+
+    // ---- reads at a timestamp -------------------------------------------------------------
+
+    /// Checks that `v` names a row that has been allocated (it may not exist at every ts).
+    pub fn check_vertex_id(&self, v: VertexId) -> Result<Arc<VertexTable>> {
+        let table = self.vertex_table(v.table).map_err(|_| Error::NotFound(format!("vertex {v}: no such vertex table")))?;
+        if v.offset >= table.rows.row_count() {
+            return Err(Error::NotFound(format!("vertex {v}: offset out of range ({} rows allocated)", table.rows.row_count())));
+        }
+        Ok(table)
+    }
+
+    pub fn vertex_exists(&self, v: VertexId, ts: Timestamp) -> bool {
+        self.vertex_table(v.table).is_ok_and(|t| t.rows.exists(v.offset, ts))
+    }
+
+    pub fn edge_exists(&self, e: EdgeId, ts: Timestamp) -> bool {
+        self.edge_table(e.table).is_ok_and(|t| t.rows.exists(e.offset, ts))
+    }
+
+    /// The endpoints of an edge (fixed at creation).
+    pub fn edge_endpoints(&self, e: EdgeId) -> Option<(VertexId, VertexId)> {
+        let table = self.edge_table(e.table).ok()?;
+        let (src, dst) = table.endpoints(e.offset)?;
+        (src != u32::MAX).then(|| (VertexId::new(table.def.src, src), VertexId::new(table.def.dst, dst)))
+    }
+
+    /// Calls `f(edge, neighbour)` for each edge of `v` visible at `ts`, restricted to edge
+    /// tables accepted by `filter`, in direction `dir` (`Both` visits out-edges, then in-edges).
+    pub fn neighbors(
+        &self,
+        v: VertexId,
+        dir: Direction,
+        ts: Timestamp,
+        filter: impl Fn(&EdgeTableDef) -> bool,
+        f: &mut dyn FnMut(EdgeId, VertexId),
+    ) {
+        let catalog = self.catalog();
+        let sides: &[bool] = match dir {
+            Direction::Out => &[true],
+            Direction::In => &[false],
+            Direction::Both => &[true, false],
+        };
+        for &outgoing in sides {
+            for &et in catalog.edge_tables_of(v.table, outgoing) {
+                let Ok(table) = self.edge_table(et) else { continue };
+                if !filter(&table.def) {
+                    continue;
+                }
+                let other = if outgoing { table.def.dst } else { table.def.src };
+                table.adjacency(outgoing).visit(v.offset, ts, &mut |nbrs, eids| {
+                    for (&n, &e) in nbrs.iter().zip(eids) {
+                        f(EdgeId::new(et, e), VertexId::new(other, n));
+                    }
+                });
+            }
+        }
+    }
+
+    /// Calls `f` with every vertex carrying `label` at `ts`.
+    pub fn scan_label(&self, label: LabelId, ts: Timestamp, f: &mut dyn FnMut(VertexId)) {
+        let catalog = self.catalog();
+        for table in self.vertex_tables() {
+            let own = catalog.vertex_tables[table.id as usize].label == label;
+            if own {
+                table.rows.scan(ts, |row| f(VertexId::new(table.id, row)));
+            } else if table.may_carry_extra_label(label) {
+                table.rows.scan(ts, |row| {
+                    if table.rows.labels(row, ts).contains(&label) {
+                        f(VertexId::new(table.id, row))
+                    }
+                });
+            }
+        }
+    }
+
+    // ---- checkpoint ------------------------------------------------------------------------
+
+    /// Step 1 of a checkpoint; call with the commit lock held. Returns the WAL segment that
+    /// recovery will start from.
+    pub fn rotate_wal(&self) -> Result<u64> {
+        self.wal.rotate()
+    }
+
+    /// Steps 2–4 of a checkpoint of the state at `ts` (see CHECKPOINT). The caller keeps
+    /// `ts` pinned (no GC past it) until this returns.
+    pub fn write_checkpoint(&self, ts: Timestamp, wal_start: u64) -> Result<()> {
+        let _one_at_a_time = self.checkpoint_lock.lock();
+        let name = checkpoint::checkpoint_name(ts);
+        let result = self.write_checkpoint_file(&name, ts).and_then(|()| {
+            Manifest { checkpoint: Some(name.clone()), checkpoint_ts: ts, wal_start }.write(self.vfs.as_ref())
+        });
+        if let Err(e) = &result {
+            // The manifest may or may not have been replaced: stop writing until a reopen
+            // establishes what is on disk.
+            self.wal.poison(format!("checkpoint failed: {e}"));
+        }
+        result?;
+        for file in self.vfs.list()? {
+            let old_segment = wal::parse_segment_name(&file).is_some_and(|id| id < wal_start);
+            let old_checkpoint = file.ends_with(".ckpt") && file != name;
+            if old_segment || old_checkpoint {
+                self.vfs.remove(&file)?;
+            }
+        }
+        self.vfs.sync_dir()
+    }
+
+    fn write_checkpoint_file(&self, name: &str, ts: Timestamp) -> Result<()> {
+        let mut writer = CheckpointWriter::create(self.vfs.as_ref(), name)?;
+        writer.write(&Section::Catalog(self.catalog().to_ops()))?;
+        for table in self.vertex_tables() {
+            let mut rows = Vec::new();
+            let row_count = table.rows.row_count();
+            let mut result = Ok(());
+            table.rows.scan(ts, |row| {
+                let image = table.rows.image(row, ts);
+                rows.push((row, image.labels, image.props));
+                if rows.len() == checkpoint::ROWS_PER_SECTION && result.is_ok() {
+                    result = writer.write(&Section::Vertices { table: table.id, row_count, rows: std::mem::take(&mut rows) });
+                }
+            });
+            result?;
+            writer.write(&Section::Vertices { table: table.id, row_count, rows })?;
+        }
+        for table in self.edge_tables() {
+            let mut rows = Vec::new();
+            let row_count = table.rows.row_count();
+            let mut result = Ok(());
+            table.rows.scan(ts, |row| {
+                let (src, dst) = table.endpoints(row).expect("an existing edge has endpoints");
+                rows.push((row, src, dst, table.rows.props(row, ts)));
+                if rows.len() == checkpoint::ROWS_PER_SECTION && result.is_ok() {
+                    result = writer.write(&Section::Edges { table: table.id, row_count, rows: std::mem::take(&mut rows) });
+                }
+            });
+            result?;
+            writer.write(&Section::Edges { table: table.id, row_count, rows })?;
+        }
+        writer.finish(ts)?;
+        self.vfs.sync_dir()
+    }
+
+    /// Drops versions below `horizon` and compacts the topology (run after checkpoints).
+    pub fn maintain(&self, horizon: Timestamp) {
+        for table in self.vertex_tables() {
+            table.rows.gc(horizon);
+        }
+        for table in self.edge_tables() {
+            table.rows.gc(horizon);
+            table.out.compact(horizon);
+            table.inc.compact(horizon);
+        }
+    }
+}
+
+fn load_checkpoint(vfs: &dyn Vfs, name: &str, ts: Timestamp, tables: &mut Tables) -> Result<()> {
+    let file = vfs.describe(name);
+    let (sections, end_ts) = checkpoint::read_checkpoint(&vfs.read(name)?, &file)?;
+    if end_ts != ts {
+        return Err(Error::corruption(&file, 0, format!("checkpoint is of ts {end_ts}, the manifest says {ts}")));
+    }
+    let bad_table = |t: u32| Error::corruption(&file, 0, format!("checkpoint names unknown table {t}"));
+    for section in sections {
+        match section {
+            Section::Catalog(ops) => ops.iter().for_each(|op| tables.apply_catalog(op)),
+            Section::Vertices { table, row_count, rows } => {
+                let t = tables.vertex.get(table as usize).ok_or_else(|| bad_table(table))?;
+                t.rows.ensure_reserved(row_count);
+                for (row, labels, props) in rows {
+                    t.rows.install_create(row, ts, ts, &labels, &props);
+                    index_new_vertex(t, row, &labels, &props);
+                }
+            }
+            Section::Edges { table, row_count, rows } => {
+                let t = tables.edge.get(table as usize).ok_or_else(|| bad_table(table))?;
+                t.rows.ensure_reserved(row_count);
+                for (row, src, dst, props) in rows {
+                    t.rows.install_create(row, ts, ts, &[], &props);
+                    t.install_edge(row, src, dst, ts, ts, false);
+                }
+            }
+            Section::End { .. } => {}
+        }
+    }
+    Ok(())
+}
+
+fn index_new_vertex(table: &VertexTable, row: u32, labels: &[LabelId], props: &[(PropKeyId, Value)]) {
+    table.note_labels(labels);
+    for (key, value) in props {
+        table.index_pk(row, *key, value);
+    }
+}
+
+fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> Result<()> {
+    let ts = record.ts;
+    let vertex = |id: VertexTableId| {
+        tables.vertex.get(id as usize).ok_or_else(|| Error::corruption("commit record", 0, format!("unknown vertex table {id}")))
+    };
+    let edge = |id: EdgeTableId| {
+        tables.edge.get(id as usize).ok_or_else(|| Error::corruption("commit record", 0, format!("unknown edge table {id}")))
+    };
+    for op in &record.ops {
+        match op {
+            WriteOp::CreateVertex { id, labels, props } => {
+                let t = vertex(id.table)?;
+                t.rows.ensure_reserved(id.offset + 1);
+                t.rows.install_create(id.offset, ts, horizon, labels, props);
+                index_new_vertex(t, id.offset, labels, props);
+            }
+            WriteOp::DeleteVertex { id } => vertex(id.table)?.rows.install_delete(id.offset, ts, horizon),
+            WriteOp::SetVertexProp { id, key, value } => {
+                let t = vertex(id.table)?;
+                if let Some(v) = value {
+                    t.index_pk(id.offset, *key, v);
+                }
+                t.rows.install_prop(id.offset, ts, horizon, *key, value.clone());
+            }
+            WriteOp::SetLabels { id, labels } => {
+                let t = vertex(id.table)?;
+                t.note_labels(labels);
+                t.rows.install_labels(id.offset, ts, horizon, labels);
+            }
+            WriteOp::CreateEdge { id, src, dst, props } => {
+                let t = edge(id.table)?;
+                t.rows.ensure_reserved(id.offset + 1);
+                t.rows.install_create(id.offset, ts, horizon, &[], props);
+                t.install_edge(id.offset, src.offset, dst.offset, ts, horizon, false);
+            }
+            WriteOp::DeleteEdge { id, src, dst } => {
+                let t = edge(id.table)?;
+                t.rows.install_delete(id.offset, ts, horizon);
+                t.install_edge(id.offset, src.offset, dst.offset, ts, horizon, true);
+            }
+            WriteOp::SetEdgeProp { id, key, value } => {
+                edge(id.table)?.rows.install_prop(id.offset, ts, horizon, *key, value.clone());
+            }
+        }
+    }
+    Ok(())
+}
