@@ -56,11 +56,26 @@ pub struct EdgeTableDef {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum CatalogOp {
-    Label { id: LabelId, name: String },
-    PropKey { id: PropKeyId, name: String },
-    EdgeType { id: EdgeTypeId, name: String },
-    VertexTable { id: VertexTableId, def: VertexTableDef },
-    EdgeTable { id: EdgeTableId, def: EdgeTableDef },
+    Label {
+        id: LabelId,
+        name: String,
+    },
+    PropKey {
+        id: PropKeyId,
+        name: String,
+    },
+    EdgeType {
+        id: EdgeTypeId,
+        name: String,
+    },
+    VertexTable {
+        id: VertexTableId,
+        def: VertexTableDef,
+    },
+    EdgeTable {
+        id: EdgeTableId,
+        def: EdgeTableDef,
+    },
 }
 
 /// A name ↔ id interning table.
@@ -116,7 +131,11 @@ impl Catalog {
                 if (*id as usize) < self.vertex_tables.len() {
                     return;
                 }
-                assert_eq!(*id as usize, self.vertex_tables.len(), "table ids are dense");
+                assert_eq!(
+                    *id as usize,
+                    self.vertex_tables.len(),
+                    "table ids are dense"
+                );
                 self.table_by_label.insert(def.label, *id);
                 self.vertex_tables.push(def.clone());
             }
@@ -125,7 +144,8 @@ impl Catalog {
                     return;
                 }
                 assert_eq!(*id as usize, self.edge_tables.len(), "table ids are dense");
-                self.edge_table_by_triple.insert((def.src, def.edge_type, def.dst), *id);
+                self.edge_table_by_triple
+                    .insert((def.src, def.edge_type, def.dst), *id);
                 self.edge_tables_from.entry(def.src).or_default().push(*id);
                 self.edge_tables_to.entry(def.dst).or_default().push(*id);
                 self.edge_tables.push(def.clone());
@@ -137,13 +157,22 @@ impl Catalog {
         self.table_by_label.get(&label).copied()
     }
 
-    pub fn edge_table(&self, src: VertexTableId, ty: EdgeTypeId, dst: VertexTableId) -> Option<EdgeTableId> {
+    pub fn edge_table(
+        &self,
+        src: VertexTableId,
+        ty: EdgeTypeId,
+        dst: VertexTableId,
+    ) -> Option<EdgeTableId> {
         self.edge_table_by_triple.get(&(src, ty, dst)).copied()
     }
 
     /// Edge tables whose source (`outgoing`) or destination table is `table`.
     pub fn edge_tables_of(&self, table: VertexTableId, outgoing: bool) -> &[EdgeTableId] {
-        let map = if outgoing { &self.edge_tables_from } else { &self.edge_tables_to };
+        let map = if outgoing {
+            &self.edge_tables_from
+        } else {
+            &self.edge_tables_to
+        };
         map.get(&table).map_or(&[], Vec::as_slice)
     }
 
@@ -154,7 +183,9 @@ impl Catalog {
     }
 
     pub fn edge_table_def(&self, id: EdgeTableId) -> Result<&EdgeTableDef> {
-        self.edge_tables.get(id as usize).ok_or_else(|| Error::NotFound(format!("edge table {id}")))
+        self.edge_tables
+            .get(id as usize)
+            .ok_or_else(|| Error::NotFound(format!("edge table {id}")))
     }
 
     pub fn label_name(&self, id: LabelId) -> &str {
@@ -166,28 +197,45 @@ impl Catalog {
     }
 
     pub fn table_name(&self, id: VertexTableId) -> &str {
-        self.vertex_tables.get(id as usize).map_or("?", |t| t.name.as_str())
+        self.vertex_tables
+            .get(id as usize)
+            .map_or("?", |t| t.name.as_str())
     }
 
     /// All catalog contents as ops, in an order that `apply` accepts.
     pub fn to_ops(&self) -> Vec<CatalogOp> {
         let mut ops = Vec::new();
-        let tokens = |t: &Tokens| t.names.clone().into_iter().enumerate().map(|(i, n)| (i as u32, n));
+        let tokens = |t: &Tokens| {
+            t.names
+                .clone()
+                .into_iter()
+                .enumerate()
+                .map(|(i, n)| (i as u32, n))
+        };
         ops.extend(tokens(&self.labels).map(|(id, name)| CatalogOp::Label { id, name }));
         ops.extend(tokens(&self.prop_keys).map(|(id, name)| CatalogOp::PropKey { id, name }));
         ops.extend(tokens(&self.edge_types).map(|(id, name)| CatalogOp::EdgeType { id, name }));
         for (id, def) in self.vertex_tables.iter().enumerate() {
-            ops.push(CatalogOp::VertexTable { id: id as u32, def: def.clone() });
+            ops.push(CatalogOp::VertexTable {
+                id: id as u32,
+                def: def.clone(),
+            });
         }
         for (id, def) in self.edge_tables.iter().enumerate() {
-            ops.push(CatalogOp::EdgeTable { id: id as u32, def: def.clone() });
+            ops.push(CatalogOp::EdgeTable {
+                id: id as u32,
+                def: def.clone(),
+            });
         }
         ops
     }
 
     pub fn check_token_limit(&self) -> Result<()> {
-        let total = self.labels.len() + self.prop_keys.len() + self.edge_types.len()
-            + self.vertex_tables.len() + self.edge_tables.len();
+        let total = self.labels.len()
+            + self.prop_keys.len()
+            + self.edge_types.len()
+            + self.vertex_tables.len()
+            + self.edge_tables.len();
         if total >= MAX_CATALOG_TOKENS {
             return Err(Error::LimitExceeded(format!(
                 "the catalog holds {total} entries; at most {MAX_CATALOG_TOKENS} are allowed"
@@ -221,7 +269,9 @@ fn decode_props(dec: &mut Decoder) -> DecodeResult<Vec<PropertyDef>> {
 impl CatalogOp {
     pub fn encode(&self, enc: &mut Encoder) {
         match self {
-            CatalogOp::Label { id, name } | CatalogOp::PropKey { id, name } | CatalogOp::EdgeType { id, name } => {
+            CatalogOp::Label { id, name }
+            | CatalogOp::PropKey { id, name }
+            | CatalogOp::EdgeType { id, name } => {
                 enc.u8(match self {
                     CatalogOp::Label { .. } => 0,
                     CatalogOp::PropKey { .. } => 1,
@@ -267,9 +317,18 @@ impl CatalogOp {
         let tag = dec.u8()?;
         let id = dec.u32()?;
         Ok(match tag {
-            0 => CatalogOp::Label { id, name: dec.str()?.to_string() },
-            1 => CatalogOp::PropKey { id, name: dec.str()?.to_string() },
-            2 => CatalogOp::EdgeType { id, name: dec.str()?.to_string() },
+            0 => CatalogOp::Label {
+                id,
+                name: dec.str()?.to_string(),
+            },
+            1 => CatalogOp::PropKey {
+                id,
+                name: dec.str()?.to_string(),
+            },
+            2 => CatalogOp::EdgeType {
+                id,
+                name: dec.str()?.to_string(),
+            },
             3 => {
                 let name = dec.str()?.to_string();
                 let label = dec.u32()?;
@@ -286,7 +345,15 @@ impl CatalogOp {
                     0 => None,
                     _ => Some(dec.u32s()?),
                 };
-                let def = VertexTableDef { name, label, declared, properties, primary_key, families, extra_labels };
+                let def = VertexTableDef {
+                    name,
+                    label,
+                    declared,
+                    properties,
+                    primary_key,
+                    families,
+                    extra_labels,
+                };
                 validate_table_def(&def).map_err(|e| dec.error(e))?;
                 CatalogOp::VertexTable { id, def }
             }
@@ -309,13 +376,19 @@ impl CatalogOp {
 pub fn validate_table_def(def: &VertexTableDef) -> Result<(), String> {
     let n = def.properties.len();
     if def.primary_key.is_some_and(|pk| pk >= n) {
-        return Err(format!("table '{}': primary key index out of range", def.name));
+        return Err(format!(
+            "table '{}': primary key index out of range",
+            def.name
+        ));
     }
     let mut seen = vec![false; n];
     for family in &def.families {
         for &member in family {
             if member >= n || std::mem::replace(&mut seen[member], true) {
-                return Err(format!("table '{}': column families must name distinct declared properties", def.name));
+                return Err(format!(
+                    "table '{}': column families must name distinct declared properties",
+                    def.name
+                ));
             }
         }
     }

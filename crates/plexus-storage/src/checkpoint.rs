@@ -56,7 +56,9 @@ impl Manifest {
     fn decode(text: &[u8], file: &str) -> Result<Manifest> {
         let bad = |detail: &str| Error::corruption(file, 0, format!("invalid manifest: {detail}"));
         let text = std::str::from_utf8(text).map_err(|_| bad("not UTF-8"))?;
-        let crc_at = text.rfind("crc32c ").ok_or_else(|| bad("no checksum line (truncated?)"))?;
+        let crc_at = text
+            .rfind("crc32c ")
+            .ok_or_else(|| bad("no checksum line (truncated?)"))?;
         let (body, crc_line) = text.split_at(crc_at);
         let crc = u32::from_str_radix(crc_line.trim_start_matches("crc32c ").trim(), 16)
             .map_err(|_| bad("unreadable checksum"))?;
@@ -68,16 +70,26 @@ impl Manifest {
             return Err(bad("unknown format version"));
         }
         let mut field = |name: &str| -> Result<String> {
-            let line = lines.next().ok_or_else(|| bad(&format!("missing '{name}'")))?;
+            let line = lines
+                .next()
+                .ok_or_else(|| bad(&format!("missing '{name}'")))?;
             line.strip_prefix(name)
                 .and_then(|rest| rest.strip_prefix(' '))
                 .map(str::to_string)
                 .ok_or_else(|| bad(&format!("expected '{name}', found '{line}'")))
         };
         let checkpoint = field("checkpoint")?;
-        let checkpoint_ts = field("checkpoint_ts")?.parse().map_err(|_| bad("bad checkpoint_ts"))?;
-        let wal_start = field("wal_start")?.parse().map_err(|_| bad("bad wal_start"))?;
-        Ok(Manifest { checkpoint: (checkpoint != "-").then_some(checkpoint), checkpoint_ts, wal_start })
+        let checkpoint_ts = field("checkpoint_ts")?
+            .parse()
+            .map_err(|_| bad("bad checkpoint_ts"))?;
+        let wal_start = field("wal_start")?
+            .parse()
+            .map_err(|_| bad("bad wal_start"))?;
+        Ok(Manifest {
+            checkpoint: (checkpoint != "-").then_some(checkpoint),
+            checkpoint_ts,
+            wal_start,
+        })
     }
 
     pub fn read(vfs: &dyn Vfs) -> Result<Manifest> {
@@ -102,9 +114,19 @@ pub type EdgeRow = (u32, u32, u32, Vec<(PropKeyId, Value)>);
 #[derive(Debug, PartialEq)]
 pub enum Section {
     Catalog(Vec<CatalogOp>),
-    Vertices { table: u32, row_count: u32, rows: Vec<VertexRow> },
-    Edges { table: u32, row_count: u32, rows: Vec<EdgeRow> },
-    End { ts: Timestamp },
+    Vertices {
+        table: u32,
+        row_count: u32,
+        rows: Vec<VertexRow>,
+    },
+    Edges {
+        table: u32,
+        row_count: u32,
+        rows: Vec<EdgeRow>,
+    },
+    End {
+        ts: Timestamp,
+    },
 }
 
 fn encode_props(enc: &mut Encoder, props: &[(PropKeyId, Value)]) {
@@ -128,7 +150,11 @@ impl Section {
                 enc.len(ops.len());
                 ops.iter().for_each(|op| op.encode(enc));
             }
-            Section::Vertices { table, row_count, rows } => {
+            Section::Vertices {
+                table,
+                row_count,
+                rows,
+            } => {
                 enc.u8(2);
                 enc.u32(*table);
                 enc.u32(*row_count);
@@ -139,7 +165,11 @@ impl Section {
                     encode_props(enc, props);
                 }
             }
-            Section::Edges { table, row_count, rows } => {
+            Section::Edges {
+                table,
+                row_count,
+                rows,
+            } => {
                 enc.u8(3);
                 enc.u32(*table);
                 enc.u32(*row_count);
@@ -167,15 +197,25 @@ impl Section {
             }
             2 => {
                 let (table, row_count, n) = (dec.u32()?, dec.u32()?, dec.len()?);
-                let rows: DecodeResult<Vec<_>> =
-                    (0..n).map(|_| Ok((dec.u32()?, dec.u32s()?, decode_props(dec)?))).collect();
-                Section::Vertices { table, row_count, rows: rows? }
+                let rows: DecodeResult<Vec<_>> = (0..n)
+                    .map(|_| Ok((dec.u32()?, dec.u32s()?, decode_props(dec)?)))
+                    .collect();
+                Section::Vertices {
+                    table,
+                    row_count,
+                    rows: rows?,
+                }
             }
             3 => {
                 let (table, row_count, n) = (dec.u32()?, dec.u32()?, dec.len()?);
-                let rows: DecodeResult<Vec<_>> =
-                    (0..n).map(|_| Ok((dec.u32()?, dec.u32()?, dec.u32()?, decode_props(dec)?))).collect();
-                Section::Edges { table, row_count, rows: rows? }
+                let rows: DecodeResult<Vec<_>> = (0..n)
+                    .map(|_| Ok((dec.u32()?, dec.u32()?, dec.u32()?, decode_props(dec)?)))
+                    .collect();
+                Section::Edges {
+                    table,
+                    row_count,
+                    rows: rows?,
+                }
             }
             0xff => Section::End { ts: dec.u64()? },
             tag => return Err(dec.error(format!("unknown checkpoint section tag {tag}"))),
@@ -214,35 +254,60 @@ impl CheckpointWriter {
 /// Decodes a whole checkpoint file; any damage is an error naming the file and offset.
 pub fn read_checkpoint(data: &[u8], file: &str) -> Result<(Vec<Section>, Timestamp)> {
     if data.len() < MAGIC.len() || &data[..MAGIC.len()] != MAGIC {
-        return Err(Error::corruption(file, 0, "not a Plexus checkpoint (bad magic)"));
+        return Err(Error::corruption(
+            file,
+            0,
+            "not a Plexus checkpoint (bad magic)",
+        ));
     }
     let mut sections = Vec::new();
     let mut pos = MAGIC.len();
     while pos < data.len() {
         let rest = &data[pos..];
         if rest.len() < 8 {
-            return Err(Error::corruption(file, pos as u64, "checkpoint section header cut short"));
+            return Err(Error::corruption(
+                file,
+                pos as u64,
+                "checkpoint section header cut short",
+            ));
         }
         let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
         let crc = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]);
         let payload = rest.get(8..8 + len).ok_or_else(|| {
-            Error::corruption(file, pos as u64, "checkpoint section extends past the end of the file (truncated)")
+            Error::corruption(
+                file,
+                pos as u64,
+                "checkpoint section extends past the end of the file (truncated)",
+            )
         })?;
         if crc32c::crc32c(payload) != crc {
-            return Err(Error::corruption(file, pos as u64, "checkpoint section checksum mismatch"));
+            return Err(Error::corruption(
+                file,
+                pos as u64,
+                "checkpoint section checksum mismatch",
+            ));
         }
         let mut dec = Decoder::new(payload, (pos + 8) as u64);
-        let section = Section::decode(&mut dec).map_err(|e| Error::corruption(file, e.offset, e.detail))?;
+        let section =
+            Section::decode(&mut dec).map_err(|e| Error::corruption(file, e.offset, e.detail))?;
         pos += 8 + len;
         if let Section::End { ts } = section {
             if pos != data.len() {
-                return Err(Error::corruption(file, pos as u64, "data after the end of the checkpoint"));
+                return Err(Error::corruption(
+                    file,
+                    pos as u64,
+                    "data after the end of the checkpoint",
+                ));
             }
             return Ok((sections, ts));
         }
         sections.push(section);
     }
-    Err(Error::corruption(file, pos as u64, "checkpoint has no end marker (truncated)"))
+    Err(Error::corruption(
+        file,
+        pos as u64,
+        "checkpoint has no end marker (truncated)",
+    ))
 }
 
 #[cfg(test)]
@@ -253,7 +318,11 @@ mod tests {
     #[test]
     fn manifest_round_trips_and_detects_truncation() {
         let vfs = FaultVfs::new();
-        let m = Manifest { checkpoint: Some(checkpoint_name(7)), checkpoint_ts: 7, wal_start: 3 };
+        let m = Manifest {
+            checkpoint: Some(checkpoint_name(7)),
+            checkpoint_ts: 7,
+            wal_start: 3,
+        };
         m.write(&vfs).unwrap();
         assert_eq!(Manifest::read(&vfs).unwrap(), m);
         let text = m.encode();
@@ -267,7 +336,11 @@ mod tests {
     fn checkpoint_round_trips_and_rejects_truncation() {
         let vfs = FaultVfs::new();
         let mut w = CheckpointWriter::create(&vfs, "c").unwrap();
-        let section = Section::Vertices { table: 0, row_count: 3, rows: vec![(2, vec![1], vec![(0, Value::Int(5))])] };
+        let section = Section::Vertices {
+            table: 0,
+            row_count: 3,
+            rows: vec![(2, vec![1], vec![(0, Value::Int(5))])],
+        };
         w.write(&section).unwrap();
         w.finish(9).unwrap();
         let data = vfs.read("c").unwrap();

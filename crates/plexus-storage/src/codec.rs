@@ -37,7 +37,10 @@ impl Encoder {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
     pub fn len(&mut self, n: usize) {
-        assert!(n <= MAX_DECODED_ELEMENTS, "container too large to encode: {n}");
+        assert!(
+            n <= MAX_DECODED_ELEMENTS,
+            "container too large to encode: {n}"
+        );
         self.u32(n as u32);
     }
     pub fn str(&mut self, s: &str) {
@@ -100,7 +103,11 @@ pub struct Decoder<'a> {
 
 impl<'a> Decoder<'a> {
     pub fn new(data: &'a [u8], base_offset: u64) -> Self {
-        Self { data, pos: 0, base_offset }
+        Self {
+            data,
+            pos: 0,
+            base_offset,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -108,7 +115,10 @@ impl<'a> Decoder<'a> {
     }
 
     pub fn error(&self, detail: impl Into<String>) -> DecodeError {
-        DecodeError { offset: self.base_offset + self.pos as u64, detail: detail.into() }
+        DecodeError {
+            offset: self.base_offset + self.pos as u64,
+            detail: detail.into(),
+        }
     }
 
     pub fn bytes(&mut self, n: usize) -> DecodeResult<&'a [u8]> {
@@ -198,7 +208,12 @@ mod tests {
     #[test]
     fn values_round_trip() {
         let map = Value::Map(Arc::from(vec![(Arc::from("k"), Value::Float(1.5))]));
-        let value = Value::List(Arc::from(vec![Value::Int(-3), Value::string("é"), map, Value::Null]));
+        let value = Value::List(Arc::from(vec![
+            Value::Int(-3),
+            Value::string("é"),
+            map,
+            Value::Null,
+        ]));
         let mut enc = Encoder::default();
         enc.value(&value);
         let mut dec = Decoder::new(&enc.buf, 0);

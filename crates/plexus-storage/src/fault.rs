@@ -54,12 +54,19 @@ pub struct FaultVfs {
 }
 
 fn injected(what: &str) -> Error {
-    Error::io(format!("faultvfs:{what}"), io::Error::other("injected fault"))
+    Error::io(
+        format!("faultvfs:{what}"),
+        io::Error::other("injected fault"),
+    )
 }
 
 impl State {
     fn check_alive(&self) -> Result<()> {
-        if self.crashed { Err(injected("crashed")) } else { Ok(()) }
+        if self.crashed {
+            Err(injected("crashed"))
+        } else {
+            Ok(())
+        }
     }
 
     /// Counts a sync point; returns an error (and marks the crash) if this is the chosen one.
@@ -75,7 +82,10 @@ impl State {
 
     fn file_id(&self, name: &str) -> Result<usize> {
         self.dir_volatile.get(name).copied().ok_or_else(|| {
-            Error::io(format!("faultvfs:{name}"), io::Error::from(io::ErrorKind::NotFound))
+            Error::io(
+                format!("faultvfs:{name}"),
+                io::Error::from(io::ErrorKind::NotFound),
+            )
         })
     }
 }
@@ -119,11 +129,16 @@ impl FaultVfs {
                 content.extend_from_slice(&tail[..tail.len() / 2]);
             }
             let new_id = next.files.len();
-            next.files.push(FileState { volatile: content.clone(), durable: content });
+            next.files.push(FileState {
+                volatile: content.clone(),
+                durable: content,
+            });
             next.dir_volatile.insert(name.clone(), new_id);
             next.dir_durable.insert(name.clone(), new_id);
         }
-        FaultVfs { state: Arc::new(Mutex::new(next)) }
+        FaultVfs {
+            state: Arc::new(Mutex::new(next)),
+        }
     }
 
     /// Overwrites bytes of a file (volatile and durable) — for corruption tests.
@@ -145,7 +160,10 @@ impl FaultVfs {
         state.check_alive()?;
         match state.dir_volatile.get(name).copied() {
             Some(id) if keep_content => {
-                return Ok(Box::new(FaultFile { vfs: self.clone(), id }));
+                return Ok(Box::new(FaultFile {
+                    vfs: self.clone(),
+                    id,
+                }));
             }
             Some(id) => state.files[id].volatile.clear(),
             None => {
@@ -155,7 +173,10 @@ impl FaultVfs {
             }
         }
         let id = state.file_id(name)?;
-        Ok(Box::new(FaultFile { vfs: self.clone(), id }))
+        Ok(Box::new(FaultFile {
+            vfs: self.clone(),
+            id,
+        }))
     }
 }
 
@@ -174,7 +195,9 @@ impl VfsFile for FaultFile {
             return Err(injected("write failed"));
         }
         if state.short_write_at == Some(n) {
-            state.files[self.id].volatile.extend_from_slice(&data[..data.len() / 2]);
+            state.files[self.id]
+                .volatile
+                .extend_from_slice(&data[..data.len() / 2]);
             return Err(injected("short write"));
         }
         state.files[self.id].volatile.extend_from_slice(data);
@@ -273,7 +296,10 @@ mod tests {
         g.sync().unwrap();
         let after = vfs.after_crash(false);
         assert_eq!(after.read("a").unwrap(), b"hello");
-        assert!(!after.exists("b"), "entry of b was never made durable by sync_dir");
+        assert!(
+            !after.exists("b"),
+            "entry of b was never made durable by sync_dir"
+        );
         assert_eq!(vfs.after_crash(true).read("a").unwrap(), b"hello wo");
     }
 

@@ -14,15 +14,41 @@ use plexus_types::{EdgeId, LabelId, PropKeyId, Timestamp, Value, VertexId};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum WriteOp {
-    CreateVertex { id: VertexId, labels: Vec<LabelId>, props: Vec<(PropKeyId, Value)> },
-    DeleteVertex { id: VertexId },
+    CreateVertex {
+        id: VertexId,
+        labels: Vec<LabelId>,
+        props: Vec<(PropKeyId, Value)>,
+    },
+    DeleteVertex {
+        id: VertexId,
+    },
     /// `None` removes the property.
-    SetVertexProp { id: VertexId, key: PropKeyId, value: Option<Value> },
+    SetVertexProp {
+        id: VertexId,
+        key: PropKeyId,
+        value: Option<Value>,
+    },
     /// The vertex's complete new set of extra labels.
-    SetLabels { id: VertexId, labels: Vec<LabelId> },
-    CreateEdge { id: EdgeId, src: VertexId, dst: VertexId, props: Vec<(PropKeyId, Value)> },
-    DeleteEdge { id: EdgeId, src: VertexId, dst: VertexId },
-    SetEdgeProp { id: EdgeId, key: PropKeyId, value: Option<Value> },
+    SetLabels {
+        id: VertexId,
+        labels: Vec<LabelId>,
+    },
+    CreateEdge {
+        id: EdgeId,
+        src: VertexId,
+        dst: VertexId,
+        props: Vec<(PropKeyId, Value)>,
+    },
+    DeleteEdge {
+        id: EdgeId,
+        src: VertexId,
+        dst: VertexId,
+    },
+    SetEdgeProp {
+        id: EdgeId,
+        key: PropKeyId,
+        value: Option<Value>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -103,7 +129,12 @@ impl WriteOp {
                 enc.vertex(*id);
                 enc.u32s(labels);
             }
-            WriteOp::CreateEdge { id, src, dst, props } => {
+            WriteOp::CreateEdge {
+                id,
+                src,
+                dst,
+                props,
+            } => {
                 enc.u8(4);
                 encode_edge(enc, *id);
                 enc.vertex(*src);
@@ -127,18 +158,37 @@ impl WriteOp {
 
     pub fn decode(dec: &mut Decoder) -> DecodeResult<WriteOp> {
         Ok(match dec.u8()? {
-            0 => WriteOp::CreateVertex { id: dec.vertex()?, labels: dec.u32s()?, props: decode_props(dec)? },
+            0 => WriteOp::CreateVertex {
+                id: dec.vertex()?,
+                labels: dec.u32s()?,
+                props: decode_props(dec)?,
+            },
             1 => WriteOp::DeleteVertex { id: dec.vertex()? },
-            2 => WriteOp::SetVertexProp { id: dec.vertex()?, key: dec.u32()?, value: decode_opt(dec)? },
-            3 => WriteOp::SetLabels { id: dec.vertex()?, labels: dec.u32s()? },
+            2 => WriteOp::SetVertexProp {
+                id: dec.vertex()?,
+                key: dec.u32()?,
+                value: decode_opt(dec)?,
+            },
+            3 => WriteOp::SetLabels {
+                id: dec.vertex()?,
+                labels: dec.u32s()?,
+            },
             4 => WriteOp::CreateEdge {
                 id: decode_edge(dec)?,
                 src: dec.vertex()?,
                 dst: dec.vertex()?,
                 props: decode_props(dec)?,
             },
-            5 => WriteOp::DeleteEdge { id: decode_edge(dec)?, src: dec.vertex()?, dst: dec.vertex()? },
-            6 => WriteOp::SetEdgeProp { id: decode_edge(dec)?, key: dec.u32()?, value: decode_opt(dec)? },
+            5 => WriteOp::DeleteEdge {
+                id: decode_edge(dec)?,
+                src: dec.vertex()?,
+                dst: dec.vertex()?,
+            },
+            6 => WriteOp::SetEdgeProp {
+                id: decode_edge(dec)?,
+                key: dec.u32()?,
+                value: decode_opt(dec)?,
+            },
             tag => return Err(dec.error(format!("unknown write op tag {tag}"))),
         })
     }
@@ -166,7 +216,8 @@ impl LogRecord {
             TAG_COMMIT => {
                 let ts = dec.u64()?;
                 let n = dec.len()?;
-                let ops: DecodeResult<Vec<WriteOp>> = (0..n).map(|_| WriteOp::decode(dec)).collect();
+                let ops: DecodeResult<Vec<WriteOp>> =
+                    (0..n).map(|_| WriteOp::decode(dec)).collect();
                 LogRecord::Commit(CommitRecord { ts, ops: ops? })
             }
             tag => return Err(dec.error(format!("unknown log record tag {tag}"))),

@@ -79,7 +79,11 @@ struct Column {
 #[derive(Clone, Copy)]
 enum ColumnRef {
     Single(usize),
-    Family { column: usize, position: usize, width: usize },
+    Family {
+        column: usize,
+        position: usize,
+        width: usize,
+    },
 }
 
 struct Chunk {
@@ -87,9 +91,12 @@ struct Chunk {
     exists: Vec<bool>,
     labels: Vec<Option<Box<[LabelId]>>>,
     columns: Vec<Column>,
-    dynamic: Vec<Option<Box<Vec<(PropKeyId, Value)>>>>,
+    dynamic: Vec<DynamicProps>,
     chains: HashMap<(u32, Slot), VersionChain>,
 }
+
+/// Undeclared properties of one row: a boxed slice keeps the per-row cost at one pointer.
+type DynamicProps = Option<Box<[(PropKeyId, Value)]>>;
 
 /// Declared properties of a table and how they map to columns.
 struct Layout {
@@ -107,12 +114,22 @@ impl Layout {
             for (position, &member) in family.iter().enumerate() {
                 let p = &properties[member];
                 let width = family.len();
-                declared.insert(p.key, (p.data_type, ColumnRef::Family { column, position, width }));
+                declared.insert(
+                    p.key,
+                    (
+                        p.data_type,
+                        ColumnRef::Family {
+                            column,
+                            position,
+                            width,
+                        },
+                    ),
+                );
             }
         }
         for p in properties {
-            if !declared.contains_key(&p.key) {
-                declared.insert(p.key, (p.data_type, ColumnRef::Single(columns.len())));
+            if let std::collections::hash_map::Entry::Vacant(slot) = declared.entry(p.key) {
+                slot.insert((p.data_type, ColumnRef::Single(columns.len())));
                 columns.push(p.data_type);
             }
         }
@@ -129,7 +146,10 @@ impl Column {
             DataType::Float64 => ColumnData::Float64(vec![0.0; CHUNK_ROWS]),
             _ => ColumnData::Values(vec![Value::Null; CHUNK_ROWS]),
         };
-        Self { data, valid: vec![false; CHUNK_ROWS] }
+        Self {
+            data,
+            valid: vec![false; CHUNK_ROWS],
+        }
     }
 
     fn get(&self, row: usize, at: ColumnRef) -> Option<Value> {
@@ -152,8 +172,15 @@ impl Column {
     }
 
     fn set(&mut self, row: usize, at: ColumnRef, value: Option<Value>) {
-        if let (ColumnData::Family(cells), ColumnRef::Family { position, width, .. }) = (&mut self.data, at) {
-            let cell = cells[row].get_or_insert_with(|| vec![Value::Null; width].into_boxed_slice());
+        if let (
+            ColumnData::Family(cells),
+            ColumnRef::Family {
+                position, width, ..
+            },
+        ) = (&mut self.data, at)
+        {
+            let cell =
+                cells[row].get_or_insert_with(|| vec![Value::Null; width].into_boxed_slice());
             cell[position] = value.unwrap_or(Value::Null);
             return;
         }
@@ -175,7 +202,11 @@ impl Chunk {
             max_write_ts: 0,
             exists: vec![false; CHUNK_ROWS],
             labels: vec![None; CHUNK_ROWS],
-            columns: layout.columns.iter().map(|&t| Column::new(t, t == DataType::Any)).collect(),
+            columns: layout
+                .columns
+                .iter()
+                .map(|&t| Column::new(t, t == DataType::Any))
+                .collect(),
             dynamic: vec![None; CHUNK_ROWS],
             chains: HashMap::new(),
         }
@@ -187,9 +218,12 @@ impl Chunk {
             Slot::Labels => SlotValue::Labels(self.labels[row].clone()),
             Slot::Prop(key) => SlotValue::Prop(match layout.declared.get(&key) {
                 Some(&(_, at)) => self.columns[column_of(at)].get(row, at),
-                None => self.dynamic[row]
-                    .as_ref()
-                    .and_then(|props| props.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone())),
+                None => self.dynamic[row].as_ref().and_then(|props| {
+                    props
+                        .iter()
+                        .find(|(k, _)| *k == key)
+                        .map(|(_, v)| v.clone())
+                }),
             }),
         }
     }
@@ -222,10 +256,27 @@ impl Chunk {
     }
 
     /// Writes a slot at `ts`, keeping the old value for readers older than `ts`.
-    fn write(&mut self, layout: &Layout, row: usize, slot: Slot, value: SlotValue, ts: Timestamp, horizon: Timestamp) {
-        assert!(ts >= self.max_write_ts, "commits install in timestamp order");
+    fn write(
+        &mut self,
+        layout: &Layout,
+        row: usize,
+        slot: Slot,
+        value: SlotValue,
+        ts: Timestamp,
+        horizon: Timestamp,
+    ) {
+        assert!(
+            ts >= self.max_write_ts,
+            "commits install in timestamp order"
+        );
         let old = self.read_in_place(layout, row, slot);
-        let chain = self.chains.entry((row as u32, slot)).or_insert(VersionChain { newest_ts: 0, older: Vec::new() });
+        let chain = self
+            .chains
+            .entry((row as u32, slot))
+            .or_insert(VersionChain {
+                newest_ts: 0,
+                older: Vec::new(),
+            });
         chain.older.push((chain.newest_ts, old));
         chain.newest_ts = ts;
         prune_chain(chain, horizon);
@@ -255,15 +306,13 @@ fn prune_chain(chain: &mut VersionChain, horizon: Timestamp) {
     }
 }
 
-fn set_dynamic(cell: &mut Option<Box<Vec<(PropKeyId, Value)>>>, key: PropKeyId, value: Option<Value>) {
-    let props = cell.get_or_insert_with(Default::default);
+fn set_dynamic(cell: &mut DynamicProps, key: PropKeyId, value: Option<Value>) {
+    let mut props: Vec<(PropKeyId, Value)> = cell.take().map(Vec::from).unwrap_or_default();
     props.retain(|(k, _)| *k != key);
     if let Some(v) = value {
         props.push((key, v));
     }
-    if props.is_empty() {
-        *cell = None;
-    }
+    *cell = (!props.is_empty()).then(|| props.into_boxed_slice());
 }
 
 /// One table of rows. See the module documentation.
@@ -294,8 +343,15 @@ impl RowTable {
     /// Reserves a fresh row offset (rows of aborted transactions stay as holes).
     pub fn reserve(&self, limit: u32) -> Result<u32> {
         self.next_row
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < limit).then_some(n + 1))
-            .map_err(|n| Error::LimitExceeded(format!("table '{}' is full: {n} rows, at most {limit}", self.name)))
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .map_err(|n| {
+                Error::LimitExceeded(format!(
+                    "table '{}' is full: {n} rows, at most {limit}",
+                    self.name
+                ))
+            })
     }
 
     pub fn row_count(&self) -> u32 {
@@ -310,12 +366,14 @@ impl RowTable {
     /// Checks that `value` may be stored under `key` in this table.
     pub fn check_type(&self, key: PropKeyId, value: &Value, key_name: &str) -> Result<()> {
         match self.layout.declared.get(&key) {
-            Some(&(data_type, _)) if !data_type.accepts(value) => Err(Error::TypeMismatch(format!(
-                "property '{key_name}' of table '{}' is declared {} but the value {value} is {}",
-                self.name,
-                data_type.name(),
-                value.data_type().name()
-            ))),
+            Some(&(data_type, _)) if !data_type.accepts(value) => {
+                Err(Error::TypeMismatch(format!(
+                    "property '{key_name}' of table '{}' is declared {} but the value {value} is {}",
+                    self.name,
+                    data_type.name(),
+                    value.data_type().name()
+                )))
+            }
             _ => Ok(()),
         }
     }
@@ -338,7 +396,9 @@ impl RowTable {
 
     fn read(&self, row: u32, slot: Slot, ts: Timestamp) -> SlotValue {
         match self.chunk(row) {
-            Some(chunk) => chunk.read().read(&self.layout, row as usize % CHUNK_ROWS, slot, ts),
+            Some(chunk) => chunk
+                .read()
+                .read(&self.layout, row as usize % CHUNK_ROWS, slot, ts),
             None => absent(slot),
         }
     }
@@ -363,7 +423,9 @@ impl RowTable {
 
     /// All properties of a row at `ts`, sorted by key.
     pub fn props(&self, row: u32, ts: Timestamp) -> Vec<(PropKeyId, Value)> {
-        let Some(chunk) = self.chunk(row) else { return Vec::new() };
+        let Some(chunk) = self.chunk(row) else {
+            return Vec::new();
+        };
         let chunk = chunk.read();
         let r = row as usize % CHUNK_ROWS;
         let mut keys: Vec<PropKeyId> = self.layout.declared.keys().copied().collect();
@@ -372,10 +434,16 @@ impl RowTable {
         }
         if ts < chunk.max_write_ts {
             // Properties removed since `ts` are only in the chains.
-            keys.extend(chunk.chains.keys().filter(|(row, _)| *row as usize == r).filter_map(|(_, s)| match s {
-                Slot::Prop(k) => Some(*k),
-                _ => None,
-            }));
+            keys.extend(
+                chunk
+                    .chains
+                    .keys()
+                    .filter(|(row, _)| *row as usize == r)
+                    .filter_map(|(_, s)| match s {
+                        Slot::Prop(k) => Some(*k),
+                        _ => None,
+                    }),
+            );
         }
         keys.sort_unstable();
         keys.dedup();
@@ -388,7 +456,10 @@ impl RowTable {
     }
 
     pub fn image(&self, row: u32, ts: Timestamp) -> RowImage {
-        RowImage { labels: self.labels(row, ts), props: self.props(row, ts) }
+        RowImage {
+            labels: self.labels(row, ts),
+            props: self.props(row, ts),
+        }
     }
 
     /// Calls `f` with every row that exists at `ts`, in offset order.
@@ -399,8 +470,13 @@ impl RowTable {
             let base = (index * CHUNK_ROWS) as u32;
             let fast = ts >= chunk.max_write_ts;
             for r in 0..CHUNK_ROWS {
-                let exists = if fast { chunk.exists[r] } else {
-                    matches!(chunk.read(&self.layout, r, Slot::Exists, ts), SlotValue::Exists(true))
+                let exists = if fast {
+                    chunk.exists[r]
+                } else {
+                    matches!(
+                        chunk.read(&self.layout, r, Slot::Exists, ts),
+                        SlotValue::Exists(true)
+                    )
                 };
                 if exists {
                     f(base + r as u32);
@@ -409,38 +485,89 @@ impl RowTable {
         }
     }
 
-    pub fn install_create(&self, row: u32, ts: Timestamp, horizon: Timestamp, labels: &[LabelId], props: &[(PropKeyId, Value)]) {
+    pub fn install_create(
+        &self,
+        row: u32,
+        ts: Timestamp,
+        horizon: Timestamp,
+        labels: &[LabelId],
+        props: &[(PropKeyId, Value)],
+    ) {
         let chunk = self.chunk_for_write(row);
         let mut chunk = chunk.write();
         let r = row as usize % CHUNK_ROWS;
-        assert!(!chunk.exists[r], "row {row} of '{}' created twice", self.name);
+        assert!(
+            !chunk.exists[r],
+            "row {row} of '{}' created twice",
+            self.name
+        );
         // Properties and labels of a row that did not exist need no old versions: no reader
         // can see the row before `ts`.
         for (key, value) in props {
-            chunk.write_in_place(&self.layout, r, (Slot::Prop(*key), SlotValue::Prop(Some(value.clone()))));
+            chunk.write_in_place(
+                &self.layout,
+                r,
+                (Slot::Prop(*key), SlotValue::Prop(Some(value.clone()))),
+            );
         }
         let labels = (!labels.is_empty()).then(|| labels.to_vec().into_boxed_slice());
         chunk.write_in_place(&self.layout, r, (Slot::Labels, SlotValue::Labels(labels)));
-        chunk.write(&self.layout, r, Slot::Exists, SlotValue::Exists(true), ts, horizon);
+        chunk.write(
+            &self.layout,
+            r,
+            Slot::Exists,
+            SlotValue::Exists(true),
+            ts,
+            horizon,
+        );
     }
 
     pub fn install_delete(&self, row: u32, ts: Timestamp, horizon: Timestamp) {
         let chunk = self.chunk_for_write(row);
         let mut chunk = chunk.write();
-        chunk.write(&self.layout, row as usize % CHUNK_ROWS, Slot::Exists, SlotValue::Exists(false), ts, horizon);
+        chunk.write(
+            &self.layout,
+            row as usize % CHUNK_ROWS,
+            Slot::Exists,
+            SlotValue::Exists(false),
+            ts,
+            horizon,
+        );
     }
 
-    pub fn install_prop(&self, row: u32, ts: Timestamp, horizon: Timestamp, key: PropKeyId, value: Option<Value>) {
+    pub fn install_prop(
+        &self,
+        row: u32,
+        ts: Timestamp,
+        horizon: Timestamp,
+        key: PropKeyId,
+        value: Option<Value>,
+    ) {
         let chunk = self.chunk_for_write(row);
         let mut chunk = chunk.write();
-        chunk.write(&self.layout, row as usize % CHUNK_ROWS, Slot::Prop(key), SlotValue::Prop(value), ts, horizon);
+        chunk.write(
+            &self.layout,
+            row as usize % CHUNK_ROWS,
+            Slot::Prop(key),
+            SlotValue::Prop(value),
+            ts,
+            horizon,
+        );
     }
 
     pub fn install_labels(&self, row: u32, ts: Timestamp, horizon: Timestamp, labels: &[LabelId]) {
         let chunk = self.chunk_for_write(row);
         let mut chunk = chunk.write();
-        let value = SlotValue::Labels((!labels.is_empty()).then(|| labels.to_vec().into_boxed_slice()));
-        chunk.write(&self.layout, row as usize % CHUNK_ROWS, Slot::Labels, value, ts, horizon);
+        let value =
+            SlotValue::Labels((!labels.is_empty()).then(|| labels.to_vec().into_boxed_slice()));
+        chunk.write(
+            &self.layout,
+            row as usize % CHUNK_ROWS,
+            Slot::Labels,
+            value,
+            ts,
+            horizon,
+        );
     }
 
     /// Drops every version no reader at or after `horizon` needs.
@@ -457,7 +584,17 @@ impl RowTable {
 
     /// Number of version-chain entries still held (for tests and statistics).
     pub fn version_count(&self) -> usize {
-        self.chunks.read().iter().map(|c| c.read().chains.values().map(|ch| ch.older.len()).sum::<usize>()).sum()
+        self.chunks
+            .read()
+            .iter()
+            .map(|c| {
+                c.read()
+                    .chains
+                    .values()
+                    .map(|ch| ch.older.len())
+                    .sum::<usize>()
+            })
+            .sum()
     }
 }
 
@@ -467,9 +604,18 @@ mod tests {
 
     fn table() -> RowTable {
         let props = [
-            PropertyDef { key: 0, data_type: DataType::Int64 },
-            PropertyDef { key: 1, data_type: DataType::String },
-            PropertyDef { key: 2, data_type: DataType::Float64 },
+            PropertyDef {
+                key: 0,
+                data_type: DataType::Int64,
+            },
+            PropertyDef {
+                key: 1,
+                data_type: DataType::String,
+            },
+            PropertyDef {
+                key: 2,
+                data_type: DataType::Float64,
+            },
         ];
         RowTable::new("t", &props, &[vec![1, 2]])
     }
@@ -478,7 +624,17 @@ mod tests {
     fn readers_see_the_version_of_their_timestamp() {
         let t = table();
         let row = t.reserve(u32::MAX).unwrap();
-        t.install_create(row, 2, 0, &[], &[(0, Value::Int(40)), (1, Value::string("a")), (7, Value::Bool(true))]);
+        t.install_create(
+            row,
+            2,
+            0,
+            &[],
+            &[
+                (0, Value::Int(40)),
+                (1, Value::string("a")),
+                (7, Value::Bool(true)),
+            ],
+        );
         t.install_prop(row, 5, 0, 0, Some(Value::Int(41)));
         t.install_prop(row, 9, 0, 0, Some(Value::Int(42)));
         t.install_prop(row, 9, 0, 7, None);
@@ -486,8 +642,15 @@ mod tests {
         assert_eq!(t.prop(row, 0, 3), Some(Value::Int(40)));
         assert_eq!(t.prop(row, 0, 6), Some(Value::Int(41)));
         assert_eq!(t.prop(row, 0, 9), Some(Value::Int(42)));
-        assert_eq!(t.props(row, 8).len(), 3, "dynamic prop 7 still visible at ts 8");
-        assert_eq!(t.props(row, 9), vec![(0, Value::Int(42)), (1, Value::string("a"))]);
+        assert_eq!(
+            t.props(row, 8).len(),
+            3,
+            "dynamic prop 7 still visible at ts 8"
+        );
+        assert_eq!(
+            t.props(row, 9),
+            vec![(0, Value::Int(42)), (1, Value::string("a"))]
+        );
         t.install_delete(row, 12, 0);
         assert!(t.exists(row, 11) && !t.exists(row, 12));
     }
@@ -525,7 +688,11 @@ mod tests {
             t.install_create(row, ts, 0, &[], &[]);
         }
         t.install_delete(0, 4, 0);
-        let rows = |ts| { let mut v = vec![]; t.scan(ts, |r| v.push(r)); v };
+        let rows = |ts| {
+            let mut v = vec![];
+            t.scan(ts, |r| v.push(r));
+            v
+        };
         assert_eq!(rows(2), vec![0, 1]);
         assert_eq!(rows(4), vec![1, 2]);
     }

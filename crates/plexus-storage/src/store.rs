@@ -102,9 +102,9 @@ impl VertexTable {
     pub fn lookup_pk(&self, key: &Value, ts: Timestamp) -> Option<u32> {
         let pk_key = self.pk_key?;
         let candidates = self.pk_index.read().get(key).cloned()?;
-        candidates
-            .into_iter()
-            .find(|&row| self.rows.exists(row, ts) && self.rows.prop(row, pk_key, ts).as_ref() == Some(key))
+        candidates.into_iter().find(|&row| {
+            self.rows.exists(row, ts) && self.rows.prop(row, pk_key, ts).as_ref() == Some(key)
+        })
     }
 
     pub fn may_carry_extra_label(&self, label: LabelId) -> bool {
@@ -132,8 +132,19 @@ impl EdgeTable {
         if outgoing { &self.out } else { &self.inc }
     }
 
-    fn install_edge(&self, offset: u32, src: u32, dst: u32, ts: Timestamp, horizon: Timestamp, tombstone: bool) {
-        assert!(offset <= MAX_EDGE_OFFSET, "edge offsets were bounded at reservation");
+    fn install_edge(
+        &self,
+        offset: u32,
+        src: u32,
+        dst: u32,
+        ts: Timestamp,
+        horizon: Timestamp,
+        tombstone: bool,
+    ) {
+        assert!(
+            offset <= MAX_EDGE_OFFSET,
+            "edge offsets were bounded at reservation"
+        );
         if !tombstone {
             let mut endpoints = self.endpoints.write();
             if endpoints.len() <= offset as usize {
@@ -141,7 +152,11 @@ impl EdgeTable {
             }
             endpoints[offset as usize] = (src, dst);
         }
-        let eid = if tombstone { offset | TOMBSTONE_BIT } else { offset };
+        let eid = if tombstone {
+            offset | TOMBSTONE_BIT
+        } else {
+            offset
+        };
         self.out.append(src, ts, horizon, dst, eid);
         self.inc.append(dst, ts, horizon, src, eid);
     }
@@ -207,30 +222,47 @@ impl Storage {
         let names = vfs.list()?;
         let manifest = if vfs.exists(checkpoint::MANIFEST) {
             Manifest::read(vfs.as_ref())?
-        } else if names.iter().any(|n| wal::parse_segment_name(n).is_some() || n.ends_with(".ckpt")) {
+        } else if names
+            .iter()
+            .any(|n| wal::parse_segment_name(n).is_some() || n.ends_with(".ckpt"))
+        {
             return Err(Error::corruption(
                 vfs.describe(checkpoint::MANIFEST),
                 0,
                 "the manifest is missing but WAL or checkpoint files exist",
             ));
         } else {
-            let fresh = Manifest { checkpoint: None, checkpoint_ts: 0, wal_start: 1 };
+            let fresh = Manifest {
+                checkpoint: None,
+                checkpoint_ts: 0,
+                wal_start: 1,
+            };
             fresh.write(vfs.as_ref())?;
             fresh
         };
         let mut tables = Tables::default();
-        let mut report = RecoveryReport { checkpoint_ts: manifest.checkpoint_ts, ..Default::default() };
+        let mut report = RecoveryReport {
+            checkpoint_ts: manifest.checkpoint_ts,
+            ..Default::default()
+        };
         if let Some(name) = &manifest.checkpoint {
             load_checkpoint(vfs.as_ref(), name, manifest.checkpoint_ts, &mut tables)?;
         }
-        let mut segments: Vec<u64> = names.iter().filter_map(|n| wal::parse_segment_name(n)).collect();
+        let mut segments: Vec<u64> = names
+            .iter()
+            .filter_map(|n| wal::parse_segment_name(n))
+            .collect();
         segments.retain(|&id| id >= manifest.wal_start);
         segments.sort_unstable();
         let mut last_ts = manifest.checkpoint_ts;
         for (i, &id) in segments.iter().enumerate() {
             let name = wal::segment_name(id);
             if i > 0 && id != segments[i - 1] + 1 {
-                return Err(Error::corruption(vfs.describe(&name), 0, format!("WAL segment {} is missing", segments[i - 1] + 1)));
+                return Err(Error::corruption(
+                    vfs.describe(&name),
+                    0,
+                    format!("WAL segment {} is missing", segments[i - 1] + 1),
+                ));
             }
             let contents = wal::read_segment(&vfs.read(&name)?, &vfs.describe(&name))?;
             if contents.torn_tail {
@@ -258,7 +290,12 @@ impl Storage {
             table.inc.compact(last_ts);
         }
         let next_segment = segments.last().map_or(manifest.wal_start, |id| id + 1);
-        let wal = Wal::create(vfs.clone(), next_segment, config.wal_segment_max_bytes, last_ts)?;
+        let wal = Wal::create(
+            vfs.clone(),
+            next_segment,
+            config.wal_segment_max_bytes,
+            last_ts,
+        )?;
         report.recovered_ts = last_ts;
         let storage = Storage {
             vfs,
@@ -287,11 +324,19 @@ impl Storage {
     }
 
     pub fn vertex_table(&self, id: VertexTableId) -> Result<Arc<VertexTable>> {
-        self.vertex_tables.read().get(id as usize).cloned().ok_or_else(|| Error::NotFound(format!("vertex table {id}")))
+        self.vertex_tables
+            .read()
+            .get(id as usize)
+            .cloned()
+            .ok_or_else(|| Error::NotFound(format!("vertex table {id}")))
     }
 
     pub fn edge_table(&self, id: EdgeTableId) -> Result<Arc<EdgeTable>> {
-        self.edge_tables.read().get(id as usize).cloned().ok_or_else(|| Error::NotFound(format!("edge table {id}")))
+        self.edge_tables
+            .read()
+            .get(id as usize)
+            .cloned()
+            .ok_or_else(|| Error::NotFound(format!("edge table {id}")))
     }
 
     pub fn vertex_tables(&self) -> Vec<Arc<VertexTable>> {
@@ -323,10 +368,15 @@ impl Storage {
         let mut next = (*current).clone();
         next.apply(&op);
         match &op {
-            CatalogOp::VertexTable { id, def } => self.vertex_tables.write().push(Arc::new(VertexTable::new(*id, def))),
+            CatalogOp::VertexTable { id, def } => self
+                .vertex_tables
+                .write()
+                .push(Arc::new(VertexTable::new(*id, def))),
             CatalogOp::EdgeTable { id, def } => {
                 let name = edge_table_name(&next, def);
-                self.edge_tables.write().push(Arc::new(EdgeTable::new(*id, def, &name)));
+                self.edge_tables
+                    .write()
+                    .push(Arc::new(EdgeTable::new(*id, def, &name)));
             }
             _ => {}
         }
@@ -354,26 +404,38 @@ impl Storage {
 
     /// Checks that `v` names a row that has been allocated (it may not exist at every ts).
     pub fn check_vertex_id(&self, v: VertexId) -> Result<Arc<VertexTable>> {
-        let table = self.vertex_table(v.table).map_err(|_| Error::NotFound(format!("vertex {v}: no such vertex table")))?;
+        let table = self
+            .vertex_table(v.table)
+            .map_err(|_| Error::NotFound(format!("vertex {v}: no such vertex table")))?;
         if v.offset >= table.rows.row_count() {
-            return Err(Error::NotFound(format!("vertex {v}: offset out of range ({} rows allocated)", table.rows.row_count())));
+            return Err(Error::NotFound(format!(
+                "vertex {v}: offset out of range ({} rows allocated)",
+                table.rows.row_count()
+            )));
         }
         Ok(table)
     }
 
     pub fn vertex_exists(&self, v: VertexId, ts: Timestamp) -> bool {
-        self.vertex_table(v.table).is_ok_and(|t| t.rows.exists(v.offset, ts))
+        self.vertex_table(v.table)
+            .is_ok_and(|t| t.rows.exists(v.offset, ts))
     }
 
     pub fn edge_exists(&self, e: EdgeId, ts: Timestamp) -> bool {
-        self.edge_table(e.table).is_ok_and(|t| t.rows.exists(e.offset, ts))
+        self.edge_table(e.table)
+            .is_ok_and(|t| t.rows.exists(e.offset, ts))
     }
 
     /// The endpoints of an edge (fixed at creation).
     pub fn edge_endpoints(&self, e: EdgeId) -> Option<(VertexId, VertexId)> {
         let table = self.edge_table(e.table).ok()?;
         let (src, dst) = table.endpoints(e.offset)?;
-        (src != u32::MAX).then(|| (VertexId::new(table.def.src, src), VertexId::new(table.def.dst, dst)))
+        (src != u32::MAX).then(|| {
+            (
+                VertexId::new(table.def.src, src),
+                VertexId::new(table.def.dst, dst),
+            )
+        })
     }
 
     /// Calls `f(edge, neighbour)` for each edge of `v` visible at `ts`, restricted to edge
@@ -394,16 +456,24 @@ impl Storage {
         };
         for &outgoing in sides {
             for &et in catalog.edge_tables_of(v.table, outgoing) {
-                let Ok(table) = self.edge_table(et) else { continue };
+                let Ok(table) = self.edge_table(et) else {
+                    continue;
+                };
                 if !filter(&table.def) {
                     continue;
                 }
-                let other = if outgoing { table.def.dst } else { table.def.src };
-                table.adjacency(outgoing).visit(v.offset, ts, &mut |nbrs, eids| {
-                    for (&n, &e) in nbrs.iter().zip(eids) {
-                        f(EdgeId::new(et, e), VertexId::new(other, n));
-                    }
-                });
+                let other = if outgoing {
+                    table.def.dst
+                } else {
+                    table.def.src
+                };
+                table
+                    .adjacency(outgoing)
+                    .visit(v.offset, ts, &mut |nbrs, eids| {
+                        for (&n, &e) in nbrs.iter().zip(eids) {
+                            f(EdgeId::new(et, e), VertexId::new(other, n));
+                        }
+                    });
             }
         }
     }
@@ -439,7 +509,12 @@ impl Storage {
         let _one_at_a_time = self.checkpoint_lock.lock();
         let name = checkpoint::checkpoint_name(ts);
         let result = self.write_checkpoint_file(&name, ts).and_then(|()| {
-            Manifest { checkpoint: Some(name.clone()), checkpoint_ts: ts, wal_start }.write(self.vfs.as_ref())
+            Manifest {
+                checkpoint: Some(name.clone()),
+                checkpoint_ts: ts,
+                wal_start,
+            }
+            .write(self.vfs.as_ref())
         });
         if let Err(e) = &result {
             // The manifest may or may not have been replaced: stop writing until a reopen
@@ -468,25 +543,43 @@ impl Storage {
                 let image = table.rows.image(row, ts);
                 rows.push((row, image.labels, image.props));
                 if rows.len() == checkpoint::ROWS_PER_SECTION && result.is_ok() {
-                    result = writer.write(&Section::Vertices { table: table.id, row_count, rows: std::mem::take(&mut rows) });
+                    result = writer.write(&Section::Vertices {
+                        table: table.id,
+                        row_count,
+                        rows: std::mem::take(&mut rows),
+                    });
                 }
             });
             result?;
-            writer.write(&Section::Vertices { table: table.id, row_count, rows })?;
+            writer.write(&Section::Vertices {
+                table: table.id,
+                row_count,
+                rows,
+            })?;
         }
         for table in self.edge_tables() {
             let mut rows = Vec::new();
             let row_count = table.rows.row_count();
             let mut result = Ok(());
             table.rows.scan(ts, |row| {
-                let (src, dst) = table.endpoints(row).expect("an existing edge has endpoints");
+                let (src, dst) = table
+                    .endpoints(row)
+                    .expect("an existing edge has endpoints");
                 rows.push((row, src, dst, table.rows.props(row, ts)));
                 if rows.len() == checkpoint::ROWS_PER_SECTION && result.is_ok() {
-                    result = writer.write(&Section::Edges { table: table.id, row_count, rows: std::mem::take(&mut rows) });
+                    result = writer.write(&Section::Edges {
+                        table: table.id,
+                        row_count,
+                        rows: std::mem::take(&mut rows),
+                    });
                 }
             });
             result?;
-            writer.write(&Section::Edges { table: table.id, row_count, rows })?;
+            writer.write(&Section::Edges {
+                table: table.id,
+                row_count,
+                rows,
+            })?;
         }
         writer.finish(ts)?;
         self.vfs.sync_dir()
@@ -509,22 +602,41 @@ fn load_checkpoint(vfs: &dyn Vfs, name: &str, ts: Timestamp, tables: &mut Tables
     let file = vfs.describe(name);
     let (sections, end_ts) = checkpoint::read_checkpoint(&vfs.read(name)?, &file)?;
     if end_ts != ts {
-        return Err(Error::corruption(&file, 0, format!("checkpoint is of ts {end_ts}, the manifest says {ts}")));
+        return Err(Error::corruption(
+            &file,
+            0,
+            format!("checkpoint is of ts {end_ts}, the manifest says {ts}"),
+        ));
     }
-    let bad_table = |t: u32| Error::corruption(&file, 0, format!("checkpoint names unknown table {t}"));
+    let bad_table =
+        |t: u32| Error::corruption(&file, 0, format!("checkpoint names unknown table {t}"));
     for section in sections {
         match section {
             Section::Catalog(ops) => ops.iter().for_each(|op| tables.apply_catalog(op)),
-            Section::Vertices { table, row_count, rows } => {
-                let t = tables.vertex.get(table as usize).ok_or_else(|| bad_table(table))?;
+            Section::Vertices {
+                table,
+                row_count,
+                rows,
+            } => {
+                let t = tables
+                    .vertex
+                    .get(table as usize)
+                    .ok_or_else(|| bad_table(table))?;
                 t.rows.ensure_reserved(row_count);
                 for (row, labels, props) in rows {
                     t.rows.install_create(row, ts, ts, &labels, &props);
                     index_new_vertex(t, row, &labels, &props);
                 }
             }
-            Section::Edges { table, row_count, rows } => {
-                let t = tables.edge.get(table as usize).ok_or_else(|| bad_table(table))?;
+            Section::Edges {
+                table,
+                row_count,
+                rows,
+            } => {
+                let t = tables
+                    .edge
+                    .get(table as usize)
+                    .ok_or_else(|| bad_table(table))?;
                 t.rows.ensure_reserved(row_count);
                 for (row, src, dst, props) in rows {
                     t.rows.install_create(row, ts, ts, &[], &props);
@@ -537,7 +649,12 @@ fn load_checkpoint(vfs: &dyn Vfs, name: &str, ts: Timestamp, tables: &mut Tables
     Ok(())
 }
 
-fn index_new_vertex(table: &VertexTable, row: u32, labels: &[LabelId], props: &[(PropKeyId, Value)]) {
+fn index_new_vertex(
+    table: &VertexTable,
+    row: u32,
+    labels: &[LabelId],
+    props: &[(PropKeyId, Value)],
+) {
     table.note_labels(labels);
     for (key, value) in props {
         table.index_pk(row, *key, value);
@@ -547,10 +664,14 @@ fn index_new_vertex(table: &VertexTable, row: u32, labels: &[LabelId], props: &[
 fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> Result<()> {
     let ts = record.ts;
     let vertex = |id: VertexTableId| {
-        tables.vertex.get(id as usize).ok_or_else(|| Error::corruption("commit record", 0, format!("unknown vertex table {id}")))
+        tables.vertex.get(id as usize).ok_or_else(|| {
+            Error::corruption("commit record", 0, format!("unknown vertex table {id}"))
+        })
     };
     let edge = |id: EdgeTableId| {
-        tables.edge.get(id as usize).ok_or_else(|| Error::corruption("commit record", 0, format!("unknown edge table {id}")))
+        tables.edge.get(id as usize).ok_or_else(|| {
+            Error::corruption("commit record", 0, format!("unknown edge table {id}"))
+        })
     };
     for op in &record.ops {
         match op {
@@ -560,20 +681,28 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
                 t.rows.install_create(id.offset, ts, horizon, labels, props);
                 index_new_vertex(t, id.offset, labels, props);
             }
-            WriteOp::DeleteVertex { id } => vertex(id.table)?.rows.install_delete(id.offset, ts, horizon),
+            WriteOp::DeleteVertex { id } => vertex(id.table)?
+                .rows
+                .install_delete(id.offset, ts, horizon),
             WriteOp::SetVertexProp { id, key, value } => {
                 let t = vertex(id.table)?;
                 if let Some(v) = value {
                     t.index_pk(id.offset, *key, v);
                 }
-                t.rows.install_prop(id.offset, ts, horizon, *key, value.clone());
+                t.rows
+                    .install_prop(id.offset, ts, horizon, *key, value.clone());
             }
             WriteOp::SetLabels { id, labels } => {
                 let t = vertex(id.table)?;
                 t.note_labels(labels);
                 t.rows.install_labels(id.offset, ts, horizon, labels);
             }
-            WriteOp::CreateEdge { id, src, dst, props } => {
+            WriteOp::CreateEdge {
+                id,
+                src,
+                dst,
+                props,
+            } => {
                 let t = edge(id.table)?;
                 t.rows.ensure_reserved(id.offset + 1);
                 t.rows.install_create(id.offset, ts, horizon, &[], props);
@@ -585,7 +714,9 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
                 t.install_edge(id.offset, src.offset, dst.offset, ts, horizon, true);
             }
             WriteOp::SetEdgeProp { id, key, value } => {
-                edge(id.table)?.rows.install_prop(id.offset, ts, horizon, *key, value.clone());
+                edge(id.table)?
+                    .rows
+                    .install_prop(id.offset, ts, horizon, *key, value.clone());
             }
         }
     }

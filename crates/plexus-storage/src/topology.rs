@@ -124,14 +124,19 @@ impl VertexAdj {
         self.newest.ts = ts;
         if previous.len > 0 {
             // A reader between `previous.ts` and `ts` needs the previous length.
-            self.overflow.get_or_insert_with(Default::default).history.push(previous);
+            self.overflow
+                .get_or_insert_with(Default::default)
+                .history
+                .push(previous);
         }
         self.prune_history(horizon);
     }
 
     /// Drops versions no reader at or after `horizon` can see.
     fn prune_history(&mut self, horizon: Timestamp) {
-        let Some(overflow) = &mut self.overflow else { return };
+        let Some(overflow) = &mut self.overflow else {
+            return;
+        };
         if self.newest.ts <= horizon {
             overflow.history.clear();
         } else if let Some(keep_from) = overflow.history.iter().rposition(|v| v.ts <= horizon) {
@@ -155,7 +160,9 @@ impl Segment {
         Self {
             nbr: Vec::new(),
             eid: Vec::new(),
-            vertices: (0..SEGMENT_VERTICES).map(|_| VertexAdj::default()).collect(),
+            vertices: (0..SEGMENT_VERTICES)
+                .map(|_| VertexAdj::default())
+                .collect(),
             live_entries: 0,
             appended_since_compaction: 0,
             size_at_compaction: 0,
@@ -170,13 +177,19 @@ impl Segment {
         let capacity = adj.capacity();
         if len == capacity {
             let cap = capacity.max(MIN_BLOCK_ENTRIES);
-            let block = Block { start: u32::try_from(self.nbr.len()).expect("segment arena below 4 G entries"), cap };
+            let block = Block {
+                start: u32::try_from(self.nbr.len()).expect("segment arena below 4 G entries"),
+                cap,
+            };
             self.nbr.resize(self.nbr.len() + cap as usize, 0);
             self.eid.resize(self.eid.len() + cap as usize, 0);
             if capacity == 0 {
                 adj.first = block;
             } else {
-                adj.overflow.get_or_insert_with(Default::default).blocks.push(block);
+                adj.overflow
+                    .get_or_insert_with(Default::default)
+                    .blocks
+                    .push(block);
                 self.fragmented = true;
             }
         }
@@ -201,7 +214,8 @@ impl Segment {
     }
 
     fn should_compact(&self) -> bool {
-        self.fragmented && self.appended_since_compaction >= self.size_at_compaction.max(SEGMENT_VERTICES)
+        self.fragmented
+            && self.appended_since_compaction >= self.size_at_compaction.max(SEGMENT_VERTICES)
     }
 
     fn compact(&mut self, horizon: Timestamp) {
@@ -216,7 +230,12 @@ impl Segment {
             if collapse {
                 let mut dead = Vec::new();
                 adj.ranges(adj.newest.len, |a, b| {
-                    dead.extend(self.eid[a..b].iter().filter(|e| *e & TOMBSTONE_BIT != 0).map(|e| e & !TOMBSTONE_BIT))
+                    dead.extend(
+                        self.eid[a..b]
+                            .iter()
+                            .filter(|e| *e & TOMBSTONE_BIT != 0)
+                            .map(|e| e & !TOMBSTONE_BIT),
+                    )
                 });
                 dead.sort_unstable();
                 adj.ranges(adj.newest.len, |a, b| {
@@ -237,7 +256,10 @@ impl Segment {
             }
             let len = (nbr.len() - start) as u32;
             adj.newest.len = len;
-            adj.first = Block { start: start as u32, cap: len };
+            adj.first = Block {
+                start: start as u32,
+                cap: len,
+            };
             if let Some(overflow) = &mut adj.overflow {
                 overflow.blocks.clear();
                 if overflow.history.is_empty() {
@@ -264,7 +286,12 @@ impl Segment {
         // Slow path: hide tombstones and the entries they delete.
         let mut dead = Vec::new();
         adj.ranges(version.len, |a, b| {
-            dead.extend(self.eid[a..b].iter().filter(|e| *e & TOMBSTONE_BIT != 0).map(|e| e & !TOMBSTONE_BIT))
+            dead.extend(
+                self.eid[a..b]
+                    .iter()
+                    .filter(|e| *e & TOMBSTONE_BIT != 0)
+                    .map(|e| e & !TOMBSTONE_BIT),
+            )
         });
         dead.sort_unstable();
         let (mut nbrs, mut eids) = (Vec::new(), Vec::new());
@@ -291,7 +318,9 @@ impl Segment {
                     + o.history.capacity() * size_of::<Version>()
             })
             .sum();
-        (self.nbr.capacity() + self.eid.capacity()) * 4 + self.vertices.capacity() * size_of::<VertexAdj>() + overflow
+        (self.nbr.capacity() + self.eid.capacity()) * 4
+            + self.vertices.capacity() * size_of::<VertexAdj>()
+            + overflow
     }
 }
 
@@ -307,7 +336,10 @@ impl Adjacency {
     }
 
     fn segment(&self, vertex: u32) -> Option<Arc<RwLock<Segment>>> {
-        self.segments.read().get(vertex as usize / SEGMENT_VERTICES).cloned()
+        self.segments
+            .read()
+            .get(vertex as usize / SEGMENT_VERTICES)
+            .cloned()
     }
 
     fn segment_for_write(&self, vertex: u32) -> Arc<RwLock<Segment>> {
@@ -337,7 +369,9 @@ impl Adjacency {
     /// visible at `ts`; usually one call.
     pub fn visit(&self, vertex: u32, ts: Timestamp, f: &mut dyn FnMut(&[u32], &[u32])) {
         if let Some(segment) = self.segment(vertex) {
-            segment.read().visit(vertex as usize % SEGMENT_VERTICES, ts, f);
+            segment
+                .read()
+                .visit(vertex as usize % SEGMENT_VERTICES, ts, f);
         }
     }
 
@@ -349,7 +383,9 @@ impl Adjacency {
     /// Calls `f(vertex, neighbours)` for every vertex of segment `index` with visible edges.
     /// One read latch covers the whole segment.
     pub fn scan_segment(&self, index: usize, ts: Timestamp, f: &mut dyn FnMut(u32, &[u32])) {
-        let Some(segment) = self.segments.read().get(index).cloned() else { return };
+        let Some(segment) = self.segments.read().get(index).cloned() else {
+            return;
+        };
         let segment = segment.read();
         let base = (index * SEGMENT_VERTICES) as u32;
         for local in 0..SEGMENT_VERTICES {
@@ -372,7 +408,11 @@ impl Adjacency {
 
     /// Bytes held by the topology structures (arena capacity, vertex headers, overflow).
     pub fn size_bytes(&self) -> usize {
-        self.segments.read().iter().map(|s| s.read().size_bytes()).sum()
+        self.segments
+            .read()
+            .iter()
+            .map(|s| s.read().size_bytes())
+            .sum()
     }
 }
 
@@ -382,7 +422,9 @@ mod tests {
 
     fn neighbours(adj: &Adjacency, v: u32, ts: Timestamp) -> Vec<(u32, u32)> {
         let mut out = Vec::new();
-        adj.visit(v, ts, &mut |n, e| out.extend(n.iter().copied().zip(e.iter().copied())));
+        adj.visit(v, ts, &mut |n, e| {
+            out.extend(n.iter().copied().zip(e.iter().copied()))
+        });
         out
     }
 

@@ -52,7 +52,9 @@ pub struct OsVfs {
 impl OsVfs {
     pub fn new(root: &Path) -> Result<Self> {
         fs::create_dir_all(root).map_err(|e| Error::io(root.display().to_string(), e))?;
-        Ok(Self { root: root.to_path_buf() })
+        Ok(Self {
+            root: root.to_path_buf(),
+        })
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -73,7 +75,9 @@ struct OsFile {
 
 impl VfsFile for OsFile {
     fn write_all(&mut self, data: &[u8]) -> Result<()> {
-        self.file.write_all(data).map_err(|e| Error::io(&self.name, e))
+        self.file
+            .write_all(data)
+            .map_err(|e| Error::io(&self.name, e))
     }
 
     fn sync(&mut self) -> Result<()> {
@@ -88,12 +92,18 @@ impl Vfs for OsVfs {
             .append(true)
             .open(self.path(name))
             .map_err(self.err(name))?;
-        Ok(Box::new(OsFile { file, name: self.describe(name) }))
+        Ok(Box::new(OsFile {
+            file,
+            name: self.describe(name),
+        }))
     }
 
     fn create(&self, name: &str) -> Result<Box<dyn VfsFile>> {
         let file = fs::File::create(self.path(name)).map_err(self.err(name))?;
-        Ok(Box::new(OsFile { file, name: self.describe(name) }))
+        Ok(Box::new(OsFile {
+            file,
+            name: self.describe(name),
+        }))
     }
 
     fn read(&self, name: &str) -> Result<Vec<u8>> {
@@ -126,7 +136,10 @@ impl Vfs for OsVfs {
     }
 
     fn truncate(&self, name: &str, len_bytes: u64) -> Result<()> {
-        let file = fs::OpenOptions::new().write(true).open(self.path(name)).map_err(self.err(name))?;
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .open(self.path(name))
+            .map_err(self.err(name))?;
         file.set_len(len_bytes).map_err(self.err(name))?;
         file.sync_all().map_err(self.err(name))
     }

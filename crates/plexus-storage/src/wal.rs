@@ -52,13 +52,20 @@ pub fn segment_name(id: u64) -> String {
 }
 
 pub fn parse_segment_name(name: &str) -> Option<u64> {
-    name.strip_prefix("wal-")?.strip_suffix(".log")?.parse().ok()
+    name.strip_prefix("wal-")?
+        .strip_suffix(".log")?
+        .parse()
+        .ok()
 }
 
 pub fn encode_frame(record: &LogRecord, out: &mut Vec<u8>) {
     let mut enc = Encoder::default();
     record.encode(&mut enc);
-    assert!(enc.buf.len() <= MAX_RECORD_BYTES, "log record of {} bytes is too large", enc.buf.len());
+    assert!(
+        enc.buf.len() <= MAX_RECORD_BYTES,
+        "log record of {} bytes is too large",
+        enc.buf.len()
+    );
     out.extend_from_slice(&(enc.buf.len() as u32).to_le_bytes());
     out.extend_from_slice(&crc32c::crc32c(&enc.buf).to_le_bytes());
     out.extend_from_slice(&enc.buf);
@@ -76,7 +83,13 @@ pub fn read_segment(data: &[u8], file: &str) -> Result<SegmentContents> {
     let mut pos = 0usize;
     while pos < data.len() {
         let rest = &data[pos..];
-        let torn = |records| Ok(SegmentContents { records, valid_bytes: pos as u64, torn_tail: true });
+        let torn = |records| {
+            Ok(SegmentContents {
+                records,
+                valid_bytes: pos as u64,
+                torn_tail: true,
+            })
+        };
         if rest.len() < FRAME_HEADER_BYTES {
             return torn(records);
         }
@@ -86,7 +99,11 @@ pub fn read_segment(data: &[u8], file: &str) -> Result<SegmentContents> {
         if len > MAX_RECORD_BYTES || frame_end > rest.len() {
             // Either a torn frame, or a corrupt length; both only acceptable at the tail.
             if len > MAX_RECORD_BYTES && rest.len() > FRAME_HEADER_BYTES + MAX_RECORD_BYTES {
-                return Err(Error::corruption(file, pos as u64, format!("WAL frame length {len} is implausible")));
+                return Err(Error::corruption(
+                    file,
+                    pos as u64,
+                    format!("WAL frame length {len} is implausible"),
+                ));
             }
             return torn(records);
         }
@@ -102,12 +119,21 @@ pub fn read_segment(data: &[u8], file: &str) -> Result<SegmentContents> {
             ));
         }
         let mut dec = Decoder::new(payload, (pos + FRAME_HEADER_BYTES) as u64);
-        let record = LogRecord::decode(&mut dec)
-            .map_err(|e| Error::corruption(file, e.offset, format!("undecodable WAL record: {}", e.detail)))?;
+        let record = LogRecord::decode(&mut dec).map_err(|e| {
+            Error::corruption(
+                file,
+                e.offset,
+                format!("undecodable WAL record: {}", e.detail),
+            )
+        })?;
         records.push(record);
         pos += frame_end;
     }
-    Ok(SegmentContents { records, valid_bytes: pos as u64, torn_tail: false })
+    Ok(SegmentContents {
+        records,
+        valid_bytes: pos as u64,
+        torn_tail: false,
+    })
 }
 
 struct Buffer {
@@ -140,15 +166,30 @@ pub struct Wal {
 
 impl Wal {
     /// Starts a new segment `segment_id` (recovery has read everything before it).
-    pub fn create(vfs: Arc<dyn Vfs>, segment_id: u64, segment_max_bytes: u64, recovered_ts: Timestamp) -> Result<Self> {
+    pub fn create(
+        vfs: Arc<dyn Vfs>,
+        segment_id: u64,
+        segment_max_bytes: u64,
+        recovered_ts: Timestamp,
+    ) -> Result<Self> {
         let file = vfs.create(&segment_name(segment_id))?;
         vfs.sync_dir()?;
         Ok(Self {
             vfs,
             segment_max_bytes,
-            buffer: Mutex::new(Buffer { bytes: Vec::new(), end_lsn: 0, end_ts: recovered_ts, flushing: false, poisoned: None }),
+            buffer: Mutex::new(Buffer {
+                bytes: Vec::new(),
+                end_lsn: 0,
+                end_ts: recovered_ts,
+                flushing: false,
+                poisoned: None,
+            }),
             flushed: Condvar::new(),
-            output: Mutex::new(Output { file, segment_id, segment_bytes: 0 }),
+            output: Mutex::new(Output {
+                file,
+                segment_id,
+                segment_bytes: 0,
+            }),
             durable_lsn: AtomicU64::new(0),
             durable_ts: AtomicU64::new(recovered_ts),
             bytes_since_checkpoint: AtomicU64::new(0),
@@ -166,10 +207,14 @@ impl Wal {
         let added = (buffer.bytes.len() - before) as u64;
         buffer.end_lsn += added;
         if let LogRecord::Commit(commit) = record {
-            debug_assert!(commit.ts > buffer.end_ts || buffer.end_ts == 0, "commits are logged in timestamp order");
+            debug_assert!(
+                commit.ts > buffer.end_ts || buffer.end_ts == 0,
+                "commits are logged in timestamp order"
+            );
             buffer.end_ts = buffer.end_ts.max(commit.ts);
         }
-        self.bytes_since_checkpoint.fetch_add(added, Ordering::Relaxed);
+        self.bytes_since_checkpoint
+            .fetch_add(added, Ordering::Relaxed);
         Ok(buffer.end_lsn)
     }
 
@@ -211,7 +256,11 @@ impl Wal {
                 return Err(Error::Poisoned(reason.clone()));
             }
             buffer.flushing = true;
-            (std::mem::take(&mut buffer.bytes), buffer.end_lsn, buffer.end_ts)
+            (
+                std::mem::take(&mut buffer.bytes),
+                buffer.end_lsn,
+                buffer.end_ts,
+            )
         };
         let result = self.write_out(&mut output, &bytes, sync);
         let mut buffer = self.buffer.lock();
@@ -285,7 +334,13 @@ mod tests {
     fn frames(n: usize) -> Vec<u8> {
         let mut out = Vec::new();
         for i in 0..n {
-            encode_frame(&LogRecord::Catalog(CatalogOp::Label { id: i as u32, name: format!("L{i}") }), &mut out);
+            encode_frame(
+                &LogRecord::Catalog(CatalogOp::Label {
+                    id: i as u32,
+                    name: format!("L{i}"),
+                }),
+                &mut out,
+            );
         }
         out
     }
@@ -298,7 +353,11 @@ mod tests {
         for cut in 1..data.len() {
             let part = read_segment(&data[..cut], "f").unwrap();
             assert!(part.valid_bytes as usize <= cut);
-            assert_eq!(part.torn_tail, part.valid_bytes as usize != cut, "cut at {cut}");
+            assert_eq!(
+                part.torn_tail,
+                part.valid_bytes as usize != cut,
+                "cut at {cut}"
+            );
         }
     }
 
@@ -306,9 +365,14 @@ mod tests {
     fn corruption_in_the_middle_is_an_error_naming_file_and_offset() {
         let mut data = frames(3);
         data[10] ^= 0xff; // inside the first payload
-        let err = read_segment(&data, "wal-1.log").err().expect("corruption detected");
+        let err = read_segment(&data, "wal-1.log")
+            .err()
+            .expect("corruption detected");
         let text = err.to_string();
-        assert!(text.contains("wal-1.log") && text.contains("byte 0"), "{text}");
+        assert!(
+            text.contains("wal-1.log") && text.contains("byte 0"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -1,1 +1,36 @@
-//! placeholder
+//! Plexus transactions: the timestamp oracle, snapshots, private write sets, optimistic
+//! validation (snapshot isolation and serializable) and the commit pipeline.
+//!
+//! - [`oracle`]: visible timestamp and the registry of active readers (the GC horizon);
+//! - [`transaction`]: the read/write API with read-your-writes;
+//! - [`write_set`]: buffered writes and their redo record;
+//! - [`validation`]: commit summaries, read sets, what conflicts and what does not;
+//! - [`manager`]: the commit pipeline, checkpoints;
+//! - [`snapshot`]: `GraphSnapshot`, the pinned read-only view for analytics;
+//! - [`schema`]: declaring vertex and edge tables.
+
+pub mod manager;
+pub mod oracle;
+pub mod schema;
+pub mod snapshot;
+pub mod transaction;
+pub mod validation;
+pub mod write_set;
+
+pub use manager::TxnManager;
+pub use schema::{VertexTableSpec, create_edge_table, create_vertex_table};
+pub use snapshot::GraphSnapshot;
+pub use transaction::Transaction;
+
+use plexus_types::IsolationLevel;
+use std::sync::Arc;
+
+/// Starts a transaction at the current visible timestamp.
+pub fn begin(manager: &Arc<TxnManager>, isolation: IsolationLevel) -> Transaction {
+    Transaction::begin(manager.clone(), isolation)
+}
+
+/// Pins a read-only snapshot at the current visible timestamp.
+pub fn snapshot(manager: &Arc<TxnManager>) -> GraphSnapshot {
+    GraphSnapshot::pin(manager.clone())
+}

@@ -33,7 +33,9 @@ impl fmt::Display for AbortReason {
                 f,
                 "serialization failure: {item} was changed by a concurrent transaction after this transaction read it"
             ),
-            AbortReason::TooOld => write!(f, "transaction is older than the retained conflict history"),
+            AbortReason::TooOld => {
+                write!(f, "transaction is older than the retained conflict history")
+            }
         }
     }
 }
@@ -55,7 +57,11 @@ pub enum Error {
     #[error("database at '{path}' is in use by another process (lock file '{path}/LOCK' is held)")]
     AlreadyOpen { path: String },
     #[error("corrupt file '{file}' at byte {offset}: {detail}")]
-    Corruption { file: String, offset: u64, detail: String },
+    Corruption {
+        file: String,
+        offset: u64,
+        detail: String,
+    },
     #[error("I/O error on '{file}': {source}")]
     Io {
         file: String,
@@ -75,10 +81,17 @@ impl Error {
     }
 
     pub fn io(file: impl Into<String>, source: std::io::Error) -> Self {
-        Error::Io { file: file.into(), source }
+        Error::Io {
+            file: file.into(),
+            source,
+        }
     }
 
     pub fn corruption(file: impl Into<String>, offset: u64, detail: impl Into<String>) -> Self {
-        Error::Corruption { file: file.into(), offset, detail: detail.into() }
+        Error::Corruption {
+            file: file.into(),
+            offset,
+            detail: detail.into(),
+        }
     }
 }

@@ -224,7 +224,11 @@ mod tests {
 
     #[test]
     fn display_uses_tck_notation() {
-        let list = Value::List(Arc::from(vec![Value::Int(1), Value::string("a'b"), Value::Null]));
+        let list = Value::List(Arc::from(vec![
+            Value::Int(1),
+            Value::string("a'b"),
+            Value::Null,
+        ]));
         assert_eq!(list.to_string(), "[1, 'a\\'b', null]");
         assert_eq!(Value::Float(2.0).to_string(), "2.0");
     }

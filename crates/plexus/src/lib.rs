@@ -1,1 +1,38 @@
-//! placeholder
+//! Plexus: a hybrid transactional / graph-analytical property-graph database.
+//!
+//! This facade crate is the embedded API:
+//!
+//! ```
+//! use plexus::{Config, Database, Direction, Value};
+//! let dir = tempfile_dir();
+//! let db = Database::open(&dir, Config::default()).unwrap();
+//! let mut tx = db.begin();
+//! let ada = tx.create_vertex(&["Person"], &[("name", Value::from("Ada"))]).unwrap();
+//! let bob = tx.create_vertex(&["Person"], &[("name", Value::from("Bob"))]).unwrap();
+//! tx.create_edge(ada, "KNOWS", bob, &[("since", Value::from(2020))]).unwrap();
+//! tx.commit().unwrap();
+//!
+//! let mut tx = db.begin();
+//! let friends = tx.neighbors(ada, Some("KNOWS"), Direction::Out).unwrap();
+//! assert_eq!(friends.len(), 1);
+//! assert_eq!(tx.vertex_property(friends[0].1, "name").unwrap(), Some(Value::from("Bob")));
+//! # drop(tx); drop(db); std::fs::remove_dir_all(&dir).unwrap();
+//! # fn tempfile_dir() -> std::path::PathBuf {
+//! #     let d = std::env::temp_dir().join(format!("plexus-doc-{}", std::process::id()));
+//! #     let _ = std::fs::remove_dir_all(&d); d
+//! # }
+//! ```
+//!
+//! A database is a directory: `MANIFEST`, WAL segments, checkpoint files, and a `LOCK` file
+//! that one process holds while the database is open. Durability follows
+//! [`Config::durability`]; see `plexus_storage::wal` for what each mode guarantees.
+
+mod database;
+
+pub use database::Database;
+pub use plexus_storage::{RecoveryReport, Vfs, fault::FaultVfs};
+pub use plexus_txn::{GraphSnapshot, Transaction, VertexTableSpec};
+pub use plexus_types::{
+    AbortReason, Config, DataType, Direction, DurabilityMode, EdgeId, EdgeTableId, Error,
+    IsolationLevel, Result, Timestamp, Value, VertexId, VertexTableId,
+};

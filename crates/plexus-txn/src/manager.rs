@@ -1,0 +1,253 @@
+//! The commit pipeline and database-wide transaction state.
+//!
+//! COMMIT
+//! ======
+//! ```text
+//!   build redo record from the write set         (no lock)
+//!   ── commit lock ──────────────────────────────
+//!   validate against summaries of later commits  (SI writes; SERIALIZABLE also reads)
+//!   re-check primary keys against the newest state
+//!   ts = last_ts + 1
+//!   install into storage at ts                    (invisible: readers start at visible_ts < ts)
+//!   append the record to the WAL buffer           (after install, so a flusher that makes ts
+//!                                                  durable can never expose a half install)
+//!   remember the summary if a concurrent transaction may need it
+//!   ── unlock ───────────────────────────────────
+//!   fsync mode: wait for the group-commit flush, then advance visible_ts to the durable ts
+//!   other modes: visible_ts was advanced under the lock
+//! ```
+//! Installing takes only short per-chunk and per-segment latches, never a lock held for a
+//! transaction's lifetime. An install or WAL failure poisons the database (see `wal`).
+//!
+//! CHECKPOINT
+//! ==========
+//! Under the commit lock the WAL is rotated and the last commit timestamp pinned as a reader;
+//! the checkpoint is then written without blocking commits. Checkpoints also run automatically
+//! after `checkpoint_wal_bytes` of WAL, in the committing thread that crossed the threshold.
+
+use crate::oracle::Oracle;
+use crate::validation::{self, CommitSummary, MAX_RETAINED_SUMMARIES};
+use crate::write_set::WriteSet;
+use parking_lot::Mutex;
+use plexus_storage::Storage;
+use plexus_types::{AbortReason, Config, DurabilityMode, Error, Result, Timestamp, VertexId};
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::validation::ReadItem;
+
+struct CommitState {
+    last_ts: Timestamp,
+    summaries: VecDeque<Arc<CommitSummary>>,
+    /// Summaries of commits at or below this were not kept (no one could need them) or were
+    /// dropped by the bound; transactions that started below it cannot be validated.
+    forgotten_up_to: Timestamp,
+}
+
+pub struct TxnManager {
+    storage: Arc<Storage>,
+    config: Config,
+    pub(crate) oracle: Oracle,
+    commit: Mutex<CommitState>,
+    checkpoint_running: AtomicBool,
+}
+
+/// What a committing transaction hands to the pipeline.
+pub(crate) struct CommitRequest {
+    pub start_ts: Timestamp,
+    pub serializable: bool,
+    pub writes: WriteSet,
+    pub reads: HashSet<ReadItem>,
+}
+
+impl TxnManager {
+    pub fn new(storage: Arc<Storage>, config: Config) -> Arc<Self> {
+        let recovered = storage.recovered_ts();
+        Arc::new(Self {
+            storage,
+            config,
+            oracle: Oracle::new(recovered),
+            commit: Mutex::new(CommitState {
+                last_ts: recovered,
+                summaries: VecDeque::new(),
+                forgotten_up_to: recovered,
+            }),
+            checkpoint_running: AtomicBool::new(false),
+        })
+    }
+
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.storage
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn visible_ts(&self) -> Timestamp {
+        self.oracle.visible_ts()
+    }
+
+    pub(crate) fn commit(&self, request: CommitRequest) -> Result<Timestamp> {
+        let catalog = self.storage.catalog();
+        let (mut record, keys, source) = request.writes.into_record();
+        let mut state = self.commit.lock();
+        if let Some(reason) = self.storage.wal().poisoned() {
+            return Err(Error::Poisoned(reason));
+        }
+        if request.start_ts < state.forgotten_up_to {
+            return Err(Error::Aborted(AbortReason::TooOld));
+        }
+        for theirs in state.summaries.iter().filter(|s| s.ts > request.start_ts) {
+            let mut verdict = validation::check_writes(&keys, theirs, &catalog);
+            if request.serializable && verdict.is_ok() {
+                verdict = validation::check_reads(&request.reads, theirs, &catalog);
+            }
+            if let Err(abort) = verdict {
+                // Return only once the winner is visible, so that an immediate retry starts
+                // from a snapshot that includes it instead of failing the same way again.
+                let winner_lsn = theirs.lsn;
+                drop(state);
+                self.wait_visible(winner_lsn)?;
+                return Err(abort);
+            }
+        }
+        self.check_primary_keys(source.pk_claims(), state.last_ts, &record)?;
+        let ts = state.last_ts + 1;
+        record.ts = ts;
+        let horizon = self.oracle.horizon();
+        let logged = self
+            .storage
+            .install(&record, horizon)
+            .and_then(|()| self.storage.log_commit(&record));
+        let lsn = match logged {
+            Ok(lsn) => lsn,
+            Err(e) => {
+                self.storage
+                    .wal()
+                    .poison(format!("commit {ts} could not be installed or logged: {e}"));
+                return Err(e);
+            }
+        };
+        state.last_ts = ts;
+        // A summary is only read by a transaction that started before `ts`. With no other
+        // transaction registered and visibility advancing right here (non-fsync modes), no one
+        // can; anyone who registers in between is told to retry (TooOld) rather than missed.
+        let fsync = self.config.durability == DurabilityMode::Fsync;
+        if fsync || self.oracle.active_count() > 1 {
+            let mut summary = source.build(&record, &catalog);
+            summary.lsn = lsn;
+            state.summaries.push_back(Arc::new(summary));
+        } else {
+            state.forgotten_up_to = ts;
+        }
+        self.prune_summaries(&mut state, horizon);
+        if !fsync {
+            self.oracle.advance_visible(ts);
+        }
+        drop(state);
+        if fsync {
+            self.wait_visible(lsn)?;
+        }
+        Ok(ts)
+    }
+
+    /// Fsync mode: waits until the WAL is durable up to `lsn` and advances visibility to it.
+    /// (In the other modes commits are visible as soon as they are installed.)
+    fn wait_visible(&self, lsn: u64) -> Result<()> {
+        if self.config.durability == DurabilityMode::Fsync {
+            self.storage.wal().wait_durable(lsn)?;
+            self.oracle.advance_visible(self.storage.wal().durable_ts());
+        }
+        Ok(())
+    }
+
+    fn prune_summaries(&self, state: &mut CommitState, horizon: Timestamp) {
+        while let Some(front) = state.summaries.front() {
+            let unneeded = front.ts <= horizon;
+            if !unneeded && state.summaries.len() <= MAX_RETAINED_SUMMARIES {
+                break;
+            }
+            if !unneeded {
+                state.forgotten_up_to = front.ts;
+            }
+            state.summaries.pop_front();
+        }
+    }
+
+    /// Final uniqueness check of claimed primary keys against everything committed so far.
+    fn check_primary_keys(
+        &self,
+        claims: &[(u32, plexus_types::Value, VertexId)],
+        newest: Timestamp,
+        record: &plexus_storage::CommitRecord,
+    ) -> Result<()> {
+        for (table, key, mine) in claims {
+            let table_ref = self.storage.vertex_table(*table)?;
+            if let Some(row) = table_ref.lookup_pk(key, newest) {
+                let holder = VertexId::new(*table, row);
+                let released_here = record.ops.iter().any(|op| match op {
+                    plexus_storage::WriteOp::DeleteVertex { id } => *id == holder,
+                    plexus_storage::WriteOp::SetVertexProp { id, key: k, .. } => {
+                        *id == holder && Some(*k) == table_ref.pk_key()
+                    }
+                    _ => false,
+                });
+                if holder != *mine && !released_here {
+                    return Err(Error::Aborted(AbortReason::WriteConflict {
+                        item: format!(
+                            "primary key {key} of table '{}'",
+                            self.storage.catalog().table_name(*table)
+                        ),
+                    }));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes a checkpoint (see CHECKPOINT). Concurrent calls are serialised.
+    pub fn checkpoint(&self) -> Result<()> {
+        let (wal_start, ts) = {
+            let state = self.commit.lock();
+            let wal_start = self.storage.rotate_wal()?;
+            self.oracle.register_reader_at(state.last_ts);
+            (wal_start, state.last_ts)
+        };
+        let result = self.storage.write_checkpoint(ts, wal_start);
+        self.oracle.release_reader(ts);
+        result?;
+        self.maintain();
+        Ok(())
+    }
+
+    /// Garbage-collects versions no reader needs and compacts the topology.
+    pub fn maintain(&self) {
+        self.storage.maintain(self.oracle.horizon());
+    }
+
+    /// Runs a checkpoint if enough WAL accumulated and no other checkpoint is running.
+    pub(crate) fn maybe_checkpoint(&self) -> Result<()> {
+        let threshold = self.config.checkpoint_wal_bytes;
+        if threshold == 0 || self.storage.wal().bytes_since_checkpoint() < threshold {
+            return Ok(());
+        }
+        if self.checkpoint_running.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let result = self.checkpoint();
+        self.checkpoint_running.store(false, Ordering::Release);
+        result
+    }
+
+    /// Writes buffered WAL records out (with fsync when `sync`); used by the background
+    /// flusher of the `periodic` and `none` modes, and at close.
+    pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        self.storage.wal().flush(sync)?;
+        if sync {
+            self.oracle.advance_visible(self.storage.wal().durable_ts());
+        }
+        Ok(())
+    }
+}

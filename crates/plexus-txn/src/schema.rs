@@ -1,0 +1,237 @@
+//! Schema operations: registering names and declaring tables.
+//!
+//! Declared tables give typed columns, a primary key, column families and an allowed label
+//! list; they are the fast path. Declaring is a catalog change, logged immediately and not
+//! part of any transaction (like token creation, see `plexus_storage::catalog`).
+
+use plexus_storage::catalog::{PropertyDef, Tokens, validate_table_def};
+use plexus_storage::{Catalog, CatalogOp, EdgeTableDef, Storage, VertexTableDef};
+use plexus_types::{DataType, EdgeTableId, Error, Result, VertexTableId};
+
+/// Longest label, property or edge-type name accepted.
+pub const MAX_NAME_BYTES: usize = 1024;
+
+#[derive(Clone, Copy)]
+pub(crate) enum TokenKind {
+    Label,
+    PropKey,
+    EdgeType,
+}
+
+impl TokenKind {
+    fn tokens(self, catalog: &Catalog) -> &Tokens {
+        match self {
+            TokenKind::Label => &catalog.labels,
+            TokenKind::PropKey => &catalog.prop_keys,
+            TokenKind::EdgeType => &catalog.edge_types,
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            TokenKind::Label => "label",
+            TokenKind::PropKey => "property name",
+            TokenKind::EdgeType => "edge type",
+        }
+    }
+}
+
+/// The id of `name`, registering it on first use.
+pub(crate) fn ensure_token(storage: &Storage, name: &str, kind: TokenKind) -> Result<u32> {
+    if name.is_empty() || name.len() > MAX_NAME_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "{} must be 1 to {MAX_NAME_BYTES} bytes long, got {} bytes",
+            kind.what(),
+            name.len()
+        )));
+    }
+    storage.change_catalog(
+        |c| kind.tokens(c).id(name),
+        |c| {
+            let id = kind.tokens(c).len() as u32;
+            let name = name.to_string();
+            Ok(match kind {
+                TokenKind::Label => CatalogOp::Label { id, name },
+                TokenKind::PropKey => CatalogOp::PropKey { id, name },
+                TokenKind::EdgeType => CatalogOp::EdgeType { id, name },
+            })
+        },
+    )
+}
+
+/// A vertex table declaration.
+#[derive(Clone, Debug, Default)]
+pub struct VertexTableSpec {
+    /// Table name, which is also the label every vertex of the table carries.
+    pub name: String,
+    pub properties: Vec<(String, DataType)>,
+    pub primary_key: Option<String>,
+    /// Groups of declared properties stored together, row-wise.
+    pub families: Vec<Vec<String>>,
+    /// Labels a vertex of this table may carry besides the table's own.
+    pub extra_labels: Vec<String>,
+}
+
+impl VertexTableSpec {
+    pub fn new(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            ..Default::default()
+        }
+    }
+
+    pub fn property(mut self, name: &str, data_type: DataType) -> Self {
+        self.properties.push((name.to_string(), data_type));
+        self
+    }
+
+    pub fn primary_key(mut self, name: &str) -> Self {
+        self.primary_key = Some(name.to_string());
+        self
+    }
+
+    pub fn family(mut self, members: &[&str]) -> Self {
+        self.families
+            .push(members.iter().map(|m| m.to_string()).collect());
+        self
+    }
+
+    pub fn extra_label(mut self, label: &str) -> Self {
+        self.extra_labels.push(label.to_string());
+        self
+    }
+}
+
+fn position(spec: &VertexTableSpec, name: &str, what: &str) -> Result<usize> {
+    spec.properties
+        .iter()
+        .position(|(p, _)| p == name)
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{what} '{name}' of vertex table '{}' is not a declared property",
+                spec.name
+            ))
+        })
+}
+
+pub fn create_vertex_table(storage: &Storage, spec: &VertexTableSpec) -> Result<VertexTableId> {
+    let label = ensure_token(storage, &spec.name, TokenKind::Label)?;
+    if storage.catalog().table_of_label(label).is_some() {
+        return Err(Error::Constraint(format!(
+            "vertex table '{}' already exists",
+            spec.name
+        )));
+    }
+    let mut properties: Vec<PropertyDef> = Vec::new();
+    for (name, data_type) in &spec.properties {
+        let key = ensure_token(storage, name, TokenKind::PropKey)?;
+        if properties.iter().any(|p| p.key == key) {
+            return Err(Error::InvalidArgument(format!(
+                "property '{name}' is declared twice in '{}'",
+                spec.name
+            )));
+        }
+        properties.push(PropertyDef {
+            key,
+            data_type: *data_type,
+        });
+    }
+    let primary_key = spec
+        .primary_key
+        .as_deref()
+        .map(|pk| position(spec, pk, "primary key"))
+        .transpose()?;
+    let families = spec
+        .families
+        .iter()
+        .map(|f| {
+            f.iter()
+                .map(|m| position(spec, m, "column family member"))
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let extra_labels = spec
+        .extra_labels
+        .iter()
+        .map(|l| ensure_token(storage, l, TokenKind::Label))
+        .collect::<Result<Vec<_>>>()?;
+    let def = VertexTableDef {
+        name: spec.name.clone(),
+        label,
+        declared: true,
+        properties,
+        primary_key,
+        families,
+        extra_labels: Some(extra_labels),
+    };
+    validate_table_def(&def).map_err(Error::InvalidArgument)?;
+    let mut created = false;
+    let id = storage.change_catalog(
+        |c| c.table_of_label(label),
+        |c| {
+            created = true;
+            Ok(CatalogOp::VertexTable {
+                id: c.vertex_tables.len() as u32,
+                def,
+            })
+        },
+    )?;
+    if !created {
+        return Err(Error::Constraint(format!(
+            "vertex table '{}' already exists",
+            spec.name
+        )));
+    }
+    Ok(id)
+}
+
+/// Declares the edge table `(from)-[edge_type]->(to)` with typed properties.
+pub fn create_edge_table(
+    storage: &Storage,
+    from: &str,
+    edge_type: &str,
+    to: &str,
+    properties: &[(&str, DataType)],
+) -> Result<EdgeTableId> {
+    let catalog = storage.catalog();
+    let table = |name: &str| {
+        catalog
+            .labels
+            .id(name)
+            .and_then(|l| catalog.table_of_label(l))
+            .ok_or_else(|| Error::NotFound(format!("vertex table '{name}'")))
+    };
+    let (src, dst) = (table(from)?, table(to)?);
+    let ty = ensure_token(storage, edge_type, TokenKind::EdgeType)?;
+    let mut props = Vec::new();
+    for (name, data_type) in properties {
+        props.push(PropertyDef {
+            key: ensure_token(storage, name, TokenKind::PropKey)?,
+            data_type: *data_type,
+        });
+    }
+    let def = EdgeTableDef {
+        src,
+        edge_type: ty,
+        dst,
+        declared: true,
+        properties: props,
+    };
+    let mut created = false;
+    let id = storage.change_catalog(
+        |c| c.edge_table(src, ty, dst),
+        |c| {
+            created = true;
+            Ok(CatalogOp::EdgeTable {
+                id: c.edge_tables.len() as u32,
+                def,
+            })
+        },
+    )?;
+    if !created {
+        return Err(Error::Constraint(format!(
+            "edge table ({from})-[{edge_type}]->({to}) already exists"
+        )));
+    }
+    Ok(id)
+}

@@ -1,0 +1,804 @@
+//! Transactions: a snapshot to read from, a private write set, and (under SERIALIZABLE) a read
+//! set — see `validation` for what conflicts.
+//!
+//! READS
+//! =====
+//! A transaction reads the committed state at its start timestamp overlaid with its own writes
+//! (read-your-writes). Reads of names that do not exist yet (a label nobody used) simply find
+//! nothing; writes register new names in the catalog.
+//!
+//! WRITES
+//! ======
+//! Every write is checked when it is made — the vertex or edge must exist in the transaction's
+//! view, values must match declared types, labels must be allowed by a declared table, primary
+//! keys must be present and unique — so errors surface at the call that caused them, and
+//! `commit` fails only for conflicts (retryable) or I/O trouble.
+//!
+//! LIFETIME
+//! ========
+//! `commit` and `rollback` consume the transaction; dropping an uncommitted one rolls it back.
+//! Reserved ids of a rolled-back transaction stay unused (holes).
+
+use crate::manager::{CommitRequest, TxnManager};
+use crate::schema::{self, TokenKind};
+use crate::validation::{Entity, ReadItem};
+use crate::write_set::{NewEdge, NewVertex, WriteSet};
+use plexus_storage::store::MAX_VERTEX_ROWS;
+use plexus_storage::topology::MAX_EDGE_OFFSET;
+use plexus_storage::{Catalog, CatalogOp, EdgeTableDef, VertexTable, VertexTableDef};
+use plexus_types::{
+    Direction, EdgeId, EdgeTypeId, Error, IsolationLevel, LabelId, PropKeyId, Result, Timestamp,
+    Value, VertexId, VertexTableId,
+};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+/// The implicit table of vertices created without labels.
+pub const UNLABELED_TABLE: &str = "";
+
+pub struct Transaction {
+    manager: Arc<TxnManager>,
+    start_ts: Timestamp,
+    isolation: IsolationLevel,
+    writes: WriteSet,
+    reads: HashSet<ReadItem>,
+    active: bool,
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        if self.active {
+            self.manager.oracle.release_reader(self.start_ts);
+        }
+    }
+}
+
+impl Transaction {
+    pub(crate) fn begin(manager: Arc<TxnManager>, isolation: IsolationLevel) -> Self {
+        let start_ts = manager.oracle.register_reader();
+        Self {
+            manager,
+            start_ts,
+            isolation,
+            writes: WriteSet::default(),
+            reads: HashSet::new(),
+            active: true,
+        }
+    }
+
+    pub fn start_ts(&self) -> Timestamp {
+        self.start_ts
+    }
+
+    pub fn isolation(&self) -> IsolationLevel {
+        self.isolation
+    }
+
+    /// Commits; returns the commit timestamp (the start timestamp for a read-only transaction).
+    /// A returned `Error::Aborted` means nothing was written and retrying may succeed.
+    pub fn commit(mut self) -> Result<Timestamp> {
+        self.active = false;
+        let writes = std::mem::take(&mut self.writes);
+        let result = if writes.is_empty() {
+            Ok(self.start_ts)
+        } else {
+            self.manager.commit(CommitRequest {
+                start_ts: self.start_ts,
+                serializable: self.isolation == IsolationLevel::Serializable,
+                writes,
+                reads: std::mem::take(&mut self.reads),
+            })
+        };
+        self.manager.oracle.release_reader(self.start_ts);
+        let ts = result?;
+        self.manager.maybe_checkpoint()?;
+        Ok(ts)
+    }
+
+    pub fn rollback(self) {
+        drop(self);
+    }
+
+    // ---- helpers ---------------------------------------------------------------------------
+
+    fn storage(&self) -> &plexus_storage::Storage {
+        self.manager.storage()
+    }
+
+    fn catalog(&self) -> Arc<Catalog> {
+        self.storage().catalog()
+    }
+
+    fn record(&mut self, item: ReadItem) {
+        if self.isolation == IsolationLevel::Serializable {
+            self.reads.insert(item);
+        }
+    }
+
+    fn ensure_token(&self, name: &str, kind: TokenKind) -> Result<u32> {
+        schema::ensure_token(self.storage(), name, kind)
+    }
+
+    fn vertex_table(&self, v: VertexId) -> Result<Arc<VertexTable>> {
+        self.storage().check_vertex_id(v)
+    }
+
+    /// Fails unless `v` exists in this transaction's view.
+    fn check_vertex(&mut self, v: VertexId) -> Result<Arc<VertexTable>> {
+        let table = self.vertex_table(v)?;
+        if self.writes.new_vertices.contains_key(&v) {
+            return Ok(table);
+        }
+        if self.writes.deleted_vertices.contains_key(&v) {
+            return Err(Error::NotFound(format!(
+                "vertex {v} was deleted by this transaction"
+            )));
+        }
+        self.record(ReadItem::Exists(Entity::Vertex(v)));
+        if !table.rows.exists(v.offset, self.start_ts) {
+            return Err(Error::NotFound(format!("vertex {v} does not exist")));
+        }
+        Ok(table)
+    }
+
+    fn check_edge(&mut self, e: EdgeId) -> Result<()> {
+        if self.writes.new_edges.contains_key(&e) {
+            return Ok(());
+        }
+        if self.writes.deleted_edges.contains_key(&e) {
+            return Err(Error::NotFound(format!(
+                "edge {e} was deleted by this transaction"
+            )));
+        }
+        let table = self
+            .storage()
+            .edge_table(e.table)
+            .map_err(|_| Error::NotFound(format!("edge {e}: no such edge table")))?;
+        if e.offset >= table.rows.row_count() {
+            return Err(Error::NotFound(format!("edge {e}: offset out of range")));
+        }
+        self.record(ReadItem::Exists(Entity::Edge(e)));
+        if !table.rows.exists(e.offset, self.start_ts) {
+            return Err(Error::NotFound(format!("edge {e} does not exist")));
+        }
+        Ok(())
+    }
+
+    fn resolve_props(
+        &self,
+        table: &plexus_storage::rows::RowTable,
+        props: &[(&str, Value)],
+    ) -> Result<BTreeMap<PropKeyId, Value>> {
+        let mut resolved = BTreeMap::new();
+        for (name, value) in props {
+            let key = self.ensure_token(name, TokenKind::PropKey)?;
+            table.check_type(key, value, name)?;
+            if matches!(value, Value::Null) {
+                resolved.remove(&key);
+            } else {
+                resolved.insert(key, value.clone());
+            }
+        }
+        Ok(resolved)
+    }
+
+    // ---- vertices --------------------------------------------------------------------------
+
+    /// Creates a vertex. Its table is the first label that names a vertex table (declared or
+    /// implicit); otherwise an implicit table named after the first label is created. Other
+    /// labels are stored in the vertex's label set. Null-valued properties are not stored.
+    pub fn create_vertex(&mut self, labels: &[&str], props: &[(&str, Value)]) -> Result<VertexId> {
+        let (table_id, extra) = self.table_for_new_vertex(labels)?;
+        let table = self.storage().vertex_table(table_id)?;
+        let resolved = self.resolve_props(&table.rows, props)?;
+        let def = self.catalog().vertex_table(table_id)?.clone();
+        let pk = match def.primary_key {
+            Some(index) => {
+                let key = def.properties[index].key;
+                let value = resolved.get(&key).cloned().ok_or_else(|| {
+                    Error::Constraint(format!(
+                        "vertex table '{}' requires its primary key '{}'",
+                        def.name,
+                        self.catalog().prop_name(key)
+                    ))
+                })?;
+                self.check_pk_free(&table, table_id, &value, None)?;
+                Some(value)
+            }
+            None => None,
+        };
+        let offset = table.rows.reserve(MAX_VERTEX_ROWS)?;
+        let id = VertexId::new(table_id, offset);
+        if let Some(value) = pk {
+            self.writes.pk_claims.insert((table_id, value), id);
+        }
+        self.writes.new_vertices.insert(
+            id,
+            NewVertex {
+                labels: extra,
+                props: resolved,
+            },
+        );
+        Ok(id)
+    }
+
+    fn table_for_new_vertex(&self, labels: &[&str]) -> Result<(VertexTableId, Vec<LabelId>)> {
+        let catalog = self.catalog();
+        let existing = labels.iter().find_map(|l| {
+            catalog
+                .labels
+                .id(l)
+                .and_then(|id| catalog.table_of_label(id))
+        });
+        let table_id = match existing {
+            Some(t) => t,
+            None => {
+                self.ensure_implicit_table(labels.first().copied().unwrap_or(UNLABELED_TABLE))?
+            }
+        };
+        let catalog = self.catalog();
+        let def = catalog.vertex_table(table_id)?;
+        let mut extra = Vec::new();
+        for name in labels {
+            let id = self.ensure_token(name, TokenKind::Label)?;
+            if id != def.label && !extra.contains(&id) {
+                check_label_allowed(def, id, name)?;
+                extra.push(id);
+            }
+        }
+        extra.sort_unstable();
+        Ok((table_id, extra))
+    }
+
+    fn ensure_implicit_table(&self, label_name: &str) -> Result<VertexTableId> {
+        let label = if label_name.is_empty() {
+            // The unlabeled table's label is a reserved empty name, never shown to users.
+            self.storage().change_catalog(
+                |c| c.labels.id(UNLABELED_TABLE),
+                |c| {
+                    Ok(CatalogOp::Label {
+                        id: c.labels.len() as u32,
+                        name: UNLABELED_TABLE.to_string(),
+                    })
+                },
+            )?
+        } else {
+            self.ensure_token(label_name, TokenKind::Label)?
+        };
+        self.storage().change_catalog(
+            |c| c.table_of_label(label),
+            |c| {
+                let def = VertexTableDef {
+                    name: label_name.to_string(),
+                    label,
+                    declared: false,
+                    properties: Vec::new(),
+                    primary_key: None,
+                    families: Vec::new(),
+                    extra_labels: None,
+                };
+                Ok(CatalogOp::VertexTable {
+                    id: c.vertex_tables.len() as u32,
+                    def,
+                })
+            },
+        )
+    }
+
+    /// Fails if `value` is the primary key of a vertex (other than `except`) in this view.
+    fn check_pk_free(
+        &mut self,
+        table: &VertexTable,
+        table_id: VertexTableId,
+        value: &Value,
+        except: Option<VertexId>,
+    ) -> Result<()> {
+        let holder = match self.writes.pk_claims.get(&(table_id, value.clone())) {
+            Some(v) => Some(*v),
+            None => table
+                .lookup_pk(value, self.start_ts)
+                .map(|row| VertexId::new(table_id, row))
+                .filter(|v| {
+                    !self.writes.deleted_vertices.contains_key(v)
+                        && !table
+                            .pk_key()
+                            .is_some_and(|k| self.writes.vertex_props.contains_key(&(*v, k)))
+                }),
+        };
+        match holder {
+            Some(v) if Some(v) != except => Err(Error::Constraint(format!(
+                "duplicate primary key {value} in vertex table '{}' (held by vertex {v})",
+                self.catalog().table_name(table_id)
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Deletes a vertex. Fails if it still has edges, unless `detach`, which deletes them too.
+    pub fn delete_vertex(&mut self, v: VertexId, detach: bool) -> Result<()> {
+        self.check_vertex(v)?;
+        let edges = self.neighbors(v, None, Direction::Both)?;
+        if !edges.is_empty() && !detach {
+            return Err(Error::Constraint(format!(
+                "cannot delete vertex {v}: it still has {} relationship(s); delete them first or detach-delete",
+                edges.len()
+            )));
+        }
+        let mut seen = HashSet::new();
+        for (e, _) in edges {
+            if seen.insert(e) {
+                self.delete_edge(e)?;
+            }
+        }
+        let labels = self.label_ids(v)?;
+        self.writes.forget_vertex_writes(v);
+        if self.writes.new_vertices.remove(&v).is_none() {
+            self.writes.deleted_vertices.insert(v, labels);
+        }
+        Ok(())
+    }
+
+    pub fn vertex_exists(&mut self, v: VertexId) -> Result<bool> {
+        match self.check_vertex(v) {
+            Ok(_) => Ok(true),
+            Err(Error::NotFound(_)) if self.vertex_table(v).is_ok() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sets a property; setting `Value::Null` removes it.
+    pub fn set_vertex_property(&mut self, v: VertexId, name: &str, value: Value) -> Result<()> {
+        let table = self.check_vertex(v)?;
+        let key = self.ensure_token(name, TokenKind::PropKey)?;
+        table.rows.check_type(key, &value, name)?;
+        let is_null = matches!(value, Value::Null);
+        if table.pk_key() == Some(key) {
+            if is_null {
+                return Err(Error::Constraint(format!(
+                    "the primary key '{name}' of vertex {v} cannot be removed"
+                )));
+            }
+            self.check_pk_free(&table, v.table, &value, Some(v))?;
+            self.writes.pk_claims.retain(|_, x| *x != v);
+            self.writes.pk_claims.insert((v.table, value.clone()), v);
+        }
+        let value = (!is_null).then_some(value);
+        if let Some(nv) = self.writes.new_vertices.get_mut(&v) {
+            match value {
+                Some(x) => nv.props.insert(key, x),
+                None => nv.props.remove(&key),
+            };
+        } else {
+            self.writes.vertex_props.insert((v, key), value);
+        }
+        Ok(())
+    }
+
+    pub fn remove_vertex_property(&mut self, v: VertexId, name: &str) -> Result<()> {
+        self.set_vertex_property(v, name, Value::Null)
+    }
+
+    pub fn vertex_property(&mut self, v: VertexId, name: &str) -> Result<Option<Value>> {
+        let table = self.check_vertex(v)?;
+        let Some(key) = self.catalog().prop_keys.id(name) else {
+            return Ok(None);
+        };
+        if let Some(nv) = self.writes.new_vertices.get(&v) {
+            return Ok(nv.props.get(&key).cloned());
+        }
+        if let Some(value) = self.writes.vertex_props.get(&(v, key)) {
+            return Ok(value.clone());
+        }
+        self.record(ReadItem::Prop(Entity::Vertex(v), key));
+        Ok(table.rows.prop(v.offset, key, self.start_ts))
+    }
+
+    /// All properties of a vertex, sorted by name.
+    pub fn vertex_properties(&mut self, v: VertexId) -> Result<Vec<(String, Value)>> {
+        let table = self.check_vertex(v)?;
+        let props: BTreeMap<PropKeyId, Value> = match self.writes.new_vertices.get(&v) {
+            Some(nv) => nv.props.clone(),
+            None => {
+                self.record(ReadItem::AllProps(Entity::Vertex(v)));
+                let mut props: BTreeMap<_, _> = table
+                    .rows
+                    .props(v.offset, self.start_ts)
+                    .into_iter()
+                    .collect();
+                for ((_, key), value) in
+                    self.writes.vertex_props.range((v, 0)..=(v, PropKeyId::MAX))
+                {
+                    match value {
+                        Some(x) => props.insert(*key, x.clone()),
+                        None => props.remove(key),
+                    };
+                }
+                props
+            }
+        };
+        Ok(self.named(props))
+    }
+
+    fn named(&self, props: BTreeMap<PropKeyId, Value>) -> Vec<(String, Value)> {
+        let catalog = self.catalog();
+        let mut named: Vec<_> = props
+            .into_iter()
+            .map(|(k, v)| (catalog.prop_name(k).to_string(), v))
+            .collect();
+        named.sort_by(|a, b| a.0.cmp(&b.0));
+        named
+    }
+
+    /// Extra labels (beyond the table's) in this view.
+    fn extra_labels(&mut self, v: VertexId, table: &VertexTable) -> Vec<LabelId> {
+        if let Some(nv) = self.writes.new_vertices.get(&v) {
+            return nv.labels.clone();
+        }
+        if let Some((_, new)) = self.writes.vertex_labels.get(&v) {
+            return new.clone();
+        }
+        self.record(ReadItem::Labels(v));
+        table.rows.labels(v.offset, self.start_ts)
+    }
+
+    fn label_ids(&mut self, v: VertexId) -> Result<Vec<LabelId>> {
+        let table = self.check_vertex(v)?;
+        let own = self.catalog().vertex_table(v.table)?.label;
+        let mut labels = self.extra_labels(v, &table);
+        labels.push(own);
+        Ok(labels)
+    }
+
+    /// The vertex's labels, sorted (the table's label included, unless it is unlabeled).
+    pub fn vertex_labels(&mut self, v: VertexId) -> Result<Vec<String>> {
+        let ids = self.label_ids(v)?;
+        let catalog = self.catalog();
+        let mut names: Vec<String> = ids
+            .into_iter()
+            .map(|id| catalog.label_name(id).to_string())
+            .filter(|name| name != UNLABELED_TABLE)
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    pub fn add_label(&mut self, v: VertexId, label: &str) -> Result<()> {
+        self.change_labels(v, label, true)
+    }
+
+    /// Removes a label; the table's own label cannot be removed.
+    pub fn remove_label(&mut self, v: VertexId, label: &str) -> Result<()> {
+        self.change_labels(v, label, false)
+    }
+
+    fn change_labels(&mut self, v: VertexId, name: &str, add: bool) -> Result<()> {
+        let table = self.check_vertex(v)?;
+        let catalog = self.catalog();
+        let def = catalog.vertex_table(v.table)?;
+        let id = match (add, catalog.labels.id(name)) {
+            (true, _) => self.ensure_token(name, TokenKind::Label)?,
+            (false, Some(id)) => id,
+            (false, None) => return Ok(()),
+        };
+        if id == def.label {
+            return match add {
+                true => Ok(()),
+                false => Err(Error::InvalidArgument(format!(
+                    "label '{name}' is the table label of vertex {v} and cannot be removed"
+                ))),
+            };
+        }
+        if add {
+            check_label_allowed(def, id, name)?;
+        }
+        let old = self.extra_labels(v, &table);
+        let mut new: Vec<LabelId> = old.iter().copied().filter(|&l| l != id).collect();
+        if add {
+            new.push(id);
+            new.sort_unstable();
+        }
+        if let Some(nv) = self.writes.new_vertices.get_mut(&v) {
+            nv.labels = new;
+        } else {
+            let original = self
+                .writes
+                .vertex_labels
+                .get(&v)
+                .map_or(old, |(o, _)| o.clone());
+            self.writes.vertex_labels.insert(v, (original, new));
+        }
+        Ok(())
+    }
+
+    /// Every vertex carrying `label` in this view, in id order.
+    pub fn scan_label(&mut self, label: &str) -> Result<Vec<VertexId>> {
+        let id = match self.isolation {
+            // A serializable scan needs the label's id to record the predicate, even if no
+            // vertex carries it yet (a concurrent insert would be a phantom).
+            IsolationLevel::Serializable => Some(self.ensure_token(label, TokenKind::Label)?),
+            IsolationLevel::Snapshot => self.catalog().labels.id(label),
+        };
+        let Some(id) = id else { return Ok(Vec::new()) };
+        self.record(ReadItem::LabelScan(id));
+        let catalog = self.catalog();
+        let table_label =
+            |v: &VertexId| catalog.vertex_tables.get(v.table as usize).map(|t| t.label);
+        let mut found = Vec::new();
+        self.storage()
+            .scan_label(id, self.start_ts, &mut |v| found.push(v));
+        found.retain(|v| {
+            !self.writes.deleted_vertices.contains_key(v)
+                && self
+                    .writes
+                    .vertex_labels
+                    .get(v)
+                    .is_none_or(|(_, new)| new.contains(&id) || table_label(v) == Some(id))
+        });
+        found.extend(
+            self.writes
+                .vertex_labels
+                .iter()
+                .filter(|(_, (old, new))| new.contains(&id) && !old.contains(&id))
+                .map(|(v, _)| *v),
+        );
+        found.extend(
+            self.writes
+                .new_vertices
+                .iter()
+                .filter(|(v, nv)| nv.labels.contains(&id) || table_label(v) == Some(id))
+                .map(|(v, _)| *v),
+        );
+        found.sort_unstable();
+        found.dedup();
+        Ok(found)
+    }
+
+    /// Looks a vertex up by the primary key of the vertex table named `table`.
+    pub fn lookup(&mut self, table: &str, key: &Value) -> Result<Option<VertexId>> {
+        let catalog = self.catalog();
+        let table_id = catalog
+            .labels
+            .id(table)
+            .and_then(|l| catalog.table_of_label(l))
+            .ok_or_else(|| Error::NotFound(format!("vertex table '{table}'")))?;
+        let vt = self.storage().vertex_table(table_id)?;
+        let Some(pk_key) = vt.pk_key() else {
+            return Err(Error::InvalidArgument(format!(
+                "vertex table '{table}' has no primary key"
+            )));
+        };
+        self.record(ReadItem::PrimaryKey(table_id, key.clone()));
+        if let Some(v) = self.writes.pk_claims.get(&(table_id, key.clone())) {
+            return Ok(Some(*v));
+        }
+        let found = vt
+            .lookup_pk(key, self.start_ts)
+            .map(|row| VertexId::new(table_id, row));
+        Ok(found.filter(|v| {
+            !self.writes.deleted_vertices.contains_key(v)
+                && !self.writes.vertex_props.contains_key(&(*v, pk_key))
+        }))
+    }
+
+    // ---- edges -----------------------------------------------------------------------------
+
+    /// Creates an edge `src -[edge_type]-> dst`. Multiple edges between the same pair are fine.
+    pub fn create_edge(
+        &mut self,
+        src: VertexId,
+        edge_type: &str,
+        dst: VertexId,
+        props: &[(&str, Value)],
+    ) -> Result<EdgeId> {
+        self.check_vertex(src)?;
+        self.check_vertex(dst)?;
+        let ty = self.ensure_token(edge_type, TokenKind::EdgeType)?;
+        let table_id = self.storage().change_catalog(
+            |c| c.edge_table(src.table, ty, dst.table),
+            |c| {
+                let def = EdgeTableDef {
+                    src: src.table,
+                    edge_type: ty,
+                    dst: dst.table,
+                    declared: false,
+                    properties: Vec::new(),
+                };
+                Ok(CatalogOp::EdgeTable {
+                    id: c.edge_tables.len() as u32,
+                    def,
+                })
+            },
+        )?;
+        let table = self.storage().edge_table(table_id)?;
+        let props = self.resolve_props(&table.rows, props)?;
+        let offset = table.rows.reserve(MAX_EDGE_OFFSET + 1)?;
+        let id = EdgeId::new(table_id, offset);
+        self.writes
+            .new_edges
+            .insert(id, NewEdge { src, dst, props });
+        Ok(id)
+    }
+
+    pub fn delete_edge(&mut self, e: EdgeId) -> Result<()> {
+        self.check_edge(e)?;
+        self.writes.forget_edge_writes(e);
+        if self.writes.new_edges.remove(&e).is_some() {
+            return Ok(());
+        }
+        let (src, dst) = self
+            .storage()
+            .edge_endpoints(e)
+            .ok_or_else(|| Error::NotFound(format!("edge {e}")))?;
+        self.writes.deleted_edges.insert(e, (src, dst));
+        Ok(())
+    }
+
+    pub fn edge_exists(&mut self, e: EdgeId) -> Result<bool> {
+        match self.check_edge(e) {
+            Ok(()) => Ok(true),
+            Err(Error::NotFound(msg))
+                if !msg.contains("no such") && !msg.contains("out of range") =>
+            {
+                Ok(false)
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// (source, destination) of an edge visible in this view.
+    pub fn edge_endpoints(&mut self, e: EdgeId) -> Result<(VertexId, VertexId)> {
+        self.check_edge(e)?;
+        if let Some(ne) = self.writes.new_edges.get(&e) {
+            return Ok((ne.src, ne.dst));
+        }
+        self.storage()
+            .edge_endpoints(e)
+            .ok_or_else(|| Error::NotFound(format!("edge {e}")))
+    }
+
+    pub fn edge_type(&mut self, e: EdgeId) -> Result<String> {
+        self.check_edge(e)?;
+        let catalog = self.catalog();
+        let ty = catalog.edge_table_def(e.table)?.edge_type;
+        Ok(catalog.edge_types.name(ty).unwrap_or("?").to_string())
+    }
+
+    pub fn set_edge_property(&mut self, e: EdgeId, name: &str, value: Value) -> Result<()> {
+        self.check_edge(e)?;
+        let key = self.ensure_token(name, TokenKind::PropKey)?;
+        self.storage()
+            .edge_table(e.table)?
+            .rows
+            .check_type(key, &value, name)?;
+        let value = (!matches!(value, Value::Null)).then_some(value);
+        if let Some(ne) = self.writes.new_edges.get_mut(&e) {
+            match value {
+                Some(x) => ne.props.insert(key, x),
+                None => ne.props.remove(&key),
+            };
+        } else {
+            self.writes.edge_props.insert((e, key), value);
+        }
+        Ok(())
+    }
+
+    pub fn edge_property(&mut self, e: EdgeId, name: &str) -> Result<Option<Value>> {
+        self.check_edge(e)?;
+        let Some(key) = self.catalog().prop_keys.id(name) else {
+            return Ok(None);
+        };
+        if let Some(ne) = self.writes.new_edges.get(&e) {
+            return Ok(ne.props.get(&key).cloned());
+        }
+        if let Some(value) = self.writes.edge_props.get(&(e, key)) {
+            return Ok(value.clone());
+        }
+        self.record(ReadItem::Prop(Entity::Edge(e), key));
+        Ok(self
+            .storage()
+            .edge_table(e.table)?
+            .rows
+            .prop(e.offset, key, self.start_ts))
+    }
+
+    pub fn edge_properties(&mut self, e: EdgeId) -> Result<Vec<(String, Value)>> {
+        self.check_edge(e)?;
+        let props = match self.writes.new_edges.get(&e) {
+            Some(ne) => ne.props.clone(),
+            None => {
+                self.record(ReadItem::AllProps(Entity::Edge(e)));
+                let table = self.storage().edge_table(e.table)?;
+                let mut props: BTreeMap<_, _> = table
+                    .rows
+                    .props(e.offset, self.start_ts)
+                    .into_iter()
+                    .collect();
+                for ((_, key), value) in self.writes.edge_props.range((e, 0)..=(e, PropKeyId::MAX))
+                {
+                    match value {
+                        Some(x) => props.insert(*key, x.clone()),
+                        None => props.remove(key),
+                    };
+                }
+                props
+            }
+        };
+        Ok(self.named(props))
+    }
+
+    /// The edges of `v` in direction `dir` (of one type, or all), with the vertex at the other
+    /// end. `Both` lists out-edges then in-edges, so a self-loop appears twice.
+    pub fn neighbors(
+        &mut self,
+        v: VertexId,
+        edge_type: Option<&str>,
+        dir: Direction,
+    ) -> Result<Vec<(EdgeId, VertexId)>> {
+        self.check_vertex(v)?;
+        let catalog = self.catalog();
+        let ty: Option<EdgeTypeId> = match edge_type {
+            Some(name) => match catalog.edge_types.id(name) {
+                Some(id) => Some(id),
+                None if self.isolation == IsolationLevel::Serializable => {
+                    Some(self.ensure_token(name, TokenKind::EdgeType)?)
+                }
+                None => return Ok(Vec::new()),
+            },
+            None => None,
+        };
+        let sides: &[bool] = match dir {
+            Direction::Out => &[true],
+            Direction::In => &[false],
+            Direction::Both => &[true, false],
+        };
+        for &out in sides {
+            self.record(match ty {
+                Some(t) => ReadItem::Adjacency(v, t, out),
+                None => ReadItem::AdjacencyAny(v, out),
+            });
+        }
+        let catalog = self.catalog();
+        let mut found = Vec::new();
+        for &out in sides {
+            let d = if out { Direction::Out } else { Direction::In };
+            self.storage().neighbors(
+                v,
+                d,
+                self.start_ts,
+                |def| ty.is_none_or(|t| def.edge_type == t),
+                &mut |e, n| {
+                    if !self.writes.deleted_edges.contains_key(&e) {
+                        found.push((e, n));
+                    }
+                },
+            );
+            for (e, ne) in &self.writes.new_edges {
+                let type_ok = ty.is_none_or(|t| {
+                    catalog
+                        .edge_tables
+                        .get(e.table as usize)
+                        .is_some_and(|d| d.edge_type == t)
+                });
+                let (from, to) = if out {
+                    (ne.src, ne.dst)
+                } else {
+                    (ne.dst, ne.src)
+                };
+                if type_ok && from == v {
+                    found.push((*e, to));
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+pub(crate) fn check_label_allowed(def: &VertexTableDef, label: LabelId, name: &str) -> Result<()> {
+    match &def.extra_labels {
+        Some(allowed) if !allowed.contains(&label) => Err(Error::InvalidArgument(format!(
+            "label '{name}' is not declared for vertex table '{}'",
+            def.name
+        ))),
+        _ => Ok(()),
+    }
+}

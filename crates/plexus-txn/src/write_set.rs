@@ -1,0 +1,186 @@
+//! A transaction's private write set, and its translation into a redo record and conflict keys.
+//!
+//! Writes are buffered here until commit; storage never holds uncommitted data. New vertices
+//! and edges get their ids (table offsets) reserved when they are created, so the ids a
+//! transaction hands out stay valid after commit and are reproduced exactly by WAL replay.
+
+use crate::validation::{CommitSummary, Entity, WriteKeys};
+use plexus_storage::{Catalog, CommitRecord, WriteOp};
+use plexus_types::{EdgeId, LabelId, PropKeyId, Value, VertexId, VertexTableId};
+use std::collections::{BTreeMap, HashMap};
+
+#[derive(Default, Debug)]
+pub struct NewVertex {
+    /// Labels beyond the table's own.
+    pub labels: Vec<LabelId>,
+    pub props: BTreeMap<PropKeyId, Value>,
+}
+
+#[derive(Debug)]
+pub struct NewEdge {
+    pub src: VertexId,
+    pub dst: VertexId,
+    pub props: BTreeMap<PropKeyId, Value>,
+}
+
+#[derive(Default, Debug)]
+pub struct WriteSet {
+    pub new_vertices: BTreeMap<VertexId, NewVertex>,
+    /// Property writes to vertices that existed at the start; `None` removes.
+    pub vertex_props: BTreeMap<(VertexId, PropKeyId), Option<Value>>,
+    /// New complete extra-label sets of vertices that existed at the start, with the old set.
+    pub vertex_labels: BTreeMap<VertexId, (Vec<LabelId>, Vec<LabelId>)>,
+    /// Deleted vertices that existed at the start, with all their labels.
+    pub deleted_vertices: BTreeMap<VertexId, Vec<LabelId>>,
+    pub new_edges: BTreeMap<EdgeId, NewEdge>,
+    pub edge_props: BTreeMap<(EdgeId, PropKeyId), Option<Value>>,
+    pub deleted_edges: BTreeMap<EdgeId, (VertexId, VertexId)>,
+    /// Primary keys claimed by this transaction (inserted or updated to).
+    pub pk_claims: HashMap<(VertexTableId, Value), VertexId>,
+}
+
+impl WriteSet {
+    pub fn is_empty(&self) -> bool {
+        self.new_vertices.is_empty()
+            && self.vertex_props.is_empty()
+            && self.vertex_labels.is_empty()
+            && self.deleted_vertices.is_empty()
+            && self.new_edges.is_empty()
+            && self.edge_props.is_empty()
+            && self.deleted_edges.is_empty()
+    }
+
+    pub fn forget_vertex_writes(&mut self, v: VertexId) {
+        self.vertex_props.retain(|(x, _), _| *x != v);
+        self.vertex_labels.remove(&v);
+        self.pk_claims.retain(|_, x| *x != v);
+    }
+
+    pub fn forget_edge_writes(&mut self, e: EdgeId) {
+        self.edge_props.retain(|(x, _), _| *x != e);
+    }
+
+    /// The redo record (timestamp filled in by the commit pipeline) and the write keys.
+    pub fn into_record(self) -> (CommitRecord, WriteKeys, SummarySource) {
+        let mut ops = Vec::new();
+        let mut keys = WriteKeys::default();
+        let mut source = SummarySource::default();
+        for ((table, key), v) in &self.pk_claims {
+            keys.pk_inserts.push((*table, key.clone()));
+            source.pk.push((*table, key.clone(), *v));
+        }
+        for (id, nv) in self.new_vertices {
+            source.created_vertices.push((id, nv.labels.clone()));
+            ops.push(WriteOp::CreateVertex {
+                id,
+                labels: nv.labels,
+                props: nv.props.into_iter().collect(),
+            });
+        }
+        for (id, (old, new)) in self.vertex_labels {
+            keys.labels_of.push(id);
+            source.label_changes.push((id, old, new.clone()));
+            ops.push(WriteOp::SetLabels { id, labels: new });
+        }
+        for ((id, key), value) in self.vertex_props {
+            keys.props.push((Entity::Vertex(id), key));
+            ops.push(WriteOp::SetVertexProp { id, key, value });
+        }
+        for (id, e) in self.new_edges {
+            keys.new_edge_endpoints.extend([e.src, e.dst]);
+            source.created_edges.push((id, e.src, e.dst));
+            ops.push(WriteOp::CreateEdge {
+                id,
+                src: e.src,
+                dst: e.dst,
+                props: e.props.into_iter().collect(),
+            });
+        }
+        for ((id, key), value) in self.edge_props {
+            keys.props.push((Entity::Edge(id), key));
+            ops.push(WriteOp::SetEdgeProp { id, key, value });
+        }
+        for (id, (src, dst)) in self.deleted_edges {
+            keys.deleted.push(Entity::Edge(id));
+            source.deleted_edges.push((id, src, dst));
+            ops.push(WriteOp::DeleteEdge { id, src, dst });
+        }
+        for (id, labels) in self.deleted_vertices {
+            keys.deleted.push(Entity::Vertex(id));
+            source.deleted_vertices.push((id, labels));
+            ops.push(WriteOp::DeleteVertex { id });
+        }
+        (CommitRecord { ts: 0, ops }, keys, source)
+    }
+}
+
+/// What is needed to build a [`CommitSummary`]; kept separately because the summary is only
+/// built when some concurrent transaction could need it.
+#[derive(Default, Debug)]
+pub struct SummarySource {
+    created_vertices: Vec<(VertexId, Vec<LabelId>)>,
+    label_changes: Vec<(VertexId, Vec<LabelId>, Vec<LabelId>)>,
+    created_edges: Vec<(EdgeId, VertexId, VertexId)>,
+    deleted_edges: Vec<(EdgeId, VertexId, VertexId)>,
+    deleted_vertices: Vec<(VertexId, Vec<LabelId>)>,
+    pk: Vec<(VertexTableId, Value, VertexId)>,
+}
+
+impl SummarySource {
+    pub fn pk_claims(&self) -> &[(VertexTableId, Value, VertexId)] {
+        &self.pk
+    }
+
+    pub fn build(&self, record: &CommitRecord, catalog: &Catalog) -> CommitSummary {
+        let mut s = CommitSummary {
+            ts: record.ts,
+            ..Default::default()
+        };
+        let table_label =
+            |v: VertexId| catalog.vertex_tables.get(v.table as usize).map(|t| t.label);
+        for (v, labels) in &self.created_vertices {
+            s.created.insert(Entity::Vertex(*v));
+            s.label_members
+                .extend(labels.iter().copied().chain(table_label(*v)));
+        }
+        for (v, old, new) in &self.label_changes {
+            s.labels_of.insert(*v);
+            s.touched.insert(Entity::Vertex(*v));
+            s.label_members
+                .extend(old.iter().filter(|l| !new.contains(l)));
+            s.label_members
+                .extend(new.iter().filter(|l| !old.contains(l)));
+        }
+        let edge_type = |e: EdgeId| {
+            catalog
+                .edge_tables
+                .get(e.table as usize)
+                .map_or(u32::MAX, |t| t.edge_type)
+        };
+        for (e, src, dst) in &self.created_edges {
+            s.created.insert(Entity::Edge(*e));
+            s.record_adjacency(*src, edge_type(*e), *dst);
+        }
+        for (e, src, dst) in &self.deleted_edges {
+            s.deleted.insert(Entity::Edge(*e));
+            s.touched.insert(Entity::Edge(*e));
+            s.record_adjacency(*src, edge_type(*e), *dst);
+        }
+        for (v, labels) in &self.deleted_vertices {
+            s.deleted.insert(Entity::Vertex(*v));
+            s.touched.insert(Entity::Vertex(*v));
+            s.label_members.extend(labels.iter().copied());
+        }
+        for op in &record.ops {
+            match op {
+                WriteOp::SetVertexProp { id, key, .. } => s.record_prop(Entity::Vertex(*id), *key),
+                WriteOp::SetEdgeProp { id, key, .. } => s.record_prop(Entity::Edge(*id), *key),
+                _ => {}
+            }
+        }
+        for (table, key, _) in &self.pk {
+            s.pk.insert((*table, key.clone()));
+        }
+        s
+    }
+}

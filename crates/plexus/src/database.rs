@@ -1,0 +1,167 @@
+//! `Database`: opening, locking, transactions, snapshots, checkpoints, closing.
+//!
+//! One process at a time: `open` takes an exclusive advisory lock on `<dir>/LOCK` and refuses
+//! with `Error::AlreadyOpen` if another process holds it. In the `periodic` and `none`
+//! durability modes a background thread flushes the WAL every `sync_interval_ms`; it stops when
+//! the database is dropped, after a final flush with fsync.
+
+use parking_lot::{Condvar, Mutex};
+use plexus_storage::{OsVfs, RecoveryReport, Storage, Vfs};
+use plexus_txn::{GraphSnapshot, Transaction, TxnManager, VertexTableSpec};
+use plexus_types::{
+    Config, DataType, DurabilityMode, EdgeTableId, Error, IsolationLevel, Result, VertexTableId,
+};
+use std::fs::{File, TryLockError};
+use std::path::Path;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub struct Database {
+    manager: Arc<TxnManager>,
+    report: RecoveryReport,
+    flusher: Option<Flusher>,
+    _lock: Option<File>,
+}
+
+struct Flusher {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: JoinHandle<()>,
+}
+
+impl Database {
+    /// Opens the database in directory `path`, creating it if absent, and recovers it.
+    pub fn open(path: impl AsRef<Path>, config: Config) -> Result<Database> {
+        let path = path.as_ref();
+        let vfs = OsVfs::new(path)?;
+        let lock = lock_directory(path)?;
+        let mut db = Self::open_with_vfs(Arc::new(vfs), config)?;
+        db._lock = Some(lock);
+        Ok(db)
+    }
+
+    /// Opens a database stored in any [`Vfs`] (tests use the fault-injecting one). No lock.
+    pub fn open_with_vfs(vfs: Arc<dyn Vfs>, config: Config) -> Result<Database> {
+        let (storage, report) = Storage::open(vfs, &config)?;
+        let manager = TxnManager::new(Arc::new(storage), config.clone());
+        let flusher =
+            (config.durability != DurabilityMode::Fsync).then(|| start_flusher(&manager, &config));
+        Ok(Database {
+            manager,
+            report,
+            flusher,
+            _lock: None,
+        })
+    }
+
+    /// What recovery found when this database was opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.report
+    }
+
+    /// Begins a snapshot-isolation transaction.
+    pub fn begin(&self) -> Transaction {
+        self.begin_with(IsolationLevel::Snapshot)
+    }
+
+    pub fn begin_with(&self, isolation: IsolationLevel) -> Transaction {
+        plexus_txn::begin(&self.manager, isolation)
+    }
+
+    /// Pins a read-only snapshot of the newest visible state for analytics.
+    pub fn snapshot(&self) -> GraphSnapshot {
+        plexus_txn::snapshot(&self.manager)
+    }
+
+    /// Writes a checkpoint and retires the WAL before it.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.manager.checkpoint()
+    }
+
+    /// Garbage-collects old versions and compacts the topology (what a checkpoint does after
+    /// writing, without writing).
+    pub fn compact(&self) {
+        self.manager.maintain();
+    }
+
+    pub fn create_vertex_table(&self, spec: &VertexTableSpec) -> Result<VertexTableId> {
+        plexus_txn::create_vertex_table(self.manager.storage(), spec)
+    }
+
+    pub fn create_edge_table(
+        &self,
+        from: &str,
+        edge_type: &str,
+        to: &str,
+        properties: &[(&str, DataType)],
+    ) -> Result<EdgeTableId> {
+        plexus_txn::create_edge_table(self.manager.storage(), from, edge_type, to, properties)
+    }
+
+    pub fn config(&self) -> &Config {
+        self.manager.config()
+    }
+
+    /// Flushes and fsyncs the WAL and closes the database, reporting any error
+    /// (dropping does the same but can only ignore errors).
+    pub fn close(mut self) -> Result<()> {
+        self.stop_flusher();
+        self.manager.flush_wal(true)
+    }
+
+    fn stop_flusher(&mut self) {
+        if let Some(flusher) = self.flusher.take() {
+            *flusher.stop.0.lock() = true;
+            flusher.stop.1.notify_all();
+            let _ = flusher.thread.join();
+        }
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        self.stop_flusher();
+        let _ = self.manager.flush_wal(true);
+    }
+}
+
+fn start_flusher(manager: &Arc<TxnManager>, config: &Config) -> Flusher {
+    let stop = Arc::new((Mutex::new(false), Condvar::new()));
+    let weak = Arc::downgrade(manager);
+    let sync = config.durability == DurabilityMode::Periodic;
+    let interval = Duration::from_millis(config.sync_interval_ms.max(1));
+    let signal = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name("plexus-wal-flusher".into())
+        .spawn(move || {
+            let (lock, condvar) = &*signal;
+            let mut stopped = lock.lock();
+            while !*stopped {
+                condvar.wait_for(&mut stopped, interval);
+                let Some(manager) = weak.upgrade() else {
+                    return;
+                };
+                // An error poisons the WAL; committers see it on their next commit.
+                let _ = manager.flush_wal(sync);
+            }
+        })
+        .expect("spawning the WAL flusher thread");
+    Flusher { stop, thread }
+}
+
+fn lock_directory(path: &Path) -> Result<File> {
+    let lock_path = path.join("LOCK");
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| Error::io(lock_path.display().to_string(), e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(Error::AlreadyOpen {
+            path: path.display().to_string(),
+        }),
+        Err(TryLockError::Error(e)) => Err(Error::io(lock_path.display().to_string(), e)),
+    }
+}
