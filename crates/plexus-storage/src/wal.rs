@@ -255,6 +255,10 @@ impl Wal {
             if let Some(reason) = &buffer.poisoned {
                 return Err(Error::Poisoned(reason.clone()));
             }
+            let synced_everything = self.durable_lsn.load(Ordering::Acquire) == buffer.end_lsn;
+            if buffer.bytes.is_empty() && (synced_everything || !sync) {
+                return Ok(()); // nothing new to write or to make durable
+            }
             buffer.flushing = true;
             (
                 std::mem::take(&mut buffer.bytes),

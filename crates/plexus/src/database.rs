@@ -21,6 +21,7 @@ pub struct Database {
     manager: Arc<TxnManager>,
     report: RecoveryReport,
     flusher: Option<Flusher>,
+    closed: bool,
     _lock: Option<File>,
 }
 
@@ -50,6 +51,7 @@ impl Database {
             manager,
             report,
             flusher,
+            closed: false,
             _lock: None,
         })
     }
@@ -106,7 +108,9 @@ impl Database {
     /// (dropping does the same but can only ignore errors).
     pub fn close(mut self) -> Result<()> {
         self.stop_flusher();
-        self.manager.flush_wal(true)
+        let result = self.manager.flush_wal(true);
+        self.closed = true;
+        result
     }
 
     fn stop_flusher(&mut self) {
@@ -121,7 +125,9 @@ impl Database {
 impl Drop for Database {
     fn drop(&mut self) {
         self.stop_flusher();
-        let _ = self.manager.flush_wal(true);
+        if !self.closed {
+            let _ = self.manager.flush_wal(true);
+        }
     }
 }
 
