@@ -338,10 +338,11 @@ impl Transaction {
         Ok(())
     }
 
+    /// Whether `v` exists in this view; `false` also for ids that name no row at all.
     pub fn vertex_exists(&mut self, v: VertexId) -> Result<bool> {
         match self.check_vertex(v) {
             Ok(_) => Ok(true),
-            Err(Error::NotFound(_)) if self.vertex_table(v).is_ok() => Ok(false),
+            Err(Error::NotFound(_)) => Ok(false),
             Err(e) => Err(e),
         }
     }
@@ -492,6 +493,9 @@ impl Transaction {
             check_label_allowed(def, id, name)?;
         }
         let old = self.extra_labels(v, &table);
+        if old.contains(&id) == add {
+            return Ok(()); // already as asked: not a write
+        }
         let mut new: Vec<LabelId> = old.iter().copied().filter(|&l| l != id).collect();
         if add {
             new.push(id);
@@ -633,14 +637,11 @@ impl Transaction {
         Ok(())
     }
 
+    /// Whether `e` exists in this view; `false` also for ids that name no row at all.
     pub fn edge_exists(&mut self, e: EdgeId) -> Result<bool> {
         match self.check_edge(e) {
             Ok(()) => Ok(true),
-            Err(Error::NotFound(msg))
-                if !msg.contains("no such") && !msg.contains("out of range") =>
-            {
-                Ok(false)
-            }
+            Err(Error::NotFound(_)) => Ok(false),
             Err(err) => Err(err),
         }
     }
