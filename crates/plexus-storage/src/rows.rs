@@ -89,9 +89,15 @@ enum ColumnRef {
 struct Chunk {
     max_write_ts: Timestamp,
     exists: Vec<bool>,
+    /// Allocated on first use (edge rows never carry labels): empty means all `None`.
     labels: Vec<Option<Box<[LabelId]>>>,
     columns: Vec<Column>,
+    /// Allocated on first use: empty means no row has undeclared properties.
     dynamic: Vec<DynamicProps>,
+    /// Creation timestamps of rows created after the GC horizon; allocated while any row of
+    /// the chunk is that young, dropped by GC. A reader older than a row's creation sees
+    /// nothing of it. (Cheaper than a version chain per created row.)
+    created_at: Vec<Timestamp>,
     chains: HashMap<(u32, Slot), VersionChain>,
 }
 
@@ -201,13 +207,14 @@ impl Chunk {
         Self {
             max_write_ts: 0,
             exists: vec![false; CHUNK_ROWS],
-            labels: vec![None; CHUNK_ROWS],
+            labels: Vec::new(),
             columns: layout
                 .columns
                 .iter()
                 .map(|&t| Column::new(t, t == DataType::Any))
                 .collect(),
-            dynamic: vec![None; CHUNK_ROWS],
+            dynamic: Vec::new(),
+            created_at: Vec::new(),
             chains: HashMap::new(),
         }
     }
@@ -215,10 +222,10 @@ impl Chunk {
     fn read_in_place(&self, layout: &Layout, row: usize, slot: Slot) -> SlotValue {
         match slot {
             Slot::Exists => SlotValue::Exists(self.exists[row]),
-            Slot::Labels => SlotValue::Labels(self.labels[row].clone()),
+            Slot::Labels => SlotValue::Labels(self.labels.get(row).cloned().flatten()),
             Slot::Prop(key) => SlotValue::Prop(match layout.declared.get(&key) {
                 Some(&(_, at)) => self.columns[column_of(at)].get(row, at),
-                None => self.dynamic[row].as_ref().and_then(|props| {
+                None => self.dynamic.get(row).and_then(Option::as_ref).and_then(|props| {
                     props
                         .iter()
                         .find(|(k, _)| *k == key)
@@ -231,10 +238,19 @@ impl Chunk {
     fn write_in_place(&mut self, layout: &Layout, row: usize, value: (Slot, SlotValue)) {
         match value {
             (Slot::Exists, SlotValue::Exists(e)) => self.exists[row] = e,
-            (Slot::Labels, SlotValue::Labels(l)) => self.labels[row] = l,
+            (Slot::Labels, SlotValue::Labels(l)) => {
+                if l.is_some() || !self.labels.is_empty() {
+                    self.labels.resize(CHUNK_ROWS, None);
+                    self.labels[row] = l;
+                }
+            }
             (Slot::Prop(key), SlotValue::Prop(v)) => match layout.declared.get(&key) {
                 Some(&(_, at)) => self.columns[column_of(at)].set(row, at, v),
-                None => set_dynamic(&mut self.dynamic[row], key, v),
+                None if v.is_none() && self.dynamic.is_empty() => {}
+                None => {
+                    self.dynamic.resize(CHUNK_ROWS, None);
+                    set_dynamic(&mut self.dynamic[row], key, v);
+                }
             },
             _ => unreachable!("slot and value kinds match"),
         }
@@ -243,6 +259,9 @@ impl Chunk {
     fn read(&self, layout: &Layout, row: usize, slot: Slot, ts: Timestamp) -> SlotValue {
         if ts >= self.max_write_ts {
             return self.read_in_place(layout, row, slot);
+        }
+        if self.created_at.get(row).is_some_and(|&created| created > ts) {
+            return absent(slot);
         }
         match self.chains.get(&(row as u32, slot)) {
             Some(chain) if chain.newest_ts > ts => chain
@@ -270,11 +289,12 @@ impl Chunk {
             "commits install in timestamp order"
         );
         let old = self.read_in_place(layout, row, slot);
+        let created = self.created_at.get(row).copied().unwrap_or(0);
         let chain = self
             .chains
             .entry((row as u32, slot))
             .or_insert(VersionChain {
-                newest_ts: 0,
+                newest_ts: created,
                 older: Vec::new(),
             });
         chain.older.push((chain.newest_ts, old));
@@ -429,7 +449,7 @@ impl RowTable {
         let chunk = chunk.read();
         let r = row as usize % CHUNK_ROWS;
         let mut keys: Vec<PropKeyId> = self.layout.declared.keys().copied().collect();
-        if let Some(dynamic) = &chunk.dynamic[r] {
+        if let Some(dynamic) = chunk.dynamic.get(r).and_then(Option::as_ref) {
             keys.extend(dynamic.iter().map(|(k, _)| *k));
         }
         if ts < chunk.max_write_ts {
@@ -512,14 +532,13 @@ impl RowTable {
         }
         let labels = (!labels.is_empty()).then(|| labels.to_vec().into_boxed_slice());
         chunk.write_in_place(&self.layout, r, (Slot::Labels, SlotValue::Labels(labels)));
-        chunk.write(
-            &self.layout,
-            r,
-            Slot::Exists,
-            SlotValue::Exists(true),
-            ts,
-            horizon,
-        );
+        chunk.write_in_place(&self.layout, r, (Slot::Exists, SlotValue::Exists(true)));
+        assert!(ts >= chunk.max_write_ts, "commits install in timestamp order");
+        chunk.max_write_ts = ts;
+        if ts > horizon {
+            chunk.created_at.resize(CHUNK_ROWS, 0);
+            chunk.created_at[r] = ts;
+        }
     }
 
     pub fn install_delete(&self, row: u32, ts: Timestamp, horizon: Timestamp) {
@@ -579,6 +598,9 @@ impl RowTable {
                 prune_chain(chain, horizon);
                 chain.newest_ts > horizon
             });
+            if chunk.created_at.iter().all(|&created| created <= horizon) {
+                chunk.created_at = Vec::new();
+            }
         }
     }
 
