@@ -1,1 +1,46 @@
-fn main() {}
+//! `plexus-bench`: benchmark driver. Every figure is one JSON object per line on stdout:
+//! `{"name": ..., "value": ..., "unit": ..., "baseline": ..., "ratio": ...}`, with the
+//! baseline measured in the same run. Progress goes to stderr.
+//!
+//!     cargo run --release -p plexus-bench -- storage --scale 20
+
+mod report;
+mod rmat;
+mod storage;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "plexus-bench", about = "Plexus benchmarks (JSON lines on stdout)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Storage and transaction figures on a seeded RMAT graph (2^scale vertices, 16 edges each).
+    Storage {
+        #[arg(long, default_value_t = 16)]
+        scale: u32,
+        /// Seconds each throughput measurement runs.
+        #[arg(long, default_value_t = 2.0)]
+        seconds: f64,
+        /// Directory for the benchmark databases (default: the system temp dir).
+        #[arg(long)]
+        dir: Option<std::path::PathBuf>,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Storage { scale, seconds, dir } => {
+            storage::run(&storage::Options { scale, seconds, dir: dir.unwrap_or_else(std::env::temp_dir) })
+        }
+    };
+    if let Err(e) = result {
+        eprintln!("plexus-bench: {e}");
+        std::process::exit(1);
+    }
+}

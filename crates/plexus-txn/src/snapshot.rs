@@ -125,7 +125,7 @@ impl GraphSnapshot {
         table: EdgeTableId,
         outgoing: bool,
         index: usize,
-        f: &mut dyn FnMut(u32, &[u32]),
+        f: impl FnMut(u32, &[u32]),
     ) -> Result<()> {
         self.manager
             .storage()

@@ -144,7 +144,7 @@ fn snapshot_is_stable_while_commits_continue() {
     let (table, _) = snap.edge_tables(Some("E"))[0].clone();
     let mut seen = 0;
     for segment in 0..snap.segment_count(table, true).unwrap() {
-        snap.scan_segment(table, true, segment, &mut |_, nbrs| seen += nbrs.len()).unwrap();
+        snap.scan_segment(table, true, segment, |_, nbrs| seen += nbrs.len()).unwrap();
     }
     assert_eq!(seen, 1);
 }

@@ -1,0 +1,42 @@
+//! The JSON-lines output format shared by all benchmarks.
+
+/// One measured figure; `baseline` is measured in the same run.
+pub struct Figure<'a> {
+    pub name: &'a str,
+    pub value: f64,
+    pub unit: &'a str,
+    pub baseline: Option<f64>,
+    /// Extra numeric context (scale, threads, …).
+    pub extra: Vec<(&'a str, f64)>,
+}
+
+impl<'a> Figure<'a> {
+    pub fn new(name: &'a str, value: f64, unit: &'a str) -> Self {
+        Self { name, value, unit, baseline: None, extra: Vec::new() }
+    }
+
+    pub fn baseline(mut self, baseline: f64) -> Self {
+        self.baseline = Some(baseline);
+        self
+    }
+
+    pub fn with(mut self, key: &'a str, value: f64) -> Self {
+        self.extra.push((key, value));
+        self
+    }
+
+    pub fn print(&self) {
+        let mut line = format!(r#"{{"name": "{}", "value": {}, "unit": "{}""#, self.name, number(self.value), self.unit);
+        if let Some(b) = self.baseline {
+            line += &format!(r#", "baseline": {}, "ratio": {}"#, number(b), number(self.value / b));
+        }
+        for (k, v) in &self.extra {
+            line += &format!(r#", "{k}": {}"#, number(*v));
+        }
+        println!("{line}}}");
+    }
+}
+
+fn number(x: f64) -> String {
+    if x.is_finite() { format!("{:.4e}", x).replace("e0", "") } else { "null".into() }
+}
