@@ -1,0 +1,740 @@
+//! The openCypher abstract syntax tree.
+//!
+//! SHAPE
+//! =====
+//! The tree mirrors the openCypher 9 grammar plus the Neo4j extensions the TCK exercises
+//! (`CALL { ... }`, `EXISTS { ... }`, `FOREACH`):
+//!
+//! ```text
+//!   Statement ── mode (EXPLAIN/PROFILE)
+//!     └ Query ── first: SingleQuery, unions: [UNION [ALL] SingleQuery]
+//!         └ SingleQuery ── clauses: [Clause]
+//!             └ Clause ── MATCH pattern WHERE expr | WITH projection | RETURN projection
+//!                         | UNWIND | CREATE | MERGE | SET | REMOVE | DELETE | CALL | FOREACH
+//! ```
+//!
+//! It is a *syntax* tree: it records what was written, not what it means. Names are plain
+//! strings (no catalog ids), variables are not resolved, and shapes the grammar admits but the
+//! semantics reject (`RETURN count(count(x))`, an undefined variable) are representable — the
+//! binder reports those. A few purely structural rules are enforced by the parser instead (see
+//! the parser's module documentation), so for example a `SetItem` can only name a property, a
+//! variable or labels.
+//!
+//! Redundant syntax is normalised away: parentheses leave no node, `<-->` is `Undirected`, a
+//! fixed length `*2` is the range `2..2`, and a unary minus written directly before a number is
+//! folded into a negative literal (this is what lets `-9223372036854775808` exist at all).
+//!
+//! SPANS
+//! =====
+//! Every clause, expression, pattern element and name carries the [`Span`] of the source text
+//! it was parsed from: byte offsets `[start, end)` plus the 1-based line and column of `start`.
+//! The binder uses spans for error positions and for default column names (Cypher names an
+//! un-aliased column `RETURN n.name` after its source text, `n.name`).
+//!
+//! Spans deliberately take **no part in equality**: `Span::eq` is always true, so two trees
+//! compare equal when they differ only in where they came from. That is what the round-trip
+//! tests need (parse → print → parse yields an equal tree) and what any "same query?" check
+//! wants. To compare positions, compare the fields (`a.start == b.start`).
+
+use std::hash::{Hash, Hasher};
+
+/// A region of the query text. Compares equal to every other span (see module docs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Span {
+    /// Byte offset of the first character.
+    pub start: usize,
+    /// Byte offset one past the last character.
+    pub end: usize,
+    /// 1-based line of the first character.
+    pub line: u32,
+    /// 1-based column of the first character, counted in characters.
+    pub column: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize, line: u32, column: u32) -> Self {
+        debug_assert!(start <= end, "span start {start} after end {end}");
+        Self {
+            start,
+            end,
+            line,
+            column,
+        }
+    }
+
+    /// The span from the start of `self` to the end of `last`.
+    pub fn to(self, last: Span) -> Span {
+        Span::new(self.start, last.end.max(self.start), self.line, self.column)
+    }
+
+    /// The source text this span covers, if it lies within `source`.
+    pub fn text(self, source: &str) -> Option<&str> {
+        source.get(self.start..self.end)
+    }
+}
+
+impl PartialEq for Span {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Span {}
+
+impl Hash for Span {
+    fn hash<H: Hasher>(&self, _state: &mut H) {}
+}
+
+/// A name: variable, label, relationship type, property key, function or procedure name part.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// A top-level statement: a query, optionally under `EXPLAIN` or `PROFILE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Statement {
+    pub mode: QueryMode,
+    pub query: Query,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QueryMode {
+    Normal,
+    Explain,
+    Profile,
+}
+
+/// Single queries combined with `UNION` / `UNION ALL`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    pub first: SingleQuery,
+    pub unions: Vec<UnionPart>,
+    pub span: Span,
+}
+
+/// `UNION [ALL] <query>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnionPart {
+    pub all: bool,
+    pub query: SingleQuery,
+    pub span: Span,
+}
+
+/// A sequence of clauses (one branch of a UNION).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SingleQuery {
+    pub clauses: Vec<Clause>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clause {
+    pub kind: ClauseKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClauseKind {
+    Match(Match),
+    Unwind(Unwind),
+    With(With),
+    Return(Return),
+    Create(Create),
+    Merge(Merge),
+    Set(SetClause),
+    Remove(Remove),
+    Delete(Delete),
+    Call(ProcedureCall),
+    /// `CALL { <query> }`
+    CallSubquery(Box<Query>),
+    Foreach(Foreach),
+}
+
+impl ClauseKind {
+    /// The clause's keyword(s), for messages: `OPTIONAL MATCH`, `DETACH DELETE`, `CALL {}`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClauseKind::Match(Match { optional: true, .. }) => "OPTIONAL MATCH",
+            ClauseKind::Match(_) => "MATCH",
+            ClauseKind::Unwind(_) => "UNWIND",
+            ClauseKind::With(_) => "WITH",
+            ClauseKind::Return(_) => "RETURN",
+            ClauseKind::Create(_) => "CREATE",
+            ClauseKind::Merge(_) => "MERGE",
+            ClauseKind::Set(_) => "SET",
+            ClauseKind::Remove(_) => "REMOVE",
+            ClauseKind::Delete(Delete { detach: true, .. }) => "DETACH DELETE",
+            ClauseKind::Delete(_) => "DELETE",
+            ClauseKind::Call(_) => "CALL",
+            ClauseKind::CallSubquery(_) => "CALL {}",
+            ClauseKind::Foreach(_) => "FOREACH",
+        }
+    }
+
+    /// True for clauses that write: CREATE, MERGE, SET, REMOVE, DELETE, FOREACH.
+    pub fn is_updating(&self) -> bool {
+        matches!(
+            self,
+            ClauseKind::Create(_)
+                | ClauseKind::Merge(_)
+                | ClauseKind::Set(_)
+                | ClauseKind::Remove(_)
+                | ClauseKind::Delete(_)
+                | ClauseKind::Foreach(_)
+        )
+    }
+}
+
+/// `[OPTIONAL] MATCH <pattern> [WHERE <predicate>]`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Match {
+    pub optional: bool,
+    pub pattern: Pattern,
+    pub predicate: Option<Expr>,
+}
+
+/// `UNWIND <expr> AS <variable>`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unwind {
+    pub expr: Expr,
+    pub variable: Ident,
+}
+
+/// `WITH <projection> [WHERE <predicate>]`
+#[derive(Debug, Clone, PartialEq)]
+pub struct With {
+    pub projection: Projection,
+    pub predicate: Option<Expr>,
+}
+
+/// `RETURN <projection>`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Return {
+    pub projection: Projection,
+}
+
+/// The shared body of WITH and RETURN.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Projection {
+    pub distinct: bool,
+    /// `*`: project every variable in scope (before `items`).
+    pub star: bool,
+    pub items: Vec<ProjectionItem>,
+    pub order_by: Vec<SortItem>,
+    pub skip: Option<Expr>,
+    pub limit: Option<Expr>,
+}
+
+/// `<expr> [AS <alias>]`
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectionItem {
+    pub expr: Expr,
+    pub alias: Option<Ident>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortItem {
+    pub expr: Expr,
+    pub order: SortOrder,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SortOrder {
+    Ascending,
+    Descending,
+}
+
+/// `CREATE <pattern>`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Create {
+    pub pattern: Pattern,
+}
+
+/// `MERGE <pattern part> [ON CREATE SET ... | ON MATCH SET ...]*`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Merge {
+    pub pattern: PatternPart,
+    pub actions: Vec<MergeAction>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MergeAction {
+    pub on: MergeTrigger,
+    pub items: Vec<SetItem>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MergeTrigger {
+    OnCreate,
+    OnMatch,
+}
+
+/// `SET <item>, ...`
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetClause {
+    pub items: Vec<SetItem>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetItem {
+    pub kind: SetItemKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetItemKind {
+    /// `<entity>.<key> = <value>`
+    Property {
+        entity: Expr,
+        key: Ident,
+        value: Expr,
+    },
+    /// `<variable> = <map>`: replace all properties.
+    Replace { variable: Ident, value: Expr },
+    /// `<variable> += <map>`: add or overwrite properties.
+    Merge { variable: Ident, value: Expr },
+    /// `<variable>:<Label>:...`
+    Labels { variable: Ident, labels: Vec<Ident> },
+}
+
+/// `REMOVE <item>, ...`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Remove {
+    pub items: Vec<RemoveItem>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoveItem {
+    pub kind: RemoveItemKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RemoveItemKind {
+    /// `<entity>.<key>`
+    Property { entity: Expr, key: Ident },
+    /// `<variable>:<Label>:...`
+    Labels { variable: Ident, labels: Vec<Ident> },
+}
+
+/// `[DETACH] DELETE <expr>, ...`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delete {
+    pub detach: bool,
+    pub exprs: Vec<Expr>,
+}
+
+/// `CALL ns.proc(<args>) [YIELD ...]`
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcedureCall {
+    pub procedure: QualifiedName,
+    /// `None` when written without parentheses (`CALL db.labels`): the arguments are then
+    /// taken implicitly from parameters of the same names (standalone calls only).
+    pub args: Option<Vec<Expr>>,
+    pub yield_clause: Option<YieldClause>,
+}
+
+/// `YIELD * ` or `YIELD field [AS alias], ... [WHERE <predicate>]`
+#[derive(Debug, Clone, PartialEq)]
+pub struct YieldClause {
+    pub items: YieldItems,
+    pub predicate: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum YieldItems {
+    Star,
+    Fields(Vec<YieldItem>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct YieldItem {
+    pub field: Ident,
+    pub alias: Option<Ident>,
+}
+
+/// `FOREACH (<variable> IN <list> | <updating clause> ...)`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Foreach {
+    pub variable: Ident,
+    pub list: Expr,
+    pub clauses: Vec<Clause>,
+}
+
+/// A dotted name: `count`, `db.labels`, `test.my.proc`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct QualifiedName {
+    pub namespace: Vec<Ident>,
+    pub name: Ident,
+}
+
+/// Comma-separated pattern parts, as in `MATCH (a)-->(b), p = (c)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pattern {
+    pub parts: Vec<PatternPart>,
+    pub span: Span,
+}
+
+/// `[p =] [shortestPath(] <element> [)]`
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatternPart {
+    pub variable: Option<Ident>,
+    pub shortest: Option<ShortestPath>,
+    pub element: PatternElement,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ShortestPath {
+    /// `shortestPath(...)`
+    Single,
+    /// `allShortestPaths(...)`
+    All,
+}
+
+/// A node followed by zero or more (relationship, node) steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatternElement {
+    pub start: NodePattern,
+    pub chain: Vec<PatternStep>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatternStep {
+    pub relationship: RelationshipPattern,
+    pub node: NodePattern,
+}
+
+/// `(<variable>:<Label>... <properties>)`
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodePattern {
+    pub variable: Option<Ident>,
+    pub labels: Vec<Ident>,
+    /// A map literal or a parameter.
+    pub properties: Option<Expr>,
+    pub span: Span,
+}
+
+/// `-[<variable>:<T1>|<T2> *<min>..<max> <properties>]->`
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelationshipPattern {
+    pub direction: RelDirection,
+    pub variable: Option<Ident>,
+    /// Alternatives: the relationship has one of these types (any type when empty).
+    pub types: Vec<Ident>,
+    /// `Some` for a variable-length relationship.
+    pub length: Option<VarLength>,
+    /// A map literal or a parameter.
+    pub properties: Option<Expr>,
+    pub span: Span,
+}
+
+/// Direction as written, reading the pattern left to right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RelDirection {
+    /// `-->`
+    Outgoing,
+    /// `<--`
+    Incoming,
+    /// `--` (also `<-->`)
+    Undirected,
+}
+
+/// The bounds of `*min..max`; `None` means "not given" (`*` alone has neither).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct VarLength {
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    Literal(Literal),
+    /// `$name`
+    Parameter(String),
+    Variable(Ident),
+    /// `<expr>.<key>`
+    Property {
+        expr: Box<Expr>,
+        key: Ident,
+    },
+    /// `<expr>[<index>]`
+    Index {
+        expr: Box<Expr>,
+        index: Box<Expr>,
+    },
+    /// `<expr>[<from>..<to>]`
+    Slice {
+        expr: Box<Expr>,
+        from: Option<Box<Expr>>,
+        to: Option<Box<Expr>>,
+    },
+    /// `<expr>:<Label>:...`
+    HasLabels {
+        expr: Box<Expr>,
+        labels: Vec<Ident>,
+    },
+    Unary {
+        op: UnaryOp,
+        expr: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// A comparison chain `a < b <= c`, meaning `a < b AND b <= c`.
+    Comparison {
+        first: Box<Expr>,
+        rest: Vec<(ComparisonOp, Expr)>,
+    },
+    /// `<expr> IS [NOT] NULL`
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    List(Vec<Expr>),
+    Map(Vec<(Ident, Expr)>),
+    /// `<variable>{.key, .*, key: expr, other_variable}`
+    MapProjection {
+        variable: Ident,
+        items: Vec<MapProjectionItem>,
+    },
+    FunctionCall {
+        name: QualifiedName,
+        distinct: bool,
+        args: Vec<Expr>,
+    },
+    /// `count(*)`
+    CountStar,
+    /// `CASE [<operand>] WHEN .. THEN .. [ELSE ..] END`
+    Case {
+        operand: Option<Box<Expr>>,
+        alternatives: Vec<CaseAlternative>,
+        default: Option<Box<Expr>>,
+    },
+    /// `[<variable> IN <list> [WHERE <predicate>] [| <projection>]]`
+    ListComprehension {
+        variable: Ident,
+        list: Box<Expr>,
+        predicate: Option<Box<Expr>>,
+        projection: Option<Box<Expr>>,
+    },
+    /// `[[<path> =] <pattern> [WHERE <predicate>] | <projection>]`
+    PatternComprehension {
+        variable: Option<Ident>,
+        pattern: Box<PatternElement>,
+        predicate: Option<Box<Expr>>,
+        projection: Box<Expr>,
+    },
+    /// A relationship pattern used as a predicate: `WHERE (a)-[:KNOWS]->(b)`.
+    PatternPredicate(Box<PatternElement>),
+    /// `EXISTS { ... }`
+    Exists(Box<ExistsSubquery>),
+    /// `all|any|none|single(<variable> IN <list> [WHERE <predicate>])`
+    Quantifier {
+        quantifier: Quantifier,
+        variable: Ident,
+        list: Box<Expr>,
+        predicate: Option<Box<Expr>>,
+    },
+    /// `reduce(<accumulator> = <init>, <variable> IN <list> | <expr>)`
+    Reduce {
+        accumulator: Ident,
+        init: Box<Expr>,
+        variable: Ident,
+        list: Box<Expr>,
+        expr: Box<Expr>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Literal {
+    Null,
+    Boolean(bool),
+    Integer(i64),
+    Float(f64),
+    String(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum MapProjectionItem {
+    /// `.key`
+    Property(Ident),
+    /// `.*`
+    AllProperties,
+    /// `key: <expr>`
+    Literal(Ident, Expr),
+    /// `variable` (shorthand for `variable: variable`)
+    Variable(Ident),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseAlternative {
+    pub when: Expr,
+    pub then: Expr,
+}
+
+/// The body of `EXISTS { ... }`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExistsSubquery {
+    /// `EXISTS { <pattern> [WHERE <predicate>] }`
+    Pattern {
+        pattern: Pattern,
+        predicate: Option<Expr>,
+    },
+    /// `EXISTS { MATCH ... [RETURN ...] }`
+    Query(Query),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Quantifier {
+    All,
+    Any,
+    None,
+    Single,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Not,
+    Negate,
+    Plus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Or,
+    Xor,
+    And,
+    /// `=~`
+    RegexMatch,
+    StartsWith,
+    EndsWith,
+    Contains,
+    In,
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Modulo,
+    Power,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ComparisonOp {
+    Eq,
+    NotEq,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+}
+
+/// Operator precedence, loosest first. The parser and the printer both use this table, so
+/// what one parenthesises the other reads back the same way.
+///
+/// All binary operators are left-associative, including `^` (the TCK's Precedence2 scenarios
+/// require `4 ^ 3 ^ 2 = (4 ^ 3) ^ 2`), and unary minus binds tighter than `^` (`-3 ^ 2 = 9`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Precedence {
+    Lowest,
+    Or,
+    Xor,
+    And,
+    Not,
+    /// `=`, `<>`, `<`, `>`, `<=`, `>=` (chained)
+    Comparison,
+    /// `=~`, `STARTS WITH`, `ENDS WITH`, `CONTAINS`, `IN`, `IS [NOT] NULL`
+    Predicate,
+    Additive,
+    Multiplicative,
+    Power,
+    Unary,
+    /// `.key`, `[index]`, `[from..to]`, `:Label`
+    Postfix,
+    Atom,
+}
+
+impl Precedence {
+    /// The next tighter level: the minimum for the right operand of a left-associative operator.
+    pub(crate) fn tighter(self) -> Precedence {
+        match self {
+            Precedence::Lowest => Precedence::Or,
+            Precedence::Or => Precedence::Xor,
+            Precedence::Xor => Precedence::And,
+            Precedence::And => Precedence::Not,
+            Precedence::Not => Precedence::Comparison,
+            Precedence::Comparison => Precedence::Predicate,
+            Precedence::Predicate => Precedence::Additive,
+            Precedence::Additive => Precedence::Multiplicative,
+            Precedence::Multiplicative => Precedence::Power,
+            Precedence::Power => Precedence::Unary,
+            Precedence::Unary => Precedence::Postfix,
+            Precedence::Postfix | Precedence::Atom => Precedence::Atom,
+        }
+    }
+}
+
+impl BinaryOp {
+    pub(crate) fn precedence(self) -> Precedence {
+        match self {
+            BinaryOp::Or => Precedence::Or,
+            BinaryOp::Xor => Precedence::Xor,
+            BinaryOp::And => Precedence::And,
+            BinaryOp::RegexMatch
+            | BinaryOp::StartsWith
+            | BinaryOp::EndsWith
+            | BinaryOp::Contains
+            | BinaryOp::In => Precedence::Predicate,
+            BinaryOp::Add | BinaryOp::Subtract => Precedence::Additive,
+            BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Modulo => Precedence::Multiplicative,
+            BinaryOp::Power => Precedence::Power,
+        }
+    }
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Self {
+        Self { kind, span }
+    }
+
+    /// How tightly this expression binds when printed without parentheses.
+    pub(crate) fn precedence(&self) -> Precedence {
+        match &self.kind {
+            ExprKind::Unary {
+                op: UnaryOp::Not, ..
+            } => Precedence::Not,
+            ExprKind::Unary { .. } => Precedence::Unary,
+            ExprKind::Binary { op, .. } => op.precedence(),
+            ExprKind::Comparison { .. } => Precedence::Comparison,
+            ExprKind::IsNull { .. } => Precedence::Predicate,
+            ExprKind::Literal(Literal::Integer(value)) if *value < 0 => Precedence::Unary,
+            ExprKind::Literal(Literal::Float(value)) if value.is_sign_negative() => {
+                Precedence::Unary
+            }
+            ExprKind::Property { .. }
+            | ExprKind::Index { .. }
+            | ExprKind::Slice { .. }
+            | ExprKind::HasLabels { .. } => Precedence::Postfix,
+            // A pattern predicate is only unambiguous where a boolean operator or a delimiter
+            // follows it: `(a)-->(b) - 1` would read `- 1` as another relationship.
+            ExprKind::PatternPredicate(_) => Precedence::Not,
+            _ => Precedence::Atom,
+        }
+    }
+}

@@ -1,0 +1,318 @@
+//! Pattern parsing: `(a:Person {name: $n})-[r:KNOWS|LIKES*1..3]->(b)`.
+//!
+//! GRAMMAR
+//! =======
+//! ```text
+//!   pattern      = part { ',' part }
+//!   part         = [variable '='] ( shortestPath '(' element ')'
+//!                                 | allShortestPaths '(' element ')' | element )
+//!   element      = node { relationship node } | '(' element ')'
+//!   node         = '(' [variable] { ':' label } [map | $param] ')'
+//!   relationship = ['<'] '-' ['[' [variable] [':' type { '|' [':'] type }]
+//!                                 ['*' [min] ['..' [max]]] [map | $param] ']'] '-' ['>']
+//! ```
+//!
+//! Arrows arrive from the lexer as separate `<`, `-`, `>` tokens (see the lexer docs), so
+//! `<-->` is `<` `-` `-` `>`; whitespace between them is allowed, as in the openCypher grammar.
+//!
+//! STRICT CONTINUATION
+//! ===================
+//! In a clause (`MATCH`, `CREATE`, ...) a `-` or `<` after a node always continues the
+//! pattern, so `MATCH (a)-(b)` reports the missing dash. Inside an expression the same tokens
+//! could be arithmetic or a comparison (`(a)-->(b) < -1`, `($p) - [1]`), so there a
+//! relationship is only read when it unmistakably starts one: `--(`, `-->`, `<--`, or `-[` /
+//! `<-[` followed by something shaped like a relationship detail and then `]-(` or `]->`.
+
+use super::{Parser, Result};
+use crate::ast::*;
+use crate::lexer::TokenKind;
+
+impl Parser<'_> {
+    pub(super) fn parse_pattern(&mut self) -> Result<Pattern> {
+        let start = self.peek().span;
+        let parts = self.parse_comma_separated(Self::parse_pattern_part)?;
+        Ok(Pattern {
+            parts,
+            span: self.span_from(start),
+        })
+    }
+
+    pub(super) fn parse_pattern_part(&mut self) -> Result<PatternPart> {
+        let start = self.peek().span;
+        let variable = if self.variable_at(0) && *self.kind_at(1) == TokenKind::Eq {
+            let variable = self.take_ident();
+            self.advance();
+            Some(variable)
+        } else {
+            None
+        };
+        let shortest = if *self.kind_at(1) == TokenKind::LParen {
+            if self.at_keyword("shortestPath") {
+                Some(ShortestPath::Single)
+            } else if self.at_keyword("allShortestPaths") {
+                Some(ShortestPath::All)
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        let element = if shortest.is_some() {
+            self.advance();
+            self.advance();
+            let element = self.parse_pattern_element(false)?;
+            self.expect(&TokenKind::RParen)?;
+            element
+        } else {
+            self.parse_pattern_element(false)?
+        };
+        Ok(PatternPart {
+            variable,
+            shortest,
+            element,
+            span: self.span_from(start),
+        })
+    }
+
+    /// A chain of nodes and relationships. `strict` selects the expression-context rule for
+    /// continuing the chain (see the module docs).
+    pub(super) fn parse_pattern_element(&mut self, strict: bool) -> Result<PatternElement> {
+        if self.at(&TokenKind::LParen) && *self.kind_at(1) == TokenKind::LParen {
+            // A parenthesised element: `((a)-->(b))`.
+            let start = self.advance().span;
+            let element = self.nested(|p| p.parse_pattern_element(false))?;
+            self.expect(&TokenKind::RParen)?;
+            return Ok(PatternElement {
+                span: self.span_from(start),
+                ..element
+            });
+        }
+        let start = self.peek().span;
+        let first = self.parse_node_pattern()?;
+        let mut chain = Vec::new();
+        loop {
+            let continues = if strict {
+                self.relationship_starts_at(self.pos)
+            } else {
+                self.at(&TokenKind::Minus) || self.at(&TokenKind::Lt)
+            };
+            if !continues {
+                break;
+            }
+            let relationship = self.parse_relationship_pattern()?;
+            let node = self.parse_node_pattern()?;
+            chain.push(PatternStep { relationship, node });
+        }
+        Ok(PatternElement {
+            start: first,
+            chain,
+            span: self.span_from(start),
+        })
+    }
+
+    fn parse_node_pattern(&mut self) -> Result<NodePattern> {
+        let start = self.expect(&TokenKind::LParen)?;
+        let variable = if self.variable_at(0) {
+            Some(self.take_ident())
+        } else {
+            None
+        };
+        let mut labels = Vec::new();
+        while self.eat(&TokenKind::Colon) {
+            labels.push(self.parse_name("a label name")?);
+        }
+        let properties = self.parse_pattern_properties()?;
+        self.expect(&TokenKind::RParen)?;
+        Ok(NodePattern {
+            variable,
+            labels,
+            properties,
+            span: self.span_from(start),
+        })
+    }
+
+    /// An optional `{map}` or `$param` after a node's labels or a relationship's types.
+    fn parse_pattern_properties(&mut self) -> Result<Option<Expr>> {
+        match self.kind_at(0) {
+            TokenKind::LBrace => Ok(Some(self.parse_map_literal()?)),
+            TokenKind::Parameter(name) => {
+                let kind = ExprKind::Parameter(name.clone());
+                let span = self.advance().span;
+                Ok(Some(Expr::new(kind, span)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn parse_relationship_pattern(&mut self) -> Result<RelationshipPattern> {
+        let start = self.peek().span;
+        let left = self.eat(&TokenKind::Lt);
+        self.expect(&TokenKind::Minus)?;
+        let mut variable = None;
+        let mut types = Vec::new();
+        let mut length = None;
+        let mut properties = None;
+        if self.eat(&TokenKind::LBracket) {
+            if self.variable_at(0) {
+                variable = Some(self.take_ident());
+            }
+            if self.eat(&TokenKind::Colon) {
+                types.push(self.parse_name("a relationship type name")?);
+                while self.eat(&TokenKind::Pipe) {
+                    self.eat(&TokenKind::Colon);
+                    types.push(self.parse_name("a relationship type name")?);
+                }
+            }
+            if self.eat(&TokenKind::Star) {
+                length = Some(self.parse_var_length()?);
+            }
+            properties = self.parse_pattern_properties()?;
+            self.expect(&TokenKind::RBracket)?;
+        }
+        self.expect(&TokenKind::Minus)?;
+        let right = self.eat(&TokenKind::Gt);
+        let direction = match (left, right) {
+            (false, true) => RelDirection::Outgoing,
+            (true, false) => RelDirection::Incoming,
+            _ => RelDirection::Undirected,
+        };
+        Ok(RelationshipPattern {
+            direction,
+            variable,
+            types,
+            length,
+            properties,
+            span: self.span_from(start),
+        })
+    }
+
+    /// After `*`: `[min] ['..' [max]]`. A lone `*n` means exactly n hops.
+    fn parse_var_length(&mut self) -> Result<VarLength> {
+        let min = self.parse_optional_bound();
+        if self.eat(&TokenKind::DotDot) {
+            let max = self.parse_optional_bound();
+            Ok(VarLength { min, max })
+        } else {
+            Ok(VarLength { min, max: min })
+        }
+    }
+
+    fn parse_optional_bound(&mut self) -> Option<u64> {
+        match *self.kind_at(0) {
+            TokenKind::Integer(value) => {
+                self.advance();
+                Some(value)
+            }
+            _ => None,
+        }
+    }
+
+    /// True if a relationship unmistakably starts at token index `index`: `-[`, `--(`, `-->`,
+    /// `<-[` or `<--`.
+    pub(super) fn relationship_starts_at(&self, index: usize) -> bool {
+        match (self.kind_abs(index), self.kind_abs(index + 1)) {
+            (TokenKind::Minus, TokenKind::LBracket) => self.relationship_detail_at(index + 1),
+            (TokenKind::Minus, TokenKind::Minus) => {
+                matches!(self.kind_abs(index + 2), TokenKind::LParen | TokenKind::Gt)
+            }
+            (TokenKind::Lt, TokenKind::Minus) => match self.kind_abs(index + 2) {
+                TokenKind::Minus => true,
+                TokenKind::LBracket => self.relationship_detail_at(index + 2),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// True if the `[` at token index `open` is a relationship detail rather than a list:
+    /// it starts like one (`[r`, `[:`, `[*`, `[{`, `[$`, `[]`) and `]-(` or `]->` follows.
+    /// So `($p) - [1]` and `(a) - [x]` stay arithmetic.
+    fn relationship_detail_at(&self, open: usize) -> bool {
+        let close = self.partner.get(open).copied().unwrap_or(usize::MAX);
+        if close == usize::MAX {
+            return false;
+        }
+        let mut index = open + 1;
+        if self.variable_abs(index) {
+            index += 1;
+        }
+        let starts_like_detail = matches!(
+            self.kind_abs(index),
+            TokenKind::RBracket
+                | TokenKind::Colon
+                | TokenKind::Star
+                | TokenKind::LBrace
+                | TokenKind::Parameter(_)
+        );
+        starts_like_detail
+            && *self.kind_abs(close + 1) == TokenKind::Minus
+            && matches!(self.kind_abs(close + 2), TokenKind::LParen | TokenKind::Gt)
+    }
+
+    /// True if the `(` at token index `open` starts a pattern predicate: its contents look like
+    /// a node pattern and a relationship follows the closing `)`. O(1) thanks to the
+    /// precomputed bracket partners.
+    pub(super) fn pattern_starts_at(&self, open: usize) -> bool {
+        let close = self.partner.get(open).copied().unwrap_or(usize::MAX);
+        if close == usize::MAX {
+            return false;
+        }
+        let mut index = open + 1;
+        if self.variable_abs(index) {
+            index += 1;
+        }
+        while *self.kind_abs(index) == TokenKind::Colon
+            && matches!(
+                self.kind_abs(index + 1),
+                TokenKind::Ident(_) | TokenKind::QuotedIdent(_)
+            )
+        {
+            index += 2;
+        }
+        match self.kind_abs(index) {
+            TokenKind::LBrace => match self.partner.get(index).copied().unwrap_or(usize::MAX) {
+                usize::MAX => return false,
+                map_close => index = map_close + 1,
+            },
+            TokenKind::Parameter(_) => index += 1,
+            _ => {}
+        }
+        index == close && self.relationship_starts_at(close + 1)
+    }
+
+    /// True if the bracket group opening at token index `open` contains a comma outside any
+    /// nested group. Nested groups are skipped via their partners, so across a whole parse each
+    /// token is looked at by at most one such scan: the total cost stays linear.
+    pub(super) fn has_top_level_comma(&self, open: usize) -> bool {
+        let close = self.partner.get(open).copied().unwrap_or(usize::MAX);
+        if close == usize::MAX {
+            return false;
+        }
+        let mut index = open + 1;
+        while index < close {
+            match self.kind_abs(index) {
+                TokenKind::Comma => return true,
+                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => {
+                    match self.partner.get(index).copied().unwrap_or(usize::MAX) {
+                        usize::MAX => return false,
+                        nested_close => index = nested_close + 1,
+                    }
+                }
+                _ => index += 1,
+            }
+        }
+        false
+    }
+
+    fn kind_abs(&self, index: usize) -> &TokenKind {
+        &self.tokens[index.min(self.tokens.len() - 1)].kind
+    }
+
+    pub(super) fn variable_abs(&self, index: usize) -> bool {
+        match self.kind_abs(index) {
+            TokenKind::Ident(word) => !super::is_reserved(word),
+            TokenKind::QuotedIdent(_) => true,
+            _ => false,
+        }
+    }
+}

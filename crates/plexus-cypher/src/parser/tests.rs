@@ -1,0 +1,639 @@
+//! Unit tests for the parser: tree shapes, spans, error messages and limits. The bulk of the
+//! construct coverage (query → canonical print) lives in `tests/golden/*.test`.
+
+use super::*;
+
+fn parse_ok(query: &str) -> Statement {
+    parse(query).unwrap_or_else(|error| panic!("`{query}` should parse: {error}"))
+}
+
+fn parse_err(query: &str) -> ParseError {
+    match parse(query) {
+        Ok(statement) => panic!("`{query}` should fail, parsed as `{statement}`"),
+        Err(error) => error,
+    }
+}
+
+/// The expression of the single item of `RETURN <expr>`.
+fn expr(text: &str) -> Expr {
+    let statement = parse_ok(&format!("RETURN {text}"));
+    let [clause] = &statement.query.first.clauses[..] else {
+        panic!("one clause expected")
+    };
+    let ClauseKind::Return(ret) = &clause.kind else {
+        panic!("RETURN expected")
+    };
+    ret.projection.items[0].expr.clone()
+}
+
+fn int(value: i64) -> Expr {
+    Expr::new(ExprKind::Literal(Literal::Integer(value)), Span::default())
+}
+
+fn var(name: &str) -> Expr {
+    Expr::new(ExprKind::Variable(ident(name)), Span::default())
+}
+
+fn ident(name: &str) -> Ident {
+    Ident {
+        name: name.to_string(),
+        span: Span::default(),
+    }
+}
+
+fn binary(op: BinaryOp, lhs: Expr, rhs: Expr) -> Expr {
+    Expr::new(
+        ExprKind::Binary {
+            op,
+            lhs: Box::new(lhs),
+            rhs: Box::new(rhs),
+        },
+        Span::default(),
+    )
+}
+
+fn compare(first: Expr, rest: Vec<(ComparisonOp, Expr)>) -> Expr {
+    Expr::new(
+        ExprKind::Comparison {
+            first: Box::new(first),
+            rest,
+        },
+        Span::default(),
+    )
+}
+
+fn unary(op: UnaryOp, operand: Expr) -> Expr {
+    Expr::new(
+        ExprKind::Unary {
+            op,
+            expr: Box::new(operand),
+        },
+        Span::default(),
+    )
+}
+
+#[test]
+fn arithmetic_precedence_and_associativity() {
+    use BinaryOp::*;
+    assert_eq!(
+        expr("1 + 2 * 3"),
+        binary(Add, int(1), binary(Multiply, int(2), int(3)))
+    );
+    assert_eq!(
+        expr("1 - 2 - 3"),
+        binary(Subtract, binary(Subtract, int(1), int(2)), int(3))
+    );
+    // `^` is left-associative (TCK Precedence2 [2]) and binds looser than unary minus.
+    assert_eq!(
+        expr("2 ^ 3 ^ 2"),
+        binary(Power, binary(Power, int(2), int(3)), int(2))
+    );
+    assert_eq!(expr("-3 ^ 2"), binary(Power, int(-3), int(2)));
+    assert_eq!(
+        expr("-(3 ^ 2)"),
+        unary(UnaryOp::Negate, binary(Power, int(3), int(2)))
+    );
+    assert_eq!(expr("2 ^ -1"), binary(Power, int(2), int(-1)));
+    assert_eq!(expr("6 / 2 % 4 * 3"), expr("((6 / 2) % 4) * 3"));
+}
+
+#[test]
+fn boolean_precedence() {
+    use BinaryOp::*;
+    let (a, b, c, d) = (var("a"), var("b"), var("c"), var("d"));
+    assert_eq!(
+        expr("a OR b XOR c AND d"),
+        binary(
+            Or,
+            a.clone(),
+            binary(Xor, b.clone(), binary(And, c.clone(), d))
+        )
+    );
+    assert_eq!(
+        expr("NOT a = b"),
+        unary(
+            UnaryOp::Not,
+            compare(a.clone(), vec![(ComparisonOp::Eq, b.clone())])
+        )
+    );
+    assert_eq!(
+        expr("NOT a AND b"),
+        binary(And, unary(UnaryOp::Not, a.clone()), b.clone())
+    );
+    assert_eq!(expr("a AND NOT NOT b"), expr("a AND (NOT (NOT b))"));
+    assert_eq!(
+        expr("a = NOT b"),
+        compare(a, vec![(ComparisonOp::Eq, unary(UnaryOp::Not, b))])
+    );
+}
+
+#[test]
+fn comparison_chains_and_predicates() {
+    let (a, b, c) = (var("a"), var("b"), var("c"));
+    assert_eq!(
+        expr("a < b <= c"),
+        compare(
+            a.clone(),
+            vec![(ComparisonOp::Lt, b.clone()), (ComparisonOp::Le, c.clone())]
+        )
+    );
+    assert_eq!(
+        expr("(a < b) <= c"),
+        compare(
+            compare(a.clone(), vec![(ComparisonOp::Lt, b.clone())]),
+            vec![(ComparisonOp::Le, c)]
+        )
+    );
+    // Predicates bind tighter than comparisons, and chain left to right among themselves.
+    assert_eq!(expr("a IN b = true"), expr("(a IN b) = true"));
+    assert_eq!(
+        expr("x IS NULL = y IS NOT NULL"),
+        expr("(x IS NULL) = (y IS NOT NULL)")
+    );
+    assert_eq!(
+        expr("a STARTS WITH b IS NULL"),
+        expr("(a STARTS WITH b) IS NULL")
+    );
+    assert_eq!(expr("a + b IN c"), expr("(a + b) IN c"));
+    assert_eq!(expr("a =~ 'x.*' AND b"), expr("(a =~ 'x.*') AND b"));
+    assert!(matches!(
+        expr("a ENDS WITH b").kind,
+        ExprKind::Binary {
+            op: BinaryOp::EndsWith,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn postfix_operators() {
+    assert_eq!(expr("a.b.c[0][1..2]:L"), expr("((((a.b).c)[0])[1..2]):L"));
+    assert!(
+        matches!(expr("n:A:B").kind, ExprKind::HasLabels { ref labels, .. } if labels.len() == 2)
+    );
+    assert!(matches!(
+        expr("l[..2]").kind,
+        ExprKind::Slice {
+            from: None,
+            to: Some(_),
+            ..
+        }
+    ));
+    assert!(matches!(
+        expr("l[1..]").kind,
+        ExprKind::Slice {
+            from: Some(_),
+            to: None,
+            ..
+        }
+    ));
+    // A unary minus before a number with a postfix operator is not folded.
+    assert_eq!(
+        expr("-1.x"),
+        unary(
+            UnaryOp::Negate,
+            Expr::new(
+                ExprKind::Property {
+                    expr: Box::new(int(1)),
+                    key: ident("x")
+                },
+                Span::default()
+            )
+        )
+    );
+}
+
+#[test]
+fn integer_limits() {
+    assert_eq!(expr("-9223372036854775808"), int(i64::MIN));
+    assert_eq!(expr("9223372036854775807"), int(i64::MAX));
+    assert_eq!(expr("-0x8000000000000000"), int(i64::MIN));
+    assert_eq!(expr("0o17"), int(15));
+    for query in [
+        "RETURN 9223372036854775808",
+        "RETURN -9223372036854775809",
+        "RETURN 0x8000000000000000",
+        "RETURN -(9223372036854775808)",
+        "RETURN 99999999999999999999999",
+    ] {
+        assert_eq!(parse_err(query).tck_code(), "IntegerOverflow", "{query}");
+    }
+    assert_eq!(
+        parse_err("RETURN -9223372036854775809").to_string(),
+        "line 1, column 8: integer literal '-9223372036854775809' does not fit in 64 bits"
+    );
+}
+
+#[test]
+fn list_and_pattern_disambiguation() {
+    assert!(matches!(expr("[(1), 2]").kind, ExprKind::List(ref items) if items.len() == 2));
+    assert!(matches!(
+        expr("[x IN l]").kind,
+        ExprKind::ListComprehension { .. }
+    ));
+    assert!(matches!(
+        expr("[(a)-->(b) | b]").kind,
+        ExprKind::PatternComprehension { .. }
+    ));
+    assert!(matches!(
+        expr("[p = (a)-[:R]->(:B {x: [1]}) WHERE a.x | p]").kind,
+        ExprKind::PatternComprehension {
+            variable: Some(_),
+            predicate: Some(_),
+            ..
+        }
+    ));
+    // `(a)` followed by `< -` is a comparison, not an incoming relationship.
+    assert!(matches!(expr("(a) < -1").kind, ExprKind::Comparison { .. }));
+    assert!(matches!(
+        expr("(a) - 1").kind,
+        ExprKind::Binary {
+            op: BinaryOp::Subtract,
+            ..
+        }
+    ));
+    let statement = parse_ok("MATCH (a) WHERE NOT (a)<-[:R]-(:B) AND (a)--() RETURN a");
+    let ClauseKind::Match(m) = &statement.query.first.clauses[0].kind else {
+        panic!()
+    };
+    let Some(Expr {
+        kind: ExprKind::Binary { lhs, rhs, .. },
+        ..
+    }) = &m.predicate
+    else {
+        panic!()
+    };
+    assert!(matches!(&lhs.kind, ExprKind::Unary { expr, .. }
+        if matches!(expr.kind, ExprKind::PatternPredicate(_))));
+    assert!(matches!(rhs.kind, ExprKind::PatternPredicate(_)));
+}
+
+#[test]
+fn patterns_only_as_predicates() {
+    parse_ok("MATCH (a) RETURN exists((a)-->()), NOT (a)-->(), CASE WHEN (a)-->() THEN 1 END");
+    for query in [
+        "MATCH (n) RETURN (n)-[]->()",
+        "MATCH (n) WITH (n)-->() AS x RETURN x",
+        "MATCH (n) RETURN size((n)-->())",
+        "MATCH (n) WHERE (n)-->() = true RETURN n",
+    ] {
+        assert_eq!(
+            parse_err(query).kind,
+            ParseErrorKind::PatternAsValue,
+            "{query}"
+        );
+    }
+}
+
+#[test]
+fn relationship_patterns() {
+    let statement = parse_ok(
+        "MATCH (a)-[r:A|:B*2..5 {x: 1}]->(b)<-[*]-(c)-[:C*3]-(d)<-->(e)-[*..4]-(f)-[*1..]-(g) RETURN a",
+    );
+    let ClauseKind::Match(m) = &statement.query.first.clauses[0].kind else {
+        panic!()
+    };
+    let rels: Vec<&RelationshipPattern> = m.pattern.parts[0]
+        .element
+        .chain
+        .iter()
+        .map(|step| &step.relationship)
+        .collect();
+    assert_eq!(rels[0].direction, RelDirection::Outgoing);
+    assert_eq!(
+        rels[0]
+            .types
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        ["A", "B"]
+    );
+    assert_eq!(
+        rels[0].length,
+        Some(VarLength {
+            min: Some(2),
+            max: Some(5)
+        })
+    );
+    assert!(rels[0].properties.is_some());
+    assert_eq!(rels[1].direction, RelDirection::Incoming);
+    assert_eq!(
+        rels[1].length,
+        Some(VarLength {
+            min: None,
+            max: None
+        })
+    );
+    assert_eq!(
+        rels[2].length,
+        Some(VarLength {
+            min: Some(3),
+            max: Some(3)
+        })
+    );
+    assert_eq!(rels[3].direction, RelDirection::Undirected);
+    assert_eq!(
+        rels[4].length,
+        Some(VarLength {
+            min: None,
+            max: Some(4)
+        })
+    );
+    assert_eq!(
+        rels[5].length,
+        Some(VarLength {
+            min: Some(1),
+            max: None
+        })
+    );
+}
+
+#[test]
+fn spans_cover_source_text() {
+    let query = "MATCH (n:Person)\nWHERE n.age > 3\nRETURN n.name AS name, count(*)";
+    let statement = parse_ok(query);
+    let clauses = &statement.query.first.clauses;
+    assert_eq!(
+        clauses[0].span.text(query),
+        Some("MATCH (n:Person)\nWHERE n.age > 3")
+    );
+    assert_eq!((clauses[1].span.line, clauses[1].span.column), (3, 1));
+    let ClauseKind::Match(m) = &clauses[0].kind else {
+        panic!()
+    };
+    let predicate = m.predicate.as_ref().unwrap();
+    assert_eq!(predicate.span.text(query), Some("n.age > 3"));
+    assert_eq!((predicate.span.line, predicate.span.column), (2, 7));
+    assert_eq!(
+        m.pattern.parts[0].element.start.span.text(query),
+        Some("(n:Person)")
+    );
+    let ClauseKind::Return(ret) = &clauses[1].kind else {
+        panic!()
+    };
+    assert_eq!(
+        ret.projection.items[0].span.text(query),
+        Some("n.name AS name")
+    );
+    assert_eq!(
+        ret.projection.items[1].expr.span.text(query),
+        Some("count(*)")
+    );
+    // Parentheses and folded signs are part of an expression's span.
+    let query = "RETURN (1 + 2) * - 3";
+    let statement = parse_ok(query);
+    let ClauseKind::Return(ret) = &statement.query.first.clauses[0].kind else {
+        panic!()
+    };
+    let ExprKind::Binary { lhs, rhs, .. } = &ret.projection.items[0].expr.kind else {
+        panic!()
+    };
+    assert_eq!(lhs.span.text(query), Some("(1 + 2)"));
+    assert_eq!(rhs.span.text(query), Some("- 3"));
+}
+
+#[test]
+fn spans_do_not_affect_equality() {
+    assert_eq!(
+        parse_ok("match (n)   return n"),
+        parse_ok("MATCH (n) RETURN n")
+    );
+    assert_ne!(
+        parse_ok("MATCH (n) RETURN n"),
+        parse_ok("MATCH (m) RETURN m")
+    );
+}
+
+#[test]
+fn statement_modes_and_semicolon() {
+    assert_eq!(
+        parse_ok("EXPLAIN MATCH (n) RETURN n").mode,
+        QueryMode::Explain
+    );
+    assert_eq!(parse_ok("profile RETURN 1;").mode, QueryMode::Profile);
+    assert_eq!(parse_ok("RETURN 1 ;").mode, QueryMode::Normal);
+    assert_eq!(
+        parse_err("RETURN 1; RETURN 2").to_string(),
+        "line 1, column 11: expected a clause, UNION or end of input but found 'RETURN'"
+    );
+}
+
+#[test]
+fn keywords_and_names() {
+    // Keywords are case-insensitive; labels, keys and types may be keywords.
+    parse_ok("mAtCh (n:Match {return: 1})-[:WITH]->(m) ReTuRn n.count, {end: 1}");
+    // Reserved words need backquotes as variables.
+    assert_eq!(
+        parse_err("MATCH (n) RETURN return").to_string(),
+        "line 1, column 18: expected an expression but found 'return'"
+    );
+    let statement = parse_ok("WITH 1 AS `return` RETURN `return`");
+    assert_eq!(statement.to_string(), "WITH 1 AS `return` RETURN `return`");
+}
+
+#[test]
+fn error_messages() {
+    let cases = [
+        (
+            "MATCH (a RETURN a",
+            "line 1, column 10: expected ')' but found 'RETURN'",
+        ),
+        (
+            "MATCH (a)-[r]-(b",
+            "line 1, column 17: expected ')' but found end of input",
+        ),
+        (
+            "RETURN [1, 2",
+            "line 1, column 13: expected ']' but found end of input",
+        ),
+        (
+            "RETURN {1: 2}",
+            "line 1, column 9: expected a property key name but found '1'",
+        ),
+        (
+            "RETURN CASE x END",
+            "line 1, column 15: expected 'WHEN' but found 'END'",
+        ),
+        (
+            "MATCH (n) RETURN [(n)-->()]",
+            "line 1, column 27: expected '|' but found ']'",
+        ),
+        (
+            "MATCH (n) RETURN n ORDER n",
+            "line 1, column 26: expected 'BY' but found 'n'",
+        ),
+        (
+            "UNWIND [1] x RETURN x",
+            "line 1, column 12: expected 'AS' but found 'x'",
+        ),
+        (
+            "SELECT 1",
+            "line 1, column 1: expected a clause but found 'SELECT'",
+        ),
+        (
+            "",
+            "line 1, column 1: expected a clause but found end of input",
+        ),
+        (
+            "RETURN 1 != 2",
+            "line 1, column 10: '!=' is not a Cypher operator, use '<>'",
+        ),
+        (
+            "RETURN a IS 1",
+            "line 1, column 13: expected 'NULL' but found '1'",
+        ),
+        (
+            "MATCH (n) SET n.x + 1 = 2 RETURN n",
+            "line 1, column 19: expected '=' but found '+'",
+        ),
+        (
+            "MATCH (n) SET 1 = 2",
+            "line 1, column 15: expected a property, variable or labels to SET but found an expression",
+        ),
+        (
+            "MATCH (n)\n  RETURN n,",
+            "line 2, column 12: expected an expression but found end of input",
+        ),
+        (
+            "MATCH (n)",
+            "line 1, column 1: invalid clause composition: a query cannot end with MATCH; it must \
+             end with RETURN, CALL or an updating clause",
+        ),
+        (
+            "CREATE (n) MATCH (m) RETURN m",
+            "line 1, column 12: invalid clause composition: WITH is required between CREATE and MATCH",
+        ),
+        (
+            "RETURN 1 AS a UNION RETURN 2 AS a UNION ALL RETURN 3 AS a",
+            "line 1, column 35: invalid clause composition: UNION and UNION ALL cannot be mixed",
+        ),
+        (
+            "RETURN 1 MATCH (n) RETURN n",
+            "line 1, column 10: invalid clause composition: RETURN can only be the last clause of a query",
+        ),
+        (
+            "MATCH (a) WITH a, count(*) RETURN a",
+            "line 1, column 19: expression in WITH must be aliased (use AS)",
+        ),
+        (
+            "MATCH (n) WHERE EXISTS { MATCH (n)-->(m) SET m.x = 1 } RETURN n",
+            "line 1, column 42: invalid clause composition: an EXISTS subquery cannot contain SET",
+        ),
+        (
+            "MATCH (n) FOREACH (x IN [1] | MATCH (m)) RETURN n",
+            "line 1, column 31: invalid clause composition: FOREACH can only contain updating clauses, not MATCH",
+        ),
+        (
+            "CALL proc YIELD x RETURN x",
+            "line 1, column 1: procedure arguments can only be omitted in a standalone CALL",
+        ),
+        (
+            "CALL proc() YIELD * RETURN x",
+            "line 1, column 13: expected YIELD with named fields ('YIELD *' needs a standalone CALL) \
+             but found 'YIELD *'",
+        ),
+    ];
+    for (query, message) in cases {
+        assert_eq!(parse_err(query).to_string(), message, "{query}");
+    }
+}
+
+#[test]
+fn standalone_calls() {
+    let statement = parse_ok("CALL db.labels");
+    let ClauseKind::Call(call) = &statement.query.first.clauses[0].kind else {
+        panic!()
+    };
+    assert_eq!(call.procedure.namespace[0].name, "db");
+    assert_eq!(call.args, None);
+    parse_ok("CALL test.my.proc('a', 1) YIELD *");
+    parse_ok("CALL db.labels() YIELD label WHERE label <> 'x' RETURN label");
+    parse_ok("MATCH (n) CALL proc(n)");
+}
+
+#[test]
+fn tck_codes() {
+    let cases = [
+        ("RETURN 0x", "InvalidNumberLiteral"),
+        ("RETURN 1.34E999", "FloatingPointOverflow"),
+        ("RETURN '\\uH'", "InvalidUnicodeLiteral"),
+        ("RETURN 42 — 41", "InvalidUnicodeCharacter"),
+        ("RETURN 9223372036854775808", "IntegerOverflow"),
+        ("RETURN {, }", "UnexpectedSyntax"),
+        ("WITH 1 + 1 RETURN 1", "NoExpressionAlias"),
+        ("CALL p YIELD x RETURN x", "InvalidArgumentPassingMode"),
+        (
+            "RETURN 1 UNION ALL RETURN 1 UNION RETURN 1",
+            "InvalidClauseComposition",
+        ),
+    ];
+    for (query, code) in cases {
+        assert_eq!(parse_err(query).tck_code(), code, "{query}");
+    }
+}
+
+/// Runs `f` on a thread with the default 2 MiB test stack, so a recursion bug fails the test
+/// with a stack overflow rather than passing on a large main-thread stack.
+fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn nesting_limit_is_clean() {
+    on_small_stack(|| {
+        let depth_ok = MAX_NESTING_DEPTH - 10;
+        for (open, close) in [
+            ("[", "]"),
+            ("(", ")"),
+            ("-(", ")"),
+            ("{a: ", "}"),
+            ("[x IN ", "]"),
+        ] {
+            let ok = format!(
+                "RETURN {}1{}",
+                open.repeat(depth_ok / 2),
+                close.repeat(depth_ok / 2)
+            );
+            let statement = parse(&ok).unwrap_or_else(|error| panic!("{open}: {error}"));
+            assert_eq!(parse(&statement.to_string()).unwrap(), statement);
+
+            let deep = format!("RETURN {}1{}", open.repeat(100_000), close.repeat(100_000));
+            let error = parse(&deep).unwrap_err();
+            assert_eq!(
+                error.kind,
+                ParseErrorKind::NestingTooDeep {
+                    limit: MAX_NESTING_DEPTH
+                }
+            );
+        }
+        let nots = format!("RETURN {}true", "NOT ".repeat(100_000));
+        assert!(matches!(
+            parse(&nots).unwrap_err().kind,
+            ParseErrorKind::NestingTooDeep { .. }
+        ));
+        // Long left-nested operator chains count too: the tree would be as deep.
+        let sum = format!("RETURN 1{}", " + 1".repeat(100_000));
+        assert!(matches!(
+            parse(&sum).unwrap_err().kind,
+            ParseErrorKind::NestingTooDeep { .. }
+        ));
+        let sum = format!("RETURN 1{}", " + 1".repeat(MAX_NESTING_DEPTH - 10));
+        parse(&sum).unwrap();
+        let subqueries = format!(
+            "{}RETURN 1{}",
+            "CALL { ".repeat(100_000),
+            " }".repeat(100_000)
+        );
+        assert!(matches!(
+            parse(&subqueries).unwrap_err().kind,
+            ParseErrorKind::NestingTooDeep { .. }
+        ));
+        let chain = format!("MATCH (a){} RETURN a", "-->()".repeat(10_000));
+        parse(&chain).unwrap();
+    });
+}
