@@ -132,33 +132,37 @@ impl EdgeTable {
         if outgoing { &self.out } else { &self.inc }
     }
 
-    fn install_edge(
-        &self,
-        offset: u32,
-        src: u32,
-        dst: u32,
-        ts: Timestamp,
-        horizon: Timestamp,
-        tombstone: bool,
-    ) {
-        assert!(
-            offset <= MAX_EDGE_OFFSET,
-            "edge offsets were bounded at reservation"
-        );
-        if !tombstone {
-            let mut endpoints = self.endpoints.write();
-            if endpoints.len() <= offset as usize {
-                endpoints.resize(offset as usize + 1, (u32::MAX, u32::MAX));
-            }
-            endpoints[offset as usize] = (src, dst);
+    fn record_endpoints(&self, offset: u32, src: u32, dst: u32) {
+        assert!(offset <= MAX_EDGE_OFFSET, "edge offsets were bounded at reservation");
+        let mut endpoints = self.endpoints.write();
+        if endpoints.len() <= offset as usize {
+            endpoints.resize(offset as usize + 1, (u32::MAX, u32::MAX));
         }
-        let eid = if tombstone {
-            offset | TOMBSTONE_BIT
-        } else {
-            offset
-        };
-        self.out.append(src, ts, horizon, dst, eid);
-        self.inc.append(dst, ts, horizon, src, eid);
+        endpoints[offset as usize] = (src, dst);
+    }
+}
+
+/// Adjacency entries of one commit (or checkpoint section), per edge table, applied with one
+/// latch per touched segment instead of one per entry.
+#[derive(Default)]
+struct PendingAdjacency {
+    by_table: HashMap<EdgeTableId, (Vec<(u32, u32, u32)>, Vec<(u32, u32, u32)>)>,
+}
+
+impl PendingAdjacency {
+    fn push(&mut self, table: EdgeTableId, offset: u32, src: u32, dst: u32, tombstone: bool) {
+        let eid = if tombstone { offset | TOMBSTONE_BIT } else { offset };
+        let (out, inc) = self.by_table.entry(table).or_default();
+        out.push((src, dst, eid));
+        inc.push((dst, src, eid));
+    }
+
+    fn apply(self, tables: &[Arc<EdgeTable>], ts: Timestamp, horizon: Timestamp) {
+        for (table, (out, inc)) in self.by_table {
+            let table = &tables[table as usize];
+            table.out.append_batch(&out, ts, horizon);
+            table.inc.append_batch(&inc, ts, horizon);
+        }
     }
 }
 
@@ -638,10 +642,13 @@ fn load_checkpoint(vfs: &dyn Vfs, name: &str, ts: Timestamp, tables: &mut Tables
                     .get(table as usize)
                     .ok_or_else(|| bad_table(table))?;
                 t.rows.ensure_reserved(row_count);
+                let mut pending = PendingAdjacency::default();
                 for (row, src, dst, props) in rows {
                     t.rows.install_create(row, ts, ts, &[], &props);
-                    t.install_edge(row, src, dst, ts, ts, false);
+                    t.record_endpoints(row, src, dst);
+                    pending.push(table, row, src, dst, false);
                 }
+                pending.apply(&tables.edge, ts, ts);
             }
             Section::End { .. } => {}
         }
@@ -673,6 +680,19 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
             Error::corruption("commit record", 0, format!("unknown edge table {id}"))
         })
     };
+    // Check every table first, so a bad record is rejected before anything is installed.
+    for op in &record.ops {
+        match op {
+            WriteOp::CreateVertex { id, .. }
+            | WriteOp::DeleteVertex { id }
+            | WriteOp::SetVertexProp { id, .. }
+            | WriteOp::SetLabels { id, .. } => vertex(id.table).map(|_| ())?,
+            WriteOp::CreateEdge { id, .. } | WriteOp::DeleteEdge { id, .. } | WriteOp::SetEdgeProp { id, .. } => {
+                edge(id.table).map(|_| ())?
+            }
+        }
+    }
+    let mut pending = PendingAdjacency::default();
     for op in &record.ops {
         match op {
             WriteOp::CreateVertex { id, labels, props } => {
@@ -706,12 +726,12 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
                 let t = edge(id.table)?;
                 t.rows.ensure_reserved(id.offset + 1);
                 t.rows.install_create(id.offset, ts, horizon, &[], props);
-                t.install_edge(id.offset, src.offset, dst.offset, ts, horizon, false);
+                t.record_endpoints(id.offset, src.offset, dst.offset);
+                pending.push(id.table, id.offset, src.offset, dst.offset, false);
             }
             WriteOp::DeleteEdge { id, src, dst } => {
-                let t = edge(id.table)?;
-                t.rows.install_delete(id.offset, ts, horizon);
-                t.install_edge(id.offset, src.offset, dst.offset, ts, horizon, true);
+                edge(id.table)?.rows.install_delete(id.offset, ts, horizon);
+                pending.push(id.table, id.offset, src.offset, dst.offset, true);
             }
             WriteOp::SetEdgeProp { id, key, value } => {
                 edge(id.table)?
@@ -720,5 +740,6 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
             }
         }
     }
+    pending.apply(&tables.edge, ts, horizon);
     Ok(())
 }

@@ -73,13 +73,17 @@ struct VertexAdj {
     start: u32,
     cap: u32,
     newest: Version,
+    /// The version before `newest` (`len == 0`: none needed). Readers at the GC horizon
+    /// usually need at most this one; more versions spill into the segment's `history`.
+    older: Version,
 }
 
 pub struct Segment {
     nbr: Vec<u32>,
     eid: Vec<u32>,
     vertices: Vec<VertexAdj>,
-    /// Older versions per vertex (ascending), kept while a reader may need them.
+    /// Versions before `VertexAdj::older` (ascending), kept while a lagging reader may need
+    /// them.
     history: HashMap<u16, Vec<Version>>,
     live_entries: usize,
     slack_entries: usize,
@@ -116,6 +120,9 @@ impl Segment {
         if adj.newest.ts <= ts {
             return adj.newest;
         }
+        if adj.older.len > 0 && adj.older.ts <= ts {
+            return adj.older;
+        }
         self.history
             .get(&(local as u16))
             .and_then(|h| h.iter().rev().find(|v| v.ts <= ts).copied())
@@ -128,15 +135,20 @@ impl Segment {
             return; // another entry of the same commit
         }
         debug_assert!(ts > adj.newest.ts, "versions ascend");
-        let previous = adj.newest;
+        let (previous, older) = (adj.newest, adj.older);
         adj.newest.ts = ts;
+        // Readers at or after `horizon` need every version newer than it plus the newest one
+        // at or below it. `previous` is always needed (ts > horizon); `older` only while
+        // `previous` is newer than the horizon, in which case it moves to the side table.
+        adj.older = previous;
         let key = local as u16;
-        if previous.len > 0 {
-            // A reader between `previous.ts` and `ts` needs the previous length.
-            self.history.entry(key).or_default().push(previous);
+        if previous.ts > horizon && older.len > 0 {
+            self.history.entry(key).or_default().push(older);
+        } else if previous.ts <= horizon {
+            self.history.remove(&key);
         }
         if let Some(history) = self.history.get_mut(&key) {
-            prune(history, ts, horizon);
+            prune(history, previous.ts, horizon);
             if history.is_empty() {
                 self.history.remove(&key);
             }
@@ -185,15 +197,18 @@ impl Segment {
         let mut eid = Vec::with_capacity(self.live_entries);
         for (local, adj) in self.vertices.iter_mut().enumerate() {
             let key = local as u16;
+            if adj.newest.ts <= horizon {
+                adj.older = Version::default();
+            }
             if let Some(history) = self.history.get_mut(&key) {
-                prune(history, adj.newest.ts, horizon);
-                if history.is_empty() {
+                prune(history, adj.older.ts, horizon);
+                if history.is_empty() || adj.older.len == 0 {
                     self.history.remove(&key);
                 }
             }
             let (from, len) = (adj.start as usize, adj.newest.len as usize);
             let start = nbr.len();
-            let collapse = adj.newest.tombs > 0 && adj.newest.ts <= horizon && !self.history.contains_key(&key);
+            let collapse = adj.newest.tombs > 0 && adj.newest.ts <= horizon && adj.older.len == 0;
             if collapse {
                 let dead = dead_edges(&self.eid[from..from + len]);
                 for i in from..from + len {
@@ -278,6 +293,42 @@ impl Adjacency {
         segment.append(vertex as usize % SEGMENT_VERTICES, ts, horizon, nbr, eid);
         if segment.should_compact() {
             segment.compact(horizon);
+        }
+    }
+
+    /// Appends many entries of one commit: `(vertex, neighbour, edge offset)`, in log order.
+    /// Entries are grouped by segment with a stable counting sort, so each segment's latch is
+    /// taken once and each vertex's entries keep their order.
+    pub fn append_batch(&self, entries: &[(u32, u32, u32)], ts: Timestamp, horizon: Timestamp) {
+        let Some(max_vertex) = entries.iter().map(|e| e.0).max() else { return };
+        let segments = max_vertex as usize / SEGMENT_VERTICES + 1;
+        let mut starts = vec![0usize; segments + 1];
+        for e in entries {
+            starts[e.0 as usize / SEGMENT_VERTICES + 1] += 1;
+        }
+        for i in 0..segments {
+            starts[i + 1] += starts[i];
+        }
+        let mut cursor = starts.clone();
+        let mut grouped = vec![(0u32, 0u32, 0u32); entries.len()];
+        for &e in entries {
+            let bucket = &mut cursor[e.0 as usize / SEGMENT_VERTICES];
+            grouped[*bucket] = e;
+            *bucket += 1;
+        }
+        for index in 0..segments {
+            let group = &grouped[starts[index]..starts[index + 1]];
+            if group.is_empty() {
+                continue;
+            }
+            let segment = self.segment_for_write(group[0].0);
+            let mut segment = segment.write();
+            for &(vertex, nbr, eid) in group {
+                segment.append(vertex as usize % SEGMENT_VERTICES, ts, horizon, nbr, eid);
+            }
+            if segment.should_compact() {
+                segment.compact(horizon);
+            }
         }
     }
 

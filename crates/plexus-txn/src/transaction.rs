@@ -25,7 +25,7 @@ use crate::validation::{Entity, ReadItem};
 use crate::write_set::{NewEdge, NewVertex, WriteSet};
 use plexus_storage::store::MAX_VERTEX_ROWS;
 use plexus_storage::topology::MAX_EDGE_OFFSET;
-use plexus_storage::{Catalog, CatalogOp, EdgeTableDef, VertexTable, VertexTableDef};
+use plexus_storage::{Catalog, CatalogOp, EdgeTable, EdgeTableDef, VertexTable, VertexTableDef};
 use plexus_types::{
     Direction, EdgeId, EdgeTypeId, Error, IsolationLevel, LabelId, PropKeyId, Result, Timestamp,
     Value, VertexId, VertexTableId,
@@ -43,6 +43,9 @@ pub struct Transaction {
     writes: WriteSet,
     reads: HashSet<ReadItem>,
     active: bool,
+    /// The edge table of the last `create_edge` (source table, type, destination table):
+    /// bulk inserts resolve it once instead of once per edge.
+    last_edge_table: Option<(VertexTableId, String, VertexTableId, Arc<EdgeTable>)>,
 }
 
 impl Drop for Transaction {
@@ -63,6 +66,7 @@ impl Transaction {
             writes: WriteSet::default(),
             reads: HashSet::new(),
             active: true,
+            last_edge_table: None,
         }
     }
 
@@ -596,31 +600,49 @@ impl Transaction {
     ) -> Result<EdgeId> {
         self.check_vertex(src)?;
         self.check_vertex(dst)?;
-        let ty = self.ensure_token(edge_type, TokenKind::EdgeType)?;
-        let table_id = self.storage().change_catalog(
-            |c| c.edge_table(src.table, ty, dst.table),
-            |c| {
-                let def = EdgeTableDef {
-                    src: src.table,
-                    edge_type: ty,
-                    dst: dst.table,
-                    declared: false,
-                    properties: Vec::new(),
-                };
-                Ok(CatalogOp::EdgeTable {
-                    id: c.edge_tables.len() as u32,
-                    def,
-                })
-            },
-        )?;
-        let table = self.storage().edge_table(table_id)?;
+        let table = match &self.last_edge_table {
+            Some((s, ty, d, table)) if *s == src.table && *d == dst.table && ty == edge_type => {
+                table.clone()
+            }
+            _ => {
+                let table = self.edge_table_for(src.table, edge_type, dst.table)?;
+                let cached = (src.table, edge_type.to_string(), dst.table, table.clone());
+                self.last_edge_table = Some(cached);
+                table
+            }
+        };
         let props = self.resolve_props(&table.rows, props)?;
         let offset = table.rows.reserve(MAX_EDGE_OFFSET + 1)?;
-        let id = EdgeId::new(table_id, offset);
+        let id = EdgeId::new(table.id, offset);
         self.writes
             .new_edges
             .insert(id, NewEdge { src, dst, props });
         Ok(id)
+    }
+
+    /// The edge table (src table)-[edge_type]->(dst table), created on first use.
+    fn edge_table_for(
+        &self,
+        src: VertexTableId,
+        edge_type: &str,
+        dst: VertexTableId,
+    ) -> Result<Arc<EdgeTable>> {
+        let ty = self.ensure_token(edge_type, TokenKind::EdgeType)?;
+        let table_id = self.storage().change_catalog(
+            |c| c.edge_table(src, ty, dst),
+            |c| {
+                let def = EdgeTableDef {
+                    src,
+                    edge_type: ty,
+                    dst,
+                    declared: false,
+                    properties: Vec::new(),
+                };
+                let id = c.edge_tables.len() as u32;
+                Ok(CatalogOp::EdgeTable { id, def })
+            },
+        )?;
+        self.storage().edge_table(table_id)
     }
 
     pub fn delete_edge(&mut self, e: EdgeId) -> Result<()> {
