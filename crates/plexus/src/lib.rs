@@ -29,6 +29,11 @@
 
 mod database;
 
+/// The README's Rust examples run as doc tests, so the README cannot drift from the API.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub use database::Database;
 pub use plexus_storage::{RecoveryReport, Vfs, fault::FaultVfs};
 pub use plexus_txn::{GraphSnapshot, Transaction, VertexTableSpec};
