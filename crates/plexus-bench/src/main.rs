@@ -11,7 +11,10 @@ mod storage;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "plexus-bench", about = "Plexus benchmarks (JSON lines on stdout)")]
+#[command(
+    name = "plexus-bench",
+    about = "Plexus benchmarks (JSON lines on stdout)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -35,9 +38,15 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Storage { scale, seconds, dir } => {
-            storage::run(&storage::Options { scale, seconds, dir: dir.unwrap_or_else(std::env::temp_dir) })
-        }
+        Command::Storage {
+            scale,
+            seconds,
+            dir,
+        } => storage::run(&storage::Options {
+            scale,
+            seconds,
+            dir: dir.unwrap_or_else(std::env::temp_dir),
+        }),
     };
     if let Err(e) = result {
         eprintln!("plexus-bench: {e}");

@@ -12,7 +12,13 @@ pub struct Figure<'a> {
 
 impl<'a> Figure<'a> {
     pub fn new(name: &'a str, value: f64, unit: &'a str) -> Self {
-        Self { name, value, unit, baseline: None, extra: Vec::new() }
+        Self {
+            name,
+            value,
+            unit,
+            baseline: None,
+            extra: Vec::new(),
+        }
     }
 
     pub fn baseline(mut self, baseline: f64) -> Self {
@@ -26,9 +32,18 @@ impl<'a> Figure<'a> {
     }
 
     pub fn print(&self) {
-        let mut line = format!(r#"{{"name": "{}", "value": {}, "unit": "{}""#, self.name, number(self.value), self.unit);
+        let mut line = format!(
+            r#"{{"name": "{}", "value": {}, "unit": "{}""#,
+            self.name,
+            number(self.value),
+            self.unit
+        );
         if let Some(b) = self.baseline {
-            line += &format!(r#", "baseline": {}, "ratio": {}"#, number(b), number(self.value / b));
+            line += &format!(
+                r#", "baseline": {}, "ratio": {}"#,
+                number(b),
+                number(self.value / b)
+            );
         }
         for (k, v) in &self.extra {
             line += &format!(r#", "{k}": {}"#, number(*v));
@@ -38,5 +53,9 @@ impl<'a> Figure<'a> {
 }
 
 fn number(x: f64) -> String {
-    if x.is_finite() { format!("{:.4e}", x).replace("e0", "") } else { "null".into() }
+    if x.is_finite() {
+        format!("{:.4e}", x).replace("e0", "")
+    } else {
+        "null".into()
+    }
 }

@@ -91,7 +91,10 @@ fn plexus_scan(snap: &GraphSnapshot) -> Result<(u64, u64), Error> {
 
 /// Edges/s of `scan` (which returns (checksum, edges)), run at least `SCAN_REPEATS` times and
 /// for at least `min_seconds`: total edges over total time.
-fn edges_per_s(min_seconds: f64, mut scan: impl FnMut() -> Result<(u64, u64), Error>) -> Result<(f64, u64), Error> {
+fn edges_per_s(
+    min_seconds: f64,
+    mut scan: impl FnMut() -> Result<(u64, u64), Error>,
+) -> Result<(f64, u64), Error> {
     let started = Instant::now();
     let (mut edges, mut runs, mut checksum) = (0u64, 0usize, 0u64);
     while runs < SCAN_REPEATS || started.elapsed().as_secs_f64() < min_seconds {
@@ -104,13 +107,19 @@ fn edges_per_s(min_seconds: f64, mut scan: impl FnMut() -> Result<(u64, u64), Er
 }
 
 fn fresh_dir(options: &Options, tag: &str) -> PathBuf {
-    let dir = options.dir.join(format!("plexus-bench-{tag}-{}", std::process::id()));
+    let dir = options
+        .dir
+        .join(format!("plexus-bench-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
 
 fn config(durability: DurabilityMode) -> Config {
-    Config { durability, checkpoint_wal_bytes: 0, ..Config::default() }
+    Config {
+        durability,
+        checkpoint_wal_bytes: 0,
+        ..Config::default()
+    }
 }
 
 fn create_vertices(db: &Database, n: usize) -> Result<Vec<VertexId>, Error> {
@@ -125,7 +134,12 @@ fn create_vertices(db: &Database, n: usize) -> Result<Vec<VertexId>, Error> {
     Ok(ids)
 }
 
-fn insert_edges(db: &Database, ids: &[VertexId], edges: &[(u32, u32)], per_txn: usize) -> Result<f64, Error> {
+fn insert_edges(
+    db: &Database,
+    ids: &[VertexId],
+    edges: &[(u32, u32)],
+    per_txn: usize,
+) -> Result<f64, Error> {
     let started = Instant::now();
     for (i, batch) in edges.chunks(per_txn).enumerate() {
         let mut tx = db.begin();
@@ -134,7 +148,11 @@ fn insert_edges(db: &Database, ids: &[VertexId], edges: &[(u32, u32)], per_txn: 
         }
         tx.commit()?;
         if i % (1_000_000 / per_txn).max(1) == 0 {
-            eprint!("\r  {:>5.1}% of {} edges", 100.0 * (i * per_txn) as f64 / edges.len() as f64, edges.len());
+            eprint!(
+                "\r  {:>5.1}% of {} edges",
+                100.0 * (i * per_txn) as f64 / edges.len() as f64,
+                edges.len()
+            );
         }
     }
     eprintln!("\r  100.0% of {} edges", edges.len());
@@ -142,11 +160,19 @@ fn insert_edges(db: &Database, ids: &[VertexId], edges: &[(u32, u32)], per_txn: 
 }
 
 /// Commits single-edge transactions between random vertices until `stop`; returns commits.
-fn single_edge_writer(db: &Database, ids: &[VertexId], seed: u64, stop: &AtomicBool) -> Result<u64, Error> {
+fn single_edge_writer(
+    db: &Database,
+    ids: &[VertexId],
+    seed: u64,
+    stop: &AtomicBool,
+) -> Result<u64, Error> {
     let mut rng = Rng::new(seed);
     let mut commits = 0;
     while !stop.load(Ordering::Relaxed) {
-        let (s, d) = (rng.below(ids.len() as u64) as usize, rng.below(ids.len() as u64) as usize);
+        let (s, d) = (
+            rng.below(ids.len() as u64) as usize,
+            rng.below(ids.len() as u64) as usize,
+        );
         let mut tx = db.begin();
         tx.create_edge(ids[s], "E", ids[d], &[])?;
         tx.commit()?;
@@ -156,7 +182,12 @@ fn single_edge_writer(db: &Database, ids: &[VertexId], seed: u64, stop: &AtomicB
 }
 
 /// Runs `threads` single-edge writers for `seconds`; returns commits/s.
-fn single_edge_rate(db: &Arc<Database>, ids: &Arc<Vec<VertexId>>, threads: usize, seconds: f64) -> Result<f64, Error> {
+fn single_edge_rate(
+    db: &Arc<Database>,
+    ids: &Arc<Vec<VertexId>>,
+    threads: usize,
+    seconds: f64,
+) -> Result<f64, Error> {
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let handles: Vec<_> = (0..threads)
@@ -177,10 +208,15 @@ fn single_edge_rate(db: &Arc<Database>, ids: &Arc<Vec<VertexId>>, threads: usize
 pub fn run(options: &Options) -> Result<(), Error> {
     let scale = options.scale;
     let n = 1usize << scale;
-    eprintln!("generating RMAT scale {scale}: {n} vertices, {} edges", rmat::EDGE_FACTOR << scale);
+    eprintln!(
+        "generating RMAT scale {scale}: {n} vertices, {} edges",
+        rmat::EDGE_FACTOR << scale
+    );
     let edges = rmat::edges(scale, 42);
     let csr = StaticCsr::build(n, &edges);
-    let (csr_rate, csr_sum) = edges_per_s(options.seconds / 2.0, || Ok((csr.scan(), csr.dst.len() as u64)))?;
+    let (csr_rate, csr_sum) = edges_per_s(options.seconds / 2.0, || {
+        Ok((csr.scan(), csr.dst.len() as u64))
+    })?;
     let s = f64::from(scale);
 
     bulk_phase(options, n, &edges, csr_rate, csr_sum, &csr)?;
@@ -189,27 +225,48 @@ pub fn run(options: &Options) -> Result<(), Error> {
     Ok(())
 }
 
-fn bulk_phase(options: &Options, n: usize, edges: &[(u32, u32)], csr_rate: f64, csr_sum: u64, csr: &StaticCsr) -> Result<(), Error> {
+fn bulk_phase(
+    options: &Options,
+    n: usize,
+    edges: &[(u32, u32)],
+    csr_rate: f64,
+    csr_sum: u64,
+    csr: &StaticCsr,
+) -> Result<(), Error> {
     let s = f64::from(options.scale);
     let dir = fresh_dir(options, "bulk");
     let db = Arc::new(Database::open(&dir, config(DurabilityMode::Periodic))?);
     eprintln!("bulk phase: {n} vertices, then edges in transactions of {BULK_BATCH_EDGES}");
     let ids = Arc::new(create_vertices(&db, n)?);
     let rate = insert_edges(&db, &ids, edges, BULK_BATCH_EDGES)?;
-    Figure::new("bulk_insert", rate, "edges/s").with("scale", s).with("batch_edges", BULK_BATCH_EDGES as f64).print();
+    Figure::new("bulk_insert", rate, "edges/s")
+        .with("scale", s)
+        .with("batch_edges", BULK_BATCH_EDGES as f64)
+        .print();
     db.compact();
 
     let snap = db.snapshot();
     let (scan_rate, sum) = edges_per_s(options.seconds / 2.0, || plexus_scan(&snap))?;
-    assert_eq!(sum, csr_sum, "Plexus and the static CSR scanned the same edges");
-    Figure::new("edge_scan_bulk", scan_rate, "edges/s").baseline(csr_rate).with("scale", s).print();
+    assert_eq!(
+        sum, csr_sum,
+        "Plexus and the static CSR scanned the same edges"
+    );
+    Figure::new("edge_scan_bulk", scan_rate, "edges/s")
+        .baseline(csr_rate)
+        .with("scale", s)
+        .print();
     let plexus_bytes = snap.topology_size_bytes(true) as f64 / edges.len() as f64;
     let csr_bytes = csr.size_bytes() as f64 / edges.len() as f64;
-    Figure::new("topology_bytes_per_edge", plexus_bytes, "bytes/edge").baseline(csr_bytes).with("scale", s).print();
+    Figure::new("topology_bytes_per_edge", plexus_bytes, "bytes/edge")
+        .baseline(csr_bytes)
+        .with("scale", s)
+        .print();
     drop(snap);
 
     let periodic = single_edge_rate(&db, &ids, 1, options.seconds)?;
-    Figure::new("txn_single_edge_periodic", periodic, "txn/s").with("threads", 1.0).print();
+    Figure::new("txn_single_edge_periodic", periodic, "txn/s")
+        .with("threads", 1.0)
+        .print();
 
     db.compact();
     let (idle, _) = edges_per_s(options.seconds, || plexus_scan(&db.snapshot()))?;
@@ -238,17 +295,33 @@ fn bulk_phase(options: &Options, n: usize, edges: &[(u32, u32)], csr_rate: f64, 
     Ok(())
 }
 
-fn random_phase(options: &Options, n: usize, edges: &[(u32, u32)], csr_rate: f64, csr_sum: u64, s: f64) -> Result<(), Error> {
+fn random_phase(
+    options: &Options,
+    n: usize,
+    edges: &[(u32, u32)],
+    csr_rate: f64,
+    csr_sum: u64,
+    s: f64,
+) -> Result<(), Error> {
     let dir = fresh_dir(options, "random");
     let db = Database::open(&dir, config(DurabilityMode::Periodic))?;
     eprintln!("random phase: edges in transactions of {SMALL_TXN_EDGES}");
     let ids = create_vertices(&db, n)?;
     let rate = insert_edges(&db, &ids, edges, SMALL_TXN_EDGES)?;
-    Figure::new("insert_small_txns", rate, "edges/s").with("txn_edges", SMALL_TXN_EDGES as f64).with("scale", s).print();
+    Figure::new("insert_small_txns", rate, "edges/s")
+        .with("txn_edges", SMALL_TXN_EDGES as f64)
+        .with("scale", s)
+        .print();
     let snap = db.snapshot();
     let (scan_rate, sum) = edges_per_s(options.seconds / 2.0, || plexus_scan(&snap))?;
-    assert_eq!(sum, csr_sum, "Plexus and the static CSR scanned the same edges");
-    Figure::new("edge_scan_random", scan_rate, "edges/s").baseline(csr_rate).with("scale", s).print();
+    assert_eq!(
+        sum, csr_sum,
+        "Plexus and the static CSR scanned the same edges"
+    );
+    Figure::new("edge_scan_random", scan_rate, "edges/s")
+        .baseline(csr_rate)
+        .with("scale", s)
+        .print();
     drop(snap);
     drop(db);
     let _ = std::fs::remove_dir_all(&dir);
@@ -260,14 +333,19 @@ fn fsync_phase(options: &Options, s: f64) -> Result<(), Error> {
     let db = Arc::new(Database::open(&dir, config(DurabilityMode::Fsync))?);
     let ids = {
         let mut tx = db.begin();
-        let ids: Vec<_> = (0..1000).map(|i| tx.create_vertex(&["V"], &[("i", Value::from(i))])).collect::<Result<_, _>>()?;
+        let ids: Vec<_> = (0..1000)
+            .map(|i| tx.create_vertex(&["V"], &[("i", Value::from(i))]))
+            .collect::<Result<_, _>>()?;
         tx.commit()?;
         Arc::new(ids)
     };
     eprintln!("fsync phase: single-edge transactions, 1 and {FSYNC_THREADS} threads");
     for threads in [1, FSYNC_THREADS] {
         let rate = single_edge_rate(&db, &ids, threads, options.seconds)?;
-        Figure::new("txn_single_edge_fsync", rate, "txn/s").with("threads", threads as f64).with("scale", s).print();
+        Figure::new("txn_single_edge_fsync", rate, "txn/s")
+            .with("threads", threads as f64)
+            .with("scale", s)
+            .print();
     }
     drop(db);
     let _ = std::fs::remove_dir_all(&dir);

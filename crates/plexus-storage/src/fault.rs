@@ -277,6 +277,10 @@ impl Vfs for FaultVfs {
     fn describe(&self, name: &str) -> String {
         format!("faultvfs:{name}")
     }
+
+    fn map(&self, name: &str) -> Result<crate::vfs::MappedBytes> {
+        Ok(Arc::new(self.read(name)?))
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! - [`catalog`]: labels, property keys, edge types, vertex and edge tables;
 //! - [`rows`]: columnar, multi-versioned vertex and edge rows;
 //! - [`topology`]: the adjacency memtable with per-vertex version tables;
+//! - [`run`]: immutable CSR run files, the disk tier of the topology;
 //! - [`record`] and [`wal`]: redo records, the log and group commit;
 //! - [`checkpoint`]: checkpoint files and the manifest;
 //! - [`store`]: `Storage`, which installs commits, answers reads at a timestamp, checkpoints
@@ -17,6 +18,7 @@ pub mod codec;
 pub mod fault;
 pub mod record;
 pub mod rows;
+pub mod run;
 pub mod store;
 pub mod topology;
 pub mod vfs;

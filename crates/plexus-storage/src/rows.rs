@@ -225,12 +225,16 @@ impl Chunk {
             Slot::Labels => SlotValue::Labels(self.labels.get(row).cloned().flatten()),
             Slot::Prop(key) => SlotValue::Prop(match layout.declared.get(&key) {
                 Some(&(_, at)) => self.columns[column_of(at)].get(row, at),
-                None => self.dynamic.get(row).and_then(Option::as_ref).and_then(|props| {
-                    props
-                        .iter()
-                        .find(|(k, _)| *k == key)
-                        .map(|(_, v)| v.clone())
-                }),
+                None => self
+                    .dynamic
+                    .get(row)
+                    .and_then(Option::as_ref)
+                    .and_then(|props| {
+                        props
+                            .iter()
+                            .find(|(k, _)| *k == key)
+                            .map(|(_, v)| v.clone())
+                    }),
             }),
         }
     }
@@ -260,7 +264,11 @@ impl Chunk {
         if ts >= self.max_write_ts {
             return self.read_in_place(layout, row, slot);
         }
-        if self.created_at.get(row).is_some_and(|&created| created > ts) {
+        if self
+            .created_at
+            .get(row)
+            .is_some_and(|&created| created > ts)
+        {
             return absent(slot);
         }
         match self.chains.get(&(row as u32, slot)) {
@@ -533,7 +541,10 @@ impl RowTable {
         let labels = (!labels.is_empty()).then(|| labels.to_vec().into_boxed_slice());
         chunk.write_in_place(&self.layout, r, (Slot::Labels, SlotValue::Labels(labels)));
         chunk.write_in_place(&self.layout, r, (Slot::Exists, SlotValue::Exists(true)));
-        assert!(ts >= chunk.max_write_ts, "commits install in timestamp order");
+        assert!(
+            ts >= chunk.max_write_ts,
+            "commits install in timestamp order"
+        );
         chunk.max_write_ts = ts;
         if ts > horizon {
             chunk.created_at.resize(CHUNK_ROWS, 0);

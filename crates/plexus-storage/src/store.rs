@@ -133,7 +133,10 @@ impl EdgeTable {
     }
 
     fn record_endpoints(&self, offset: u32, src: u32, dst: u32) {
-        assert!(offset <= MAX_EDGE_OFFSET, "edge offsets were bounded at reservation");
+        assert!(
+            offset <= MAX_EDGE_OFFSET,
+            "edge offsets were bounded at reservation"
+        );
         let mut endpoints = self.endpoints.write();
         if endpoints.len() <= offset as usize {
             endpoints.resize(offset as usize + 1, (u32::MAX, u32::MAX));
@@ -142,23 +145,31 @@ impl EdgeTable {
     }
 }
 
+/// `(vertex, neighbour, edge offset)`, the tombstone bit set for deletions.
+type AdjacencyEntry = (u32, u32, u32);
+
 /// Adjacency entries of one commit (or checkpoint section), per edge table, applied with one
 /// latch per touched segment instead of one per entry.
 #[derive(Default)]
 struct PendingAdjacency {
-    by_table: HashMap<EdgeTableId, (Vec<(u32, u32, u32)>, Vec<(u32, u32, u32)>)>,
+    /// Per edge table: [out entries, in entries].
+    by_table: HashMap<EdgeTableId, [Vec<AdjacencyEntry>; 2]>,
 }
 
 impl PendingAdjacency {
     fn push(&mut self, table: EdgeTableId, offset: u32, src: u32, dst: u32, tombstone: bool) {
-        let eid = if tombstone { offset | TOMBSTONE_BIT } else { offset };
-        let (out, inc) = self.by_table.entry(table).or_default();
+        let eid = if tombstone {
+            offset | TOMBSTONE_BIT
+        } else {
+            offset
+        };
+        let [out, inc] = self.by_table.entry(table).or_default();
         out.push((src, dst, eid));
         inc.push((dst, src, eid));
     }
 
     fn apply(self, tables: &[Arc<EdgeTable>], ts: Timestamp, horizon: Timestamp) {
-        for (table, (out, inc)) in self.by_table {
+        for (table, [out, inc]) in self.by_table {
             let table = &tables[table as usize];
             table.out.append_batch(&out, ts, horizon);
             table.inc.append_batch(&inc, ts, horizon);
@@ -687,9 +698,9 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
             | WriteOp::DeleteVertex { id }
             | WriteOp::SetVertexProp { id, .. }
             | WriteOp::SetLabels { id, .. } => vertex(id.table).map(|_| ())?,
-            WriteOp::CreateEdge { id, .. } | WriteOp::DeleteEdge { id, .. } | WriteOp::SetEdgeProp { id, .. } => {
-                edge(id.table).map(|_| ())?
-            }
+            WriteOp::CreateEdge { id, .. }
+            | WriteOp::DeleteEdge { id, .. }
+            | WriteOp::SetEdgeProp { id, .. } => edge(id.table).map(|_| ())?,
         }
     }
     let mut pending = PendingAdjacency::default();

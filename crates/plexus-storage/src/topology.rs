@@ -87,10 +87,20 @@ pub struct Segment {
     history: HashMap<u16, Vec<Version>>,
     live_entries: usize,
     slack_entries: usize,
+    /// Newest commit timestamp installed in this segment.
+    max_ts: Timestamp,
+    /// After a compaction and until the next append: CSR offsets into the arena (one per
+    /// vertex, plus one). Readers at or after `max_ts` scan the segment exactly like a static
+    /// CSR, reading 4 bytes per vertex instead of the 40-byte vertex headers.
+    csr_offsets: Option<Box<[u32]>>,
 }
 
 fn dead_edges(eids: &[u32]) -> Vec<u32> {
-    let mut dead: Vec<u32> = eids.iter().filter(|e| *e & TOMBSTONE_BIT != 0).map(|e| e & !TOMBSTONE_BIT).collect();
+    let mut dead: Vec<u32> = eids
+        .iter()
+        .filter(|e| *e & TOMBSTONE_BIT != 0)
+        .map(|e| e & !TOMBSTONE_BIT)
+        .collect();
     dead.sort_unstable();
     dead
 }
@@ -112,6 +122,8 @@ impl Segment {
             history: HashMap::new(),
             live_entries: 0,
             slack_entries: 0,
+            max_ts: 0,
+            csr_offsets: None,
         }
     }
 
@@ -157,6 +169,8 @@ impl Segment {
 
     fn append(&mut self, local: usize, ts: Timestamp, horizon: Timestamp, nbr: u32, eid: u32) {
         self.record_version(local, ts, horizon);
+        self.max_ts = self.max_ts.max(ts);
+        self.csr_offsets = None;
         let adj = self.vertices[local];
         if adj.newest.len == adj.cap {
             self.relocate(local, (adj.cap * 2).max(MIN_BLOCK_ENTRIES));
@@ -176,7 +190,10 @@ impl Segment {
     fn relocate(&mut self, local: usize, cap: u32) {
         let adj = self.vertices[local];
         let start = self.nbr.len();
-        assert!(start + cap as usize <= u32::MAX as usize, "segment arena below 4 G entries");
+        assert!(
+            start + cap as usize <= u32::MAX as usize,
+            "segment arena below 4 G entries"
+        );
         let (from, len) = (adj.start as usize, adj.newest.len as usize);
         self.nbr.resize(start + cap as usize, 0);
         self.eid.resize(start + cap as usize, 0);
@@ -189,7 +206,10 @@ impl Segment {
     }
 
     fn should_compact(&self) -> bool {
-        self.slack_entries > self.live_entries.max(SEGMENT_VERTICES * MIN_BLOCK_ENTRIES as usize)
+        self.slack_entries
+            > self
+                .live_entries
+                .max(SEGMENT_VERTICES * MIN_BLOCK_ENTRIES as usize)
     }
 
     fn compact(&mut self, horizon: Timestamp) {
@@ -231,13 +251,22 @@ impl Segment {
         self.slack_entries = 0;
         self.nbr = nbr;
         self.eid = eid;
+        let tombstones = self.vertices.iter().any(|adj| adj.newest.tombs > 0);
+        self.csr_offsets = (!tombstones).then(|| {
+            let mut offsets: Vec<u32> = self.vertices.iter().map(|adj| adj.start).collect();
+            offsets.push(self.live_entries as u32);
+            offsets.into_boxed_slice()
+        });
     }
 
     /// Calls `f` with the visible neighbour and edge slices of vertex `local` at `ts`.
     fn visit(&self, local: usize, ts: Timestamp, f: &mut dyn FnMut(&[u32], &[u32])) {
         let version = self.visible(local, ts);
         let from = self.vertices[local].start as usize;
-        let (nbrs, eids) = (&self.nbr[from..from + version.len as usize], &self.eid[from..from + version.len as usize]);
+        let (nbrs, eids) = (
+            &self.nbr[from..from + version.len as usize],
+            &self.eid[from..from + version.len as usize],
+        );
         if version.tombs == 0 {
             return f(nbrs, eids);
         }
@@ -253,8 +282,16 @@ impl Segment {
     }
 
     fn size_bytes(&self) -> usize {
-        let history: usize = self.history.values().map(|h| h.capacity() * size_of::<Version>() + 16).sum();
-        (self.nbr.capacity() + self.eid.capacity()) * 4 + self.vertices.capacity() * size_of::<VertexAdj>() + history
+        let history: usize = self
+            .history
+            .values()
+            .map(|h| h.capacity() * size_of::<Version>() + 16)
+            .sum();
+        let csr = self.csr_offsets.as_ref().map_or(0, |o| o.len() * 4);
+        (self.nbr.capacity() + self.eid.capacity()) * 4
+            + self.vertices.capacity() * size_of::<VertexAdj>()
+            + history
+            + csr
     }
 }
 
@@ -270,7 +307,10 @@ impl Adjacency {
     }
 
     fn segment(&self, vertex: u32) -> Option<Arc<RwLock<Segment>>> {
-        self.segments.read().get(vertex as usize / SEGMENT_VERTICES).cloned()
+        self.segments
+            .read()
+            .get(vertex as usize / SEGMENT_VERTICES)
+            .cloned()
     }
 
     fn segment_for_write(&self, vertex: u32) -> Arc<RwLock<Segment>> {
@@ -300,7 +340,9 @@ impl Adjacency {
     /// Entries are grouped by segment with a stable counting sort, so each segment's latch is
     /// taken once and each vertex's entries keep their order.
     pub fn append_batch(&self, entries: &[(u32, u32, u32)], ts: Timestamp, horizon: Timestamp) {
-        let Some(max_vertex) = entries.iter().map(|e| e.0).max() else { return };
+        let Some(max_vertex) = entries.iter().map(|e| e.0).max() else {
+            return;
+        };
         let segments = max_vertex as usize / SEGMENT_VERTICES + 1;
         let mut starts = vec![0usize; segments + 1];
         for e in entries {
@@ -335,7 +377,9 @@ impl Adjacency {
     /// Calls `f` with the (neighbour offsets, edge offsets) of `vertex`'s edges visible at `ts`.
     pub fn visit(&self, vertex: u32, ts: Timestamp, f: &mut dyn FnMut(&[u32], &[u32])) {
         if let Some(segment) = self.segment(vertex) {
-            segment.read().visit(vertex as usize % SEGMENT_VERTICES, ts, f);
+            segment
+                .read()
+                .visit(vertex as usize % SEGMENT_VERTICES, ts, f);
         }
     }
 
@@ -349,11 +393,28 @@ impl Adjacency {
     /// without visible tombstones is handed out as a plain arena slice — the loop a static CSR
     /// runs.
     pub fn scan_segment(&self, index: usize, ts: Timestamp, mut f: impl FnMut(u32, &[u32])) {
-        let Some(segment) = self.segments.read().get(index).cloned() else { return };
+        let Some(segment) = self.segments.read().get(index).cloned() else {
+            return;
+        };
         let segment = segment.read();
         let base = (index * SEGMENT_VERTICES) as u32;
+        if let (Some(offsets), true) = (&segment.csr_offsets, segment.max_ts <= ts) {
+            for (local, w) in offsets.windows(2).enumerate() {
+                if w[0] < w[1] {
+                    f(
+                        base + local as u32,
+                        &segment.nbr[w[0] as usize..w[1] as usize],
+                    );
+                }
+            }
+            return;
+        }
         for (local, adj) in segment.vertices.iter().enumerate() {
-            let version = if adj.newest.ts <= ts { adj.newest } else { segment.visible(local, ts) };
+            let version = if adj.newest.ts <= ts {
+                adj.newest
+            } else {
+                segment.visible(local, ts)
+            };
             if version.len == 0 {
                 continue;
             }
@@ -381,7 +442,11 @@ impl Adjacency {
 
     /// Bytes held by the topology structures (arena capacity, vertex headers, history).
     pub fn size_bytes(&self) -> usize {
-        self.segments.read().iter().map(|s| s.read().size_bytes()).sum()
+        self.segments
+            .read()
+            .iter()
+            .map(|s| s.read().size_bytes())
+            .sum()
     }
 }
 
@@ -440,5 +505,39 @@ mod tests {
         adj.scan_segment(1, 1, |v, n| seen.push((v, n.to_vec())));
         assert_eq!(seen, vec![(1025, vec![8]), (1030, vec![7])]);
         assert_eq!(adj.segment_count(), 2);
+    }
+
+    #[test]
+    fn compacted_segments_scan_like_a_csr_until_the_next_append() {
+        let adj = Adjacency::new();
+        for i in 0..200u32 {
+            adj.append(i % 7, u64::from(i / 10) + 1, 0, i, i);
+        }
+        let scan = |ts| {
+            let mut seen = Vec::new();
+            adj.scan_segment(0, ts, |v, n| seen.push((v, n.to_vec())));
+            seen
+        };
+        let before = scan(100);
+        adj.compact(100);
+        assert!(adj.segments.read()[0].read().csr_offsets.is_some());
+        assert_eq!(scan(100), before);
+        assert_eq!(scan(5), {
+            let mut older = Vec::new();
+            for v in 0..7 {
+                adj.visit(v, 5, &mut |n, _| {
+                    if !n.is_empty() {
+                        older.push((v, n.to_vec()))
+                    }
+                });
+            }
+            older
+        });
+        adj.append(3, 101, 100, 999, 999);
+        assert!(adj.segments.read()[0].read().csr_offsets.is_none());
+        assert_eq!(
+            scan(101).iter().find(|(v, _)| *v == 3).unwrap().1.last(),
+            Some(&999)
+        );
     }
 }

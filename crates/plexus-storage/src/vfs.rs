@@ -20,6 +20,11 @@ use plexus_types::{Error, Result};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The read-only bytes of a whole file: memory-mapped by [`OsVfs`], a copy in memory
+/// elsewhere. Only immutable files (CSR runs) are mapped.
+pub type MappedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
 pub trait VfsFile: Send {
     fn write_all(&mut self, data: &[u8]) -> Result<()>;
@@ -42,6 +47,8 @@ pub trait Vfs: Send + Sync {
     fn sync_dir(&self) -> Result<()>;
     /// A human-readable location for error messages.
     fn describe(&self, name: &str) -> String;
+    /// Maps an immutable file for reading.
+    fn map(&self, name: &str) -> Result<MappedBytes>;
 }
 
 /// The real file system, rooted at a database directory.
@@ -151,5 +158,17 @@ impl Vfs for OsVfs {
 
     fn describe(&self, name: &str) -> String {
         self.root.join(name).display().to_string()
+    }
+
+    fn map(&self, name: &str) -> Result<MappedBytes> {
+        let file = fs::File::open(self.path(name)).map_err(self.err(name))?;
+        let len = file.metadata().map_err(self.err(name))?.len();
+        if len == 0 {
+            return Ok(Arc::new(Vec::new()));
+        }
+        // SAFETY: Plexus maps only run files, which are written once, fsynced and never
+        // modified or truncated while mapped (they are deleted only when unreferenced).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(self.err(name))?;
+        Ok(Arc::new(map))
     }
 }

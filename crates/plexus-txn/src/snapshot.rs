@@ -9,6 +9,7 @@
 //! contiguous neighbour slices — the same loop a static CSR runs.
 
 use crate::manager::TxnManager;
+use plexus_storage::topology::SEGMENT_VERTICES;
 use plexus_storage::{Catalog, EdgeTableDef};
 use plexus_types::{
     Direction, EdgeId, EdgeTableId, Result, Timestamp, Value, VertexId, VertexTableId,
@@ -132,6 +133,51 @@ impl GraphSnapshot {
             .edge_table(table)?
             .adjacency(outgoing)
             .scan_segment(index, self.ts, f);
+        Ok(())
+    }
+
+    /// Like [`scan_segment`](Self::scan_segment), with each vertex's edge offsets parallel to
+    /// its neighbour offsets: `f(vertex offset, neighbour offsets, edge offsets)`. Reads one
+    /// vertex at a time (a latch each), so it is for scans that also need edge properties.
+    pub fn scan_segment_edges(
+        &self,
+        table: EdgeTableId,
+        outgoing: bool,
+        index: usize,
+        mut f: impl FnMut(u32, &[u32], &[u32]),
+    ) -> Result<()> {
+        let et = self.manager.storage().edge_table(table)?;
+        let adjacency = et.adjacency(outgoing);
+        let first = index.saturating_mul(SEGMENT_VERTICES);
+        let end = first
+            .saturating_add(SEGMENT_VERTICES)
+            .min(u32::MAX as usize);
+        for v in first.min(end)..end {
+            let v = v as u32;
+            adjacency.visit(v, self.ts, &mut |nbrs, eids| {
+                if !nbrs.is_empty() {
+                    f(v, nbrs, eids)
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// Property `name` of the edges of `table` at the given edge offsets, as of this snapshot:
+    /// `f(i, value)` for `offsets[i]` (`None`: no such property). One catalog lookup per call,
+    /// for bulk reads such as edge weights.
+    pub fn edge_properties(
+        &self,
+        table: EdgeTableId,
+        name: &str,
+        offsets: &[u32],
+        f: &mut dyn FnMut(usize, Option<Value>),
+    ) -> Result<()> {
+        let et = self.manager.storage().edge_table(table)?;
+        let key = self.catalog().prop_keys.id(name);
+        for (i, &offset) in offsets.iter().enumerate() {
+            f(i, key.and_then(|key| et.rows.prop(offset, key, self.ts)));
+        }
         Ok(())
     }
 

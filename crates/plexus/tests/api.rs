@@ -3,7 +3,9 @@
 mod common;
 
 use common::{TempDir, memory_db};
-use plexus::{Config, DataType, Database, Direction, Error, FaultVfs, Value, VertexId, VertexTableSpec};
+use plexus::{
+    Config, DataType, Database, Direction, Error, FaultVfs, Value, VertexId, VertexTableSpec,
+};
 use std::sync::Arc;
 
 fn person_table(db: &Database) {
@@ -24,20 +26,41 @@ fn person_table(db: &Database) {
 fn create_read_update_delete_round_trip() {
     let (db, _) = memory_db();
     let mut tx = db.begin();
-    let a = tx.create_vertex(&["City", "Capital"], &[("name", Value::from("Paris")), ("pop", Value::from(2.1))]).unwrap();
-    let b = tx.create_vertex(&["City"], &[("name", Value::from("Lyon"))]).unwrap();
-    let e1 = tx.create_edge(a, "ROAD", b, &[("km", Value::from(465))]).unwrap();
-    let e2 = tx.create_edge(a, "ROAD", b, &[("km", Value::from(470))]).unwrap();
-    assert_eq!(tx.neighbors(a, Some("ROAD"), Direction::Out).unwrap().len(), 2, "multi-edges, read-your-writes");
+    let a = tx
+        .create_vertex(
+            &["City", "Capital"],
+            &[("name", Value::from("Paris")), ("pop", Value::from(2.1))],
+        )
+        .unwrap();
+    let b = tx
+        .create_vertex(&["City"], &[("name", Value::from("Lyon"))])
+        .unwrap();
+    let e1 = tx
+        .create_edge(a, "ROAD", b, &[("km", Value::from(465))])
+        .unwrap();
+    let e2 = tx
+        .create_edge(a, "ROAD", b, &[("km", Value::from(470))])
+        .unwrap();
+    assert_eq!(
+        tx.neighbors(a, Some("ROAD"), Direction::Out).unwrap().len(),
+        2,
+        "multi-edges, read-your-writes"
+    );
     tx.commit().unwrap();
 
     let mut tx = db.begin();
     assert_eq!(tx.vertex_labels(a).unwrap(), vec!["Capital", "City"]);
-    assert_eq!(tx.vertex_property(a, "pop").unwrap(), Some(Value::from(2.1)));
+    assert_eq!(
+        tx.vertex_property(a, "pop").unwrap(),
+        Some(Value::from(2.1))
+    );
     assert_eq!(tx.edge_property(e2, "km").unwrap(), Some(Value::from(470)));
     assert_eq!(tx.edge_endpoints(e1).unwrap(), (a, b));
     assert_eq!(tx.edge_type(e1).unwrap(), "ROAD");
-    assert_eq!(tx.neighbors(b, None, Direction::In).unwrap(), vec![(e1, a), (e2, a)]);
+    assert_eq!(
+        tx.neighbors(b, None, Direction::In).unwrap(),
+        vec![(e1, a), (e2, a)]
+    );
     assert_eq!(tx.scan_label("Capital").unwrap(), vec![a]);
     assert_eq!(tx.scan_label("City").unwrap(), vec![a, b]);
     assert!(tx.scan_label("Nothing").unwrap().is_empty());
@@ -45,12 +68,18 @@ fn create_read_update_delete_round_trip() {
     tx.set_vertex_property(a, "pop", Value::Null).unwrap();
     tx.remove_label(a, "Capital").unwrap();
     tx.delete_edge(e1).unwrap();
-    assert_eq!(tx.vertex_properties(a).unwrap(), vec![("name".to_string(), Value::from("Paris"))]);
+    assert_eq!(
+        tx.vertex_properties(a).unwrap(),
+        vec![("name".to_string(), Value::from("Paris"))]
+    );
     tx.commit().unwrap();
 
     let mut tx = db.begin();
     assert!(tx.scan_label("Capital").unwrap().is_empty());
-    assert_eq!(tx.neighbors(a, None, Direction::Both).unwrap(), vec![(e2, b)]);
+    assert_eq!(
+        tx.neighbors(a, None, Direction::Both).unwrap(),
+        vec![(e2, b)]
+    );
     assert!(!tx.edge_exists(e1).unwrap());
     let err = tx.delete_vertex(a, false).unwrap_err();
     assert!(matches!(err, Error::Constraint(_)), "{err}");
@@ -66,19 +95,50 @@ fn declared_tables_type_check_and_enforce_primary_keys() {
     person_table(&db);
     let mut tx = db.begin();
     let ada = tx
-        .create_vertex(&["Person", "Admin"], &[("id", Value::from(1)), ("name", Value::from("Ada")), ("score", Value::from(9.5))])
+        .create_vertex(
+            &["Person", "Admin"],
+            &[
+                ("id", Value::from(1)),
+                ("name", Value::from("Ada")),
+                ("score", Value::from(9.5)),
+            ],
+        )
         .unwrap();
-    let err = tx.create_vertex(&["Person"], &[("id", Value::from(2)), ("age", Value::from("old"))]).unwrap_err();
-    assert!(matches!(err, Error::TypeMismatch(_)) && err.to_string().contains("'age'"), "{err}");
-    let err = tx.create_vertex(&["Person", "Robot"], &[("id", Value::from(3))]).unwrap_err();
-    assert!(err.to_string().contains("label 'Robot' is not declared for vertex table 'Person'"), "{err}");
-    let err = tx.create_vertex(&["Person"], &[("name", Value::from("no id"))]).unwrap_err();
-    assert!(matches!(err, Error::Constraint(_)) && err.to_string().contains("primary key"), "{err}");
-    let err = tx.create_vertex(&["Person"], &[("id", Value::from(1))]).unwrap_err();
+    let err = tx
+        .create_vertex(
+            &["Person"],
+            &[("id", Value::from(2)), ("age", Value::from("old"))],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::TypeMismatch(_)) && err.to_string().contains("'age'"),
+        "{err}"
+    );
+    let err = tx
+        .create_vertex(&["Person", "Robot"], &[("id", Value::from(3))])
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("label 'Robot' is not declared for vertex table 'Person'"),
+        "{err}"
+    );
+    let err = tx
+        .create_vertex(&["Person"], &[("name", Value::from("no id"))])
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Constraint(_)) && err.to_string().contains("primary key"),
+        "{err}"
+    );
+    let err = tx
+        .create_vertex(&["Person"], &[("id", Value::from(1))])
+        .unwrap_err();
     assert!(err.to_string().contains("duplicate primary key 1"), "{err}");
-    let err = tx.set_vertex_property(ada, "age", Value::from(1.5)).unwrap_err();
+    let err = tx
+        .set_vertex_property(ada, "age", Value::from(1.5))
+        .unwrap_err();
     assert!(matches!(err, Error::TypeMismatch(_)), "{err}");
-    tx.set_vertex_property(ada, "nickname", Value::from("countess")).unwrap(); // undeclared: dynamic
+    tx.set_vertex_property(ada, "nickname", Value::from("countess"))
+        .unwrap(); // undeclared: dynamic
     tx.commit().unwrap();
 
     let mut tx = db.begin();
@@ -97,14 +157,20 @@ fn declared_tables_type_check_and_enforce_primary_keys() {
     // Changing the key frees the old one within the transaction.
     tx.set_vertex_property(ada, "id", Value::from(10)).unwrap();
     assert_eq!(tx.lookup("Person", &Value::from(1)).unwrap(), None);
-    let again = tx.create_vertex(&["Person"], &[("id", Value::from(1))]).unwrap();
+    let again = tx
+        .create_vertex(&["Person"], &[("id", Value::from(1))])
+        .unwrap();
     tx.commit().unwrap();
     let mut tx = db.begin();
     assert_eq!(tx.lookup("Person", &Value::from(10)).unwrap(), Some(ada));
     assert_eq!(tx.lookup("Person", &Value::from(1)).unwrap(), Some(again));
-    let err = db.create_vertex_table(&VertexTableSpec::new("Person")).unwrap_err();
+    let err = db
+        .create_vertex_table(&VertexTableSpec::new("Person"))
+        .unwrap_err();
     assert!(err.to_string().contains("already exists"), "{err}");
-    let err = db.create_vertex_table(&VertexTableSpec::new("T").primary_key("missing")).unwrap_err();
+    let err = db
+        .create_vertex_table(&VertexTableSpec::new("T").primary_key("missing"))
+        .unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
 }
 
@@ -115,13 +181,19 @@ fn ids_out_of_range_are_not_found_errors() {
     let v = tx.create_vertex(&["A"], &[]).unwrap();
     for bad in [VertexId::new(v.table, 1_000_000), VertexId::new(99, 0)] {
         let err = tx.vertex_property(bad, "x").unwrap_err();
-        assert!(matches!(err, Error::NotFound(_)) && err.to_string().contains(&bad.to_string()), "{err}");
+        assert!(
+            matches!(err, Error::NotFound(_)) && err.to_string().contains(&bad.to_string()),
+            "{err}"
+        );
         assert!(tx.create_edge(v, "T", bad, &[]).is_err());
         assert!(tx.set_vertex_property(bad, "x", Value::from(1)).is_err());
     }
     let err = tx.delete_edge(plexus::EdgeId::new(5, 5)).unwrap_err();
     assert!(matches!(err, Error::NotFound(_)), "{err}");
-    assert!(tx.create_vertex(&[""], &[]).is_err(), "empty label name is rejected");
+    assert!(
+        tx.create_vertex(&[""], &[]).is_err(),
+        "empty label name is rejected"
+    );
 }
 
 #[test]
@@ -140,11 +212,17 @@ fn snapshot_is_stable_while_commits_continue() {
         tx.commit().unwrap();
     }
     assert_eq!(snap.neighbors(hub, Some("E"), Direction::Out).len(), 1);
-    assert_eq!(db.snapshot().neighbors(hub, Some("E"), Direction::Out).len(), 51);
+    assert_eq!(
+        db.snapshot()
+            .neighbors(hub, Some("E"), Direction::Out)
+            .len(),
+        51
+    );
     let (table, _) = snap.edge_tables(Some("E"))[0].clone();
     let mut seen = 0;
     for segment in 0..snap.segment_count(table, true).unwrap() {
-        snap.scan_segment(table, true, segment, |_, nbrs| seen += nbrs.len()).unwrap();
+        snap.scan_segment(table, true, segment, |_, nbrs| seen += nbrs.len())
+            .unwrap();
     }
     assert_eq!(seen, 1);
 }
@@ -155,13 +233,26 @@ fn reopen_recovers_wal_and_checkpoint_and_lock_is_exclusive() {
     let (a, b);
     {
         let db = Database::open(&dir.0, Config::default()).unwrap();
-        let err = Database::open(&dir.0, Config::default()).err().expect("second open refused");
-        assert!(matches!(err, Error::AlreadyOpen { .. }) && err.to_string().contains("in use"), "{err}");
+        let err = Database::open(&dir.0, Config::default())
+            .err()
+            .expect("second open refused");
+        assert!(
+            matches!(err, Error::AlreadyOpen { .. }) && err.to_string().contains("in use"),
+            "{err}"
+        );
         person_table(&db);
         let mut tx = db.begin();
-        a = tx.create_vertex(&["Person"], &[("id", Value::from(1)), ("name", Value::from("A"))]).unwrap();
-        b = tx.create_vertex(&["Thing"], &[("k", Value::from(vec_value()))]).unwrap();
-        tx.create_edge(a, "OWNS", b, &[("since", Value::from(1999))]).unwrap();
+        a = tx
+            .create_vertex(
+                &["Person"],
+                &[("id", Value::from(1)), ("name", Value::from("A"))],
+            )
+            .unwrap();
+        b = tx
+            .create_vertex(&["Thing"], &[("k", Value::from(vec_value()))])
+            .unwrap();
+        tx.create_edge(a, "OWNS", b, &[("since", Value::from(1999))])
+            .unwrap();
         tx.commit().unwrap();
         db.checkpoint().unwrap();
         let mut tx = db.begin();
@@ -170,14 +261,24 @@ fn reopen_recovers_wal_and_checkpoint_and_lock_is_exclusive() {
         db.close().unwrap();
     }
     let db = Database::open(&dir.0, Config::default()).unwrap();
-    assert_eq!(db.recovery_report().replayed_commits, 1, "only the commit after the checkpoint is replayed");
+    assert_eq!(
+        db.recovery_report().replayed_commits,
+        1,
+        "only the commit after the checkpoint is replayed"
+    );
     let mut tx = db.begin();
     assert_eq!(tx.lookup("Person", &Value::from(1)).unwrap(), Some(a));
     assert_eq!(tx.vertex_property(a, "age").unwrap(), Some(Value::from(36)));
-    assert_eq!(tx.vertex_property(b, "k").unwrap(), Some(Value::from(vec_value())));
+    assert_eq!(
+        tx.vertex_property(b, "k").unwrap(),
+        Some(Value::from(vec_value()))
+    );
     let out = tx.neighbors(a, Some("OWNS"), Direction::Out).unwrap();
     assert_eq!(out.len(), 1);
-    assert_eq!(tx.edge_property(out[0].0, "since").unwrap(), Some(Value::from(1999)));
+    assert_eq!(
+        tx.edge_property(out[0].0, "since").unwrap(),
+        Some(Value::from(1999))
+    );
     // New ids after recovery never collide with recovered ones.
     let c = tx.create_vertex(&["Thing"], &[]).unwrap();
     assert_ne!(c, b);
@@ -200,10 +301,15 @@ fn committed_db_with_wal() -> FaultVfs {
 
 fn wal_file(vfs: &FaultVfs) -> String {
     use plexus::Vfs;
-    vfs.list().unwrap().into_iter().filter(|n| n.starts_with("wal-")).max_by_key(|n| {
-        let len = vfs.read(n).unwrap().len();
-        (len > 0, n.clone())
-    }).unwrap()
+    vfs.list()
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.starts_with("wal-"))
+        .max_by_key(|n| {
+            let len = vfs.read(n).unwrap().len();
+            (len > 0, n.clone())
+        })
+        .unwrap()
 }
 
 #[test]
@@ -211,9 +317,16 @@ fn corrupt_wal_record_in_the_middle_refuses_to_open() {
     let vfs = committed_db_with_wal();
     let name = wal_file(&vfs);
     vfs.corrupt(&name, 12, &[0xde, 0xad]).unwrap();
-    let err = Database::open_with_vfs(Arc::new(vfs), Config::default()).err().expect("refused");
+    let err = Database::open_with_vfs(Arc::new(vfs), Config::default())
+        .err()
+        .expect("refused");
     let text = err.to_string();
-    assert!(matches!(err, Error::Corruption { .. }) && text.contains(&name) && text.contains("checksum"), "{text}");
+    assert!(
+        matches!(err, Error::Corruption { .. })
+            && text.contains(&name)
+            && text.contains("checksum"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -223,8 +336,13 @@ fn truncated_manifest_refuses_to_open() {
     let manifest = vfs.read("MANIFEST").unwrap();
     let mut file = vfs.create("MANIFEST").unwrap();
     file.write_all(&manifest[..manifest.len() / 2]).unwrap();
-    let err = Database::open_with_vfs(Arc::new(vfs), Config::default()).err().expect("refused");
-    assert!(err.to_string().contains("MANIFEST") && err.to_string().contains("invalid manifest"), "{err}");
+    let err = Database::open_with_vfs(Arc::new(vfs), Config::default())
+        .err()
+        .expect("refused");
+    assert!(
+        err.to_string().contains("MANIFEST") && err.to_string().contains("invalid manifest"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -236,9 +354,16 @@ fn corrupt_checkpoint_refuses_to_open() {
     tx.commit().unwrap();
     db.checkpoint().unwrap();
     drop(db);
-    let ckpt = vfs.list().unwrap().into_iter().find(|n| n.ends_with(".ckpt")).unwrap();
+    let ckpt = vfs
+        .list()
+        .unwrap()
+        .into_iter()
+        .find(|n| n.ends_with(".ckpt"))
+        .unwrap();
     vfs.corrupt(&ckpt, 20, &[0xff]).unwrap();
-    let err = Database::open_with_vfs(Arc::new(vfs), Config::default()).err().expect("refused");
+    let err = Database::open_with_vfs(Arc::new(vfs), Config::default())
+        .err()
+        .expect("refused");
     assert!(err.to_string().contains(&ckpt), "{err}");
 }
 
@@ -284,6 +409,9 @@ fn errors_say_whether_to_retry() {
     t1.commit().unwrap();
     let err = t2.commit().unwrap_err();
     assert!(err.is_retryable(), "{err}");
-    assert!(err.to_string().contains("property 'x'") && err.to_string().contains("safe to retry"), "{err}");
+    assert!(
+        err.to_string().contains("property 'x'") && err.to_string().contains("safe to retry"),
+        "{err}"
+    );
     assert!(!Error::NotFound("x".into()).is_retryable());
 }

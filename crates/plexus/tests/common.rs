@@ -12,7 +12,8 @@ impl TempDir {
     pub fn new(tag: &str) -> Self {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("plexus-test-{tag}-{}-{n}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("plexus-test-{tag}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         TempDir(dir)
     }
@@ -26,6 +27,7 @@ impl Drop for TempDir {
 
 pub fn memory_db() -> (Database, FaultVfs) {
     let vfs = FaultVfs::new();
-    let db = Database::open_with_vfs(Arc::new(vfs.clone()), Config::default()).expect("open in-memory db");
+    let db = Database::open_with_vfs(Arc::new(vfs.clone()), Config::default())
+        .expect("open in-memory db");
     (db, vfs)
 }

@@ -11,7 +11,9 @@
 
 mod common;
 
-use plexus::{Config, DataType, Database, Direction, Error, FaultVfs, Value, VertexId, VertexTableSpec};
+use plexus::{
+    Config, DataType, Database, Direction, Error, FaultVfs, Value, VertexId, VertexTableSpec,
+};
 use std::sync::Arc;
 
 const ACCOUNTS: i64 = 24;
@@ -21,7 +23,10 @@ const CHECKPOINT_AT: [u64; 3] = [25, 60, 110];
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self, bound: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % bound
     }
 }
@@ -30,13 +35,19 @@ impl Lcg {
 fn workload(vfs: &FaultVfs, acked: &mut dyn FnMut(&Database)) -> Result<(), Error> {
     let db = Database::open_with_vfs(Arc::new(vfs.clone()), Config::default())?;
     db.create_vertex_table(
-        &VertexTableSpec::new("Account").property("id", DataType::Int64).property("balance", DataType::Int64).primary_key("id"),
+        &VertexTableSpec::new("Account")
+            .property("id", DataType::Int64)
+            .property("balance", DataType::Int64)
+            .primary_key("id"),
     )?;
     let mut accounts = Vec::new();
     for chunk in 0..4 {
         let mut tx = db.begin();
         for id in (chunk * ACCOUNTS / 4)..((chunk + 1) * ACCOUNTS / 4) {
-            accounts.push(tx.create_vertex(&["Account"], &[("id", Value::from(id)), ("balance", Value::from(100))])?);
+            accounts.push(tx.create_vertex(
+                &["Account"],
+                &[("id", Value::from(id)), ("balance", Value::from(100))],
+            )?);
         }
         tx.commit()?;
         acked(&db);
@@ -50,25 +61,48 @@ fn workload(vfs: &FaultVfs, acked: &mut dyn FnMut(&Database)) -> Result<(), Erro
                 let a = accounts[rng.next(accounts.len() as u64) as usize];
                 let b = accounts[rng.next(accounts.len() as u64) as usize];
                 let amount = 1 + rng.next(9) as i64;
-                let ba = tx.vertex_property(a, "balance")?.and_then(|v| v.as_int()).unwrap_or(0);
+                let ba = tx
+                    .vertex_property(a, "balance")?
+                    .and_then(|v| v.as_int())
+                    .unwrap_or(0);
                 tx.set_vertex_property(a, "balance", Value::from(ba - amount))?;
-                let bb = tx.vertex_property(b, "balance")?.and_then(|v| v.as_int()).unwrap_or(0);
+                let bb = tx
+                    .vertex_property(b, "balance")?
+                    .and_then(|v| v.as_int())
+                    .unwrap_or(0);
                 tx.set_vertex_property(b, "balance", Value::from(bb + amount))?;
-                tx.create_edge(a, "PAID", b, &[("amount", Value::from(amount)), ("round", Value::from(round as i64))])?;
+                tx.create_edge(
+                    a,
+                    "PAID",
+                    b,
+                    &[
+                        ("amount", Value::from(amount)),
+                        ("round", Value::from(round as i64)),
+                    ],
+                )?;
             }
             2 => {
                 let owner = accounts[rng.next(accounts.len() as u64) as usize];
-                let item = tx.create_vertex(&["Item", "New"], &[("name", Value::from(format!("item-{round}")))])?;
+                let item = tx.create_vertex(
+                    &["Item", "New"],
+                    &[("name", Value::from(format!("item-{round}")))],
+                )?;
                 tx.create_edge(owner, "OWNS", item, &[])?;
                 items.push(item);
             }
             _ => {
-                if let Some(index) = (!items.is_empty()).then(|| rng.next(items.len() as u64) as usize) {
+                if let Some(index) =
+                    (!items.is_empty()).then(|| rng.next(items.len() as u64) as usize)
+                {
                     let item = items.swap_remove(index);
                     tx.delete_vertex(item, true)?;
                 }
                 let a = accounts[rng.next(accounts.len() as u64) as usize];
-                if let Some((edge, _)) = tx.neighbors(a, Some("PAID"), Direction::Out)?.first().copied() {
+                if let Some((edge, _)) = tx
+                    .neighbors(a, Some("PAID"), Direction::Out)?
+                    .first()
+                    .copied()
+                {
                     tx.delete_edge(edge)?;
                 }
             }
@@ -91,11 +125,17 @@ fn dump(db: &Database) -> String {
             let mut out: Vec<String> = Vec::new();
             for (e, n) in tx.neighbors(v, None, Direction::Out).unwrap() {
                 let props = tx.edge_properties(e).unwrap();
-                out.push(format!("-[{e} {} {props:?}]->{n}", tx.edge_type(e).unwrap()));
+                out.push(format!(
+                    "-[{e} {} {props:?}]->{n}",
+                    tx.edge_type(e).unwrap()
+                ));
             }
             out.sort();
             let labels = tx.vertex_labels(v).unwrap();
-            lines.push(format!("{v} {labels:?} {:?} {out:?}", tx.vertex_properties(v).unwrap()));
+            lines.push(format!(
+                "{v} {labels:?} {:?} {out:?}",
+                tx.vertex_properties(v).unwrap()
+            ));
         }
     }
     lines.join("\n")
@@ -107,7 +147,10 @@ fn every_crash_point_recovers_exactly_the_acknowledged_commits() {
     let mut states = vec![String::new()];
     workload(&reference, &mut |db| states.push(dump(db))).expect("reference run");
     let sync_points = reference.sync_count();
-    assert!(states.len() > ROUNDS as usize, "reference run acknowledged every commit");
+    assert!(
+        states.len() > ROUNDS as usize,
+        "reference run acknowledged every commit"
+    );
 
     let mut exercised = 0;
     for crash_at in 1..=sync_points {
@@ -116,10 +159,15 @@ fn every_crash_point_recovers_exactly_the_acknowledged_commits() {
             vfs.crash_at_sync(crash_at);
             let mut acked = 0usize;
             let outcome = workload(&vfs, &mut |_| acked += 1);
-            assert!(outcome.is_err() && vfs.has_crashed(), "sync point {crash_at} was reached");
+            assert!(
+                outcome.is_err() && vfs.has_crashed(),
+                "sync point {crash_at} was reached"
+            );
             let disk = vfs.after_crash(torn);
             let db = Database::open_with_vfs(Arc::new(disk.clone()), Config::default())
-                .unwrap_or_else(|e| panic!("crash at sync {crash_at} (torn {torn}): recovery failed: {e}"));
+                .unwrap_or_else(|e| {
+                    panic!("crash at sync {crash_at} (torn {torn}): recovery failed: {e}")
+                });
             let recovered = dump(&db);
             let matches_acked = recovered == states[acked];
             let matches_next = states.get(acked + 1).is_some_and(|s| *s == recovered);
@@ -142,10 +190,15 @@ fn assert_recovered_db_is_usable(db: Database, disk: &FaultVfs, crash_at: u64) {
     let mut tx = db.begin();
     let before = tx.scan_label("Marker").unwrap().len();
     tx.create_vertex(&["Marker"], &[]).unwrap();
-    tx.commit().unwrap_or_else(|e| panic!("crash at sync {crash_at}: commit after recovery failed: {e}"));
+    tx.commit()
+        .unwrap_or_else(|e| panic!("crash at sync {crash_at}: commit after recovery failed: {e}"));
     drop(db);
     let db = Database::open_with_vfs(Arc::new(disk.clone()), Config::default()).unwrap();
-    assert_eq!(db.begin().scan_label("Marker").unwrap().len(), before + 1, "crash at sync {crash_at}");
+    assert_eq!(
+        db.begin().scan_label("Marker").unwrap().len(),
+        before + 1,
+        "crash at sync {crash_at}"
+    );
 }
 
 #[test]

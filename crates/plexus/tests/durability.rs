@@ -6,14 +6,31 @@ use common::TempDir;
 use plexus::{Config, Database, DurabilityMode, Error, Value};
 
 fn wal_segments(dir: &std::path::Path) -> usize {
-    std::fs::read_dir(dir).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("wal-")).count()
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("wal-")
+        })
+        .count()
 }
 
 #[test]
 fn every_durability_mode_survives_a_clean_close() {
-    for durability in [DurabilityMode::Fsync, DurabilityMode::Periodic, DurabilityMode::None] {
+    for durability in [
+        DurabilityMode::Fsync,
+        DurabilityMode::Periodic,
+        DurabilityMode::None,
+    ] {
         let dir = TempDir::new("modes");
-        let config = Config { durability, sync_interval_ms: 5, ..Config::default() };
+        let config = Config {
+            durability,
+            sync_interval_ms: 5,
+            ..Config::default()
+        };
         {
             let db = Database::open(&dir.0, config.clone()).unwrap();
             for i in 0..20 {
@@ -22,17 +39,29 @@ fn every_durability_mode_survives_a_clean_close() {
                 tx.commit().unwrap();
             }
             // Commits are visible at once in every mode, durable or not yet.
-            assert_eq!(db.begin().scan_label("N").unwrap().len(), 20, "{durability:?}");
+            assert_eq!(
+                db.begin().scan_label("N").unwrap().len(),
+                20,
+                "{durability:?}"
+            );
         }
         let db = Database::open(&dir.0, config).unwrap();
-        assert_eq!(db.begin().scan_label("N").unwrap().len(), 20, "{durability:?}");
+        assert_eq!(
+            db.begin().scan_label("N").unwrap().len(),
+            20,
+            "{durability:?}"
+        );
     }
 }
 
 #[test]
 fn periodic_mode_makes_commits_durable_in_the_background() {
     let dir = TempDir::new("periodic");
-    let config = Config { durability: DurabilityMode::Periodic, sync_interval_ms: 1, ..Config::default() };
+    let config = Config {
+        durability: DurabilityMode::Periodic,
+        sync_interval_ms: 1,
+        ..Config::default()
+    };
     let db = Database::open(&dir.0, config).unwrap();
     let mut tx = db.begin();
     tx.create_vertex(&["N"], &[]).unwrap();
@@ -60,18 +89,34 @@ fn periodic_mode_makes_commits_durable_in_the_background() {
 #[test]
 fn automatic_checkpoints_retire_the_wal() {
     let dir = TempDir::new("autockpt");
-    let config = Config { checkpoint_wal_bytes: 4 << 10, ..Config::default() };
+    let config = Config {
+        checkpoint_wal_bytes: 4 << 10,
+        ..Config::default()
+    };
     {
         let db = Database::open(&dir.0, config.clone()).unwrap();
         for i in 0..300 {
             let mut tx = db.begin();
-            tx.create_vertex(&["N"], &[("payload", Value::from(format!("row {i} with some text")))]).unwrap();
+            tx.create_vertex(
+                &["N"],
+                &[("payload", Value::from(format!("row {i} with some text")))],
+            )
+            .unwrap();
             tx.commit().unwrap();
         }
-        assert!(wal_segments(&dir.0) <= 2, "old segments are deleted after each checkpoint");
+        assert!(
+            wal_segments(&dir.0) <= 2,
+            "old segments are deleted after each checkpoint"
+        );
         let checkpoints = std::fs::read_dir(&dir.0)
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".ckpt"))
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".ckpt")
+            })
             .count();
         assert_eq!(checkpoints, 1, "only the newest checkpoint is kept");
     }
@@ -94,14 +139,26 @@ fn a_second_process_cannot_open_the_database() {
     let dir = TempDir::new("lock");
     let db = Database::open(&dir.0, Config::default()).unwrap();
     let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "a_second_process_cannot_open_the_database", "--test-threads=1"])
+        .args([
+            "--exact",
+            "a_second_process_cannot_open_the_database",
+            "--test-threads=1",
+        ])
         .env("PLEXUS_LOCK_CHILD_DIR", &dir.0)
         .status()
         .unwrap();
-    assert_eq!(status.code(), Some(42), "child process was refused with AlreadyOpen");
+    assert_eq!(
+        status.code(),
+        Some(42),
+        "child process was refused with AlreadyOpen"
+    );
     drop(db);
     let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "a_second_process_cannot_open_the_database", "--test-threads=1"])
+        .args([
+            "--exact",
+            "a_second_process_cannot_open_the_database",
+            "--test-threads=1",
+        ])
         .env("PLEXUS_LOCK_CHILD_DIR", &dir.0)
         .status()
         .unwrap();

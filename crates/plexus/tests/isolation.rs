@@ -19,14 +19,27 @@ const LEVELS: [IsolationLevel; 2] = [IsolationLevel::Snapshot, IsolationLevel::S
 fn setup() -> (Database, VertexId, VertexId) {
     let (db, _) = memory_db();
     let mut tx = db.begin();
-    let x = tx.create_vertex(&["Doctor"], &[("on_call", Value::from(true)), ("n", Value::from(0))]).unwrap();
-    let y = tx.create_vertex(&["Doctor"], &[("on_call", Value::from(true)), ("n", Value::from(0))]).unwrap();
+    let x = tx
+        .create_vertex(
+            &["Doctor"],
+            &[("on_call", Value::from(true)), ("n", Value::from(0))],
+        )
+        .unwrap();
+    let y = tx
+        .create_vertex(
+            &["Doctor"],
+            &[("on_call", Value::from(true)), ("n", Value::from(0))],
+        )
+        .unwrap();
     tx.commit().unwrap();
     (db, x, y)
 }
 
 fn int(tx: &mut plexus::Transaction, v: VertexId, key: &str) -> i64 {
-    tx.vertex_property(v, key).unwrap().and_then(|x| x.as_int()).unwrap()
+    tx.vertex_property(v, key)
+        .unwrap()
+        .and_then(|x| x.as_int())
+        .unwrap()
 }
 
 fn is_abort(result: Result<u64, Error>) -> bool {
@@ -42,7 +55,10 @@ fn dirty_write_is_prevented() {
         t1.set_vertex_property(x, "n", Value::from(1)).unwrap();
         t2.set_vertex_property(x, "n", Value::from(2)).unwrap();
         t2.commit().unwrap();
-        assert!(is_abort(t1.commit()), "{level:?}: the later committer must abort");
+        assert!(
+            is_abort(t1.commit()),
+            "{level:?}: the later committer must abort"
+        );
         assert_eq!(int(&mut db.begin(), x, "n"), 2);
     }
 }
@@ -55,8 +71,15 @@ fn dirty_read_is_prevented() {
         t1.set_vertex_property(x, "n", Value::from(99)).unwrap();
         let e = t1.create_edge(x, "KNOWS", y, &[]).unwrap();
         let mut t2 = db.begin_with(level);
-        assert_eq!(int(&mut t2, x, "n"), 0, "{level:?}: uncommitted value invisible");
-        assert!(t2.neighbors(x, None, Direction::Out).unwrap().is_empty(), "{level:?}: uncommitted edge invisible");
+        assert_eq!(
+            int(&mut t2, x, "n"),
+            0,
+            "{level:?}: uncommitted value invisible"
+        );
+        assert!(
+            t2.neighbors(x, None, Direction::Out).unwrap().is_empty(),
+            "{level:?}: uncommitted edge invisible"
+        );
         assert!(!t2.edge_exists(e).unwrap());
         t1.rollback();
         assert_eq!(int(&mut db.begin(), x, "n"), 0);
@@ -75,7 +98,10 @@ fn lost_update_is_prevented() {
         t2.set_vertex_property(x, "n", Value::from(n2 + 1)).unwrap();
         t1.commit().unwrap();
         let err = t2.commit().unwrap_err();
-        assert!(matches!(err, Error::Aborted(AbortReason::WriteConflict { .. })), "{level:?}: {err}");
+        assert!(
+            matches!(err, Error::Aborted(AbortReason::WriteConflict { .. })),
+            "{level:?}: {err}"
+        );
         assert_eq!(int(&mut db.begin(), x, "n"), 1);
     }
 }
@@ -91,7 +117,11 @@ fn read_skew_is_prevented() {
         t2.set_vertex_property(y, "n", Value::from(5)).unwrap();
         t2.create_edge(x, "PAID", y, &[]).unwrap();
         t2.commit().unwrap();
-        assert_eq!(int(&mut t1, y, "n"), 0, "{level:?}: t1 keeps reading its snapshot");
+        assert_eq!(
+            int(&mut t1, y, "n"),
+            0,
+            "{level:?}: t1 keeps reading its snapshot"
+        );
         assert!(t1.neighbors(y, None, Direction::In).unwrap().is_empty());
         t1.commit().unwrap();
     }
@@ -103,8 +133,12 @@ fn write_skew(level: IsolationLevel) -> (Result<u64, Error>, Result<u64, Error>)
     let mut t1 = db.begin_with(level);
     let mut t2 = db.begin_with(level);
     for (tx, me, other) in [(&mut t1, x, y), (&mut t2, y, x)] {
-        assert_eq!(tx.vertex_property(other, "on_call").unwrap(), Some(Value::from(true)));
-        tx.set_vertex_property(me, "on_call", Value::from(false)).unwrap();
+        assert_eq!(
+            tx.vertex_property(other, "on_call").unwrap(),
+            Some(Value::from(true))
+        );
+        tx.set_vertex_property(me, "on_call", Value::from(false))
+            .unwrap();
     }
     (t1.commit(), t2.commit())
 }
@@ -120,7 +154,10 @@ fn write_skew_aborts_under_serializable() {
     let (r1, r2) = write_skew(IsolationLevel::Serializable);
     assert!(r1.is_ok());
     let err = r2.unwrap_err();
-    assert!(matches!(err, Error::Aborted(AbortReason::ReadValidation { .. })), "{err}");
+    assert!(
+        matches!(err, Error::Aborted(AbortReason::ReadValidation { .. })),
+        "{err}"
+    );
     assert!(err.to_string().contains("on_call"), "{err}");
 }
 
@@ -128,11 +165,15 @@ fn write_skew_aborts_under_serializable() {
 fn adjacency_phantom(level: IsolationLevel) -> Result<u64, Error> {
     let (db, x, y) = setup();
     let mut t1 = db.begin_with(level);
-    let degree = t1.neighbors(x, Some("KNOWS"), Direction::Out).unwrap().len() as i64;
+    let degree = t1
+        .neighbors(x, Some("KNOWS"), Direction::Out)
+        .unwrap()
+        .len() as i64;
     let mut t2 = db.begin_with(level);
     t2.create_edge(x, "KNOWS", y, &[]).unwrap();
     t2.commit().unwrap();
-    t1.set_vertex_property(x, "degree", Value::from(degree)).unwrap();
+    t1.set_vertex_property(x, "degree", Value::from(degree))
+        .unwrap();
     t1.commit()
 }
 
@@ -156,8 +197,13 @@ fn label_scan_phantom_aborts_under_serializable_only() {
         let mut t2 = db.begin_with(level);
         t2.create_vertex(&["Doctor"], &[]).unwrap();
         t2.commit().unwrap();
-        t1.set_vertex_property(x, "doctors", Value::from(count)).unwrap();
-        assert_eq!(is_abort(t1.commit()), level == IsolationLevel::Serializable, "{level:?}");
+        t1.set_vertex_property(x, "doctors", Value::from(count))
+            .unwrap();
+        assert_eq!(
+            is_abort(t1.commit()),
+            level == IsolationLevel::Serializable,
+            "{level:?}"
+        );
     }
 }
 
@@ -165,15 +211,25 @@ fn label_scan_phantom_aborts_under_serializable_only() {
 fn primary_key_lookup_phantom_aborts_under_serializable_only() {
     for level in LEVELS {
         let (db, x, _) = setup();
-        db.create_vertex_table(&plexus::VertexTableSpec::new("Acct").property("id", plexus::DataType::Int64).primary_key("id"))
-            .unwrap();
+        db.create_vertex_table(
+            &plexus::VertexTableSpec::new("Acct")
+                .property("id", plexus::DataType::Int64)
+                .primary_key("id"),
+        )
+        .unwrap();
         let mut t1 = db.begin_with(level);
         assert_eq!(t1.lookup("Acct", &Value::from(7)).unwrap(), None);
         let mut t2 = db.begin_with(level);
-        t2.create_vertex(&["Acct"], &[("id", Value::from(7))]).unwrap();
+        t2.create_vertex(&["Acct"], &[("id", Value::from(7))])
+            .unwrap();
         t2.commit().unwrap();
-        t1.set_vertex_property(x, "saw_acct_7", Value::from(false)).unwrap();
-        assert_eq!(is_abort(t1.commit()), level == IsolationLevel::Serializable, "{level:?}");
+        t1.set_vertex_property(x, "saw_acct_7", Value::from(false))
+            .unwrap();
+        assert_eq!(
+            is_abort(t1.commit()),
+            level == IsolationLevel::Serializable,
+            "{level:?}"
+        );
     }
 }
 
@@ -189,7 +245,13 @@ fn concurrent_edge_appends_to_one_vertex_do_not_conflict() {
         for tx in txs {
             tx.commit().unwrap();
         }
-        assert_eq!(db.begin().neighbors(hub, Some("LIKES"), Direction::Both).unwrap().len(), 8);
+        assert_eq!(
+            db.begin()
+                .neighbors(hub, Some("LIKES"), Direction::Both)
+                .unwrap()
+                .len(),
+            8
+        );
     }
 }
 
@@ -216,12 +278,18 @@ fn deleting_a_vertex_conflicts_with_a_concurrent_new_edge() {
 #[test]
 fn concurrent_primary_key_inserts_conflict() {
     let (db, _, _) = setup();
-    db.create_vertex_table(&plexus::VertexTableSpec::new("Acct").property("id", plexus::DataType::Int64).primary_key("id"))
-        .unwrap();
+    db.create_vertex_table(
+        &plexus::VertexTableSpec::new("Acct")
+            .property("id", plexus::DataType::Int64)
+            .primary_key("id"),
+    )
+    .unwrap();
     let mut t1 = db.begin();
     let mut t2 = db.begin();
-    t1.create_vertex(&["Acct"], &[("id", Value::from(1))]).unwrap();
-    t2.create_vertex(&["Acct"], &[("id", Value::from(1))]).unwrap();
+    t1.create_vertex(&["Acct"], &[("id", Value::from(1))])
+        .unwrap();
+    t2.create_vertex(&["Acct"], &[("id", Value::from(1))])
+        .unwrap();
     t1.commit().unwrap();
     assert!(is_abort(t2.commit()));
     assert_eq!(db.begin().scan_label("Acct").unwrap().len(), 1);
@@ -237,6 +305,11 @@ fn read_only_transactions_never_abort_even_when_serializable() {
     writer.create_edge(x, "KNOWS", y, &[]).unwrap();
     writer.commit().unwrap();
     assert_eq!(int(&mut reader, x, "n"), before);
-    assert!(reader.neighbors(x, None, Direction::Out).unwrap().is_empty());
+    assert!(
+        reader
+            .neighbors(x, None, Direction::Out)
+            .unwrap()
+            .is_empty()
+    );
     assert!(reader.commit().is_ok());
 }

@@ -22,15 +22,46 @@ const TYPES: [&str; 2] = ["R", "S"];
 #[derive(Debug, Clone)]
 enum Op {
     Begin,
-    CreateVertex { slot: usize, label: usize, value: i8 },
-    SetProp { slot: usize, vertex: usize, key: usize, value: Option<i8> },
-    AddLabel { slot: usize, vertex: usize, label: usize },
-    DeleteVertex { slot: usize, vertex: usize, detach: bool },
-    CreateEdge { slot: usize, src: usize, dst: usize, ty: usize },
-    DeleteEdge { slot: usize, edge: usize },
-    Commit { slot: usize },
-    Abort { slot: usize },
-    Reopen { checkpoint: bool },
+    CreateVertex {
+        slot: usize,
+        label: usize,
+        value: i8,
+    },
+    SetProp {
+        slot: usize,
+        vertex: usize,
+        key: usize,
+        value: Option<i8>,
+    },
+    AddLabel {
+        slot: usize,
+        vertex: usize,
+        label: usize,
+    },
+    DeleteVertex {
+        slot: usize,
+        vertex: usize,
+        detach: bool,
+    },
+    CreateEdge {
+        slot: usize,
+        src: usize,
+        dst: usize,
+        ty: usize,
+    },
+    DeleteEdge {
+        slot: usize,
+        edge: usize,
+    },
+    Commit {
+        slot: usize,
+    },
+    Abort {
+        slot: usize,
+    },
+    Reopen {
+        checkpoint: bool,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -91,12 +122,20 @@ struct Keys {
 
 impl Keys {
     fn conflicts_with(&self, theirs: &Keys) -> bool {
-        self.props.iter().any(|(e, k)| theirs.props.contains(&(*e, k.clone())) || theirs.deleted.contains(e))
-            || self.labels.iter().any(|v| theirs.labels.contains(v) || theirs.deleted.contains(&Ent::V(*v)))
+        self.props
+            .iter()
+            .any(|(e, k)| theirs.props.contains(&(*e, k.clone())) || theirs.deleted.contains(e))
+            || self
+                .labels
+                .iter()
+                .any(|v| theirs.labels.contains(v) || theirs.deleted.contains(&Ent::V(*v)))
             || self.deleted.iter().any(|e| {
                 theirs.touched.contains(e) || matches!(e, Ent::V(v) if theirs.adjacency.contains(v))
             })
-            || self.new_edge_endpoints.iter().any(|v| theirs.deleted.contains(&Ent::V(*v)))
+            || self
+                .new_edge_endpoints
+                .iter()
+                .any(|v| theirs.deleted.contains(&Ent::V(*v)))
     }
 }
 
@@ -124,7 +163,11 @@ impl MState {
                 };
             }
             Effect::AddLabel(v, l) => {
-                self.vertices.get_mut(v).expect("visible").labels.insert(l.clone());
+                self.vertices
+                    .get_mut(v)
+                    .expect("visible")
+                    .labels
+                    .insert(l.clone());
             }
             Effect::DeleteVertex(v) => {
                 self.vertices.remove(v);
@@ -139,7 +182,11 @@ impl MState {
     }
 
     fn edges_of(&self, v: VertexId) -> Vec<EdgeId> {
-        self.edges.iter().filter(|(_, e)| e.src == v || e.dst == v).map(|(id, _)| *id).collect()
+        self.edges
+            .iter()
+            .filter(|(_, e)| e.src == v || e.dst == v)
+            .map(|(id, _)| *id)
+            .collect()
     }
 }
 
@@ -172,18 +219,29 @@ fn check_view(tx: &mut Transaction, view: &MState, vertices: &[VertexId], edges:
     for &v in vertices {
         let exists = tx.vertex_exists(v).unwrap();
         assert_eq!(exists, view.vertices.contains_key(&v), "existence of {v}");
-        let Some(mv) = view.vertices.get(&v) else { continue };
+        let Some(mv) = view.vertices.get(&v) else {
+            continue;
+        };
         let labels: BTreeSet<String> = tx.vertex_labels(v).unwrap().into_iter().collect();
         assert_eq!(labels, mv.labels, "labels of {v}");
         let props: BTreeMap<String, Value> = tx.vertex_properties(v).unwrap().into_iter().collect();
         assert_eq!(props, mv.props, "properties of {v}");
         let mut out = tx.neighbors(v, None, Direction::Out).unwrap();
         out.sort();
-        let expected: Vec<_> = view.edges.iter().filter(|(_, e)| e.src == v).map(|(id, e)| (*id, e.dst)).collect();
+        let expected: Vec<_> = view
+            .edges
+            .iter()
+            .filter(|(_, e)| e.src == v)
+            .map(|(id, e)| (*id, e.dst))
+            .collect();
         assert_eq!(out, expected, "out-edges of {v}");
     }
     for &e in edges {
-        assert_eq!(tx.edge_exists(e).unwrap(), view.edges.contains_key(&e), "existence of {e}");
+        assert_eq!(
+            tx.edge_exists(e).unwrap(),
+            view.edges.contains_key(&e),
+            "existence of {e}"
+        );
         if let Some(me) = view.edges.get(&e) {
             assert_eq!(tx.edge_type(e).unwrap(), me.ty);
         }
@@ -191,7 +249,10 @@ fn check_view(tx: &mut Transaction, view: &MState, vertices: &[VertexId], edges:
 }
 
 fn expect_not_found<T: std::fmt::Debug>(result: Result<T, Error>, what: &str) {
-    assert!(matches!(result, Err(Error::NotFound(_))), "{what}: expected NotFound, got {result:?}");
+    assert!(
+        matches!(result, Err(Error::NotFound(_))),
+        "{what}: expected NotFound, got {result:?}"
+    );
 }
 
 impl Harness {
@@ -251,10 +312,14 @@ impl Harness {
             _ => unreachable!(),
         };
         let (known_v, known_e) = (self.known_vertices.clone(), self.known_edges.clone());
-        let Some(t) = self.slots[slot].as_mut() else { return };
+        let Some(t) = self.slots[slot].as_mut() else {
+            return;
+        };
         match *op {
             Op::CreateVertex { label, value, .. } => {
-                let v = t.tx.create_vertex(&[LABELS[label]], &[("k0", Value::from(value as i64))]).unwrap();
+                let v =
+                    t.tx.create_vertex(&[LABELS[label]], &[("k0", Value::from(value as i64))])
+                        .unwrap();
                 let mv = MVertex {
                     labels: [LABELS[label].to_string()].into(),
                     props: [("k0".to_string(), Value::from(value as i64))].into(),
@@ -264,10 +329,15 @@ impl Harness {
                 t.view.vertices.insert(v, mv);
                 self.known_vertices.push(v);
             }
-            Op::SetProp { vertex, key, value, .. } => {
-                let Some(v) = pick(&known_v, vertex) else { return };
+            Op::SetProp {
+                vertex, key, value, ..
+            } => {
+                let Some(v) = pick(&known_v, vertex) else {
+                    return;
+                };
                 let value = value.map(|x| Value::from(x as i64));
-                let result = t.tx.set_vertex_property(v, KEYS[key], value.clone().unwrap_or(Value::Null));
+                let result =
+                    t.tx.set_vertex_property(v, KEYS[key], value.clone().unwrap_or(Value::Null));
                 if !t.view.vertices.contains_key(&v) {
                     return expect_not_found(result, "set property of invisible vertex");
                 }
@@ -281,9 +351,13 @@ impl Harness {
                 t.effects.push(effect);
             }
             Op::AddLabel { vertex, label, .. } => {
-                let Some(v) = pick(&known_v, vertex) else { return };
+                let Some(v) = pick(&known_v, vertex) else {
+                    return;
+                };
                 let result = t.tx.add_label(v, LABELS[label]);
-                let Some(mv) = t.view.vertices.get(&v) else { return expect_not_found(result, "label invisible vertex") };
+                let Some(mv) = t.view.vertices.get(&v) else {
+                    return expect_not_found(result, "label invisible vertex");
+                };
                 result.unwrap();
                 if mv.labels.contains(LABELS[label]) {
                     return; // already carried: not a write
@@ -297,14 +371,19 @@ impl Harness {
                 t.effects.push(effect);
             }
             Op::DeleteVertex { vertex, detach, .. } => {
-                let Some(v) = pick(&known_v, vertex) else { return };
+                let Some(v) = pick(&known_v, vertex) else {
+                    return;
+                };
                 let result = t.tx.delete_vertex(v, detach);
                 if !t.view.vertices.contains_key(&v) {
                     return expect_not_found(result, "delete invisible vertex");
                 }
                 let edges = t.view.edges_of(v);
                 if !edges.is_empty() && !detach {
-                    assert!(matches!(result, Err(Error::Constraint(_))), "delete with edges: {result:?}");
+                    assert!(
+                        matches!(result, Err(Error::Constraint(_))),
+                        "delete with edges: {result:?}"
+                    );
                     return;
                 }
                 result.unwrap();
@@ -322,20 +401,31 @@ impl Harness {
                 t.effects.push(effect);
             }
             Op::CreateEdge { src, dst, ty, .. } => {
-                let (Some(s), Some(d)) = (pick(&known_v, src), pick(&known_v, dst)) else { return };
+                let (Some(s), Some(d)) = (pick(&known_v, src), pick(&known_v, dst)) else {
+                    return;
+                };
                 let result = t.tx.create_edge(s, TYPES[ty], d, &[]);
                 if !t.view.vertices.contains_key(&s) || !t.view.vertices.contains_key(&d) {
                     return expect_not_found(result, "edge to invisible vertex");
                 }
                 let e = result.unwrap();
                 t.created_edges.insert(e);
-                let effect = Effect::CreateEdge(e, MEdge { src: s, dst: d, ty: TYPES[ty].to_string() });
+                let effect = Effect::CreateEdge(
+                    e,
+                    MEdge {
+                        src: s,
+                        dst: d,
+                        ty: TYPES[ty].to_string(),
+                    },
+                );
                 t.view.apply(&effect);
                 t.effects.push(effect);
                 self.known_edges.push(e);
             }
             Op::DeleteEdge { edge, .. } => {
-                let Some(e) = pick(&known_e, edge) else { return };
+                let Some(e) = pick(&known_e, edge) else {
+                    return;
+                };
                 let result = t.tx.delete_edge(e);
                 if !t.view.edges.contains_key(&e) {
                     return expect_not_found(result, "delete invisible edge");
@@ -348,18 +438,25 @@ impl Harness {
     }
 
     fn commit(&mut self, slot: usize) {
-        let Some(mut t) = self.slots[slot].take() else { return };
+        let Some(mut t) = self.slots[slot].take() else {
+            return;
+        };
         // Edges created and deleted again inside the transaction leave no trace.
         for e in &t.created_edges {
             let me = &t.view.edges[e];
             t.keys.new_edge_endpoints.extend([me.src, me.dst]);
             t.keys.adjacency.extend([me.src, me.dst]);
         }
-        let conflict = self.history[t.start..].iter().any(|theirs| t.keys.conflicts_with(theirs));
+        let conflict = self.history[t.start..]
+            .iter()
+            .any(|theirs| t.keys.conflicts_with(theirs));
         let has_writes = !t.effects.is_empty();
         let result = t.tx.commit();
         if conflict && has_writes {
-            assert!(matches!(result, Err(Error::Aborted(_))), "model predicts a conflict; engine said {result:?}");
+            assert!(
+                matches!(result, Err(Error::Aborted(_))),
+                "model predicts a conflict; engine said {result:?}"
+            );
             return;
         }
         result.unwrap_or_else(|e| panic!("model predicts success; engine said {e}"));
@@ -370,7 +467,12 @@ impl Harness {
             self.history.push(t.keys);
         }
         let mut fresh = self.db().begin();
-        check_view(&mut fresh, &self.committed, &self.known_vertices, &self.known_edges);
+        check_view(
+            &mut fresh,
+            &self.committed,
+            &self.known_vertices,
+            &self.known_edges,
+        );
     }
 
     fn reopen(&mut self, checkpoint: bool) {
@@ -382,11 +484,17 @@ impl Harness {
             db.checkpoint().unwrap();
         }
         drop(db);
-        self.db = Some(Database::open_with_vfs(Arc::new(self.vfs.clone()), Config::default()).unwrap());
+        self.db =
+            Some(Database::open_with_vfs(Arc::new(self.vfs.clone()), Config::default()).unwrap());
         // Conflict history does not survive a restart, and no transaction spans one.
         self.history.clear();
         let mut fresh = self.db().begin();
-        check_view(&mut fresh, &self.committed, &self.known_vertices, &self.known_edges);
+        check_view(
+            &mut fresh,
+            &self.committed,
+            &self.known_vertices,
+            &self.known_edges,
+        );
     }
 }
 

@@ -22,16 +22,29 @@ const TRANSFERS_PER_WRITER: usize = 1_500;
 const MAX_RETRIES: usize = 10_000;
 
 fn int(tx: &mut Transaction, v: VertexId, key: &str) -> i64 {
-    tx.vertex_property(v, key).unwrap().and_then(|x| x.as_int()).unwrap_or(0)
+    tx.vertex_property(v, key)
+        .unwrap()
+        .and_then(|x| x.as_int())
+        .unwrap_or(0)
 }
 
 fn setup(db: &Database) -> Vec<VertexId> {
     let mut tx = db.begin();
-    let accounts: Vec<_> =
-        (0..ACCOUNTS).map(|_| tx.create_vertex(&["Account"], &[("balance", Value::from(INITIAL))]).unwrap()).collect();
+    let accounts: Vec<_> = (0..ACCOUNTS)
+        .map(|_| {
+            tx.create_vertex(&["Account"], &[("balance", Value::from(INITIAL))])
+                .unwrap()
+        })
+        .collect();
     for i in 0..ACCOUNTS {
         for step in [1, 5, 11] {
-            tx.create_edge(accounts[i], "LINK", accounts[(i + step) % ACCOUNTS], &[("flow", Value::from(0))]).unwrap();
+            tx.create_edge(
+                accounts[i],
+                "LINK",
+                accounts[(i + step) % ACCOUNTS],
+                &[("flow", Value::from(0))],
+            )
+            .unwrap();
         }
     }
     tx.commit().unwrap();
@@ -42,7 +55,10 @@ fn transfer(db: &Database, from: VertexId, choice: usize, amount: i64) -> Result
     let mut tx = db.begin();
     let links = tx.neighbors(from, Some("LINK"), Direction::Out)?;
     let (edge, to) = links[choice % links.len()];
-    let flow = tx.edge_property(edge, "flow")?.and_then(|x| x.as_int()).unwrap_or(0);
+    let flow = tx
+        .edge_property(edge, "flow")?
+        .and_then(|x| x.as_int())
+        .unwrap_or(0);
     let (from_balance, to_balance) = (int(&mut tx, from, "balance"), int(&mut tx, to, "balance"));
     // Widen the window between read and write so that writers really interleave.
     std::thread::yield_now();
@@ -61,12 +77,26 @@ fn check_snapshot(db: &Database, accounts: &[VertexId]) {
         let mut net_flow = 0;
         for (dir, sign) in [(Direction::In, 1), (Direction::Out, -1)] {
             for (e, _) in tx.neighbors(v, Some("LINK"), dir).unwrap() {
-                net_flow += sign * tx.edge_property(e, "flow").unwrap().and_then(|x| x.as_int()).unwrap_or(0);
+                net_flow += sign
+                    * tx.edge_property(e, "flow")
+                        .unwrap()
+                        .and_then(|x| x.as_int())
+                        .unwrap_or(0);
             }
         }
-        assert_eq!(balance - INITIAL, net_flow, "account {v} disagrees with its edges at ts {}", tx.start_ts());
+        assert_eq!(
+            balance - INITIAL,
+            net_flow,
+            "account {v} disagrees with its edges at ts {}",
+            tx.start_ts()
+        );
     }
-    assert_eq!(total, INITIAL * ACCOUNTS as i64, "money created or destroyed at ts {}", tx.start_ts());
+    assert_eq!(
+        total,
+        INITIAL * ACCOUNTS as i64,
+        "money created or destroyed at ts {}",
+        tx.start_ts()
+    );
     tx.commit().expect("read-only transactions never abort");
 }
 
@@ -88,10 +118,12 @@ fn invariants_hold_in_every_snapshot_under_concurrent_transfers() {
                     seed ^= seed << 17;
                     let from = accounts[(seed % ACCOUNTS as u64) as usize];
                     let attempts = (0..MAX_RETRIES)
-                        .position(|_| match transfer(&db, from, (seed >> 20) as usize, 1 + (i % 7) as i64) {
-                            Ok(()) => true,
-                            Err(e) if e.is_retryable() => false,
-                            Err(e) => panic!("transfer failed: {e}"),
+                        .position(|_| {
+                            match transfer(&db, from, (seed >> 20) as usize, 1 + (i % 7) as i64) {
+                                Ok(()) => true,
+                                Err(e) if e.is_retryable() => false,
+                                Err(e) => panic!("transfer failed: {e}"),
+                            }
                         })
                         .expect("a transfer commits within the retry bound");
                     retries.fetch_add(attempts, Ordering::Relaxed);
@@ -119,10 +151,29 @@ fn invariants_hold_in_every_snapshot_under_concurrent_transfers() {
     let checks: usize = readers.into_iter().map(|r| r.join().expect("reader")).sum();
     check_snapshot(&db, &accounts);
     let mut tx = db.begin();
-    let edges: Vec<_> = accounts.iter().flat_map(|&v| tx.neighbors(v, Some("LINK"), Direction::Out).unwrap()).collect();
-    let total_flow: i64 =
-        edges.iter().map(|&(e, _)| tx.edge_property(e, "flow").unwrap().and_then(|x| x.as_int()).unwrap()).sum();
-    let expected_flow: i64 = (0..TRANSFERS_PER_WRITER).map(|i| 1 + (i % 7) as i64).sum::<i64>() * WRITERS as i64;
-    assert_eq!(total_flow, expected_flow, "every committed transfer is recorded exactly once");
-    println!("{checks} consistent snapshots checked; {} conflict retries", retries.load(Ordering::Relaxed));
+    let edges: Vec<_> = accounts
+        .iter()
+        .flat_map(|&v| tx.neighbors(v, Some("LINK"), Direction::Out).unwrap())
+        .collect();
+    let total_flow: i64 = edges
+        .iter()
+        .map(|&(e, _)| {
+            tx.edge_property(e, "flow")
+                .unwrap()
+                .and_then(|x| x.as_int())
+                .unwrap()
+        })
+        .sum();
+    let expected_flow: i64 = (0..TRANSFERS_PER_WRITER)
+        .map(|i| 1 + (i % 7) as i64)
+        .sum::<i64>()
+        * WRITERS as i64;
+    assert_eq!(
+        total_flow, expected_flow,
+        "every committed transfer is recorded exactly once"
+    );
+    println!(
+        "{checks} consistent snapshots checked; {} conflict retries",
+        retries.load(Ordering::Relaxed)
+    );
 }
