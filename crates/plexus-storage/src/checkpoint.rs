@@ -35,21 +35,34 @@ pub fn checkpoint_name(ts: Timestamp) -> String {
     format!("ckpt-{ts:016}.ckpt")
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct Manifest {
     pub checkpoint: Option<String>,
     pub checkpoint_ts: Timestamp,
     pub wal_start: u64,
+    /// The next CSR run file number.
+    pub next_run_seq: u64,
+    /// Per topology (edge table, outgoing): every commit up to this timestamp is in its runs.
+    pub flushed: Vec<(u32, bool, Timestamp)>,
+    /// The current CSR run files (file name, sequence number).
+    pub runs: Vec<(String, u64)>,
 }
 
 impl Manifest {
     fn encode(&self) -> String {
-        let body = format!(
-            "plexus-manifest 1\ncheckpoint {}\ncheckpoint_ts {}\nwal_start {}\n",
+        let mut body = format!(
+            "plexus-manifest 1\ncheckpoint {}\ncheckpoint_ts {}\nwal_start {}\nnext_run {}\n",
             self.checkpoint.as_deref().unwrap_or("-"),
             self.checkpoint_ts,
-            self.wal_start
+            self.wal_start,
+            self.next_run_seq
         );
+        for (table, outgoing, ts) in &self.flushed {
+            body += &format!("flushed {table} {} {ts}\n", *outgoing as u8);
+        }
+        for (name, seq) in &self.runs {
+            body += &format!("run {name} {seq}\n");
+        }
         format!("{body}crc32c {:08x}\n", crc32c::crc32c(body.as_bytes()))
     }
 
@@ -85,11 +98,37 @@ impl Manifest {
         let wal_start = field("wal_start")?
             .parse()
             .map_err(|_| bad("bad wal_start"))?;
-        Ok(Manifest {
+        let next_run_seq = field("next_run")?
+            .parse()
+            .map_err(|_| bad("bad next_run"))?;
+        let mut manifest = Manifest {
             checkpoint: (checkpoint != "-").then_some(checkpoint),
             checkpoint_ts,
             wal_start,
-        })
+            next_run_seq,
+            ..Default::default()
+        };
+        for line in lines {
+            let words: Vec<&str> = line.split(' ').collect();
+            let number = |i: usize| {
+                words
+                    .get(i)
+                    .and_then(|w| w.parse::<u64>().ok())
+                    .ok_or_else(|| bad(&format!("bad number in '{line}'")))
+            };
+            match words.first() {
+                Some(&"flushed") if words.len() == 4 => {
+                    manifest
+                        .flushed
+                        .push((number(1)? as u32, number(2)? != 0, number(3)?));
+                }
+                Some(&"run") if words.len() == 3 => {
+                    manifest.runs.push((words[1].to_string(), number(2)?))
+                }
+                _ => return Err(bad(&format!("unexpected line '{line}'"))),
+            }
+        }
+        Ok(manifest)
     }
 
     pub fn read(vfs: &dyn Vfs) -> Result<Manifest> {
@@ -322,6 +361,9 @@ mod tests {
             checkpoint: Some(checkpoint_name(7)),
             checkpoint_ts: 7,
             wal_start: 3,
+            next_run_seq: 12,
+            flushed: vec![(0, true, 6), (0, false, 5)],
+            runs: vec![("run-0000000000000003.run".into(), 3)],
         };
         m.write(&vfs).unwrap();
         assert_eq!(Manifest::read(&vfs).unwrap(), m);

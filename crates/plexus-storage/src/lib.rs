@@ -5,6 +5,7 @@
 //! - [`rows`]: columnar, multi-versioned vertex and edge rows;
 //! - [`topology`]: the adjacency memtable with per-vertex version tables;
 //! - [`run`]: immutable CSR run files, the disk tier of the topology;
+//! - [`lsm`]: memtables + runs per edge table and direction, flushes and merge policies;
 //! - [`record`] and [`wal`]: redo records, the log and group commit;
 //! - [`checkpoint`]: checkpoint files and the manifest;
 //! - [`store`]: `Storage`, which installs commits, answers reads at a timestamp, checkpoints
@@ -16,6 +17,7 @@ pub mod catalog;
 pub mod checkpoint;
 pub mod codec;
 pub mod fault;
+pub mod lsm;
 pub mod record;
 pub mod rows;
 pub mod run;

@@ -25,9 +25,11 @@
 
 use crate::catalog::{Catalog, CatalogOp, EdgeTableDef, VertexTableDef};
 use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
+use crate::lsm::{LsmStats, RunNamer, Topology};
 use crate::record::{CommitRecord, LogRecord, WriteOp};
 use crate::rows::RowTable;
-use crate::topology::{Adjacency, MAX_EDGE_OFFSET, TOMBSTONE_BIT};
+use crate::run::Run;
+use crate::topology::{MAX_EDGE_OFFSET, TOMBSTONE_BIT};
 use crate::vfs::Vfs;
 use crate::wal::{self, Wal};
 use parking_lot::{Mutex, RwLock};
@@ -57,8 +59,8 @@ pub struct EdgeTable {
     pub rows: RowTable,
     /// (source offset, destination offset) per edge offset.
     endpoints: RwLock<Vec<(u32, u32)>>,
-    pub out: Adjacency,
-    pub inc: Adjacency,
+    pub out: Topology,
+    pub inc: Topology,
 }
 
 impl VertexTable {
@@ -113,14 +115,14 @@ impl VertexTable {
 }
 
 impl EdgeTable {
-    fn new(id: EdgeTableId, def: &EdgeTableDef, name: &str) -> Self {
+    fn new(id: EdgeTableId, def: &EdgeTableDef, name: &str, out: Topology, inc: Topology) -> Self {
         Self {
             id,
             def: def.clone(),
             rows: RowTable::new(name, &def.properties, &[]),
             endpoints: RwLock::new(Vec::new()),
-            out: Adjacency::new(),
-            inc: Adjacency::new(),
+            out,
+            inc,
         }
     }
 
@@ -128,7 +130,7 @@ impl EdgeTable {
         self.endpoints.read().get(offset as usize).copied()
     }
 
-    pub fn adjacency(&self, outgoing: bool) -> &Adjacency {
+    pub fn adjacency(&self, outgoing: bool) -> &Topology {
         if outgoing { &self.out } else { &self.inc }
     }
 
@@ -168,11 +170,16 @@ impl PendingAdjacency {
         inc.push((dst, src, eid));
     }
 
+    /// Installs the entries into each topology's active memtable — except, during WAL
+    /// replay, entries of commits that a flush already put into runs.
     fn apply(self, tables: &[Arc<EdgeTable>], ts: Timestamp, horizon: Timestamp) {
         for (table, [out, inc]) in self.by_table {
             let table = &tables[table as usize];
-            table.out.append_batch(&out, ts, horizon);
-            table.inc.append_batch(&inc, ts, horizon);
+            for (topology, entries) in [(&table.out, out), (&table.inc, inc)] {
+                if ts > topology.flushed_ts() {
+                    topology.install(&entries, ts, horizon);
+                }
+            }
         }
     }
 }
@@ -187,7 +194,17 @@ pub struct Storage {
     wal: Wal,
     checkpoint_lock: Mutex<()>,
     recovered_ts: Timestamp,
+    config: Config,
+    /// Serialises flushes, merges and manifest updates.
+    lsm_lock: Mutex<()>,
+    /// The manifest as last written (its checkpoint fields are kept across LSM updates).
+    manifest: Mutex<Manifest>,
+    next_run_seq: std::sync::atomic::AtomicU64,
+    lsm_stats: LsmStats,
 }
+
+/// Runs listed in the manifest, by (edge table, outgoing), with the topology's flushed ts.
+type RecoveredRuns = HashMap<(EdgeTableId, bool), (Vec<(Arc<Run>, u64)>, Timestamp)>;
 
 /// What `open` found, for logs and tests.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -204,6 +221,8 @@ struct Tables {
     catalog: Catalog,
     vertex: Vec<Arc<VertexTable>>,
     edge: Vec<Arc<EdgeTable>>,
+    recovered: RecoveredRuns,
+    range_vertices: u32,
 }
 
 impl Tables {
@@ -215,7 +234,14 @@ impl Tables {
             }
             CatalogOp::EdgeTable { id, def } if *id as usize == self.edge.len() => {
                 let name = edge_table_name(&self.catalog, def);
-                self.edge.push(Arc::new(EdgeTable::new(*id, def, &name)));
+                let mut topology = |outgoing: bool| {
+                    let (runs, flushed) =
+                        self.recovered.remove(&(*id, outgoing)).unwrap_or_default();
+                    Topology::recovered(*id, outgoing, self.range_vertices, runs, flushed)
+                };
+                let (out, inc) = (topology(true), topology(false));
+                self.edge
+                    .push(Arc::new(EdgeTable::new(*id, def, &name, out, inc)));
             }
             _ => {}
         }
@@ -248,14 +274,18 @@ impl Storage {
             ));
         } else {
             let fresh = Manifest {
-                checkpoint: None,
-                checkpoint_ts: 0,
                 wal_start: 1,
+                next_run_seq: 1,
+                ..Default::default()
             };
             fresh.write(vfs.as_ref())?;
             fresh
         };
-        let mut tables = Tables::default();
+        let mut tables = Tables {
+            recovered: open_runs(vfs.as_ref(), &manifest, &names)?,
+            range_vertices: config.lsm_range_vertices,
+            ..Default::default()
+        };
         let mut report = RecoveryReport {
             checkpoint_ts: manifest.checkpoint_ts,
             ..Default::default()
@@ -301,8 +331,8 @@ impl Storage {
         }
         for table in &tables.edge {
             table.rows.gc(last_ts);
-            table.out.compact(last_ts);
-            table.inc.compact(last_ts);
+            table.out.compact_memtables(last_ts);
+            table.inc.compact_memtables(last_ts);
         }
         let next_segment = segments.last().map_or(manifest.wal_start, |id| id + 1);
         let wal = Wal::create(
@@ -321,6 +351,11 @@ impl Storage {
             wal,
             checkpoint_lock: Mutex::new(()),
             recovered_ts: last_ts,
+            config: config.clone(),
+            lsm_lock: Mutex::new(()),
+            next_run_seq: std::sync::atomic::AtomicU64::new(manifest.next_run_seq.max(1)),
+            manifest: Mutex::new(manifest),
+            lsm_stats: LsmStats::default(),
         };
         Ok((storage, report))
     }
@@ -389,9 +424,14 @@ impl Storage {
                 .push(Arc::new(VertexTable::new(*id, def))),
             CatalogOp::EdgeTable { id, def } => {
                 let name = edge_table_name(&next, def);
+                let range = self.config.lsm_range_vertices;
+                let (out, inc) = (
+                    Topology::new(*id, true, range),
+                    Topology::new(*id, false, range),
+                );
                 self.edge_tables
                     .write()
-                    .push(Arc::new(EdgeTable::new(*id, def, &name)));
+                    .push(Arc::new(EdgeTable::new(*id, def, &name, out, inc)));
             }
             _ => {}
         }
@@ -404,9 +444,9 @@ impl Storage {
     /// commit at a time, in timestamp order.
     pub fn install(&self, record: &CommitRecord, horizon: Timestamp) -> Result<()> {
         let tables = Tables {
-            catalog: Catalog::default(),
             vertex: self.vertex_tables(),
             edge: self.edge_tables(),
+            ..Default::default()
         };
         install_into(&tables, record, horizon)
     }
@@ -482,6 +522,7 @@ impl Storage {
                 } else {
                     table.def.src
                 };
+                table.adjacency(outgoing).note_read(v.offset, 1);
                 table
                     .adjacency(outgoing)
                     .visit(v.offset, ts, &mut |nbrs, eids| {
@@ -523,14 +564,18 @@ impl Storage {
     pub fn write_checkpoint(&self, ts: Timestamp, wal_start: u64) -> Result<()> {
         let _one_at_a_time = self.checkpoint_lock.lock();
         let name = checkpoint::checkpoint_name(ts);
-        let result = self.write_checkpoint_file(&name, ts).and_then(|()| {
-            Manifest {
-                checkpoint: Some(name.clone()),
-                checkpoint_ts: ts,
-                wal_start,
-            }
-            .write(self.vfs.as_ref())
-        });
+        // The caller froze every memtable at `ts`: flushing them puts the whole topology up to
+        // `ts` into runs, so the checkpoint file holds rows only.
+        let result = self
+            .flush_and_merge(false)
+            .and_then(|()| self.write_checkpoint_file(&name, ts))
+            .and_then(|()| {
+                self.publish_manifest(|m| {
+                    m.checkpoint = Some(name.clone());
+                    m.checkpoint_ts = ts;
+                    m.wal_start = wal_start;
+                })
+            });
         if let Err(e) = &result {
             // The manifest may or may not have been replaced: stop writing until a reopen
             // establishes what is on disk.
@@ -600,17 +645,195 @@ impl Storage {
         self.vfs.sync_dir()
     }
 
-    /// Drops versions below `horizon` and compacts the topology (run after checkpoints).
+    /// Drops versions below `horizon` and compacts the memtables (run after checkpoints).
     pub fn maintain(&self, horizon: Timestamp) {
         for table in self.vertex_tables() {
             table.rows.gc(horizon);
         }
         for table in self.edge_tables() {
             table.rows.gc(horizon);
-            table.out.compact(horizon);
-            table.inc.compact(horizon);
+            table.out.compact_memtables(horizon);
+            table.inc.compact_memtables(horizon);
         }
     }
+
+    // ---- the disk tier (see `lsm`) ---------------------------------------------------------
+
+    fn topologies(&self) -> Vec<(Arc<EdgeTable>, bool)> {
+        self.edge_tables()
+            .into_iter()
+            .flat_map(|t| [(t.clone(), true), (t, false)])
+            .collect()
+    }
+
+    /// Bytes in topology memtables (active and frozen), over all edge tables.
+    pub fn memtable_bytes(&self) -> usize {
+        self.topologies()
+            .iter()
+            .map(|(t, out)| t.adjacency(*out).memtable_bytes())
+            .sum()
+    }
+
+    /// Bytes in active memtables.
+    pub fn active_bytes(&self) -> usize {
+        self.topologies()
+            .iter()
+            .map(|(t, out)| t.adjacency(*out).active_bytes())
+            .sum()
+    }
+
+    /// Bytes in frozen memtables waiting to be flushed.
+    pub fn frozen_bytes(&self) -> usize {
+        self.topologies()
+            .iter()
+            .map(|(t, out)| t.adjacency(*out).frozen_bytes())
+            .sum()
+    }
+
+    /// Bytes of current CSR runs.
+    pub fn run_bytes(&self) -> usize {
+        self.topologies()
+            .iter()
+            .map(|(t, out)| t.adjacency(*out).run_bytes())
+            .sum()
+    }
+
+    pub fn lsm_stats(&self) -> &LsmStats {
+        &self.lsm_stats
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Freezes every active memtable. Call with the commit lock held.
+    pub fn freeze_all(&self) {
+        for (table, outgoing) in self.topologies() {
+            table.adjacency(outgoing).freeze();
+        }
+    }
+
+    /// Flushes every frozen memtable to level-1 runs and, when `merge`, runs the merges the
+    /// policy asks for; then publishes the manifest. Returns once the runs are durable and
+    /// listed.
+    fn flush_and_merge(&self, merge: bool) -> Result<()> {
+        let _lsm = self.lsm_lock.lock();
+        let mut changed = false;
+        for (table, outgoing) in self.topologies() {
+            let topology = table.adjacency(outgoing);
+            while topology.flush_one(self.vfs.as_ref(), self, &self.lsm_stats)? {
+                changed = true;
+            }
+            if merge {
+                changed |=
+                    topology.merge(self.vfs.as_ref(), self, &self.config, &self.lsm_stats)?;
+            }
+        }
+        if changed {
+            self.publish_manifest(|_| {})?;
+        }
+        Ok(())
+    }
+
+    /// One round of disk-tier maintenance: flush frozen memtables, merge, publish the manifest,
+    /// then drop components no reader at or after `horizon` needs and delete their files.
+    pub fn maintain_lsm(&self, horizon: Timestamp) -> Result<()> {
+        let result = self.flush_and_merge(true);
+        if let Err(e) = &result {
+            self.wal.poison(format!("flush or merge failed: {e}"));
+        }
+        result?;
+        let _lsm = self.lsm_lock.lock();
+        for (table, outgoing) in self.topologies() {
+            for file in table.adjacency(outgoing).retire(horizon) {
+                // Best effort: an undeleted file is unreferenced and removed at the next open.
+                let _ = self.vfs.remove(&file);
+            }
+        }
+        Ok(())
+    }
+
+    /// Rewrites the manifest: `update` sets the checkpoint fields; runs and flushed
+    /// timestamps come from the topologies. Call with `lsm_lock` (or the checkpoint) held.
+    fn publish_manifest(&self, update: impl FnOnce(&mut Manifest)) -> Result<()> {
+        let mut manifest = self.manifest.lock();
+        let mut next = manifest.clone();
+        update(&mut next);
+        next.next_run_seq = self.next_run_seq.load(std::sync::atomic::Ordering::Acquire);
+        next.runs.clear();
+        next.flushed.clear();
+        for (table, outgoing) in self.topologies() {
+            let topology = table.adjacency(outgoing);
+            next.runs.extend(topology.current_runs());
+            next.flushed
+                .push((table.id, outgoing, topology.flushed_ts()));
+        }
+        next.write(self.vfs.as_ref())?;
+        *manifest = next;
+        Ok(())
+    }
+
+    /// Edges `src -[edge type]-> dst` visible at `ts` (of one type, or all); runs that cannot
+    /// hold the pair are skipped by their source bitmaps and bloom filters.
+    pub fn edges_between(
+        &self,
+        src: VertexId,
+        dst: VertexId,
+        ts: Timestamp,
+        filter: impl Fn(&EdgeTableDef) -> bool,
+    ) -> Vec<EdgeId> {
+        let catalog = self.catalog();
+        let mut found = Vec::new();
+        for &et in catalog.edge_tables_of(src.table, true) {
+            let Ok(table) = self.edge_table(et) else {
+                continue;
+            };
+            if table.def.dst == dst.table && filter(&table.def) {
+                let eids = table.out.edges_between(src.offset, dst.offset, ts);
+                found.extend(eids.into_iter().map(|e| EdgeId::new(et, e)));
+            }
+        }
+        found
+    }
+}
+
+impl RunNamer for Storage {
+    fn next_run(&self) -> (u64, String) {
+        let seq = self
+            .next_run_seq
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        (seq, format!("run-{seq:016}.run"))
+    }
+}
+
+/// Opens every run the manifest lists (verifying each) and deletes run files it does not list
+/// (left by a crash between writing a run and publishing the manifest).
+fn open_runs(vfs: &dyn Vfs, manifest: &Manifest, names: &[String]) -> Result<RecoveredRuns> {
+    let mut recovered = RecoveredRuns::new();
+    for (name, seq) in &manifest.runs {
+        if !names.contains(name) {
+            return Err(Error::corruption(
+                vfs.describe(name),
+                0,
+                "CSR run listed in the manifest is missing",
+            ));
+        }
+        let run = Arc::new(Run::open(vfs, name)?);
+        recovered
+            .entry((run.meta.edge_table, run.meta.outgoing))
+            .or_default()
+            .0
+            .push((run, *seq));
+    }
+    for &(table, outgoing, ts) in &manifest.flushed {
+        recovered.entry((table, outgoing)).or_default().1 = ts;
+    }
+    for name in names.iter().filter(|n| n.ends_with(".run")) {
+        if !manifest.runs.iter().any(|(listed, _)| listed == name) {
+            vfs.remove(name)?;
+        }
+    }
+    Ok(recovered)
 }
 
 fn load_checkpoint(vfs: &dyn Vfs, name: &str, ts: Timestamp, tables: &mut Tables) -> Result<()> {
@@ -653,13 +876,11 @@ fn load_checkpoint(vfs: &dyn Vfs, name: &str, ts: Timestamp, tables: &mut Tables
                     .get(table as usize)
                     .ok_or_else(|| bad_table(table))?;
                 t.rows.ensure_reserved(row_count);
-                let mut pending = PendingAdjacency::default();
+                // The adjacency of these edges is in the CSR runs the manifest lists.
                 for (row, src, dst, props) in rows {
                     t.rows.install_create(row, ts, ts, &[], &props);
                     t.record_endpoints(row, src, dst);
-                    pending.push(table, row, src, dst, false);
                 }
-                pending.apply(&tables.edge, ts, ts);
             }
             Section::End { .. } => {}
         }

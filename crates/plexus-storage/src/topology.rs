@@ -50,10 +50,11 @@
 //! - Writers (the commit pipeline) hold the segment's write latch; readers hold its read latch
 //!   for one vertex or one segment scan, never across calls.
 
-use parking_lot::RwLock;
+use parking_lot::{RawRwLock, RwLock, lock_api::ArcRwLockReadGuard};
 use plexus_types::Timestamp;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 pub const SEGMENT_VERTICES: usize = 1024;
 const MIN_BLOCK_ENTRIES: u32 = 4;
@@ -103,6 +104,29 @@ fn dead_edges(eids: &[u32]) -> Vec<u32> {
         .collect();
     dead.sort_unstable();
     dead
+}
+
+/// Removes each tombstone together with the entry it deletes when both are in this log.
+/// Tombstones whose target is elsewhere (an older CSR run) are kept: they must go on hiding
+/// it until a last-level merge meets both.
+fn cancel_pairs(nbr: &[u32], eid: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let mut live: Vec<u32> = eid
+        .iter()
+        .filter(|e| *e & TOMBSTONE_BIT == 0)
+        .copied()
+        .collect();
+    live.sort_unstable();
+    let mut cancelled: Vec<u32> = eid
+        .iter()
+        .filter(|e| *e & TOMBSTONE_BIT != 0 && live.binary_search(&(*e & !TOMBSTONE_BIT)).is_ok())
+        .map(|e| e & !TOMBSTONE_BIT)
+        .collect();
+    cancelled.sort_unstable();
+    nbr.iter()
+        .zip(eid)
+        .filter(|(_, e)| cancelled.binary_search(&(*e & !TOMBSTONE_BIT)).is_err())
+        .map(|(n, e)| (*n, *e))
+        .unzip()
 }
 
 fn prune(history: &mut Vec<Version>, newest: Timestamp, horizon: Timestamp) {
@@ -230,15 +254,12 @@ impl Segment {
             let start = nbr.len();
             let collapse = adj.newest.tombs > 0 && adj.newest.ts <= horizon && adj.older.len == 0;
             if collapse {
-                let dead = dead_edges(&self.eid[from..from + len]);
-                for i in from..from + len {
-                    let e = self.eid[i];
-                    if e & TOMBSTONE_BIT == 0 && dead.binary_search(&e).is_err() {
-                        nbr.push(self.nbr[i]);
-                        eid.push(e);
-                    }
-                }
-                adj.newest.tombs = 0;
+                let (kept_nbr, kept_eid) =
+                    cancel_pairs(&self.nbr[from..from + len], &self.eid[from..from + len]);
+                nbr.extend_from_slice(&kept_nbr);
+                eid.extend_from_slice(&kept_eid);
+                adj.newest.tombs =
+                    kept_eid.iter().filter(|e| *e & TOMBSTONE_BIT != 0).count() as u32;
             } else {
                 nbr.extend_from_slice(&self.nbr[from..from + len]);
                 eid.extend_from_slice(&self.eid[from..from + len]);
@@ -299,6 +320,37 @@ impl Segment {
 #[derive(Default)]
 pub struct Adjacency {
     segments: RwLock<Vec<Arc<RwLock<Segment>>>>,
+    /// Newest commit timestamp appended.
+    max_ts: AtomicU64,
+    /// Bytes held, kept up to date by every append and compaction (for memory budgets).
+    bytes: AtomicUsize,
+}
+
+/// A read latch on one segment, held across many vertex reads (segment scans in the LSM).
+pub struct SegmentReader {
+    guard: ArcRwLockReadGuard<RawRwLock, Segment>,
+}
+
+impl SegmentReader {
+    /// The raw visible log prefix of vertex `local` at `ts` — tombstones included — and
+    /// whether it contains any tombstone.
+    pub fn raw(&self, local: usize, ts: Timestamp) -> (&[u32], &[u32], bool) {
+        let version = self.guard.visible(local, ts);
+        let from = self.guard.vertices[local].start as usize;
+        let to = from + version.len as usize;
+        (
+            &self.guard.nbr[from..to],
+            &self.guard.eid[from..to],
+            version.tombs > 0,
+        )
+    }
+}
+
+/// One vertex's complete log with tombstones of entries in the same log removed (flush input).
+pub struct DrainedVertex {
+    pub vertex: u32,
+    pub nbr: Vec<u32>,
+    pub eid: Vec<u32>,
 }
 
 impl Adjacency {
@@ -320,7 +372,10 @@ impl Adjacency {
         }
         let mut segments = self.segments.write();
         while segments.len() <= index {
-            segments.push(Arc::new(RwLock::new(Segment::new())));
+            let segment = Segment::new();
+            self.bytes
+                .fetch_add(segment.size_bytes(), Ordering::Relaxed);
+            segments.push(Arc::new(RwLock::new(segment)));
         }
         segments[index].clone()
     }
@@ -328,12 +383,7 @@ impl Adjacency {
     /// Appends an edge entry (or a tombstone, with `TOMBSTONE_BIT` set in `eid`) to `vertex`'s
     /// log as part of the commit at `ts`. Only the commit pipeline calls this.
     pub fn append(&self, vertex: u32, ts: Timestamp, horizon: Timestamp, nbr: u32, eid: u32) {
-        let segment = self.segment_for_write(vertex);
-        let mut segment = segment.write();
-        segment.append(vertex as usize % SEGMENT_VERTICES, ts, horizon, nbr, eid);
-        if segment.should_compact() {
-            segment.compact(horizon);
-        }
+        self.append_batch(&[(vertex, nbr, eid)], ts, horizon);
     }
 
     /// Appends many entries of one commit: `(vertex, neighbour, edge offset)`, in log order.
@@ -343,6 +393,7 @@ impl Adjacency {
         let Some(max_vertex) = entries.iter().map(|e| e.0).max() else {
             return;
         };
+        self.max_ts.fetch_max(ts, Ordering::AcqRel);
         let segments = max_vertex as usize / SEGMENT_VERTICES + 1;
         let mut starts = vec![0usize; segments + 1];
         for e in entries {
@@ -365,13 +416,73 @@ impl Adjacency {
             }
             let segment = self.segment_for_write(group[0].0);
             let mut segment = segment.write();
+            let before = segment.size_bytes();
             for &(vertex, nbr, eid) in group {
                 segment.append(vertex as usize % SEGMENT_VERTICES, ts, horizon, nbr, eid);
             }
             if segment.should_compact() {
                 segment.compact(horizon);
             }
+            self.account(before, segment.size_bytes());
         }
+    }
+
+    fn account(&self, before: usize, after: usize) {
+        if after >= before {
+            self.bytes.fetch_add(after - before, Ordering::Relaxed);
+        } else {
+            self.bytes.fetch_sub(before - after, Ordering::Relaxed);
+        }
+    }
+
+    /// Newest commit timestamp appended so far.
+    pub fn max_ts(&self) -> Timestamp {
+        self.max_ts.load(Ordering::Acquire)
+    }
+
+    /// A read latch on segment `index`, if it exists.
+    pub fn read_segment(&self, index: usize) -> Option<SegmentReader> {
+        let segment = self.segments.read().get(index).cloned()?;
+        Some(SegmentReader {
+            guard: segment.read_arc(),
+        })
+    }
+
+    /// Calls `f` with the raw visible prefix of `vertex`'s log at `ts`, tombstones included.
+    pub fn visit_raw(&self, vertex: u32, ts: Timestamp, f: &mut dyn FnMut(&[u32], &[u32])) {
+        if let Some(reader) = self.read_segment(vertex as usize / SEGMENT_VERTICES) {
+            let (nbr, eid, _) = reader.raw(vertex as usize % SEGMENT_VERTICES, ts);
+            f(nbr, eid);
+        }
+    }
+
+    /// Every vertex's complete log in vertex order, for flushing a frozen memtable: a
+    /// tombstone and the entry it deletes cancel out when both are in this memtable; a
+    /// tombstone whose target is elsewhere (an older run) is kept.
+    pub fn drain(&self) -> Vec<DrainedVertex> {
+        let segments: Vec<_> = self.segments.read().clone();
+        let mut out = Vec::new();
+        for (index, segment) in segments.iter().enumerate() {
+            let segment = segment.read();
+            for (local, adj) in segment.vertices.iter().enumerate() {
+                let (from, len) = (adj.start as usize, adj.newest.len as usize);
+                if len == 0 {
+                    continue;
+                }
+                let (nbr, eid) = cancel_pairs(
+                    &segment.nbr[from..from + len],
+                    &segment.eid[from..from + len],
+                );
+                if !nbr.is_empty() {
+                    out.push(DrainedVertex {
+                        vertex: (index * SEGMENT_VERTICES + local) as u32,
+                        nbr,
+                        eid,
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// Calls `f` with the (neighbour offsets, edge offsets) of `vertex`'s edges visible at `ts`.
@@ -436,17 +547,16 @@ impl Adjacency {
     pub fn compact(&self, horizon: Timestamp) {
         let segments: Vec<_> = self.segments.read().clone();
         for segment in segments {
-            segment.write().compact(horizon);
+            let mut segment = segment.write();
+            let before = segment.size_bytes();
+            segment.compact(horizon);
+            self.account(before, segment.size_bytes());
         }
     }
 
     /// Bytes held by the topology structures (arena capacity, vertex headers, history).
     pub fn size_bytes(&self) -> usize {
-        self.segments
-            .read()
-            .iter()
-            .map(|s| s.read().size_bytes())
-            .sum()
+        self.bytes.load(Ordering::Relaxed)
     }
 }
 

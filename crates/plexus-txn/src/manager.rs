@@ -37,6 +37,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::validation::ReadItem;
 
+/// Longest a committer waits for flushes to catch up before going on regardless.
+pub const WRITE_STALL_MAX_MS: u64 = 10_000;
+
 struct CommitState {
     last_ts: Timestamp,
     summaries: VecDeque<Arc<CommitSummary>>,
@@ -131,6 +134,10 @@ impl TxnManager {
             }
         };
         state.last_ts = ts;
+        if self.storage.active_bytes() as u64 > self.config.memtable_budget_bytes {
+            // Under the commit lock, so no install lands in a memtable after it froze.
+            self.storage.freeze_all();
+        }
         // A summary is only read by a transaction that started before `ts`. With no other
         // transaction registered and visibility advancing right here (non-fsync modes), no one
         // can; anyone who registers in between is told to retry (TooOld) rather than missed.
@@ -212,6 +219,9 @@ impl TxnManager {
         let (wal_start, ts) = {
             let state = self.commit.lock();
             let wal_start = self.storage.rotate_wal()?;
+            // Every memtable now holds exactly the commits up to `last_ts`; the checkpoint
+            // flushes them to runs.
+            self.storage.freeze_all();
             self.oracle.register_reader_at(state.last_ts);
             (wal_start, state.last_ts)
         };
@@ -219,6 +229,32 @@ impl TxnManager {
         self.oracle.release_reader(ts);
         result?;
         self.maintain();
+        self.run_maintenance()
+    }
+
+    /// One round of disk-tier maintenance: flush frozen memtables, merge runs, retire what no
+    /// reader needs (the facade's background thread calls this).
+    pub fn run_maintenance(&self) -> Result<()> {
+        self.storage.maintain_lsm(self.oracle.horizon())
+    }
+
+    /// After a commit: automatic checkpoint, and the disk tier's share of the work — inline
+    /// when `background_maintenance` is off, otherwise only backpressure: the committer waits
+    /// (at most `WRITE_STALL_MAX_MS`) while frozen memtables exceed the budget.
+    pub(crate) fn after_commit(&self) -> Result<()> {
+        self.maybe_checkpoint()?;
+        if self.storage.frozen_bytes() == 0 {
+            return Ok(());
+        }
+        if !self.config.background_maintenance {
+            return self.run_maintenance();
+        }
+        for _ in 0..WRITE_STALL_MAX_MS {
+            if self.storage.frozen_bytes() as u64 <= self.config.memtable_budget_bytes {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         Ok(())
     }
 

@@ -128,11 +128,10 @@ impl GraphSnapshot {
         index: usize,
         f: impl FnMut(u32, &[u32]),
     ) -> Result<()> {
-        self.manager
-            .storage()
-            .edge_table(table)?
-            .adjacency(outgoing)
-            .scan_segment(index, self.ts, f);
+        let et = self.manager.storage().edge_table(table)?;
+        let topology = et.adjacency(outgoing);
+        topology.note_read((index * SEGMENT_VERTICES) as u32, SEGMENT_VERTICES as u64);
+        topology.scan_segment(index, self.ts, f);
         Ok(())
     }
 
@@ -207,13 +206,14 @@ impl GraphSnapshot {
         found
     }
 
-    /// Bytes held by the adjacency structures of every edge table in one direction.
+    /// Bytes held in memory by the topology memtables of every edge table in one direction
+    /// (CSR runs live in files and are not counted).
     pub fn topology_size_bytes(&self, outgoing: bool) -> usize {
         self.manager
             .storage()
             .edge_tables()
             .iter()
-            .map(|t| t.adjacency(outgoing).size_bytes())
+            .map(|t| t.adjacency(outgoing).memtable_bytes())
             .sum()
     }
 }

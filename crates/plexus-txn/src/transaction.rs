@@ -95,7 +95,7 @@ impl Transaction {
         };
         self.manager.oracle.release_reader(self.start_ts);
         let ts = result?;
-        self.manager.maybe_checkpoint()?;
+        self.manager.after_commit()?;
         Ok(ts)
     }
 
@@ -556,6 +556,28 @@ impl Transaction {
                 .filter(|(v, nv)| nv.labels.contains(&id) || table_label(v) == Some(id))
                 .map(|(v, _)| *v),
         );
+        found.sort_unstable();
+        found.dedup();
+        Ok(found)
+    }
+
+    /// Every vertex in this view, in id order: all vertex tables, the unlabeled one included.
+    /// Under SERIALIZABLE the scan is recorded as a label scan of every existing table's
+    /// label, so a concurrent insert into any of them is a phantom (a table created
+    /// concurrently is not covered).
+    pub fn scan_all_vertices(&mut self) -> Result<Vec<VertexId>> {
+        let catalog = self.catalog();
+        for def in &catalog.vertex_tables {
+            self.record(ReadItem::LabelScan(def.label));
+        }
+        let mut found = Vec::new();
+        for table in self.storage().vertex_tables() {
+            table
+                .rows
+                .scan(self.start_ts, |row| found.push(VertexId::new(table.id, row)));
+        }
+        found.retain(|v| !self.writes.deleted_vertices.contains_key(v));
+        found.extend(self.writes.new_vertices.keys().copied());
         found.sort_unstable();
         found.dedup();
         Ok(found)

@@ -40,6 +40,33 @@ pub enum IsolationLevel {
     Serializable,
 }
 
+/// How CSR runs of a vertex range are merged (see `plexus_storage::lsm`).
+#[derive(Clone, Copy, PartialEq, Debug, Default)]
+pub enum MergePolicy {
+    /// Merge every flushed run into the range's last-level run at once: one run per range,
+    /// best scans, most rewriting.
+    Leveling,
+    /// Let `lsm_tier_runs` runs accumulate per range before merging: least rewriting, more
+    /// runs to read.
+    Tiering,
+    /// Per range: merge eagerly when `elastic_weight * tombstone_ratio + (1 - elastic_weight)
+    /// * read_ratio` reaches `elastic_bound`, otherwise behave like tiering.
+    #[default]
+    Elastic,
+}
+
+impl std::str::FromStr for MergePolicy {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "leveling" => Ok(Self::Leveling),
+            "tiering" => Ok(Self::Tiering),
+            "elastic" => Ok(Self::Elastic),
+            other => Err(format!("unknown merge policy '{other}' (expected leveling, tiering or elastic)")),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub durability: DurabilityMode,
@@ -51,6 +78,19 @@ pub struct Config {
     /// Take a checkpoint automatically once this many WAL bytes accumulated since the last one
     /// (0 disables automatic checkpoints).
     pub checkpoint_wal_bytes: u64,
+    /// Topology memtables (all edge tables and directions) are frozen and flushed to CSR runs
+    /// when they hold more than this; writers wait while frozen memtables exceed it too.
+    pub memtable_budget_bytes: u64,
+    pub merge_policy: MergePolicy,
+    /// Vertices per CSR run range (a multiple of 1,024).
+    pub lsm_range_vertices: u32,
+    /// Runs a range may accumulate before tiering (and elastic) merge them.
+    pub lsm_tier_runs: usize,
+    pub elastic_weight: f64,
+    pub elastic_bound: f64,
+    /// Run flushes and merges on a background thread (`true`) or inline in the committing
+    /// thread (`false`: deterministic, for tests).
+    pub background_maintenance: bool,
 }
 
 impl Default for Config {
@@ -60,6 +100,13 @@ impl Default for Config {
             sync_interval_ms: 10,
             wal_segment_max_bytes: 64 << 20,
             checkpoint_wal_bytes: 256 << 20,
+            memtable_budget_bytes: 256 << 20,
+            merge_policy: MergePolicy::Elastic,
+            lsm_range_vertices: 1 << 16,
+            lsm_tier_runs: 4,
+            elastic_weight: 0.5,
+            elastic_bound: 0.3,
+            background_maintenance: true,
         }
     }
 }

@@ -20,15 +20,20 @@ use std::time::Duration;
 pub struct Database {
     manager: Arc<TxnManager>,
     report: RecoveryReport,
-    flusher: Option<Flusher>,
+    /// Background threads: the WAL flusher (periodic/none modes) and disk-tier maintenance.
+    workers: Vec<Worker>,
     closed: bool,
     _lock: Option<File>,
 }
 
-struct Flusher {
+/// A background thread running `job` every interval until stopped.
+struct Worker {
     stop: Arc<(Mutex<bool>, Condvar)>,
     thread: JoinHandle<()>,
 }
+
+/// Disk-tier maintenance (flushes, merges, retirement) runs this often when nothing wakes it.
+const MAINTENANCE_INTERVAL_MS: u64 = 10;
 
 impl Database {
     /// Opens the database in directory `path`, creating it if absent, and recovers it.
@@ -45,12 +50,22 @@ impl Database {
     pub fn open_with_vfs(vfs: Arc<dyn Vfs>, config: Config) -> Result<Database> {
         let (storage, report) = Storage::open(vfs, &config)?;
         let manager = TxnManager::new(Arc::new(storage), config.clone());
-        let flusher =
-            (config.durability != DurabilityMode::Fsync).then(|| start_flusher(&manager, &config));
+        let mut workers = Vec::new();
+        if config.durability != DurabilityMode::Fsync {
+            let sync = config.durability == DurabilityMode::Periodic;
+            // An error poisons the WAL; committers see it on their next commit.
+            let job = move |m: &TxnManager| drop(m.flush_wal(sync));
+            workers.push(Worker::start(&manager, "plexus-wal-flusher", config.sync_interval_ms, job));
+        }
+        if config.background_maintenance {
+            // An error poisons the database; committers see it on their next commit.
+            let job = |m: &TxnManager| drop(m.run_maintenance());
+            workers.push(Worker::start(&manager, "plexus-maintenance", MAINTENANCE_INTERVAL_MS, job));
+        }
         Ok(Database {
             manager,
             report,
-            flusher,
+            workers,
             closed: false,
             _lock: None,
         })
@@ -107,52 +122,54 @@ impl Database {
     /// Flushes and fsyncs the WAL and closes the database, reporting any error
     /// (dropping does the same but can only ignore errors).
     pub fn close(mut self) -> Result<()> {
-        self.stop_flusher();
+        self.stop_workers();
         let result = self.manager.flush_wal(true);
         self.closed = true;
         result
     }
 
-    fn stop_flusher(&mut self) {
-        if let Some(flusher) = self.flusher.take() {
-            *flusher.stop.0.lock() = true;
-            flusher.stop.1.notify_all();
-            let _ = flusher.thread.join();
+    fn stop_workers(&mut self) {
+        for worker in self.workers.drain(..) {
+            worker.stop();
         }
     }
 }
 
 impl Drop for Database {
     fn drop(&mut self) {
-        self.stop_flusher();
+        self.stop_workers();
         if !self.closed {
             let _ = self.manager.flush_wal(true);
         }
     }
 }
 
-fn start_flusher(manager: &Arc<TxnManager>, config: &Config) -> Flusher {
-    let stop = Arc::new((Mutex::new(false), Condvar::new()));
-    let weak = Arc::downgrade(manager);
-    let sync = config.durability == DurabilityMode::Periodic;
-    let interval = Duration::from_millis(config.sync_interval_ms.max(1));
-    let signal = stop.clone();
-    let thread = std::thread::Builder::new()
-        .name("plexus-wal-flusher".into())
-        .spawn(move || {
-            let (lock, condvar) = &*signal;
-            let mut stopped = lock.lock();
-            while !*stopped {
-                condvar.wait_for(&mut stopped, interval);
-                let Some(manager) = weak.upgrade() else {
-                    return;
-                };
-                // An error poisons the WAL; committers see it on their next commit.
-                let _ = manager.flush_wal(sync);
-            }
-        })
-        .expect("spawning the WAL flusher thread");
-    Flusher { stop, thread }
+impl Worker {
+    fn start(manager: &Arc<TxnManager>, name: &str, interval_ms: u64, job: impl Fn(&TxnManager) + Send + 'static) -> Worker {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let weak = Arc::downgrade(manager);
+        let interval = Duration::from_millis(interval_ms.max(1));
+        let signal = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let (lock, condvar) = &*signal;
+                let mut stopped = lock.lock();
+                while !*stopped {
+                    condvar.wait_for(&mut stopped, interval);
+                    let Some(manager) = weak.upgrade() else { return };
+                    job(&manager);
+                }
+            })
+            .expect("spawning a background thread");
+        Worker { stop, thread }
+    }
+
+    fn stop(self) {
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
+        let _ = self.thread.join();
+    }
 }
 
 fn lock_directory(path: &Path) -> Result<File> {

@@ -39,5 +39,5 @@ pub use plexus_storage::{RecoveryReport, Vfs, fault::FaultVfs};
 pub use plexus_txn::{GraphSnapshot, Transaction, VertexTableSpec};
 pub use plexus_types::{
     AbortReason, Config, DataType, Direction, DurabilityMode, EdgeId, EdgeTableId, Error,
-    IsolationLevel, Result, Timestamp, Value, VertexId, VertexTableId,
+    IsolationLevel, MergePolicy, Result, Timestamp, Value, VertexId, VertexTableId,
 };

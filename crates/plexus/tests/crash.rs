@@ -12,12 +12,14 @@
 mod common;
 
 use plexus::{
-    Config, DataType, Database, Direction, Error, FaultVfs, Value, VertexId, VertexTableSpec,
+    Config, DataType, Database, Direction, Error, FaultVfs, MergePolicy, Value, VertexId,
+    VertexTableSpec,
 };
 use std::sync::Arc;
 
 const ACCOUNTS: i64 = 24;
 const ROUNDS: u64 = 150;
+const ROUNDS_DISK_TIER: u64 = 40;
 const CHECKPOINT_AT: [u64; 3] = [25, 60, 110];
 
 struct Lcg(u64);
@@ -31,9 +33,48 @@ impl Lcg {
     }
 }
 
+/// What the workload runs on: the default engine, or one whose topology memtable budget is a
+/// single byte, so every commit freezes, flushes CSR runs and merges them (the disk tier's
+/// sync points).
+#[derive(Clone, Copy, Debug)]
+enum Setup {
+    Default,
+    DiskTier(MergePolicy),
+}
+
+impl Setup {
+    fn config(self) -> Config {
+        // Maintenance runs inline so that sync points happen in a deterministic order, and the
+        // merge policy is not the (read-sensitive) elastic one: the reference run reads more
+        // than the crashed runs, which would change elastic merge decisions.
+        let base = Config {
+            background_maintenance: false,
+            merge_policy: MergePolicy::Tiering,
+            ..Config::default()
+        };
+        match self {
+            Setup::Default => base,
+            Setup::DiskTier(policy) => Config {
+                memtable_budget_bytes: 1,
+                merge_policy: policy,
+                lsm_range_vertices: 1024,
+                lsm_tier_runs: 3,
+                ..base
+            },
+        }
+    }
+
+    fn rounds(self) -> u64 {
+        match self {
+            Setup::Default => ROUNDS,
+            Setup::DiskTier(_) => ROUNDS_DISK_TIER,
+        }
+    }
+}
+
 /// Runs the workload; calls `acked` after each acknowledged commit. Stops at the first error.
-fn workload(vfs: &FaultVfs, acked: &mut dyn FnMut(&Database)) -> Result<(), Error> {
-    let db = Database::open_with_vfs(Arc::new(vfs.clone()), Config::default())?;
+fn workload(vfs: &FaultVfs, setup: Setup, acked: &mut dyn FnMut(&Database)) -> Result<(), Error> {
+    let db = Database::open_with_vfs(Arc::new(vfs.clone()), setup.config())?;
     db.create_vertex_table(
         &VertexTableSpec::new("Account")
             .property("id", DataType::Int64)
@@ -54,7 +95,7 @@ fn workload(vfs: &FaultVfs, acked: &mut dyn FnMut(&Database)) -> Result<(), Erro
     }
     let mut rng = Lcg(7);
     let mut items: Vec<VertexId> = Vec::new();
-    for round in 0..ROUNDS {
+    for round in 0..setup.rounds() {
         let mut tx = db.begin();
         match rng.next(4) {
             0 | 1 => {
@@ -141,16 +182,13 @@ fn dump(db: &Database) -> String {
     lines.join("\n")
 }
 
-#[test]
-fn every_crash_point_recovers_exactly_the_acknowledged_commits() {
+/// Crashes `setup`'s workload at every sync point; returns the number of crash points.
+fn crash_everywhere(setup: Setup) -> usize {
     let reference = FaultVfs::new();
     let mut states = vec![String::new()];
-    workload(&reference, &mut |db| states.push(dump(db))).expect("reference run");
+    workload(&reference, setup, &mut |db| states.push(dump(db))).expect("reference run");
     let sync_points = reference.sync_count();
-    assert!(
-        states.len() > ROUNDS as usize,
-        "reference run acknowledged every commit"
-    );
+    assert!(states.len() > setup.rounds() as usize, "reference run acknowledged every commit");
 
     let mut exercised = 0;
     for crash_at in 1..=sync_points {
@@ -158,42 +196,50 @@ fn every_crash_point_recovers_exactly_the_acknowledged_commits() {
             let vfs = FaultVfs::new();
             vfs.crash_at_sync(crash_at);
             let mut acked = 0usize;
-            let outcome = workload(&vfs, &mut |_| acked += 1);
-            assert!(
-                outcome.is_err() && vfs.has_crashed(),
-                "sync point {crash_at} was reached"
-            );
+            let outcome = workload(&vfs, setup, &mut |_| acked += 1);
+            assert!(outcome.is_err() && vfs.has_crashed(), "{setup:?}: sync point {crash_at} was reached");
             let disk = vfs.after_crash(torn);
-            let db = Database::open_with_vfs(Arc::new(disk.clone()), Config::default())
-                .unwrap_or_else(|e| {
-                    panic!("crash at sync {crash_at} (torn {torn}): recovery failed: {e}")
-                });
+            let db = Database::open_with_vfs(Arc::new(disk.clone()), setup.config())
+                .unwrap_or_else(|e| panic!("{setup:?}: crash at sync {crash_at} (torn {torn}): recovery failed: {e}"));
             let recovered = dump(&db);
             let matches_acked = recovered == states[acked];
             let matches_next = states.get(acked + 1).is_some_and(|s| *s == recovered);
             assert!(
                 matches_acked || matches_next,
-                "crash at sync {crash_at} (torn {torn}): {acked} commits acknowledged, recovered state matches neither \
-                 states[{acked}] nor states[{}]\n--- recovered\n{recovered}\n--- expected\n{}",
+                "{setup:?}: crash at sync {crash_at} (torn {torn}): {acked} commits acknowledged, recovered state \
+                 matches neither states[{acked}] nor states[{}]\n--- recovered\n{recovered}\n--- expected\n{}",
                 acked + 1,
                 states[acked]
             );
-            assert_recovered_db_is_usable(db, &disk, crash_at);
+            assert_recovered_db_is_usable(db, &disk, setup, crash_at);
             exercised += 1;
         }
     }
-    println!("crash points exercised: {exercised} ({sync_points} sync points x 2 tail variants)");
+    println!("{setup:?}: crash points exercised: {exercised} ({sync_points} sync points x 2 tail variants)");
+    exercised
+}
+
+#[test]
+fn every_crash_point_recovers_exactly_the_acknowledged_commits() {
+    let exercised = crash_everywhere(Setup::Default);
     assert!(exercised >= 200, "only {exercised} crash points");
 }
 
-fn assert_recovered_db_is_usable(db: Database, disk: &FaultVfs, crash_at: u64) {
+#[test]
+fn every_crash_point_of_flushes_and_merges_recovers_the_acknowledged_commits() {
+    let exercised = crash_everywhere(Setup::DiskTier(MergePolicy::Tiering))
+        + crash_everywhere(Setup::DiskTier(MergePolicy::Leveling));
+    assert!(exercised >= 200, "only {exercised} crash points");
+}
+
+fn assert_recovered_db_is_usable(db: Database, disk: &FaultVfs, setup: Setup, crash_at: u64) {
     let mut tx = db.begin();
     let before = tx.scan_label("Marker").unwrap().len();
     tx.create_vertex(&["Marker"], &[]).unwrap();
     tx.commit()
         .unwrap_or_else(|e| panic!("crash at sync {crash_at}: commit after recovery failed: {e}"));
     drop(db);
-    let db = Database::open_with_vfs(Arc::new(disk.clone()), Config::default()).unwrap();
+    let db = Database::open_with_vfs(Arc::new(disk.clone()), setup.config()).unwrap();
     assert_eq!(
         db.begin().scan_label("Marker").unwrap().len(),
         before + 1,
@@ -207,11 +253,12 @@ fn short_write_is_cut_on_recovery() {
     let mut acked = 0;
     // The write of the ~10th commit's WAL buffer stores only half its bytes.
     vfs.short_write_at(10);
-    let result = workload(&vfs, &mut |_| acked += 1);
+    let result = workload(&vfs, Setup::Default, &mut |_| acked += 1);
     assert!(result.is_err());
-    let db = Database::open_with_vfs(Arc::new(vfs.after_crash(false)), Config::default()).unwrap();
+    let db = Database::open_with_vfs(Arc::new(vfs.after_crash(false)), Setup::Default.config()).unwrap();
     let reference = FaultVfs::new();
     let mut states = vec![String::new()];
-    workload(&reference, &mut |db| states.push(dump(db))).unwrap();
+    workload(&reference, Setup::Default, &mut |db| states.push(dump(db))).unwrap();
     assert_eq!(dump(&db), states[acked]);
 }
+

@@ -1,0 +1,805 @@
+//! Topology as a graph-aware LSM tree: memtables that freeze into CSR runs, merged by vertex
+//! range under a leveling, tiering or elastic policy.
+//!
+//! COMPONENTS
+//! ==========
+//! The adjacency of one edge table in one direction ([`Topology`]) is made of, oldest first:
+//!
+//! ```text
+//!   level-2 runs (last level: at most one per vertex range, always leveled)
+//!   level-1 runs (flushed, per range, in flush order; tiering lets several accumulate)
+//!   frozen memtables (full, read-only, waiting to be flushed)
+//!   the active memtable (receives commits)
+//! ```
+//!
+//! A reader visits the components holding a vertex in that order; a tombstone in a newer
+//! component hides the entry it deletes in an older one. After merges the common case is one
+//! level-2 run slice per vertex — the static-CSR loop.
+//!
+//! VISIBILITY ACROSS FLUSHES AND MERGES (file snapshots)
+//! =====================================================
+//! Runs have no per-entry versions. Instead every component carries an interval of read
+//! timestamps `[visible_from, hidden_from)` for which it is part of the graph:
+//!
+//! - a run flushed from a frozen memtable whose newest commit is `F` is visible from `F`; the
+//!   memtable is hidden from `F` — readers older than `F` keep reading the (versioned)
+//!   memtable, newer ones read the run;
+//! - a merge output is visible from the newest `visible_from` of its inputs, and the inputs are
+//!   hidden from then on.
+//!
+//! So a reader at any timestamp sees exactly one copy of every entry, before, during and after
+//! flushes and merges, without pinning anything. Hidden components are dropped (and their
+//! files deleted) once the GC horizon passes their `hidden_from`: no reader can need them.
+//!
+//! MERGE POLICIES (per vertex range of `lsm_range_vertices`)
+//! =========================================================
+//! Flushes write level-1 runs, one per range with entries. Then, per range:
+//! - **leveling** merges the new level-1 run with the level-2 run right away;
+//! - **tiering** waits until `lsm_tier_runs` level-1 runs accumulate;
+//! - **elastic** merges early when `w * tombstone_ratio + (1 - w) * read_ratio >= bound`
+//!   (tombstones among the level-1 entries; reads among reads + writes of the range since its
+//!   last merge), and otherwise tiers. Read-heavy or delete-heavy ranges get leveled, write-heavy
+//!   ones get tiered.
+//!
+//! Merging into the last level drops every tombstone and the entries it deletes — garbage
+//! collection happens here.
+
+use crate::run::{self, Run, RunMeta, RunVertex};
+use crate::topology::{Adjacency, SEGMENT_VERTICES, SegmentReader, TOMBSTONE_BIT};
+use crate::vfs::Vfs;
+use parking_lot::RwLock;
+use plexus_types::{Config, MergePolicy, Result, Timestamp};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// `hidden_from` of a component nothing has replaced.
+pub const NEVER: Timestamp = Timestamp::MAX;
+const TIER_LEVEL: u8 = 1;
+const LAST_LEVEL: u8 = 2;
+
+struct Frozen {
+    memtable: Arc<Adjacency>,
+    hidden_from: Timestamp,
+}
+
+#[derive(Clone)]
+pub struct RunEntry {
+    pub run: Arc<Run>,
+    pub seq: u64,
+    pub visible_from: Timestamp,
+    pub hidden_from: Timestamp,
+}
+
+impl RunEntry {
+    fn visible_at(&self, ts: Timestamp) -> bool {
+        self.visible_from <= ts && ts < self.hidden_from
+    }
+
+    fn current(&self) -> bool {
+        self.hidden_from == NEVER
+    }
+
+    fn range(&self, range_vertices: u32) -> u32 {
+        self.run.meta.vertex_lo / range_vertices
+    }
+}
+
+struct State {
+    active: Arc<Adjacency>,
+    /// Oldest first.
+    frozen: Vec<Frozen>,
+    /// Read order: level 2 before level 1; within a level, by `seq` (flush/merge order).
+    runs: Vec<RunEntry>,
+    /// Every commit up to this timestamp is in runs (WAL replay skips it for this topology).
+    flushed_ts: Timestamp,
+}
+
+/// Vertex reads per range since its last merge (elastic policy input; the writes are the
+/// entries of the range's level-1 runs).
+#[derive(Default)]
+struct ReadCounters {
+    counts: RwLock<Vec<AtomicU64>>,
+}
+
+impl ReadCounters {
+    fn add(&self, range: usize, n: u64) {
+        if let Some(c) = self.counts.read().get(range) {
+            c.fetch_add(n, Ordering::Relaxed);
+            return;
+        }
+        let mut counts = self.counts.write();
+        while counts.len() <= range {
+            counts.push(AtomicU64::new(0));
+        }
+        counts[range].fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn get(&self, range: usize) -> u64 {
+        self.counts
+            .read()
+            .get(range)
+            .map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    fn reset(&self, range: usize) {
+        if let Some(c) = self.counts.read().get(range) {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Byte counters for write amplification.
+#[derive(Default)]
+pub struct LsmStats {
+    pub ingested_bytes: AtomicU64,
+    pub flushed_bytes: AtomicU64,
+    pub merged_bytes: AtomicU64,
+}
+
+/// Allocates run file names.
+pub trait RunNamer {
+    fn next_run(&self) -> (u64, String);
+}
+
+/// See the module documentation.
+pub struct Topology {
+    pub edge_table: u32,
+    pub outgoing: bool,
+    /// Vertices per run range (`Config::lsm_range_vertices`).
+    range_vertices: u32,
+    state: RwLock<State>,
+    reads: ReadCounters,
+}
+
+/// One vertex's parts across components, oldest first, and whether any holds a tombstone.
+struct Parts<'a> {
+    slices: Vec<(&'a [u32], &'a [u32])>,
+    tombstones: bool,
+}
+
+impl<'a> Parts<'a> {
+    fn push(&mut self, nbr: &'a [u32], eid: &'a [u32], may_have_tombstones: bool) {
+        if nbr.is_empty() {
+            return;
+        }
+        self.tombstones |= may_have_tombstones && eid.iter().any(|e| e & TOMBSTONE_BIT != 0);
+        self.slices.push((nbr, eid));
+    }
+
+    /// Calls `f` with the visible entries: the slices themselves when nothing is deleted.
+    fn emit(&self, f: &mut dyn FnMut(&[u32], &[u32])) {
+        if !self.tombstones {
+            for (nbr, eid) in &self.slices {
+                f(nbr, eid);
+            }
+            return;
+        }
+        let (nbr, eid) = merge_live(self.slices.iter().copied());
+        if !nbr.is_empty() {
+            f(&nbr, &eid);
+        }
+    }
+}
+
+/// Concatenates slices (oldest first) and removes tombstones and the entries they delete.
+fn merge_live<'a>(
+    slices: impl Iterator<Item = (&'a [u32], &'a [u32])> + Clone,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut dead: Vec<u32> = slices
+        .clone()
+        .flat_map(|(_, eid)| {
+            eid.iter()
+                .filter(|e| *e & TOMBSTONE_BIT != 0)
+                .map(|e| e & !TOMBSTONE_BIT)
+        })
+        .collect();
+    dead.sort_unstable();
+    let mut out = (Vec::new(), Vec::new());
+    for (nbr, eid) in slices {
+        for (n, e) in nbr.iter().zip(eid) {
+            if e & TOMBSTONE_BIT == 0 && dead.binary_search(e).is_err() {
+                out.0.push(*n);
+                out.1.push(*e);
+            }
+        }
+    }
+    out
+}
+
+impl Topology {
+    pub fn new(edge_table: u32, outgoing: bool, range_vertices: u32) -> Self {
+        Self::recovered(edge_table, outgoing, range_vertices, Vec::new(), 0)
+    }
+
+    /// A topology whose runs were listed in the manifest (visible to every reader).
+    pub fn recovered(
+        edge_table: u32,
+        outgoing: bool,
+        range_vertices: u32,
+        runs: Vec<(Arc<Run>, u64)>,
+        flushed_ts: Timestamp,
+    ) -> Self {
+        assert!(
+            range_vertices > 0 && range_vertices.is_multiple_of(SEGMENT_VERTICES as u32),
+            "run ranges are whole segments"
+        );
+        let mut runs: Vec<RunEntry> = runs
+            .into_iter()
+            .map(|(run, seq)| RunEntry {
+                run,
+                seq,
+                visible_from: 0,
+                hidden_from: NEVER,
+            })
+            .collect();
+        sort_runs(&mut runs);
+        Self {
+            edge_table,
+            outgoing,
+            range_vertices,
+            state: RwLock::new(State {
+                active: Arc::new(Adjacency::new()),
+                frozen: Vec::new(),
+                runs,
+                flushed_ts,
+            }),
+            reads: ReadCounters::default(),
+        }
+    }
+
+    pub fn flushed_ts(&self) -> Timestamp {
+        self.state.read().flushed_ts
+    }
+
+    /// Installs a commit's entries into the active memtable (commit pipeline only).
+    pub fn install(&self, entries: &[(u32, u32, u32)], ts: Timestamp, horizon: Timestamp) {
+        self.state.read().active.append_batch(entries, ts, horizon);
+    }
+
+    /// Bytes held in memtables (active and frozen).
+    pub fn memtable_bytes(&self) -> usize {
+        let state = self.state.read();
+        state.active.size_bytes()
+            + state
+                .frozen
+                .iter()
+                .map(|f| f.memtable.size_bytes())
+                .sum::<usize>()
+    }
+
+    /// Bytes held in the active memtable.
+    pub fn active_bytes(&self) -> usize {
+        self.state.read().active.size_bytes()
+    }
+
+    /// Bytes held in frozen memtables.
+    pub fn frozen_bytes(&self) -> usize {
+        self.state
+            .read()
+            .frozen
+            .iter()
+            .filter(|f| f.hidden_from == NEVER)
+            .map(|f| f.memtable.size_bytes())
+            .sum()
+    }
+
+    /// Bytes of the current runs on disk.
+    pub fn run_bytes(&self) -> usize {
+        self.state
+            .read()
+            .runs
+            .iter()
+            .filter(|r| r.current())
+            .map(|r| r.run.size_bytes())
+            .sum()
+    }
+
+    /// Freezes the active memtable if it holds anything (call under the commit lock, so no
+    /// install can land in it afterwards).
+    pub fn freeze(&self) {
+        let mut state = self.state.write();
+        if state.active.max_ts() == 0 {
+            return;
+        }
+        let memtable = std::mem::replace(&mut state.active, Arc::new(Adjacency::new()));
+        state.frozen.push(Frozen {
+            memtable,
+            hidden_from: NEVER,
+        });
+    }
+
+    /// Vertices covered: one past the highest vertex of any component, in segments.
+    pub fn segment_count(&self) -> usize {
+        let state = self.state.read();
+        let runs = state
+            .runs
+            .iter()
+            .map(|r| (r.run.meta.vertex_hi as usize).div_ceil(SEGMENT_VERTICES));
+        let memtables =
+            std::iter::once(&state.active).chain(state.frozen.iter().map(|f| &f.memtable));
+        runs.chain(memtables.map(|m| m.segment_count()))
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn readers(state: &State, segment: usize, ts: Timestamp) -> Vec<SegmentReader> {
+        state
+            .frozen
+            .iter()
+            .filter(|f| ts < f.hidden_from)
+            .map(|f| &f.memtable)
+            .chain(std::iter::once(&state.active))
+            .filter_map(|m| m.read_segment(segment))
+            .collect()
+    }
+
+    fn gather<'a>(
+        runs: &[&'a RunEntry],
+        readers: &'a [SegmentReader],
+        v: u32,
+        ts: Timestamp,
+    ) -> Parts<'a> {
+        let mut parts = Parts {
+            slices: Vec::new(),
+            tombstones: false,
+        };
+        for entry in runs {
+            let (nbr, eid) = entry.run.entries(v);
+            parts.push(nbr, eid, entry.run.meta.tombstones > 0);
+        }
+        for reader in readers {
+            let (nbr, eid, tombs) = reader.raw(v as usize % SEGMENT_VERTICES, ts);
+            parts.push(nbr, eid, tombs);
+        }
+        parts
+    }
+
+    /// Calls `f` with `v`'s visible (neighbours, edge offsets) at `ts`, possibly in several
+    /// slices (oldest first).
+    pub fn visit(&self, v: u32, ts: Timestamp, f: &mut dyn FnMut(&[u32], &[u32])) {
+        let state = self.state.read();
+        let runs: Vec<&RunEntry> = state
+            .runs
+            .iter()
+            .filter(|r| r.visible_at(ts) && r.run.contains_vertex(v))
+            .collect();
+        let readers = Self::readers(&state, v as usize / SEGMENT_VERTICES, ts);
+        Self::gather(&runs, &readers, v, ts).emit(f);
+    }
+
+    /// Records `n` vertex reads at vertex `v`'s range (elastic policy input).
+    pub fn note_read(&self, v: u32, n: u64) {
+        self.reads.add((v / self.range_vertices) as usize, n);
+    }
+
+    /// Calls `f(vertex, neighbours)` for every vertex of segment `index` with visible edges,
+    /// possibly several times per vertex (one slice per component, oldest first).
+    pub fn scan_segment(&self, index: usize, ts: Timestamp, mut f: impl FnMut(u32, &[u32])) {
+        let state = self.state.read();
+        let lo = (index * SEGMENT_VERTICES) as u32;
+        let hi = lo + SEGMENT_VERTICES as u32;
+        let runs: Vec<&RunEntry> = state
+            .runs
+            .iter()
+            .filter(|r| r.visible_at(ts) && r.run.meta.vertex_lo < hi && lo < r.run.meta.vertex_hi)
+            .collect();
+        let frozen_visible = state.frozen.iter().any(|f| ts < f.hidden_from);
+        if runs.is_empty() && !frozen_visible {
+            return state.active.scan_segment(index, ts, f);
+        }
+        let readers = Self::readers(&state, index, ts);
+        for v in lo..hi {
+            Self::gather(&runs, &readers, v, ts).emit(&mut |nbr, _| f(v, nbr));
+        }
+    }
+
+    /// Edge offsets of the visible edges `src -> dst` at `ts`; the bloom filters and source
+    /// bitmaps let it skip runs that cannot hold the pair.
+    pub fn edges_between(&self, src: u32, dst: u32, ts: Timestamp) -> Vec<u32> {
+        let state = self.state.read();
+        let runs: Vec<&RunEntry> = state
+            .runs
+            .iter()
+            .filter(|r| {
+                r.visible_at(ts)
+                    && r.run.contains_vertex(src)
+                    && (r.run.meta.tombstones > 0 || r.run.may_contain_edge(src, dst))
+            })
+            .collect();
+        let readers = Self::readers(&state, src as usize / SEGMENT_VERTICES, ts);
+        let mut found = Vec::new();
+        Self::gather(&runs, &readers, src, ts).emit(&mut |nbr, eid| {
+            found.extend(
+                nbr.iter()
+                    .zip(eid)
+                    .filter(|(n, _)| **n == dst)
+                    .map(|(_, e)| *e),
+            )
+        });
+        found
+    }
+
+    /// Compacts the memtables (see `topology`).
+    pub fn compact_memtables(&self, horizon: Timestamp) {
+        let state = self.state.read();
+        state.active.compact(horizon);
+        for f in &state.frozen {
+            f.memtable.compact(horizon);
+        }
+    }
+
+    /// Flushes the oldest frozen memtable that is not yet flushed into level-1 runs (one per
+    /// range with entries). Returns whether there was one.
+    pub fn flush_one(&self, vfs: &dyn Vfs, namer: &dyn RunNamer, stats: &LsmStats) -> Result<bool> {
+        let Some(memtable) = self
+            .state
+            .read()
+            .frozen
+            .iter()
+            .find(|f| f.hidden_from == NEVER)
+            .map(|f| f.memtable.clone())
+        else {
+            return Ok(false);
+        };
+        let max_ts = memtable.max_ts();
+        let drained = memtable.drain();
+        let mut new_runs = Vec::new();
+        let range = self.range_vertices;
+        let mut start = 0;
+        while start < drained.len() {
+            let r = drained[start].vertex / range;
+            let end = start
+                + drained[start..]
+                    .iter()
+                    .take_while(|d| d.vertex / range == r)
+                    .count();
+            let vertices: Vec<RunVertex> = drained[start..end]
+                .iter()
+                .map(|d| (d.vertex, &d.nbr[..], &d.eid[..]))
+                .collect();
+            let (seq, name) = namer.next_run();
+            let mut meta = self.meta(TIER_LEVEL, r * range, (r + 1) * range, 0, max_ts);
+            stats.flushed_bytes.fetch_add(
+                run::write_run(vfs, &name, &mut meta, &vertices)?,
+                Ordering::Relaxed,
+            );
+            new_runs.push(RunEntry {
+                run: Arc::new(Run::open(vfs, &name)?),
+                seq,
+                visible_from: max_ts,
+                hidden_from: NEVER,
+            });
+            start = end;
+        }
+        let mut state = self.state.write();
+        state.runs.extend(new_runs);
+        sort_runs(&mut state.runs);
+        if let Some(f) = state
+            .frozen
+            .iter_mut()
+            .find(|f| Arc::ptr_eq(&f.memtable, &memtable))
+        {
+            f.hidden_from = max_ts;
+        }
+        state.flushed_ts = state.flushed_ts.max(max_ts);
+        Ok(true)
+    }
+
+    fn meta(&self, level: u8, lo: u32, hi: u32, min_ts: Timestamp, max_ts: Timestamp) -> RunMeta {
+        RunMeta {
+            edge_table: self.edge_table,
+            outgoing: self.outgoing,
+            level,
+            vertex_lo: lo,
+            vertex_hi: hi,
+            entries: 0,
+            tombstones: 0,
+            min_ts,
+            max_ts,
+        }
+    }
+
+    /// Ranges whose level-1 runs the policy wants merged now.
+    fn ranges_to_merge(&self, config: &Config) -> Vec<u32> {
+        let state = self.state.read();
+        let range = self.range_vertices;
+        let mut ranges: Vec<u32> = state
+            .runs
+            .iter()
+            .filter(|r| r.current() && r.run.meta.level == TIER_LEVEL)
+            .map(|r| r.range(range))
+            .collect();
+        ranges.sort_unstable();
+        ranges.dedup();
+        ranges.retain(|&r| {
+            let tier: Vec<&RunEntry> = state
+                .runs
+                .iter()
+                .filter(|e| e.current() && e.run.meta.level == TIER_LEVEL && e.range(range) == r)
+                .collect();
+            let full = tier.len() >= config.lsm_tier_runs;
+            match config.merge_policy {
+                MergePolicy::Leveling => true,
+                MergePolicy::Tiering => full,
+                MergePolicy::Elastic => {
+                    let entries: u64 = tier.iter().map(|e| e.run.meta.entries).sum();
+                    let tombstones: u64 = tier.iter().map(|e| e.run.meta.tombstones).sum();
+                    let tombstone_ratio = if entries == 0 {
+                        0.0
+                    } else {
+                        tombstones as f64 / entries as f64
+                    };
+                    let reads = self.reads.get(r as usize) as f64;
+                    let read_ratio = if reads == 0.0 {
+                        0.0
+                    } else {
+                        reads / (reads + entries as f64)
+                    };
+                    let score = config.elastic_weight * tombstone_ratio
+                        + (1.0 - config.elastic_weight) * read_ratio;
+                    full || score >= config.elastic_bound
+                }
+            }
+        });
+        ranges
+    }
+
+    /// Runs the merges the policy asks for. Returns whether anything was merged.
+    pub fn merge(
+        &self,
+        vfs: &dyn Vfs,
+        namer: &dyn RunNamer,
+        config: &Config,
+        stats: &LsmStats,
+    ) -> Result<bool> {
+        let ranges = self.ranges_to_merge(config);
+        for &r in &ranges {
+            self.merge_range(vfs, namer, stats, r)?;
+            self.reads.reset(r as usize);
+        }
+        Ok(!ranges.is_empty())
+    }
+
+    /// Merges every current run of range `r` into one last-level run, dropping tombstones and
+    /// the entries they delete.
+    fn merge_range(
+        &self,
+        vfs: &dyn Vfs,
+        namer: &dyn RunNamer,
+        stats: &LsmStats,
+        r: u32,
+    ) -> Result<()> {
+        let range = self.range_vertices;
+        let inputs: Vec<RunEntry> = self
+            .state
+            .read()
+            .runs
+            .iter()
+            .filter(|e| e.current() && e.range(range) == r)
+            .cloned()
+            .collect();
+        let (lo, hi) = (r * range, (r + 1) * range);
+        let mut merged: Vec<(u32, Vec<u32>, Vec<u32>)> = Vec::new();
+        for v in lo..hi {
+            let slices: Vec<(&[u32], &[u32])> = inputs
+                .iter()
+                .map(|e| e.run.entries(v))
+                .filter(|(n, _)| !n.is_empty())
+                .collect();
+            if slices.is_empty() {
+                continue;
+            }
+            let (nbr, eid) = merge_live(slices.iter().copied());
+            if !nbr.is_empty() {
+                merged.push((v, nbr, eid));
+            }
+        }
+        let visible_from = inputs.iter().map(|e| e.visible_from).max().unwrap_or(0);
+        let min_ts = inputs.iter().map(|e| e.run.meta.min_ts).min().unwrap_or(0);
+        let max_ts = inputs.iter().map(|e| e.run.meta.max_ts).max().unwrap_or(0);
+        let (seq, name) = namer.next_run();
+        let mut meta = self.meta(LAST_LEVEL, lo, hi, min_ts, max_ts);
+        let vertices: Vec<RunVertex> = merged
+            .iter()
+            .map(|(v, n, e)| (*v, &n[..], &e[..]))
+            .collect();
+        stats.merged_bytes.fetch_add(
+            run::write_run(vfs, &name, &mut meta, &vertices)?,
+            Ordering::Relaxed,
+        );
+        let output = RunEntry {
+            run: Arc::new(Run::open(vfs, &name)?),
+            seq,
+            visible_from,
+            hidden_from: NEVER,
+        };
+        let mut state = self.state.write();
+        for entry in state.runs.iter_mut() {
+            if inputs.iter().any(|i| i.seq == entry.seq) {
+                entry.hidden_from = visible_from;
+            }
+        }
+        state.runs.push(output);
+        sort_runs(&mut state.runs);
+        Ok(())
+    }
+
+    /// Drops components no reader at or after `horizon` can see; returns the run files to
+    /// delete (the caller deletes them after the manifest stopped listing them).
+    pub fn retire(&self, horizon: Timestamp) -> Vec<String> {
+        let mut state = self.state.write();
+        state.frozen.retain(|f| f.hidden_from > horizon);
+        let mut retired = Vec::new();
+        state.runs.retain(|r| {
+            let keep = r.hidden_from > horizon;
+            if !keep {
+                retired.push(r.run.name.clone());
+            }
+            keep
+        });
+        retired
+    }
+
+    /// The current runs (what the manifest lists): (file name, seq).
+    pub fn current_runs(&self) -> Vec<(String, u64)> {
+        self.state
+            .read()
+            .runs
+            .iter()
+            .filter(|r| r.current())
+            .map(|r| (r.run.name.clone(), r.seq))
+            .collect()
+    }
+
+    /// (current runs, runs of any age still held) — for tests and statistics.
+    pub fn run_counts(&self) -> (usize, usize) {
+        let state = self.state.read();
+        (
+            state.runs.iter().filter(|r| r.current()).count(),
+            state.runs.len(),
+        )
+    }
+}
+
+fn sort_runs(runs: &mut [RunEntry]) {
+    runs.sort_by_key(|r| (std::cmp::Reverse(r.run.meta.level), r.seq));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fault::FaultVfs;
+    use parking_lot::Mutex;
+
+    struct Names(Mutex<u64>);
+    impl RunNamer for Names {
+        fn next_run(&self) -> (u64, String) {
+            let mut n = self.0.lock();
+            *n += 1;
+            (*n, format!("run-{n}.run"))
+        }
+    }
+
+    fn config(policy: MergePolicy) -> Config {
+        Config {
+            merge_policy: policy,
+            lsm_range_vertices: 1024,
+            lsm_tier_runs: 3,
+            ..Config::default()
+        }
+    }
+
+    fn neighbours(t: &Topology, v: u32, ts: Timestamp) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        t.visit(v, ts, &mut |n, e| {
+            out.extend(n.iter().copied().zip(e.iter().copied()))
+        });
+        out
+    }
+
+    #[test]
+    fn every_snapshot_reads_the_same_across_flushes_merges_and_retirement() {
+        for policy in [
+            MergePolicy::Leveling,
+            MergePolicy::Tiering,
+            MergePolicy::Elastic,
+        ] {
+            let (vfs, names, stats, config) = (
+                FaultVfs::new(),
+                Names(Mutex::new(0)),
+                LsmStats::default(),
+                config(policy),
+            );
+            let t = Topology::new(0, true, 1024);
+            let mut expected: Vec<Vec<Vec<(u32, u32)>>> = Vec::new(); // [ts][v]
+            let mut eid = 0;
+            for ts in 1..=40u64 {
+                let mut entries = Vec::new();
+                for v in [1u32, 700, 1500] {
+                    entries.push((v, ts as u32, eid));
+                    eid += 1;
+                }
+                if ts % 5 == 0 {
+                    entries.push((700, 0, (ts as u32 - 3) * 3 + 1 | TOMBSTONE_BIT)); // delete an older edge of 700
+                }
+                t.install(&entries, ts, 0);
+                expected.push(
+                    [1, 700, 1500]
+                        .iter()
+                        .map(|&v| neighbours(&t, v, ts))
+                        .collect(),
+                );
+                if ts % 4 == 0 {
+                    t.freeze();
+                    t.flush_one(&vfs, &names, &stats).unwrap();
+                    t.merge(&vfs, &names, &config, &stats).unwrap();
+                }
+                for (i, want) in expected.iter().enumerate() {
+                    let got: Vec<_> = [1, 700, 1500]
+                        .iter()
+                        .map(|&v| neighbours(&t, v, i as u64 + 1))
+                        .collect();
+                    assert_eq!(
+                        &got,
+                        want,
+                        "{policy:?}: snapshot at ts {} after commit {ts}",
+                        i + 1
+                    );
+                }
+            }
+            // With every reader past everything, old components go and reads stay the same.
+            let retired = t.retire(1000);
+            assert!(!retired.is_empty(), "{policy:?}: merged inputs are retired");
+            let last: Vec<_> = [1, 700, 1500]
+                .iter()
+                .map(|&v| neighbours(&t, v, 1000))
+                .collect();
+            assert_eq!(&last, expected.last().unwrap());
+            assert!(t.run_counts().0 >= 1);
+        }
+    }
+
+    #[test]
+    fn leveling_keeps_one_run_per_range_and_tiering_accumulates() {
+        for (policy, max_runs) in [(MergePolicy::Leveling, 1), (MergePolicy::Tiering, 3)] {
+            let (vfs, names, stats, config) = (
+                FaultVfs::new(),
+                Names(Mutex::new(0)),
+                LsmStats::default(),
+                config(policy),
+            );
+            let t = Topology::new(0, true, 1024);
+            for ts in 1..=10u64 {
+                t.install(&[(5, ts as u32, ts as u32)], ts, ts);
+                t.freeze();
+                t.flush_one(&vfs, &names, &stats).unwrap();
+                t.merge(&vfs, &names, &config, &stats).unwrap();
+                t.retire(ts);
+                assert!(
+                    t.run_counts().0 <= max_runs,
+                    "{policy:?}: {:?}",
+                    t.run_counts()
+                );
+            }
+            assert_eq!(neighbours(&t, 5, 10).len(), 10);
+            assert_eq!(t.edges_between(5, 7, 10), vec![7]);
+            assert!(t.edges_between(5, 99, 10).is_empty());
+        }
+    }
+
+    #[test]
+    fn segment_scans_merge_components() {
+        let (vfs, names, stats) = (FaultVfs::new(), Names(Mutex::new(0)), LsmStats::default());
+        let t = Topology::new(0, true, 1024);
+        t.install(&[(3, 1, 0), (3, 2, 1), (9, 4, 2)], 1, 0);
+        t.freeze();
+        t.flush_one(&vfs, &names, &stats).unwrap();
+        t.install(&[(3, 5, 3), (3, 1, TOMBSTONE_BIT)], 2, 0);
+        let mut seen: Vec<(u32, Vec<u32>)> = Vec::new();
+        t.scan_segment(0, 2, |v, n| seen.push((v, n.to_vec())));
+        assert_eq!(seen, vec![(3, vec![2, 5]), (9, vec![4])]);
+        let mut old = Vec::new();
+        t.scan_segment(0, 1, |v, n| old.push((v, n.to_vec())));
+        assert_eq!(old, vec![(3, vec![1, 2]), (9, vec![4])]);
+    }
+}
