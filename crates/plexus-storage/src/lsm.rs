@@ -6,15 +6,17 @@
 //! The adjacency of one edge table in one direction ([`Topology`]) is made of, oldest first:
 //!
 //! ```text
-//!   level-2 runs (last level: at most one per vertex range, always leveled)
-//!   level-1 runs (flushed, per range, in flush order; tiering lets several accumulate)
+//!   level-5 runs (the last level: at most one per vertex range, always leveled)
+//!   level-4 … level-1 runs (per range; level 1 is where flushes land)
 //!   frozen memtables (full, read-only, waiting to be flushed)
 //!   the active memtable (receives commits)
 //! ```
 //!
-//! A reader visits the components holding a vertex in that order; a tombstone in a newer
+//! Runs cover one vertex range of `lsm_range_vertices`. Within a range, every run at level
+//! i+1 is older than every run at level i, and runs of one level are ordered by creation. A
+//! reader visits the components holding a vertex in that order; a tombstone in a newer
 //! component hides the entry it deletes in an older one. After merges the common case is one
-//! level-2 run slice per vertex — the static-CSR loop.
+//! run slice per vertex — the static-CSR loop.
 //!
 //! VISIBILITY ACROSS FLUSHES AND MERGES (file snapshots)
 //! =====================================================
@@ -31,18 +33,22 @@
 //! flushes and merges, without pinning anything. Hidden components are dropped (and their
 //! files deleted) once the GC horizon passes their `hidden_from`: no reader can need them.
 //!
-//! MERGE POLICIES (per vertex range of `lsm_range_vertices`)
-//! =========================================================
-//! Flushes write level-1 runs, one per range with entries. Then, per range:
-//! - **leveling** merges the new level-1 run with the level-2 run right away;
-//! - **tiering** waits until `lsm_tier_runs` level-1 runs accumulate;
-//! - **elastic** merges early when `w * tombstone_ratio + (1 - w) * read_ratio >= bound`
-//!   (tombstones among the level-1 entries; reads among reads + writes of the range since its
-//!   last merge), and otherwise tiers. Read-heavy or delete-heavy ranges get leveled, write-heavy
-//!   ones get tiered.
+//! MERGE POLICIES (per vertex range and level; T = `lsm_tier_runs`)
+//! ==================================================================
+//! - **tiering**: a level holding T runs of a range merges them into one run one level down
+//!   (into the last level together with the run already there). Each entry is rewritten about
+//!   once per level: the least write amplification, more runs to read.
+//! - **leveling**: a level holds one run per range; a new arrival is merged into it, and when
+//!   it outgrows `lsm_level1_bytes * T^(level-1)` it is merged into the next level's run. Few
+//!   runs to read, more rewriting.
+//! - **elastic**: per range and level, behaves leveled when `w * tombstone_ratio + (1 - w) *
+//!   read_ratio >= bound` (tombstones among that level's entries; vertex reads of the range
+//!   among reads + those entries, since the range's last merge) and tiered otherwise:
+//!   read-heavy or delete-heavy ranges get compact, write-heavy ones cheap.
 //!
-//! Merging into the last level drops every tombstone and the entries it deletes — garbage
-//! collection happens here.
+//! A merge takes runs that are consecutive in age. Tombstones cancel with the entries they
+//! delete inside the merge; when no older run of the range remains outside it, every tombstone
+//! goes (garbage collection happens here). Cascading merges are bounded per round.
 
 use crate::run::{self, Run, RunMeta, RunVertex};
 use crate::topology::{Adjacency, SEGMENT_VERTICES, SegmentReader, TOMBSTONE_BIT};
@@ -54,8 +60,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `hidden_from` of a component nothing has replaced.
 pub const NEVER: Timestamp = Timestamp::MAX;
+/// Flushes write runs at this level.
 const TIER_LEVEL: u8 = 1;
-const LAST_LEVEL: u8 = 2;
+/// The last level: unbounded, always leveled.
+pub const MAX_LEVEL: u8 = 5;
+/// Bound on cascading merges run by one `merge` call.
+const MAX_MERGES_PER_ROUND: usize = 64;
+
+/// One merge: every listed run of one range into a run at `output_level`.
+struct MergePlan {
+    range: u32,
+    inputs: Vec<u64>,
+    output_level: u8,
+}
 
 struct Frozen {
     memtable: Arc<Adjacency>,
@@ -131,7 +148,6 @@ impl ReadCounters {
 /// Byte counters for write amplification.
 #[derive(Default)]
 pub struct LsmStats {
-    pub ingested_bytes: AtomicU64,
     pub flushed_bytes: AtomicU64,
     pub merged_bytes: AtomicU64,
 }
@@ -179,6 +195,14 @@ impl<'a> Parts<'a> {
             f(&nbr, &eid);
         }
     }
+}
+
+/// Concatenates slices (oldest first), cancelling each tombstone with the entry it deletes
+/// when both are present; tombstones for older runs are kept.
+fn concat_cancelling(slices: &[(&[u32], &[u32])]) -> (Vec<u32>, Vec<u32>) {
+    let nbr: Vec<u32> = slices.iter().flat_map(|(n, _)| n.iter().copied()).collect();
+    let eid: Vec<u32> = slices.iter().flat_map(|(_, e)| e.iter().copied()).collect();
+    crate::topology::cancel_pairs(&nbr, &eid)
 }
 
 /// Concatenates slices (oldest first) and removes tombstones and the entries they delete.
@@ -499,52 +523,96 @@ impl Topology {
         }
     }
 
-    /// Ranges whose level-1 runs the policy wants merged now.
-    fn ranges_to_merge(&self, config: &Config) -> Vec<u32> {
+    /// Whether `runs` (one level of one range) should behave leveled under the policy.
+    fn leveled(&self, config: &Config, range: u32, runs: &[&RunEntry]) -> bool {
+        match config.merge_policy {
+            MergePolicy::Leveling => true,
+            MergePolicy::Tiering => false,
+            MergePolicy::Elastic => {
+                let entries: u64 = runs.iter().map(|e| e.run.meta.entries).sum();
+                let tombstones: u64 = runs.iter().map(|e| e.run.meta.tombstones).sum();
+                let tombstone_ratio = if entries == 0 {
+                    0.0
+                } else {
+                    tombstones as f64 / entries as f64
+                };
+                let reads = self.reads.get(range as usize) as f64;
+                let read_ratio = if reads == 0.0 {
+                    0.0
+                } else {
+                    reads / (reads + entries as f64)
+                };
+                config.elastic_weight * tombstone_ratio + (1.0 - config.elastic_weight) * read_ratio
+                    >= config.elastic_bound
+            }
+        }
+    }
+
+    /// The next merge the policy asks for, if any (see MERGE POLICIES).
+    fn next_merge(&self, config: &Config) -> Option<MergePlan> {
         let state = self.state.read();
-        let range = self.range_vertices;
-        let mut ranges: Vec<u32> = state
-            .runs
+        let current: Vec<&RunEntry> = state.runs.iter().filter(|r| r.current()).collect();
+        let mut ranges: Vec<u32> = current
             .iter()
-            .filter(|r| r.current() && r.run.meta.level == TIER_LEVEL)
-            .map(|r| r.range(range))
+            .map(|r| r.range(self.range_vertices))
             .collect();
         ranges.sort_unstable();
         ranges.dedup();
-        ranges.retain(|&r| {
-            let tier: Vec<&RunEntry> = state
-                .runs
-                .iter()
-                .filter(|e| e.current() && e.run.meta.level == TIER_LEVEL && e.range(range) == r)
-                .collect();
-            let full = tier.len() >= config.lsm_tier_runs;
-            match config.merge_policy {
-                MergePolicy::Leveling => true,
-                MergePolicy::Tiering => full,
-                MergePolicy::Elastic => {
-                    let entries: u64 = tier.iter().map(|e| e.run.meta.entries).sum();
-                    let tombstones: u64 = tier.iter().map(|e| e.run.meta.tombstones).sum();
-                    let tombstone_ratio = if entries == 0 {
-                        0.0
-                    } else {
-                        tombstones as f64 / entries as f64
-                    };
-                    let reads = self.reads.get(r as usize) as f64;
-                    let read_ratio = if reads == 0.0 {
-                        0.0
-                    } else {
-                        reads / (reads + entries as f64)
-                    };
-                    let score = config.elastic_weight * tombstone_ratio
-                        + (1.0 - config.elastic_weight) * read_ratio;
-                    full || score >= config.elastic_bound
+        let fanout = config.lsm_tier_runs.max(2);
+        for range in ranges {
+            let at = |level: u8| -> Vec<&RunEntry> {
+                current
+                    .iter()
+                    .copied()
+                    .filter(|r| r.range(self.range_vertices) == range && r.run.meta.level == level)
+                    .collect()
+            };
+            for level in 1..=MAX_LEVEL {
+                let here = at(level);
+                if here.is_empty() {
+                    continue;
+                }
+                let plan = |inputs: Vec<&RunEntry>, output_level: u8| {
+                    Some(MergePlan {
+                        range,
+                        inputs: inputs.iter().map(|r| r.seq).collect(),
+                        output_level,
+                    })
+                };
+                if level == MAX_LEVEL {
+                    // The last level is always leveled.
+                    if here.len() > 1 {
+                        return plan(here, MAX_LEVEL);
+                    }
+                    continue;
+                }
+                if self.leveled(config, range, &here) {
+                    if here.len() > 1 {
+                        return plan(here, level);
+                    }
+                    let bytes: u64 = here.iter().map(|r| r.run.size_bytes() as u64).sum();
+                    let capacity = config
+                        .lsm_level1_bytes
+                        .saturating_mul((fanout as u64).saturating_pow(u32::from(level) - 1));
+                    if bytes > capacity {
+                        let mut inputs = here;
+                        inputs.extend(at(level + 1));
+                        return plan(inputs, level + 1);
+                    }
+                } else if here.len() >= fanout {
+                    let mut inputs = here;
+                    if level + 1 == MAX_LEVEL {
+                        inputs.extend(at(MAX_LEVEL));
+                    }
+                    return plan(inputs, level + 1);
                 }
             }
-        });
-        ranges
+        }
+        None
     }
 
-    /// Runs the merges the policy asks for. Returns whether anything was merged.
+    /// Runs the merges the policy asks for (cascading, at most `MAX_MERGES_PER_ROUND`).
+    /// Returns whether anything was merged.
     pub fn merge(
         &self,
         vfs: &dyn Vfs,
@@ -552,33 +620,50 @@ impl Topology {
         config: &Config,
         stats: &LsmStats,
     ) -> Result<bool> {
-        let ranges = self.ranges_to_merge(config);
-        for &r in &ranges {
-            self.merge_range(vfs, namer, stats, r)?;
-            self.reads.reset(r as usize);
+        let mut merged = false;
+        for _ in 0..MAX_MERGES_PER_ROUND {
+            let Some(plan) = self.next_merge(config) else {
+                break;
+            };
+            self.execute(vfs, namer, stats, &plan)?;
+            self.reads.reset(plan.range as usize);
+            merged = true;
         }
-        Ok(!ranges.is_empty())
+        Ok(merged)
     }
 
-    /// Merges every current run of range `r` into one last-level run, dropping tombstones and
-    /// the entries they delete.
-    fn merge_range(
+    /// Merges the plan's input runs (consecutive in age) into one run at the output level.
+    /// Tombstones and the entries they delete cancel out; when no older run of the range
+    /// remains outside the inputs, every tombstone is dropped (garbage collection).
+    fn execute(
         &self,
         vfs: &dyn Vfs,
         namer: &dyn RunNamer,
         stats: &LsmStats,
-        r: u32,
+        plan: &MergePlan,
     ) -> Result<()> {
         let range = self.range_vertices;
-        let inputs: Vec<RunEntry> = self
-            .state
-            .read()
-            .runs
-            .iter()
-            .filter(|e| e.current() && e.range(range) == r)
-            .cloned()
-            .collect();
-        let (lo, hi) = (r * range, (r + 1) * range);
+        let (inputs, deepest_outside) = {
+            let state = self.state.read();
+            let mut inputs: Vec<RunEntry> = state
+                .runs
+                .iter()
+                .filter(|e| e.current() && plan.inputs.contains(&e.seq))
+                .cloned()
+                .collect();
+            sort_runs(&mut inputs);
+            let deepest_outside = state
+                .runs
+                .iter()
+                .filter(|e| {
+                    e.current() && e.range(range) == plan.range && !plan.inputs.contains(&e.seq)
+                })
+                .map(|e| e.run.meta.level)
+                .max();
+            (inputs, deepest_outside)
+        };
+        let drop_tombstones = deepest_outside.is_none_or(|level| level < plan.output_level);
+        let (lo, hi) = (plan.range * range, (plan.range + 1) * range);
         let mut merged: Vec<(u32, Vec<u32>, Vec<u32>)> = Vec::new();
         for v in lo..hi {
             let slices: Vec<(&[u32], &[u32])> = inputs
@@ -589,7 +674,11 @@ impl Topology {
             if slices.is_empty() {
                 continue;
             }
-            let (nbr, eid) = merge_live(slices.iter().copied());
+            let (nbr, eid) = if drop_tombstones {
+                merge_live(slices.iter().copied())
+            } else {
+                concat_cancelling(&slices)
+            };
             if !nbr.is_empty() {
                 merged.push((v, nbr, eid));
             }
@@ -598,7 +687,7 @@ impl Topology {
         let min_ts = inputs.iter().map(|e| e.run.meta.min_ts).min().unwrap_or(0);
         let max_ts = inputs.iter().map(|e| e.run.meta.max_ts).max().unwrap_or(0);
         let (seq, name) = namer.next_run();
-        let mut meta = self.meta(LAST_LEVEL, lo, hi, min_ts, max_ts);
+        let mut meta = self.meta(plan.output_level, lo, hi, min_ts, max_ts);
         let vertices: Vec<RunVertex> = merged
             .iter()
             .map(|(v, n, e)| (*v, &n[..], &e[..]))
@@ -615,7 +704,7 @@ impl Topology {
         };
         let mut state = self.state.write();
         for entry in state.runs.iter_mut() {
-            if inputs.iter().any(|i| i.seq == entry.seq) {
+            if plan.inputs.contains(&entry.seq) {
                 entry.hidden_from = visible_from;
             }
         }
@@ -685,6 +774,7 @@ mod tests {
             merge_policy: policy,
             lsm_range_vertices: 1024,
             lsm_tier_runs: 3,
+            lsm_level1_bytes: 400,
             ..Config::default()
         }
     }
@@ -761,7 +851,11 @@ mod tests {
 
     #[test]
     fn leveling_keeps_one_run_per_range_and_tiering_accumulates() {
-        for (policy, max_runs) in [(MergePolicy::Leveling, 1), (MergePolicy::Tiering, 3)] {
+        let levels = usize::from(MAX_LEVEL);
+        for (policy, max_runs) in [
+            (MergePolicy::Leveling, levels),
+            (MergePolicy::Tiering, 2 * (levels - 1) + 1),
+        ] {
             let (vfs, names, stats, config) = (
                 FaultVfs::new(),
                 Names(Mutex::new(0)),
@@ -769,7 +863,7 @@ mod tests {
                 config(policy),
             );
             let t = Topology::new(0, true, 1024);
-            for ts in 1..=10u64 {
+            for ts in 1..=60u64 {
                 t.install(&[(5, ts as u32, ts as u32)], ts, ts);
                 t.freeze();
                 t.flush_one(&vfs, &names, &stats).unwrap();
@@ -781,9 +875,21 @@ mod tests {
                     t.run_counts()
                 );
             }
-            assert_eq!(neighbours(&t, 5, 10).len(), 10);
-            assert_eq!(t.edges_between(5, 7, 10), vec![7]);
-            assert!(t.edges_between(5, 99, 10).is_empty());
+            assert_eq!(neighbours(&t, 5, 60).len(), 60);
+            assert_eq!(t.edges_between(5, 7, 60), vec![7]);
+            assert!(t.edges_between(5, 99, 60).is_empty());
+            let levels_used = t
+                .state
+                .read()
+                .runs
+                .iter()
+                .filter(|r| r.current())
+                .map(|r| r.run.meta.level)
+                .max();
+            assert!(
+                levels_used > Some(2),
+                "{policy:?}: runs moved down several levels ({levels_used:?})"
+            );
         }
     }
 

@@ -109,7 +109,7 @@ fn dead_edges(eids: &[u32]) -> Vec<u32> {
 /// Removes each tombstone together with the entry it deletes when both are in this log.
 /// Tombstones whose target is elsewhere (an older CSR run) are kept: they must go on hiding
 /// it until a last-level merge meets both.
-fn cancel_pairs(nbr: &[u32], eid: &[u32]) -> (Vec<u32>, Vec<u32>) {
+pub(crate) fn cancel_pairs(nbr: &[u32], eid: &[u32]) -> (Vec<u32>, Vec<u32>) {
     let mut live: Vec<u32> = eid
         .iter()
         .filter(|e| *e & TOMBSTONE_BIT == 0)

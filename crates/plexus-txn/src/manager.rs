@@ -232,6 +232,16 @@ impl TxnManager {
         self.run_maintenance()
     }
 
+    /// Freezes every topology memtable and flushes it to CSR runs now (then merges as the
+    /// policy asks), regardless of the memory budget.
+    pub fn flush_memtables(&self) -> Result<()> {
+        {
+            let _state = self.commit.lock();
+            self.storage.freeze_all();
+        }
+        self.run_maintenance()
+    }
+
     /// One round of disk-tier maintenance: flush frozen memtables, merge runs, retire what no
     /// reader needs (the facade's background thread calls this).
     pub fn run_maintenance(&self) -> Result<()> {
@@ -239,8 +249,11 @@ impl TxnManager {
     }
 
     /// After a commit: automatic checkpoint, and the disk tier's share of the work — inline
-    /// when `background_maintenance` is off, otherwise only backpressure: the committer waits
-    /// (at most `WRITE_STALL_MAX_MS`) while frozen memtables exceed the budget.
+    /// when `background_maintenance` is off, otherwise only backpressure: while memtables
+    /// (active, frozen and flushed-but-not-yet-retired) hold more than twice the budget, the
+    /// committer waits (at most `WRITE_STALL_MAX_MS`) for the background flushes. With the
+    /// active memtable frozen past the budget, memtables stay within about twice the budget
+    /// plus one commit.
     pub(crate) fn after_commit(&self) -> Result<()> {
         self.maybe_checkpoint()?;
         if self.storage.frozen_bytes() == 0 {
@@ -249,8 +262,9 @@ impl TxnManager {
         if !self.config.background_maintenance {
             return self.run_maintenance();
         }
+        let limit = self.config.memtable_budget_bytes.saturating_mul(2);
         for _ in 0..WRITE_STALL_MAX_MS {
-            if self.storage.frozen_bytes() as u64 <= self.config.memtable_budget_bytes {
+            if self.storage.memtable_bytes() as u64 <= limit {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));

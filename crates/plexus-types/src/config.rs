@@ -62,7 +62,9 @@ impl std::str::FromStr for MergePolicy {
             "leveling" => Ok(Self::Leveling),
             "tiering" => Ok(Self::Tiering),
             "elastic" => Ok(Self::Elastic),
-            other => Err(format!("unknown merge policy '{other}' (expected leveling, tiering or elastic)")),
+            other => Err(format!(
+                "unknown merge policy '{other}' (expected leveling, tiering or elastic)"
+            )),
         }
     }
 }
@@ -84,8 +86,11 @@ pub struct Config {
     pub merge_policy: MergePolicy,
     /// Vertices per CSR run range (a multiple of 1,024).
     pub lsm_range_vertices: u32,
-    /// Runs a range may accumulate before tiering (and elastic) merge them.
+    /// Size ratio between levels: a tiered level promotes once it holds this many runs of a
+    /// range; a leveled level `i` holds up to `lsm_level1_bytes * lsm_tier_runs^(i-1)`.
     pub lsm_tier_runs: usize,
+    /// Capacity of a range's level-1 run under leveling, in bytes.
+    pub lsm_level1_bytes: u64,
     pub elastic_weight: f64,
     pub elastic_bound: f64,
     /// Run flushes and merges on a background thread (`true`) or inline in the committing
@@ -104,6 +109,7 @@ impl Default for Config {
             merge_policy: MergePolicy::Elastic,
             lsm_range_vertices: 1 << 16,
             lsm_tier_runs: 4,
+            lsm_level1_bytes: 4 << 20,
             elastic_weight: 0.5,
             elastic_bound: 0.3,
             background_maintenance: true,

@@ -17,6 +17,19 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// Sizes and byte counters of the topology's disk tier (see `Database::storage_stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StorageStats {
+    /// Bytes in topology memtables (active and frozen).
+    pub memtable_bytes: u64,
+    /// Bytes in current CSR run files.
+    pub run_bytes: u64,
+    /// Bytes written by flushes (memtables → level-1 runs).
+    pub flushed_bytes: u64,
+    /// Bytes written by merges.
+    pub merged_bytes: u64,
+}
+
 pub struct Database {
     manager: Arc<TxnManager>,
     report: RecoveryReport,
@@ -99,6 +112,25 @@ impl Database {
     /// writing, without writing).
     pub fn compact(&self) {
         self.manager.maintain();
+    }
+
+    /// Flushes all topology memtables to CSR runs now and runs the merges the policy asks for
+    /// (normally this happens in the background when `memtable_budget_bytes` is exceeded).
+    pub fn flush(&self) -> Result<()> {
+        self.manager.flush_memtables()
+    }
+
+    /// Disk-tier figures: memtable and run sizes, bytes ingested, flushed and merged.
+    pub fn storage_stats(&self) -> StorageStats {
+        let storage = self.manager.storage();
+        let stats = storage.lsm_stats();
+        let load = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+        StorageStats {
+            memtable_bytes: storage.memtable_bytes() as u64,
+            run_bytes: storage.run_bytes() as u64,
+            flushed_bytes: load(&stats.flushed_bytes),
+            merged_bytes: load(&stats.merged_bytes),
+        }
     }
 
     pub fn create_vertex_table(&self, spec: &VertexTableSpec) -> Result<VertexTableId> {

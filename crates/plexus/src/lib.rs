@@ -34,7 +34,7 @@ mod database;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-pub use database::Database;
+pub use database::{Database, StorageStats};
 pub use plexus_storage::{RecoveryReport, Vfs, fault::FaultVfs};
 pub use plexus_txn::{GraphSnapshot, Transaction, VertexTableSpec};
 pub use plexus_types::{

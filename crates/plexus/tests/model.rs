@@ -9,7 +9,9 @@
 
 mod common;
 
-use plexus::{Config, Database, Direction, EdgeId, Error, FaultVfs, Transaction, Value, VertexId};
+use plexus::{
+    Config, Database, Direction, EdgeId, Error, FaultVfs, MergePolicy, Transaction, Value, VertexId,
+};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -62,6 +64,8 @@ enum Op {
     Reopen {
         checkpoint: bool,
     },
+    /// Flush every topology memtable to CSR runs (and merge) now.
+    Flush,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -81,6 +85,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => slot.clone().prop_map(|slot| Op::Commit { slot }),
         1 => slot.prop_map(|slot| Op::Abort { slot }),
         1 => any::<bool>().prop_map(|checkpoint| Op::Reopen { checkpoint }),
+        1 => Just(Op::Flush),
     ]
 }
 
@@ -201,6 +206,7 @@ struct MTxn {
 }
 
 struct Harness {
+    config: Config,
     vfs: FaultVfs,
     db: Option<Database>,
     committed: MState,
@@ -256,10 +262,11 @@ fn expect_not_found<T: std::fmt::Debug>(result: Result<T, Error>, what: &str) {
 }
 
 impl Harness {
-    fn new() -> Self {
+    fn new(config: Config) -> Self {
         let vfs = FaultVfs::new();
-        let db = Database::open_with_vfs(Arc::new(vfs.clone()), Config::default()).unwrap();
+        let db = Database::open_with_vfs(Arc::new(vfs.clone()), config.clone()).unwrap();
         Self {
+            config,
             vfs,
             db: Some(db),
             committed: MState::default(),
@@ -293,6 +300,7 @@ impl Harness {
             Op::Commit { slot } => self.commit(slot),
             Op::Abort { slot } => self.slots[slot] = None,
             Op::Reopen { checkpoint } => self.reopen(checkpoint),
+            Op::Flush => self.db().flush().unwrap(),
             _ => self.write(op),
         }
         let (vertices, edges) = (self.known_vertices.clone(), self.known_edges.clone());
@@ -484,8 +492,8 @@ impl Harness {
             db.checkpoint().unwrap();
         }
         drop(db);
-        self.db =
-            Some(Database::open_with_vfs(Arc::new(self.vfs.clone()), Config::default()).unwrap());
+        let db = Database::open_with_vfs(Arc::new(self.vfs.clone()), self.config.clone());
+        self.db = Some(db.unwrap());
         // Conflict history does not survive a restart, and no transaction spans one.
         self.history.clear();
         let mut fresh = self.db().begin();
@@ -514,8 +522,24 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
-    fn engine_matches_model(ops in proptest::collection::vec(op(), 1..80)) {
-        let mut harness = Harness::new();
+    fn engine_matches_model(setup in 0..3usize, ops in proptest::collection::vec(op(), 1..80)) {
+        // The default engine, and the disk tier flushing at every commit (budget of one byte)
+        // under tiering and under leveling; maintenance inline so runs are deterministic.
+        let disk_tier = |policy| Config {
+            memtable_budget_bytes: 1,
+            merge_policy: policy,
+            lsm_range_vertices: 1024,
+            lsm_tier_runs: 2,
+            lsm_level1_bytes: 256,
+            background_maintenance: false,
+            ..Config::default()
+        };
+        let config = match setup {
+            0 => Config::default(),
+            1 => disk_tier(MergePolicy::Tiering),
+            _ => disk_tier(MergePolicy::Leveling),
+        };
+        let mut harness = Harness::new(config);
         for op in &ops {
             harness.step(op);
         }
