@@ -3,7 +3,7 @@
 mod common;
 
 use common::TempDir;
-use plexus::{Config, Database, Direction, Error, MergePolicy, Value, VertexId};
+use plexus::{Config, Database, Direction, Error, MergePolicy, VertexId};
 use std::collections::BTreeMap;
 
 fn config(policy: MergePolicy) -> Config {
