@@ -4,6 +4,7 @@
 //!
 //!     cargo run --release -p plexus-bench -- storage --scale 20
 
+mod lsm;
 mod report;
 mod rmat;
 mod storage;
@@ -33,6 +34,17 @@ enum Command {
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
     },
+    /// (Internal) the child process of `lsm_peak_rss_bytes`: loads the RMAT graph with a
+    /// memtable budget and prints its peak resident memory in bytes.
+    #[command(hide = true)]
+    LsmLoad {
+        #[arg(long)]
+        scale: u32,
+        #[arg(long)]
+        budget_bytes: u64,
+        #[arg(long)]
+        dir: std::path::PathBuf,
+    },
 }
 
 fn main() {
@@ -47,6 +59,18 @@ fn main() {
             seconds,
             dir: dir.unwrap_or_else(std::env::temp_dir),
         }),
+        Command::LsmLoad {
+            scale,
+            budget_bytes,
+            dir,
+        } => lsm::load_and_report_peak(
+            &storage::Options {
+                scale,
+                seconds: 0.0,
+                dir,
+            },
+            budget_bytes,
+        ),
     };
     if let Err(e) = result {
         eprintln!("plexus-bench: {e}");

@@ -8,6 +8,8 @@ pub struct Figure<'a> {
     pub baseline: Option<f64>,
     /// Extra numeric context (scale, threads, …).
     pub extra: Vec<(&'a str, f64)>,
+    /// Extra text context (policy, system, …).
+    pub labels: Vec<(&'a str, &'a str)>,
 }
 
 impl<'a> Figure<'a> {
@@ -18,6 +20,7 @@ impl<'a> Figure<'a> {
             unit,
             baseline: None,
             extra: Vec::new(),
+            labels: Vec::new(),
         }
     }
 
@@ -28,6 +31,11 @@ impl<'a> Figure<'a> {
 
     pub fn with(mut self, key: &'a str, value: f64) -> Self {
         self.extra.push((key, value));
+        self
+    }
+
+    pub fn with_label(mut self, key: &'a str, value: &'a str) -> Self {
+        self.labels.push((key, value));
         self
     }
 
@@ -44,6 +52,9 @@ impl<'a> Figure<'a> {
                 number(b),
                 number(self.value / b)
             );
+        }
+        for (k, v) in &self.labels {
+            line += &format!(r#", "{k}": "{v}""#);
         }
         for (k, v) in &self.extra {
             line += &format!(r#", "{k}": {}"#, number(*v));

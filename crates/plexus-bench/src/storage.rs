@@ -76,7 +76,7 @@ impl StaticCsr {
 }
 
 /// Sums neighbour ids over every out-adjacency of every edge table at the snapshot.
-fn plexus_scan(snap: &GraphSnapshot) -> Result<(u64, u64), Error> {
+pub(crate) fn plexus_scan(snap: &GraphSnapshot) -> Result<(u64, u64), Error> {
     let (mut acc, mut edges) = (0u64, 0u64);
     for (table, _) in snap.edge_tables(Some("E")) {
         for segment in 0..snap.segment_count(table, true)? {
@@ -91,7 +91,7 @@ fn plexus_scan(snap: &GraphSnapshot) -> Result<(u64, u64), Error> {
 
 /// Edges/s of `scan` (which returns (checksum, edges)), run at least `SCAN_REPEATS` times and
 /// for at least `min_seconds`: total edges over total time.
-fn edges_per_s(
+pub(crate) fn edges_per_s(
     min_seconds: f64,
     mut scan: impl FnMut() -> Result<(u64, u64), Error>,
 ) -> Result<(f64, u64), Error> {
@@ -106,7 +106,7 @@ fn edges_per_s(
     Ok((edges as f64 / started.elapsed().as_secs_f64(), checksum))
 }
 
-fn fresh_dir(options: &Options, tag: &str) -> PathBuf {
+pub(crate) fn fresh_dir(options: &Options, tag: &str) -> PathBuf {
     let dir = options
         .dir
         .join(format!("plexus-bench-{tag}-{}", std::process::id()));
@@ -122,7 +122,7 @@ fn config(durability: DurabilityMode) -> Config {
     }
 }
 
-fn create_vertices(db: &Database, n: usize) -> Result<Vec<VertexId>, Error> {
+pub(crate) fn create_vertices(db: &Database, n: usize) -> Result<Vec<VertexId>, Error> {
     let mut ids = Vec::with_capacity(n);
     for start in (0..n).step_by(VERTEX_BATCH) {
         let mut tx = db.begin();
@@ -160,7 +160,7 @@ fn insert_edges(
 }
 
 /// Commits single-edge transactions between random vertices until `stop`; returns commits.
-fn single_edge_writer(
+pub(crate) fn single_edge_writer(
     db: &Database,
     ids: &[VertexId],
     seed: u64,
@@ -182,7 +182,7 @@ fn single_edge_writer(
 }
 
 /// Runs `threads` single-edge writers for `seconds`; returns commits/s.
-fn single_edge_rate(
+pub(crate) fn single_edge_rate(
     db: &Arc<Database>,
     ids: &Arc<Vec<VertexId>>,
     threads: usize,
@@ -222,7 +222,8 @@ pub fn run(options: &Options) -> Result<(), Error> {
     bulk_phase(options, n, &edges, csr_rate, csr_sum, &csr)?;
     random_phase(options, n, &edges, csr_rate, csr_sum, s)?;
     fsync_phase(options, s)?;
-    Ok(())
+    drop(csr);
+    crate::lsm::run(options, n, &edges, csr_rate, csr_sum)
 }
 
 fn bulk_phase(

@@ -412,6 +412,21 @@ impl Topology {
             return state.active.scan_segment(index, ts, f);
         }
         let readers = Self::readers(&state, index, ts);
+        if readers.is_empty() && runs.iter().all(|r| r.run.meta.tombstones == 0) {
+            // Nothing to hide: hand out run slices directly, vertex by vertex.
+            if let [only] = runs[..] {
+                return only.run.scan_range(lo, hi, &mut f);
+            }
+            for v in lo..hi {
+                for entry in &runs {
+                    let (nbr, _) = entry.run.entries(v);
+                    if !nbr.is_empty() {
+                        f(v, nbr);
+                    }
+                }
+            }
+            return;
+        }
         for v in lo..hi {
             Self::gather(&runs, &readers, v, ts).emit(&mut |nbr, _| f(v, nbr));
         }

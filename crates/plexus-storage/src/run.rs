@@ -345,6 +345,23 @@ impl Run {
         (&self.u32_section(1)[a..b], &self.u32_section(2)[a..b])
     }
 
+    /// Calls `f(vertex, neighbours)` for every vertex in `[lo, hi)` with entries, in order —
+    /// the static-CSR loop over this run's offsets.
+    pub fn scan_range(&self, lo: u32, hi: u32, f: &mut impl FnMut(u32, &[u32])) {
+        let (lo, hi) = (lo.max(self.meta.vertex_lo), hi.min(self.meta.vertex_hi));
+        if lo >= hi {
+            return;
+        }
+        let offsets = &self.offsets()
+            [(lo - self.meta.vertex_lo) as usize..=(hi - self.meta.vertex_lo) as usize];
+        let nbr = self.u32_section(1);
+        for (i, w) in offsets.windows(2).enumerate() {
+            if w[0] < w[1] {
+                f(lo + i as u32, &nbr[w[0] as usize..w[1] as usize]);
+            }
+        }
+    }
+
     /// False when the run certainly holds no entry `src -> dst` (bloom filter).
     pub fn may_contain_edge(&self, src: u32, dst: u32) -> bool {
         let bloom = self.u64_section(4);
