@@ -180,6 +180,27 @@ impl GraphSnapshot {
         Ok(())
     }
 
+    /// The edges `src -[edge_type]-> dst` (of one type, or all), skipping runs by bitmap and
+    /// bloom filter.
+    pub fn edges_between(
+        &self,
+        src: VertexId,
+        edge_type: Option<&str>,
+        dst: VertexId,
+    ) -> Vec<EdgeId> {
+        let catalog = self.catalog();
+        let ty = match edge_type {
+            Some(name) => match catalog.edge_types.id(name) {
+                Some(id) => Some(id),
+                None => return Vec::new(),
+            },
+            None => None,
+        };
+        self.manager
+            .storage()
+            .edges_between(src, dst, self.ts, |d| ty.is_none_or(|t| d.edge_type == t))
+    }
+
     /// The edges of `v` of one type (or all), in `dir`, with the vertex at the other end.
     pub fn neighbors(
         &self,

@@ -572,9 +572,9 @@ impl Transaction {
         }
         let mut found = Vec::new();
         for table in self.storage().vertex_tables() {
-            table
-                .rows
-                .scan(self.start_ts, |row| found.push(VertexId::new(table.id, row)));
+            table.rows.scan(self.start_ts, |row| {
+                found.push(VertexId::new(table.id, row))
+            });
         }
         found.retain(|v| !self.writes.deleted_vertices.contains_key(v));
         found.extend(self.writes.new_vertices.keys().copied());
@@ -769,6 +769,57 @@ impl Transaction {
             }
         };
         Ok(self.named(props))
+    }
+
+    /// The edges `src -[edge_type]-> dst` (of one type, or all) in this view. Runs on disk that
+    /// cannot hold the pair are skipped by their source bitmaps and bloom filters.
+    pub fn edges_between(
+        &mut self,
+        src: VertexId,
+        edge_type: Option<&str>,
+        dst: VertexId,
+    ) -> Result<Vec<EdgeId>> {
+        self.check_vertex(src)?;
+        self.check_vertex(dst)?;
+        let catalog = self.catalog();
+        let ty = match edge_type {
+            Some(name) => match catalog.edge_types.id(name) {
+                Some(id) => Some(id),
+                None if self.isolation == IsolationLevel::Serializable => {
+                    Some(self.ensure_token(name, TokenKind::EdgeType)?)
+                }
+                None => return Ok(Vec::new()),
+            },
+            None => None,
+        };
+        self.record(match ty {
+            Some(t) => ReadItem::Adjacency(src, t, true),
+            None => ReadItem::AdjacencyAny(src, true),
+        });
+        let type_ok = |table: u32| {
+            ty.is_none_or(|t| {
+                catalog
+                    .edge_tables
+                    .get(table as usize)
+                    .is_some_and(|d| d.edge_type == t)
+            })
+        };
+        let mut found: Vec<EdgeId> = self
+            .storage()
+            .edges_between(src, dst, self.start_ts, |def| {
+                ty.is_none_or(|t| def.edge_type == t)
+            })
+            .into_iter()
+            .filter(|e| !self.writes.deleted_edges.contains_key(e))
+            .collect();
+        found.extend(
+            self.writes
+                .new_edges
+                .iter()
+                .filter(|(e, ne)| ne.src == src && ne.dst == dst && type_ok(e.table))
+                .map(|(e, _)| *e),
+        );
+        Ok(found)
     }
 
     /// The edges of `v` in direction `dir` (of one type, or all), with the vertex at the other

@@ -165,3 +165,29 @@ fn a_graph_ten_times_the_memtable_budget_loads_and_reads_back() {
     // one batch may overshoot before the freeze.
     assert!(max_memtable <= 3 * budget, "memtables held {max_memtable} bytes with a {budget}-byte budget");
 }
+
+#[test]
+fn edge_lookups_see_runs_memtables_and_the_write_set() {
+    let dir = TempDir::new("lookup");
+    let db = Database::open(&dir.0, config(MergePolicy::Leveling)).unwrap();
+    let mut tx = db.begin();
+    let vs: Vec<VertexId> = (0..2000).map(|_| tx.create_vertex(&["V"], &[]).unwrap()).collect();
+    let mut first = Vec::new();
+    for i in 0..2000 {
+        first.push(tx.create_edge(vs[i], "E", vs[(i + 1) % 2000], &[]).unwrap());
+    }
+    tx.commit().unwrap();
+    db.flush().unwrap();
+    let mut tx = db.begin();
+    let second = tx.create_edge(vs[5], "E", vs[6], &[]).unwrap(); // a multi-edge, in the memtable
+    tx.delete_edge(first[7]).unwrap();
+    tx.commit().unwrap();
+    let mut tx = db.begin();
+    assert_eq!(tx.edges_between(vs[5], Some("E"), vs[6]).unwrap(), vec![first[5], second]);
+    assert!(tx.edges_between(vs[7], None, vs[8]).unwrap().is_empty(), "deleted edge");
+    assert!(tx.edges_between(vs[5], Some("E"), vs[7]).unwrap().is_empty());
+    assert!(tx.edges_between(vs[5], Some("OTHER"), vs[6]).unwrap().is_empty());
+    let pending = tx.create_edge(vs[5], "E", vs[6], &[]).unwrap();
+    assert_eq!(tx.edges_between(vs[5], None, vs[6]).unwrap().len(), 3, "read-your-writes: {pending}");
+    assert_eq!(db.snapshot().edges_between(vs[5], Some("E"), vs[6]).len(), 2);
+}
