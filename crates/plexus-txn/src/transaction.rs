@@ -388,11 +388,9 @@ impl Transaction {
         let Some(key) = self.catalog().prop_keys.id(name) else {
             return Ok(None);
         };
-        if let Some(nv) = self.writes.new_vertices.get(&v) {
-            return Ok(nv.props.get(&key).cloned());
-        }
-        if let Some(value) = self.writes.vertex_props.get(&(v, key)) {
-            return Ok(value.clone());
+        let created = self.writes.new_vertices.get(&v).map(|nv| &nv.props);
+        if let Some(answer) = written_prop(created, &self.writes.vertex_props, v, key) {
+            return Ok(answer);
         }
         self.record(ReadItem::Prop(Entity::Vertex(v), key));
         Ok(table.rows.prop(v.offset, key, self.start_ts))
@@ -405,20 +403,8 @@ impl Transaction {
             Some(nv) => nv.props.clone(),
             None => {
                 self.record(ReadItem::AllProps(Entity::Vertex(v)));
-                let mut props: BTreeMap<_, _> = table
-                    .rows
-                    .props(v.offset, self.start_ts)
-                    .into_iter()
-                    .collect();
-                for ((_, key), value) in
-                    self.writes.vertex_props.range((v, 0)..=(v, PropKeyId::MAX))
-                {
-                    match value {
-                        Some(x) => props.insert(*key, x.clone()),
-                        None => props.remove(key),
-                    };
-                }
-                props
+                let committed = table.rows.props(v.offset, self.start_ts);
+                overlay_props(committed, &self.writes.vertex_props, v)
             }
         };
         Ok(self.named(props))
@@ -732,11 +718,9 @@ impl Transaction {
         let Some(key) = self.catalog().prop_keys.id(name) else {
             return Ok(None);
         };
-        if let Some(ne) = self.writes.new_edges.get(&e) {
-            return Ok(ne.props.get(&key).cloned());
-        }
-        if let Some(value) = self.writes.edge_props.get(&(e, key)) {
-            return Ok(value.clone());
+        let created = self.writes.new_edges.get(&e).map(|ne| &ne.props);
+        if let Some(answer) = written_prop(created, &self.writes.edge_props, e, key) {
+            return Ok(answer);
         }
         self.record(ReadItem::Prop(Entity::Edge(e), key));
         Ok(self
@@ -752,20 +736,12 @@ impl Transaction {
             Some(ne) => ne.props.clone(),
             None => {
                 self.record(ReadItem::AllProps(Entity::Edge(e)));
-                let table = self.storage().edge_table(e.table)?;
-                let mut props: BTreeMap<_, _> = table
+                let committed = self
+                    .storage()
+                    .edge_table(e.table)?
                     .rows
-                    .props(e.offset, self.start_ts)
-                    .into_iter()
-                    .collect();
-                for ((_, key), value) in self.writes.edge_props.range((e, 0)..=(e, PropKeyId::MAX))
-                {
-                    match value {
-                        Some(x) => props.insert(*key, x.clone()),
-                        None => props.remove(key),
-                    };
-                }
-                props
+                    .props(e.offset, self.start_ts);
+                overlay_props(committed, &self.writes.edge_props, e)
             }
         };
         Ok(self.named(props))
@@ -887,6 +863,36 @@ impl Transaction {
         }
         Ok(found)
     }
+}
+
+/// A property as the write set decides it: `Some(value or absent)` when the entity was created
+/// or the property written by this transaction, `None` when the committed value stands.
+fn written_prop<K: Ord + Copy>(
+    created: Option<&BTreeMap<PropKeyId, Value>>,
+    writes: &BTreeMap<(K, PropKeyId), Option<Value>>,
+    id: K,
+    key: PropKeyId,
+) -> Option<Option<Value>> {
+    match created {
+        Some(props) => Some(props.get(&key).cloned()),
+        None => writes.get(&(id, key)).cloned(),
+    }
+}
+
+/// Committed properties overlaid with this transaction's writes to the same entity.
+fn overlay_props<K: Ord + Copy>(
+    committed: Vec<(PropKeyId, Value)>,
+    writes: &BTreeMap<(K, PropKeyId), Option<Value>>,
+    id: K,
+) -> BTreeMap<PropKeyId, Value> {
+    let mut props: BTreeMap<_, _> = committed.into_iter().collect();
+    for ((_, key), value) in writes.range((id, 0)..=(id, PropKeyId::MAX)) {
+        match value {
+            Some(x) => props.insert(*key, x.clone()),
+            None => props.remove(key),
+        };
+    }
+    props
 }
 
 pub(crate) fn check_label_allowed(def: &VertexTableDef, label: LabelId, name: &str) -> Result<()> {

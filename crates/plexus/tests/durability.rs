@@ -137,30 +137,24 @@ fn a_second_process_cannot_open_the_database() {
         }
     }
     let dir = TempDir::new("lock");
+    let child = || {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_second_process_cannot_open_the_database",
+                "--test-threads=1",
+            ])
+            .env("PLEXUS_LOCK_CHILD_DIR", &dir.0)
+            .status()
+            .unwrap()
+            .code()
+    };
     let db = Database::open(&dir.0, Config::default()).unwrap();
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_second_process_cannot_open_the_database",
-            "--test-threads=1",
-        ])
-        .env("PLEXUS_LOCK_CHILD_DIR", &dir.0)
-        .status()
-        .unwrap();
     assert_eq!(
-        status.code(),
+        child(),
         Some(42),
         "child process was refused with AlreadyOpen"
     );
     drop(db);
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_second_process_cannot_open_the_database",
-            "--test-threads=1",
-        ])
-        .env("PLEXUS_LOCK_CHILD_DIR", &dir.0)
-        .status()
-        .unwrap();
-    assert_eq!(status.code(), Some(0), "after close the child opens it");
+    assert_eq!(child(), Some(0), "after close the child opens it");
 }

@@ -12,7 +12,10 @@
 mod common;
 
 use common::memory_db;
-use plexus::{AbortReason, Database, Direction, Error, IsolationLevel, Value, VertexId};
+use plexus::{
+    AbortReason, DataType, Database, Direction, Error, IsolationLevel, Transaction, Value,
+    VertexId, VertexTableSpec,
+};
 
 const LEVELS: [IsolationLevel; 2] = [IsolationLevel::Snapshot, IsolationLevel::Serializable];
 
@@ -188,16 +191,22 @@ fn adjacency_phantom_aborts_under_serializable() {
     assert!(err.to_string().contains("outgoing 'KNOWS' edges"), "{err}");
 }
 
-#[test]
-fn label_scan_phantom_aborts_under_serializable_only() {
+/// The phantom pattern: T1 reads a predicate, T2 commits an insert into it, T1 then writes
+/// something else and commits. Only SERIALIZABLE must abort T1.
+fn assert_phantom_aborts_only_when_serializable(
+    prepare: impl Fn(&Database),
+    read: impl Fn(&mut Transaction),
+    insert: impl Fn(&mut Transaction),
+) {
     for level in LEVELS {
         let (db, x, _) = setup();
+        prepare(&db);
         let mut t1 = db.begin_with(level);
-        let count = t1.scan_label("Doctor").unwrap().len() as i64;
+        read(&mut t1);
         let mut t2 = db.begin_with(level);
-        t2.create_vertex(&["Doctor"], &[]).unwrap();
+        insert(&mut t2);
         t2.commit().unwrap();
-        t1.set_vertex_property(x, "doctors", Value::from(count))
+        t1.set_vertex_property(x, "seen", Value::from(true))
             .unwrap();
         assert_eq!(
             is_abort(t1.commit()),
@@ -208,29 +217,31 @@ fn label_scan_phantom_aborts_under_serializable_only() {
 }
 
 #[test]
+fn label_scan_phantom_aborts_under_serializable_only() {
+    assert_phantom_aborts_only_when_serializable(
+        |_| {},
+        |t1| assert_eq!(t1.scan_label("Doctor").unwrap().len(), 2),
+        |t2| drop(t2.create_vertex(&["Doctor"], &[]).unwrap()),
+    );
+}
+
+#[test]
 fn primary_key_lookup_phantom_aborts_under_serializable_only() {
-    for level in LEVELS {
-        let (db, x, _) = setup();
-        db.create_vertex_table(
-            &plexus::VertexTableSpec::new("Acct")
-                .property("id", plexus::DataType::Int64)
-                .primary_key("id"),
-        )
-        .unwrap();
-        let mut t1 = db.begin_with(level);
-        assert_eq!(t1.lookup("Acct", &Value::from(7)).unwrap(), None);
-        let mut t2 = db.begin_with(level);
-        t2.create_vertex(&["Acct"], &[("id", Value::from(7))])
-            .unwrap();
-        t2.commit().unwrap();
-        t1.set_vertex_property(x, "saw_acct_7", Value::from(false))
-            .unwrap();
-        assert_eq!(
-            is_abort(t1.commit()),
-            level == IsolationLevel::Serializable,
-            "{level:?}"
-        );
-    }
+    assert_phantom_aborts_only_when_serializable(
+        |db| {
+            let spec = VertexTableSpec::new("Acct")
+                .property("id", DataType::Int64)
+                .primary_key("id");
+            db.create_vertex_table(&spec).unwrap();
+        },
+        |t1| assert_eq!(t1.lookup("Acct", &Value::from(7)).unwrap(), None),
+        |t2| {
+            drop(
+                t2.create_vertex(&["Acct"], &[("id", Value::from(7))])
+                    .unwrap(),
+            )
+        },
+    );
 }
 
 #[test]
