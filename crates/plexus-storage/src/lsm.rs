@@ -825,7 +825,7 @@ mod tests {
                     eid += 1;
                 }
                 if ts % 5 == 0 {
-                    entries.push((700, 0, (ts as u32 - 3) * 3 + 1 | TOMBSTONE_BIT)); // delete an older edge of 700
+                    entries.push((700, 0, ((ts as u32 - 3) * 3 + 1) | TOMBSTONE_BIT)); // delete an older edge of 700
                 }
                 t.install(&entries, ts, 0);
                 expected.push(
