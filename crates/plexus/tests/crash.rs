@@ -188,7 +188,10 @@ fn crash_everywhere(setup: Setup) -> usize {
     let mut states = vec![String::new()];
     workload(&reference, setup, &mut |db| states.push(dump(db))).expect("reference run");
     let sync_points = reference.sync_count();
-    assert!(states.len() > setup.rounds() as usize, "reference run acknowledged every commit");
+    assert!(
+        states.len() > setup.rounds() as usize,
+        "reference run acknowledged every commit"
+    );
 
     let mut exercised = 0;
     for crash_at in 1..=sync_points {
@@ -197,10 +200,17 @@ fn crash_everywhere(setup: Setup) -> usize {
             vfs.crash_at_sync(crash_at);
             let mut acked = 0usize;
             let outcome = workload(&vfs, setup, &mut |_| acked += 1);
-            assert!(outcome.is_err() && vfs.has_crashed(), "{setup:?}: sync point {crash_at} was reached");
+            assert!(
+                outcome.is_err() && vfs.has_crashed(),
+                "{setup:?}: sync point {crash_at} was reached"
+            );
             let disk = vfs.after_crash(torn);
             let db = Database::open_with_vfs(Arc::new(disk.clone()), setup.config())
-                .unwrap_or_else(|e| panic!("{setup:?}: crash at sync {crash_at} (torn {torn}): recovery failed: {e}"));
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "{setup:?}: crash at sync {crash_at} (torn {torn}): recovery failed: {e}"
+                    )
+                });
             let recovered = dump(&db);
             let matches_acked = recovered == states[acked];
             let matches_next = states.get(acked + 1).is_some_and(|s| *s == recovered);
@@ -215,7 +225,9 @@ fn crash_everywhere(setup: Setup) -> usize {
             exercised += 1;
         }
     }
-    println!("{setup:?}: crash points exercised: {exercised} ({sync_points} sync points x 2 tail variants)");
+    println!(
+        "{setup:?}: crash points exercised: {exercised} ({sync_points} sync points x 2 tail variants)"
+    );
     exercised
 }
 
@@ -255,10 +267,10 @@ fn short_write_is_cut_on_recovery() {
     vfs.short_write_at(10);
     let result = workload(&vfs, Setup::Default, &mut |_| acked += 1);
     assert!(result.is_err());
-    let db = Database::open_with_vfs(Arc::new(vfs.after_crash(false)), Setup::Default.config()).unwrap();
+    let db =
+        Database::open_with_vfs(Arc::new(vfs.after_crash(false)), Setup::Default.config()).unwrap();
     let reference = FaultVfs::new();
     let mut states = vec![String::new()];
     workload(&reference, Setup::Default, &mut |db| states.push(dump(db))).unwrap();
     assert_eq!(dump(&db), states[acked]);
 }
-

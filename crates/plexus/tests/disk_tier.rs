@@ -7,11 +7,19 @@ use plexus::{Config, Database, Direction, Error, MergePolicy, VertexId};
 use std::collections::BTreeMap;
 
 fn config(policy: MergePolicy) -> Config {
-    Config { merge_policy: policy, lsm_range_vertices: 1024, lsm_tier_runs: 2, ..Config::default() }
+    Config {
+        merge_policy: policy,
+        lsm_range_vertices: 1024,
+        lsm_tier_runs: 2,
+        ..Config::default()
+    }
 }
 
 /// Every vertex's sorted (edge, neighbour) lists in both directions, read at `snapshot`.
-fn read_all(snapshot: &plexus::GraphSnapshot, vertices: &[VertexId]) -> Vec<(Vec<(plexus::EdgeId, VertexId)>, usize)> {
+fn read_all(
+    snapshot: &plexus::GraphSnapshot,
+    vertices: &[VertexId],
+) -> Vec<(Vec<(plexus::EdgeId, VertexId)>, usize)> {
     vertices
         .iter()
         .map(|&v| {
@@ -24,14 +32,23 @@ fn read_all(snapshot: &plexus::GraphSnapshot, vertices: &[VertexId]) -> Vec<(Vec
 
 #[test]
 fn a_pinned_snapshot_reads_identically_across_flushes_and_merges() {
-    for policy in [MergePolicy::Leveling, MergePolicy::Tiering, MergePolicy::Elastic] {
+    for policy in [
+        MergePolicy::Leveling,
+        MergePolicy::Tiering,
+        MergePolicy::Elastic,
+    ] {
         let dir = TempDir::new("pinned");
         let db = Database::open(&dir.0, config(policy)).unwrap();
         let mut tx = db.begin();
-        let vertices: Vec<VertexId> = (0..3000).map(|_| tx.create_vertex(&["V"], &[]).unwrap()).collect();
+        let vertices: Vec<VertexId> = (0..3000)
+            .map(|_| tx.create_vertex(&["V"], &[]).unwrap())
+            .collect();
         let mut edges = Vec::new();
         for i in 0..9000usize {
-            edges.push(tx.create_edge(vertices[i % 3000], "E", vertices[(i * 7 + 1) % 3000], &[]).unwrap());
+            edges.push(
+                tx.create_edge(vertices[i % 3000], "E", vertices[(i * 7 + 1) % 3000], &[])
+                    .unwrap(),
+            );
         }
         tx.commit().unwrap();
         db.flush().unwrap();
@@ -45,20 +62,33 @@ fn a_pinned_snapshot_reads_identically_across_flushes_and_merges() {
                 }
             }
             for i in 0..500usize {
-                tx.create_edge(vertices[(i * 13) % 3000], "E", vertices[i % 3000], &[]).unwrap();
+                tx.create_edge(vertices[(i * 13) % 3000], "E", vertices[i % 3000], &[])
+                    .unwrap();
             }
             tx.commit().unwrap();
             db.flush().unwrap();
-            assert_eq!(read_all(&pinned, &vertices), before, "{policy:?}: pinned snapshot after round {round}");
+            assert_eq!(
+                read_all(&pinned, &vertices),
+                before,
+                "{policy:?}: pinned snapshot after round {round}"
+            );
         }
         let latest = read_all(&db.snapshot(), &vertices);
         assert_ne!(latest, before);
         drop(pinned);
         db.flush().unwrap();
-        assert_eq!(read_all(&db.snapshot(), &vertices), latest, "{policy:?}: retiring old components");
+        assert_eq!(
+            read_all(&db.snapshot(), &vertices),
+            latest,
+            "{policy:?}: retiring old components"
+        );
         drop(db);
         let db = Database::open(&dir.0, config(policy)).unwrap();
-        assert_eq!(read_all(&db.snapshot(), &vertices), latest, "{policy:?}: after reopen");
+        assert_eq!(
+            read_all(&db.snapshot(), &vertices),
+            latest,
+            "{policy:?}: after reopen"
+        );
         assert!(db.storage_stats().run_bytes > 0);
     }
 }
@@ -101,7 +131,9 @@ fn a_corrupt_truncated_or_missing_run_refuses_to_open_naming_the_file() {
         let (dir, runs) = db_with_runs(what);
         assert!(!runs.is_empty());
         damage(&dir.0.join(&runs[0]));
-        let err = Database::open(&dir.0, config(MergePolicy::Tiering)).err().expect("refused");
+        let err = Database::open(&dir.0, config(MergePolicy::Tiering))
+            .err()
+            .expect("refused");
         assert!(matches!(err, Error::Corruption { .. }), "{what}: {err}");
         assert!(err.to_string().contains(&runs[0]), "{what}: {err}");
     }
@@ -122,11 +154,17 @@ fn a_graph_ten_times_the_memtable_budget_loads_and_reads_back() {
     const BATCH: usize = 20_000;
     let budget: u64 = 2 << 20;
     let dir = TempDir::new("bounded");
-    let config = Config { memtable_budget_bytes: budget, lsm_range_vertices: 4096, ..config(MergePolicy::Elastic) };
+    let config = Config {
+        memtable_budget_bytes: budget,
+        lsm_range_vertices: 4096,
+        ..config(MergePolicy::Elastic)
+    };
     let db = Database::open(&dir.0, config).unwrap();
     let rss_before = rss_anon_kib();
     let mut tx = db.begin();
-    let vertices: Vec<VertexId> = (0..VERTICES).map(|_| tx.create_vertex(&["V"], &[]).unwrap()).collect();
+    let vertices: Vec<VertexId> = (0..VERTICES)
+        .map(|_| tx.create_vertex(&["V"], &[]).unwrap())
+        .collect();
     tx.commit().unwrap();
     let mut expected: BTreeMap<VertexId, Vec<VertexId>> = BTreeMap::new();
     let mut max_memtable = 0;
@@ -137,7 +175,10 @@ fn a_graph_ten_times_the_memtable_budget_loads_and_reads_back() {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
-            let (s, d) = (vertices[(seed % VERTICES as u64) as usize], vertices[((seed >> 32) % VERTICES as u64) as usize]);
+            let (s, d) = (
+                vertices[(seed % VERTICES as u64) as usize],
+                vertices[((seed >> 32) % VERTICES as u64) as usize],
+            );
             tx.create_edge(s, "E", d, &[]).unwrap();
             expected.entry(s).or_default().push(d);
         }
@@ -148,22 +189,39 @@ fn a_graph_ten_times_the_memtable_budget_loads_and_reads_back() {
     let stats = db.storage_stats();
     let snapshot = db.snapshot();
     for (&v, want) in &expected {
-        let mut got: Vec<VertexId> = snapshot.neighbors(v, Some("E"), Direction::Out).into_iter().map(|(_, n)| n).collect();
+        let mut got: Vec<VertexId> = snapshot
+            .neighbors(v, Some("E"), Direction::Out)
+            .into_iter()
+            .map(|(_, n)| n)
+            .collect();
         let mut want = want.clone();
         got.sort();
         want.sort();
         assert_eq!(got, want, "out-neighbours of {v}");
     }
-    let in_total: usize = vertices.iter().map(|&v| snapshot.neighbors(v, Some("E"), Direction::In).len()).sum();
+    let in_total: usize = vertices
+        .iter()
+        .map(|&v| snapshot.neighbors(v, Some("E"), Direction::In).len())
+        .sum();
     assert_eq!(in_total, EDGES);
     println!(
         "budget {budget} B, max memtable {max_memtable} B, runs {} B, flushed {} B, merged {} B, RssAnon {:?} -> {:?} KiB",
-        stats.run_bytes, stats.flushed_bytes, stats.merged_bytes, rss_before, rss_anon_kib()
+        stats.run_bytes,
+        stats.flushed_bytes,
+        stats.merged_bytes,
+        rss_before,
+        rss_anon_kib()
     );
-    assert!(stats.run_bytes >= 10 * budget, "the topology is at least ten times the budget");
+    assert!(
+        stats.run_bytes >= 10 * budget,
+        "the topology is at least ten times the budget"
+    );
     // Active memtables freeze past the budget and writers stall while frozen ones exceed it;
     // one batch may overshoot before the freeze.
-    assert!(max_memtable <= 3 * budget, "memtables held {max_memtable} bytes with a {budget}-byte budget");
+    assert!(
+        max_memtable <= 3 * budget,
+        "memtables held {max_memtable} bytes with a {budget}-byte budget"
+    );
 }
 
 #[test]
@@ -171,7 +229,9 @@ fn edge_lookups_see_runs_memtables_and_the_write_set() {
     let dir = TempDir::new("lookup");
     let db = Database::open(&dir.0, config(MergePolicy::Leveling)).unwrap();
     let mut tx = db.begin();
-    let vs: Vec<VertexId> = (0..2000).map(|_| tx.create_vertex(&["V"], &[]).unwrap()).collect();
+    let vs: Vec<VertexId> = (0..2000)
+        .map(|_| tx.create_vertex(&["V"], &[]).unwrap())
+        .collect();
     let mut first = Vec::new();
     for i in 0..2000 {
         first.push(tx.create_edge(vs[i], "E", vs[(i + 1) % 2000], &[]).unwrap());
@@ -183,11 +243,32 @@ fn edge_lookups_see_runs_memtables_and_the_write_set() {
     tx.delete_edge(first[7]).unwrap();
     tx.commit().unwrap();
     let mut tx = db.begin();
-    assert_eq!(tx.edges_between(vs[5], Some("E"), vs[6]).unwrap(), vec![first[5], second]);
-    assert!(tx.edges_between(vs[7], None, vs[8]).unwrap().is_empty(), "deleted edge");
-    assert!(tx.edges_between(vs[5], Some("E"), vs[7]).unwrap().is_empty());
-    assert!(tx.edges_between(vs[5], Some("OTHER"), vs[6]).unwrap().is_empty());
+    assert_eq!(
+        tx.edges_between(vs[5], Some("E"), vs[6]).unwrap(),
+        vec![first[5], second]
+    );
+    assert!(
+        tx.edges_between(vs[7], None, vs[8]).unwrap().is_empty(),
+        "deleted edge"
+    );
+    assert!(
+        tx.edges_between(vs[5], Some("E"), vs[7])
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        tx.edges_between(vs[5], Some("OTHER"), vs[6])
+            .unwrap()
+            .is_empty()
+    );
     let pending = tx.create_edge(vs[5], "E", vs[6], &[]).unwrap();
-    assert_eq!(tx.edges_between(vs[5], None, vs[6]).unwrap().len(), 3, "read-your-writes: {pending}");
-    assert_eq!(db.snapshot().edges_between(vs[5], Some("E"), vs[6]).len(), 2);
+    assert_eq!(
+        tx.edges_between(vs[5], None, vs[6]).unwrap().len(),
+        3,
+        "read-your-writes: {pending}"
+    );
+    assert_eq!(
+        db.snapshot().edges_between(vs[5], Some("E"), vs[6]).len(),
+        2
+    );
 }
