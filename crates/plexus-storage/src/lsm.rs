@@ -367,6 +367,20 @@ impl Topology {
             slices: Vec::new(),
             tombstones: false,
         };
+        Self::fill(&mut parts, runs, readers, v, ts);
+        parts
+    }
+
+    /// Collects `v`'s parts into `parts` (cleared first), oldest component first.
+    fn fill<'a>(
+        parts: &mut Parts<'a>,
+        runs: &[&'a RunEntry],
+        readers: &'a [SegmentReader],
+        v: u32,
+        ts: Timestamp,
+    ) {
+        parts.slices.clear();
+        parts.tombstones = false;
         for entry in runs {
             let (nbr, eid) = entry.run.entries(v);
             parts.push(nbr, eid, entry.run.meta.tombstones > 0);
@@ -375,7 +389,6 @@ impl Topology {
             let (nbr, eid, tombs) = reader.raw(v as usize % SEGMENT_VERTICES, ts);
             parts.push(nbr, eid, tombs);
         }
-        parts
     }
 
     /// Calls `f` with `v`'s visible (neighbours, edge offsets) at `ts`, possibly in several
@@ -427,8 +440,14 @@ impl Topology {
             }
             return;
         }
+        // One buffer for the whole segment: no allocation per vertex.
+        let mut parts = Parts {
+            slices: Vec::with_capacity(runs.len() + readers.len()),
+            tombstones: false,
+        };
         for v in lo..hi {
-            Self::gather(&runs, &readers, v, ts).emit(&mut |nbr, _| f(v, nbr));
+            Self::fill(&mut parts, &runs, &readers, v, ts);
+            parts.emit(&mut |nbr, _| f(v, nbr));
         }
     }
 
