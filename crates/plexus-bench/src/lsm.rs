@@ -1,8 +1,8 @@
 //! Disk-tier figures (part of `storage`): inserts with flushes and merges running, scans over
 //! CSR runs, write amplification per merge policy, and peak memory of a budgeted load.
 //!
-//! Per policy (`leveling`, `tiering`, `elastic`), on a database with a 64 MiB memtable budget
-//! and background maintenance:
+//! Per policy (`leveling`, `tiering`, `elastic`), on a database with a memtable budget of
+//! `--lsm-budget-mb` (default 64 MiB) and background maintenance:
 //! - `lsm_insert_random` / `lsm_insert_sequential`: edges/s inserting the RMAT edges in
 //!   generation order / sorted by source, 10,000 edges per transaction, until the last commit;
 //! - `lsm_edge_scan`: after a final flush, edges/s scanning every out-adjacency, against the
@@ -18,7 +18,6 @@ use crate::storage::{Options, create_vertices, edges_per_s, fresh_dir, plexus_sc
 use plexus::{Config, Database, DurabilityMode, Error, MergePolicy};
 use std::time::Instant;
 
-const BUDGET_BYTES: u64 = 64 << 20;
 const TXN_EDGES: usize = 10_000;
 const POLICIES: [(&str, MergePolicy); 3] = [
     ("leveling", MergePolicy::Leveling),
@@ -68,12 +67,13 @@ pub fn run(
     let mut sorted = edges.to_vec();
     sorted.sort_unstable();
     for (name, policy) in POLICIES {
+        let budget = options.lsm_budget_bytes;
+        let total = edges.len();
         eprintln!(
-            "disk tier, {name}: inserting {} edges with a {} MiB memtable budget",
-            edges.len(),
-            BUDGET_BYTES >> 20
+            "disk tier, {name}: inserting {total} edges with a {} MiB memtable budget",
+            budget >> 20
         );
-        let (db, rate) = load(options, name, config(policy, BUDGET_BYTES), n, edges)?;
+        let (db, rate) = load(options, name, config(policy, budget), n, edges)?;
         Figure::new("lsm_insert_random", rate, "edges/s")
             .with("scale", s)
             .with_label("policy", name)
@@ -104,7 +104,7 @@ pub fn run(
         .print();
         drop(db);
         let _ = std::fs::remove_dir_all(fresh_dir(options, name));
-        let (db, rate) = load(options, name, config(policy, BUDGET_BYTES), n, &sorted)?;
+        let (db, rate) = load(options, name, config(policy, budget), n, &sorted)?;
         Figure::new("lsm_insert_sequential", rate, "edges/s")
             .with("scale", s)
             .with_label("policy", name)
@@ -142,11 +142,11 @@ fn peak_rss(options: &Options, s: f64) -> Result<(), Error> {
                 ))
             })
     };
-    let budgeted = measure(BUDGET_BYTES)?;
+    let budgeted = measure(options.lsm_budget_bytes)?;
     let unbounded = measure(u64::MAX)?;
     Figure::new("lsm_peak_rss_bytes", budgeted, "bytes")
         .baseline(unbounded)
-        .with("budget_bytes", BUDGET_BYTES as f64)
+        .with("budget_bytes", options.lsm_budget_bytes as f64)
         .with("scale", s)
         .print();
     Ok(())

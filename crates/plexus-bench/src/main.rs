@@ -33,6 +33,12 @@ enum Command {
         /// Directory for the benchmark databases (default: the system temp dir).
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
+        /// Memtable budget of the disk-tier (`lsm_*`) figures, in MiB.
+        #[arg(long, default_value_t = 64)]
+        lsm_budget_mb: u64,
+        /// Only the disk-tier (`lsm_*`) figures.
+        #[arg(long)]
+        lsm_only: bool,
     },
     /// (Internal) the child process of `lsm_peak_rss_bytes`: loads the RMAT graph with a
     /// memtable budget and prints its peak resident memory in bytes.
@@ -54,23 +60,29 @@ fn main() {
             scale,
             seconds,
             dir,
+            lsm_budget_mb,
+            lsm_only,
         } => storage::run(&storage::Options {
             scale,
             seconds,
             dir: dir.unwrap_or_else(std::env::temp_dir),
+            lsm_budget_bytes: lsm_budget_mb << 20,
+            lsm_only,
         }),
         Command::LsmLoad {
             scale,
             budget_bytes,
             dir,
-        } => lsm::load_and_report_peak(
-            &storage::Options {
+        } => {
+            let options = storage::Options {
                 scale,
                 seconds: 0.0,
                 dir,
-            },
-            budget_bytes,
-        ),
+                lsm_budget_bytes: budget_bytes,
+                lsm_only: true,
+            };
+            lsm::load_and_report_peak(&options, budget_bytes)
+        }
     };
     if let Err(e) = result {
         eprintln!("plexus-bench: {e}");

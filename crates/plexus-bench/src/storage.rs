@@ -27,6 +27,10 @@ pub struct Options {
     pub scale: u32,
     pub seconds: f64,
     pub dir: PathBuf,
+    /// Memtable budget of the disk-tier figures.
+    pub lsm_budget_bytes: u64,
+    /// Only the disk-tier figures.
+    pub lsm_only: bool,
 }
 
 const BULK_BATCH_EDGES: usize = 100_000;
@@ -222,9 +226,11 @@ pub fn run(options: &Options) -> Result<(), Error> {
     })?;
     let s = f64::from(scale);
 
-    bulk_phase(options, n, &edges, csr_rate, csr_sum, &csr)?;
-    random_phase(options, n, &edges, csr_rate, csr_sum, s)?;
-    fsync_phase(options, s)?;
+    if !options.lsm_only {
+        bulk_phase(options, n, &edges, csr_rate, csr_sum, &csr)?;
+        random_phase(options, n, &edges, csr_rate, csr_sum, s)?;
+        fsync_phase(options, s)?;
+    }
     drop(csr);
     crate::lsm::run(options, n, &edges, csr_rate, csr_sum)
 }

@@ -430,11 +430,23 @@ impl Topology {
             if let [only] = runs[..] {
                 return only.run.scan_range(lo, hi, &mut f);
             }
+            // Walk each run's offsets sequentially, then interleave by vertex (oldest first).
+            let lists: Vec<Vec<(u32, &[u32])>> = runs
+                .iter()
+                .map(|entry| {
+                    let mut list = Vec::new();
+                    entry
+                        .run
+                        .scan_range(lo, hi, &mut |v, nbr| list.push((v, nbr)));
+                    list
+                })
+                .collect();
+            let mut cursors = vec![0usize; lists.len()];
             for v in lo..hi {
-                for entry in &runs {
-                    let (nbr, _) = entry.run.entries(v);
-                    if !nbr.is_empty() {
-                        f(v, nbr);
+                for (list, cursor) in lists.iter().zip(cursors.iter_mut()) {
+                    if let Some(&(w, nbr)) = list.get(*cursor).filter(|(w, _)| *w == v) {
+                        f(w, nbr);
+                        *cursor += 1;
                     }
                 }
             }
@@ -808,7 +820,7 @@ mod tests {
             merge_policy: policy,
             lsm_range_vertices: 1024,
             lsm_tier_runs: 3,
-            lsm_level1_bytes: 400,
+            lsm_level1_bytes: 100,
             ..Config::default()
         }
     }

@@ -18,11 +18,15 @@
 //! FILE LAYOUT (little-endian, every section 8-byte aligned)
 //! =========================================================
 //! ```text
-//!   "PLXRUN01" | header (80 bytes) | offsets [u64; n+1] | nbr [u32; m] | eid [u32; m]
-//!            | bitmap [u64; ceil(n/64)] | bloom [u64; bloom_words]
-//!            | footer: 5 x (offset u64, length u64, crc32c u32, 0u32) | header crc u32
-//!            | crc32c of the five footer entries u32 | "PLXRUNFT"
+//!   "PLXRUN02" | header (80 bytes) | offsets [u64; p+1] | nbr [u32; m] | eid [u32; m]
+//!            | bitmap [u64; ceil(n/64)] | bloom [u64; bloom_words] | rank [u32; ceil(n/64)]
+//!            | footer: 6 x (offset u64, length u64, crc32c u32, 0u32) | header crc u32
+//!            | crc32c of the six footer entries u32 | "PLXRUNFT"
 //! ```
+//!
+//! Offsets are *sparse*: one per vertex present (`p` of the range's `n`), found through the
+//! source bitmap and `rank` (set bits before each bitmap word), so a run holding a few vertices
+//! of a large range costs bytes for those vertices only.
 //! Every byte is covered by a magic number or a checksum. Opening a run verifies the magic
 //! numbers, the header and footer checksums, every section's checksum and
 //! the CSR invariants (offsets ascend, end at `m`, sections sized as the header says). A
@@ -32,10 +36,10 @@
 use crate::vfs::{MappedBytes, Vfs};
 use plexus_types::{Error, Result, Timestamp};
 
-const MAGIC: &[u8; 8] = b"PLXRUN01";
+const MAGIC: &[u8; 8] = b"PLXRUN02";
 const FOOTER_MAGIC: &[u8; 8] = b"PLXRUNFT";
 const HEADER_BYTES: usize = 80;
-const SECTIONS: usize = 5;
+const SECTIONS: usize = 6;
 const FOOTER_BYTES: usize = SECTIONS * 24 + 16;
 /// Bloom filter size: bits per entry and hash functions (about 1% false positives).
 const BLOOM_BITS_PER_ENTRY: u64 = 10;
@@ -95,19 +99,21 @@ pub fn write_run(
 ) -> Result<u64> {
     assert!(meta.vertex_lo <= meta.vertex_hi, "run range is ordered");
     let n = (meta.vertex_hi - meta.vertex_lo) as usize;
-    let mut offsets = vec![0u64; n + 1];
+    let mut offsets = vec![0u64];
+    let mut previous = None;
     for &(v, nbr, eid) in vertices {
         assert!(
             v >= meta.vertex_lo && v < meta.vertex_hi,
             "vertex {v} outside the run's range"
         );
+        assert!(previous < Some(v), "run vertices ascend");
         assert_eq!(nbr.len(), eid.len(), "aligned columns");
-        offsets[(v - meta.vertex_lo) as usize + 1] = nbr.len() as u64;
+        previous = Some(v);
+        if !nbr.is_empty() {
+            offsets.push(offsets[offsets.len() - 1] + nbr.len() as u64);
+        }
     }
-    for i in 0..n {
-        offsets[i + 1] += offsets[i];
-    }
-    let m = offsets[n];
+    let m = offsets[offsets.len() - 1];
     meta.entries = m;
     meta.tombstones = vertices
         .iter()
@@ -129,7 +135,8 @@ pub fn write_run(
         }
     }
 
-    let mut out = Vec::with_capacity(HEADER_BYTES + 8 * (n + 1) + 8 * m as usize + 64);
+    let mut out =
+        Vec::with_capacity(HEADER_BYTES + 8 * offsets.len() + 8 * m as usize + n / 4 + 64);
     out.extend_from_slice(MAGIC);
     let header_start = out.len();
     out.extend_from_slice(&meta.edge_table.to_le_bytes());
@@ -170,6 +177,15 @@ pub fn write_run(
     });
     section(&mut out, &|o| push_u64s(o, bitmap.iter().copied()));
     section(&mut out, &|o| push_u64s(o, bloom.iter().copied()));
+    let rank: Vec<u32> = bitmap
+        .iter()
+        .scan(0u32, |before, word| {
+            let here = *before;
+            *before += word.count_ones();
+            Some(here)
+        })
+        .collect();
+    section(&mut out, &|o| push_u32s(o, rank.iter().copied()));
     for (offset, len, crc) in sections {
         out.extend_from_slice(&offset.to_le_bytes());
         out.extend_from_slice(&len.to_le_bytes());
@@ -290,20 +306,29 @@ impl Run {
     fn check_shape(&self) -> Result<(), String> {
         let n = (self.meta.vertex_hi - self.meta.vertex_lo) as usize;
         let m = self.meta.entries as usize;
-        let offsets = self.offsets();
-        if offsets.len() != n + 1 || offsets.last().copied() != Some(m as u64) {
-            return Err("offsets do not match the header".into());
-        }
-        if offsets.windows(2).any(|w| w[0] > w[1]) {
-            return Err("offsets do not ascend".into());
-        }
-        if self.u32_section(1).len() < m || self.u32_section(2).len() < m {
-            return Err("neighbour columns shorter than the entry count".into());
-        }
-        if self.u64_section(3).len() != n.div_ceil(64)
+        let bitmap = self.u64_section(3);
+        if bitmap.len() != n.div_ceil(64)
             || self.u64_section(4).len() as u64 * 64 != self.bloom_bits
         {
             return Err("bitmap or bloom filter size does not match the header".into());
+        }
+        let rank = &self.u32_section(5)[..bitmap.len().min(self.u32_section(5).len())];
+        let mut before = 0u32;
+        for (w, word) in bitmap.iter().enumerate() {
+            if rank.get(w) != Some(&before) {
+                return Err("rank index does not match the bitmap".into());
+            }
+            before += word.count_ones();
+        }
+        let offsets = self.offsets();
+        if offsets.len() != before as usize + 1 || offsets.last().copied() != Some(m as u64) {
+            return Err("offsets do not match the bitmap and the header".into());
+        }
+        if offsets.windows(2).any(|w| w[0] >= w[1]) {
+            return Err("offsets do not strictly ascend".into());
+        }
+        if self.u32_section(1).len() < m || self.u32_section(2).len() < m {
+            return Err("neighbour columns shorter than the entry count".into());
         }
         Ok(())
     }
@@ -325,39 +350,69 @@ impl Run {
         self.u64_section(0)
     }
 
-    /// Whether vertex `v` has entries in this run (source-vertex bitmap).
-    pub fn contains_vertex(&self, v: u32) -> bool {
+    /// The index of `v` among the vertices present, if present (bitmap + rank).
+    fn index(&self, v: u32) -> Option<usize> {
         if v < self.meta.vertex_lo || v >= self.meta.vertex_hi {
-            return false;
+            return None;
         }
         let i = (v - self.meta.vertex_lo) as usize;
-        self.u64_section(3)[i / 64] & (1 << (i % 64)) != 0
+        let word = self.u64_section(3)[i / 64];
+        let bit = 1u64 << (i % 64);
+        (word & bit != 0).then(|| {
+            self.u32_section(5)[i / 64] as usize + (word & (bit - 1)).count_ones() as usize
+        })
+    }
+
+    /// Whether vertex `v` has entries in this run (source-vertex bitmap).
+    pub fn contains_vertex(&self, v: u32) -> bool {
+        self.index(v).is_some()
     }
 
     /// (neighbours, edge offsets) of vertex `v`; empty when the run does not hold it.
     pub fn entries(&self, v: u32) -> (&[u32], &[u32]) {
-        if !self.contains_vertex(v) {
+        let Some(k) = self.index(v) else {
             return (&[], &[]);
-        }
-        let i = (v - self.meta.vertex_lo) as usize;
+        };
         let offsets = self.offsets();
-        let (a, b) = (offsets[i] as usize, offsets[i + 1] as usize);
+        let (a, b) = (offsets[k] as usize, offsets[k + 1] as usize);
         (&self.u32_section(1)[a..b], &self.u32_section(2)[a..b])
     }
 
     /// Calls `f(vertex, neighbours)` for every vertex in `[lo, hi)` with entries, in order —
-    /// the static-CSR loop over this run's offsets.
-    pub fn scan_range(&self, lo: u32, hi: u32, f: &mut impl FnMut(u32, &[u32])) {
+    /// a walk over the bitmap's set bits and the offsets, the static-CSR loop.
+    pub fn scan_range<'a>(&'a self, lo: u32, hi: u32, f: &mut impl FnMut(u32, &'a [u32])) {
         let (lo, hi) = (lo.max(self.meta.vertex_lo), hi.min(self.meta.vertex_hi));
         if lo >= hi {
             return;
         }
-        let offsets = &self.offsets()
-            [(lo - self.meta.vertex_lo) as usize..=(hi - self.meta.vertex_lo) as usize];
-        let nbr = self.u32_section(1);
-        for (i, w) in offsets.windows(2).enumerate() {
-            if w[0] < w[1] {
-                f(lo + i as u32, &nbr[w[0] as usize..w[1] as usize]);
+        let (bitmap, rank, offsets, nbr) = (
+            self.u64_section(3),
+            self.u32_section(5),
+            self.offsets(),
+            self.u32_section(1),
+        );
+        let (first, last) = (
+            (lo - self.meta.vertex_lo) as usize,
+            (hi - self.meta.vertex_lo) as usize,
+        );
+        for w in first / 64..last.div_ceil(64) {
+            let mut word = bitmap[w];
+            // Index of the word's first set bit among all present vertices.
+            let mut k = rank[w] as usize;
+            if w == first / 64 {
+                let below_first = (1u64 << (first % 64)) - 1;
+                k += (word & below_first).count_ones() as usize;
+                word &= !below_first;
+            }
+            if w == (last - 1) / 64 && last % 64 != 0 {
+                word &= (1u64 << (last % 64)) - 1;
+            }
+            while word != 0 {
+                let bit = word.trailing_zeros() as usize;
+                let (a, b) = (offsets[k] as usize, offsets[k + 1] as usize);
+                f(self.meta.vertex_lo + (w * 64 + bit) as u32, &nbr[a..b]);
+                word &= word - 1;
+                k += 1;
             }
         }
     }
@@ -444,5 +499,56 @@ mod tests {
                 .unwrap_or_else(|| panic!("corruption at byte {at} not detected"));
             assert!(err.to_string().contains("r.run"), "{err}");
         }
+    }
+
+    #[test]
+    fn sparse_offsets_serve_lookups_and_range_scans_alike() {
+        let vfs = FaultVfs::new();
+        let present: Vec<u32> = (0..500u32).filter(|v| v % 7 == 0 || v % 64 == 63).collect();
+        let columns: Vec<(Vec<u32>, Vec<u32>)> = present
+            .iter()
+            .map(|&v| {
+                (
+                    (0..v % 5 + 1).collect(),
+                    (0..v % 5 + 1).map(|e| v * 10 + e).collect(),
+                )
+            })
+            .collect();
+        let vertices: Vec<RunVertex> = present
+            .iter()
+            .zip(&columns)
+            .map(|(&v, (n, e))| (v + 1000, &n[..], &e[..]))
+            .collect();
+        let mut meta = RunMeta {
+            edge_table: 0,
+            outgoing: false,
+            level: 1,
+            vertex_lo: 1000,
+            vertex_hi: 1600,
+            entries: 0,
+            tombstones: 0,
+            min_ts: 1,
+            max_ts: 1,
+        };
+        write_run(&vfs, "s.run", &mut meta, &vertices).unwrap();
+        let run = Run::open(&vfs, "s.run").unwrap();
+        for (lo, hi) in [
+            (1000, 1600),
+            (1003, 1070),
+            (1063, 1064),
+            (1128, 1500),
+            (900, 1100),
+            (1599, 1700),
+        ] {
+            let mut scanned = Vec::new();
+            run.scan_range(lo, hi, &mut |v, n| scanned.push((v, n.to_vec())));
+            let looked_up: Vec<(u32, Vec<u32>)> = (lo..hi)
+                .map(|v| (v, run.entries(v).0.to_vec()))
+                .filter(|(_, n)| !n.is_empty())
+                .collect();
+            assert_eq!(scanned, looked_up, "range {lo}..{hi}");
+        }
+        assert_eq!(run.entries(1007).1, &[70, 71, 72]);
+        assert!(!run.contains_vertex(1001) && run.contains_vertex(1063));
     }
 }
