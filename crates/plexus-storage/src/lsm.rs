@@ -38,9 +38,10 @@
 //! - **tiering**: a level holding T runs of a range merges them into one run one level down
 //!   (into the last level together with the run already there). Each entry is rewritten about
 //!   once per level: the least write amplification, more runs to read.
-//! - **leveling**: a level holds one run per range; a new arrival is merged into it, and when
-//!   it outgrows `lsm_level1_bytes * T^(level-1)` it is merged into the next level's run. Few
-//!   runs to read, more rewriting.
+//! - **leveling**: level 1 (where flushes land) tiers as above, like an LSM's L0; from level 2
+//!   down a level holds one run per range, a new arrival is merged into it, and when it outgrows
+//!   `lsm_level1_bytes * T^(level-1)` it is merged into the next level's run. Few runs to read,
+//!   more rewriting.
 //! - **elastic**: per range and level, behaves leveled when `w * tombstone_ratio + (1 - w) *
 //!   read_ratio >= bound` (tombstones among that level's entries; vertex reads of the range
 //!   among reads + those entries, since the range's last merge) and tiered otherwise:
@@ -632,7 +633,11 @@ impl Topology {
                     }
                     continue;
                 }
-                if self.leveled(config, range, &here) {
+                // Flushes land at level 1, which tiers under leveling too (like an LSM's L0):
+                // merging every flush into one level-1 run would rewrite it per flush.
+                let tier_level_one =
+                    level == TIER_LEVEL && config.merge_policy == MergePolicy::Leveling;
+                if !tier_level_one && self.leveled(config, range, &here) {
                     if here.len() > 1 {
                         return plan(here, level);
                     }
@@ -899,7 +904,7 @@ mod tests {
     fn leveling_keeps_one_run_per_range_and_tiering_accumulates() {
         let levels = usize::from(MAX_LEVEL);
         for (policy, max_runs) in [
-            (MergePolicy::Leveling, levels),
+            (MergePolicy::Leveling, 2 + levels - 1),
             (MergePolicy::Tiering, 2 * (levels - 1) + 1),
         ] {
             let (vfs, names, stats, config) = (
