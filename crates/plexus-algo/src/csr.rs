@@ -209,6 +209,23 @@ impl Csr {
         })
     }
 
+    /// Assemble from arrays that already have the CSR layout (the snapshot projection fills
+    /// them itself); neighbour lists need not be sorted yet.
+    pub(crate) fn from_parts(
+        offsets: Vec<u64>,
+        targets: Vec<u32>,
+        weights: Option<Vec<f64>>,
+    ) -> Csr {
+        debug_assert!(offsets.first() == Some(&0) && offsets.is_sorted());
+        debug_assert_eq!(offsets.last().copied(), Some(targets.len() as u64));
+        debug_assert!(weights.as_ref().is_none_or(|w| w.len() == targets.len()));
+        Csr {
+            offsets,
+            targets,
+            weights,
+        }
+    }
+
     pub fn vertex_count(&self) -> usize {
         self.offsets.len() - 1
     }
@@ -375,7 +392,9 @@ impl Graph {
         Ok(graph)
     }
 
-    fn from_out(mut out: Csr, directed: bool) -> Graph {
+    /// A graph whose out-adjacency is `out` (sorted here; transposed when directed). Undirected:
+    /// `out` must already be symmetric.
+    pub(crate) fn from_out(mut out: Csr, directed: bool) -> Graph {
         out.sort_neighbors();
         let n = out.vertex_count();
         debug_assert!(n <= MAX_VERTICES);

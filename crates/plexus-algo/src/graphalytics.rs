@@ -31,6 +31,23 @@
 //! order: CDLP's "smallest label" tie-break and WCC's smallest-id labels mean the same under
 //! both numberings. Kernel labels are mapped back to external ids for comparison.
 //!
+//! RUNNERS
+//! =======
+//! The validator owns everything the specification fixes — finding the files, reading them
+//! into an [`EdgeListGraph`], turning `properties/` into kernel parameters ([`Case`]), and
+//! the comparison rules — and asks a [`Runner`] only to load a graph and run a case:
+//!
+//! ```text
+//!   properties + files ──▶ EdgeListGraph ──Runner::load──▶ Loaded ──Runner::run(Case)──▶ output
+//!                                                                                        │
+//!                              expected output file ──▶ rules (exact / bijection / 1e-4) ◀┘
+//! ```
+//!
+//! [`validate_dir`] uses [`CsrRunner`] (a [`Graph`] in memory); `plexus algo validate` uses
+//! a runner that loads every graph into a Plexus database and runs the snapshot API, so both
+//! paths are held to the same rules by the same code. A runner's outputs are indexed by the
+//! dense ids of the [`EdgeListGraph`], and CDLP/WCC labels are dense ids of vertices.
+//!
 //! RULES (from the Graphalytics specification)
 //! ===========================================
 //! - BFS, CDLP: exact;
@@ -53,10 +70,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use crate::csr::{Edge, Graph, GraphError};
-use crate::{
-    AlgoError, BfsParams, CdlpParams, LccParams, PageRankParams, SsspParams, WccParams, bfs, cdlp,
-    lcc, pagerank, sssp, wcc,
-};
+use crate::kernels::{bfs, cdlp, lcc, pagerank, sssp, wcc};
+use crate::{BfsParams, CdlpParams, LccParams, PageRankParams, SsspParams, WccParams};
 
 /// Relative error allowed for PR, LCC and SSSP.
 pub const EPSILON: f64 = 1e-4;
@@ -137,13 +152,41 @@ pub enum ValidationError {
     },
     #[error("{}: {source}", path.display())]
     Graph { path: PathBuf, source: GraphError },
-    #[error("{}: {source}", path.display())]
-    Algo { path: PathBuf, source: AlgoError },
     #[error("no expected output for {algorithm} of graph {graph}")]
     NoExpectedOutput { graph: String, algorithm: Algorithm },
+    #[error("{0}")]
+    Runner(RunnerError),
 }
 
-/// A graph read from Graphalytics files, with its id mapping.
+/// A graph as read from Graphalytics files: external ids and an edge list over dense ids
+/// (positions in `external_ids`). What every [`Runner`] loads.
+#[derive(Clone, Debug)]
+pub struct EdgeListGraph {
+    /// `external_ids[dense]`, strictly increasing.
+    pub external_ids: Vec<u64>,
+    /// Undirected: each edge once. Weighted iff the graph's SSSP weight was read.
+    pub edges: Vec<Edge>,
+    pub directed: bool,
+}
+
+impl EdgeListGraph {
+    /// Dense id of an external vertex id.
+    pub fn dense_id(&self, external: u64) -> Option<u32> {
+        dense_id(&self.external_ids, external)
+    }
+
+    /// Build the CSR [`Graph`]; `path` names the input in errors.
+    pub fn into_loaded(self, path: &Path) -> Result<LoadedGraph, ValidationError> {
+        let graph = Graph::from_edges(self.external_ids.len(), &self.edges, self.directed)
+            .map_err(graph_error(path))?;
+        Ok(LoadedGraph {
+            graph,
+            external_ids: self.external_ids,
+        })
+    }
+}
+
+/// A graph read from Graphalytics files as a CSR [`Graph`], with its id mapping.
 #[derive(Clone, Debug)]
 pub struct LoadedGraph {
     pub graph: Graph,
@@ -166,6 +209,21 @@ pub fn load_vertex_edge_files(
     directed: bool,
     weight_column: Option<usize>,
 ) -> Result<LoadedGraph, ValidationError> {
+    read_vertex_edge_files(vertex_path, edge_path, directed, weight_column)?.into_loaded(edge_path)
+}
+
+/// Load an adjacency-list file: `v n1 n2 …` per line (see [`read_adjacency_file`]).
+pub fn load_adjacency_file(path: &Path, directed: bool) -> Result<LoadedGraph, ValidationError> {
+    read_adjacency_file(path, directed)?.into_loaded(path)
+}
+
+/// Read a `.v` and an `.e` file as [`load_vertex_edge_files`] does, without building a CSR.
+pub fn read_vertex_edge_files(
+    vertex_path: &Path,
+    edge_path: &Path,
+    directed: bool,
+    weight_column: Option<usize>,
+) -> Result<EdgeListGraph, ValidationError> {
     let text = read(vertex_path)?;
     let mut ids: Vec<(u64, usize)> = Vec::new();
     for (line, tokens) in lines(&text) {
@@ -202,17 +260,16 @@ pub fn load_vertex_edge_files(
         };
         edges.push((src, dst, weight));
     }
-    let graph =
-        Graph::from_edges(external_ids.len(), &edges, directed).map_err(graph_error(edge_path))?;
-    Ok(LoadedGraph {
-        graph,
+    Ok(EdgeListGraph {
         external_ids,
+        edges,
+        directed,
     })
 }
 
-/// Load an adjacency-list file: `v n1 n2 …` per line. Vertices are all ids that appear. An
+/// Read an adjacency-list file: `v n1 n2 …` per line. Vertices are all ids that appear. An
 /// undirected list names each edge at both ends; it becomes one undirected edge.
-pub fn load_adjacency_file(path: &Path, directed: bool) -> Result<LoadedGraph, ValidationError> {
+pub fn read_adjacency_file(path: &Path, directed: bool) -> Result<EdgeListGraph, ValidationError> {
     let text = read(path)?;
     let mut external_ids = Vec::new();
     for (line, tokens) in lines(&text) {
@@ -241,12 +298,85 @@ pub fn load_adjacency_file(path: &Path, directed: bool) -> Result<LoadedGraph, V
         edges.sort_unstable_by_key(|&(s, d, _)| (s, d));
         edges.dedup_by_key(|&mut (s, d, _)| (s, d));
     }
-    let graph =
-        Graph::from_edges(external_ids.len(), &edges, directed).map_err(graph_error(path))?;
-    Ok(LoadedGraph {
-        graph,
+    Ok(EdgeListGraph {
         external_ids,
+        edges,
+        directed,
     })
+}
+
+/// One kernel run a case asks for, with its parameters from the properties file; vertices
+/// are dense ids of the [`EdgeListGraph`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Case {
+    Bfs(BfsParams),
+    Cdlp(CdlpParams),
+    Lcc(LccParams),
+    Pr(PageRankParams),
+    Sssp(SsspParams),
+    Wcc(WccParams),
+}
+
+/// What a [`Runner`] returns for a case, indexed by dense id of the [`EdgeListGraph`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum CaseOutput {
+    /// BFS depths ([`crate::BFS_UNREACHABLE`] when unreachable).
+    Depths(Vec<i64>),
+    /// CDLP and WCC labels, each the dense id of a vertex.
+    Labels(Vec<u32>),
+    /// PR, LCC and SSSP values.
+    Values(Vec<f64>),
+}
+
+/// How a validation loads a graph and runs a case; the file reading, parameters and
+/// comparison rules are the validator's. [`CsrRunner`] builds a [`Graph`] in memory; the CLI's
+/// runner loads each graph into a Plexus database and runs the snapshot API.
+pub trait Runner {
+    /// A graph as the runner loaded it.
+    type Loaded;
+    /// Load `graph` (named `name`, unique within a validation run) once for all its cases.
+    fn load(&mut self, name: &str, graph: &EdgeListGraph) -> Result<Self::Loaded, RunnerError>;
+    /// Run `case` on a loaded graph.
+    fn run(
+        &mut self,
+        loaded: &Self::Loaded,
+        graph: &EdgeListGraph,
+        case: &Case,
+    ) -> Result<CaseOutput, RunnerError>;
+    /// Called with each case's report as soon as it is known (to print progress).
+    fn case_done(&mut self, _report: &CaseReport) {}
+}
+
+/// Whatever a [`Runner`] fails with.
+pub type RunnerError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The in-memory runner: [`Graph::from_edges`] and the [`crate::kernels`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CsrRunner;
+
+impl Runner for CsrRunner {
+    type Loaded = Graph;
+
+    fn load(&mut self, _name: &str, graph: &EdgeListGraph) -> Result<Graph, RunnerError> {
+        let n = graph.external_ids.len();
+        Ok(Graph::from_edges(n, &graph.edges, graph.directed)?)
+    }
+
+    fn run(
+        &mut self,
+        g: &Graph,
+        _: &EdgeListGraph,
+        case: &Case,
+    ) -> Result<CaseOutput, RunnerError> {
+        Ok(match case {
+            Case::Bfs(params) => CaseOutput::Depths(bfs(g, params)?),
+            Case::Cdlp(params) => CaseOutput::Labels(cdlp(g, params)),
+            Case::Lcc(params) => CaseOutput::Values(lcc(g, params)),
+            Case::Pr(params) => CaseOutput::Values(pagerank(g, params)?),
+            Case::Sssp(params) => CaseOutput::Values(sssp(g, params)?),
+            Case::Wcc(params) => CaseOutput::Labels(wcc(g, params)),
+        })
+    }
 }
 
 /// One (graph, algorithm) comparison.
@@ -325,8 +455,14 @@ impl ValidationReport {
     }
 }
 
-/// Validate every graph under `root` (see the module doc).
+/// Validate every graph under `root` (see the module doc) with the in-memory [`CsrRunner`].
 pub fn validate_dir(root: &Path) -> ValidationReport {
+    validate_dir_with(root, &mut CsrRunner)
+}
+
+/// Validate every graph under `root` (see the module doc), loading and running through
+/// `runner`.
+pub fn validate_dir_with<R: Runner>(root: &Path, runner: &mut R) -> ValidationReport {
     let mut report = ValidationReport::default();
     let properties_dir = root.join("properties");
     let listed = list_dir(&properties_dir).and_then(|props| Ok((props, list_dir(root)?)));
@@ -344,7 +480,7 @@ pub fn validate_dir(root: &Path) -> ValidationReport {
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "properties"))
     {
-        if let Err(e) = validate_graph(root, &data_dirs, path, &mut report) {
+        if let Err(e) = validate_graph(root, &data_dirs, path, runner, &mut report) {
             report.problems.push(e);
         }
     }
@@ -373,10 +509,11 @@ enum Outputs {
     Single { algorithm: Algorithm, path: PathBuf },
 }
 
-fn validate_graph(
+fn validate_graph<R: Runner>(
     root: &Path,
     data_dirs: &[PathBuf],
     props_path: &Path,
+    runner: &mut R,
     report: &mut ValidationReport,
 ) -> Result<(), ValidationError> {
     let props = Properties::read(props_path)?;
@@ -405,17 +542,23 @@ fn validate_graph(
     } else {
         None
     };
-    let loaded = match &input {
+    let read = match &input {
         Input::VertexEdge { vertices, edges } => {
-            load_vertex_edge_files(vertices, edges, directed, weight_column)
+            read_vertex_edge_files(vertices, edges, directed, weight_column)
         }
-        Input::Adjacency(path) => load_adjacency_file(path, directed),
+        Input::Adjacency(path) => read_adjacency_file(path, directed),
     };
+    let loaded = read.map_err(|e| e.to_string()).and_then(|graph| {
+        let loaded = runner
+            .load(&props.graph, &graph)
+            .map_err(|e| format!("loading: {e}"))?;
+        Ok((graph, loaded))
+    });
     for algorithm in algorithms {
         let outcome = loaded
             .as_ref()
-            .map_err(ToString::to_string)
-            .and_then(|loaded| {
+            .map_err(Clone::clone)
+            .and_then(|(graph, loaded)| {
                 let expected = match &outputs {
                     Outputs::PerAlgorithm { dir } => {
                         Some(dir.join(format!("{}-{}", props.graph, algorithm.name())))
@@ -430,14 +573,20 @@ fn validate_graph(
                     }
                     .to_string()
                 })?;
-                run_case(&props, loaded, algorithm, &expected).map_err(|e| e.to_string())
+                let case = props.case(algorithm, graph).map_err(|e| e.to_string())?;
+                let output = runner
+                    .run(loaded, graph, &case)
+                    .map_err(|e| format!("running: {e}"))?;
+                check(graph, algorithm, output, &expected).map_err(|e| e.to_string())
             })
             .unwrap_or_else(Outcome::Error);
-        report.cases.push(CaseReport {
+        let case = CaseReport {
             graph: props.graph.clone(),
             algorithm,
             outcome,
-        });
+        };
+        runner.case_done(&case);
+        report.cases.push(case);
     }
     Ok(())
 }
@@ -475,70 +624,55 @@ fn locate(root: &Path, data_dirs: &[PathBuf], props: &Properties) -> Option<(Inp
     Some((input, Outputs::Single { algorithm, path }))
 }
 
-fn run_case(
-    props: &Properties,
-    loaded: &LoadedGraph,
+/// Compare a runner's output for `algorithm` with the expected output file (see RULES).
+fn check(
+    graph: &EdgeListGraph,
     algorithm: Algorithm,
+    output: CaseOutput,
     expected_path: &Path,
 ) -> Result<Outcome, ValidationError> {
-    let g = &loaded.graph;
-    let algo_error = |source| ValidationError::Algo {
-        path: props.path.clone(),
-        source,
+    let ids = &graph.external_ids;
+    let n = ids.len();
+    let output_len = match &output {
+        CaseOutput::Depths(v) => v.len(),
+        CaseOutput::Labels(v) => v.len(),
+        CaseOutput::Values(v) => v.len(),
     };
+    let malformed = |what: &str| {
+        ValidationError::Runner(format!("{algorithm}: the runner returned {what}").into())
+    };
+    if output_len != n {
+        return Err(malformed(&format!("{output_len} values for {n} vertices")));
+    }
     let mut mismatches = Mismatches::default();
-    match algorithm {
-        Algorithm::Bfs => {
-            let source = props.vertex("bfs.source-vertex", loaded)?;
-            let actual = bfs(g, &BfsParams { source }).map_err(algo_error)?;
-            let expected = read_expected::<i64>(expected_path, loaded)?;
-            mismatches.compare(loaded, &expected, &actual, |e, a| e == a);
+    match (algorithm, output) {
+        (Algorithm::Bfs, CaseOutput::Depths(actual)) => {
+            let expected = read_expected::<i64>(expected_path, ids)?;
+            mismatches.compare(ids, &expected, &actual, |e, a| e == a);
         }
-        Algorithm::Cdlp => {
-            let iterations = props.parse("cdlp.max-iterations")?;
-            let labels = cdlp(g, &CdlpParams { iterations });
-            let actual: Vec<u64> = labels
-                .iter()
-                .map(|&l| loaded.external_ids[l as usize])
-                .collect();
-            let expected = read_expected::<u64>(expected_path, loaded)?;
-            mismatches.compare(loaded, &expected, &actual, |e, a| e == a);
+        (Algorithm::Cdlp, CaseOutput::Labels(labels)) => {
+            if labels.iter().any(|&l| l as usize >= n) {
+                return Err(malformed("a label that is not a vertex"));
+            }
+            let actual: Vec<u64> = labels.iter().map(|&l| ids[l as usize]).collect();
+            let expected = read_expected::<u64>(expected_path, ids)?;
+            mismatches.compare(ids, &expected, &actual, |e, a| e == a);
         }
-        Algorithm::Lcc => {
-            let actual = lcc(g, &LccParams::default());
-            let expected = read_expected::<f64>(expected_path, loaded)?;
-            mismatches.compare(loaded, &expected, &actual, |e, a| epsilon_equal(*e, *a));
+        (Algorithm::Wcc, CaseOutput::Labels(labels)) => {
+            if labels.iter().any(|&l| l as usize >= n) {
+                return Err(malformed("a label that is not a vertex"));
+            }
+            let expected = read_expected::<u64>(expected_path, ids)?;
+            mismatches.compare_up_to_bijection(ids, &expected, &labels);
         }
-        Algorithm::Pr => {
-            let params = PageRankParams {
-                damping: props.parse("pr.damping-factor")?,
-                iterations: props.parse("pr.num-iterations")?,
-                tolerance: None,
-            };
-            let actual = pagerank(g, &params).map_err(algo_error)?;
-            let expected = read_expected::<f64>(expected_path, loaded)?;
-            mismatches.compare(loaded, &expected, &actual, |e, a| epsilon_equal(*e, *a));
+        (Algorithm::Lcc | Algorithm::Pr | Algorithm::Sssp, CaseOutput::Values(actual)) => {
+            let expected = read_expected::<f64>(expected_path, ids)?;
+            mismatches.compare(ids, &expected, &actual, |e, a| epsilon_equal(*e, *a));
         }
-        Algorithm::Sssp => {
-            let source = props.vertex("sssp.source-vertex", loaded)?;
-            let params = SsspParams {
-                source,
-                delta: None,
-            };
-            let actual = sssp(g, &params).map_err(algo_error)?;
-            let expected = read_expected::<f64>(expected_path, loaded)?;
-            mismatches.compare(loaded, &expected, &actual, |e, a| epsilon_equal(*e, *a));
-        }
-        Algorithm::Wcc => {
-            let labels = wcc(g, &WccParams::default());
-            let expected = read_expected::<u64>(expected_path, loaded)?;
-            mismatches.compare_up_to_bijection(loaded, &expected, &labels);
-        }
+        _ => return Err(malformed("the wrong kind of output")),
     }
     Ok(if mismatches.count == 0 {
-        Outcome::Passed {
-            vertices: g.vertex_count(),
-        }
+        Outcome::Passed { vertices: n }
     } else {
         Outcome::Failed {
             mismatch_count: mismatches.count,
@@ -563,12 +697,12 @@ impl Mismatches {
 
     fn compare<T: fmt::Display>(
         &mut self,
-        loaded: &LoadedGraph,
+        external_ids: &[u64],
         expected: &[Option<T>],
         actual: &[T],
         same: impl Fn(&T, &T) -> bool,
     ) {
-        for ((e, a), id) in expected.iter().zip(actual).zip(&loaded.external_ids) {
+        for ((e, a), id) in expected.iter().zip(actual).zip(external_ids) {
             match e {
                 None => self.push(|| format!("vertex {id}: missing from expected output")),
                 Some(e) if !same(e, a) => {
@@ -582,13 +716,13 @@ impl Mismatches {
     /// WCC: our dense labels must pair one-to-one with the expected labels.
     fn compare_up_to_bijection(
         &mut self,
-        loaded: &LoadedGraph,
+        external_ids: &[u64],
         expected: &[Option<u64>],
         actual: &[u32],
     ) {
         let mut ours_to_theirs: HashMap<u32, u64> = HashMap::new();
         let mut theirs_to_ours: HashMap<u64, u32> = HashMap::new();
-        for ((e, &a), id) in expected.iter().zip(actual).zip(&loaded.external_ids) {
+        for ((e, &a), id) in expected.iter().zip(actual).zip(external_ids) {
             let Some(e) = *e else {
                 self.push(|| format!("vertex {id}: missing from expected output"));
                 continue;
@@ -596,7 +730,7 @@ impl Mismatches {
             let ours = *ours_to_theirs.entry(a).or_insert(e);
             let theirs = *theirs_to_ours.entry(e).or_insert(a);
             if ours != e || theirs != a {
-                let our_label = loaded.external_ids[a as usize];
+                let our_label = external_ids[a as usize];
                 self.push(|| {
                     format!(
                         "vertex {id}: expected component {e}, got {our_label}, which is paired \
@@ -611,15 +745,15 @@ impl Mismatches {
 /// Expected values per dense vertex, from a `vertexId value` file.
 fn read_expected<T: FromStr>(
     path: &Path,
-    loaded: &LoadedGraph,
+    external_ids: &[u64],
 ) -> Result<Vec<Option<T>>, ValidationError> {
     let text = read(path)?;
-    let mut values: Vec<Option<T>> = (0..loaded.external_ids.len()).map(|_| None).collect();
+    let mut values: Vec<Option<T>> = (0..external_ids.len()).map(|_| None).collect();
     for (line, tokens) in lines(&text) {
         let [id, value] = tokens.as_slice() else {
             return Err(parse_error(path, line, "expected `vertexId value`"));
         };
-        let v = dense(&loaded.external_ids, id, path, line)?;
+        let v = dense(external_ids, id, path, line)?;
         let value = value
             .parse::<T>()
             .map_err(|_| parse_error(path, line, &format!("bad value {value:?}")))?;
@@ -628,7 +762,7 @@ fn read_expected<T: FromStr>(
             return Err(ValidationError::DuplicateVertex {
                 path: path.to_owned(),
                 line,
-                id: loaded.external_ids[v as usize],
+                id: external_ids[v as usize],
             });
         }
         *slot = Some(value);
@@ -710,10 +844,33 @@ impl Properties {
             })
     }
 
-    /// A vertex-id property, as a dense id of `loaded`.
-    fn vertex(&self, name: &str, loaded: &LoadedGraph) -> Result<u32, ValidationError> {
+    /// A vertex-id property, as a dense id of `graph`.
+    fn vertex(&self, name: &str, graph: &EdgeListGraph) -> Result<u32, ValidationError> {
         let (value, line) = self.get(name)?;
-        dense(&loaded.external_ids, value, &self.path, line)
+        dense(&graph.external_ids, value, &self.path, line)
+    }
+
+    /// The kernel run that `algorithm` asks for on this graph.
+    fn case(&self, algorithm: Algorithm, graph: &EdgeListGraph) -> Result<Case, ValidationError> {
+        Ok(match algorithm {
+            Algorithm::Bfs => Case::Bfs(BfsParams {
+                source: self.vertex("bfs.source-vertex", graph)?,
+            }),
+            Algorithm::Cdlp => Case::Cdlp(CdlpParams {
+                iterations: self.parse("cdlp.max-iterations")?,
+            }),
+            Algorithm::Lcc => Case::Lcc(LccParams::default()),
+            Algorithm::Pr => Case::Pr(PageRankParams {
+                damping: self.parse("pr.damping-factor")?,
+                iterations: self.parse("pr.num-iterations")?,
+                tolerance: None,
+            }),
+            Algorithm::Sssp => Case::Sssp(SsspParams {
+                source: self.vertex("sssp.source-vertex", graph)?,
+                delta: None,
+            }),
+            Algorithm::Wcc => Case::Wcc(WccParams::default()),
+        })
     }
 
     /// Column of the SSSP weight among the edge properties.
@@ -838,19 +995,16 @@ mod tests {
 
     #[test]
     fn bijection_detects_merged_and_split_components() {
-        let loaded = LoadedGraph {
-            graph: Graph::from_edges(4, &[], true).expect("valid"),
-            external_ids: vec![10, 20, 30, 40],
-        };
+        let ids = [10, 20, 30, 40];
         let expected = [Some(7), Some(7), Some(9), Some(9)];
         let mut ok = Mismatches::default();
-        ok.compare_up_to_bijection(&loaded, &expected, &[3, 3, 0, 0]);
+        ok.compare_up_to_bijection(&ids, &expected, &[3, 3, 0, 0]);
         assert_eq!(ok.count, 0);
         let mut merged = Mismatches::default();
-        merged.compare_up_to_bijection(&loaded, &expected, &[0, 0, 0, 0]);
+        merged.compare_up_to_bijection(&ids, &expected, &[0, 0, 0, 0]);
         assert_eq!(merged.count, 2);
         let mut split = Mismatches::default();
-        split.compare_up_to_bijection(&loaded, &expected, &[0, 1, 2, 2]);
+        split.compare_up_to_bijection(&ids, &expected, &[0, 1, 2, 2]);
         assert_eq!(split.count, 1);
     }
 }

@@ -2,21 +2,34 @@
 //!
 //! PIPELINE
 //! ========
-//! Analytics never walk the storage engine's structures directly. A query pins a snapshot,
-//! the snapshot is converted once into a compact, immutable [`Graph`] (two CSRs: out-edges and
-//! in-edges), and every kernel reads only that:
+//! Analytics read storage only through a pinned `GraphSnapshot`. Most kernels run on a
+//! compact, immutable [`Graph`] (two CSRs: out-edges and in-edges) that a [`Projection`]
+//! builds from the snapshot once per run; PageRank and WCC, where measurement showed that
+//! building the CSR costs more than it saves, read the snapshot's neighbour slices directly in
+//! every pass (see `live`):
 //!
 //! ```text
-//!   pinned snapshot ──(AdjacencySource: per-vertex neighbour slices)──▶ Graph::from_source
-//!   edge list (files, tests) ───────────────────────────────────────▶ Graph::from_edges
+//!   pinned GraphSnapshot + Projection ──(segment scans, parallel)──▶ ProjectedGraph  (projection)
+//!   pinned GraphSnapshot + Projection ──(segment scans every pass)──▶ live::{pagerank, wcc}
+//!   snapshot-like AdjacencySource ──(per-vertex slices)────────────▶ Graph::from_source
+//!   edge list (files, tests) ──────────────────────────────────────▶ Graph::from_edges
 //!                                                                        │
-//!          bfs · pagerank · wcc · cdlp · lcc · sssp · khop_count · triangle_count · degree
+//!   kernels::{bfs · pagerank · wcc · cdlp · lcc · sssp · khop_count · triangle_count · degree}
 //!                                                                        │
 //!                                              Vec<_> indexed by dense vertex id (0..n)
 //! ```
 //!
-//! Vertices are dense `u32` ids `0..n`. Mapping external ids (Graphalytics ids, storage row
-//! ids) to dense ids and back is the caller's job; labels in outputs (WCC, CDLP) are dense ids.
+//! Two layers of API:
+//! - the crate root ([`pagerank()`], [`bfs()`], … from `live`): kernels on a pinned
+//!   `GraphSnapshot` through a [`Projection`], results keyed by `VertexId` — what
+//!   `plexus::algo` re-exports;
+//! - [`kernels`]: the same kernels on a [`Graph`] with dense ids, for callers that build graphs
+//!   themselves (edge lists, the Graphalytics files, a [`ProjectedGraph`] reused for several
+//!   kernels).
+//!
+//! On a [`Graph`], vertices are dense `u32` ids `0..n`. Mapping external ids (Graphalytics ids,
+//! storage row ids) to dense ids and back is the caller's job ([`ProjectedGraph`] does it for
+//! snapshots); labels in outputs (WCC, CDLP) are dense ids.
 //! Where a Graphalytics rule breaks ties by "smallest label", it is the smallest dense id, which
 //! equals the smallest external id only if the caller's mapping preserves order (the
 //! [`graphalytics`] loader's does).
@@ -25,8 +38,9 @@
 //! ===========
 //! Every kernel is rayon-parallel and returns bit-identical results on every run and for every
 //! thread count: integer results do not depend on scheduling; floating-point sums are either
-//! taken per vertex in CSR order or over fixed-size chunks combined in a fixed order (never a
-//! work-stealing `sum()`), and SSSP converges to the unique least fixpoint (see `sssp`).
+//! taken per vertex in CSR order (storage order for the snapshot PageRank) or over fixed-size
+//! chunks combined in a fixed order (never a work-stealing `sum()`), and SSSP converges to the
+//! unique least fixpoint (see `sssp`).
 //!
 //! ERRORS
 //! ======
@@ -36,7 +50,8 @@
 //!
 //! NOT DONE HERE
 //! =============
-//! No incremental maintenance: a new snapshot means a new `Graph`. No out-of-core execution:
+//! No incremental maintenance: a new snapshot means a new `Graph` (or new passes over the
+//! snapshot for the kernels that read it directly, see `live`). No out-of-core execution:
 //! the CSR must fit in memory (about 4 bytes per edge and direction, plus 8 per weight).
 
 mod adj;
@@ -47,22 +62,39 @@ pub mod degree;
 pub mod graphalytics;
 pub mod khop;
 pub mod lcc;
+pub mod live;
 pub mod pagerank;
 mod par;
+pub mod projection;
 pub mod sssp;
 pub mod triangles;
 pub mod wcc;
 
-pub use bfs::{BFS_UNREACHABLE, BfsParams, bfs};
-pub use cdlp::{CdlpParams, cdlp};
+pub use bfs::{BFS_UNREACHABLE, BfsParams};
+pub use cdlp::CdlpParams;
 pub use csr::{AdjacencySource, Csr, Edge, Graph, GraphError, MAX_VERTICES, SliceSink};
-pub use degree::{DegreeParams, degree};
-pub use khop::{KHopParams, khop_count};
-pub use lcc::{LccParams, lcc};
-pub use pagerank::{PageRankParams, pagerank};
-pub use sssp::{SsspParams, sssp};
-pub use triangles::{TriangleParams, triangle_count};
-pub use wcc::{WccParams, wcc};
+pub use degree::DegreeParams;
+pub use khop::KHopParams;
+pub use lcc::LccParams;
+pub use live::{bfs, cdlp, degree, khop_count, lcc, pagerank, sssp, triangle_count, wcc};
+pub use pagerank::PageRankParams;
+pub use projection::{AnalyticsError, ProjectedGraph, Projection};
+pub use sssp::SsspParams;
+pub use triangles::TriangleParams;
+pub use wcc::WccParams;
+
+/// The kernels on a [`Graph`] with dense vertex ids (see the crate doc).
+pub mod kernels {
+    pub use crate::bfs::bfs;
+    pub use crate::cdlp::cdlp;
+    pub use crate::degree::degree;
+    pub use crate::khop::khop_count;
+    pub use crate::lcc::lcc;
+    pub use crate::pagerank::pagerank;
+    pub use crate::sssp::sssp;
+    pub use crate::triangles::triangle_count;
+    pub use crate::wcc::wcc;
+}
 
 /// Which edges of a directed graph a kernel follows. On an undirected graph all three are the
 /// same neighbourhood (each edge counted once).

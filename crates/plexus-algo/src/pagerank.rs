@@ -20,6 +20,10 @@
 //! bit-identical across runs and thread counts; the dangling sum and the convergence delta are
 //! deterministic chunked sums (see `par`).
 //!
+//! The iterations themselves (`iterate`) do not care where in-neighbours come from: the CSR
+//! kernel here pulls over `Graph::inc`, the snapshot kernel in `live` pulls straight over the
+//! storage's in-adjacency slices, with the same parameters, dangling rule and stopping rule.
+//!
 //! STOPPING
 //! ========
 //! Exactly `iterations` iterations (the Graphalytics rule), or earlier if `tolerance` is set and
@@ -53,13 +57,58 @@ impl Default for PageRankParams {
 
 /// PageRank of every vertex (see the module doc). An empty graph gives an empty vector.
 pub fn pagerank(g: &Graph, params: &PageRankParams) -> Result<Vec<f64>, AlgoError> {
+    let (out, inc) = (g.out(), g.inc());
+    iterate(
+        g.vertex_count(),
+        params,
+        |u| out.degree(u as u32),
+        |contrib, step, next| {
+            next.par_iter_mut().enumerate().for_each(|(v, r)| {
+                let pulled = inc
+                    .neighbors(v as u32)
+                    .iter()
+                    .fold(0.0, |acc, &u| acc + contrib[u as usize]);
+                *r = step.rank(pulled);
+            });
+            Ok(())
+        },
+    )
+}
+
+/// One iteration's affine map from pulled rank to new rank (see DEFINITION).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Step {
+    /// `(1 − d)/n + d/n · dangling rank`.
+    base: f64,
+    damping: f64,
+}
+
+impl Step {
+    /// `PRᵢ(v)` from `Σ_{u → v} PRᵢ₋₁(u) / outdeg(u)`.
+    #[inline]
+    pub(crate) fn rank(self, pulled: f64) -> f64 {
+        self.base + self.damping * pulled
+    }
+}
+
+/// The iterations of the module doc over any adjacency, so that the snapshot kernels (which
+/// pull straight from storage slices, see `live`) share them: `out_degree(u)` per vertex, and
+/// `pull(contrib, step, next)` must set every `next[v] = step.rank(Σ contrib[u])` over the
+/// in-neighbours `u` of `v`, each vertex summed in a fixed order.
+pub(crate) fn iterate<E: From<AlgoError>>(
+    n: usize,
+    params: &PageRankParams,
+    out_degree: impl Fn(usize) -> usize + Sync,
+    mut pull: impl FnMut(&[f64], Step, &mut [f64]) -> Result<(), E>,
+) -> Result<Vec<f64>, E> {
     let d = params.damping;
     if !(0.0..=1.0).contains(&d) {
         return Err(AlgoError::InvalidParameter {
             name: "damping",
             value: d.to_string(),
             reason: "must be a number in [0, 1]",
-        });
+        }
+        .into());
     }
     if let Some(t) = params.tolerance
         && !(t >= 0.0 && t.is_finite())
@@ -68,38 +117,28 @@ pub fn pagerank(g: &Graph, params: &PageRankParams) -> Result<Vec<f64>, AlgoErro
             name: "tolerance",
             value: t.to_string(),
             reason: "must be a finite number >= 0",
-        });
+        }
+        .into());
     }
-    let n = g.vertex_count();
     let n_f = n as f64;
-    let (out, inc) = (g.out(), g.inc());
     let mut rank = vec![1.0 / n_f; n];
     let mut next = vec![0.0; n];
     let mut contrib = vec![0.0; n];
     for _ in 0..params.iterations {
         contrib.par_iter_mut().enumerate().for_each(|(u, c)| {
-            let degree = out.degree(u as u32);
+            let degree = out_degree(u);
             *c = if degree == 0 {
                 0.0
             } else {
                 rank[u] / degree as f64
             };
         });
-        let dangling = det_sum_by(n, |u| {
-            if out.degree(u as u32) == 0 {
-                rank[u]
-            } else {
-                0.0
-            }
-        });
-        let base = (1.0 - d) / n_f + d * dangling / n_f;
-        next.par_iter_mut().enumerate().for_each(|(v, r)| {
-            let pulled = inc
-                .neighbors(v as u32)
-                .iter()
-                .fold(0.0, |acc, &u| acc + contrib[u as usize]);
-            *r = base + d * pulled;
-        });
+        let dangling = det_sum_by(n, |u| if out_degree(u) == 0 { rank[u] } else { 0.0 });
+        let step = Step {
+            base: (1.0 - d) / n_f + d * dangling / n_f,
+            damping: d,
+        };
+        pull(&contrib, step, &mut next)?;
         std::mem::swap(&mut rank, &mut next);
         if let Some(tolerance) = params.tolerance {
             let change = det_sum_by(n, |v| (rank[v] - next[v]).abs());

@@ -36,7 +36,7 @@ pub fn wcc(g: &Graph, _params: &WccParams) -> Vec<u32> {
     let n = g.vertex_count();
     let out = g.out();
     let mirrored = !g.is_directed();
-    let parent: Vec<AtomicU32> = (0..n as u32).into_par_iter().map(AtomicU32::new).collect();
+    let parent = forest(n);
     g.vertex_ranges().into_par_iter().for_each(|range| {
         for v in range {
             let v = v as u32;
@@ -48,9 +48,20 @@ pub fn wcc(g: &Graph, _params: &WccParams) -> Vec<u32> {
             }
         }
     });
-    (0..n as u32)
+    roots(&parent)
+}
+
+/// `n` singleton trees: `parent[v] = v`. Shared with the snapshot kernel in `live`, which
+/// calls [`union`] on storage slices instead of CSR lists.
+pub(crate) fn forest(n: usize) -> Vec<AtomicU32> {
+    (0..n as u32).into_par_iter().map(AtomicU32::new).collect()
+}
+
+/// The label of every vertex once all unions are done: its root, the smallest id of its tree.
+pub(crate) fn roots(parent: &[AtomicU32]) -> Vec<u32> {
+    (0..parent.len() as u32)
         .into_par_iter()
-        .map(|v| find(&parent, v))
+        .map(|v| find(parent, v))
         .collect()
 }
 
@@ -69,7 +80,7 @@ fn find(parent: &[AtomicU32], mut x: u32) -> u32 {
     }
 }
 
-fn union(parent: &[AtomicU32], u: u32, v: u32) {
+pub(crate) fn union(parent: &[AtomicU32], u: u32, v: u32) {
     let (mut a, mut b) = (u, v);
     loop {
         a = find(parent, a);

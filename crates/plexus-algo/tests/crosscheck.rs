@@ -4,10 +4,12 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
+use plexus_algo::kernels::{
+    bfs, cdlp, degree, khop_count, lcc, pagerank, sssp, triangle_count, wcc,
+};
 use plexus_algo::{
     BFS_UNREACHABLE, BfsParams, CdlpParams, Csr, DegreeParams, Direction, Graph, KHopParams,
-    LccParams, PageRankParams, SsspParams, TriangleParams, WccParams, bfs, cdlp, degree,
-    khop_count, lcc, pagerank, sssp, triangle_count, wcc,
+    LccParams, PageRankParams, SsspParams, TriangleParams, WccParams,
 };
 use proptest::prelude::*;
 

@@ -4,6 +4,7 @@
 //!
 //!     cargo run --release -p plexus-bench -- storage --scale 20
 
+mod algo;
 mod lsm;
 mod report;
 mod rmat;
@@ -51,6 +52,8 @@ enum Command {
         #[arg(long)]
         dir: std::path::PathBuf,
     },
+    /// Graphalytics kernels on a live snapshot vs a static CSR, and under concurrent writes.
+    Algo(algo::Options),
 }
 
 fn main() {
@@ -83,6 +86,7 @@ fn main() {
             };
             lsm::load_and_report_peak(&options, budget_bytes)
         }
+        Command::Algo(options) => algo::run(&options),
     };
     if let Err(e) = result {
         eprintln!("plexus-bench: {e}");

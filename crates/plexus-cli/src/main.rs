@@ -1,1 +1,104 @@
-fn main() {}
+//! `plexus`: the Plexus command-line tool. Argument parsing and printing only; the work is in
+//! the `plexus_cli` library (so that tests run the same code).
+//!
+//!     plexus algo validate ../shared/data/graphalytics
+//!
+//! Exit status: 0 when everything passed, 1 when a case failed or the run could not start,
+//! 2 for a usage error (clap's).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use plexus_cli::{Event, validate_graphalytics};
+
+/// Graphs with at least this many edges get loading progress on stderr.
+const PROGRESS_MIN_EDGES: usize = 100_000;
+/// Least time between two progress lines of one load.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(500);
+
+#[derive(Parser)]
+#[command(
+    name = "plexus",
+    version,
+    about = "The Plexus graph database command-line tool"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Graph analytics.
+    #[command(subcommand)]
+    Algo(AlgoCommand),
+}
+
+#[derive(Subcommand)]
+enum AlgoCommand {
+    /// Check the analytics against LDBC Graphalytics validation data: every graph is loaded
+    /// into a temporary database and every kernel runs through the snapshot API.
+    Validate {
+        /// The Graphalytics directory (with `properties/` and the graph and output files).
+        dir: PathBuf,
+        /// Where to create the temporary database (default: the system temp dir).
+        #[arg(long, value_name = "DIR")]
+        db_parent: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Algo(AlgoCommand::Validate { dir, db_parent }) => validate(&dir, db_parent),
+    }
+}
+
+fn validate(dir: &std::path::Path, db_parent: Option<PathBuf>) -> ExitCode {
+    let mut last_progress: Option<Instant> = None;
+    let mut events = |event: Event<'_>| match event {
+        Event::Loading {
+            graph,
+            edges_done,
+            edges_total,
+        } if edges_total >= PROGRESS_MIN_EDGES => {
+            let done = edges_done == edges_total;
+            if done || last_progress.is_none_or(|t| t.elapsed() >= PROGRESS_INTERVAL) {
+                let percent = 100.0 * edges_done as f64 / edges_total as f64;
+                eprint!("\rloading {graph}: {percent:5.1}% of {edges_total} edges");
+                if done {
+                    eprintln!();
+                }
+                let _ = std::io::stderr().flush();
+                last_progress = (!done).then(Instant::now);
+            }
+        }
+        Event::Loading { .. } => {}
+        Event::Case(report) => println!("{report}"),
+    };
+    let report = match validate_graphalytics(dir, db_parent.as_deref(), &mut events) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("plexus: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for problem in &report.problems {
+        println!("ERROR {problem}");
+    }
+    if !report.skipped_graphs.is_empty() {
+        println!(
+            "skipped {} graphs without data here: {}",
+            report.skipped_graphs.len(),
+            report.skipped_graphs.join(", ")
+        );
+    }
+    println!("{}", report.summary());
+    if report.all_passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

@@ -56,6 +56,8 @@ pub enum ParseErrorKind {
     NoExpressionAlias,
     #[error("query is nested deeper than {limit} levels")]
     NestingTooDeep { limit: usize },
+    #[error("invalid relationship pattern: {reason}")]
+    InvalidRelationshipPattern { reason: String },
 }
 
 impl ParseError {
@@ -86,6 +88,7 @@ impl ParseError {
             ParseErrorKind::InvalidClauseComposition { .. } => "InvalidClauseComposition",
             ParseErrorKind::NoExpressionAlias => "NoExpressionAlias",
             ParseErrorKind::ImplicitProcedureArguments => "InvalidArgumentPassingMode",
+            ParseErrorKind::InvalidRelationshipPattern { .. } => "InvalidRelationshipPattern",
         }
     }
 }

@@ -30,6 +30,7 @@ const PARSER_CODES: &[&str] = &[
     "InvalidClauseComposition",
     "NoExpressionAlias",
     "InvalidArgumentPassingMode",
+    "InvalidRelationshipPattern",
 ];
 
 struct TckQuery {

@@ -1,1 +1,35 @@
-//! placeholder
+//! Plexus query execution: openCypher statements from AST to rows.
+//!
+//! STAGES
+//! ======
+//! ```text
+//!   plexus_cypher::parse ──▶ bind/ (scopes, types, semantic errors)
+//!                         ──▶ plan/ (logical operators over slots; EXPLAIN)
+//!                         ──▶ exec/ (physical operators over column batches; PROFILE)
+//!                         ──▶ result.rs (rows + the graph elements they mention)
+//! ```
+//! - [`bind`]: resolves variables to slots, checks types and the rules the TCK names
+//!   (`UndefinedVariable`, `VariableTypeConflict`, `InvalidAggregation`, ...);
+//! - [`plan`]: the logical plan, built clause by clause while binding; rule-based;
+//! - [`exec`]: pull-based operators exchanging batches of ~2K rows as columns;
+//! - [`eval`]: expression evaluation and the function library;
+//! - [`value`]: Cypher values and their equality / comparison / ordering rules;
+//! - [`temporal`]: dates, times and durations;
+//! - [`engine::execute`]: the whole pipeline over one transaction.
+
+pub mod bind;
+pub mod engine;
+pub mod error;
+pub mod eval;
+pub mod exec;
+pub mod plan;
+pub mod result;
+pub mod temporal;
+pub mod value;
+
+pub use bind::Params;
+pub use engine::execute;
+pub use error::{ErrorClass, Phase, QueryError};
+pub use plan::{Procedure, ProcedureRegistry};
+pub use result::{NodeData, QueryResult, RelData};
+pub use value::Value;

@@ -4,7 +4,7 @@
 //! panics on bad input: every read checks the remaining length and returns a
 //! [`DecodeError`] with the offset, which callers turn into `Error::Corruption` naming the file.
 
-use plexus_types::{Value, VertexId};
+use plexus_types::{TemporalValue, Value, VertexId};
 use std::sync::Arc;
 
 /// Containers decoded from disk are bounded by this many elements, so a corrupt length field
@@ -90,6 +90,68 @@ impl Encoder {
                     self.value(v);
                 }
             }
+            Value::Temporal(t) => {
+                self.u8(7);
+                self.temporal(t);
+            }
+        }
+    }
+
+    /// Tag 7's body: a kind byte, then the kind's fields (i64 as u64, offsets as u32).
+    fn temporal(&mut self, t: &TemporalValue) {
+        let i = |e: &mut Self, v: i64| e.u64(v as u64);
+        match t {
+            TemporalValue::Date { days } => {
+                self.u8(0);
+                i(self, *days);
+            }
+            TemporalValue::LocalTime { nanos } => {
+                self.u8(1);
+                i(self, *nanos);
+            }
+            TemporalValue::Time {
+                nanos,
+                offset_seconds,
+            } => {
+                self.u8(2);
+                i(self, *nanos);
+                self.u32(*offset_seconds as u32);
+            }
+            TemporalValue::LocalDateTime { days, nanos } => {
+                self.u8(3);
+                i(self, *days);
+                i(self, *nanos);
+            }
+            TemporalValue::DateTime {
+                days,
+                nanos,
+                offset_seconds,
+                zone,
+            } => {
+                self.u8(4);
+                i(self, *days);
+                i(self, *nanos);
+                self.u32(*offset_seconds as u32);
+                match zone {
+                    Some(z) => {
+                        self.u8(1);
+                        self.str(z);
+                    }
+                    None => self.u8(0),
+                }
+            }
+            TemporalValue::Duration {
+                months,
+                days,
+                seconds,
+                nanos,
+            } => {
+                self.u8(5);
+                i(self, *months);
+                i(self, *days);
+                i(self, *seconds);
+                i(self, *nanos);
+            }
         }
     }
 }
@@ -171,6 +233,39 @@ impl<'a> Decoder<'a> {
         self.value_at_depth(0)
     }
 
+    fn temporal(&mut self) -> DecodeResult<TemporalValue> {
+        let kind = self.u8()?;
+        let i = |d: &mut Self| -> DecodeResult<i64> { Ok(d.u64()? as i64) };
+        Ok(match kind {
+            0 => TemporalValue::Date { days: i(self)? },
+            1 => TemporalValue::LocalTime { nanos: i(self)? },
+            2 => TemporalValue::Time {
+                nanos: i(self)?,
+                offset_seconds: self.u32()? as i32,
+            },
+            3 => TemporalValue::LocalDateTime {
+                days: i(self)?,
+                nanos: i(self)?,
+            },
+            4 => TemporalValue::DateTime {
+                days: i(self)?,
+                nanos: i(self)?,
+                offset_seconds: self.u32()? as i32,
+                zone: match self.u8()? {
+                    0 => None,
+                    _ => Some(Arc::from(self.str()?)),
+                },
+            },
+            5 => TemporalValue::Duration {
+                months: i(self)?,
+                days: i(self)?,
+                seconds: i(self)?,
+                nanos: i(self)?,
+            },
+            other => return Err(self.error(format!("unknown temporal kind {other}"))),
+        })
+    }
+
     fn value_at_depth(&mut self, depth: usize) -> DecodeResult<Value> {
         if depth > MAX_VALUE_DEPTH {
             return Err(self.error("value nesting too deep"));
@@ -196,6 +291,7 @@ impl<'a> Decoder<'a> {
                 }
                 Value::Map(Arc::from(entries))
             }
+            7 => Value::Temporal(self.temporal()?),
             tag => return Err(self.error(format!("unknown value tag {tag}"))),
         })
     }
@@ -219,6 +315,37 @@ mod tests {
         let mut dec = Decoder::new(&enc.buf, 0);
         assert_eq!(dec.value().unwrap(), value);
         assert!(dec.is_empty());
+    }
+
+    #[test]
+    fn temporal_values_round_trip() {
+        let values = [
+            TemporalValue::Date { days: -719_162 },
+            TemporalValue::Time {
+                nanos: 1,
+                offset_seconds: -3600,
+            },
+            TemporalValue::DateTime {
+                days: 16_637,
+                nanos: 78_032_142_000_000,
+                offset_seconds: 7200,
+                zone: Some(Arc::from("Europe/Stockholm")),
+            },
+            TemporalValue::Duration {
+                months: -14,
+                days: 3,
+                seconds: -70,
+                nanos: 999_999_999,
+            },
+        ];
+        for t in values {
+            let value = Value::Temporal(t);
+            let mut enc = Encoder::default();
+            enc.value(&value);
+            let mut dec = Decoder::new(&enc.buf, 0);
+            assert_eq!(dec.value().unwrap(), value);
+            assert!(dec.is_empty());
+        }
     }
 
     #[test]

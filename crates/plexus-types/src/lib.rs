@@ -13,4 +13,4 @@ pub use ids::{
     Direction, EdgeId, EdgeTableId, EdgeTypeId, LabelId, PropKeyId, Timestamp, VertexId,
     VertexTableId,
 };
-pub use value::{DataType, Value};
+pub use value::{DataType, TemporalValue, Value};

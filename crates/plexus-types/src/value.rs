@@ -19,6 +19,44 @@ pub enum Value {
     List(Arc<[Value]>),
     /// Keys sorted and unique.
     Map(Arc<[(Arc<str>, Value)]>),
+    /// A date, time, datetime or duration (see [`TemporalValue`]).
+    Temporal(TemporalValue),
+}
+
+/// A temporal value as stored. Only the representation lives here; the calendar and time zone
+/// semantics (and the ISO 8601 text form) are the query engine's (`plexus_exec::temporal`).
+/// Days count from 1970-01-01, nanoseconds from midnight (local time), offsets are seconds
+/// east of UTC; a datetime holds its local date and time, its offset and its zone name, if any.
+/// Orders by variant, then field by field — a total order for keys, not Cypher's ordering.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TemporalValue {
+    Date {
+        days: i64,
+    },
+    LocalTime {
+        nanos: i64,
+    },
+    Time {
+        nanos: i64,
+        offset_seconds: i32,
+    },
+    LocalDateTime {
+        days: i64,
+        nanos: i64,
+    },
+    DateTime {
+        days: i64,
+        nanos: i64,
+        offset_seconds: i32,
+        zone: Option<Arc<str>>,
+    },
+    /// Months, days and seconds are separate units; 0 ≤ nanos < 10⁹.
+    Duration {
+        months: i64,
+        days: i64,
+        seconds: i64,
+        nanos: i64,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -85,6 +123,8 @@ impl Value {
             Value::String(_) => DataType::String,
             Value::List(_) => DataType::List,
             Value::Map(_) => DataType::Map,
+            // No declared column type holds temporal values yet; undeclared properties do.
+            Value::Temporal(_) => DataType::Any,
         }
     }
 
@@ -115,6 +155,7 @@ impl Value {
             Value::String(_) => 4,
             Value::List(_) => 5,
             Value::Map(_) => 6,
+            Value::Temporal(_) => 7,
         }
     }
 }
@@ -155,6 +196,7 @@ impl Ord for Value {
             (Value::String(a), Value::String(b)) => a.cmp(b),
             (Value::List(a), Value::List(b)) => a.cmp(b),
             (Value::Map(a), Value::Map(b)) => a.cmp(b),
+            (Value::Temporal(a), Value::Temporal(b)) => a.cmp(b),
             _ => self.rank().cmp(&other.rank()),
         }
     }
@@ -182,6 +224,7 @@ impl Hash for Value {
             Value::String(s) => s.hash(state),
             Value::List(items) => items.hash(state),
             Value::Map(entries) => entries.hash(state),
+            Value::Temporal(t) => t.hash(state),
         }
     }
 }
@@ -214,6 +257,7 @@ impl fmt::Display for Value {
                 }
                 write!(f, "}}")
             }
+            Value::Temporal(t) => write!(f, "{t:?}"),
         }
     }
 }

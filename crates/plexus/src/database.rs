@@ -68,12 +68,22 @@ impl Database {
             let sync = config.durability == DurabilityMode::Periodic;
             // An error poisons the WAL; committers see it on their next commit.
             let job = move |m: &TxnManager| drop(m.flush_wal(sync));
-            workers.push(Worker::start(&manager, "plexus-wal-flusher", config.sync_interval_ms, job));
+            workers.push(Worker::start(
+                &manager,
+                "plexus-wal-flusher",
+                config.sync_interval_ms,
+                job,
+            ));
         }
         if config.background_maintenance {
             // An error poisons the database; committers see it on their next commit.
             let job = |m: &TxnManager| drop(m.run_maintenance());
-            workers.push(Worker::start(&manager, "plexus-maintenance", MAINTENANCE_INTERVAL_MS, job));
+            workers.push(Worker::start(
+                &manager,
+                "plexus-maintenance",
+                MAINTENANCE_INTERVAL_MS,
+                job,
+            ));
         }
         Ok(Database {
             manager,
@@ -87,6 +97,11 @@ impl Database {
     /// What recovery found when this database was opened.
     pub fn recovery_report(&self) -> &RecoveryReport {
         &self.report
+    }
+
+    /// Opens a Cypher connection (auto-commit until `BEGIN`).
+    pub fn connect(&self) -> crate::Connection<'_> {
+        crate::Connection::new(self)
     }
 
     /// Begins a snapshot-isolation transaction.
@@ -177,7 +192,12 @@ impl Drop for Database {
 }
 
 impl Worker {
-    fn start(manager: &Arc<TxnManager>, name: &str, interval_ms: u64, job: impl Fn(&TxnManager) + Send + 'static) -> Worker {
+    fn start(
+        manager: &Arc<TxnManager>,
+        name: &str,
+        interval_ms: u64,
+        job: impl Fn(&TxnManager) + Send + 'static,
+    ) -> Worker {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let weak = Arc::downgrade(manager);
         let interval = Duration::from_millis(interval_ms.max(1));
@@ -189,7 +209,9 @@ impl Worker {
                 let mut stopped = lock.lock();
                 while !*stopped {
                     condvar.wait_for(&mut stopped, interval);
-                    let Some(manager) = weak.upgrade() else { return };
+                    let Some(manager) = weak.upgrade() else {
+                        return;
+                    };
                     job(&manager);
                 }
             })

@@ -27,14 +27,20 @@
 //! that one process holds while the database is open. Durability follows
 //! [`Config::durability`]; see `plexus_storage::wal` for what each mode guarantees.
 
+mod connection;
 mod database;
+
+/// Analytics on pinned snapshots: `algo::pagerank(&snapshot, &projection, &params)`, ….
+pub use plexus_algo as algo;
 
 /// The README's Rust examples run as doc tests, so the README cannot drift from the API.
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+pub use connection::Connection;
 pub use database::{Database, StorageStats};
+pub use plexus_exec::{Params, Procedure, QueryError, QueryResult, Value as CypherValue};
 pub use plexus_storage::{RecoveryReport, Vfs, fault::FaultVfs};
 pub use plexus_txn::{GraphSnapshot, Transaction, VertexTableSpec};
 pub use plexus_types::{

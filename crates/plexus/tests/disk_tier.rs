@@ -114,7 +114,8 @@ fn db_with_runs(tag: &str) -> (TempDir, Vec<String>) {
 
 #[test]
 fn a_corrupt_truncated_or_missing_run_refuses_to_open_naming_the_file() {
-    let damage: [(&str, fn(&std::path::Path)); 3] = [
+    type Damage = fn(&std::path::Path);
+    let damage: [(&str, Damage); 3] = [
         ("corrupt", |p| {
             let mut bytes = std::fs::read(p).unwrap();
             let middle = bytes.len() / 2;

@@ -221,7 +221,9 @@ fn label_scan_phantom_aborts_under_serializable_only() {
     assert_phantom_aborts_only_when_serializable(
         |_| {},
         |t1| assert_eq!(t1.scan_label("Doctor").unwrap().len(), 2),
-        |t2| drop(t2.create_vertex(&["Doctor"], &[]).unwrap()),
+        |t2| {
+            t2.create_vertex(&["Doctor"], &[]).unwrap();
+        },
     );
 }
 
@@ -236,10 +238,8 @@ fn primary_key_lookup_phantom_aborts_under_serializable_only() {
         },
         |t1| assert_eq!(t1.lookup("Acct", &Value::from(7)).unwrap(), None),
         |t2| {
-            drop(
-                t2.create_vertex(&["Acct"], &[("id", Value::from(7))])
-                    .unwrap(),
-            )
+            t2.create_vertex(&["Acct"], &[("id", Value::from(7))])
+                .unwrap();
         },
     );
 }

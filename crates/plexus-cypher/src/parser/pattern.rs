@@ -25,6 +25,7 @@
 
 use super::{Parser, Result};
 use crate::ast::*;
+use crate::error::{ParseError, ParseErrorKind};
 use crate::lexer::TokenKind;
 
 impl Parser<'_> {
@@ -165,6 +166,19 @@ impl Parser<'_> {
             }
             if self.eat(&TokenKind::Star) {
                 length = Some(self.parse_var_length()?);
+            }
+            // A range without `*`, or a negative bound, is a malformed relationship pattern.
+            let negative_bound = matches!(self.peek().kind, TokenKind::Minus)
+                && matches!(self.peek_at(1).kind, TokenKind::Integer(_));
+            if negative_bound
+                || matches!(self.peek().kind, TokenKind::DotDot | TokenKind::Integer(_))
+            {
+                return Err(ParseError::new(
+                    ParseErrorKind::InvalidRelationshipPattern {
+                        reason: "a length range needs `*` and non-negative bounds (`*1..3`)".into(),
+                    },
+                    self.peek().span,
+                ));
             }
             properties = self.parse_pattern_properties()?;
             self.expect(&TokenKind::RBracket)?;

@@ -1,0 +1,535 @@
+//! `algo`: the Graphalytics kernels on a live Plexus snapshot, against the same kernels on a
+//! static CSR of the same edges, measured in the same run.
+//!
+//! PHASES
+//! ======
+//! 1. Generate the seeded RMAT graph (`2^scale` vertices, `16 · 2^scale` directed edges,
+//!    duplicates and self-loops kept) and one weight per edge, uniform in `[0, 1)`, seeded.
+//! 2. Baseline graph: `Graph::from_edges` of that list (directed, weighted), timed.
+//! 3. Load it into Plexus: a declared vertex table `V`, an edge table `E` with a `Float64`
+//!    `weight`, edges in transactions of `LOAD_BATCH_EDGES`, then `Database::compact` (what a
+//!    bulk load ends with). Vertex `i` of the list is the `i`-th vertex created.
+//! 4. `projection_build`: `Projection::build` on a pinned snapshot (baseline: `Graph::from_edges`
+//!    from the in-memory list), unweighted and weighted.
+//! 5. Per kernel, `value` is the call through the snapshot API — `plexus::algo::pagerank(
+//!    &snapshot, &projection, &params)` and so on, as a user runs it, projection included —
+//!    and `baseline` the kernel alone on the static graph; `kernel_s` is the kernel alone on
+//!    a prebuilt projection. Every result is checked against the static one.
+//! 6. PageRank and WCC read the snapshot directly in the API; `pagerank_via_csr` and
+//!    `wcc_via_csr` measure the other design (build the projection's CSR, then run the CSR
+//!    kernel) in the same run. `docs/design/analytics.md` explains the choice.
+//! 7. `algo_under_writes[_via_csr|_reserved_core]`: PageRank (fresh snapshot per run) while one
+//!    writer thread commits single-edge transactions, against the idle time right before;
+//!    and `writer_commit_rate_under_algo[...]`, the writer's rate meanwhile against its rate
+//!    alone. `_reserved_core` runs PageRank in a rayon pool one thread short of the cores.
+//!
+//! Times are the median of `--repeats` runs. With `--write-edges DIR` the command only writes
+//! the generated list for `bench/peers/` (`rmat-<scale>.bin`: little-endian `u32 src, u32 dst,
+//! f64 weight` records; `rmat-<scale>.csv`: `src,dst,weight` with a header) and exits.
+
+use crate::report::Figure;
+use crate::rmat::{self, Rng};
+use crate::storage::{create_vertices, single_edge_rate, single_edge_writer};
+use plexus::algo::{
+    BfsParams, CdlpParams, Graph, LccParams, PageRankParams, Projection, SsspParams, WccParams,
+    kernels,
+};
+use plexus::{
+    Config, DataType, Database, DurabilityMode, Error, GraphSnapshot, Value, VertexId,
+    VertexTableSpec,
+};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct Options {
+    /// RMAT scale: 2^scale vertices, 16 edges per vertex.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=26))]
+    pub scale: u32,
+    /// Runs per measurement; the median is printed.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeats: u32,
+    /// Seconds the writer runs alone to measure its commit rate.
+    #[arg(long, default_value_t = 5.0)]
+    pub writer_seconds: f64,
+    /// Directory for the benchmark database (default: the system temp dir).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Only write the generated edge list to DIR (rmat-<scale>.bin and .csv) and exit.
+    #[arg(long, value_name = "DIR")]
+    pub write_edges: Option<PathBuf>,
+}
+
+const EDGE_SEED: u64 = 42;
+const WEIGHT_SEED: u64 = 4242;
+const WRITER_SEED: u64 = 77;
+const LOAD_BATCH_EDGES: usize = 100_000;
+/// Load progress is printed every this many batches.
+const PROGRESS_EVERY_BATCHES: usize = 10;
+const PAGERANK_ITERATIONS: usize = 20;
+const DAMPING: f64 = 0.85;
+const CDLP_ITERATIONS: usize = 10;
+/// Largest relative difference accepted between Plexus and static floating-point results.
+const CHECK_EPSILON: f64 = 1e-9;
+
+pub fn run(options: &Options) -> Result<(), Error> {
+    let scale = options.scale;
+    let n = 1usize << scale;
+    eprintln!(
+        "generating RMAT scale {scale}: {n} vertices, {} edges",
+        rmat::EDGE_FACTOR << scale
+    );
+    let pairs = rmat::edges(scale, EDGE_SEED);
+    let mut rng = Rng::new(WEIGHT_SEED);
+    let weights: Vec<f64> = pairs.iter().map(|_| rng.unit()).collect();
+    if let Some(dir) = &options.write_edges {
+        return write_edge_list(dir, scale, &pairs, &weights);
+    }
+    let s = f64::from(scale);
+    let repeats = options.repeats as usize;
+
+    let edges: Vec<_> = pairs
+        .iter()
+        .zip(&weights)
+        .map(|(&(src, dst), &w)| (src, dst, Some(w)))
+        .collect();
+    let (static_build_s, fixed) = median(repeats, || {
+        Graph::from_edges(n, &edges, true).map_err(failure)
+    })?;
+    drop(edges);
+    // BFS and SSSP start at the vertex with the most out-edges (the smallest such id); the
+    // peers pick the same one.
+    let source = (0..n as u32)
+        .max_by_key(|&v| (fixed.out().degree(v), std::cmp::Reverse(v)))
+        .unwrap_or(0);
+
+    let dir = options
+        .dir
+        .clone()
+        .unwrap_or_else(std::env::temp_dir)
+        .join(format!("plexus-bench-algo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = Config {
+        durability: DurabilityMode::Periodic,
+        checkpoint_wal_bytes: 0,
+        ..Config::default()
+    };
+    let db = Arc::new(Database::open(&dir, config)?);
+    let ids = Arc::new(load(&db, n, &pairs, &weights)?);
+    drop((pairs, weights));
+    db.compact();
+
+    let bench = Bench {
+        snapshot: db.snapshot(),
+        fixed,
+        ids: &ids,
+        source,
+        repeats,
+        scale: s,
+    };
+    bench.projections(static_build_s)?;
+    for kernel in Kernel::ALL {
+        bench.kernel(kernel)?;
+    }
+    drop(bench);
+    under_writes(&db, &ids, options, s)?;
+    drop(db);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// Everything the per-kernel measurements share.
+struct Bench<'a> {
+    snapshot: GraphSnapshot,
+    /// The static baseline graph.
+    fixed: Graph,
+    ids: &'a [VertexId],
+    source: u32,
+    repeats: usize,
+    scale: f64,
+}
+
+impl Bench<'_> {
+    fn projections(&self, static_build_s: f64) -> Result<(), Error> {
+        for (name, projection) in [
+            ("projection_build", Kernel::Bfs.projection()),
+            ("projection_build_weighted", Kernel::Sssp.projection()),
+        ] {
+            let (seconds, built) = median(self.repeats, || {
+                projection.build(&self.snapshot).map_err(failure)
+            })?;
+            if built.graph().out().edge_count() != self.fixed.out().edge_count() {
+                return Err(failure(
+                    "the projection and the static graph differ in edges",
+                ));
+            }
+            Figure::new(name, seconds, "s")
+                .baseline(static_build_s)
+                .with("scale", self.scale)
+                .print();
+        }
+        Ok(())
+    }
+
+    fn kernel(&self, kernel: Kernel) -> Result<(), Error> {
+        eprintln!("{}", kernel.name());
+        let (static_s, expected) =
+            median(self.repeats, || kernel.on_graph(&self.fixed, self.source))?;
+        let source = self.ids[self.source as usize];
+        let (api_s, actual) = median(self.repeats, || kernel.on_snapshot(&self.snapshot, source))?;
+        expected.check(&actual, kernel.name())?;
+        let built = kernel.projection().build(&self.snapshot).map_err(failure)?;
+        let (kernel_s, _) = median(self.repeats, || kernel.on_graph(built.graph(), self.source))?;
+        Figure::new(kernel.name(), api_s, "s")
+            .baseline(static_s)
+            .with("kernel_s", kernel_s)
+            .with("scale", self.scale)
+            .print();
+        if let Some(alternative) = kernel.via_csr_name() {
+            // The API reads this kernel's input straight from the snapshot; measure the other
+            // design, a transient CSR per run, beside it.
+            let (csr_s, actual) = median(self.repeats, || kernel.via_csr(&self.snapshot))?;
+            expected.check(&actual, alternative)?;
+            Figure::new(alternative, csr_s, "s")
+                .baseline(static_s)
+                .with("scale", self.scale)
+                .print();
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Kernel {
+    PageRank,
+    Wcc,
+    Bfs,
+    Cdlp,
+    Lcc,
+    Sssp,
+}
+
+/// A kernel's per-vertex output, indexed by RMAT vertex id.
+#[derive(PartialEq)]
+enum Output {
+    Floats(Vec<f64>),
+    Ints(Vec<i64>),
+    Labels(Vec<u32>),
+}
+
+impl Kernel {
+    const ALL: [Kernel; 6] = [
+        Kernel::PageRank,
+        Kernel::Wcc,
+        Kernel::Bfs,
+        Kernel::Cdlp,
+        Kernel::Lcc,
+        Kernel::Sssp,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Kernel::PageRank => "pagerank",
+            Kernel::Wcc => "wcc",
+            Kernel::Bfs => "bfs",
+            Kernel::Cdlp => "cdlp",
+            Kernel::Lcc => "lcc",
+            Kernel::Sssp => "sssp",
+        }
+    }
+
+    /// Kernels whose API path reads the snapshot directly, with the name of the CSR variant.
+    fn via_csr_name(self) -> Option<&'static str> {
+        match self {
+            Kernel::PageRank => Some("pagerank_via_csr"),
+            Kernel::Wcc => Some("wcc_via_csr"),
+            _ => None,
+        }
+    }
+
+    /// The design not taken for those: build the projection's CSR, then run the kernel on it.
+    fn via_csr(self, snap: &GraphSnapshot) -> Result<Output, Error> {
+        let built = self.projection().build(snap).map_err(failure)?;
+        self.on_graph(built.graph(), 0)
+    }
+
+    fn pagerank_params() -> PageRankParams {
+        PageRankParams {
+            damping: DAMPING,
+            iterations: PAGERANK_ITERATIONS,
+            tolerance: None,
+        }
+    }
+
+    fn projection(self) -> Projection {
+        let projection = Projection::new().edge_types(&["E"]);
+        match self {
+            Kernel::Sssp => projection.weight("weight"),
+            _ => projection,
+        }
+    }
+
+    fn on_graph(self, g: &Graph, source: u32) -> Result<Output, Error> {
+        Ok(match self {
+            Kernel::PageRank => {
+                Output::Floats(kernels::pagerank(g, &Self::pagerank_params()).map_err(failure)?)
+            }
+            Kernel::Wcc => Output::Labels(kernels::wcc(g, &WccParams::default())),
+            Kernel::Bfs => Output::Ints(kernels::bfs(g, &BfsParams { source }).map_err(failure)?),
+            Kernel::Cdlp => Output::Labels(kernels::cdlp(
+                g,
+                &CdlpParams {
+                    iterations: CDLP_ITERATIONS,
+                },
+            )),
+            Kernel::Lcc => Output::Floats(kernels::lcc(g, &LccParams::default())),
+            Kernel::Sssp => {
+                let params = SsspParams {
+                    source,
+                    delta: None,
+                };
+                Output::Floats(kernels::sssp(g, &params).map_err(failure)?)
+            }
+        })
+    }
+
+    /// Through the snapshot API, as a user calls it.
+    fn on_snapshot(self, snap: &GraphSnapshot, source: VertexId) -> Result<Output, Error> {
+        use plexus::algo as api;
+        let p = self.projection();
+        let values = |pairs: Vec<(VertexId, f64)>| {
+            Output::Floats(pairs.into_iter().map(|(_, x)| x).collect())
+        };
+        let labels = |pairs: Vec<(VertexId, VertexId)>| {
+            Output::Labels(pairs.into_iter().map(|(_, l)| l.offset).collect())
+        };
+        Ok(match self {
+            Kernel::PageRank => {
+                values(api::pagerank(snap, &p, &Self::pagerank_params()).map_err(failure)?)
+            }
+            Kernel::Wcc => labels(api::wcc(snap, &p, &WccParams::default()).map_err(failure)?),
+            Kernel::Bfs => Output::Ints(
+                api::bfs(snap, &p, source)
+                    .map_err(failure)?
+                    .into_iter()
+                    .map(|(_, d)| d)
+                    .collect(),
+            ),
+            Kernel::Cdlp => {
+                let params = CdlpParams {
+                    iterations: CDLP_ITERATIONS,
+                };
+                labels(api::cdlp(snap, &p, &params).map_err(failure)?)
+            }
+            Kernel::Lcc => values(api::lcc(snap, &p, &LccParams::default()).map_err(failure)?),
+            Kernel::Sssp => values(api::sssp(snap, &p, source, None).map_err(failure)?),
+        })
+    }
+}
+
+impl Output {
+    /// `self` is the static result; `actual` must agree (floats within `CHECK_EPSILON`).
+    fn check(&self, actual: &Output, what: &str) -> Result<(), Error> {
+        let same = match (self, actual) {
+            (Output::Floats(a), Output::Floats(b)) => {
+                a.len() == b.len()
+                    && a.iter().zip(b).all(|(x, y)| {
+                        x == y || (x - y).abs() <= CHECK_EPSILON * x.abs().max(y.abs())
+                    })
+            }
+            _ => self == actual,
+        };
+        if same {
+            Ok(())
+        } else {
+            Err(failure(format!(
+                "{what}: Plexus and the static graph disagree"
+            )))
+        }
+    }
+}
+
+/// How PageRank runs in one `under_writes` variant.
+#[derive(Clone, Copy)]
+enum Variant {
+    /// Through the API, on all cores.
+    Api,
+    /// A transient CSR per run (the design not taken), on all cores.
+    ViaCsr,
+    /// Through the API in a pool with one thread fewer than cores, leaving one to the writer.
+    ReservedCore,
+}
+
+impl Variant {
+    fn suffix(self) -> &'static str {
+        match self {
+            Variant::Api => "",
+            Variant::ViaCsr => "_via_csr",
+            Variant::ReservedCore => "_reserved_core",
+        }
+    }
+}
+
+/// PageRank on a fresh snapshot per run while one writer commits single-edge transactions,
+/// against PageRank idle right before; and the writer's commit rate meanwhile against its rate
+/// alone. The graph grows by the writer's commits (`writer_commits`).
+fn under_writes(
+    db: &Arc<Database>,
+    ids: &Arc<Vec<VertexId>>,
+    options: &Options,
+    s: f64,
+) -> Result<(), Error> {
+    let repeats = options.repeats as usize;
+    let alone = single_edge_rate(db, ids, 1, options.writer_seconds)?;
+    let threads = rayon::current_num_threads();
+    for variant in [Variant::Api, Variant::ViaCsr, Variant::ReservedCore] {
+        eprintln!("pagerank under writes{}", variant.suffix());
+        let pool_threads = match variant {
+            Variant::ReservedCore => threads.saturating_sub(1).max(1),
+            _ => threads,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(pool_threads)
+            .build()
+            .map_err(failure)?;
+        let pagerank = || {
+            pool.install(|| match variant {
+                Variant::ViaCsr => Kernel::PageRank.via_csr(&db.snapshot()),
+                _ => Kernel::PageRank.on_snapshot(&db.snapshot(), ids[0]),
+            })
+        };
+        db.compact();
+        let (idle_s, _) = median(repeats, pagerank)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (db, ids, stop) = (db.clone(), ids.clone(), stop.clone());
+            std::thread::spawn(move || single_edge_writer(&db, &ids, WRITER_SEED, &stop))
+        };
+        let started = Instant::now();
+        let busy = median(repeats, pagerank);
+        let elapsed = started.elapsed().as_secs_f64();
+        stop.store(true, Ordering::Relaxed);
+        let commits = writer
+            .join()
+            .map_err(|_| failure("the writer thread panicked"))??;
+        let (busy_s, _) = busy?;
+        let suffix = variant.suffix();
+        Figure::new(&format!("algo_under_writes{suffix}"), busy_s, "s")
+            .baseline(idle_s)
+            .with("threads", pool_threads as f64)
+            .with("writer_commits", commits as f64)
+            .with("scale", s)
+            .print();
+        Figure::new(
+            &format!("writer_commit_rate_under_algo{suffix}"),
+            commits as f64 / elapsed,
+            "txn/s",
+        )
+        .baseline(alone)
+        .with("threads", pool_threads as f64)
+        .with("scale", s)
+        .print();
+    }
+    Ok(())
+}
+
+/// Vertices, then weighted edges in batched transactions (vertex `i` = `ids[i]`).
+fn load(
+    db: &Database,
+    n: usize,
+    pairs: &[(u32, u32)],
+    weights: &[f64],
+) -> Result<Vec<VertexId>, Error> {
+    db.create_vertex_table(&VertexTableSpec::new("V"))?;
+    db.create_edge_table("V", "E", "V", &[("weight", DataType::Float64)])?;
+    let ids = create_vertices(db, n)?;
+    let started = Instant::now();
+    let batches = pairs.len().div_ceil(LOAD_BATCH_EDGES);
+    for (i, (batch, batch_weights)) in pairs
+        .chunks(LOAD_BATCH_EDGES)
+        .zip(weights.chunks(LOAD_BATCH_EDGES))
+        .enumerate()
+    {
+        let mut tx = db.begin();
+        for (&(src, dst), &w) in batch.iter().zip(batch_weights) {
+            tx.create_edge(
+                ids[src as usize],
+                "E",
+                ids[dst as usize],
+                &[("weight", Value::from(w))],
+            )?;
+        }
+        tx.commit()?;
+        if i % PROGRESS_EVERY_BATCHES == 0 || i + 1 == batches {
+            eprint!(
+                "\r  loading: {:>5.1}% of {} edges",
+                100.0 * (i + 1) as f64 / batches as f64,
+                pairs.len()
+            );
+        }
+    }
+    eprintln!(" in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(ids)
+}
+
+fn write_edge_list(
+    dir: &Path,
+    scale: u32,
+    pairs: &[(u32, u32)],
+    weights: &[f64],
+) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display().to_string(), e))?;
+    let edges = || pairs.iter().zip(weights);
+    let bin = dir.join(format!("rmat-{scale}.bin"));
+    write_file(&bin, |out| {
+        for (&(src, dst), &w) in edges() {
+            out.write_all(&src.to_le_bytes())?;
+            out.write_all(&dst.to_le_bytes())?;
+            out.write_all(&w.to_le_bytes())?;
+        }
+        Ok(())
+    })?;
+    let csv = dir.join(format!("rmat-{scale}.csv"));
+    write_file(&csv, |out| {
+        writeln!(out, "src,dst,weight")?;
+        for (&(src, dst), &w) in edges() {
+            writeln!(out, "{src},{dst},{w}")?;
+        }
+        Ok(())
+    })?;
+    eprintln!("wrote {} and {}", bin.display(), csv.display());
+    Ok(())
+}
+
+/// Create `path` and fill it through a buffer with `body`.
+fn write_file(
+    path: &Path,
+    body: impl FnOnce(&mut BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    let io = |e| Error::io(path.display().to_string(), e);
+    let mut out = BufWriter::new(std::fs::File::create(path).map_err(io)?);
+    body(&mut out).map_err(io)?;
+    out.flush().map_err(io)
+}
+
+/// Median wall-clock seconds of `repeats` runs of `f`, and the last run's result.
+fn median<T>(repeats: usize, mut f: impl FnMut() -> Result<T, Error>) -> Result<(f64, T), Error> {
+    let mut times = Vec::with_capacity(repeats);
+    let mut last = None;
+    for _ in 0..repeats.max(1) {
+        let started = Instant::now();
+        last = Some(f()?);
+        times.push(started.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    let result = last.ok_or_else(|| failure("no run"))?;
+    Ok((times[times.len() / 2], result))
+}
+
+/// The driver reports every failure as a `plexus::Error` (what `main` prints).
+fn failure(e: impl ToString) -> Error {
+    Error::InvalidArgument(format!("algo benchmark: {}", e.to_string()))
+}

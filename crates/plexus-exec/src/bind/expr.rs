@@ -1,0 +1,693 @@
+//! Expression binding: AST expressions → [`BExpr`], with static type checks.
+//!
+//! AGGREGATES
+//! ==========
+//! Aggregate calls are legal only where [`ExprCtx::aggregates`] says so (WITH/RETURN items and
+//! their ORDER BY); anywhere else is `InvalidAggregation`, and an aggregate inside another is
+//! `NestedAggregation`. They bind to [`BExpr::Agg`], which the projection planner swaps for
+//! the slot its Aggregate operator fills.
+//!
+//! SUBSTITUTIONS
+//! =============
+//! Before binding an AST node the binder looks it up (by structural equality, spans ignored)
+//! in [`Binder::substitutions`]: `RETURN n.x, count(*) ORDER BY n.x` binds the ORDER BY key to
+//! the slot that already holds `n.x`, and `RETURN n.x + count(*)` with grouping key `n.x` reads
+//! the key's slot instead of a variable the aggregation has consumed.
+
+use super::{
+    ArithOp, BExpr, Binder, MapProjectionItem, PathElement, Scope, StringOp, Subquery,
+    SubqueryKind, Ty, syntax,
+};
+use crate::error::{ErrorClass, QueryError, Result};
+use crate::eval::functions;
+use crate::plan::{AggCall, AggFunction, LogicalPlan};
+use crate::value::Value;
+use plexus_cypher::ast::{self, BinaryOp, Expr, ExprKind, Literal, Span, UnaryOp};
+use std::sync::Arc;
+
+/// Where an expression appears.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ExprCtx {
+    /// Aggregate functions are allowed (projection items, their ORDER BY).
+    pub aggregates: bool,
+    /// Inside an aggregate's argument.
+    pub in_aggregate: bool,
+}
+
+impl ExprCtx {
+    pub const PLAIN: ExprCtx = ExprCtx {
+        aggregates: false,
+        in_aggregate: false,
+    };
+    pub const PROJECTION: ExprCtx = ExprCtx {
+        aggregates: true,
+        in_aggregate: false,
+    };
+}
+
+fn type_error(span: Span, message: impl Into<String>) -> QueryError {
+    syntax("InvalidArgumentType", span, message)
+}
+
+impl Binder<'_> {
+    pub(crate) fn bind_expr(&mut self, expr: &Expr, scope: &Scope, ctx: ExprCtx) -> Result<BExpr> {
+        if !ctx.in_aggregate
+            && let Some((_, slot)) = self.substitutions.iter().find(|(e, _)| e == expr)
+        {
+            return Ok(BExpr::Slot(*slot));
+        }
+        let span = expr.span;
+        Ok(match &expr.kind {
+            ExprKind::Literal(literal) => BExpr::Const(match literal {
+                Literal::Null => Value::Null,
+                Literal::Boolean(b) => Value::Bool(*b),
+                Literal::Integer(i) => Value::Int(*i),
+                Literal::Float(f) => Value::Float(*f),
+                Literal::String(s) => Value::string(s),
+            }),
+            ExprKind::Parameter(name) => {
+                if !self.params.contains_key(name) {
+                    return Err(QueryError::compile(
+                        ErrorClass::ParameterMissing,
+                        "MissingParameter",
+                        span,
+                        format!("expected a value for parameter ${name}"),
+                    ));
+                }
+                BExpr::Param(Arc::from(name.as_str()))
+            }
+            ExprKind::Variable(ident) => BExpr::Slot(self.lookup(scope, ident)?),
+            ExprKind::Property { expr: base, key } => {
+                let base_bound = self.bind_expr(base, scope, ctx)?;
+                let ty = self.static_type(&base_bound);
+                if matches!(
+                    ty,
+                    Ty::Bool | Ty::Int | Ty::Float | Ty::String | Ty::List | Ty::Path
+                ) {
+                    // The TCK files a path's property access as a syntax error, a value's as a
+                    // type error.
+                    let class = if ty == Ty::Path {
+                        ErrorClass::SyntaxError
+                    } else {
+                        ErrorClass::TypeError
+                    };
+                    return Err(QueryError::compile(
+                        class,
+                        "InvalidArgumentType",
+                        span,
+                        format!(
+                            "type mismatch: expected a map, node or relationship but was {}",
+                            ty.name()
+                        ),
+                    ));
+                }
+                BExpr::Property(Box::new(base_bound), Arc::from(key.name.as_str()))
+            }
+            ExprKind::Index { expr: base, index } => BExpr::Index(
+                Box::new(self.bind_expr(base, scope, ctx)?),
+                Box::new(self.bind_expr(index, scope, ctx)?),
+            ),
+            ExprKind::Slice {
+                expr: base,
+                from,
+                to,
+            } => {
+                let base = self.bind_expr(base, scope, ctx)?;
+                let from = match from {
+                    Some(e) => Some(Box::new(self.bind_expr(e, scope, ctx)?)),
+                    None => None,
+                };
+                let to = match to {
+                    Some(e) => Some(Box::new(self.bind_expr(e, scope, ctx)?)),
+                    None => None,
+                };
+                BExpr::Slice(Box::new(base), from, to)
+            }
+            ExprKind::HasLabels { expr: base, labels } => BExpr::HasLabels(
+                Box::new(self.bind_expr(base, scope, ctx)?),
+                labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
+            ),
+            ExprKind::Unary { op, expr: inner } => {
+                let bound = self.bind_expr(inner, scope, ctx)?;
+                match op {
+                    UnaryOp::Not => {
+                        self.check_boolean(&bound, inner.span)?;
+                        BExpr::Not(Box::new(bound))
+                    }
+                    UnaryOp::Negate => BExpr::Negate(Box::new(bound)),
+                    UnaryOp::Plus => bound,
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let l = self.bind_expr(lhs, scope, ctx)?;
+                let r = self.bind_expr(rhs, scope, ctx)?;
+                let (l, r) = (Box::new(l), Box::new(r));
+                match op {
+                    BinaryOp::Or | BinaryOp::Xor | BinaryOp::And => {
+                        self.check_boolean(&l, lhs.span)?;
+                        self.check_boolean(&r, rhs.span)?;
+                        match op {
+                            BinaryOp::Or => BExpr::Or(l, r),
+                            BinaryOp::Xor => BExpr::Xor(l, r),
+                            _ => BExpr::And(l, r),
+                        }
+                    }
+                    BinaryOp::RegexMatch => BExpr::StringOp(StringOp::Regex, l, r),
+                    BinaryOp::StartsWith => BExpr::StringOp(StringOp::StartsWith, l, r),
+                    BinaryOp::EndsWith => BExpr::StringOp(StringOp::EndsWith, l, r),
+                    BinaryOp::Contains => BExpr::StringOp(StringOp::Contains, l, r),
+                    BinaryOp::In => {
+                        let ty = self.static_type(&r);
+                        if !matches!(ty, Ty::List | Ty::Any | Ty::Null) {
+                            return Err(type_error(
+                                rhs.span,
+                                format!("IN expects a list but got {}", ty.name()),
+                            ));
+                        }
+                        BExpr::In(l, r)
+                    }
+                    BinaryOp::Subtract
+                    | BinaryOp::Multiply
+                    | BinaryOp::Divide
+                    | BinaryOp::Modulo
+                    | BinaryOp::Power
+                        if [&l, &r].iter().any(|e| {
+                            matches!(
+                                self.static_type(e),
+                                Ty::String
+                                    | Ty::Bool
+                                    | Ty::List
+                                    | Ty::Map
+                                    | Ty::Node
+                                    | Ty::Rel
+                                    | Ty::Path
+                            )
+                        }) =>
+                    {
+                        return Err(type_error(
+                            span,
+                            format!(
+                                "arithmetic is not defined for {} and {}",
+                                self.static_type(&l).name(),
+                                self.static_type(&r).name()
+                            ),
+                        ));
+                    }
+                    BinaryOp::Add => BExpr::Arith(ArithOp::Add, l, r),
+                    BinaryOp::Subtract => BExpr::Arith(ArithOp::Subtract, l, r),
+                    BinaryOp::Multiply => BExpr::Arith(ArithOp::Multiply, l, r),
+                    BinaryOp::Divide => BExpr::Arith(ArithOp::Divide, l, r),
+                    BinaryOp::Modulo => BExpr::Arith(ArithOp::Modulo, l, r),
+                    BinaryOp::Power => BExpr::Arith(ArithOp::Power, l, r),
+                }
+            }
+            ExprKind::Comparison { first, rest } => {
+                let mut operands = vec![self.bind_expr(first, scope, ctx)?];
+                let mut ops = Vec::with_capacity(rest.len());
+                for (op, e) in rest {
+                    ops.push(*op);
+                    operands.push(self.bind_expr(e, scope, ctx)?);
+                }
+                BExpr::Compare(operands, ops)
+            }
+            ExprKind::IsNull {
+                expr: inner,
+                negated,
+            } => BExpr::IsNull(Box::new(self.bind_expr(inner, scope, ctx)?), *negated),
+            ExprKind::List(items) => BExpr::List(
+                items
+                    .iter()
+                    .map(|e| self.bind_expr(e, scope, ctx))
+                    .collect::<Result<_>>()?,
+            ),
+            ExprKind::Map(entries) => BExpr::Map(
+                entries
+                    .iter()
+                    .map(|(k, e)| Ok((Arc::from(k.name.as_str()), self.bind_expr(e, scope, ctx)?)))
+                    .collect::<Result<_>>()?,
+            ),
+            ExprKind::MapProjection { variable, items } => {
+                let base = BExpr::Slot(self.lookup(scope, variable)?);
+                let mut bound = Vec::with_capacity(items.len());
+                for item in items {
+                    bound.push(match item {
+                        ast::MapProjectionItem::Property(key) => {
+                            MapProjectionItem::Property(Arc::from(key.name.as_str()))
+                        }
+                        ast::MapProjectionItem::AllProperties => MapProjectionItem::AllProperties,
+                        ast::MapProjectionItem::Literal(key, e) => MapProjectionItem::Entry(
+                            Arc::from(key.name.as_str()),
+                            self.bind_expr(e, scope, ctx)?,
+                        ),
+                        ast::MapProjectionItem::Variable(v) => MapProjectionItem::Entry(
+                            Arc::from(v.name.as_str()),
+                            BExpr::Slot(self.lookup(scope, v)?),
+                        ),
+                    });
+                }
+                BExpr::MapProjection(Box::new(base), bound)
+            }
+            ExprKind::FunctionCall {
+                name,
+                distinct,
+                args,
+            } => self.bind_call(name, *distinct, args, span, scope, ctx)?,
+            ExprKind::CountStar => {
+                self.check_aggregate_allowed(ctx, span)?;
+                BExpr::Agg(Box::new(AggCall {
+                    function: AggFunction::Count,
+                    distinct: false,
+                    arg: None,
+                    extra: None,
+                }))
+            }
+            ExprKind::Case {
+                operand,
+                alternatives,
+                default,
+            } => {
+                let operand = match operand {
+                    Some(e) => Some(Box::new(self.bind_expr(e, scope, ctx)?)),
+                    None => None,
+                };
+                let mut alts = Vec::with_capacity(alternatives.len());
+                for alt in alternatives {
+                    alts.push((
+                        self.bind_expr(&alt.when, scope, ctx)?,
+                        self.bind_expr(&alt.then, scope, ctx)?,
+                    ));
+                }
+                let default = match default {
+                    Some(e) => Some(Box::new(self.bind_expr(e, scope, ctx)?)),
+                    None => None,
+                };
+                BExpr::Case {
+                    operand,
+                    alternatives: alts,
+                    default,
+                }
+            }
+            ExprKind::ListComprehension {
+                variable,
+                list,
+                predicate,
+                projection,
+            } => {
+                let list = self.bind_expr(list, scope, ctx)?;
+                self.check_list(&list, span)?;
+                let mut inner = scope.clone();
+                let slot = self.new_slot(Ty::Any, variable.span)?;
+                inner.insert(&variable.name, slot);
+                let local = ExprCtx {
+                    aggregates: false,
+                    ..ctx
+                };
+                let predicate = match predicate {
+                    Some(e) => Some(Box::new(self.bind_expr(e, &inner, local)?)),
+                    None => None,
+                };
+                let projection = match projection {
+                    Some(e) => Some(Box::new(self.bind_expr(e, &inner, local)?)),
+                    None => None,
+                };
+                BExpr::ListComprehension {
+                    slot,
+                    list: Box::new(list),
+                    predicate,
+                    projection,
+                }
+            }
+            ExprKind::Quantifier {
+                quantifier,
+                variable,
+                list,
+                predicate,
+            } => {
+                let list = self.bind_expr(list, scope, ctx)?;
+                self.check_list(&list, span)?;
+                let mut inner = scope.clone();
+                let element = self.element_type(&list);
+                let slot = self.new_slot(element, variable.span)?;
+                inner.insert(&variable.name, slot);
+                let predicate = match predicate {
+                    Some(e) => self.bind_expr(e, &inner, ctx)?,
+                    None => BExpr::Slot(slot),
+                };
+                BExpr::Quantifier {
+                    quantifier: *quantifier,
+                    slot,
+                    list: Box::new(list),
+                    predicate: Box::new(predicate),
+                }
+            }
+            ExprKind::Reduce {
+                accumulator,
+                init,
+                variable,
+                list,
+                expr: body,
+            } => {
+                let init = self.bind_expr(init, scope, ctx)?;
+                let list = self.bind_expr(list, scope, ctx)?;
+                self.check_list(&list, span)?;
+                let mut inner = scope.clone();
+                let acc = self.new_slot(Ty::Any, accumulator.span)?;
+                let slot = self.new_slot(Ty::Any, variable.span)?;
+                inner.insert(&accumulator.name, acc);
+                inner.insert(&variable.name, slot);
+                let body = self.bind_expr(body, &inner, ctx)?;
+                BExpr::Reduce {
+                    accumulator: acc,
+                    init: Box::new(init),
+                    slot,
+                    list: Box::new(list),
+                    expr: Box::new(body),
+                }
+            }
+            ExprKind::PatternComprehension {
+                variable,
+                pattern,
+                predicate,
+                projection,
+            } => {
+                let mut inner = scope.clone();
+                let part = ast::PatternPart {
+                    variable: variable.clone(),
+                    shortest: None,
+                    element: (**pattern).clone(),
+                    span,
+                };
+                let mut plan = self.plan_pattern(
+                    LogicalPlan::Argument,
+                    &mut inner,
+                    std::slice::from_ref(&part),
+                )?;
+                if let Some(p) = predicate {
+                    let predicate = self.bind_expr(p, &inner, ExprCtx::PLAIN)?;
+                    plan = LogicalPlan::Filter {
+                        input: Box::new(plan),
+                        predicate,
+                    };
+                }
+                let value = self.bind_expr(projection, &inner, ExprCtx::PLAIN)?;
+                let slot = self.new_slot(Ty::Any, projection.span)?;
+                plan = LogicalPlan::Project {
+                    input: Box::new(plan),
+                    items: vec![(slot, value)],
+                };
+                self.subquery(SubqueryKind::Collect(slot), plan)
+            }
+            ExprKind::PatternPredicate(element) => {
+                let mut inner = scope.clone();
+                self.check_no_new_variables(element, scope)?;
+                let part = ast::PatternPart {
+                    variable: None,
+                    shortest: None,
+                    element: (**element).clone(),
+                    span,
+                };
+                let plan = self.plan_pattern(
+                    LogicalPlan::Argument,
+                    &mut inner,
+                    std::slice::from_ref(&part),
+                )?;
+                self.subquery(SubqueryKind::Exists, plan)
+            }
+            ExprKind::Exists(subquery) => match &**subquery {
+                ast::ExistsSubquery::Pattern { pattern, predicate } => {
+                    let mut inner = scope.clone();
+                    let mut plan =
+                        self.plan_pattern(LogicalPlan::Argument, &mut inner, &pattern.parts)?;
+                    if let Some(p) = predicate {
+                        let predicate = self.bind_expr(p, &inner, ExprCtx::PLAIN)?;
+                        plan = LogicalPlan::Filter {
+                            input: Box::new(plan),
+                            predicate,
+                        };
+                    }
+                    self.subquery(SubqueryKind::Exists, plan)
+                }
+                ast::ExistsSubquery::Query(query) => {
+                    let (plan, _) = self.plan_nested_query(query, scope)?;
+                    self.subquery(SubqueryKind::Exists, plan)
+                }
+            },
+        })
+    }
+
+    fn subquery(&mut self, kind: SubqueryKind, plan: LogicalPlan) -> BExpr {
+        let id = self.next_subquery;
+        self.next_subquery += 1;
+        BExpr::Subquery(Box::new(Subquery { id, kind, plan }))
+    }
+
+    pub(crate) fn lookup(&self, scope: &Scope, ident: &ast::Ident) -> Result<usize> {
+        scope.get(&ident.name).ok_or_else(|| {
+            syntax(
+                "UndefinedVariable",
+                ident.span,
+                format!("variable `{}` not defined", ident.name),
+            )
+        })
+    }
+
+    /// A pattern used as a predicate may not introduce named variables.
+    fn check_no_new_variables(&self, element: &ast::PatternElement, scope: &Scope) -> Result<()> {
+        let mut names = vec![&element.start.variable];
+        for step in &element.chain {
+            names.push(&step.relationship.variable);
+            names.push(&step.node.variable);
+        }
+        for ident in names.into_iter().flatten() {
+            self.lookup(scope, ident)?;
+        }
+        Ok(())
+    }
+
+    fn check_aggregate_allowed(&self, ctx: ExprCtx, span: Span) -> Result<()> {
+        if ctx.in_aggregate {
+            return Err(syntax(
+                "NestedAggregation",
+                span,
+                "an aggregate function cannot be nested in another",
+            ));
+        }
+        if !ctx.aggregates {
+            return Err(syntax(
+                "InvalidAggregation",
+                span,
+                "aggregate functions are only allowed in WITH and RETURN",
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn check_boolean(&self, e: &BExpr, span: Span) -> Result<()> {
+        let ty = self.static_type(e);
+        if matches!(
+            ty,
+            Ty::Int | Ty::Float | Ty::String | Ty::List | Ty::Map | Ty::Node | Ty::Rel | Ty::Path
+        ) {
+            return Err(type_error(
+                span,
+                format!("type mismatch: expected a boolean but was {}", ty.name()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_list(&self, e: &BExpr, span: Span) -> Result<()> {
+        let ty = self.static_type(e);
+        if !matches!(ty, Ty::List | Ty::Any | Ty::Null) {
+            return Err(type_error(
+                span,
+                format!("type mismatch: expected a list but was {}", ty.name()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn bind_call(
+        &mut self,
+        name: &ast::QualifiedName,
+        distinct: bool,
+        args: &[Expr],
+        span: Span,
+        scope: &Scope,
+        ctx: ExprCtx,
+    ) -> Result<BExpr> {
+        let mut full = String::new();
+        for part in &name.namespace {
+            full.push_str(&part.name);
+            full.push('.');
+        }
+        full.push_str(&name.name.name);
+        let lower = full.to_ascii_lowercase();
+        if let Some(function) = AggFunction::from_name(&lower) {
+            self.check_aggregate_allowed(ctx, span)?;
+            let expected = match function {
+                AggFunction::PercentileCont | AggFunction::PercentileDisc => 2,
+                _ => 1,
+            };
+            if args.len() != expected {
+                return Err(syntax(
+                    "InvalidNumberOfArguments",
+                    span,
+                    format!("{full}() takes {expected} argument(s)"),
+                ));
+            }
+            let inner = ExprCtx {
+                aggregates: true,
+                in_aggregate: true,
+            };
+            let arg = self.bind_expr(&args[0], scope, inner)?;
+            if calls_rand(&arg) {
+                return Err(syntax(
+                    "NonConstantExpression",
+                    args[0].span,
+                    "an aggregate's argument cannot be non-deterministic (rand())",
+                ));
+            }
+            let extra = match args.get(1) {
+                Some(e) => Some(self.bind_expr(e, scope, inner)?),
+                None => None,
+            };
+            return Ok(BExpr::Agg(Box::new(AggCall {
+                function,
+                distinct,
+                arg: Some(arg),
+                extra,
+            })));
+        }
+        let Some((min, max)) = functions::arity(&lower) else {
+            return Err(syntax(
+                "UnknownFunction",
+                name.name.span,
+                format!("unknown function '{full}'"),
+            ));
+        };
+        if args.len() < min || args.len() > max {
+            return Err(syntax(
+                "InvalidNumberOfArguments",
+                span,
+                format!("wrong number of arguments for {full}()"),
+            ));
+        }
+        let bound: Vec<BExpr> = args
+            .iter()
+            .map(|a| self.bind_expr(a, scope, ctx))
+            .collect::<Result<_>>()?;
+        if let Some(arg) = bound.first() {
+            let ty = self.static_type(arg);
+            let bad = match lower.as_str() {
+                "properties" => matches!(
+                    ty,
+                    Ty::Bool | Ty::Int | Ty::Float | Ty::String | Ty::List | Ty::Path
+                ),
+                "labels" => !matches!(ty, Ty::Node | Ty::Any | Ty::Null),
+                "type" => !matches!(ty, Ty::Rel | Ty::Any | Ty::Null),
+                "length" => matches!(
+                    ty,
+                    Ty::Node | Ty::Rel | Ty::Bool | Ty::Int | Ty::Float | Ty::Map
+                ),
+                "size" => matches!(
+                    ty,
+                    Ty::Path | Ty::Node | Ty::Rel | Ty::Bool | Ty::Int | Ty::Float | Ty::Map
+                ),
+                "nodes" | "relationships" => !matches!(ty, Ty::Path | Ty::Any | Ty::Null),
+                "startnode" | "endnode" => !matches!(ty, Ty::Rel | Ty::Any | Ty::Null),
+                "keys" => matches!(
+                    ty,
+                    Ty::Bool | Ty::Int | Ty::Float | Ty::String | Ty::List | Ty::Path
+                ),
+                _ => false,
+            };
+            if bad {
+                return Err(type_error(
+                    args[0].span,
+                    format!("type mismatch: {full}() does not accept {}", ty.name()),
+                ));
+            }
+        }
+        Ok(BExpr::Call(Arc::from(lower.as_str()), bound))
+    }
+
+    /// The static type of a bound expression (`Any` when it depends on data).
+    pub(crate) fn static_type(&self, e: &BExpr) -> Ty {
+        match e {
+            BExpr::Const(v) => Ty::of_value(v),
+            BExpr::Slot(s) => self.slot_type(*s),
+            BExpr::List(_) | BExpr::ListComprehension { .. } => Ty::List,
+            BExpr::Map(_) | BExpr::MapProjection(..) => Ty::Map,
+            BExpr::Not(_)
+            | BExpr::And(..)
+            | BExpr::Or(..)
+            | BExpr::Xor(..)
+            | BExpr::Compare(..)
+            | BExpr::IsNull(..)
+            | BExpr::In(..)
+            | BExpr::StringOp(..)
+            | BExpr::HasLabels(..)
+            | BExpr::Quantifier { .. } => Ty::Bool,
+            BExpr::Subquery(sub) => match sub.kind {
+                SubqueryKind::Exists => Ty::Bool,
+                SubqueryKind::Collect(_) => Ty::List,
+                SubqueryKind::Count => Ty::Int,
+            },
+            BExpr::Path(_) => Ty::Path,
+            BExpr::Arith(op, l, r) => {
+                let (l, r) = (self.static_type(l), self.static_type(r));
+                match (op, l, r) {
+                    (_, Ty::Int, Ty::Int) if *op != ArithOp::Power => Ty::Int,
+                    (_, Ty::Float, Ty::Int | Ty::Float) | (_, Ty::Int, Ty::Float) => Ty::Float,
+                    (ArithOp::Add, Ty::String, Ty::String | Ty::Int | Ty::Float) => Ty::String,
+                    (ArithOp::Add, Ty::List, _) | (ArithOp::Add, _, Ty::List) => Ty::List,
+                    _ => Ty::Any,
+                }
+            }
+            BExpr::Call(name, _) => match &**name {
+                "labels" | "keys" | "nodes" | "relationships" | "range" | "split" | "tail" => {
+                    Ty::List
+                }
+                "type" | "tostring" | "toupper" | "tolower" | "trim" | "ltrim" | "rtrim"
+                | "substring" | "left" | "right" | "replace" => Ty::String,
+                "startnode" | "endnode" => Ty::Node,
+                "properties" => Ty::Map,
+                _ => Ty::Any,
+            },
+            _ => Ty::Any,
+        }
+    }
+
+    /// The static type of a list's elements when every element has the same known type.
+    fn element_type(&self, list: &BExpr) -> Ty {
+        let types: Vec<Ty> = match list {
+            BExpr::List(items) => items.iter().map(|e| self.static_type(e)).collect(),
+            BExpr::Const(Value::List(items)) => items.iter().map(Ty::of_value).collect(),
+            _ => return Ty::Any,
+        };
+        match types.split_first() {
+            Some((first, rest))
+                if !matches!(first, Ty::Any | Ty::Null) && rest.iter().all(|t| t == first) =>
+            {
+                *first
+            }
+            _ => Ty::Any,
+        }
+    }
+
+    /// The path expression of a named pattern part, from the slots of its elements.
+    pub(crate) fn path_expr(elements: Vec<PathElement>) -> BExpr {
+        BExpr::Path(elements)
+    }
+}
+
+/// Whether `e` calls `rand()` (directly or in its arguments).
+fn calls_rand(e: &BExpr) -> bool {
+    match e {
+        BExpr::Call(name, args) => &**name == "rand" || args.iter().any(calls_rand),
+        BExpr::Arith(_, a, b) => calls_rand(a) || calls_rand(b),
+        BExpr::Negate(a) => calls_rand(a),
+        _ => false,
+    }
+}

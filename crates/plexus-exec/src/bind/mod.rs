@@ -1,0 +1,287 @@
+//! Binder: names → slots, and the semantic checks the parser cannot make.
+//!
+//! SCOPES
+//! ======
+//! A [`Scope`] lists the variables visible at a point of the query, in declaration order,
+//! each with its slot (see `plan` for the slot layout). MATCH, CREATE, MERGE, UNWIND and
+//! procedure YIELDs add to the scope; WITH and RETURN replace it with their projection;
+//! list comprehensions, quantifiers, `reduce` and pattern expressions bind local variables in
+//! a copy of the scope that is dropped afterwards. `CALL { ... }` subqueries start from an
+//! empty scope; their leading `WITH` imports variables from the outer one.
+//!
+//! TYPES
+//! =====
+//! Every slot has a static [`Ty`], known when the variable is declared (a pattern node is a
+//! `Node`, `WITH 1 AS x` makes `x` an `Int`, a function result is usually `Any`). Types are
+//! used only to reject what can never work — `MATCH (r)` after `r` was a relationship
+//! (`VariableTypeConflict`), `NOT 'text'` or `properties(1)` (`InvalidArgumentType`) — values
+//! of type `Any` are checked when the query runs.
+//!
+//! ERRORS
+//! ======
+//! Errors carry the TCK's class and detail code (`SyntaxError` / `UndefinedVariable`, ...)
+//! and the span of the offending name or expression.
+//!
+//! Binding and planning are interleaved: a pattern predicate or pattern comprehension inside
+//! an expression is planned as a subquery while its expression is bound, so the binder and
+//! the clause planner (`plan::build`) are two halves of one [`Binder`].
+
+mod expr;
+
+pub(crate) use expr::ExprCtx;
+
+use crate::error::{ErrorClass, QueryError, Result};
+use crate::plan::{AggCall, LogicalPlan, ProcedureRegistry};
+use crate::value::Value;
+use plexus_cypher::ast::{ComparisonOp, Quantifier, Span};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Query parameters by name.
+pub type Params = HashMap<String, Value>;
+
+/// Static types; `Any` means "known only at run time".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    Any,
+    Null,
+    Bool,
+    Int,
+    Float,
+    String,
+    List,
+    Map,
+    Node,
+    Rel,
+    Path,
+    Temporal,
+}
+
+impl Ty {
+    pub fn of_value(value: &Value) -> Ty {
+        match value {
+            Value::Null => Ty::Null,
+            Value::Bool(_) => Ty::Bool,
+            Value::Int(_) => Ty::Int,
+            Value::Float(_) => Ty::Float,
+            Value::String(_) => Ty::String,
+            Value::List(_) => Ty::List,
+            Value::Map(_) => Ty::Map,
+            Value::Node(_) => Ty::Node,
+            Value::Rel(_) => Ty::Rel,
+            Value::Path(_) => Ty::Path,
+            Value::Temporal(_) | Value::Duration(_) => Ty::Temporal,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::Any => "ANY",
+            Ty::Null => "NULL",
+            Ty::Bool => "BOOLEAN",
+            Ty::Int => "INTEGER",
+            Ty::Float => "FLOAT",
+            Ty::String => "STRING",
+            Ty::List => "LIST",
+            Ty::Map => "MAP",
+            Ty::Node => "NODE",
+            Ty::Rel => "RELATIONSHIP",
+            Ty::Path => "PATH",
+            Ty::Temporal => "TEMPORAL",
+        }
+    }
+}
+
+/// A bound expression: variables resolved to slots, functions resolved, subqueries planned.
+#[derive(Debug, Clone)]
+pub enum BExpr {
+    Const(Value),
+    Param(Arc<str>),
+    Slot(usize),
+    Property(Box<BExpr>, Arc<str>),
+    Index(Box<BExpr>, Box<BExpr>),
+    Slice(Box<BExpr>, Option<Box<BExpr>>, Option<Box<BExpr>>),
+    HasLabels(Box<BExpr>, Vec<Arc<str>>),
+    Not(Box<BExpr>),
+    Negate(Box<BExpr>),
+    And(Box<BExpr>, Box<BExpr>),
+    Or(Box<BExpr>, Box<BExpr>),
+    Xor(Box<BExpr>, Box<BExpr>),
+    Arith(ArithOp, Box<BExpr>, Box<BExpr>),
+    StringOp(StringOp, Box<BExpr>, Box<BExpr>),
+    In(Box<BExpr>, Box<BExpr>),
+    /// `operands[0] ops[0] operands[1] ops[1] operands[2] ...`
+    Compare(Vec<BExpr>, Vec<ComparisonOp>),
+    IsNull(Box<BExpr>, bool),
+    List(Vec<BExpr>),
+    Map(Vec<(Arc<str>, BExpr)>),
+    MapProjection(Box<BExpr>, Vec<MapProjectionItem>),
+    /// A scalar function; the name is lower case.
+    Call(Arc<str>, Vec<BExpr>),
+    /// Only inside projections, replaced by a slot when the projection is planned.
+    Agg(Box<AggCall>),
+    Case {
+        operand: Option<Box<BExpr>>,
+        alternatives: Vec<(BExpr, BExpr)>,
+        default: Option<Box<BExpr>>,
+    },
+    ListComprehension {
+        slot: usize,
+        list: Box<BExpr>,
+        predicate: Option<Box<BExpr>>,
+        projection: Option<Box<BExpr>>,
+    },
+    Quantifier {
+        quantifier: Quantifier,
+        slot: usize,
+        list: Box<BExpr>,
+        predicate: Box<BExpr>,
+    },
+    Reduce {
+        accumulator: usize,
+        init: Box<BExpr>,
+        slot: usize,
+        list: Box<BExpr>,
+        expr: Box<BExpr>,
+    },
+    Subquery(Box<Subquery>),
+    /// A path from a pattern's elements, in pattern order.
+    Path(Vec<PathElement>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Modulo,
+    Power,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StringOp {
+    StartsWith,
+    EndsWith,
+    Contains,
+    Regex,
+}
+
+#[derive(Debug, Clone)]
+pub enum MapProjectionItem {
+    Property(Arc<str>),
+    AllProperties,
+    Entry(Arc<str>, BExpr),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum PathElement {
+    Node(usize),
+    Rel(usize),
+    /// A list of relationships (variable length); the nodes between them are implied.
+    Rels(usize),
+}
+
+/// A correlated subquery inside an expression, run with the current row as its argument.
+#[derive(Debug, Clone)]
+pub struct Subquery {
+    /// Unique within the statement: the executor caches the built operator tree under it.
+    pub id: usize,
+    pub kind: SubqueryKind,
+    pub plan: LogicalPlan,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum SubqueryKind {
+    /// true if the plan has a row.
+    Exists,
+    /// The list of `slot` over the plan's rows (pattern comprehension).
+    Collect(usize),
+    /// The number of rows.
+    Count,
+}
+
+/// Variables in scope, in declaration order.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    vars: Vec<(String, usize)>,
+}
+
+impl Scope {
+    pub fn get(&self, name: &str) -> Option<usize> {
+        self.vars
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| *s)
+    }
+
+    pub fn insert(&mut self, name: &str, slot: usize) {
+        self.vars.retain(|(n, _)| n != name);
+        self.vars.push((name.to_string(), slot));
+    }
+
+    pub fn vars(&self) -> &[(String, usize)] {
+        &self.vars
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+}
+
+/// The limit on slots in one statement (variables, anonymous pattern elements, locals).
+pub const MAX_SLOTS: usize = 65_536;
+
+/// State shared by binding and planning one statement.
+pub struct Binder<'a> {
+    pub(crate) source: &'a str,
+    pub(crate) params: &'a Params,
+    pub(crate) procedures: &'a ProcedureRegistry,
+    pub(crate) slot_types: Vec<Ty>,
+    pub(crate) next_subquery: usize,
+    /// AST expressions to replace by slots while binding (projection items already computed,
+    /// grouping keys); see `expr`.
+    pub(crate) substitutions: Vec<(plexus_cypher::ast::Expr, usize)>,
+    /// An updating clause has been planned (see `LogicalPlan::Limit::drain`).
+    pub(crate) updating_seen: bool,
+}
+
+impl<'a> Binder<'a> {
+    pub fn new(source: &'a str, params: &'a Params, procedures: &'a ProcedureRegistry) -> Self {
+        Binder {
+            source,
+            params,
+            procedures,
+            slot_types: Vec::new(),
+            next_subquery: 0,
+            substitutions: Vec::new(),
+            updating_seen: false,
+        }
+    }
+
+    pub(crate) fn new_slot(&mut self, ty: Ty, span: Span) -> Result<usize> {
+        if self.slot_types.len() >= MAX_SLOTS {
+            return Err(QueryError::compile(
+                ErrorClass::SemanticError,
+                "TooManyVariables",
+                span,
+                format!("a statement may use at most {MAX_SLOTS} variables"),
+            ));
+        }
+        self.slot_types.push(ty);
+        Ok(self.slot_types.len() - 1)
+    }
+
+    pub(crate) fn slot_type(&self, slot: usize) -> Ty {
+        self.slot_types.get(slot).copied().unwrap_or(Ty::Any)
+    }
+
+    pub(crate) fn text(&self, span: Span) -> String {
+        span.text(self.source).unwrap_or("?").to_string()
+    }
+}
+
+pub(crate) fn syntax(code: &'static str, span: Span, message: impl Into<String>) -> QueryError {
+    QueryError::compile(ErrorClass::SyntaxError, code, span, message)
+}

@@ -1,0 +1,176 @@
+//! Aggregate functions: one [`Accumulator`] per group and aggregate call.
+//!
+//! Nulls are skipped by every aggregate (`count(x)` counts non-null values, `count(*)` counts
+//! rows). With DISTINCT each value is fed once (under equivalence, see `value::GroupKey`).
+//! `sum`/`avg` stay integers while all inputs are integers, switch to floats otherwise, and
+//! reject non-numbers; `sum` of durations adds durations.
+
+use super::{Env, eval};
+use crate::bind::ArithOp;
+use crate::error::{QueryError, Result};
+use crate::exec::ExecContext;
+use crate::plan::{AggCall, AggFunction};
+use crate::value::{GroupKey, Value, order};
+use std::collections::HashSet;
+
+pub struct Accumulator {
+    seen: Option<HashSet<GroupKey>>,
+    count: i64,
+    sum: Value,
+    best: Option<Value>,
+    values: Vec<Value>,
+    percentile: Option<Value>,
+}
+
+impl Accumulator {
+    pub fn new(call: &AggCall) -> Self {
+        Accumulator {
+            seen: call.distinct.then(HashSet::new),
+            count: 0,
+            sum: Value::Int(0),
+            best: None,
+            values: Vec::new(),
+            percentile: None,
+        }
+    }
+
+    pub fn update(&mut self, call: &AggCall, env: &mut Env, ctx: &mut ExecContext) -> Result<()> {
+        let Some(arg) = &call.arg else {
+            self.count += 1;
+            return Ok(());
+        };
+        let value = eval(arg, env, ctx)?;
+        if value.is_null() {
+            return Ok(());
+        }
+        if let Some(extra) = &call.extra
+            && self.percentile.is_none()
+        {
+            self.percentile = Some(eval(extra, env, ctx)?);
+        }
+        if let Some(seen) = &mut self.seen
+            && !seen.insert(GroupKey(vec![value.clone()]))
+        {
+            return Ok(());
+        }
+        self.count += 1;
+        match call.function {
+            AggFunction::Count => {}
+            AggFunction::Sum | AggFunction::Avg => {
+                if !matches!(value, Value::Int(_) | Value::Float(_) | Value::Duration(_)) {
+                    return Err(QueryError::type_error(format!(
+                        "{}() expects numbers, not {}",
+                        call.function.name(),
+                        value.type_name()
+                    )));
+                }
+                if call.function == AggFunction::Avg && matches!(value, Value::Duration(_)) {
+                    self.values.push(value.clone());
+                }
+                if matches!(value, Value::Duration(_))
+                    && matches!(self.sum, Value::Int(0))
+                    && self.count == 1
+                {
+                    self.sum = value;
+                } else {
+                    self.sum = super::arith(ArithOp::Add, &self.sum, &value)?;
+                }
+            }
+            AggFunction::Min | AggFunction::Max => {
+                let replace = match &self.best {
+                    None => true,
+                    Some(best) => {
+                        let o = order(&value, best);
+                        if call.function == AggFunction::Min {
+                            o == std::cmp::Ordering::Less
+                        } else {
+                            o == std::cmp::Ordering::Greater
+                        }
+                    }
+                };
+                if replace {
+                    self.best = Some(value);
+                }
+            }
+            AggFunction::Collect => self.values.push(value),
+            AggFunction::StDev
+            | AggFunction::StDevP
+            | AggFunction::PercentileCont
+            | AggFunction::PercentileDisc => {
+                if value.as_f64().is_none() {
+                    return Err(QueryError::type_error(format!(
+                        "{}() expects numbers, not {}",
+                        call.function.name(),
+                        value.type_name()
+                    )));
+                }
+                self.values.push(value);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn finish(self, call: &AggCall) -> Result<Value> {
+        Ok(match call.function {
+            AggFunction::Count => Value::Int(self.count),
+            AggFunction::Sum => self.sum,
+            AggFunction::Avg => {
+                if self.count == 0 {
+                    Value::Null
+                } else if let Value::Duration(d) = &self.sum {
+                    Value::Duration(d.divide(self.count as f64))
+                } else {
+                    Value::Float(self.sum.as_f64().unwrap_or(0.0) / self.count as f64)
+                }
+            }
+            AggFunction::Min | AggFunction::Max => self.best.unwrap_or(Value::Null),
+            AggFunction::Collect => Value::list(self.values),
+            AggFunction::StDev | AggFunction::StDevP => {
+                let n = self.values.len();
+                let sample = call.function == AggFunction::StDev;
+                if n == 0 || (sample && n == 1) {
+                    return Ok(Value::Float(0.0));
+                }
+                let xs: Vec<f64> = self.values.iter().filter_map(Value::as_f64).collect();
+                let mean = xs.iter().sum::<f64>() / n as f64;
+                let squares: f64 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
+                let divisor = if sample { n - 1 } else { n } as f64;
+                Value::Float((squares / divisor).sqrt())
+            }
+            AggFunction::PercentileCont | AggFunction::PercentileDisc => {
+                let p = match &self.percentile {
+                    Some(p) => p.as_f64().ok_or_else(|| {
+                        QueryError::argument("the percentile must be a number between 0 and 1")
+                    })?,
+                    None => return Ok(Value::Null),
+                };
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(QueryError::runtime(
+                        crate::error::ErrorClass::ArgumentError,
+                        "NumberOutOfRange",
+                        "the percentile must be between 0 and 1",
+                    ));
+                }
+                let mut xs = self.values;
+                if xs.is_empty() {
+                    return Ok(Value::Null);
+                }
+                xs.sort_by(order);
+                let n = xs.len();
+                if call.function == AggFunction::PercentileDisc {
+                    let index = ((p * n as f64).ceil() as usize)
+                        .saturating_sub(1)
+                        .min(n - 1);
+                    xs[index].clone()
+                } else {
+                    let position = p * (n - 1) as f64;
+                    let lower = position.floor() as usize;
+                    let upper = position.ceil() as usize;
+                    let a = xs[lower].as_f64().unwrap_or(0.0);
+                    let b = xs[upper].as_f64().unwrap_or(0.0);
+                    Value::Float(a + (b - a) * (position - lower as f64))
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,582 @@
+//! Scalar functions: the registry the binder checks names and arities against, and their
+//! implementations. Names are matched case-insensitively (the binder lower-cases them).
+//! Temporal constructors and their namespaced helpers live in `crate::temporal`.
+
+use super::{ExecContext, entity_error, entity_properties};
+use crate::error::{ErrorClass, QueryError, Result};
+use crate::temporal;
+use crate::value::Value;
+
+/// (name, minimum arguments, maximum arguments)
+const SIGNATURES: &[(&str, usize, usize)] = &[
+    ("abs", 1, 1),
+    ("ceil", 1, 1),
+    ("floor", 1, 1),
+    ("round", 1, 3),
+    ("sign", 1, 1),
+    ("rand", 0, 0),
+    ("sqrt", 1, 1),
+    ("exp", 1, 1),
+    ("log", 1, 1),
+    ("log10", 1, 1),
+    ("e", 0, 0),
+    ("pi", 0, 0),
+    ("sin", 1, 1),
+    ("cos", 1, 1),
+    ("tan", 1, 1),
+    ("cot", 1, 1),
+    ("asin", 1, 1),
+    ("acos", 1, 1),
+    ("atan", 1, 1),
+    ("atan2", 2, 2),
+    ("degrees", 1, 1),
+    ("radians", 1, 1),
+    ("haversin", 1, 1),
+    ("tointeger", 1, 1),
+    ("tofloat", 1, 1),
+    ("tostring", 1, 1),
+    ("toboolean", 1, 1),
+    ("tointegerornull", 1, 1),
+    ("tofloatornull", 1, 1),
+    ("tostringornull", 1, 1),
+    ("tobooleanornull", 1, 1),
+    ("size", 1, 1),
+    ("length", 1, 1),
+    ("head", 1, 1),
+    ("last", 1, 1),
+    ("tail", 1, 1),
+    ("range", 2, 3),
+    ("reverse", 1, 1),
+    ("keys", 1, 1),
+    ("labels", 1, 1),
+    ("type", 1, 1),
+    ("id", 1, 1),
+    ("elementid", 1, 1),
+    ("properties", 1, 1),
+    ("nodes", 1, 1),
+    ("relationships", 1, 1),
+    ("startnode", 1, 1),
+    ("endnode", 1, 1),
+    ("coalesce", 1, usize::MAX),
+    ("exists", 1, 1),
+    ("left", 2, 2),
+    ("right", 2, 2),
+    ("substring", 2, 3),
+    ("toupper", 1, 1),
+    ("tolower", 1, 1),
+    ("trim", 1, 1),
+    ("ltrim", 1, 1),
+    ("rtrim", 1, 1),
+    ("replace", 3, 3),
+    ("split", 2, 2),
+    ("timestamp", 0, 0),
+    ("isempty", 1, 1),
+];
+
+/// The (min, max) arity of a scalar function, or None if there is no such function.
+pub fn arity(lower: &str) -> Option<(usize, usize)> {
+    SIGNATURES
+        .iter()
+        .find(|(name, _, _)| *name == lower)
+        .map(|(_, min, max)| (*min, *max))
+        .or_else(|| temporal::arity(lower))
+}
+
+fn type_error(name: &str, value: &Value) -> QueryError {
+    QueryError::runtime(
+        ErrorClass::TypeError,
+        "InvalidArgumentValue",
+        format!(
+            "{name}() does not accept an argument of type {}",
+            value.type_name()
+        ),
+    )
+}
+
+fn number(name: &str, value: &Value) -> Result<Option<f64>> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Int(i) => Ok(Some(*i as f64)),
+        Value::Float(f) => Ok(Some(*f)),
+        other => Err(type_error(name, other)),
+    }
+}
+
+fn float_fn(name: &str, args: &[Value], f: impl Fn(f64) -> f64) -> Result<Value> {
+    Ok(number(name, &args[0])?.map_or(Value::Null, |x| Value::Float(f(x))))
+}
+
+fn string_arg<'v>(name: &str, value: &'v Value) -> Result<Option<&'v str>> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(s) => Ok(Some(s)),
+        other => Err(type_error(name, other)),
+    }
+}
+
+fn int_arg(name: &str, value: &Value) -> Result<Option<i64>> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Int(i) => Ok(Some(*i)),
+        other => Err(type_error(name, other)),
+    }
+}
+
+/// Parses Cypher's string forms of numbers (`'1'`, `' 2.5 '`, `'1e3'`).
+fn parse_float(s: &str) -> Option<f64> {
+    let t = s.trim();
+    if t.is_empty() || t.eq_ignore_ascii_case("nan") || t.to_ascii_lowercase().contains("inf") {
+        return None;
+    }
+    t.parse::<f64>().ok()
+}
+
+fn to_integer(value: &Value, strict: bool) -> Result<Value> {
+    Ok(match value {
+        Value::Null => Value::Null,
+        Value::Int(i) => Value::Int(*i),
+        Value::Float(f) => {
+            if f.is_nan() || f.is_infinite() || f.abs() >= 9.3e18 {
+                Value::Null
+            } else {
+                Value::Int(f.trunc() as i64)
+            }
+        }
+        Value::String(s) => {
+            let t = s.trim();
+            match t.parse::<i64>() {
+                Ok(i) => Value::Int(i),
+                Err(_) => parse_float(t)
+                    .filter(|f| f.abs() < 9.3e18)
+                    .map_or(Value::Null, |f| Value::Int(f.trunc() as i64)),
+            }
+        }
+        Value::Bool(b) => Value::Int(*b as i64),
+        other if strict => return Err(type_error("toInteger", other)),
+        _ => Value::Null,
+    })
+}
+
+fn to_float(value: &Value, strict: bool) -> Result<Value> {
+    Ok(match value {
+        Value::Null => Value::Null,
+        Value::Int(i) => Value::Float(*i as f64),
+        Value::Float(f) => Value::Float(*f),
+        Value::String(s) => parse_float(s).map_or(Value::Null, Value::Float),
+        other if strict => return Err(type_error("toFloat", other)),
+        _ => Value::Null,
+    })
+}
+
+fn to_boolean(value: &Value, strict: bool) -> Result<Value> {
+    Ok(match value {
+        Value::Null => Value::Null,
+        Value::Bool(b) => Value::Bool(*b),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => Value::Null,
+        },
+        Value::Int(i) => Value::Bool(*i != 0),
+        other if strict => return Err(type_error("toBoolean", other)),
+        _ => Value::Null,
+    })
+}
+
+fn to_string(value: &Value, strict: bool) -> Result<Value> {
+    Ok(match value {
+        Value::Null => Value::Null,
+        Value::String(s) => Value::String(s.clone()),
+        Value::Int(_)
+        | Value::Float(_)
+        | Value::Bool(_)
+        | Value::Temporal(_)
+        | Value::Duration(_) => Value::from(crate::result::plain_text(value)),
+        other if strict => return Err(type_error("toString", other)),
+        _ => Value::Null,
+    })
+}
+
+/// Cypher's `round(x)` rounds half up, towards positive infinity (`round(-1.5)` is `-1.0`), keeping
+/// the sign of a negative result that rounds to zero (`round(-0.4)` is `-0.0`).
+fn round_half_up(x: f64) -> f64 {
+    let r = (x + 0.5).floor();
+    if r == 0.0 && x < 0.0 { -0.0 } else { r }
+}
+
+fn round_fn(args: &[Value]) -> Result<Value> {
+    let Some(x) = number("round", &args[0])? else {
+        return Ok(Value::Null);
+    };
+    if args.len() == 1 {
+        return Ok(Value::Float(round_half_up(x)));
+    }
+    let Some(precision) = int_arg("round", &args[1])? else {
+        return Ok(Value::Null);
+    };
+    let mode = match args.get(2) {
+        Some(m) => match string_arg("round", m)? {
+            Some(m) => m.to_ascii_uppercase(),
+            None => return Ok(Value::Null),
+        },
+        None => "HALF_UP".to_string(),
+    };
+    let factor = 10f64.powi(precision as i32);
+    let scaled = x * factor;
+    let rounded = match mode.as_str() {
+        "HALF_UP" => (scaled.abs() + 0.5).floor().copysign(scaled),
+        "HALF_DOWN" => {
+            let f = scaled.abs();
+            let r = if f - f.floor() > 0.5 {
+                f.ceil()
+            } else {
+                f.floor()
+            };
+            r.copysign(scaled)
+        }
+        "HALF_EVEN" => {
+            let f = scaled.abs();
+            let floor = f.floor();
+            let diff = f - floor;
+            let r = if diff > 0.5 || (diff == 0.5 && floor % 2.0 != 0.0) {
+                floor + 1.0
+            } else {
+                floor
+            };
+            r.copysign(scaled)
+        }
+        "CEILING" => scaled.ceil(),
+        "FLOOR" => scaled.floor(),
+        "UP" => scaled.abs().ceil().copysign(scaled),
+        "DOWN" => scaled.trunc(),
+        _ => {
+            return Err(QueryError::argument(format!(
+                "unknown rounding mode {mode}"
+            )));
+        }
+    };
+    Ok(Value::Float(rounded / factor))
+}
+
+/// Calls the scalar function `name` (lower case) on evaluated arguments.
+pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value> {
+    if let Some(result) = temporal::call(name, &args, ctx) {
+        return result;
+    }
+    let a0 = args.first().cloned().unwrap_or(Value::Null);
+    Ok(match name {
+        "abs" => match &a0 {
+            Value::Null => Value::Null,
+            Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| {
+                QueryError::runtime(
+                    ErrorClass::ArithmeticError,
+                    "IntegerOverflow",
+                    "abs overflowed",
+                )
+            })?),
+            Value::Float(f) => Value::Float(f.abs()),
+            other => return Err(type_error(name, other)),
+        },
+        "ceil" => float_fn(name, &args, f64::ceil)?,
+        "floor" => float_fn(name, &args, f64::floor)?,
+        "round" => round_fn(&args)?,
+        "sign" => match &a0 {
+            Value::Null => Value::Null,
+            Value::Int(i) => Value::Int(i.signum()),
+            Value::Float(f) => Value::Int(if *f > 0.0 {
+                1
+            } else if *f < 0.0 {
+                -1
+            } else {
+                0
+            }),
+            other => return Err(type_error(name, other)),
+        },
+        "rand" => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            Value::Float((nanos % 1_000_000) as f64 / 1_000_000.0)
+        }
+        "sqrt" => float_fn(name, &args, f64::sqrt)?,
+        "exp" => float_fn(name, &args, f64::exp)?,
+        "log" => float_fn(name, &args, f64::ln)?,
+        "log10" => float_fn(name, &args, f64::log10)?,
+        "e" => Value::Float(std::f64::consts::E),
+        "pi" => Value::Float(std::f64::consts::PI),
+        "sin" => float_fn(name, &args, f64::sin)?,
+        "cos" => float_fn(name, &args, f64::cos)?,
+        "tan" => float_fn(name, &args, f64::tan)?,
+        "cot" => float_fn(name, &args, |x| 1.0 / x.tan())?,
+        "asin" => float_fn(name, &args, f64::asin)?,
+        "acos" => float_fn(name, &args, f64::acos)?,
+        "atan" => float_fn(name, &args, f64::atan)?,
+        "atan2" => match (number(name, &args[0])?, number(name, &args[1])?) {
+            (Some(y), Some(x)) => Value::Float(y.atan2(x)),
+            _ => Value::Null,
+        },
+        "degrees" => float_fn(name, &args, f64::to_degrees)?,
+        "radians" => float_fn(name, &args, f64::to_radians)?,
+        "haversin" => float_fn(name, &args, |x| (1.0 - x.cos()) / 2.0)?,
+        "tointeger" => to_integer(&a0, true)?,
+        "tointegerornull" => to_integer(&a0, false)?,
+        "tofloat" => to_float(&a0, true)?,
+        "tofloatornull" => to_float(&a0, false)?,
+        "toboolean" => to_boolean(&a0, true)?,
+        "tobooleanornull" => to_boolean(&a0, false)?,
+        "tostring" => to_string(&a0, true)?,
+        "tostringornull" => to_string(&a0, false)?,
+        "size" => match &a0 {
+            Value::Null => Value::Null,
+            Value::List(items) => Value::Int(items.len() as i64),
+            Value::String(s) => Value::Int(s.chars().count() as i64),
+            other => return Err(type_error(name, other)),
+        },
+        "length" => match &a0 {
+            Value::Null => Value::Null,
+            Value::Path(p) => Value::Int(p.rels.len() as i64),
+            Value::String(s) => Value::Int(s.chars().count() as i64),
+            Value::List(items) => Value::Int(items.len() as i64),
+            other => return Err(type_error(name, other)),
+        },
+        "isempty" => match &a0 {
+            Value::Null => Value::Null,
+            Value::List(items) => Value::Bool(items.is_empty()),
+            Value::String(s) => Value::Bool(s.is_empty()),
+            Value::Map(m) => Value::Bool(m.is_empty()),
+            other => return Err(type_error(name, other)),
+        },
+        "head" => match &a0 {
+            Value::Null => Value::Null,
+            Value::List(items) => items.first().cloned().unwrap_or(Value::Null),
+            other => return Err(type_error(name, other)),
+        },
+        "last" => match &a0 {
+            Value::Null => Value::Null,
+            Value::List(items) => items.last().cloned().unwrap_or(Value::Null),
+            other => return Err(type_error(name, other)),
+        },
+        "tail" => match &a0 {
+            Value::Null => Value::Null,
+            Value::List(items) => Value::list(items.iter().skip(1).cloned().collect()),
+            other => return Err(type_error(name, other)),
+        },
+        "reverse" => match &a0 {
+            Value::Null => Value::Null,
+            Value::List(items) => Value::list(items.iter().rev().cloned().collect()),
+            Value::String(s) => Value::from(s.chars().rev().collect::<String>()),
+            other => return Err(type_error(name, other)),
+        },
+        "range" => {
+            let int_arg = |_: &str, v: &Value| -> Result<Option<i64>> {
+                match v {
+                    Value::Null => Ok(None),
+                    Value::Int(i) => Ok(Some(*i)),
+                    other => Err(QueryError::runtime(
+                        ErrorClass::ArgumentError,
+                        "InvalidArgumentType",
+                        format!("range() takes integers, not {}", other.type_name()),
+                    )),
+                }
+            };
+            let (Some(start), Some(end)) = (int_arg(name, &args[0])?, int_arg(name, &args[1])?)
+            else {
+                return Err(QueryError::argument("range() bounds cannot be null"));
+            };
+            let step = match args.get(2) {
+                Some(v) => int_arg(name, v)?
+                    .ok_or_else(|| QueryError::argument("range() step cannot be null"))?,
+                None => 1,
+            };
+            if step == 0 {
+                return Err(QueryError::runtime(
+                    ErrorClass::ArgumentError,
+                    "NumberOutOfRange",
+                    "range() step cannot be zero",
+                ));
+            }
+            let count = if (step > 0 && start > end) || (step < 0 && start < end) {
+                0
+            } else {
+                ((end as i128 - start as i128) / step as i128 + 1) as u128
+            };
+            if count > crate::exec::MAX_MATERIALIZED_ROWS as u128 {
+                return Err(QueryError::argument(
+                    "range() would produce too many elements",
+                ));
+            }
+            let mut items = Vec::with_capacity(count as usize);
+            let mut x = start as i128;
+            for _ in 0..count {
+                items.push(Value::Int(x as i64));
+                x += step as i128;
+            }
+            Value::list(items)
+        }
+        "keys" => match &a0 {
+            Value::Null => Value::Null,
+            Value::Node(_) | Value::Rel(_) | Value::Map(_) => Value::list(
+                entity_properties(&a0, ctx)?
+                    .into_iter()
+                    .filter(|(_, v)| !v.is_null() || matches!(a0, Value::Map(_)))
+                    .map(|(k, _)| Value::String(k))
+                    .collect(),
+            ),
+            other => return Err(type_error(name, other)),
+        },
+        "properties" => match &a0 {
+            Value::Null => Value::Null,
+            Value::Node(_) | Value::Rel(_) | Value::Map(_) => {
+                Value::map(entity_properties(&a0, ctx)?)
+            }
+            other => return Err(type_error(name, other)),
+        },
+        "labels" => match &a0 {
+            Value::Null => Value::Null,
+            Value::Node(v) => Value::list(
+                ctx.tx
+                    .vertex_labels(*v)
+                    .map_err(entity_error)?
+                    .into_iter()
+                    .map(Value::from)
+                    .collect(),
+            ),
+            other => return Err(type_error(name, other)),
+        },
+        "type" => match &a0 {
+            Value::Null => Value::Null,
+            Value::Rel(e) => Value::from(super::edge_type(*e, ctx)?),
+            other => return Err(type_error(name, other)),
+        },
+        "id" | "elementid" => {
+            let id = match &a0 {
+                Value::Null => return Ok(Value::Null),
+                Value::Node(v) => ((v.table as i64) << 32) | v.offset as i64,
+                Value::Rel(e) => ((e.table as i64) << 32) | e.offset as i64,
+                other => return Err(type_error(name, other)),
+            };
+            if name == "id" {
+                Value::Int(id)
+            } else {
+                Value::from(id.to_string())
+            }
+        }
+        "nodes" => match &a0 {
+            Value::Null => Value::Null,
+            Value::Path(p) => Value::list(p.nodes.iter().map(|v| Value::Node(*v)).collect()),
+            other => return Err(type_error(name, other)),
+        },
+        "relationships" => match &a0 {
+            Value::Null => Value::Null,
+            Value::Path(p) => Value::list(p.rels.iter().map(|e| Value::Rel(*e)).collect()),
+            other => return Err(type_error(name, other)),
+        },
+        "startnode" | "endnode" => match &a0 {
+            Value::Null => Value::Null,
+            Value::Rel(e) => {
+                let (src, dst) = ctx.tx.edge_endpoints(*e).map_err(entity_error)?;
+                Value::Node(if name == "startnode" { src } else { dst })
+            }
+            other => return Err(type_error(name, other)),
+        },
+        "coalesce" => args
+            .into_iter()
+            .find(|v| !v.is_null())
+            .unwrap_or(Value::Null),
+        "exists" => Value::Bool(!a0.is_null()),
+        "left" | "right" => {
+            let Some(s) = string_arg(name, &args[0])? else {
+                return Ok(Value::Null);
+            };
+            let n = match &args[1] {
+                Value::Int(n) if *n >= 0 => *n as usize,
+                Value::Int(_) => {
+                    return Err(QueryError::runtime(
+                        ErrorClass::ArgumentError,
+                        "NegativeIntegerArgument",
+                        format!("{name}() length must not be negative"),
+                    ));
+                }
+                Value::Null => {
+                    return Err(QueryError::argument(format!(
+                        "{name}() length cannot be null"
+                    )));
+                }
+                other => return Err(type_error(name, other)),
+            };
+            let chars: Vec<char> = s.chars().collect();
+            let n = n.min(chars.len());
+            let part: String = if name == "left" {
+                chars[..n].iter().collect()
+            } else {
+                chars[chars.len() - n..].iter().collect()
+            };
+            Value::from(part)
+        }
+        "substring" => {
+            let Some(s) = string_arg(name, &args[0])? else {
+                return Ok(Value::Null);
+            };
+            let start = match &args[1] {
+                Value::Int(i) if *i >= 0 => *i as usize,
+                Value::Int(_) => {
+                    return Err(QueryError::runtime(
+                        ErrorClass::ArgumentError,
+                        "NegativeIntegerArgument",
+                        "substring() start must not be negative",
+                    ));
+                }
+                other => return Err(type_error(name, other)),
+            };
+            let len = match args.get(2) {
+                None => usize::MAX,
+                Some(Value::Int(i)) if *i >= 0 => *i as usize,
+                Some(Value::Int(_)) => {
+                    return Err(QueryError::runtime(
+                        ErrorClass::ArgumentError,
+                        "NegativeIntegerArgument",
+                        "substring() length must not be negative",
+                    ));
+                }
+                Some(other) => return Err(type_error(name, other)),
+            };
+            Value::from(s.chars().skip(start).take(len).collect::<String>())
+        }
+        "toupper" => string_arg(name, &a0)?.map_or(Value::Null, |s| Value::from(s.to_uppercase())),
+        "tolower" => string_arg(name, &a0)?.map_or(Value::Null, |s| Value::from(s.to_lowercase())),
+        "trim" => string_arg(name, &a0)?.map_or(Value::Null, |s| Value::from(s.trim())),
+        "ltrim" => string_arg(name, &a0)?.map_or(Value::Null, |s| Value::from(s.trim_start())),
+        "rtrim" => string_arg(name, &a0)?.map_or(Value::Null, |s| Value::from(s.trim_end())),
+        "replace" => match (
+            string_arg(name, &args[0])?,
+            string_arg(name, &args[1])?,
+            string_arg(name, &args[2])?,
+        ) {
+            (Some(s), Some(from), Some(to)) => Value::from(s.replace(from, to)),
+            _ => Value::Null,
+        },
+        "split" => match (string_arg(name, &args[0])?, string_arg(name, &args[1])?) {
+            (Some(s), Some(sep)) => {
+                let parts: Vec<Value> = if sep.is_empty() {
+                    s.chars().map(|c| Value::from(c.to_string())).collect()
+                } else {
+                    s.split(sep).map(Value::from).collect()
+                };
+                Value::list(parts)
+            }
+            _ => Value::Null,
+        },
+        "timestamp" => Value::Int(
+            ctx.statement_time
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64),
+        ),
+        _ => {
+            return Err(QueryError::runtime(
+                ErrorClass::SyntaxError,
+                "UnknownFunction",
+                format!("unknown function '{name}'"),
+            ));
+        }
+    })
+}

@@ -1,0 +1,274 @@
+//! Physical execution: operators that pull batches of columns from their inputs.
+//!
+//! BATCHES
+//! =======
+//! Operators exchange [`Batch`]es: one `Vec<Value>` per slot (see `plan` for slots), up to
+//! [`BATCH_ROWS`] rows. An operator that binds a variable writes its column; the others are
+//! passed through (a `Project` moves whole columns into place without touching rows).
+//!
+//! THE OPERATOR TRAIT
+//! ==================
+//! ```text
+//!   trait Operator { fn next(&mut self, ctx) -> Result<Option<Batch>>; fn reset(&mut self); }
+//! ```
+//! Execution is pull-based ("Volcano over batches"): the root asks its input for the next
+//! batch until it gets `None`. Pipeline breakers (Sort, Aggregate, Distinct's hash set,
+//! every writing operator) consume their whole input before producing. `reset` rewinds an
+//! operator tree so that an `Apply`-style parent can run it again for its next argument row.
+//!
+//! ARGUMENTS
+//! =========
+//! An inner plan's leaf `Argument` yields the row its `Apply` / `Optional` / `Merge` /
+//! subquery expression is running it for. The parent pushes that row on
+//! [`ExecContext::arguments`] around each call into the inner plan; `Argument` copies the top
+//! of the stack on its first call. At the top of a query the stack is empty and `Argument`
+//! yields one all-null row.
+//!
+//! WRITES ARE EAGER
+//! ================
+//! CREATE, MERGE, SET, REMOVE, DELETE and FOREACH read all their input rows before the first
+//! write, and emit rows only after the last. So a clause never observes its own writes half
+//! way (`MATCH (n) CREATE ()` terminates), and later clauses see all of them — what Cypher's
+//! clause-at-a-time semantics asks for. MERGE, row by row, sees the nodes it created for
+//! earlier rows (read-your-writes of the transaction).
+//!
+//! NOT YET
+//! =======
+//! Morsel-driven parallelism (every operator runs on the calling thread), typed column
+//! vectors (columns hold `Value`s) and push-based pipelines are later steps; the trait and
+//! the batch format are what they will plug into.
+
+mod ops;
+mod write;
+
+use crate::error::{ErrorClass, QueryError, Result};
+use crate::plan::LogicalPlan;
+use crate::value::Value;
+use plexus_txn::Transaction;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Rows per batch.
+pub const BATCH_ROWS: usize = 2048;
+
+/// The most rows one pipeline breaker (sort, aggregate, eager write, result) may hold.
+pub const MAX_MATERIALIZED_ROWS: usize = 20_000_000;
+
+/// Columns of equal length, one per slot.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub columns: Vec<Vec<Value>>,
+    len: usize,
+}
+
+impl Batch {
+    pub fn new(width: usize) -> Self {
+        Batch {
+            columns: (0..width).map(|_| Vec::new()).collect(),
+            len: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn width(&self) -> usize {
+        self.columns.len()
+    }
+
+    pub fn get(&self, slot: usize, row: usize) -> &Value {
+        &self.columns[slot][row]
+    }
+
+    /// Copies row `row` of `other` (of the same width) to the end.
+    pub fn push_from(&mut self, other: &Batch, row: usize) {
+        debug_assert_eq!(self.width(), other.width());
+        for (column, source) in self.columns.iter_mut().zip(&other.columns) {
+            column.push(source[row].clone());
+        }
+        self.len += 1;
+    }
+
+    pub fn push_row(&mut self, row: Vec<Value>) {
+        debug_assert_eq!(row.len(), self.width());
+        for (column, value) in self.columns.iter_mut().zip(row) {
+            column.push(value);
+        }
+        self.len += 1;
+    }
+
+    /// Overwrites a slot of the last row.
+    pub fn set_last(&mut self, slot: usize, value: Value) {
+        debug_assert!(self.len > 0);
+        if let Some(cell) = self.columns[slot].last_mut() {
+            *cell = value;
+        }
+    }
+
+    pub fn row(&self, row: usize) -> Vec<Value> {
+        self.columns.iter().map(|c| c[row].clone()).collect()
+    }
+
+    /// A batch holding one row.
+    pub fn single(row: Vec<Value>) -> Batch {
+        let len = 1;
+        Batch {
+            columns: row.into_iter().map(|v| vec![v]).collect(),
+            len,
+        }
+    }
+}
+
+/// Counts of what a query changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpdateStats {
+    pub nodes_created: u64,
+    pub nodes_deleted: u64,
+    pub relationships_created: u64,
+    pub relationships_deleted: u64,
+    pub properties_set: u64,
+    pub labels_added: u64,
+    pub labels_removed: u64,
+}
+
+/// Rows out of and time spent in one operator (PROFILE).
+#[derive(Debug, Clone, Default)]
+pub struct OperatorProfile {
+    pub rows: u64,
+    pub time: Duration,
+}
+
+/// What operators share while a query runs.
+pub struct ExecContext<'t> {
+    pub tx: &'t mut Transaction,
+    pub params: &'t crate::bind::Params,
+    /// Width of every row.
+    pub width: usize,
+    /// Argument rows of the inner plans being run (see module docs).
+    pub arguments: Vec<Arc<Vec<Value>>>,
+    /// Built operator trees of subquery expressions, by subquery id.
+    pub(crate) subplans: HashMap<usize, Box<dyn Operator>>,
+    /// Compiled regular expressions, by pattern.
+    pub(crate) regexes: HashMap<Arc<str>, regex::Regex>,
+    pub stats: UpdateStats,
+    /// Types of the relationships this statement deleted (`type(r)` still works on them).
+    pub(crate) deleted_edge_types: HashMap<plexus_types::EdgeId, String>,
+    /// Per-operator profile, indexed by pre-order operator number (PROFILE only).
+    pub profile: Option<Vec<OperatorProfile>>,
+    /// The statement's start time (what `datetime()` and friends return).
+    pub statement_time: std::time::SystemTime,
+}
+
+impl<'t> ExecContext<'t> {
+    pub fn new(tx: &'t mut Transaction, params: &'t crate::bind::Params, width: usize) -> Self {
+        ExecContext {
+            tx,
+            params,
+            width,
+            arguments: Vec::new(),
+            subplans: HashMap::new(),
+            regexes: HashMap::new(),
+            stats: UpdateStats::default(),
+            deleted_edge_types: HashMap::new(),
+            profile: None,
+            statement_time: std::time::SystemTime::now(),
+        }
+    }
+
+    /// Runs `f` with `row` as the current argument.
+    pub(crate) fn with_argument<T>(
+        &mut self,
+        row: Arc<Vec<Value>>,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        self.arguments.push(row);
+        let result = f(self);
+        self.arguments.pop();
+        result
+    }
+}
+
+/// A physical operator (see module docs).
+pub trait Operator {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>>;
+    /// Rewinds this operator and its inputs to run again.
+    fn reset(&mut self);
+}
+
+/// Wraps an operator to count its rows and time (PROFILE).
+struct Profiled {
+    id: usize,
+    inner: Box<dyn Operator>,
+}
+
+impl Operator for Profiled {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        let start = Instant::now();
+        let result = self.inner.next(ctx);
+        let elapsed = start.elapsed();
+        if let Some(profile) = ctx.profile.as_mut()
+            && let Some(entry) = profile.get_mut(self.id)
+        {
+            entry.time += elapsed;
+            if let Ok(Some(batch)) = &result {
+                entry.rows += batch.len() as u64;
+            }
+        }
+        result
+    }
+
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+}
+
+/// Builds the operator tree of a plan. With `profile`, every operator is wrapped to record
+/// its rows and time under its pre-order number (operator times include their inputs').
+pub fn build(plan: &LogicalPlan, profile: bool) -> Box<dyn Operator> {
+    let mut counter = 0;
+    build_numbered(plan, profile, &mut counter)
+}
+
+pub(crate) fn build_numbered(
+    plan: &LogicalPlan,
+    profile: bool,
+    counter: &mut usize,
+) -> Box<dyn Operator> {
+    let id = *counter;
+    *counter += 1;
+    let op = ops::build_operator(plan, profile, counter);
+    if profile {
+        Box::new(Profiled { id, inner: op })
+    } else {
+        op
+    }
+}
+
+/// Pulls every batch of `op`.
+pub fn drain(op: &mut dyn Operator, ctx: &mut ExecContext) -> Result<Vec<Batch>> {
+    let mut batches = Vec::new();
+    let mut rows = 0;
+    while let Some(batch) = op.next(ctx)? {
+        rows += batch.len();
+        check_materialized(rows)?;
+        batches.push(batch);
+    }
+    Ok(batches)
+}
+
+pub(crate) fn check_materialized(rows: usize) -> Result<()> {
+    if rows > MAX_MATERIALIZED_ROWS {
+        return Err(QueryError::runtime(
+            ErrorClass::DatabaseError,
+            "LimitExceeded",
+            format!("more than {MAX_MATERIALIZED_ROWS} rows would be held in memory"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,1166 @@
+//! Reading operators: scans, expands, filters, projections, aggregation, sorting, and the
+//! operators that run inner plans (Optional, Apply, Union).
+//!
+//! Most operators map each input row to zero or more output rows; they share the
+//! [`FlatMap`] driver and differ in their [`RowFn`]. The others work on whole batches
+//! (Project) or on their whole input (Aggregate, Sort).
+
+use super::write;
+use super::{BATCH_ROWS, Batch, ExecContext, Operator, build_numbered, check_materialized};
+use crate::bind::BExpr;
+use crate::error::{ErrorClass, QueryError, Result};
+use crate::eval::{Env, aggregate::Accumulator, eval, truthy};
+use crate::plan::{AggCall, ExpandSpec, LogicalPlan, Procedure, SortKey, VarLengthSpec};
+use crate::value::{GroupKey, Value, equals, order};
+use plexus_cypher::ast::ShortestPath;
+use plexus_types::{Direction, EdgeId, VertexId};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+pub(super) fn build_operator(
+    plan: &LogicalPlan,
+    profile: bool,
+    counter: &mut usize,
+) -> Box<dyn Operator> {
+    let mut child = |p: &LogicalPlan| build_numbered(p, profile, counter);
+    match plan {
+        LogicalPlan::Argument => Box::new(Argument { done: false }),
+        LogicalPlan::NodeScan { input, slot, label } => FlatMap::boxed(
+            child(input),
+            NodeScan {
+                slot: *slot,
+                label: label.clone(),
+                cache: None,
+            },
+        ),
+        LogicalPlan::Expand { input, spec } => {
+            FlatMap::boxed(child(input), Expand { spec: spec.clone() })
+        }
+        LogicalPlan::VarExpand {
+            input,
+            spec,
+            length,
+        } => FlatMap::boxed(
+            child(input),
+            VarExpand {
+                spec: spec.clone(),
+                length: length.clone(),
+            },
+        ),
+        LogicalPlan::Filter { input, predicate } => FlatMap::boxed(
+            child(input),
+            Filter {
+                predicate: predicate.clone(),
+            },
+        ),
+        LogicalPlan::Project { input, items } => Box::new(Project {
+            input: child(input),
+            items: items.clone(),
+        }),
+        LogicalPlan::Aggregate {
+            input,
+            keys,
+            aggregates,
+        } => Box::new(Aggregate {
+            input: child(input),
+            keys: keys.clone(),
+            aggregates: aggregates.clone(),
+            output: None,
+        }),
+        LogicalPlan::Distinct { input, slots } => FlatMap::boxed(
+            child(input),
+            Distinct {
+                slots: slots.clone(),
+                seen: HashSet::new(),
+            },
+        ),
+        LogicalPlan::Sort { input, keys } => Box::new(Sort {
+            input: child(input),
+            keys: keys.clone(),
+            output: None,
+        }),
+        LogicalPlan::Skip { input, count } => FlatMap::boxed(
+            child(input),
+            Skip {
+                count: count.clone(),
+                remaining: None,
+            },
+        ),
+        LogicalPlan::Limit {
+            input,
+            count,
+            drain,
+        } => Box::new(Limit {
+            input: child(input),
+            count: count.clone(),
+            remaining: None,
+            drain: *drain,
+        }),
+        LogicalPlan::Unwind { input, expr, slot } => FlatMap::boxed(
+            child(input),
+            Unwind {
+                expr: expr.clone(),
+                slot: *slot,
+            },
+        ),
+        LogicalPlan::Optional {
+            input,
+            inner,
+            nulls,
+        } => {
+            let input = child(input);
+            let inner = child(inner);
+            FlatMap::boxed(
+                input,
+                RunInner {
+                    inner,
+                    mode: InnerMode::Optional(nulls.clone()),
+                },
+            )
+        }
+        LogicalPlan::Apply {
+            input,
+            inner,
+            returns,
+            unit,
+        } => {
+            let input = child(input);
+            let inner = child(inner);
+            FlatMap::boxed(
+                input,
+                RunInner {
+                    inner,
+                    mode: if *unit {
+                        InnerMode::Unit
+                    } else {
+                        InnerMode::Cross(returns.clone())
+                    },
+                },
+            )
+        }
+        LogicalPlan::Union { branches } => Box::new(Union {
+            branches: branches.iter().map(&mut child).collect(),
+            current: 0,
+        }),
+        LogicalPlan::ProcedureCall {
+            input,
+            procedure,
+            args,
+            yields,
+        } => FlatMap::boxed(
+            child(input),
+            ProcedureCall {
+                procedure: procedure.clone(),
+                args: args.clone(),
+                yields: yields.clone(),
+            },
+        ),
+        LogicalPlan::Discard { input } => Box::new(Discard {
+            input: child(input),
+        }),
+        LogicalPlan::Results { input, .. } => Box::new(PassThrough {
+            input: child(input),
+        }),
+        LogicalPlan::Create { .. }
+        | LogicalPlan::Merge { .. }
+        | LogicalPlan::Set { .. }
+        | LogicalPlan::Delete { .. }
+        | LogicalPlan::Foreach { .. } => write::build_write(plan, &mut child),
+    }
+}
+
+// ---- leaves and plumbing -------------------------------------------------------------------
+
+struct Argument {
+    done: bool,
+}
+
+impl Operator for Argument {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        if self.done {
+            return Ok(None);
+        }
+        self.done = true;
+        let row = match ctx.arguments.last() {
+            Some(row) => (**row).clone(),
+            None => vec![Value::Null; ctx.width],
+        };
+        Ok(Some(Batch::single(row)))
+    }
+
+    fn reset(&mut self) {
+        self.done = false;
+    }
+}
+
+struct PassThrough {
+    input: Box<dyn Operator>,
+}
+
+impl Operator for PassThrough {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        self.input.next(ctx)
+    }
+    fn reset(&mut self) {
+        self.input.reset();
+    }
+}
+
+struct Discard {
+    input: Box<dyn Operator>,
+}
+
+impl Operator for Discard {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        while self.input.next(ctx)?.is_some() {}
+        Ok(None)
+    }
+    fn reset(&mut self) {
+        self.input.reset();
+    }
+}
+
+struct Union {
+    branches: Vec<Box<dyn Operator>>,
+    current: usize,
+}
+
+impl Operator for Union {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        while let Some(branch) = self.branches.get_mut(self.current) {
+            if let Some(batch) = branch.next(ctx)? {
+                return Ok(Some(batch));
+            }
+            self.current += 1;
+        }
+        Ok(None)
+    }
+    fn reset(&mut self) {
+        self.current = 0;
+        for b in &mut self.branches {
+            b.reset();
+        }
+    }
+}
+
+/// Per-row logic of a [`FlatMap`] operator: append the output rows for input row `row`.
+pub(super) trait RowFn {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()>;
+    fn reset(&mut self) {}
+    /// True once no further input can produce output (LIMIT-like early exit).
+    fn exhausted(&self) -> bool {
+        false
+    }
+}
+
+/// Drives a [`RowFn`] over the input, cutting output into batches of about [`BATCH_ROWS`].
+pub(super) struct FlatMap<R: RowFn> {
+    input: Box<dyn Operator>,
+    f: R,
+    current: Option<Batch>,
+    row: usize,
+}
+
+impl<R: RowFn + 'static> FlatMap<R> {
+    pub(super) fn boxed(input: Box<dyn Operator>, f: R) -> Box<dyn Operator> {
+        Box::new(FlatMap {
+            input,
+            f,
+            current: None,
+            row: 0,
+        })
+    }
+}
+
+impl<R: RowFn> Operator for FlatMap<R> {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        let mut out: Option<Batch> = None;
+        loop {
+            if self.f.exhausted() {
+                break;
+            }
+            let need_input = self.current.as_ref().is_none_or(|b| self.row >= b.len());
+            if need_input {
+                match self.input.next(ctx)? {
+                    Some(batch) => {
+                        self.current = Some(batch);
+                        self.row = 0;
+                        continue;
+                    }
+                    None => {
+                        self.current = None;
+                        break;
+                    }
+                }
+            }
+            let Some(batch) = self.current.take() else {
+                break;
+            };
+            let target = out.get_or_insert_with(|| Batch::new(batch.width()));
+            let row = self.row;
+            self.row += 1;
+            let result = self.f.apply(&batch, row, target, ctx);
+            self.current = Some(batch);
+            result?;
+            if target.len() >= BATCH_ROWS {
+                break;
+            }
+        }
+        Ok(out.filter(|b| !b.is_empty()))
+    }
+
+    fn reset(&mut self) {
+        self.input.reset();
+        self.f.reset();
+        self.current = None;
+        self.row = 0;
+    }
+}
+
+// ---- scans and expands ---------------------------------------------------------------------
+
+struct NodeScan {
+    slot: usize,
+    label: Option<Arc<str>>,
+    /// The scanned ids, read once per run (the scan's input may have many rows).
+    cache: Option<Arc<Vec<VertexId>>>,
+}
+
+impl RowFn for NodeScan {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let ids = match &self.cache {
+            Some(ids) => ids.clone(),
+            None => {
+                let ids = match &self.label {
+                    Some(label) => ctx.tx.scan_label(label)?,
+                    None => ctx.tx.scan_all_vertices()?,
+                };
+                let ids = Arc::new(ids);
+                self.cache = Some(ids.clone());
+                ids
+            }
+        };
+        check_materialized(out.len() + ids.len())?;
+        for &v in ids.iter() {
+            out.push_from(input, row);
+            out.set_last(self.slot, Value::Node(v));
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.cache = None;
+    }
+}
+
+/// The relationships of `v` of the given types and direction, each once (an undirected
+/// self-loop is listed once).
+pub(crate) fn relationships(
+    ctx: &mut ExecContext,
+    v: VertexId,
+    types: &[Arc<str>],
+    direction: Direction,
+) -> Result<Vec<(EdgeId, VertexId)>> {
+    let mut found = Vec::new();
+    let type_list: Vec<Option<&str>> = if types.is_empty() {
+        vec![None]
+    } else {
+        let mut seen = HashSet::new();
+        types
+            .iter()
+            .filter(|t| seen.insert(t.to_string()))
+            .map(|t| Some(&**t))
+            .collect()
+    };
+    for ty in type_list {
+        match direction {
+            Direction::Both => {
+                found.extend(ctx.tx.neighbors(v, ty, Direction::Out)?);
+                found.extend(
+                    ctx.tx
+                        .neighbors(v, ty, Direction::In)?
+                        .into_iter()
+                        .filter(|(_, other)| *other != v),
+                );
+            }
+            d => found.extend(ctx.tx.neighbors(v, ty, d)?),
+        }
+    }
+    Ok(found)
+}
+
+fn as_node(value: &Value, what: &str) -> Result<Option<VertexId>> {
+    match value {
+        Value::Node(v) => Ok(Some(*v)),
+        Value::Null => Ok(None),
+        other => Err(QueryError::type_error(format!(
+            "expected {what} to be a node but was {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// Whether `e` is one of the relationships in the slots of `distinct_from`.
+fn used_elsewhere(input: &Batch, row: usize, distinct_from: &[usize], e: EdgeId) -> bool {
+    distinct_from
+        .iter()
+        .any(|&slot| match input.get(slot, row) {
+            Value::Rel(other) => *other == e,
+            Value::List(items) => items.iter().any(|x| matches!(x, Value::Rel(o) if *o == e)),
+            _ => false,
+        })
+}
+
+struct Expand {
+    spec: ExpandSpec,
+}
+
+impl RowFn for Expand {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let spec = &self.spec;
+        let Some(from) = as_node(input.get(spec.from, row), "the start of an expand")? else {
+            return Ok(());
+        };
+        let target = if spec.to_bound {
+            match as_node(input.get(spec.to, row), "the end of an expand")? {
+                Some(t) => Some(t),
+                None => return Ok(()),
+            }
+        } else {
+            None
+        };
+        for (e, other) in relationships(ctx, from, &spec.types, spec.direction)? {
+            if target.is_some_and(|t| t != other)
+                || used_elsewhere(input, row, &spec.distinct_from, e)
+            {
+                continue;
+            }
+            out.push_from(input, row);
+            out.set_last(spec.rel, Value::Rel(e));
+            if !spec.to_bound {
+                out.set_last(spec.to, Value::Node(other));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The most paths one variable-length expand may produce from one start node.
+pub const MAX_PATHS_PER_ROW: usize = 5_000_000;
+
+struct VarExpand {
+    spec: ExpandSpec,
+    length: VarLengthSpec,
+}
+
+impl VarExpand {
+    fn rel_ok(&self, input: &Batch, row: usize, e: EdgeId, ctx: &mut ExecContext) -> Result<bool> {
+        if used_elsewhere(input, row, &self.spec.distinct_from, e) {
+            return Ok(false);
+        }
+        match &self.length.rel_filter {
+            Some((temp, predicate)) => {
+                let mut env = Env::new(input, row);
+                env.push_local(*temp, Value::Rel(e));
+                Ok(truthy(&eval(predicate, &mut env, ctx)?))
+            }
+            None => Ok(true),
+        }
+    }
+
+    fn emit(&self, input: &Batch, row: usize, out: &mut Batch, rels: &[EdgeId], end: VertexId) {
+        out.push_from(input, row);
+        let mut list: Vec<Value> = rels.iter().map(|e| Value::Rel(*e)).collect();
+        if self.length.leftwards {
+            list.reverse();
+        }
+        out.set_last(self.spec.rel, Value::list(list));
+        if !self.spec.to_bound {
+            out.set_last(self.spec.to, Value::Node(end));
+        }
+    }
+
+    fn shortest(
+        &self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+        (from, target): (VertexId, VertexId),
+        all: bool,
+    ) -> Result<()> {
+        let max = self.length.max.unwrap_or(crate::plan::MAX_VAR_LENGTH_DEPTH);
+        if from == target && self.length.min == 0 {
+            self.emit(input, row, out, &[], target);
+            return Ok(());
+        }
+        // BFS recording, for each vertex, the (edge, predecessor) pairs of its first level.
+        let mut level_of: HashMap<VertexId, u64> = HashMap::from([(from, 0)]);
+        let mut preds: HashMap<VertexId, Vec<(EdgeId, VertexId)>> = HashMap::new();
+        let mut frontier = vec![from];
+        let mut depth = 0;
+        let mut found = false;
+        while !frontier.is_empty() && depth < max && !found {
+            depth += 1;
+            let mut next = Vec::new();
+            for v in frontier {
+                for (e, w) in relationships(ctx, v, &self.spec.types, self.spec.direction)? {
+                    if !self.rel_ok(input, row, e, ctx)? {
+                        continue;
+                    }
+                    match level_of.get(&w) {
+                        Some(&l) if l < depth => continue,
+                        Some(_) => {}
+                        None => {
+                            level_of.insert(w, depth);
+                            next.push(w);
+                        }
+                    }
+                    preds.entry(w).or_default().push((e, v));
+                    if w == target {
+                        found = true;
+                    }
+                }
+            }
+            frontier = next;
+        }
+        if !found || depth < self.length.min {
+            return Ok(());
+        }
+        // Enumerate paths backwards from the target.
+        let mut stack: Vec<(VertexId, Vec<EdgeId>)> = vec![(target, Vec::new())];
+        let mut emitted = 0;
+        while let Some((v, rels)) = stack.pop() {
+            if v == from && !rels.is_empty() {
+                let mut forward = rels.clone();
+                forward.reverse();
+                self.emit(input, row, out, &forward, target);
+                emitted += 1;
+                if !all {
+                    return Ok(());
+                }
+                if emitted > MAX_PATHS_PER_ROW {
+                    return Err(too_many_paths());
+                }
+                continue;
+            }
+            for (e, p) in preds.get(&v).into_iter().flatten() {
+                if level_of.get(p).copied().unwrap_or(u64::MAX) + 1
+                    == level_of.get(&v).copied().unwrap_or(0)
+                    && !rels.contains(e)
+                {
+                    let mut next = rels.clone();
+                    next.push(*e);
+                    stack.push((*p, next));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn too_many_paths() -> QueryError {
+    QueryError::runtime(
+        ErrorClass::DatabaseError,
+        "LimitExceeded",
+        format!(
+            "a variable-length pattern matched more than {MAX_PATHS_PER_ROW} paths from one node"
+        ),
+    )
+}
+
+impl RowFn for VarExpand {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let Some(from) = as_node(input.get(self.spec.from, row), "the start of an expand")? else {
+            return Ok(());
+        };
+        let target = if self.spec.to_bound {
+            match as_node(input.get(self.spec.to, row), "the end of an expand")? {
+                Some(t) => Some(t),
+                None => return Ok(()),
+            }
+        } else {
+            None
+        };
+        if let Some(kind) = self.length.shortest {
+            let Some(target) = target else {
+                return Err(QueryError::runtime(
+                    ErrorClass::SemanticError,
+                    "UnboundShortestPath",
+                    "shortestPath needs both end nodes bound",
+                ));
+            };
+            return self.shortest(
+                input,
+                row,
+                out,
+                ctx,
+                (from, target),
+                kind == ShortestPath::All,
+            );
+        }
+        let max = self.length.max.unwrap_or(crate::plan::MAX_VAR_LENGTH_DEPTH);
+        let min = self.length.min;
+        // Depth-first over (vertex, relationships so far), relationship-unique per path.
+        let mut emitted = 0usize;
+        let mut stack: Vec<(VertexId, Vec<EdgeId>)> = vec![(from, Vec::new())];
+        while let Some((v, rels)) = stack.pop() {
+            let depth = rels.len() as u64;
+            if depth >= min && target.is_none_or(|t| t == v) {
+                self.emit(input, row, out, &rels, v);
+                emitted += 1;
+                if emitted > MAX_PATHS_PER_ROW {
+                    return Err(too_many_paths());
+                }
+            }
+            if depth >= max {
+                continue;
+            }
+            let mut next = Vec::new();
+            for (e, w) in relationships(ctx, v, &self.spec.types, self.spec.direction)? {
+                if rels.contains(&e) || !self.rel_ok(input, row, e, ctx)? {
+                    continue;
+                }
+                let mut extended = rels.clone();
+                extended.push(e);
+                next.push((w, extended));
+            }
+            // Reverse so that the first neighbour is explored first.
+            stack.extend(next.into_iter().rev());
+        }
+        Ok(())
+    }
+}
+
+// ---- row-wise relational operators --------------------------------------------------------
+
+struct Filter {
+    predicate: BExpr,
+}
+
+impl RowFn for Filter {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let mut env = Env::new(input, row);
+        let value = eval(&self.predicate, &mut env, ctx)?;
+        match value {
+            Value::Bool(true) => out.push_from(input, row),
+            Value::Bool(false) | Value::Null => {}
+            other => {
+                return Err(QueryError::type_error(format!(
+                    "a predicate must be a boolean, not {}",
+                    other.type_name()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Unwind {
+    expr: BExpr,
+    slot: usize,
+}
+
+impl RowFn for Unwind {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let mut env = Env::new(input, row);
+        match eval(&self.expr, &mut env, ctx)? {
+            Value::Null => {}
+            Value::List(items) => {
+                check_materialized(out.len() + items.len())?;
+                for item in items.iter() {
+                    out.push_from(input, row);
+                    out.set_last(self.slot, item.clone());
+                }
+            }
+            other => {
+                out.push_from(input, row);
+                out.set_last(self.slot, other);
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Distinct {
+    slots: Vec<usize>,
+    seen: HashSet<GroupKey>,
+}
+
+impl RowFn for Distinct {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        _ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let key = GroupKey(
+            self.slots
+                .iter()
+                .map(|s| input.get(*s, row).clone())
+                .collect(),
+        );
+        if self.seen.insert(key) {
+            check_materialized(self.seen.len())?;
+            out.push_from(input, row);
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.seen.clear();
+    }
+}
+
+/// Evaluates a SKIP / LIMIT count: a non-negative integer.
+fn eval_count(expr: &BExpr, ctx: &mut ExecContext) -> Result<u64> {
+    let empty = Batch::single(vec![Value::Null; ctx.width]);
+    let mut env = Env::new(&empty, 0);
+    match eval(expr, &mut env, ctx)? {
+        Value::Int(i) if i >= 0 => Ok(i as u64),
+        Value::Int(_) => Err(QueryError::runtime(
+            ErrorClass::SyntaxError,
+            "NegativeIntegerArgument",
+            "SKIP and LIMIT take a non-negative integer",
+        )),
+        Value::Float(f) if f.fract() == 0.0 && f >= 0.0 => Err(QueryError::runtime(
+            ErrorClass::SyntaxError,
+            "InvalidArgumentType",
+            "SKIP and LIMIT take an integer",
+        )),
+        other => Err(QueryError::runtime(
+            ErrorClass::SyntaxError,
+            "InvalidArgumentType",
+            format!("SKIP and LIMIT take an integer, not {}", other.type_name()),
+        )),
+    }
+}
+
+struct Skip {
+    count: BExpr,
+    remaining: Option<u64>,
+}
+
+impl RowFn for Skip {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let remaining = match self.remaining {
+            Some(r) => r,
+            None => eval_count(&self.count, ctx)?,
+        };
+        if remaining > 0 {
+            self.remaining = Some(remaining - 1);
+        } else {
+            self.remaining = Some(0);
+            out.push_from(input, row);
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.remaining = None;
+    }
+}
+
+struct Limit {
+    input: Box<dyn Operator>,
+    count: BExpr,
+    remaining: Option<u64>,
+    drain: bool,
+}
+
+impl Operator for Limit {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        let remaining = match self.remaining {
+            Some(r) => r,
+            None => eval_count(&self.count, ctx)?,
+        };
+        self.remaining = Some(remaining);
+        if remaining == 0 {
+            if self.drain {
+                while self.input.next(ctx)?.is_some() {}
+            }
+            return Ok(None);
+        }
+        let Some(batch) = self.input.next(ctx)? else {
+            return Ok(None);
+        };
+        if (batch.len() as u64) <= remaining {
+            self.remaining = Some(remaining - batch.len() as u64);
+            return Ok(Some(batch));
+        }
+        let mut out = Batch::new(batch.width());
+        for row in 0..remaining as usize {
+            out.push_from(&batch, row);
+        }
+        self.remaining = Some(0);
+        Ok(Some(out))
+    }
+
+    fn reset(&mut self) {
+        self.input.reset();
+        self.remaining = None;
+    }
+}
+
+struct Project {
+    input: Box<dyn Operator>,
+    items: Vec<(usize, BExpr)>,
+}
+
+impl Operator for Project {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        let Some(mut batch) = self.input.next(ctx)? else {
+            return Ok(None);
+        };
+        let mut columns: Vec<Vec<Value>> = Vec::with_capacity(self.items.len());
+        for (_, expr) in &self.items {
+            let mut column = Vec::with_capacity(batch.len());
+            for row in 0..batch.len() {
+                let mut env = Env::new(&batch, row);
+                column.push(eval(expr, &mut env, ctx)?);
+            }
+            columns.push(column);
+        }
+        for ((slot, _), column) in self.items.iter().zip(columns) {
+            batch.columns[*slot] = column;
+        }
+        Ok(Some(batch))
+    }
+
+    fn reset(&mut self) {
+        self.input.reset();
+    }
+}
+
+struct Aggregate {
+    input: Box<dyn Operator>,
+    keys: Vec<(usize, BExpr)>,
+    aggregates: Vec<(usize, AggCall)>,
+    output: Option<std::vec::IntoIter<Batch>>,
+}
+
+impl Aggregate {
+    fn compute(&mut self, ctx: &mut ExecContext) -> Result<Vec<Batch>> {
+        let mut groups: HashMap<GroupKey, usize> = HashMap::new();
+        let mut group_keys: Vec<Vec<Value>> = Vec::new();
+        let mut states: Vec<Vec<Accumulator>> = Vec::new();
+        while let Some(batch) = self.input.next(ctx)? {
+            for row in 0..batch.len() {
+                let mut env = Env::new(&batch, row);
+                let mut key = Vec::with_capacity(self.keys.len());
+                for (_, e) in &self.keys {
+                    key.push(eval(e, &mut env, ctx)?);
+                }
+                let index = match groups.get(&GroupKey(key.clone())) {
+                    Some(&i) => i,
+                    None => {
+                        check_materialized(groups.len() + 1)?;
+                        let i = states.len();
+                        groups.insert(GroupKey(key.clone()), i);
+                        group_keys.push(key);
+                        states.push(
+                            self.aggregates
+                                .iter()
+                                .map(|(_, c)| Accumulator::new(c))
+                                .collect(),
+                        );
+                        i
+                    }
+                };
+                for (acc, (_, call)) in states[index].iter_mut().zip(&self.aggregates) {
+                    acc.update(call, &mut env, ctx)?;
+                }
+            }
+        }
+        if states.is_empty() && self.keys.is_empty() {
+            group_keys.push(Vec::new());
+            states.push(
+                self.aggregates
+                    .iter()
+                    .map(|(_, c)| Accumulator::new(c))
+                    .collect(),
+            );
+        }
+        let mut batches = Vec::new();
+        let mut out = Batch::new(ctx.width);
+        for (key, accs) in group_keys.into_iter().zip(states) {
+            let mut row = vec![Value::Null; ctx.width];
+            for ((slot, _), value) in self.keys.iter().zip(key) {
+                row[*slot] = value;
+            }
+            for ((slot, call), acc) in self.aggregates.iter().zip(accs) {
+                row[*slot] = acc.finish(call)?;
+            }
+            out.push_row(row);
+            if out.len() >= BATCH_ROWS {
+                batches.push(std::mem::replace(&mut out, Batch::new(ctx.width)));
+            }
+        }
+        if !out.is_empty() {
+            batches.push(out);
+        }
+        Ok(batches)
+    }
+}
+
+impl Operator for Aggregate {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        if self.output.is_none() {
+            let batches = self.compute(ctx)?;
+            self.output = Some(batches.into_iter());
+        }
+        Ok(self.output.as_mut().and_then(|o| o.next()))
+    }
+
+    fn reset(&mut self) {
+        self.input.reset();
+        self.output = None;
+    }
+}
+
+struct Sort {
+    input: Box<dyn Operator>,
+    keys: Vec<SortKey>,
+    output: Option<std::vec::IntoIter<Batch>>,
+}
+
+impl Sort {
+    fn compute(&mut self, ctx: &mut ExecContext) -> Result<Vec<Batch>> {
+        let mut rows: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+        while let Some(batch) = self.input.next(ctx)? {
+            check_materialized(rows.len() + batch.len())?;
+            for row in 0..batch.len() {
+                let mut env = Env::new(&batch, row);
+                let mut key = Vec::with_capacity(self.keys.len());
+                for k in &self.keys {
+                    key.push(eval(&k.expr, &mut env, ctx)?);
+                }
+                rows.push((key, batch.row(row)));
+            }
+        }
+        let keys = &self.keys;
+        rows.sort_by(|(a, _), (b, _)| {
+            for (i, k) in keys.iter().enumerate() {
+                let o = order(&a[i], &b[i]);
+                let o = if k.descending { o.reverse() } else { o };
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+        let mut batches = Vec::new();
+        let mut out = Batch::new(ctx.width);
+        for (_, row) in rows {
+            out.push_row(row);
+            if out.len() >= BATCH_ROWS {
+                batches.push(std::mem::replace(&mut out, Batch::new(ctx.width)));
+            }
+        }
+        if !out.is_empty() {
+            batches.push(out);
+        }
+        Ok(batches)
+    }
+}
+
+impl Operator for Sort {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        if self.output.is_none() {
+            let batches = self.compute(ctx)?;
+            self.output = Some(batches.into_iter());
+        }
+        Ok(self.output.as_mut().and_then(|o| o.next()))
+    }
+
+    fn reset(&mut self) {
+        self.input.reset();
+        self.output = None;
+    }
+}
+
+// ---- inner plans -------------------------------------------------------------------------
+
+enum InnerMode {
+    /// The inner rows, or the input row with these slots nulled if there are none.
+    Optional(Vec<usize>),
+    /// The input row extended with these slots of each inner row.
+    Cross(Vec<usize>),
+    /// The input row, once, after running the inner plan.
+    Unit,
+}
+
+struct RunInner {
+    inner: Box<dyn Operator>,
+    mode: InnerMode,
+}
+
+/// Runs `inner` with `row` as its argument and returns all its rows' batches.
+pub(crate) fn run_inner(
+    inner: &mut dyn Operator,
+    row: Arc<Vec<Value>>,
+    ctx: &mut ExecContext,
+) -> Result<Vec<Batch>> {
+    inner.reset();
+    let mut batches = Vec::new();
+    let mut rows = 0;
+    loop {
+        let next = ctx.with_argument(row.clone(), |ctx| inner.next(ctx))?;
+        match next {
+            Some(batch) => {
+                rows += batch.len();
+                check_materialized(rows)?;
+                batches.push(batch);
+            }
+            None => break,
+        }
+    }
+    Ok(batches)
+}
+
+impl RowFn for RunInner {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let argument = Arc::new(input.row(row));
+        let batches = run_inner(self.inner.as_mut(), argument, ctx)?;
+        match &self.mode {
+            InnerMode::Unit => out.push_from(input, row),
+            InnerMode::Cross(returns) => {
+                for batch in &batches {
+                    for r in 0..batch.len() {
+                        out.push_from(input, row);
+                        for slot in returns {
+                            out.set_last(*slot, batch.get(*slot, r).clone());
+                        }
+                    }
+                }
+            }
+            InnerMode::Optional(_) => {
+                let mut any = false;
+                for batch in &batches {
+                    for r in 0..batch.len() {
+                        out.push_from(batch, r);
+                        any = true;
+                    }
+                }
+                if let InnerMode::Optional(nulls) = &self.mode
+                    && !any
+                {
+                    out.push_from(input, row);
+                    for slot in nulls {
+                        out.set_last(*slot, Value::Null);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+}
+
+struct ProcedureCall {
+    procedure: Arc<Procedure>,
+    args: Vec<BExpr>,
+    yields: Vec<(usize, usize)>,
+}
+
+impl RowFn for ProcedureCall {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let mut env = Env::new(input, row);
+        let mut args = Vec::with_capacity(self.args.len());
+        for a in &self.args {
+            args.push(eval(a, &mut env, ctx)?);
+        }
+        let inputs = self.procedure.inputs.len();
+        if self.procedure.outputs.is_empty() {
+            out.push_from(input, row);
+            return Ok(());
+        }
+        for proc_row in &self.procedure.rows {
+            let matches = args
+                .iter()
+                .zip(proc_row)
+                .all(|(a, b)| equals(a, b) == Some(true) || (a.is_null() && b.is_null()));
+            if !matches {
+                continue;
+            }
+            out.push_from(input, row);
+            for (index, slot) in &self.yields {
+                let value = proc_row.get(inputs + index).cloned().unwrap_or(Value::Null);
+                out.set_last(*slot, value);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_push_and_set() {
+        let mut b = Batch::new(2);
+        b.push_row(vec![Value::Int(1), Value::Null]);
+        b.set_last(1, Value::Int(2));
+        assert_eq!(b.len(), 1);
+        assert!(matches!(b.get(1, 0), Value::Int(2)));
+    }
+}

@@ -1,0 +1,1748 @@
+//! Clause planning: the binder's walk over a query, appending operators clause by clause.
+//!
+//! Each clause takes the plan built so far (whose rows carry every variable in scope) and the
+//! scope, and returns the extended plan:
+//!
+//! ```text
+//!   MATCH p          → pattern operators (NodeScan / Expand / VarExpand / Filter)
+//!   OPTIONAL MATCH p → Optional { inner: pattern operators over Argument }
+//!   UNWIND e AS x    → Unwind
+//!   WITH / RETURN    → [Aggregate] Project [Distinct] [Sort] [Skip] [Limit] [Filter]
+//!   CREATE           → Create            SET / REMOVE → Set
+//!   MERGE            → Merge { matcher: pattern operators over Argument }
+//!   DELETE           → Delete            FOREACH → Foreach { body over Argument }
+//!   CALL { q }       → Apply { inner: q over Argument }
+//!   CALL proc()      → ProcedureCall
+//! ```
+//!
+//! PATTERNS
+//! ========
+//! A pattern is planned part by part. Each part starts from a node already bound (by an
+//! earlier clause or part), else the first node with a label (a label scan), else its first
+//! node (an all-nodes scan), and expands left and right from there; an expand whose far end is
+//! already bound checks that end instead of binding it. Every relationship expanded in one
+//! MATCH must differ from those expanded before it in the same MATCH (Cypher's relationship
+//! isomorphism), which Expand enforces with its `distinct_from` list.
+//!
+//! This is a rule-based planner. Not done yet (the optimizer's job, later): choosing the start
+//! node and expand direction from statistics, predicate pushdown into scans, index seeks, join
+//! ordering across disconnected parts (they are planned as nested cartesian products).
+
+use crate::bind::{BExpr, Binder, ExprCtx, PathElement, Scope, Ty, syntax};
+use crate::error::{ErrorClass, QueryError, Result};
+use crate::plan::{
+    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, LogicalPlan, QueryPlan, SetOp,
+    SortKey, VarLengthSpec,
+};
+use crate::value::Value;
+use plexus_cypher::ast::{
+    self, ClauseKind, ComparisonOp, Expr, ExprKind, Projection, RelDirection, SetItemKind, Span,
+};
+use plexus_types::Direction;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// A procedure defined by a table of rows (the TCK defines its test procedures this way).
+#[derive(Debug, Clone)]
+pub struct Procedure {
+    pub name: String,
+    pub inputs: Vec<String>,
+    /// The declared type of each input (`INTEGER`, `FLOAT`, `NUMBER`, `STRING`, `BOOLEAN`,
+    /// `LIST`, `MAP`, `ANY`, ...); arguments of another statically known type are rejected.
+    pub input_types: Vec<String>,
+    pub outputs: Vec<String>,
+    /// Each row holds the input values followed by the output values.
+    pub rows: Vec<Vec<Value>>,
+}
+
+/// Procedures callable with `CALL`, by lower-case qualified name.
+pub type ProcedureRegistry = HashMap<String, Arc<Procedure>>;
+
+/// Result columns: (name, slot).
+type Columns = Vec<(String, usize)>;
+
+/// The largest bound `*min..max` may name, and the depth of an unbounded `*`.
+pub const MAX_VAR_LENGTH_DEPTH: u64 = 1_000;
+
+/// Binds and plans a parsed statement.
+pub fn plan_statement(
+    statement: &ast::Statement,
+    source: &str,
+    params: &crate::bind::Params,
+    procedures: &ProcedureRegistry,
+) -> Result<QueryPlan> {
+    let mut binder = Binder::new(source, params, procedures);
+    let (root, columns) = binder.plan_top(&statement.query)?;
+    let updating = std::iter::once(&statement.query.first)
+        .chain(statement.query.unions.iter().map(|u| &u.query))
+        .any(|q| q.clauses.iter().any(|c| clause_updates(&c.kind)));
+    Ok(QueryPlan {
+        root,
+        width: binder.slot_types.len(),
+        column_slots: columns.iter().map(|(_, slot)| *slot).collect(),
+        columns: columns.into_iter().map(|(name, _)| name).collect(),
+        updating,
+    })
+}
+
+fn clause_updates(kind: &ClauseKind) -> bool {
+    match kind {
+        ClauseKind::CallSubquery(q) => std::iter::once(&q.first)
+            .chain(q.unions.iter().map(|u| &u.query))
+            .any(|q| q.clauses.iter().any(|c| clause_updates(&c.kind))),
+        other => other.is_updating(),
+    }
+}
+
+/// Slots of one pattern part's elements, in pattern order.
+struct PartSlots {
+    /// (slot, bound before this pattern)
+    nodes: Vec<(usize, bool)>,
+    rels: Vec<(usize, bool)>,
+    path: Option<usize>,
+}
+
+/// What a pattern is declared for: which variable reuse is legal differs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PatternUse {
+    Match,
+    Create,
+    Merge,
+}
+
+fn label_names(labels: &[ast::Ident]) -> Vec<Arc<str>> {
+    labels.iter().map(|l| Arc::from(l.name.as_str())).collect()
+}
+
+fn chain_and(acc: Option<BExpr>, next: BExpr) -> Option<BExpr> {
+    Some(match acc {
+        Some(prev) => BExpr::And(Box::new(prev), Box::new(next)),
+        None => next,
+    })
+}
+
+fn filter(plan: LogicalPlan, predicate: Option<BExpr>) -> LogicalPlan {
+    match predicate {
+        Some(predicate) => LogicalPlan::Filter {
+            input: Box::new(plan),
+            predicate,
+        },
+        None => plan,
+    }
+}
+
+impl Binder<'_> {
+    /// The top-level query: UNION branches into shared result slots, then `Results`.
+    fn plan_top(&mut self, query: &ast::Query) -> Result<(LogicalPlan, Vec<(String, usize)>)> {
+        let (plan, columns) = self.plan_union(query, &Scope::default(), None)?;
+        match columns {
+            Some(columns) => Ok((
+                LogicalPlan::Results {
+                    input: Box::new(plan),
+                    columns: columns.clone(),
+                },
+                columns,
+            )),
+            None => Ok((
+                LogicalPlan::Discard {
+                    input: Box::new(plan),
+                },
+                Vec::new(),
+            )),
+        }
+    }
+
+    /// A query with UNIONs. `import` is the outer scope of a `CALL {}` subquery.
+    fn plan_union(
+        &mut self,
+        query: &ast::Query,
+        outer: &Scope,
+        import: Option<&Scope>,
+    ) -> Result<(LogicalPlan, Option<Columns>)> {
+        let (first, columns, _) = self.plan_single(&query.first, outer.clone(), import, None)?;
+        if query.unions.is_empty() {
+            return Ok((first, columns));
+        }
+        let Some(columns) = columns else {
+            return Err(syntax(
+                "InvalidClauseComposition",
+                query.span,
+                "UNION branches must end in RETURN",
+            ));
+        };
+        let mut branches = vec![first];
+        let mut distinct = false;
+        for part in &query.unions {
+            distinct |= !part.all;
+            let (branch, branch_columns, _) =
+                self.plan_single(&part.query, outer.clone(), import, Some(&columns))?;
+            let names: Vec<_> = branch_columns.iter().flatten().map(|(n, _)| n).collect();
+            let expected: Vec<_> = columns.iter().map(|(n, _)| n).collect();
+            if names != expected {
+                return Err(syntax(
+                    "DifferentColumnsInUnion",
+                    part.span,
+                    "all sub queries in a UNION must have the same column names",
+                ));
+            }
+            branches.push(branch);
+        }
+        let mut plan = LogicalPlan::Union { branches };
+        if distinct {
+            plan = LogicalPlan::Distinct {
+                input: Box::new(plan),
+                slots: columns.iter().map(|(_, s)| *s).collect(),
+            };
+        }
+        Ok((plan, Some(columns)))
+    }
+
+    /// `EXISTS { MATCH ... }`: a correlated query over the outer scope.
+    pub(crate) fn plan_nested_query(
+        &mut self,
+        query: &ast::Query,
+        outer: &Scope,
+    ) -> Result<(LogicalPlan, Option<Columns>)> {
+        self.plan_union(query, outer, None)
+    }
+
+    /// One branch: its clauses in order. Returns the plan, the RETURN columns (None if the
+    /// branch does not end in RETURN) and the final scope.
+    fn plan_single(
+        &mut self,
+        query: &ast::SingleQuery,
+        mut scope: Scope,
+        mut import: Option<&Scope>,
+        targets: Option<&[(String, usize)]>,
+    ) -> Result<(LogicalPlan, Option<Columns>, Scope)> {
+        let mut plan = LogicalPlan::Argument;
+        let mut columns = None;
+        for clause in &query.clauses {
+            let import_scope = import.take();
+            if clause_updates(&clause.kind) {
+                self.updating_seen = true;
+            }
+            match &clause.kind {
+                ClauseKind::Match(m) => {
+                    plan = self.plan_match(plan, &mut scope, m)?;
+                }
+                ClauseKind::Unwind(u) => {
+                    let expr = self.bind_expr(&u.expr, &scope, ExprCtx::PLAIN)?;
+                    if scope.get(&u.variable.name).is_some() {
+                        return Err(already_bound(&u.variable));
+                    }
+                    let slot = self.new_slot(Ty::Any, u.variable.span)?;
+                    scope.insert(&u.variable.name, slot);
+                    plan = LogicalPlan::Unwind {
+                        input: Box::new(plan),
+                        expr,
+                        slot,
+                    };
+                }
+                ClauseKind::With(w) => {
+                    let source = import_scope.unwrap_or(&scope).clone();
+                    let (p, s, _) = self.plan_projection(
+                        plan,
+                        &source,
+                        &w.projection,
+                        w.predicate.as_ref(),
+                        false,
+                        None,
+                    )?;
+                    plan = p;
+                    scope = s;
+                }
+                ClauseKind::Return(r) => {
+                    let (p, s, cols) =
+                        self.plan_projection(plan, &scope, &r.projection, None, true, targets)?;
+                    plan = p;
+                    scope = s;
+                    columns = Some(cols);
+                }
+                ClauseKind::Create(c) => {
+                    let slots =
+                        self.declare_pattern(&mut scope, &c.pattern.parts, PatternUse::Create)?;
+                    let pattern = self.create_pattern(&scope, &c.pattern.parts, &slots)?;
+                    plan = LogicalPlan::Create {
+                        input: Box::new(plan),
+                        pattern,
+                    };
+                }
+                ClauseKind::Merge(m) => {
+                    plan = self.plan_merge(plan, &mut scope, m)?;
+                }
+                ClauseKind::Set(s) => {
+                    let ops = self.bind_set_items(&s.items, &scope)?;
+                    plan = LogicalPlan::Set {
+                        input: Box::new(plan),
+                        ops,
+                    };
+                }
+                ClauseKind::Remove(r) => {
+                    let mut ops = Vec::new();
+                    for item in &r.items {
+                        ops.push(match &item.kind {
+                            ast::RemoveItemKind::Property { entity, key } => SetOp::Property {
+                                entity: self.bind_expr(entity, &scope, ExprCtx::PLAIN)?,
+                                key: Arc::from(key.name.as_str()),
+                                value: BExpr::Const(Value::Null),
+                            },
+                            ast::RemoveItemKind::Labels { variable, labels } => SetOp::Labels {
+                                entity: BExpr::Slot(self.lookup(&scope, variable)?),
+                                labels: label_names(labels),
+                                add: false,
+                            },
+                        });
+                    }
+                    plan = LogicalPlan::Set {
+                        input: Box::new(plan),
+                        ops,
+                    };
+                }
+                ClauseKind::Delete(d) => {
+                    let mut exprs = Vec::new();
+                    for e in &d.exprs {
+                        let bound = self.bind_expr(e, &scope, ExprCtx::PLAIN)?;
+                        let ty = self.static_type(&bound);
+                        if matches!(e.kind, ExprKind::HasLabels { .. }) {
+                            return Err(syntax(
+                                "InvalidDelete",
+                                e.span,
+                                "DELETE expects nodes, relationships or paths, not a label predicate",
+                            ));
+                        }
+                        if matches!(ty, Ty::Bool | Ty::Int | Ty::Float | Ty::String | Ty::Map) {
+                            return Err(syntax(
+                                "InvalidArgumentType",
+                                e.span,
+                                format!(
+                                    "DELETE expects nodes, relationships or paths, not {}",
+                                    ty.name()
+                                ),
+                            ));
+                        }
+                        exprs.push(bound);
+                    }
+                    plan = LogicalPlan::Delete {
+                        input: Box::new(plan),
+                        exprs,
+                        detach: d.detach,
+                    };
+                }
+                ClauseKind::Call(call) => {
+                    let standalone = query.clauses.len() == 1;
+                    let (p, cols) =
+                        self.plan_procedure(plan, &mut scope, call, clause.span, standalone)?;
+                    plan = p;
+                    if standalone {
+                        columns = cols.filter(|c| !c.is_empty());
+                    }
+                }
+                ClauseKind::CallSubquery(inner) => {
+                    let (inner_plan, inner_columns) =
+                        self.plan_union(inner, &Scope::default(), Some(&scope))?;
+                    let unit = inner_columns.is_none();
+                    let returns: Vec<usize> =
+                        inner_columns.iter().flatten().map(|(_, s)| *s).collect();
+                    for (name, slot) in inner_columns.into_iter().flatten() {
+                        if scope.get(&name).is_some() {
+                            return Err(syntax(
+                                "VariableAlreadyBound",
+                                clause.span,
+                                format!("variable `{name}` already declared"),
+                            ));
+                        }
+                        scope.insert(&name, slot);
+                    }
+                    plan = LogicalPlan::Apply {
+                        input: Box::new(plan),
+                        inner: Box::new(inner_plan),
+                        returns,
+                        unit,
+                    };
+                }
+                ClauseKind::Foreach(f) => {
+                    let list = self.bind_expr(&f.list, &scope, ExprCtx::PLAIN)?;
+                    let mut inner = scope.clone();
+                    let slot = self.new_slot(Ty::Any, f.variable.span)?;
+                    inner.insert(&f.variable.name, slot);
+                    let body = ast::SingleQuery {
+                        clauses: f.clauses.clone(),
+                        span: clause.span,
+                    };
+                    let (body_plan, _, _) = self.plan_single(&body, inner, None, None)?;
+                    plan = LogicalPlan::Foreach {
+                        input: Box::new(plan),
+                        slot,
+                        list,
+                        body: Box::new(body_plan),
+                    };
+                }
+            }
+        }
+        Ok((plan, columns, scope))
+    }
+
+    fn plan_match(
+        &mut self,
+        plan: LogicalPlan,
+        scope: &mut Scope,
+        m: &ast::Match,
+    ) -> Result<LogicalPlan> {
+        if m.optional {
+            let before: HashSet<usize> = scope.vars().iter().map(|(_, s)| *s).collect();
+            let first_new = self.slot_types.len();
+            let mut inner_scope = scope.clone();
+            let mut inner =
+                self.plan_pattern(LogicalPlan::Argument, &mut inner_scope, &m.pattern.parts)?;
+            if let Some(predicate) = &m.predicate {
+                let bound = self.bind_expr(predicate, &inner_scope, ExprCtx::PLAIN)?;
+                self.check_boolean(&bound, predicate.span)?;
+                inner = filter(inner, Some(bound));
+            }
+            let nulls: Vec<usize> = (first_new..self.slot_types.len())
+                .filter(|s| !before.contains(s))
+                .collect();
+            *scope = inner_scope;
+            return Ok(LogicalPlan::Optional {
+                input: Box::new(plan),
+                inner: Box::new(inner),
+                nulls,
+            });
+        }
+        let mut plan = self.plan_pattern(plan, scope, &m.pattern.parts)?;
+        if let Some(predicate) = &m.predicate {
+            let bound = self.bind_expr(predicate, scope, ExprCtx::PLAIN)?;
+            self.check_boolean(&bound, predicate.span)?;
+            plan = filter(plan, Some(bound));
+        }
+        Ok(plan)
+    }
+
+    /// Declares the variables of a pattern (type checks and reuse rules) and returns the slot
+    /// of every element.
+    fn declare_pattern(
+        &mut self,
+        scope: &mut Scope,
+        parts: &[ast::PatternPart],
+        usage: PatternUse,
+    ) -> Result<Vec<PartSlots>> {
+        let outer = scope.clone();
+        let mut rels_here: HashSet<String> = HashSet::new();
+        let mut result = Vec::with_capacity(parts.len());
+        for part in parts {
+            if let Some(var) = &part.variable
+                && scope.get(&var.name).is_some()
+            {
+                return Err(already_bound(var));
+            }
+            let mut slots = PartSlots {
+                nodes: Vec::new(),
+                rels: Vec::new(),
+                path: None,
+            };
+            let mut nodes = vec![&part.element.start];
+            nodes.extend(part.element.chain.iter().map(|s| &s.node));
+            for (i, node) in nodes.iter().enumerate() {
+                if i > 0 {
+                    let rel = &part.element.chain[i - 1].relationship;
+                    slots
+                        .rels
+                        .push(self.declare_rel(scope, &outer, rel, &mut rels_here, usage)?);
+                }
+                let alone = nodes.len() == 1;
+                slots
+                    .nodes
+                    .push(self.declare_node(scope, &outer, node, usage, alone)?);
+            }
+            if let Some(var) = &part.variable {
+                if scope.get(&var.name).is_some() {
+                    return Err(already_bound(var));
+                }
+                let slot = self.new_slot(Ty::Path, var.span)?;
+                scope.insert(&var.name, slot);
+                slots.path = Some(slot);
+            }
+            result.push(slots);
+        }
+        Ok(result)
+    }
+
+    fn declare_node(
+        &mut self,
+        scope: &mut Scope,
+        outer: &Scope,
+        node: &ast::NodePattern,
+        usage: PatternUse,
+        alone: bool,
+    ) -> Result<(usize, bool)> {
+        if let Some(props) = &node.properties
+            && matches!(props.kind, ExprKind::Parameter(_))
+            && usage != PatternUse::Create
+        {
+            return Err(syntax(
+                "InvalidParameterUse",
+                props.span,
+                "parameter maps cannot be used in MATCH or MERGE patterns",
+            ));
+        }
+        let Some(var) = &node.variable else {
+            return Ok((self.new_slot(Ty::Node, node.span)?, false));
+        };
+        match scope.get(&var.name) {
+            Some(slot) => {
+                let ty = self.slot_type(slot);
+                if !matches!(ty, Ty::Node | Ty::Any | Ty::Null) {
+                    return Err(syntax(
+                        "VariableTypeConflict",
+                        var.span,
+                        format!("variable `{}` is a {}, not a node", var.name, ty.name()),
+                    ));
+                }
+                let prebound = outer.get(&var.name) == Some(slot);
+                if usage != PatternUse::Match
+                    && prebound
+                    && (!node.labels.is_empty() || node.properties.is_some() || alone)
+                {
+                    return Err(already_bound(var));
+                }
+                Ok((slot, prebound))
+            }
+            None => {
+                let slot = self.new_slot(Ty::Node, var.span)?;
+                scope.insert(&var.name, slot);
+                Ok((slot, false))
+            }
+        }
+    }
+
+    fn declare_rel(
+        &mut self,
+        scope: &mut Scope,
+        outer: &Scope,
+        rel: &ast::RelationshipPattern,
+        rels_here: &mut HashSet<String>,
+        usage: PatternUse,
+    ) -> Result<(usize, bool)> {
+        if let Some(props) = &rel.properties
+            && matches!(props.kind, ExprKind::Parameter(_))
+            && usage != PatternUse::Create
+        {
+            return Err(syntax(
+                "InvalidParameterUse",
+                props.span,
+                "parameter maps cannot be used in MATCH or MERGE patterns",
+            ));
+        }
+        if usage != PatternUse::Match
+            && let Some(var) = &rel.variable
+            && scope.get(&var.name).is_some()
+        {
+            return Err(already_bound(var));
+        }
+        if usage != PatternUse::Match {
+            if rel.length.is_some() {
+                return Err(syntax(
+                    "CreatingVarLength",
+                    rel.span,
+                    "variable length relationships cannot be created",
+                ));
+            }
+            if rel.types.len() != 1 {
+                return Err(syntax(
+                    "NoSingleRelationshipType",
+                    rel.span,
+                    "a relationship must have exactly one type to be created",
+                ));
+            }
+            if rel.direction == RelDirection::Undirected && usage == PatternUse::Create {
+                return Err(syntax(
+                    "RequiresDirectedRelationship",
+                    rel.span,
+                    "only directed relationships can be created",
+                ));
+            }
+        }
+        let ty = if rel.length.is_some() {
+            Ty::List
+        } else {
+            Ty::Rel
+        };
+        let Some(var) = &rel.variable else {
+            return Ok((self.new_slot(ty, rel.span)?, false));
+        };
+        if !rels_here.insert(var.name.clone()) && scope.get(&var.name).is_some() {
+            let code = if outer.get(&var.name).is_some() || usage != PatternUse::Match {
+                "VariableAlreadyBound"
+            } else {
+                "RelationshipUniquenessViolation"
+            };
+            return Err(syntax(
+                code,
+                var.span,
+                format!("relationship variable `{}` is used twice", var.name),
+            ));
+        }
+        match scope.get(&var.name) {
+            Some(slot) => {
+                let existing = self.slot_type(slot);
+                let compatible = matches!(existing, Ty::Any | Ty::Null)
+                    || existing == ty
+                    || (ty == Ty::List && existing == Ty::List);
+                if !compatible {
+                    return Err(syntax(
+                        "VariableTypeConflict",
+                        var.span,
+                        format!(
+                            "variable `{}` is a {}, not a relationship",
+                            var.name,
+                            existing.name()
+                        ),
+                    ));
+                }
+                if usage != PatternUse::Match {
+                    return Err(already_bound(var));
+                }
+                Ok((slot, true))
+            }
+            None => {
+                let slot = self.new_slot(ty, var.span)?;
+                scope.insert(&var.name, slot);
+                Ok((slot, false))
+            }
+        }
+    }
+
+    /// Plans the matching of a pattern on top of `plan`; declares its variables in `scope`.
+    pub(crate) fn plan_pattern(
+        &mut self,
+        mut plan: LogicalPlan,
+        scope: &mut Scope,
+        parts: &[ast::PatternPart],
+    ) -> Result<LogicalPlan> {
+        let before: HashSet<usize> = scope.vars().iter().map(|(_, s)| *s).collect();
+        let slots = self.declare_pattern(scope, parts, PatternUse::Match)?;
+        let mut bound: HashSet<usize> = before;
+        let mut expanded: Vec<usize> = Vec::new();
+        for (part, slots) in parts.iter().zip(&slots) {
+            plan = self.plan_part(plan, scope, part, slots, &mut bound, &mut expanded)?;
+        }
+        Ok(plan)
+    }
+
+    fn node_filter(
+        &mut self,
+        slot: usize,
+        node: &ast::NodePattern,
+        skip_label: Option<usize>,
+        scope: &Scope,
+    ) -> Result<Option<BExpr>> {
+        let mut predicate = None;
+        let labels: Vec<Arc<str>> = node
+            .labels
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != skip_label)
+            .map(|(_, l)| Arc::from(l.name.as_str()))
+            .collect();
+        if !labels.is_empty() {
+            predicate = chain_and(
+                predicate,
+                BExpr::HasLabels(Box::new(BExpr::Slot(slot)), labels),
+            );
+        }
+        if let Some(props) = &node.properties {
+            for p in self.property_equalities(BExpr::Slot(slot), props, scope)? {
+                predicate = chain_and(predicate, p);
+            }
+        }
+        Ok(predicate)
+    }
+
+    /// `{k: v, ...}` in a pattern → `[entity.k = v, ...]`.
+    fn property_equalities(
+        &mut self,
+        entity: BExpr,
+        props: &Expr,
+        scope: &Scope,
+    ) -> Result<Vec<BExpr>> {
+        let ExprKind::Map(entries) = &props.kind else {
+            return Err(syntax(
+                "InvalidParameterUse",
+                props.span,
+                "pattern properties must be a map literal",
+            ));
+        };
+        let mut out = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            let value = self.bind_expr(value, scope, ExprCtx::PLAIN)?;
+            out.push(BExpr::Compare(
+                vec![
+                    BExpr::Property(Box::new(entity.clone()), Arc::from(key.name.as_str())),
+                    value,
+                ],
+                vec![ComparisonOp::Eq],
+            ));
+        }
+        Ok(out)
+    }
+
+    fn plan_part(
+        &mut self,
+        mut plan: LogicalPlan,
+        scope: &Scope,
+        part: &ast::PatternPart,
+        slots: &PartSlots,
+        bound: &mut HashSet<usize>,
+        expanded: &mut Vec<usize>,
+    ) -> Result<LogicalPlan> {
+        let mut nodes = vec![&part.element.start];
+        nodes.extend(part.element.chain.iter().map(|s| &s.node));
+        let start = (0..nodes.len())
+            .find(|&i| bound.contains(&slots.nodes[i].0))
+            .or_else(|| (0..nodes.len()).find(|&i| !nodes[i].labels.is_empty()))
+            .unwrap_or(0);
+        let start_slot = slots.nodes[start].0;
+        if bound.contains(&start_slot) {
+            let f = self.node_filter(start_slot, nodes[start], None, scope)?;
+            plan = filter(plan, f);
+        } else {
+            let label = nodes[start]
+                .labels
+                .first()
+                .map(|l| Arc::from(l.name.as_str()));
+            let skip = label.as_ref().map(|_| 0);
+            plan = LogicalPlan::NodeScan {
+                input: Box::new(plan),
+                slot: start_slot,
+                label,
+            };
+            bound.insert(start_slot);
+            let f = self.node_filter(start_slot, nodes[start], skip, scope)?;
+            plan = filter(plan, f);
+        }
+        let shortest = part.shortest;
+        if shortest.is_some() {
+            // A shortest path is searched between two bound ends: bind the others first.
+            for (i, node) in nodes.iter().enumerate() {
+                let slot = slots.nodes[i].0;
+                if bound.contains(&slot) {
+                    continue;
+                }
+                let label = node.labels.first().map(|l| Arc::from(l.name.as_str()));
+                let skip = label.as_ref().map(|_| 0);
+                plan = LogicalPlan::NodeScan {
+                    input: Box::new(plan),
+                    slot,
+                    label,
+                };
+                bound.insert(slot);
+                let f = self.node_filter(slot, node, skip, scope)?;
+                plan = filter(plan, f);
+            }
+        }
+        // Rightwards from the start, then leftwards.
+        let mut order: Vec<(usize, bool)> = (start..part.element.chain.len())
+            .map(|i| (i, true))
+            .collect();
+        order.extend((0..start).rev().map(|i| (i, false)));
+        for (i, rightwards) in order {
+            let rel = &part.element.chain[i].relationship;
+            let (from_index, to_index) = if rightwards { (i, i + 1) } else { (i + 1, i) };
+            let from = slots.nodes[from_index].0;
+            let to = slots.nodes[to_index].0;
+            let direction = match (rel.direction, rightwards) {
+                (RelDirection::Undirected, _) => Direction::Both,
+                (RelDirection::Outgoing, true) | (RelDirection::Incoming, false) => Direction::Out,
+                _ => Direction::In,
+            };
+            let (rel_slot, rel_prebound) = slots.rels[i];
+            // A relationship bound by an earlier clause: expand into a fresh slot and compare.
+            let expand_slot = if rel_prebound {
+                self.new_slot(self.slot_type(rel_slot), rel.span)?
+            } else {
+                rel_slot
+            };
+            let to_bound = bound.contains(&to);
+            let spec = ExpandSpec {
+                from,
+                rel: expand_slot,
+                to,
+                types: label_names(&rel.types),
+                direction,
+                to_bound,
+                distinct_from: expanded.clone(),
+            };
+            match rel.length {
+                None => {
+                    plan = LogicalPlan::Expand {
+                        input: Box::new(plan),
+                        spec,
+                    };
+                    let mut predicate = None;
+                    if let Some(props) = &rel.properties {
+                        for p in self.property_equalities(BExpr::Slot(expand_slot), props, scope)? {
+                            predicate = chain_and(predicate, p);
+                        }
+                    }
+                    plan = filter(plan, predicate);
+                }
+                Some(length) => {
+                    let min = length.min.unwrap_or(1);
+                    let max = length.max;
+                    if max.is_some_and(|m| m > MAX_VAR_LENGTH_DEPTH) || min > MAX_VAR_LENGTH_DEPTH {
+                        return Err(QueryError::compile(
+                            ErrorClass::SemanticError,
+                            "VarLengthTooLong",
+                            rel.span,
+                            format!("variable-length bounds may be at most {MAX_VAR_LENGTH_DEPTH}"),
+                        ));
+                    }
+                    let rel_filter = match &rel.properties {
+                        Some(props) => {
+                            let temp = self.new_slot(Ty::Rel, props.span)?;
+                            let mut predicate = None;
+                            for p in self.property_equalities(BExpr::Slot(temp), props, scope)? {
+                                predicate = chain_and(predicate, p);
+                            }
+                            predicate.map(|p| (temp, p))
+                        }
+                        None => None,
+                    };
+                    plan = LogicalPlan::VarExpand {
+                        input: Box::new(plan),
+                        spec,
+                        length: VarLengthSpec {
+                            min,
+                            max,
+                            rel_filter,
+                            shortest,
+                            leftwards: !rightwards,
+                        },
+                    };
+                }
+            }
+            if rel_prebound {
+                plan = filter(
+                    plan,
+                    Some(BExpr::Compare(
+                        vec![BExpr::Slot(expand_slot), BExpr::Slot(rel_slot)],
+                        vec![ComparisonOp::Eq],
+                    )),
+                );
+            }
+            expanded.push(expand_slot);
+            bound.insert(to);
+            let f = self.node_filter(to, nodes[to_index], None, scope)?;
+            plan = filter(plan, f);
+        }
+        if let Some(path) = slots.path {
+            let mut elements = vec![PathElement::Node(slots.nodes[0].0)];
+            for (i, rel) in part.element.chain.iter().enumerate() {
+                elements.push(if rel.relationship.length.is_some() {
+                    PathElement::Rels(slots.rels[i].0)
+                } else {
+                    PathElement::Rel(slots.rels[i].0)
+                });
+                elements.push(PathElement::Node(slots.nodes[i + 1].0));
+            }
+            plan = LogicalPlan::Project {
+                input: Box::new(plan),
+                items: vec![(path, Binder::path_expr(elements))],
+            };
+            bound.insert(path);
+        }
+        Ok(plan)
+    }
+
+    /// The creating half of CREATE / MERGE over already-declared slots.
+    fn create_pattern(
+        &mut self,
+        scope: &Scope,
+        parts: &[ast::PatternPart],
+        slots: &[PartSlots],
+    ) -> Result<CreatePattern> {
+        let mut pattern = CreatePattern::default();
+        let mut seen: HashSet<usize> = HashSet::new();
+        for (part, slots) in parts.iter().zip(slots) {
+            let mut nodes = vec![&part.element.start];
+            nodes.extend(part.element.chain.iter().map(|s| &s.node));
+            for (node, &(slot, prebound)) in nodes.iter().zip(&slots.nodes) {
+                if !seen.insert(slot) {
+                    if !node.labels.is_empty() || node.properties.is_some() {
+                        let var = node.variable.as_ref().map_or("?", |v| v.name.as_str());
+                        return Err(syntax(
+                            "VariableAlreadyBound",
+                            node.span,
+                            format!("variable `{var}` already declared"),
+                        ));
+                    }
+                    continue;
+                }
+                let properties = match &node.properties {
+                    Some(p) => Some(self.bind_expr(p, scope, ExprCtx::PLAIN)?),
+                    None => None,
+                };
+                pattern.nodes.push(CreateNode {
+                    slot,
+                    bound: prebound,
+                    labels: label_names(&node.labels),
+                    properties,
+                });
+            }
+            for (i, step) in part.element.chain.iter().enumerate() {
+                let rel = &step.relationship;
+                let (a, b) = (slots.nodes[i].0, slots.nodes[i + 1].0);
+                let (src, dst) = match rel.direction {
+                    RelDirection::Incoming => (b, a),
+                    _ => (a, b),
+                };
+                let properties = match &rel.properties {
+                    Some(p) => Some(self.bind_expr(p, scope, ExprCtx::PLAIN)?),
+                    None => None,
+                };
+                let rel_type = rel
+                    .types
+                    .first()
+                    .map(|t| Arc::from(t.name.as_str()))
+                    .ok_or_else(|| syntax("NoSingleRelationshipType", rel.span, "missing type"))?;
+                pattern.rels.push(CreateRel {
+                    slot: slots.rels[i].0,
+                    src,
+                    dst,
+                    rel_type,
+                    properties,
+                });
+            }
+            if let Some(path) = slots.path {
+                let mut elements = vec![PathElement::Node(slots.nodes[0].0)];
+                for i in 0..part.element.chain.len() {
+                    elements.push(PathElement::Rel(slots.rels[i].0));
+                    elements.push(PathElement::Node(slots.nodes[i + 1].0));
+                }
+                pattern.paths.push((path, Binder::path_expr(elements)));
+            }
+        }
+        Ok(pattern)
+    }
+
+    fn plan_merge(
+        &mut self,
+        plan: LogicalPlan,
+        scope: &mut Scope,
+        m: &ast::Merge,
+    ) -> Result<LogicalPlan> {
+        let parts = std::slice::from_ref(&m.pattern);
+        let outer = scope.clone();
+        let slots = self.declare_pattern(scope, parts, PatternUse::Merge)?;
+        // The matcher re-uses the declared slots: plan the part against the declared scope.
+        let mut bound: HashSet<usize> = outer.vars().iter().map(|(_, s)| *s).collect();
+        let mut expanded = Vec::new();
+        let matcher = self.plan_part(
+            LogicalPlan::Argument,
+            scope,
+            &m.pattern,
+            &slots[0],
+            &mut bound,
+            &mut expanded,
+        )?;
+        let pattern = self.create_pattern(&outer, parts, &slots)?;
+        let mut on_match = Vec::new();
+        let mut on_create = Vec::new();
+        for action in &m.actions {
+            let ops = self.bind_set_items(&action.items, scope)?;
+            match action.on {
+                ast::MergeTrigger::OnMatch => on_match.extend(ops),
+                ast::MergeTrigger::OnCreate => on_create.extend(ops),
+            }
+        }
+        Ok(LogicalPlan::Merge {
+            input: Box::new(plan),
+            matcher: Box::new(matcher),
+            pattern,
+            on_match,
+            on_create,
+        })
+    }
+
+    fn bind_set_items(&mut self, items: &[ast::SetItem], scope: &Scope) -> Result<Vec<SetOp>> {
+        let mut ops = Vec::with_capacity(items.len());
+        for item in items {
+            ops.push(match &item.kind {
+                SetItemKind::Property { entity, key, value } => SetOp::Property {
+                    entity: self.bind_expr(entity, scope, ExprCtx::PLAIN)?,
+                    key: Arc::from(key.name.as_str()),
+                    value: self.bind_expr(value, scope, ExprCtx::PLAIN)?,
+                },
+                SetItemKind::Replace { variable, value } => SetOp::Properties {
+                    entity: BExpr::Slot(self.lookup(scope, variable)?),
+                    value: self.bind_expr(value, scope, ExprCtx::PLAIN)?,
+                    replace: true,
+                },
+                SetItemKind::Merge { variable, value } => SetOp::Properties {
+                    entity: BExpr::Slot(self.lookup(scope, variable)?),
+                    value: self.bind_expr(value, scope, ExprCtx::PLAIN)?,
+                    replace: false,
+                },
+                SetItemKind::Labels { variable, labels } => SetOp::Labels {
+                    entity: BExpr::Slot(self.lookup(scope, variable)?),
+                    labels: label_names(labels),
+                    add: true,
+                },
+            });
+        }
+        Ok(ops)
+    }
+
+    fn plan_procedure(
+        &mut self,
+        plan: LogicalPlan,
+        scope: &mut Scope,
+        call: &ast::ProcedureCall,
+        span: Span,
+        standalone: bool,
+    ) -> Result<(LogicalPlan, Option<Columns>)> {
+        let mut name = String::new();
+        for part in &call.procedure.namespace {
+            name.push_str(&part.name);
+            name.push('.');
+        }
+        name.push_str(&call.procedure.name.name);
+        let Some(procedure) = self.procedures.get(&name.to_ascii_lowercase()).cloned() else {
+            return Err(QueryError::compile(
+                ErrorClass::ProcedureError,
+                "ProcedureNotFound",
+                span,
+                format!("there is no procedure named `{name}`"),
+            ));
+        };
+        let args: Vec<BExpr> = match &call.args {
+            Some(args) => {
+                if args.len() != procedure.inputs.len() {
+                    return Err(syntax(
+                        "InvalidNumberOfArguments",
+                        span,
+                        format!("{name} takes {} argument(s)", procedure.inputs.len()),
+                    ));
+                }
+                let mut bound = Vec::with_capacity(args.len());
+                for (i, a) in args.iter().enumerate() {
+                    let e = self.bind_expr(a, scope, ExprCtx::PLAIN)?;
+                    let declared = procedure.input_types.get(i).map(|t| t.to_ascii_uppercase());
+                    let ty = self.static_type(&e);
+                    let accepted = match declared.as_deref().map(|t| t.trim_end_matches('?')) {
+                        None | Some("ANY") => true,
+                        Some(_) if matches!(ty, Ty::Any | Ty::Null) => true,
+                        Some("INTEGER") => ty == Ty::Int,
+                        Some("FLOAT") => matches!(ty, Ty::Float | Ty::Int),
+                        Some("NUMBER") => matches!(ty, Ty::Float | Ty::Int),
+                        Some("STRING") => ty == Ty::String,
+                        Some("BOOLEAN") => ty == Ty::Bool,
+                        Some(t) if t.starts_with("LIST") => ty == Ty::List,
+                        Some("MAP") => ty == Ty::Map,
+                        Some("NODE") => ty == Ty::Node,
+                        Some("RELATIONSHIP") => ty == Ty::Rel,
+                        Some("PATH") => ty == Ty::Path,
+                        Some(_) => true,
+                    };
+                    if !accepted {
+                        return Err(syntax(
+                            "InvalidArgumentType",
+                            a.span,
+                            format!(
+                                "argument {} of {name} must be {}, not {}",
+                                i + 1,
+                                declared.unwrap_or_default(),
+                                ty.name()
+                            ),
+                        ));
+                    }
+                    bound.push(e);
+                }
+                bound
+            }
+            None => {
+                let mut bound = Vec::new();
+                for input in &procedure.inputs {
+                    if !self.params.contains_key(input) {
+                        return Err(QueryError::compile(
+                            ErrorClass::ParameterMissing,
+                            "MissingParameter",
+                            span,
+                            format!("expected a value for parameter ${input}"),
+                        ));
+                    }
+                    bound.push(BExpr::Param(Arc::from(input.as_str())));
+                }
+                bound
+            }
+        };
+        let mut yields = Vec::new();
+        let mut columns = Vec::new();
+        match &call.yield_clause {
+            Some(y) => {
+                let fields: Vec<(String, String, Span)> = match &y.items {
+                    ast::YieldItems::Star => procedure
+                        .outputs
+                        .iter()
+                        .map(|o| (o.clone(), o.clone(), y.span))
+                        .collect(),
+                    ast::YieldItems::Fields(items) => items
+                        .iter()
+                        .map(|i| {
+                            (
+                                i.field.name.clone(),
+                                i.alias.as_ref().unwrap_or(&i.field).name.clone(),
+                                i.field.span,
+                            )
+                        })
+                        .collect(),
+                };
+                for (field, alias, field_span) in fields {
+                    let Some(index) = procedure.outputs.iter().position(|o| *o == field) else {
+                        return Err(syntax(
+                            "UndefinedVariable",
+                            field_span,
+                            format!("procedure {name} has no output `{field}`"),
+                        ));
+                    };
+                    if scope.get(&alias).is_some() {
+                        return Err(syntax(
+                            "VariableAlreadyBound",
+                            field_span,
+                            format!("variable `{alias}` already declared"),
+                        ));
+                    }
+                    let slot = self.new_slot(Ty::Any, field_span)?;
+                    scope.insert(&alias, slot);
+                    yields.push((index, slot));
+                    columns.push((alias, slot));
+                }
+            }
+            None => {
+                if !standalone && !procedure.outputs.is_empty() {
+                    return Err(syntax(
+                        "UndefinedVariable",
+                        span,
+                        "a procedure call inside a query must YIELD its outputs",
+                    ));
+                }
+                for (index, output) in procedure.outputs.iter().enumerate() {
+                    let slot = self.new_slot(Ty::Any, span)?;
+                    yields.push((index, slot));
+                    columns.push((output.clone(), slot));
+                }
+            }
+        }
+        let mut plan = LogicalPlan::ProcedureCall {
+            input: Box::new(plan),
+            procedure,
+            args,
+            yields,
+        };
+        if let Some(predicate) = call
+            .yield_clause
+            .as_ref()
+            .and_then(|y| y.predicate.as_ref())
+        {
+            let predicate = self.bind_expr(predicate, scope, ExprCtx::PLAIN)?;
+            plan = filter(plan, Some(predicate));
+        }
+        Ok((plan, Some(columns)))
+    }
+
+    /// WITH / RETURN. Returns the plan, the new scope and the projected columns.
+    fn plan_projection(
+        &mut self,
+        mut plan: LogicalPlan,
+        scope: &Scope,
+        projection: &Projection,
+        predicate: Option<&Expr>,
+        is_return: bool,
+        targets: Option<&[(String, usize)]>,
+    ) -> Result<(LogicalPlan, Scope, Columns)> {
+        // The items: `*` first (in name order for RETURN), then the listed ones.
+        let mut items: Vec<(String, Expr, Span)> = Vec::new();
+        if projection.star {
+            let mut vars: Vec<&(String, usize)> = scope.vars().iter().collect();
+            if vars.is_empty() && is_return {
+                return Err(syntax(
+                    "NoVariablesInScope",
+                    Span::default(),
+                    "RETURN * / WITH * needs at least one variable in scope",
+                ));
+            }
+            if is_return {
+                vars.sort_by(|a, b| a.0.cmp(&b.0));
+            }
+            for (name, _) in vars {
+                let ident = ast::Ident {
+                    name: name.clone(),
+                    span: Span::default(),
+                };
+                items.push((
+                    name.clone(),
+                    Expr::new(ExprKind::Variable(ident), Span::default()),
+                    Span::default(),
+                ));
+            }
+        }
+        for item in &projection.items {
+            let name = match (&item.alias, &item.expr.kind) {
+                (Some(alias), _) => alias.name.clone(),
+                (None, ExprKind::Variable(v)) => v.name.clone(),
+                (None, _) => self.text(item.expr.span),
+            };
+            items.push((name, item.expr.clone(), item.span));
+        }
+        let mut names = HashSet::new();
+        for (name, _, span) in &items {
+            if !names.insert(name.clone()) {
+                return Err(syntax(
+                    "ColumnNameConflict",
+                    *span,
+                    format!("multiple result columns with the same name `{name}`"),
+                ));
+            }
+        }
+        if let Some(targets) = targets
+            && targets.len() != items.len()
+        {
+            return Err(syntax(
+                "DifferentColumnsInUnion",
+                projection.items.first().map_or(Span::default(), |i| i.span),
+                "all sub queries in a UNION must have the same column names",
+            ));
+        }
+
+        // Bind every item once to find the aggregating ones.
+        let mut bound = Vec::with_capacity(items.len());
+        for (_, expr, _) in &items {
+            bound.push(self.bind_expr(expr, scope, ExprCtx::PROJECTION)?);
+        }
+        let aggregating = bound.iter().any(contains_agg);
+        let mut out_slots = Vec::with_capacity(items.len());
+        for (i, e) in bound.iter().enumerate() {
+            let slot = match targets {
+                Some(t) => t[i].1,
+                None => {
+                    let ty = self.static_type(e);
+                    self.new_slot(ty, items[i].2)?
+                }
+            };
+            out_slots.push(slot);
+        }
+        let saved_substitutions = std::mem::take(&mut self.substitutions);
+        if aggregating {
+            let mut keys = Vec::new();
+            for (i, e) in bound.iter().enumerate() {
+                if !contains_agg(e) {
+                    keys.push((out_slots[i], e.clone()));
+                    if is_simple(&items[i].1) {
+                        self.substitutions.push((items[i].1.clone(), out_slots[i]));
+                    }
+                }
+            }
+            let key_slots: HashSet<usize> = keys.iter().map(|(s, _)| *s).collect();
+            let mut aggregates: Vec<(usize, AggCall)> = Vec::new();
+            let mut post = Vec::new();
+            for (i, e) in bound.iter().enumerate() {
+                if !contains_agg(e) {
+                    continue;
+                }
+                if let BExpr::Agg(call) = e {
+                    aggregates.push((out_slots[i], (**call).clone()));
+                    continue;
+                }
+                let rebound_first = self.slot_types.len();
+                let rebound = self.bind_expr(&items[i].1, scope, ExprCtx::PROJECTION)?;
+                let mut free = Vec::new();
+                referenced_slots_outside_agg(&rebound, &mut free);
+                if free
+                    .iter()
+                    .any(|s| *s < rebound_first && !key_slots.contains(s))
+                {
+                    self.substitutions = saved_substitutions;
+                    return Err(syntax(
+                        "AmbiguousAggregationExpression",
+                        items[i].2,
+                        "an expression mixing aggregation and variables must only use grouping keys outside the aggregate",
+                    ));
+                }
+                let mut extracted = Vec::new();
+                let replaced = self.extract_aggs(rebound, &mut extracted, items[i].2)?;
+                aggregates.extend(extracted);
+                post.push((out_slots[i], replaced));
+            }
+            plan = LogicalPlan::Aggregate {
+                input: Box::new(plan),
+                keys,
+                aggregates,
+            };
+            if !post.is_empty() {
+                plan = LogicalPlan::Project {
+                    input: Box::new(plan),
+                    items: post,
+                };
+            }
+        } else {
+            plan = LogicalPlan::Project {
+                input: Box::new(plan),
+                items: out_slots
+                    .iter()
+                    .copied()
+                    .zip(bound.iter().cloned())
+                    .collect(),
+            };
+        }
+        let mut new_scope = Scope::default();
+        let mut columns = Vec::with_capacity(items.len());
+        for (i, (name, _, _)) in items.iter().enumerate() {
+            new_scope.insert(name, out_slots[i]);
+            columns.push((name.clone(), out_slots[i]));
+        }
+        if projection.distinct {
+            plan = LogicalPlan::Distinct {
+                input: Box::new(plan),
+                slots: out_slots.clone(),
+            };
+        }
+
+        // ORDER BY sees the projected items (and, without aggregation or DISTINCT, the
+        // variables before the projection too); expressions equal to an item read its slot.
+        self.substitutions = items
+            .iter()
+            .zip(&out_slots)
+            .map(|((_, e, _), s)| (e.clone(), *s))
+            .collect();
+        let result = (|| -> Result<LogicalPlan> {
+            if !projection.order_by.is_empty() {
+                let mut order_scope = if aggregating || projection.distinct {
+                    Scope::default()
+                } else {
+                    scope.clone()
+                };
+                for (name, slot) in new_scope.vars() {
+                    order_scope.insert(name, *slot);
+                }
+                let mut keys = Vec::new();
+                for item in &projection.order_by {
+                    let ctx = if aggregating {
+                        ExprCtx::PROJECTION
+                    } else {
+                        ExprCtx::PLAIN
+                    };
+                    let mut expr = self.bind_expr(&item.expr, &order_scope, ctx)?;
+                    let is_item = items.iter().any(|(_, e, _)| *e == item.expr);
+                    if contains_agg(&expr)
+                        || (aggregating && !is_item && ast_has_aggregate(&item.expr))
+                    {
+                        // An aggregate that is not a projected item: only grouping keys that
+                        // are variables or properties may appear around it.
+                        let all = std::mem::take(&mut self.substitutions);
+                        self.substitutions = all
+                            .iter()
+                            .filter(|(e, _)| is_simple(e) || ast_has_aggregate(e))
+                            .cloned()
+                            .collect();
+                        let rebound = self.bind_expr(&item.expr, &order_scope, ctx);
+                        self.substitutions = all;
+                        expr = match rebound {
+                            Err(e) if e.code == "UndefinedVariable" => {
+                                return Err(syntax(
+                                    "AmbiguousAggregationExpression",
+                                    item.span,
+                                    "an ORDER BY expression mixing aggregation and variables must only use projected grouping keys",
+                                ));
+                            }
+                            other => other?,
+                        };
+                    }
+                    if contains_agg(&expr) {
+                        return Err(syntax(
+                            "InvalidAggregation",
+                            item.span,
+                            "ORDER BY may only use aggregates that are projected",
+                        ));
+                    }
+                    keys.push(SortKey {
+                        expr,
+                        descending: item.order == ast::SortOrder::Descending,
+                    });
+                }
+                plan = LogicalPlan::Sort {
+                    input: Box::new(std::mem::replace(&mut plan, LogicalPlan::Argument)),
+                    keys,
+                };
+            }
+            if let Some(skip) = &projection.skip {
+                let count = self.bind_count(skip)?;
+                plan = LogicalPlan::Skip {
+                    input: Box::new(std::mem::replace(&mut plan, LogicalPlan::Argument)),
+                    count,
+                };
+            }
+            if let Some(limit) = &projection.limit {
+                let count = self.bind_count(limit)?;
+                plan = LogicalPlan::Limit {
+                    input: Box::new(std::mem::replace(&mut plan, LogicalPlan::Argument)),
+                    count,
+                    drain: self.updating_seen,
+                };
+            }
+            if let Some(predicate) = predicate {
+                // Like ORDER BY, WITH's WHERE also sees the variables before a projection
+                // that neither aggregates nor is DISTINCT.
+                let mut where_scope = if aggregating || projection.distinct {
+                    Scope::default()
+                } else {
+                    scope.clone()
+                };
+                for (name, slot) in new_scope.vars() {
+                    where_scope.insert(name, *slot);
+                }
+                let predicate = self.bind_expr(predicate, &where_scope, ExprCtx::PLAIN)?;
+                plan = filter(
+                    std::mem::replace(&mut plan, LogicalPlan::Argument),
+                    Some(predicate),
+                );
+            }
+            Ok(std::mem::replace(&mut plan, LogicalPlan::Argument))
+        })();
+        self.substitutions = saved_substitutions;
+        Ok((result?, new_scope, columns))
+    }
+
+    /// SKIP / LIMIT: a constant or parameter expression; negative or non-integer constants
+    /// are rejected here, parameters when the query runs.
+    fn bind_count(&mut self, expr: &Expr) -> Result<BExpr> {
+        let saved = std::mem::take(&mut self.substitutions);
+        let result = self.bind_expr(expr, &Scope::default(), ExprCtx::PLAIN);
+        self.substitutions = saved;
+        let bound = match result {
+            Ok(b) => b,
+            Err(e) if e.code == "UndefinedVariable" => {
+                return Err(syntax(
+                    "NonConstantExpression",
+                    expr.span,
+                    "SKIP and LIMIT take a constant expression",
+                ));
+            }
+            Err(e) => return Err(e),
+        };
+        match &bound {
+            BExpr::Const(Value::Int(i)) if *i < 0 => Err(syntax(
+                "NegativeIntegerArgument",
+                expr.span,
+                "SKIP and LIMIT take a non-negative integer",
+            )),
+            BExpr::Const(Value::Float(_)) => Err(syntax(
+                "InvalidArgumentType",
+                expr.span,
+                "SKIP and LIMIT take an integer",
+            )),
+            _ => Ok(bound),
+        }
+    }
+
+    /// Replaces every aggregate call in `e` by a fresh slot, collecting the calls.
+    fn extract_aggs(
+        &mut self,
+        e: BExpr,
+        out: &mut Vec<(usize, AggCall)>,
+        span: Span,
+    ) -> Result<BExpr> {
+        Ok(match e {
+            BExpr::Agg(call) => {
+                let slot = self.new_slot(Ty::Any, span)?;
+                out.push((slot, *call));
+                BExpr::Slot(slot)
+            }
+            other => {
+                let mut error = None;
+                let mapped = map_children(other, &mut |child| match self
+                    .extract_aggs(child, out, span)
+                {
+                    Ok(c) => c,
+                    Err(e) => {
+                        error = Some(e);
+                        BExpr::Const(Value::Null)
+                    }
+                });
+                if let Some(e) = error {
+                    return Err(e);
+                }
+                mapped
+            }
+        })
+    }
+}
+
+/// Whether an aggregate function call occurs in `e` (outside subqueries).
+fn ast_has_aggregate(e: &Expr) -> bool {
+    let any = |items: &[Expr]| items.iter().any(ast_has_aggregate);
+    match &e.kind {
+        ExprKind::CountStar => true,
+        ExprKind::FunctionCall { name, args, .. } => {
+            (name.namespace.is_empty()
+                && crate::plan::AggFunction::from_name(&name.name.name.to_ascii_lowercase())
+                    .is_some())
+                || any(args)
+        }
+        ExprKind::Property { expr, .. }
+        | ExprKind::HasLabels { expr, .. }
+        | ExprKind::Unary { expr, .. }
+        | ExprKind::IsNull { expr, .. } => ast_has_aggregate(expr),
+        ExprKind::Index { expr, index } => ast_has_aggregate(expr) || ast_has_aggregate(index),
+        ExprKind::Binary { lhs, rhs, .. } => ast_has_aggregate(lhs) || ast_has_aggregate(rhs),
+        ExprKind::Comparison { first, rest } => {
+            ast_has_aggregate(first) || rest.iter().any(|(_, e)| ast_has_aggregate(e))
+        }
+        ExprKind::List(items) => any(items),
+        ExprKind::Map(entries) => entries.iter().any(|(_, e)| ast_has_aggregate(e)),
+        ExprKind::Case {
+            operand,
+            alternatives,
+            default,
+        } => {
+            operand.as_deref().is_some_and(ast_has_aggregate)
+                || default.as_deref().is_some_and(ast_has_aggregate)
+                || alternatives
+                    .iter()
+                    .any(|a| ast_has_aggregate(&a.when) || ast_has_aggregate(&a.then))
+        }
+        _ => false,
+    }
+}
+
+/// A variable or a property of a variable: the grouping keys an aggregating expression may
+/// use around its aggregates.
+fn is_simple(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Variable(_) => true,
+        ExprKind::Property { expr, .. } => matches!(expr.kind, ExprKind::Variable(_)),
+        _ => false,
+    }
+}
+
+fn already_bound(var: &ast::Ident) -> QueryError {
+    syntax(
+        "VariableAlreadyBound",
+        var.span,
+        format!("variable `{}` already declared", var.name),
+    )
+}
+
+/// Whether an aggregate call occurs in `e` (outside subqueries).
+pub(crate) fn contains_agg(e: &BExpr) -> bool {
+    let mut found = false;
+    visit_children(e, &mut |child| {
+        if !found {
+            found = matches!(child, BExpr::Agg(_)) || contains_agg(child);
+        }
+    });
+    found || matches!(e, BExpr::Agg(_))
+}
+
+/// Slots read by `e` outside aggregate calls.
+fn referenced_slots_outside_agg(e: &BExpr, out: &mut Vec<usize>) {
+    match e {
+        BExpr::Agg(_) => {}
+        BExpr::Slot(s) => out.push(*s),
+        other => visit_children(other, &mut |child| referenced_slots_outside_agg(child, out)),
+    }
+}
+
+/// Calls `f` on each direct child expression (not into subquery plans).
+fn visit_children(e: &BExpr, f: &mut dyn FnMut(&BExpr)) {
+    match e {
+        BExpr::Const(_)
+        | BExpr::Param(_)
+        | BExpr::Slot(_)
+        | BExpr::Path(_)
+        | BExpr::Subquery(_) => {}
+        BExpr::Agg(call) => {
+            if let Some(a) = &call.arg {
+                f(a);
+            }
+            if let Some(a) = &call.extra {
+                f(a);
+            }
+        }
+        BExpr::Property(b, _)
+        | BExpr::HasLabels(b, _)
+        | BExpr::Not(b)
+        | BExpr::Negate(b)
+        | BExpr::IsNull(b, _) => f(b),
+        BExpr::Index(a, b)
+        | BExpr::And(a, b)
+        | BExpr::Or(a, b)
+        | BExpr::Xor(a, b)
+        | BExpr::Arith(_, a, b)
+        | BExpr::StringOp(_, a, b)
+        | BExpr::In(a, b) => {
+            f(a);
+            f(b);
+        }
+        BExpr::Slice(a, b, c) => {
+            f(a);
+            if let Some(b) = b {
+                f(b);
+            }
+            if let Some(c) = c {
+                f(c);
+            }
+        }
+        BExpr::Compare(items, _) | BExpr::List(items) | BExpr::Call(_, items) => {
+            items.iter().for_each(f)
+        }
+        BExpr::Map(entries) => entries.iter().for_each(|(_, e)| f(e)),
+        BExpr::MapProjection(base, items) => {
+            f(base);
+            for item in items {
+                if let crate::bind::MapProjectionItem::Entry(_, e) = item {
+                    f(e);
+                }
+            }
+        }
+        BExpr::Case {
+            operand,
+            alternatives,
+            default,
+        } => {
+            if let Some(o) = operand {
+                f(o);
+            }
+            for (w, t) in alternatives {
+                f(w);
+                f(t);
+            }
+            if let Some(d) = default {
+                f(d);
+            }
+        }
+        BExpr::ListComprehension {
+            list,
+            predicate,
+            projection,
+            ..
+        } => {
+            f(list);
+            if let Some(p) = predicate {
+                f(p);
+            }
+            if let Some(p) = projection {
+                f(p);
+            }
+        }
+        BExpr::Quantifier {
+            list, predicate, ..
+        } => {
+            f(list);
+            f(predicate);
+        }
+        BExpr::Reduce {
+            init, list, expr, ..
+        } => {
+            f(init);
+            f(list);
+            f(expr);
+        }
+    }
+}
+
+/// Rebuilds `e` with each direct child replaced by `f(child)`.
+fn map_children(e: BExpr, f: &mut dyn FnMut(BExpr) -> BExpr) -> BExpr {
+    match e {
+        BExpr::Const(_)
+        | BExpr::Param(_)
+        | BExpr::Slot(_)
+        | BExpr::Path(_)
+        | BExpr::Subquery(_)
+        | BExpr::Agg(_) => e,
+        BExpr::Property(x, k) => BExpr::Property(bx(f, x), k),
+        BExpr::HasLabels(x, l) => BExpr::HasLabels(bx(f, x), l),
+        BExpr::Not(x) => BExpr::Not(bx(f, x)),
+        BExpr::Negate(x) => BExpr::Negate(bx(f, x)),
+        BExpr::IsNull(x, n) => BExpr::IsNull(bx(f, x), n),
+        BExpr::Index(x, y) => BExpr::Index(bx(f, x), bx(f, y)),
+        BExpr::And(x, y) => BExpr::And(bx(f, x), bx(f, y)),
+        BExpr::Or(x, y) => BExpr::Or(bx(f, x), bx(f, y)),
+        BExpr::Xor(x, y) => BExpr::Xor(bx(f, x), bx(f, y)),
+        BExpr::Arith(op, x, y) => BExpr::Arith(op, bx(f, x), bx(f, y)),
+        BExpr::StringOp(op, x, y) => BExpr::StringOp(op, bx(f, x), bx(f, y)),
+        BExpr::In(x, y) => BExpr::In(bx(f, x), bx(f, y)),
+        BExpr::Slice(x, y, z) => BExpr::Slice(bx(f, x), y.map(|x| bx(f, x)), z.map(|x| bx(f, x))),
+        BExpr::Compare(items, ops) => BExpr::Compare(items.into_iter().map(&mut *f).collect(), ops),
+        BExpr::List(items) => BExpr::List(items.into_iter().map(&mut *f).collect()),
+        BExpr::Call(name, items) => BExpr::Call(name, items.into_iter().map(&mut *f).collect()),
+        BExpr::Map(entries) => BExpr::Map(entries.into_iter().map(|(k, v)| (k, f(v))).collect()),
+        BExpr::MapProjection(base, items) => {
+            let base = Box::new(f(*base));
+            let items = items
+                .into_iter()
+                .map(|item| match item {
+                    crate::bind::MapProjectionItem::Entry(k, v) => {
+                        crate::bind::MapProjectionItem::Entry(k, f(v))
+                    }
+                    other => other,
+                })
+                .collect();
+            BExpr::MapProjection(base, items)
+        }
+        BExpr::Case {
+            operand,
+            alternatives,
+            default,
+        } => BExpr::Case {
+            operand: operand.map(|x| bx(f, x)),
+            alternatives: alternatives
+                .into_iter()
+                .map(|(w, t)| (f(w), f(t)))
+                .collect(),
+            default: default.map(|x| bx(f, x)),
+        },
+        BExpr::ListComprehension {
+            slot,
+            list,
+            predicate,
+            projection,
+        } => BExpr::ListComprehension {
+            slot,
+            list: bx(f, list),
+            predicate: predicate.map(|x| bx(f, x)),
+            projection: projection.map(|x| bx(f, x)),
+        },
+        BExpr::Quantifier {
+            quantifier,
+            slot,
+            list,
+            predicate,
+        } => BExpr::Quantifier {
+            quantifier,
+            slot,
+            list: bx(f, list),
+            predicate: bx(f, predicate),
+        },
+        BExpr::Reduce {
+            accumulator,
+            init,
+            slot,
+            list,
+            expr,
+        } => BExpr::Reduce {
+            accumulator,
+            init: bx(f, init),
+            slot,
+            list: bx(f, list),
+            expr: bx(f, expr),
+        },
+    }
+}
+
+/// Applies `f` to a boxed child, reusing its allocation.
+fn bx(f: &mut dyn FnMut(BExpr) -> BExpr, mut x: Box<BExpr>) -> Box<BExpr> {
+    let inner = std::mem::replace(&mut *x, BExpr::Const(Value::Null));
+    *x = f(inner);
+    x
+}

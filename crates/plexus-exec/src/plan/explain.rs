@@ -1,0 +1,396 @@
+//! EXPLAIN / PROFILE rendering: a plan as an indented tree, one operator per line.
+//!
+//! Operators are numbered in pre-order (an operator before its children, children in
+//! [`LogicalPlan::children`] order); the executor numbers its physical operators the same
+//! way, which is how PROFILE attaches rows and time to the lines of this tree. Slots print as
+//! `s<N>`; the Results line names the columns.
+
+use super::{LogicalPlan, SetOp};
+use crate::bind::{ArithOp, BExpr, PathElement, StringOp};
+use plexus_types::Direction;
+use std::fmt::Write;
+
+impl LogicalPlan {
+    /// Direct inputs, in pre-order numbering order (input first, then inner plans).
+    pub fn children(&self) -> Vec<&LogicalPlan> {
+        match self {
+            LogicalPlan::Argument => Vec::new(),
+            LogicalPlan::NodeScan { input, .. }
+            | LogicalPlan::Expand { input, .. }
+            | LogicalPlan::VarExpand { input, .. }
+            | LogicalPlan::Filter { input, .. }
+            | LogicalPlan::Project { input, .. }
+            | LogicalPlan::Aggregate { input, .. }
+            | LogicalPlan::Distinct { input, .. }
+            | LogicalPlan::Sort { input, .. }
+            | LogicalPlan::Skip { input, .. }
+            | LogicalPlan::Limit { input, .. }
+            | LogicalPlan::Unwind { input, .. }
+            | LogicalPlan::Create { input, .. }
+            | LogicalPlan::Set { input, .. }
+            | LogicalPlan::Delete { input, .. }
+            | LogicalPlan::ProcedureCall { input, .. }
+            | LogicalPlan::Discard { input }
+            | LogicalPlan::Results { input, .. } => vec![input],
+            LogicalPlan::Optional { input, inner, .. }
+            | LogicalPlan::Apply { input, inner, .. } => {
+                vec![input, inner]
+            }
+            LogicalPlan::Merge { input, matcher, .. } => vec![input, matcher],
+            LogicalPlan::Foreach { input, body, .. } => vec![input, body],
+            LogicalPlan::Union { branches } => branches.iter().collect(),
+        }
+    }
+
+    /// One line describing this operator (without its children).
+    pub fn describe(&self) -> String {
+        let slots = |s: &[usize]| {
+            s.iter()
+                .map(|s| format!("s{s}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            LogicalPlan::Argument => "Argument".into(),
+            LogicalPlan::NodeScan { slot, label, .. } => match label {
+                Some(l) => format!("NodeByLabelScan s{slot}:{l}"),
+                None => format!("AllNodesScan s{slot}"),
+            },
+            LogicalPlan::Expand { spec, .. } => format!(
+                "Expand{} {}",
+                if spec.to_bound { "Into" } else { "" },
+                expand_text(
+                    spec.from,
+                    spec.rel,
+                    spec.to,
+                    &spec.types,
+                    spec.direction,
+                    ""
+                )
+            ),
+            LogicalPlan::VarExpand { spec, length, .. } => {
+                let range = format!(
+                    "*{}..{}",
+                    length.min,
+                    length.max.map(|m| m.to_string()).unwrap_or_default()
+                );
+                let kind = match length.shortest {
+                    Some(plexus_cypher::ast::ShortestPath::Single) => "ShortestPath",
+                    Some(plexus_cypher::ast::ShortestPath::All) => "AllShortestPaths",
+                    None => "VarLengthExpand",
+                };
+                format!(
+                    "{kind}{} {}",
+                    if spec.to_bound { "Into" } else { "" },
+                    expand_text(
+                        spec.from,
+                        spec.rel,
+                        spec.to,
+                        &spec.types,
+                        spec.direction,
+                        &range
+                    )
+                )
+            }
+            LogicalPlan::Filter { predicate, .. } => format!("Filter {}", expr_text(predicate)),
+            LogicalPlan::Project { items, .. } => format!(
+                "Project {}",
+                items
+                    .iter()
+                    .map(|(s, e)| format!("s{s} = {}", expr_text(e)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            LogicalPlan::Aggregate {
+                keys, aggregates, ..
+            } => {
+                let mut parts: Vec<String> = keys
+                    .iter()
+                    .map(|(s, e)| format!("s{s} = {}", expr_text(e)))
+                    .collect();
+                for (s, call) in aggregates {
+                    let arg = call.arg.as_ref().map_or("*".to_string(), expr_text);
+                    let distinct = if call.distinct { "DISTINCT " } else { "" };
+                    parts.push(format!("s{s} = {}({distinct}{arg})", call.function.name()));
+                }
+                format!("Aggregate {}", parts.join(", "))
+            }
+            LogicalPlan::Distinct { slots: s, .. } => format!("Distinct {}", slots(s)),
+            LogicalPlan::Sort { keys, .. } => format!(
+                "Sort {}",
+                keys.iter()
+                    .map(|k| format!(
+                        "{}{}",
+                        expr_text(&k.expr),
+                        if k.descending { " DESC" } else { "" }
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            LogicalPlan::Skip { count, .. } => format!("Skip {}", expr_text(count)),
+            LogicalPlan::Limit { count, .. } => format!("Limit {}", expr_text(count)),
+            LogicalPlan::Unwind { expr, slot, .. } => {
+                format!("Unwind {} AS s{slot}", expr_text(expr))
+            }
+            LogicalPlan::Optional { nulls, .. } => format!("Optional (nulls {})", slots(nulls)),
+            LogicalPlan::Apply { unit, .. } => {
+                if *unit {
+                    "Apply (unit)".into()
+                } else {
+                    "Apply".into()
+                }
+            }
+            LogicalPlan::Union { .. } => "Union".into(),
+            LogicalPlan::Create { pattern, .. } => format!(
+                "Create nodes {} rels {}",
+                slots(
+                    &pattern
+                        .nodes
+                        .iter()
+                        .filter(|n| !n.bound)
+                        .map(|n| n.slot)
+                        .collect::<Vec<_>>()
+                ),
+                slots(&pattern.rels.iter().map(|r| r.slot).collect::<Vec<_>>())
+            ),
+            LogicalPlan::Merge { pattern, .. } => format!(
+                "Merge nodes {} rels {}",
+                slots(
+                    &pattern
+                        .nodes
+                        .iter()
+                        .filter(|n| !n.bound)
+                        .map(|n| n.slot)
+                        .collect::<Vec<_>>()
+                ),
+                slots(&pattern.rels.iter().map(|r| r.slot).collect::<Vec<_>>())
+            ),
+            LogicalPlan::Set { ops, .. } => format!(
+                "Set {}",
+                ops.iter().map(set_text).collect::<Vec<_>>().join(", ")
+            ),
+            LogicalPlan::Delete { exprs, detach, .. } => format!(
+                "{}Delete {}",
+                if *detach { "Detach" } else { "" },
+                exprs.iter().map(expr_text).collect::<Vec<_>>().join(", ")
+            ),
+            LogicalPlan::Foreach { slot, list, .. } => {
+                format!("Foreach s{slot} IN {}", expr_text(list))
+            }
+            LogicalPlan::ProcedureCall { procedure, .. } => {
+                format!("ProcedureCall {}", procedure.name)
+            }
+            LogicalPlan::Discard { .. } => "EmptyResult".into(),
+            LogicalPlan::Results { columns, .. } => format!(
+                "Results {}",
+                columns
+                    .iter()
+                    .map(|(n, s)| format!("{n}=s{s}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    /// The tree, with `annotate(operator number)` appended to each line.
+    pub fn render(&self, annotate: &dyn Fn(usize) -> String) -> String {
+        let mut out = String::new();
+        let mut counter = 0;
+        self.render_into(&mut out, "", true, &mut counter, annotate);
+        out
+    }
+
+    fn render_into(
+        &self,
+        out: &mut String,
+        prefix: &str,
+        top: bool,
+        counter: &mut usize,
+        annotate: &dyn Fn(usize) -> String,
+    ) {
+        let id = *counter;
+        *counter += 1;
+        let branch = if top { "" } else { "└ " };
+        let _ = writeln!(out, "{prefix}{branch}{}{}", self.describe(), annotate(id));
+        let child_prefix = if top {
+            String::new()
+        } else {
+            format!("{prefix}  ")
+        };
+        for child in self.children() {
+            child.render_into(out, &child_prefix, false, counter, annotate);
+        }
+    }
+}
+
+fn expand_text(
+    from: usize,
+    rel: usize,
+    to: usize,
+    types: &[std::sync::Arc<str>],
+    dir: Direction,
+    range: &str,
+) -> String {
+    let types = if types.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ":{}",
+            types
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join("|")
+        )
+    };
+    let (l, r) = match dir {
+        Direction::Out => ("-", "->"),
+        Direction::In => ("<-", "-"),
+        Direction::Both => ("-", "-"),
+    };
+    format!("(s{from}){l}[s{rel}{types}{range}]{r}(s{to})")
+}
+
+fn set_text(op: &SetOp) -> String {
+    match op {
+        SetOp::Property { entity, key, value } => {
+            format!("{}.{key} = {}", expr_text(entity), expr_text(value))
+        }
+        SetOp::Properties {
+            entity,
+            value,
+            replace,
+        } => {
+            format!(
+                "{} {} {}",
+                expr_text(entity),
+                if *replace { "=" } else { "+=" },
+                expr_text(value)
+            )
+        }
+        SetOp::Labels {
+            entity,
+            labels,
+            add,
+        } => format!(
+            "{}{}:{}",
+            if *add { "" } else { "-" },
+            expr_text(entity),
+            labels
+                .iter()
+                .map(|l| l.to_string())
+                .collect::<Vec<_>>()
+                .join(":")
+        ),
+    }
+}
+
+/// A compact rendering of a bound expression for plan output.
+pub fn expr_text(e: &BExpr) -> String {
+    let list = |items: &[BExpr]| items.iter().map(expr_text).collect::<Vec<_>>().join(", ");
+    match e {
+        BExpr::Const(v) => crate::result::plain_text(v),
+        BExpr::Param(p) => format!("${p}"),
+        BExpr::Slot(s) => format!("s{s}"),
+        BExpr::Property(b, k) => format!("{}.{k}", expr_text(b)),
+        BExpr::Index(b, i) => format!("{}[{}]", expr_text(b), expr_text(i)),
+        BExpr::Slice(b, f, t) => format!(
+            "{}[{}..{}]",
+            expr_text(b),
+            f.as_deref().map(expr_text).unwrap_or_default(),
+            t.as_deref().map(expr_text).unwrap_or_default()
+        ),
+        BExpr::HasLabels(b, labels) => format!(
+            "{}:{}",
+            expr_text(b),
+            labels
+                .iter()
+                .map(|l| l.to_string())
+                .collect::<Vec<_>>()
+                .join(":")
+        ),
+        BExpr::Not(b) => format!("NOT {}", expr_text(b)),
+        BExpr::Negate(b) => format!("-{}", expr_text(b)),
+        BExpr::And(a, b) => format!("({} AND {})", expr_text(a), expr_text(b)),
+        BExpr::Or(a, b) => format!("({} OR {})", expr_text(a), expr_text(b)),
+        BExpr::Xor(a, b) => format!("({} XOR {})", expr_text(a), expr_text(b)),
+        BExpr::Arith(op, a, b) => {
+            let op = match op {
+                ArithOp::Add => "+",
+                ArithOp::Subtract => "-",
+                ArithOp::Multiply => "*",
+                ArithOp::Divide => "/",
+                ArithOp::Modulo => "%",
+                ArithOp::Power => "^",
+            };
+            format!("({} {op} {})", expr_text(a), expr_text(b))
+        }
+        BExpr::StringOp(op, a, b) => {
+            let op = match op {
+                StringOp::StartsWith => "STARTS WITH",
+                StringOp::EndsWith => "ENDS WITH",
+                StringOp::Contains => "CONTAINS",
+                StringOp::Regex => "=~",
+            };
+            format!("{} {op} {}", expr_text(a), expr_text(b))
+        }
+        BExpr::In(a, b) => format!("{} IN {}", expr_text(a), expr_text(b)),
+        BExpr::Compare(items, ops) => {
+            let mut s = expr_text(&items[0]);
+            for (op, item) in ops.iter().zip(&items[1..]) {
+                let op = match op {
+                    plexus_cypher::ast::ComparisonOp::Eq => "=",
+                    plexus_cypher::ast::ComparisonOp::NotEq => "<>",
+                    plexus_cypher::ast::ComparisonOp::Lt => "<",
+                    plexus_cypher::ast::ComparisonOp::Gt => ">",
+                    plexus_cypher::ast::ComparisonOp::Le => "<=",
+                    plexus_cypher::ast::ComparisonOp::Ge => ">=",
+                };
+                let _ = write!(s, " {op} {}", expr_text(item));
+            }
+            s
+        }
+        BExpr::IsNull(b, negated) => format!(
+            "{} IS {}NULL",
+            expr_text(b),
+            if *negated { "NOT " } else { "" }
+        ),
+        BExpr::List(items) => format!("[{}]", list(items)),
+        BExpr::Map(entries) => format!(
+            "{{{}}}",
+            entries
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", expr_text(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        BExpr::MapProjection(b, _) => format!("{}{{...}}", expr_text(b)),
+        BExpr::Call(name, args) => format!("{name}({})", list(args)),
+        BExpr::Agg(call) => format!("{}(...)", call.function.name()),
+        BExpr::Case { .. } => "CASE ... END".into(),
+        BExpr::ListComprehension { slot, list, .. } => {
+            format!("[s{slot} IN {} ...]", expr_text(list))
+        }
+        BExpr::Quantifier {
+            quantifier,
+            slot,
+            list,
+            ..
+        } => {
+            format!("{quantifier:?}(s{slot} IN {} ...)", expr_text(list))
+        }
+        BExpr::Reduce { list, .. } => format!("reduce(... IN {})", expr_text(list)),
+        BExpr::Subquery(sub) => format!("{:?}#{}", sub.kind, sub.id),
+        BExpr::Path(elements) => format!(
+            "path({})",
+            elements
+                .iter()
+                .map(|e| match e {
+                    PathElement::Node(s) | PathElement::Rel(s) => format!("s{s}"),
+                    PathElement::Rels(s) => format!("s{s}*"),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}

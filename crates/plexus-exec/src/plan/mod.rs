@@ -1,0 +1,321 @@
+//! Logical plans: what to compute, as a tree of relational and graph operators.
+//!
+//! SLOTS
+//! =====
+//! Every variable of a query — named or anonymous, in any subquery — is given a *slot*: a
+//! column index in the rows that flow between operators (the "slotted" layout of Neo4j's
+//! runtime). All rows of one query have the same width; an operator that binds a variable
+//! fills its slot, and a slot nobody filled yet is null. Projections (`WITH a AS b`) never
+//! overwrite: they fill fresh slots. So operators need no schema negotiation, an `Apply`'s
+//! inner plan sees its argument row's slots directly, and `UNION` branches project into the
+//! same result slots.
+//!
+//! SHAPE
+//! =====
+//! Plans are trees whose leaves are [`LogicalPlan::Argument`]: one row, which is the empty row
+//! at the top of a query and the current outer row inside an `Apply`/`Optional`/subquery.
+//! Operators are in the order the clauses were written; there is no cost-based optimizer yet
+//! (see `build`): a MATCH starts from a node that is already bound, else one with a label,
+//! else the first node, and expands along the pattern from there.
+//!
+//! ```text
+//! MATCH (a:Person)-[k:KNOWS]->(b) WHERE b.age > 30 RETURN a.name
+//!
+//! Results [a.name]
+//! └ Project s3 = s0.name
+//!   └ Filter s2.age > 30
+//!     └ Expand (s0)-[s1:KNOWS]->(s2)
+//!       └ NodeScan s0:Person
+//!         └ Argument
+//! ```
+
+mod build;
+mod explain;
+
+pub use build::{MAX_VAR_LENGTH_DEPTH, Procedure, ProcedureRegistry, plan_statement};
+
+use crate::bind::BExpr;
+use plexus_cypher::ast::ShortestPath;
+use plexus_types::Direction;
+use std::sync::Arc;
+
+/// A node to create: fill `slot` unless it is already bound.
+#[derive(Debug, Clone)]
+pub struct CreateNode {
+    pub slot: usize,
+    /// Already bound by an earlier clause: only referenced, not created.
+    pub bound: bool,
+    pub labels: Vec<Arc<str>>,
+    pub properties: Option<BExpr>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CreateRel {
+    pub slot: usize,
+    pub src: usize,
+    pub dst: usize,
+    pub rel_type: Arc<str>,
+    pub properties: Option<BExpr>,
+}
+
+/// The creating half of CREATE and MERGE; nodes are created before relationships, and named
+/// paths are built last.
+#[derive(Debug, Clone, Default)]
+pub struct CreatePattern {
+    pub nodes: Vec<CreateNode>,
+    pub rels: Vec<CreateRel>,
+    /// `p = ...`: slots to fill with a path built from the pattern's elements.
+    pub paths: Vec<(usize, BExpr)>,
+}
+
+/// One SET / REMOVE item, entities given by expressions over the row.
+#[derive(Debug, Clone)]
+pub enum SetOp {
+    /// `e.key = value` (null removes).
+    Property {
+        entity: BExpr,
+        key: Arc<str>,
+        value: BExpr,
+    },
+    /// `e = map` (replace all) or `e += map` (merge).
+    Properties {
+        entity: BExpr,
+        value: BExpr,
+        replace: bool,
+    },
+    /// `e:A:B` (add) or `REMOVE e:A:B`.
+    Labels {
+        entity: BExpr,
+        labels: Vec<Arc<str>>,
+        add: bool,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct SortKey {
+    pub expr: BExpr,
+    pub descending: bool,
+}
+
+/// An aggregate function call: `count(DISTINCT x)`, `collect(x)`, `count(*)` (`arg` None).
+#[derive(Debug, Clone)]
+pub struct AggCall {
+    pub function: AggFunction,
+    pub distinct: bool,
+    pub arg: Option<BExpr>,
+    /// The second argument of `percentileCont` / `percentileDisc`.
+    pub extra: Option<BExpr>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunction {
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    Collect,
+    StDev,
+    StDevP,
+    PercentileCont,
+    PercentileDisc,
+}
+
+impl AggFunction {
+    pub fn from_name(lower: &str) -> Option<AggFunction> {
+        Some(match lower {
+            "count" => AggFunction::Count,
+            "sum" => AggFunction::Sum,
+            "avg" => AggFunction::Avg,
+            "min" => AggFunction::Min,
+            "max" => AggFunction::Max,
+            "collect" => AggFunction::Collect,
+            "stdev" => AggFunction::StDev,
+            "stdevp" => AggFunction::StDevP,
+            "percentilecont" => AggFunction::PercentileCont,
+            "percentiledisc" => AggFunction::PercentileDisc,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AggFunction::Count => "count",
+            AggFunction::Sum => "sum",
+            AggFunction::Avg => "avg",
+            AggFunction::Min => "min",
+            AggFunction::Max => "max",
+            AggFunction::Collect => "collect",
+            AggFunction::StDev => "stDev",
+            AggFunction::StDevP => "stDevP",
+            AggFunction::PercentileCont => "percentileCont",
+            AggFunction::PercentileDisc => "percentileDisc",
+        }
+    }
+}
+
+/// The relationship part of an expand.
+#[derive(Debug, Clone)]
+pub struct ExpandSpec {
+    pub from: usize,
+    pub rel: usize,
+    pub to: usize,
+    pub types: Vec<Arc<str>>,
+    pub direction: Direction,
+    /// `to` is already bound: keep only relationships that reach it.
+    pub to_bound: bool,
+    /// Relationship slots bound earlier in the same MATCH: the new relationship(s) must differ
+    /// from all of them (relationship isomorphism). Entries may hold single relationships or
+    /// lists (variable-length).
+    pub distinct_from: Vec<usize>,
+}
+
+/// Bounds and per-relationship filter of a variable-length expand.
+#[derive(Debug, Clone)]
+pub struct VarLengthSpec {
+    pub min: u64,
+    pub max: Option<u64>,
+    /// A predicate every relationship on the path must satisfy, evaluated with the
+    /// relationship in `temp_slot` (from `-[*{k: v}]->`).
+    pub rel_filter: Option<(usize, BExpr)>,
+    /// `shortestPath(...)` / `allShortestPaths(...)`: only the shortest paths to `to`.
+    pub shortest: Option<ShortestPath>,
+    /// Planned right to left: the relationship list is reversed into pattern order.
+    pub leftwards: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum LogicalPlan {
+    /// The argument row (the empty row at the top of a query).
+    Argument,
+    /// For each input row, every node (with `label`, if given) into `slot`.
+    NodeScan {
+        input: Box<LogicalPlan>,
+        slot: usize,
+        label: Option<Arc<str>>,
+    },
+    /// For each input row, the relationships of `from` into `rel` and their other ends into `to`.
+    Expand {
+        input: Box<LogicalPlan>,
+        spec: ExpandSpec,
+    },
+    /// Paths of `min..max` relationships; `rel` receives the list of relationships.
+    VarExpand {
+        input: Box<LogicalPlan>,
+        spec: ExpandSpec,
+        length: VarLengthSpec,
+    },
+    Filter {
+        input: Box<LogicalPlan>,
+        predicate: BExpr,
+    },
+    /// Evaluates every item on the input row, then fills the slots.
+    Project {
+        input: Box<LogicalPlan>,
+        items: Vec<(usize, BExpr)>,
+    },
+    Aggregate {
+        input: Box<LogicalPlan>,
+        keys: Vec<(usize, BExpr)>,
+        aggregates: Vec<(usize, AggCall)>,
+    },
+    Distinct {
+        input: Box<LogicalPlan>,
+        slots: Vec<usize>,
+    },
+    Sort {
+        input: Box<LogicalPlan>,
+        keys: Vec<SortKey>,
+    },
+    Skip {
+        input: Box<LogicalPlan>,
+        count: BExpr,
+    },
+    Limit {
+        input: Box<LogicalPlan>,
+        count: BExpr,
+        /// Consume the whole input even past the limit: earlier clauses write, and their
+        /// effects must not depend on how many rows are returned.
+        drain: bool,
+    },
+    Unwind {
+        input: Box<LogicalPlan>,
+        expr: BExpr,
+        slot: usize,
+    },
+    /// For each input row, the rows of `inner` (run with that row as its argument), or the
+    /// input row with `nulls` set to null when `inner` has none.
+    Optional {
+        input: Box<LogicalPlan>,
+        inner: Box<LogicalPlan>,
+        nulls: Vec<usize>,
+    },
+    /// For each input row and each row of `inner`, the input row with the inner row's
+    /// `returns` slots copied in; with `unit`, the input row once after running `inner` for
+    /// its effects (`CALL { ... }` without RETURN).
+    Apply {
+        input: Box<LogicalPlan>,
+        inner: Box<LogicalPlan>,
+        returns: Vec<usize>,
+        unit: bool,
+    },
+    /// The rows of every branch, in order.
+    Union { branches: Vec<LogicalPlan> },
+    Create {
+        input: Box<LogicalPlan>,
+        pattern: CreatePattern,
+    },
+    /// For each input row: the rows of `matcher` (then `on_match`), or else create `pattern`
+    /// (then `on_create`).
+    Merge {
+        input: Box<LogicalPlan>,
+        matcher: Box<LogicalPlan>,
+        pattern: CreatePattern,
+        on_match: Vec<SetOp>,
+        on_create: Vec<SetOp>,
+    },
+    Set {
+        input: Box<LogicalPlan>,
+        ops: Vec<SetOp>,
+    },
+    Delete {
+        input: Box<LogicalPlan>,
+        exprs: Vec<BExpr>,
+        detach: bool,
+    },
+    /// For each input row and each element of `list` (in `slot`), runs `body` for its effects.
+    Foreach {
+        input: Box<LogicalPlan>,
+        slot: usize,
+        list: BExpr,
+        body: Box<LogicalPlan>,
+    },
+    /// `CALL proc(args) YIELD ...`: for each input row, the procedure's rows.
+    ProcedureCall {
+        input: Box<LogicalPlan>,
+        procedure: Arc<Procedure>,
+        args: Vec<BExpr>,
+        /// (output column index, slot)
+        yields: Vec<(usize, usize)>,
+    },
+    /// Consumes the input and produces no rows (a query that does not end in RETURN).
+    Discard { input: Box<LogicalPlan> },
+    /// The query's result columns.
+    Results {
+        input: Box<LogicalPlan>,
+        columns: Vec<(String, usize)>,
+    },
+}
+
+/// A planned statement: the plan, its width and the subqueries it refers to.
+#[derive(Debug, Clone)]
+pub struct QueryPlan {
+    pub root: LogicalPlan,
+    /// Number of slots in every row.
+    pub width: usize,
+    pub columns: Vec<String>,
+    /// The slot of each column.
+    pub column_slots: Vec<usize>,
+    /// Whether the plan writes (decides read-only shortcuts, nothing else).
+    pub updating: bool,
+}

@@ -1,0 +1,474 @@
+//! Cypher values: what expressions evaluate to and what rows hold.
+//!
+//! STORAGE VALUES VS CYPHER VALUES
+//! ===============================
+//! `plexus_types::Value` is what a property can hold. A Cypher value can also be a node, a
+//! relationship or a path — held here by id only ([`VertexId`], [`EdgeId`]); labels and
+//! properties are read from the transaction when an expression asks for them, and copied into
+//! the [`crate::QueryResult`] when a row leaves the engine.
+//!
+//! THREE WAYS TO COMPARE
+//! =====================
+//! Cypher has three relations, and each has its own function here:
+//!
+//! - **equality** ([`equals`]), ternary: `1 = 1.0` is true, `null = null` is null,
+//!   `[1, null] = [1, 2]` is null, values of different kinds are unequal;
+//! - **comparison** ([`compare`]) for `<`, `<=`, ...: defined only within numbers, strings,
+//!   booleans, lists (lexicographically) and temporal values of one kind; anything else is null;
+//! - **orderability** ([`order`]) for `ORDER BY`, `min`, `max`: a total order over all values,
+//!   `MAP < NODE < RELATIONSHIP < LIST < PATH < TEMPORAL < STRING < BOOLEAN < NUMBER < NULL`,
+//!   with NaN above every other number.
+//!
+//! Grouping (`DISTINCT`, aggregation keys, `UNION`) uses **equivalence**: equality where
+//! `null ≡ null` and `NaN ≡ NaN` ([`GroupKey`]).
+
+use crate::temporal::{Duration, Temporal};
+use plexus_types::{EdgeId, VertexId};
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// A Cypher map: keys sorted (printing order does not matter in Cypher).
+pub type MapValue = BTreeMap<Arc<str>, Value>;
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    String(Arc<str>),
+    List(Arc<Vec<Value>>),
+    Map(Arc<MapValue>),
+    Node(VertexId),
+    Rel(EdgeId),
+    Path(Arc<PathValue>),
+    Temporal(Temporal),
+    Duration(Duration),
+}
+
+/// A path: `nodes.len() == rels.len() + 1`; `rels[i]` joins `nodes[i]` and `nodes[i + 1]` in
+/// either direction.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PathValue {
+    pub nodes: Vec<VertexId>,
+    pub rels: Vec<EdgeId>,
+}
+
+impl Value {
+    pub fn string(text: &str) -> Value {
+        Value::String(Arc::from(text))
+    }
+
+    pub fn list(items: Vec<Value>) -> Value {
+        Value::List(Arc::new(items))
+    }
+
+    pub fn map(entries: MapValue) -> Value {
+        Value::Map(Arc::new(entries))
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The name of the value's type, for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "NULL",
+            Value::Bool(_) => "BOOLEAN",
+            Value::Int(_) => "INTEGER",
+            Value::Float(_) => "FLOAT",
+            Value::String(_) => "STRING",
+            Value::List(_) => "LIST",
+            Value::Map(_) => "MAP",
+            Value::Node(_) => "NODE",
+            Value::Rel(_) => "RELATIONSHIP",
+            Value::Path(_) => "PATH",
+            Value::Temporal(t) => t.type_name(),
+            Value::Duration(_) => "DURATION",
+        }
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    /// Converts a stored property value.
+    pub fn from_storage(value: plexus_types::Value) -> Value {
+        match value {
+            plexus_types::Value::Null => Value::Null,
+            plexus_types::Value::Bool(b) => Value::Bool(b),
+            plexus_types::Value::Int(i) => Value::Int(i),
+            plexus_types::Value::Float(f) => Value::Float(f),
+            plexus_types::Value::String(s) => Value::String(s),
+            plexus_types::Value::List(items) => Value::list(
+                items
+                    .iter()
+                    .map(|item| Value::from_storage(item.clone()))
+                    .collect(),
+            ),
+            plexus_types::Value::Map(entries) => Value::map(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::from_storage(v.clone())))
+                    .collect(),
+            ),
+            plexus_types::Value::Temporal(t) => crate::temporal::from_storage(t),
+        }
+    }
+
+    /// Converts to a storable property value; `None` for values a property cannot hold
+    /// (nodes, relationships, paths, maps, lists of those).
+    pub fn to_storage(&self) -> Option<plexus_types::Value> {
+        Some(match self {
+            Value::Null => plexus_types::Value::Null,
+            Value::Bool(b) => plexus_types::Value::Bool(*b),
+            Value::Int(i) => plexus_types::Value::Int(*i),
+            Value::Float(f) => plexus_types::Value::Float(*f),
+            Value::String(s) => plexus_types::Value::String(s.clone()),
+            Value::List(items) => {
+                let converted: Option<Vec<_>> = items
+                    .iter()
+                    .map(|item| match item {
+                        Value::List(_) | Value::Map(_) | Value::Null => None,
+                        other => other.to_storage(),
+                    })
+                    .collect();
+                plexus_types::Value::List(Arc::from(converted?))
+            }
+            Value::Temporal(_) | Value::Duration(_) => {
+                plexus_types::Value::Temporal(crate::temporal::to_storage(self)?)
+            }
+            _ => return None,
+        })
+    }
+}
+
+impl From<i64> for Value {
+    fn from(v: i64) -> Self {
+        Value::Int(v)
+    }
+}
+impl From<f64> for Value {
+    fn from(v: f64) -> Self {
+        Value::Float(v)
+    }
+}
+impl From<bool> for Value {
+    fn from(v: bool) -> Self {
+        Value::Bool(v)
+    }
+}
+impl From<&str> for Value {
+    fn from(v: &str) -> Self {
+        Value::string(v)
+    }
+}
+impl From<String> for Value {
+    fn from(v: String) -> Self {
+        Value::String(Arc::from(v))
+    }
+}
+
+fn numeric_eq(a: &Value, b: &Value) -> Option<bool> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x == y),
+        (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => {
+            Some(int_float_cmp(*x, *y) == Some(Ordering::Equal))
+        }
+        (Value::Float(x), Value::Float(y)) => Some(x == y),
+        _ => None,
+    }
+}
+
+/// Exact comparison of an integer with a float (no rounding of large integers).
+fn int_float_cmp(i: i64, f: f64) -> Option<Ordering> {
+    if f.is_nan() {
+        return None;
+    }
+    if f >= 9.3e18 {
+        return Some(Ordering::Less);
+    }
+    if f <= -9.3e18 {
+        return Some(Ordering::Greater);
+    }
+    let truncated = f.trunc() as i64;
+    match i.cmp(&truncated) {
+        Ordering::Equal => {
+            let fraction = f - f.trunc();
+            Some(if fraction > 0.0 {
+                Ordering::Less
+            } else if fraction < 0.0 {
+                Ordering::Greater
+            } else {
+                Ordering::Equal
+            })
+        }
+        other => Some(other),
+    }
+}
+
+/// Cypher `=`: `None` is null.
+pub fn equals(a: &Value, b: &Value) -> Option<bool> {
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => None,
+        (Value::Bool(x), Value::Bool(y)) => Some(x == y),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => numeric_eq(a, b),
+        (Value::String(x), Value::String(y)) => Some(x == y),
+        (Value::List(x), Value::List(y)) => {
+            if x.len() != y.len() {
+                return Some(false);
+            }
+            let mut unknown = false;
+            for (p, q) in x.iter().zip(y.iter()) {
+                match equals(p, q) {
+                    Some(false) => return Some(false),
+                    None => unknown = true,
+                    Some(true) => {}
+                }
+            }
+            if unknown { None } else { Some(true) }
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            if x.len() != y.len() || x.keys().zip(y.keys()).any(|(p, q)| p != q) {
+                return Some(false);
+            }
+            let mut unknown = false;
+            for (p, q) in x.values().zip(y.values()) {
+                match equals(p, q) {
+                    Some(false) => return Some(false),
+                    None => unknown = true,
+                    Some(true) => {}
+                }
+            }
+            if unknown { None } else { Some(true) }
+        }
+        (Value::Node(x), Value::Node(y)) => Some(x == y),
+        (Value::Rel(x), Value::Rel(y)) => Some(x == y),
+        (Value::Path(x), Value::Path(y)) => Some(x == y),
+        (Value::Temporal(x), Value::Temporal(y)) => x.equals(y),
+        (Value::Duration(x), Value::Duration(y)) => Some(x == y),
+        _ => Some(false),
+    }
+}
+
+/// Cypher `<`/`>`: `None` when the values are not comparable (the result is null).
+pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Int(x), Value::Float(y)) => int_float_cmp(*x, *y),
+        (Value::Float(x), Value::Int(y)) => int_float_cmp(*y, *x).map(Ordering::reverse),
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        (Value::List(x), Value::List(y)) => {
+            for (p, q) in x.iter().zip(y.iter()) {
+                match compare(p, q) {
+                    Some(Ordering::Equal) => {}
+                    other => {
+                        if other.is_none() && equals(p, q) == Some(true) {
+                            continue;
+                        }
+                        return other;
+                    }
+                }
+            }
+            Some(x.len().cmp(&y.len()))
+        }
+        (Value::Temporal(x), Value::Temporal(y)) => x.compare(y),
+        _ => None,
+    }
+}
+
+fn order_rank(v: &Value) -> u8 {
+    match v {
+        Value::Map(_) => 0,
+        Value::Node(_) => 1,
+        Value::Rel(_) => 2,
+        Value::List(_) => 3,
+        Value::Path(_) => 4,
+        Value::Temporal(_) => 5,
+        Value::Duration(_) => 6,
+        Value::String(_) => 7,
+        Value::Bool(_) => 8,
+        Value::Int(_) | Value::Float(_) => 9,
+        Value::Null => 10,
+    }
+}
+
+/// The total order of `ORDER BY` (ascending; null last).
+pub fn order(a: &Value, b: &Value) -> Ordering {
+    let (ra, rb) = (order_rank(a), order_rank(b));
+    if ra != rb {
+        return ra.cmp(&rb);
+    }
+    match (a, b) {
+        (Value::Map(x), Value::Map(y)) => {
+            for ((kx, vx), (ky, vy)) in x.iter().zip(y.iter()) {
+                let o = kx.cmp(ky).then_with(|| order(vx, vy));
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        (Value::Node(x), Value::Node(y)) => x.cmp(y),
+        (Value::Rel(x), Value::Rel(y)) => x.cmp(y),
+        (Value::List(x), Value::List(y)) => {
+            for (p, q) in x.iter().zip(y.iter()) {
+                let o = order(p, q);
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        (Value::Path(x), Value::Path(y)) => x.nodes.cmp(&y.nodes).then_with(|| x.rels.cmp(&y.rels)),
+        (Value::Temporal(x), Value::Temporal(y)) => x.order(y),
+        (Value::Duration(x), Value::Duration(y)) => x.cmp(y),
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Float(x), Value::Float(y)) if x.is_nan() || y.is_nan() => {
+            x.is_nan().cmp(&y.is_nan())
+        }
+        (Value::Float(x), _) if x.is_nan() => Ordering::Greater,
+        (_, Value::Float(y)) if y.is_nan() => Ordering::Less,
+        _ => compare(a, b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// A value under equivalence (`null ≡ null`, `NaN ≡ NaN`, `1 ≡ 1.0`), hashable: the key of
+/// DISTINCT, grouping and UNION.
+#[derive(Clone, Debug)]
+pub struct GroupKey(pub Vec<Value>);
+
+fn equivalent(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Float(x), Value::Float(y)) if x.is_nan() && y.is_nan() => true,
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equivalent(p, q))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|((kx, vx), (ky, vy))| kx == ky && equivalent(vx, vy))
+        }
+        _ => equals(a, b) == Some(true),
+    }
+}
+
+fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
+    order_rank(v).hash(state);
+    match v {
+        Value::Null => {}
+        Value::Bool(b) => b.hash(state),
+        Value::Int(i) => i.hash(state),
+        Value::Float(f) => {
+            if f.fract() == 0.0 && f.abs() < 9.2e18 {
+                (*f as i64).hash(state)
+            } else if f.is_nan() {
+                0u8.hash(state)
+            } else {
+                f.to_bits().hash(state)
+            }
+        }
+        Value::String(s) => s.hash(state),
+        Value::List(items) => {
+            items.len().hash(state);
+            for item in items.iter() {
+                hash_value(item, state);
+            }
+        }
+        Value::Map(entries) => {
+            for (k, item) in entries.iter() {
+                k.hash(state);
+                hash_value(item, state);
+            }
+        }
+        Value::Node(id) => id.hash(state),
+        Value::Rel(id) => id.hash(state),
+        Value::Path(p) => p.hash(state),
+        Value::Temporal(t) => t.hash_key(state),
+        Value::Duration(d) => d.hash(state),
+    }
+}
+
+impl PartialEq for GroupKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(other.0.iter())
+                .all(|(a, b)| equivalent(a, b))
+    }
+}
+impl Eq for GroupKey {}
+impl Hash for GroupKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        for v in &self.0 {
+            hash_value(v, state);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equality_is_ternary() {
+        assert_eq!(equals(&Value::Int(1), &Value::Float(1.0)), Some(true));
+        assert_eq!(equals(&Value::Null, &Value::Null), None);
+        let a = Value::list(vec![Value::Int(1), Value::Null]);
+        let b = Value::list(vec![Value::Int(2), Value::Null]);
+        assert_eq!(equals(&a, &b), Some(false));
+        assert_eq!(equals(&a, &a), None);
+        assert_eq!(equals(&Value::Int(1), &Value::string("1")), Some(false));
+    }
+
+    #[test]
+    fn order_is_total_with_null_last() {
+        let mut values = [
+            Value::Null,
+            Value::Float(f64::NAN),
+            Value::Int(2),
+            Value::string("a"),
+            Value::Float(1.5),
+        ];
+        values.sort_by(order);
+        let shown: Vec<_> = values.iter().map(|v| format!("{v:?}")).collect();
+        assert_eq!(
+            shown,
+            [
+                "String(\"a\")",
+                "Float(1.5)",
+                "Int(2)",
+                "Float(NaN)",
+                "Null"
+            ]
+        );
+    }
+
+    #[test]
+    fn group_keys_treat_null_and_numbers_as_equivalent() {
+        use std::collections::HashSet;
+        let set: HashSet<GroupKey> = [
+            GroupKey(vec![Value::Null]),
+            GroupKey(vec![Value::Null]),
+            GroupKey(vec![Value::Int(1)]),
+            GroupKey(vec![Value::Float(1.0)]),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(set.len(), 2);
+    }
+}

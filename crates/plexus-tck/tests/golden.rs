@@ -1,0 +1,167 @@
+//! Golden tests: every `tests/cypher/**/*.test` file at the repository root, each on a fresh
+//! in-memory database, statements run in file order on one connection.
+//!
+//! FORMAT (sqllogictest-style; records are separated by blank lines, `#` starts a comment)
+//! ======
+//! ```text
+//! statement ok
+//! CREATE (:Person {name: 'Ada'})
+//!
+//! query            # rows in the order returned
+//! MATCH (p:Person) RETURN p.name, p
+//! ----
+//! 'Ada' | (:Person {name: 'Ada'})
+//!
+//! query rowsort    # rows compared after sorting their text
+//! ...
+//!
+//! error SyntaxError UndefinedVariable     # class, optionally the detail code
+//! RETURN x
+//! ```
+//! Values print in the TCK notation (`QueryResult::render`); an empty result has nothing
+//! after `----`.
+
+use plexus::{Config, Database, FaultVfs, Params};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, out);
+        } else if path.extension().is_some_and(|e| e == "test") {
+            out.push(path);
+        }
+    }
+}
+
+struct Record {
+    line: usize,
+    header: String,
+    query: String,
+    expected: Vec<String>,
+}
+
+fn records(text: &str) -> Vec<Record> {
+    let mut out = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim_end();
+        if line.trim().is_empty() || line.starts_with('#') {
+            i += 1;
+            continue;
+        }
+        let header_line = i + 1;
+        let header = line.split('#').next().unwrap_or("").trim().to_string();
+        i += 1;
+        let mut query = Vec::new();
+        while i < lines.len() && !lines[i].trim().is_empty() && lines[i].trim() != "----" {
+            query.push(lines[i]);
+            i += 1;
+        }
+        let mut expected = Vec::new();
+        if i < lines.len() && lines[i].trim() == "----" {
+            i += 1;
+            while i < lines.len() && !lines[i].trim().is_empty() {
+                expected.push(lines[i].trim().to_string());
+                i += 1;
+            }
+        }
+        out.push(Record {
+            line: header_line,
+            header,
+            query: query.join("\n"),
+            expected,
+        });
+    }
+    out
+}
+
+fn run_file(path: &Path) -> Vec<String> {
+    let mut failures = Vec::new();
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => return vec![format!("{}: {e}", path.display())],
+    };
+    let db = match Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default()) {
+        Ok(db) => db,
+        Err(e) => return vec![format!("cannot open a database: {e}")],
+    };
+    let mut conn = db.connect();
+    let params = Params::new();
+    for record in records(&text) {
+        let at = format!("{}:{}", path.display(), record.line);
+        let mut words = record.header.split_whitespace();
+        let kind = words.next().unwrap_or("");
+        let result = conn.execute(&record.query, &params);
+        match kind {
+            "statement" => {
+                if let Err(e) = result {
+                    failures.push(format!("{at}: statement failed: {e}"));
+                }
+            }
+            "query" => match result {
+                Err(e) => failures.push(format!("{at}: query failed: {e}")),
+                Ok(r) => {
+                    let mut actual: Vec<String> = r
+                        .rows
+                        .iter()
+                        .map(|row| {
+                            row.iter()
+                                .map(|v| r.render(v))
+                                .collect::<Vec<_>>()
+                                .join(" | ")
+                        })
+                        .collect();
+                    let mut expected = record.expected.clone();
+                    if words.next() == Some("rowsort") {
+                        actual.sort();
+                        expected.sort();
+                    }
+                    if actual != expected {
+                        failures.push(format!(
+                            "{at}: expected\n  {}\ngot\n  {}",
+                            expected.join("\n  "),
+                            actual.join("\n  ")
+                        ));
+                    }
+                }
+            },
+            "error" => {
+                let class = words.next().unwrap_or("");
+                let code = words.next();
+                match result {
+                    Ok(_) => failures.push(format!("{at}: expected {class}, the query succeeded")),
+                    Err(e) => {
+                        if e.class.name() != class || code.is_some_and(|c| c != e.code) {
+                            failures.push(format!("{at}: expected {class} {code:?}, got {e}"));
+                        }
+                    }
+                }
+            }
+            other => failures.push(format!("{at}: unknown record kind `{other}`")),
+        }
+    }
+    failures
+}
+
+#[test]
+fn golden_cypher_tests() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/cypher");
+    let mut files = Vec::new();
+    collect(&root, &mut files);
+    files.sort();
+    assert!(!files.is_empty(), "no .test files under {}", root.display());
+    let failures: Vec<String> = files.iter().flat_map(|f| run_file(f)).collect();
+    assert!(
+        failures.is_empty(),
+        "{} golden failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
