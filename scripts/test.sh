@@ -30,6 +30,16 @@ step "cargo test (workspace)"
 mkdir -p target
 cargo test --workspace --locked 2>&1 | tee target/test-output.txt
 
+step "openCypher TCK (fails below the recorded floor)"
+cargo run --locked -q -p plexus-tck -- ../shared/data/opencypher-tck/features \
+  --floor crates/plexus-tck/PASS_FLOOR 2>&1 | tee target/tck-output.txt
+
+step "Graphalytics validation through Plexus databases"
+cargo run --locked -q -p plexus-cli -- algo validate ../shared/data/graphalytics 2>&1 \
+  | tee target/graphalytics-output.txt
+
 step "summary"
-awk '/^test result:/ { p += $4; f += $6 } END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' \
-  target/test-output.txt
+awk '/^test result:/ { p += $4; f += $6 }
+     /^[0-9]+ passed, [0-9]+ failed$/ { p += $1; f += $3 }
+     END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' \
+  target/test-output.txt target/graphalytics-output.txt
