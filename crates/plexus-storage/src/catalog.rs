@@ -20,6 +20,12 @@ use plexus_types::{
 };
 use std::collections::HashMap;
 
+/// A marker in a vertex's label set meaning "the vertex no longer carries its table's label"
+/// (`REMOVE n:TableLabel`): the vertex stays in its table — its id does not change — but label
+/// reads and label scans no longer see that label. Never a real token: ids are dense and
+/// bounded by `MAX_CATALOG_TOKENS`.
+pub const HIDDEN_TABLE_LABEL: LabelId = LabelId::MAX;
+
 /// Bound on catalog size, so a runaway client cannot grow it without limit.
 pub const MAX_CATALOG_TOKENS: usize = 1 << 20;
 

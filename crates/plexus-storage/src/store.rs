@@ -23,7 +23,7 @@
 //! replaced to point at it and at the new WAL segment; (4) older segments and checkpoints are
 //! deleted. A crash between any two steps recovers from the old or the new manifest.
 
-use crate::catalog::{Catalog, CatalogOp, EdgeTableDef, VertexTableDef};
+use crate::catalog::{Catalog, CatalogOp, EdgeTableDef, HIDDEN_TABLE_LABEL, VertexTableDef};
 use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
 use crate::lsm::{LsmStats, RunNamer, Topology};
 use crate::record::{CommitRecord, LogRecord, WriteOp};
@@ -539,8 +539,14 @@ impl Storage {
         let catalog = self.catalog();
         for table in self.vertex_tables() {
             let own = catalog.vertex_tables[table.id as usize].label == label;
-            if own {
+            if own && !table.may_carry_extra_label(HIDDEN_TABLE_LABEL) {
                 table.rows.scan(ts, |row| f(VertexId::new(table.id, row)));
+            } else if own {
+                table.rows.scan(ts, |row| {
+                    if !table.rows.labels(row, ts).contains(&HIDDEN_TABLE_LABEL) {
+                        f(VertexId::new(table.id, row))
+                    }
+                });
             } else if table.may_carry_extra_label(label) {
                 table.rows.scan(ts, |row| {
                     if table.rows.labels(row, ts).contains(&label) {

@@ -23,6 +23,7 @@ use crate::manager::{CommitRequest, TxnManager};
 use crate::schema::{self, TokenKind};
 use crate::validation::{Entity, ReadItem};
 use crate::write_set::{NewEdge, NewVertex, WriteSet};
+use plexus_storage::catalog::HIDDEN_TABLE_LABEL;
 use plexus_storage::store::MAX_VERTEX_ROWS;
 use plexus_storage::topology::MAX_EDGE_OFFSET;
 use plexus_storage::{Catalog, CatalogOp, EdgeTable, EdgeTableDef, VertexTable, VertexTableDef};
@@ -436,7 +437,11 @@ impl Transaction {
         let table = self.check_vertex(v)?;
         let own = self.catalog().vertex_table(v.table)?.label;
         let mut labels = self.extra_labels(v, &table);
-        labels.push(own);
+        if let Some(at) = labels.iter().position(|&l| l == HIDDEN_TABLE_LABEL) {
+            labels.remove(at);
+        } else {
+            labels.push(own);
+        }
         Ok(labels)
     }
 
@@ -471,15 +476,14 @@ impl Transaction {
             (false, Some(id)) => id,
             (false, None) => return Ok(()),
         };
-        if id == def.label {
-            return match add {
-                true => Ok(()),
-                false => Err(Error::InvalidArgument(format!(
-                    "label '{name}' is the table label of vertex {v} and cannot be removed"
-                ))),
-            };
-        }
-        if add {
+        // The table's own label is removed by adding the hidden-table-label marker (the
+        // vertex keeps its table and id) and restored by removing the marker.
+        let (id, add) = if id == def.label {
+            (HIDDEN_TABLE_LABEL, !add)
+        } else {
+            (id, add)
+        };
+        if add && id != HIDDEN_TABLE_LABEL {
             check_label_allowed(def, id, name)?;
         }
         let old = self.extra_labels(v, &table);
@@ -517,6 +521,11 @@ impl Transaction {
         let catalog = self.catalog();
         let table_label =
             |v: &VertexId| catalog.vertex_tables.get(v.table as usize).map(|t| t.label);
+        // Whether a vertex whose extra labels are `labels` carries `id`.
+        let carries = |v: &VertexId, labels: &[LabelId]| {
+            labels.contains(&id)
+                || (table_label(v) == Some(id) && !labels.contains(&HIDDEN_TABLE_LABEL))
+        };
         let mut found = Vec::new();
         self.storage()
             .scan_label(id, self.start_ts, &mut |v| found.push(v));
@@ -526,20 +535,20 @@ impl Transaction {
                     .writes
                     .vertex_labels
                     .get(v)
-                    .is_none_or(|(_, new)| new.contains(&id) || table_label(v) == Some(id))
+                    .is_none_or(|(_, new)| carries(v, new))
         });
         found.extend(
             self.writes
                 .vertex_labels
                 .iter()
-                .filter(|(_, (old, new))| new.contains(&id) && !old.contains(&id))
+                .filter(|(v, (old, new))| carries(v, new) && !carries(v, old))
                 .map(|(v, _)| *v),
         );
         found.extend(
             self.writes
                 .new_vertices
                 .iter()
-                .filter(|(v, nv)| nv.labels.contains(&id) || table_label(v) == Some(id))
+                .filter(|(v, nv)| carries(v, &nv.labels))
                 .map(|(v, _)| *v),
         );
         found.sort_unstable();

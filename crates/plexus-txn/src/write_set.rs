@@ -5,6 +5,7 @@
 //! transaction hands out stay valid after commit and are reproduced exactly by WAL replay.
 
 use crate::validation::{CommitSummary, Entity, WriteKeys};
+use plexus_storage::catalog::HIDDEN_TABLE_LABEL;
 use plexus_storage::{Catalog, CommitRecord, WriteOp};
 use plexus_types::{EdgeId, LabelId, PropKeyId, Value, VertexId, VertexTableId};
 use std::collections::{BTreeMap, HashMap};
@@ -150,6 +151,9 @@ impl SummarySource {
                 .extend(old.iter().filter(|l| !new.contains(l)));
             s.label_members
                 .extend(new.iter().filter(|l| !old.contains(l)));
+            if old.contains(&HIDDEN_TABLE_LABEL) != new.contains(&HIDDEN_TABLE_LABEL) {
+                s.label_members.extend(table_label(*v)); // the table label came or went
+            }
         }
         let edge_type = |e: EdgeId| {
             catalog

@@ -415,3 +415,44 @@ fn errors_say_whether_to_retry() {
     );
     assert!(!Error::NotFound("x".into()).is_retryable());
 }
+
+#[test]
+fn the_table_label_can_be_removed_and_restored_without_changing_the_id() {
+    let (db, vfs) = memory_db();
+    let mut tx = db.begin();
+    let v = tx
+        .create_vertex(&["Person", "Admin"], &[("name", Value::from("Ada"))])
+        .unwrap();
+    let w = tx.create_vertex(&["Person"], &[]).unwrap();
+    tx.commit().unwrap();
+    let mut tx = db.begin();
+    tx.remove_label(v, "Person").unwrap();
+    assert_eq!(
+        tx.vertex_labels(v).unwrap(),
+        vec!["Admin"],
+        "read-your-writes"
+    );
+    assert_eq!(tx.scan_label("Person").unwrap(), vec![w]);
+    tx.commit().unwrap();
+    let mut tx = db.begin();
+    assert_eq!(tx.vertex_labels(v).unwrap(), vec!["Admin"]);
+    assert_eq!(tx.scan_label("Person").unwrap(), vec![w]);
+    assert_eq!(db.snapshot().scan_label("Person"), vec![w]);
+    assert_eq!(
+        tx.vertex_property(v, "name").unwrap(),
+        Some(Value::from("Ada")),
+        "same vertex, same id"
+    );
+    drop(tx);
+    drop(db);
+    let db = Database::open_with_vfs(std::sync::Arc::new(vfs), Config::default()).unwrap();
+    let mut tx = db.begin();
+    assert_eq!(tx.scan_label("Person").unwrap(), vec![w], "after recovery");
+    tx.add_label(v, "Person").unwrap();
+    assert_eq!(tx.scan_label("Person").unwrap(), vec![v, w]);
+    tx.commit().unwrap();
+    assert_eq!(
+        db.begin().vertex_labels(v).unwrap(),
+        vec!["Admin", "Person"]
+    );
+}

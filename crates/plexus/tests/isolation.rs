@@ -324,3 +324,15 @@ fn read_only_transactions_never_abort_even_when_serializable() {
     );
     assert!(reader.commit().is_ok());
 }
+
+#[test]
+fn removing_a_table_label_is_a_phantom_for_label_scans() {
+    assert_phantom_aborts_only_when_serializable(
+        |_| {},
+        |t1| assert_eq!(t1.scan_label("Doctor").unwrap().len(), 2),
+        |t2| {
+            let doctors = t2.scan_label("Doctor").unwrap();
+            t2.remove_label(doctors[1], "Doctor").unwrap();
+        },
+    );
+}
