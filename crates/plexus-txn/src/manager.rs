@@ -25,7 +25,7 @@
 //! the checkpoint is then written without blocking commits. Checkpoints also run automatically
 //! after `checkpoint_wal_bytes` of WAL, in the committing thread that crossed the threshold.
 
-use crate::oracle::Oracle;
+use crate::oracle::{Oracle, ReaderKind};
 use crate::validation::{self, CommitSummary, MAX_RETAINED_SUMMARIES};
 use crate::write_set::WriteSet;
 use parking_lot::Mutex;
@@ -102,7 +102,14 @@ impl TxnManager {
         if request.start_ts < state.forgotten_up_to {
             return Err(Error::Aborted(AbortReason::TooOld));
         }
-        for theirs in state.summaries.iter().filter(|s| s.ts > request.start_ts) {
+        // Newest first, stopping at the transaction's start: the cost is the number of commits
+        // concurrent with it, not the number of summaries kept.
+        let concurrent = state
+            .summaries
+            .iter()
+            .rev()
+            .take_while(|s| s.ts > request.start_ts);
+        for theirs in concurrent {
             let mut verdict = validation::check_writes(&keys, theirs, &catalog);
             if request.serializable && verdict.is_ok() {
                 verdict = validation::check_reads(&request.reads, theirs, &catalog);
@@ -142,14 +149,14 @@ impl TxnManager {
         // transaction registered and visibility advancing right here (non-fsync modes), no one
         // can; anyone who registers in between is told to retry (TooOld) rather than missed.
         let fsync = self.config.durability == DurabilityMode::Fsync;
-        if fsync || self.oracle.active_count() > 1 {
+        if fsync || self.oracle.transaction_count() > 1 {
             let mut summary = source.build(&record, &catalog);
             summary.lsn = lsn;
             state.summaries.push_back(Arc::new(summary));
         } else {
             state.forgotten_up_to = ts;
         }
-        self.prune_summaries(&mut state, horizon);
+        self.prune_summaries(&mut state, self.oracle.transaction_horizon());
         if !fsync {
             self.oracle.advance_visible(ts);
         }
@@ -226,7 +233,7 @@ impl TxnManager {
             (wal_start, state.last_ts)
         };
         let result = self.storage.write_checkpoint(ts, wal_start);
-        self.oracle.release_reader(ts);
+        self.oracle.release_reader(ts, ReaderKind::Snapshot);
         result?;
         self.maintain();
         self.run_maintenance()

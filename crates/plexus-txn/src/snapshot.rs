@@ -9,6 +9,7 @@
 //! contiguous neighbour slices — the same loop a static CSR runs.
 
 use crate::manager::TxnManager;
+use crate::oracle::ReaderKind;
 use plexus_storage::topology::SEGMENT_VERTICES;
 use plexus_storage::{Catalog, EdgeTableDef};
 use plexus_types::{
@@ -23,13 +24,15 @@ pub struct GraphSnapshot {
 
 impl Drop for GraphSnapshot {
     fn drop(&mut self) {
-        self.manager.oracle.release_reader(self.ts);
+        self.manager
+            .oracle
+            .release_reader(self.ts, ReaderKind::Snapshot);
     }
 }
 
 impl GraphSnapshot {
     pub(crate) fn pin(manager: Arc<TxnManager>) -> Self {
-        let ts = manager.oracle.register_reader();
+        let ts = manager.oracle.register_reader(ReaderKind::Snapshot);
         Self { manager, ts }
     }
 

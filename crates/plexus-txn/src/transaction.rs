@@ -20,6 +20,7 @@
 //! Reserved ids of a rolled-back transaction stay unused (holes).
 
 use crate::manager::{CommitRequest, TxnManager};
+use crate::oracle::ReaderKind;
 use crate::schema::{self, TokenKind};
 use crate::validation::{Entity, ReadItem};
 use crate::write_set::{NewEdge, NewVertex, WriteSet};
@@ -52,14 +53,16 @@ pub struct Transaction {
 impl Drop for Transaction {
     fn drop(&mut self) {
         if self.active {
-            self.manager.oracle.release_reader(self.start_ts);
+            self.manager
+                .oracle
+                .release_reader(self.start_ts, ReaderKind::Transaction);
         }
     }
 }
 
 impl Transaction {
     pub(crate) fn begin(manager: Arc<TxnManager>, isolation: IsolationLevel) -> Self {
-        let start_ts = manager.oracle.register_reader();
+        let start_ts = manager.oracle.register_reader(ReaderKind::Transaction);
         Self {
             manager,
             start_ts,
@@ -94,7 +97,9 @@ impl Transaction {
                 reads: std::mem::take(&mut self.reads),
             })
         };
-        self.manager.oracle.release_reader(self.start_ts);
+        self.manager
+            .oracle
+            .release_reader(self.start_ts, ReaderKind::Transaction);
         let ts = result?;
         self.manager.after_commit()?;
         Ok(ts)
