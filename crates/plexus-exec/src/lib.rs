@@ -30,6 +30,6 @@ pub mod value;
 pub use bind::Params;
 pub use engine::execute;
 pub use error::{ErrorClass, Phase, QueryError};
-pub use plan::{Procedure, ProcedureRegistry};
+pub use plan::{Procedure, ProcedureFn, ProcedureRegistry};
 pub use result::{NodeData, QueryResult, RelData};
-pub use value::Value;
+pub use value::{MapValue as CypherValueMap, Value};

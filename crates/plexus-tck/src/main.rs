@@ -385,6 +385,7 @@ fn register_procedure(conn: &mut Connection<'_>, text: &str, step: &Step) -> Res
         input_types,
         outputs,
         rows,
+        compute: None,
     });
     Ok(())
 }

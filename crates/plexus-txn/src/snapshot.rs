@@ -36,6 +36,12 @@ impl GraphSnapshot {
         Self { manager, ts }
     }
 
+    /// Pins a snapshot at `ts`, which a registered reader (the caller) already protects.
+    pub(crate) fn pin_at(manager: Arc<TxnManager>, ts: Timestamp) -> Self {
+        manager.oracle.register_reader_at(ts);
+        Self { manager, ts }
+    }
+
     pub fn ts(&self) -> Timestamp {
         self.ts
     }

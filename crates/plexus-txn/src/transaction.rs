@@ -78,6 +78,12 @@ impl Transaction {
         self.start_ts
     }
 
+    /// A read-only snapshot at this transaction's start timestamp (for analytics inside a
+    /// transaction). It does not see this transaction's own uncommitted writes.
+    pub fn snapshot(&self) -> crate::GraphSnapshot {
+        crate::GraphSnapshot::pin_at(self.manager.clone(), self.start_ts)
+    }
+
     pub fn isolation(&self) -> IsolationLevel {
         self.isolation
     }

@@ -54,11 +54,15 @@ fn transaction_error(code: &'static str, message: &str) -> QueryError {
 
 impl<'db> Connection<'db> {
     pub(crate) fn new(db: &'db Database) -> Self {
-        Connection {
+        let mut connection = Connection {
             db,
             tx: None,
             procedures: ProcedureRegistry::new(),
+        };
+        for procedure in crate::procedures::algo_procedures() {
+            connection.register_procedure(procedure);
         }
+        connection
     }
 
     /// Whether an explicit transaction is open.

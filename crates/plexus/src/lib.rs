@@ -29,6 +29,7 @@
 
 mod connection;
 mod database;
+mod procedures;
 
 /// Analytics on pinned snapshots: `algo::pagerank(&snapshot, &projection, &params)`, ….
 pub use plexus_algo as algo;

@@ -1129,6 +1129,15 @@ impl RowFn for ProcedureCall {
             args.push(eval(a, &mut env, ctx)?);
         }
         let inputs = self.procedure.inputs.len();
+        if let Some(compute) = &self.procedure.compute {
+            for proc_row in (compute.0)(&args, ctx.tx)? {
+                out.push_from(input, row);
+                for (index, slot) in &self.yields {
+                    out.set_last(*slot, proc_row.get(*index).cloned().unwrap_or(Value::Null));
+                }
+            }
+            return Ok(());
+        }
         if self.procedure.outputs.is_empty() {
             out.push_from(input, row);
             return Ok(());

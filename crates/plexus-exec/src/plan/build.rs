@@ -51,8 +51,26 @@ pub struct Procedure {
     /// `LIST`, `MAP`, `ANY`, ...); arguments of another statically known type are rejected.
     pub input_types: Vec<String>,
     pub outputs: Vec<String>,
-    /// Each row holds the input values followed by the output values.
+    /// Each row holds the input values followed by the output values (table procedures).
     pub rows: Vec<Vec<Value>>,
+    /// A computed procedure: called with the argument values and the statement's
+    /// transaction, returns output rows (outputs only). `rows` is then unused.
+    pub compute: Option<ProcedureFn>,
+}
+
+/// The signature of a computed procedure's body.
+pub type ProcedureBody = dyn Fn(&[Value], &mut plexus_txn::Transaction) -> Result<Vec<Vec<Value>>, crate::QueryError>
+    + Send
+    + Sync;
+
+/// The body of a computed procedure.
+#[derive(Clone)]
+pub struct ProcedureFn(pub Arc<ProcedureBody>);
+
+impl std::fmt::Debug for ProcedureFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProcedureFn(..)")
+    }
 }
 
 /// Procedures callable with `CALL`, by lower-case qualified name.

@@ -32,7 +32,7 @@
 mod build;
 mod explain;
 
-pub use build::{MAX_VAR_LENGTH_DEPTH, Procedure, ProcedureRegistry, plan_statement};
+pub use build::{MAX_VAR_LENGTH_DEPTH, Procedure, ProcedureFn, ProcedureRegistry, plan_statement};
 
 use crate::bind::BExpr;
 use plexus_cypher::ast::ShortestPath;

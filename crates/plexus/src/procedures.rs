@@ -1,0 +1,208 @@
+//! Analytics as Cypher procedures: `CALL algo.pagerank({...}) YIELD node, score`.
+//!
+//! Every procedure takes one map of options and runs its kernel (see `plexus_algo`) on a
+//! snapshot at the calling transaction's start timestamp — the data the rest of the statement
+//! reads (the transaction's own uncommitted writes are not included). The rows it yields
+//! compose with the rest of the query (`ORDER BY`, `LIMIT`, `MATCH` on the yielded node).
+//! With `writeProperty: 'name'` each vertex's result is also written as a property in the
+//! calling transaction.
+//!
+//! Options: `vertexLabels` (list of labels; all when absent), `edgeTypes` (list; all),
+//! `direction` (`'out'`, `'in'` or `'both'` = undirected; default `'out'`), `iterations`
+//! (pagerank, cdlp), `damping` (pagerank, default 0.85), `source` (bfs: a node),
+//! `writeProperty`. An unknown option or a value of the wrong type is an `ArgumentError`.
+
+use plexus_algo::Direction;
+use plexus_algo::{AnalyticsError, Projection};
+use plexus_exec::{CypherValueMap, Procedure, ProcedureFn, QueryError, Value};
+use plexus_txn::Transaction;
+use plexus_types::VertexId;
+use std::sync::Arc;
+
+/// One computed result per vertex.
+type PerVertex = Vec<(VertexId, Value)>;
+
+/// Options shared by every procedure, parsed from the config map.
+struct Options {
+    projection: Projection,
+    iterations: Option<usize>,
+    damping: Option<f64>,
+    source: Option<VertexId>,
+    write_property: Option<String>,
+}
+
+fn strings(key: &str, value: &Value) -> Result<Vec<String>, QueryError> {
+    let bad = || QueryError::argument(format!("algo option '{key}' must be a list of strings"));
+    match value {
+        Value::List(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) => Ok(s.to_string()),
+                _ => Err(bad()),
+            })
+            .collect(),
+        _ => Err(bad()),
+    }
+}
+
+fn parse(args: &[Value]) -> Result<Options, QueryError> {
+    let mut options = Options {
+        projection: Projection::new(),
+        iterations: None,
+        damping: None,
+        source: None,
+        write_property: None,
+    };
+    let config: &CypherValueMap = match args.first() {
+        Some(Value::Map(map)) => map,
+        Some(Value::Null) | None => return Ok(options),
+        Some(other) => {
+            return Err(QueryError::argument(format!(
+                "algo procedures take a map of options, not {}",
+                other.type_name()
+            )));
+        }
+    };
+    for (key, value) in config.iter() {
+        let wrong =
+            |what: &str| QueryError::argument(format!("algo option '{key}' must be {what}"));
+        match &**key {
+            "vertexLabels" => options.projection.vertex_labels = strings(key, value)?,
+            "edgeTypes" => options.projection.edge_types = strings(key, value)?,
+            "direction" => {
+                options.projection.direction = match value {
+                    Value::String(d) if &**d == "out" => Direction::Out,
+                    Value::String(d) if &**d == "in" => Direction::In,
+                    Value::String(d) if &**d == "both" => Direction::Both,
+                    _ => return Err(wrong("'out', 'in' or 'both'")),
+                }
+            }
+            "iterations" => match value {
+                Value::Int(n) if *n >= 1 && *n <= 10_000 => options.iterations = Some(*n as usize),
+                _ => return Err(wrong("an integer from 1 to 10000")),
+            },
+            "damping" => match value.as_f64() {
+                Some(d) if (0.0..=1.0).contains(&d) => options.damping = Some(d),
+                _ => return Err(wrong("a number from 0 to 1")),
+            },
+            "source" => match value {
+                Value::Node(v) => options.source = Some(*v),
+                _ => return Err(wrong("a node")),
+            },
+            "writeProperty" => match value {
+                Value::String(name) => options.write_property = Some(name.to_string()),
+                _ => return Err(wrong("a string")),
+            },
+            _ => return Err(QueryError::argument(format!("unknown algo option '{key}'"))),
+        }
+    }
+    Ok(options)
+}
+
+fn analytics_error(e: AnalyticsError) -> QueryError {
+    match e {
+        AnalyticsError::Storage(e) => e.into(),
+        other => QueryError::argument(other.to_string()),
+    }
+}
+
+/// Writes each vertex's result as a property, when asked.
+fn write_back(
+    tx: &mut Transaction,
+    name: Option<&str>,
+    results: &PerVertex,
+) -> Result<(), QueryError> {
+    let Some(name) = name else { return Ok(()) };
+    for (v, value) in results {
+        let stored = match value {
+            Value::Node(c) => {
+                plexus_types::Value::Int(i64::from(c.table) << 32 | i64::from(c.offset))
+            }
+            other => other.to_storage().unwrap_or(plexus_types::Value::Null),
+        };
+        tx.set_vertex_property(*v, name, stored)?;
+    }
+    Ok(())
+}
+
+/// A procedure named `algo.<name>` yielding `node` and `output`, computed by `kernel`.
+fn procedure(
+    name: &str,
+    output: &str,
+    kernel: impl Fn(&plexus_txn::GraphSnapshot, &Options) -> Result<PerVertex, AnalyticsError>
+    + Send
+    + Sync
+    + 'static,
+) -> Procedure {
+    let body = move |args: &[Value], tx: &mut Transaction| -> Result<Vec<Vec<Value>>, QueryError> {
+        let options = parse(args)?;
+        let results = kernel(&tx.snapshot(), &options).map_err(analytics_error)?;
+        write_back(tx, options.write_property.as_deref(), &results)?;
+        Ok(results
+            .into_iter()
+            .map(|(v, value)| vec![Value::Node(v), value])
+            .collect())
+    };
+    Procedure {
+        name: format!("algo.{name}"),
+        inputs: vec!["config".into()],
+        input_types: vec!["MAP".into()],
+        outputs: vec!["node".into(), output.into()],
+        rows: Vec::new(),
+        compute: Some(ProcedureFn(Arc::new(body))),
+    }
+}
+
+fn nodes(results: Vec<(VertexId, VertexId)>) -> PerVertex {
+    results
+        .into_iter()
+        .map(|(v, c)| (v, Value::Node(c)))
+        .collect()
+}
+
+/// The `algo.*` procedures every connection has.
+pub(crate) fn algo_procedures() -> Vec<Procedure> {
+    vec![
+        procedure("pagerank", "score", |snap, o| {
+            let params = plexus_algo::PageRankParams {
+                damping: o.damping.unwrap_or(0.85),
+                iterations: o.iterations.unwrap_or(20),
+                tolerance: None,
+            };
+            let ranks = plexus_algo::pagerank(snap, &o.projection, &params)?;
+            Ok(ranks
+                .into_iter()
+                .map(|(v, r)| (v, Value::Float(r)))
+                .collect())
+        }),
+        procedure("wcc", "component", |snap, o| {
+            Ok(nodes(plexus_algo::wcc(
+                snap,
+                &o.projection,
+                &plexus_algo::WccParams {},
+            )?))
+        }),
+        procedure("cdlp", "community", |snap, o| {
+            let params = plexus_algo::CdlpParams {
+                iterations: o.iterations.unwrap_or(10),
+            };
+            Ok(nodes(plexus_algo::cdlp(snap, &o.projection, &params)?))
+        }),
+        procedure("lcc", "coefficient", |snap, o| {
+            let lcc = plexus_algo::lcc(snap, &o.projection, &plexus_algo::LccParams {})?;
+            Ok(lcc.into_iter().map(|(v, c)| (v, Value::Float(c))).collect())
+        }),
+        procedure("bfs", "depth", |snap, o| {
+            let source = o.source.ok_or_else(|| {
+                AnalyticsError::Storage(plexus_types::Error::InvalidArgument(
+                    "algo.bfs needs a 'source' node".into(),
+                ))
+            })?;
+            let depths = plexus_algo::bfs(snap, &o.projection, source)?;
+            let reached = depths
+                .into_iter()
+                .filter(|(_, d)| *d != plexus_algo::BFS_UNREACHABLE);
+            Ok(reached.map(|(v, d)| (v, Value::Int(d))).collect())
+        }),
+    ]
+}
