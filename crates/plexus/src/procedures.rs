@@ -9,8 +9,9 @@
 //!
 //! Options: `vertexLabels` (list of labels; all when absent), `edgeTypes` (list; all),
 //! `direction` (`'out'`, `'in'` or `'both'` = undirected; default `'out'`), `iterations`
-//! (pagerank, cdlp), `damping` (pagerank, default 0.85), `source` (bfs: a node),
-//! `writeProperty`. An unknown option or a value of the wrong type is an `ArgumentError`.
+//! (pagerank, cdlp), `damping` (pagerank, default 0.85), `source` (bfs, sssp: a node),
+//! `weightProperty` (sssp), `k` (khop, default 2), `writeProperty`. An unknown option or a value
+//! of the wrong type is an `ArgumentError`. `algo.triangles` yields one row, `count`.
 
 use plexus_algo::Direction;
 use plexus_algo::{AnalyticsError, Projection};
@@ -28,6 +29,7 @@ struct Options {
     iterations: Option<usize>,
     damping: Option<f64>,
     source: Option<VertexId>,
+    k: Option<u32>,
     write_property: Option<String>,
 }
 
@@ -51,6 +53,7 @@ fn parse(args: &[Value]) -> Result<Options, QueryError> {
         iterations: None,
         damping: None,
         source: None,
+        k: None,
         write_property: None,
     };
     let config: &CypherValueMap = match args.first() {
@@ -88,6 +91,14 @@ fn parse(args: &[Value]) -> Result<Options, QueryError> {
             "source" => match value {
                 Value::Node(v) => options.source = Some(*v),
                 _ => return Err(wrong("a node")),
+            },
+            "k" => match value {
+                Value::Int(k) if (1..=64).contains(k) => options.k = Some(*k as u32),
+                _ => return Err(wrong("an integer from 1 to 64")),
+            },
+            "weightProperty" => match value {
+                Value::String(name) => options.projection.weight = Some(name.to_string()),
+                _ => return Err(wrong("a string")),
             },
             "writeProperty" => match value {
                 Value::String(name) => options.write_property = Some(name.to_string()),
@@ -193,16 +204,74 @@ pub(crate) fn algo_procedures() -> Vec<Procedure> {
             Ok(lcc.into_iter().map(|(v, c)| (v, Value::Float(c))).collect())
         }),
         procedure("bfs", "depth", |snap, o| {
-            let source = o.source.ok_or_else(|| {
-                AnalyticsError::Storage(plexus_types::Error::InvalidArgument(
-                    "algo.bfs needs a 'source' node".into(),
-                ))
-            })?;
-            let depths = plexus_algo::bfs(snap, &o.projection, source)?;
+            let depths = plexus_algo::bfs(snap, &o.projection, source(o, "bfs")?)?;
             let reached = depths
                 .into_iter()
                 .filter(|(_, d)| *d != plexus_algo::BFS_UNREACHABLE);
             Ok(reached.map(|(v, d)| (v, Value::Int(d))).collect())
         }),
+        procedure("sssp", "distance", |snap, o| {
+            let distances = plexus_algo::sssp(snap, &o.projection, source(o, "sssp")?, None)?;
+            let reached = distances.into_iter().filter(|(_, d)| d.is_finite());
+            Ok(reached.map(|(v, d)| (v, Value::Float(d))).collect())
+        }),
+        procedure("khop", "reachable", |snap, o| {
+            let params = plexus_algo::KHopParams {
+                k: o.k.unwrap_or(2),
+                direction: Direction::Out,
+            };
+            Ok(counts(plexus_algo::khop_count(
+                snap,
+                &o.projection,
+                &params,
+            )?))
+        }),
+        procedure("degree", "degree", |snap, o| {
+            let params = plexus_algo::DegreeParams {
+                direction: Direction::Out,
+            };
+            Ok(counts(plexus_algo::degree(snap, &o.projection, &params)?))
+        }),
+        triangles(),
     ]
+}
+
+/// The required `source` option of a traversal.
+fn source(o: &Options, name: &str) -> Result<VertexId, AnalyticsError> {
+    o.source.ok_or_else(|| {
+        AnalyticsError::Storage(plexus_types::Error::InvalidArgument(format!(
+            "algo.{name} needs a 'source' node"
+        )))
+    })
+}
+
+fn counts(results: Vec<(VertexId, u64)>) -> PerVertex {
+    results
+        .into_iter()
+        .map(|(v, n)| (v, Value::Int(n as i64)))
+        .collect()
+}
+
+/// `algo.triangles`: the number of triangles of the projection read as undirected, one row.
+fn triangles() -> Procedure {
+    let body = |args: &[Value], tx: &mut Transaction| -> Result<Vec<Vec<Value>>, QueryError> {
+        let options = parse(args)?;
+        if options.write_property.is_some() {
+            return Err(QueryError::argument(
+                "algo.triangles has no per-vertex result to write",
+            ));
+        }
+        let params = plexus_algo::TriangleParams {};
+        let count = plexus_algo::triangle_count(&tx.snapshot(), &options.projection, &params)
+            .map_err(analytics_error)?;
+        Ok(vec![vec![Value::Int(count as i64)]])
+    };
+    Procedure {
+        name: "algo.triangles".into(),
+        inputs: vec!["config".into()],
+        input_types: vec!["MAP".into()],
+        outputs: vec!["count".into()],
+        rows: Vec::new(),
+        compute: Some(ProcedureFn(Arc::new(body))),
+    }
 }

@@ -105,3 +105,49 @@ fn bad_options_are_argument_errors() {
         assert!(err.to_string().contains(expected), "{query}: {err}");
     }
 }
+
+#[test]
+fn sssp_khop_degree_and_triangles() {
+    let (db, _) = memory_db();
+    let mut conn = db.connect();
+    rows(
+        &mut conn,
+        "CREATE (a:P {name: 'a'})-[:R {w: 1.5}]->(b:P {name: 'b'})-[:R {w: 2.0}]->(c:P {name: 'c'}), \
+         (a)-[:R {w: 5.0}]->(c), (c)-[:R {w: 1.0}]->(d:P {name: 'd'})",
+    );
+    let distances = rows(
+        &mut conn,
+        "MATCH (s {name: 'a'}) CALL algo.sssp({source: s, weightProperty: 'w'}) YIELD node, distance \
+         RETURN node.name, distance ORDER BY distance",
+    );
+    let expected = [
+        ["'a'", "0.0"],
+        ["'b'", "1.5"],
+        ["'c'", "3.5"],
+        ["'d'", "4.5"],
+    ];
+    assert_eq!(
+        distances,
+        expected.map(|r| r.map(String::from).to_vec()).to_vec()
+    );
+    let one_hop = rows(
+        &mut conn,
+        "CALL algo.khop({k: 1}) YIELD node, reachable RETURN node.name, reachable ORDER BY node.name",
+    );
+    assert_eq!(one_hop[0], vec!["'a'".to_string(), "2".to_string()]);
+    let degrees = rows(
+        &mut conn,
+        "CALL algo.degree({direction: 'in'}) YIELD node, degree RETURN node.name, degree ORDER BY node.name",
+    );
+    assert_eq!(
+        degrees.iter().map(|r| r[1].clone()).collect::<Vec<_>>(),
+        ["0", "1", "2", "1"]
+    );
+    assert_eq!(
+        rows(
+            &mut conn,
+            "CALL algo.triangles({}) YIELD count RETURN count"
+        ),
+        vec![vec!["1".to_string()]]
+    );
+}
