@@ -52,6 +52,47 @@ use std::time::{Duration, Instant};
 /// Rows per batch.
 pub const BATCH_ROWS: usize = 2048;
 
+/// The output of a pipeline breaker (sort, aggregate, eager write): computed on the first
+/// `next`, then handed out batch by batch until `reset`.
+#[derive(Default)]
+pub(crate) struct Materialized {
+    batches: Option<std::vec::IntoIter<Batch>>,
+}
+
+impl Materialized {
+    pub(crate) fn is_computed(&self) -> bool {
+        self.batches.is_some()
+    }
+
+    pub(crate) fn fill(&mut self, batches: Vec<Batch>) {
+        self.batches = Some(batches.into_iter());
+    }
+
+    pub(crate) fn next_batch(&mut self) -> Option<Batch> {
+        self.batches.as_mut().and_then(|b| b.next())
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.batches = None;
+    }
+}
+
+/// Rows cut into batches of [`BATCH_ROWS`].
+pub(crate) fn into_batches(rows: impl IntoIterator<Item = Vec<Value>>, width: usize) -> Vec<Batch> {
+    let mut batches = Vec::new();
+    let mut out = Batch::new(width);
+    for row in rows {
+        out.push_row(row);
+        if out.len() >= BATCH_ROWS {
+            batches.push(std::mem::replace(&mut out, Batch::new(width)));
+        }
+    }
+    if !out.is_empty() {
+        batches.push(out);
+    }
+    batches
+}
+
 /// The most rows one pipeline breaker (sort, aggregate, eager write, result) may hold.
 pub const MAX_MATERIALIZED_ROWS: usize = 20_000_000;
 

@@ -6,7 +6,10 @@
 //! (Project) or on their whole input (Aggregate, Sort).
 
 use super::write;
-use super::{BATCH_ROWS, Batch, ExecContext, Operator, build_numbered, check_materialized};
+use super::{
+    BATCH_ROWS, Batch, ExecContext, Materialized, Operator, build_numbered, check_materialized,
+    into_batches,
+};
 use crate::bind::BExpr;
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::{Env, aggregate::Accumulator, eval, truthy};
@@ -65,7 +68,7 @@ pub(super) fn build_operator(
             input: child(input),
             keys: keys.clone(),
             aggregates: aggregates.clone(),
-            output: None,
+            output: Materialized::default(),
         }),
         LogicalPlan::Distinct { input, slots } => FlatMap::boxed(
             child(input),
@@ -77,7 +80,7 @@ pub(super) fn build_operator(
         LogicalPlan::Sort { input, keys } => Box::new(Sort {
             input: child(input),
             keys: keys.clone(),
-            output: None,
+            output: Materialized::default(),
         }),
         LogicalPlan::Skip { input, count } => FlatMap::boxed(
             child(input),
@@ -879,7 +882,7 @@ struct Aggregate {
     input: Box<dyn Operator>,
     keys: Vec<(usize, BExpr)>,
     aggregates: Vec<(usize, AggCall)>,
-    output: Option<std::vec::IntoIter<Batch>>,
+    output: Materialized,
 }
 
 impl Aggregate {
@@ -924,8 +927,7 @@ impl Aggregate {
                     .collect(),
             );
         }
-        let mut batches = Vec::new();
-        let mut out = Batch::new(ctx.width);
+        let mut rows = Vec::with_capacity(group_keys.len());
         for (key, accs) in group_keys.into_iter().zip(states) {
             let mut row = vec![Value::Null; ctx.width];
             for ((slot, _), value) in self.keys.iter().zip(key) {
@@ -934,37 +936,31 @@ impl Aggregate {
             for ((slot, call), acc) in self.aggregates.iter().zip(accs) {
                 row[*slot] = acc.finish(call)?;
             }
-            out.push_row(row);
-            if out.len() >= BATCH_ROWS {
-                batches.push(std::mem::replace(&mut out, Batch::new(ctx.width)));
-            }
+            rows.push(row);
         }
-        if !out.is_empty() {
-            batches.push(out);
-        }
-        Ok(batches)
+        Ok(into_batches(rows, ctx.width))
     }
 }
 
 impl Operator for Aggregate {
     fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
-        if self.output.is_none() {
+        if !self.output.is_computed() {
             let batches = self.compute(ctx)?;
-            self.output = Some(batches.into_iter());
+            self.output.fill(batches);
         }
-        Ok(self.output.as_mut().and_then(|o| o.next()))
+        Ok(self.output.next_batch())
     }
 
     fn reset(&mut self) {
         self.input.reset();
-        self.output = None;
+        self.output.reset();
     }
 }
 
 struct Sort {
     input: Box<dyn Operator>,
     keys: Vec<SortKey>,
-    output: Option<std::vec::IntoIter<Batch>>,
+    output: Materialized,
 }
 
 impl Sort {
@@ -992,33 +988,25 @@ impl Sort {
             }
             std::cmp::Ordering::Equal
         });
-        let mut batches = Vec::new();
-        let mut out = Batch::new(ctx.width);
-        for (_, row) in rows {
-            out.push_row(row);
-            if out.len() >= BATCH_ROWS {
-                batches.push(std::mem::replace(&mut out, Batch::new(ctx.width)));
-            }
-        }
-        if !out.is_empty() {
-            batches.push(out);
-        }
-        Ok(batches)
+        Ok(into_batches(
+            rows.into_iter().map(|(_, row)| row),
+            ctx.width,
+        ))
     }
 }
 
 impl Operator for Sort {
     fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
-        if self.output.is_none() {
+        if !self.output.is_computed() {
             let batches = self.compute(ctx)?;
-            self.output = Some(batches.into_iter());
+            self.output.fill(batches);
         }
-        Ok(self.output.as_mut().and_then(|o| o.next()))
+        Ok(self.output.next_batch())
     }
 
     fn reset(&mut self) {
         self.input.reset();
-        self.output = None;
+        self.output.reset();
     }
 }
 

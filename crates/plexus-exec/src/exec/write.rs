@@ -7,7 +7,7 @@
 //! still has relationships without DETACH fails with `DeleteConnectedNode`.
 
 use super::ops::run_inner;
-use super::{Batch, ExecContext, Operator, drain};
+use super::{Batch, ExecContext, Materialized, Operator, drain};
 use crate::bind::BExpr;
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::{Env, entity_properties, eval};
@@ -61,7 +61,7 @@ pub(super) fn build_write(
     Box::new(Write {
         input,
         kind,
-        output: None,
+        output: Materialized::default(),
     })
 }
 
@@ -88,22 +88,22 @@ enum WriteKind {
 struct Write {
     input: Box<dyn Operator>,
     kind: WriteKind,
-    output: Option<std::vec::IntoIter<Batch>>,
+    output: Materialized,
 }
 
 impl Operator for Write {
     fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
-        if self.output.is_none() {
+        if !self.output.is_computed() {
             let input = drain(self.input.as_mut(), ctx)?;
             let output = self.run(input, ctx)?;
-            self.output = Some(output.into_iter());
+            self.output.fill(output);
         }
-        Ok(self.output.as_mut().and_then(|o| o.next()))
+        Ok(self.output.next_batch())
     }
 
     fn reset(&mut self) {
         self.input.reset();
-        self.output = None;
+        self.output.reset();
         match &mut self.kind {
             WriteKind::Merge { matcher, .. } => matcher.reset(),
             WriteKind::Foreach { body, .. } => body.reset(),
