@@ -494,16 +494,7 @@ impl Binder<'_> {
         usage: PatternUse,
         alone: bool,
     ) -> Result<(usize, bool)> {
-        if let Some(props) = &node.properties
-            && matches!(props.kind, ExprKind::Parameter(_))
-            && usage != PatternUse::Create
-        {
-            return Err(syntax(
-                "InvalidParameterUse",
-                props.span,
-                "parameter maps cannot be used in MATCH or MERGE patterns",
-            ));
-        }
+        reject_parameter_map(node.properties.as_ref(), usage)?;
         let Some(var) = &node.variable else {
             return Ok((self.new_slot(Ty::Node, node.span)?, false));
         };
@@ -542,16 +533,7 @@ impl Binder<'_> {
         rels_here: &mut HashSet<String>,
         usage: PatternUse,
     ) -> Result<(usize, bool)> {
-        if let Some(props) = &rel.properties
-            && matches!(props.kind, ExprKind::Parameter(_))
-            && usage != PatternUse::Create
-        {
-            return Err(syntax(
-                "InvalidParameterUse",
-                props.span,
-                "parameter maps cannot be used in MATCH or MERGE patterns",
-            ));
-        }
+        reject_parameter_map(rel.properties.as_ref(), usage)?;
         if usage != PatternUse::Match
             && let Some(var) = &rel.variable
             && scope.get(&var.name).is_some()
@@ -1763,4 +1745,20 @@ fn bx(f: &mut dyn FnMut(BExpr) -> BExpr, mut x: Box<BExpr>) -> Box<BExpr> {
     let inner = std::mem::replace(&mut *x, BExpr::Const(Value::Null));
     *x = f(inner);
     x
+}
+
+/// `MATCH (n $props)` and `MERGE (n $props)` are not allowed; only CREATE takes a map parameter.
+fn reject_parameter_map(properties: Option<&ast::Expr>, usage: PatternUse) -> Result<()> {
+    match properties {
+        Some(props)
+            if matches!(props.kind, ExprKind::Parameter(_)) && usage != PatternUse::Create =>
+        {
+            Err(syntax(
+                "InvalidParameterUse",
+                props.span,
+                "parameter maps cannot be used in MATCH or MERGE patterns",
+            ))
+        }
+        _ => Ok(()),
+    }
 }

@@ -5,7 +5,7 @@
 //! way, which is how PROFILE attaches rows and time to the lines of this tree. Slots print as
 //! `s<N>`; the Results line names the columns.
 
-use super::{LogicalPlan, SetOp};
+use super::{CreatePattern, LogicalPlan, SetOp};
 use crate::bind::{ArithOp, BExpr, PathElement, StringOp};
 use plexus_types::Direction;
 use std::fmt::Write;
@@ -44,12 +44,6 @@ impl LogicalPlan {
 
     /// One line describing this operator (without its children).
     pub fn describe(&self) -> String {
-        let slots = |s: &[usize]| {
-            s.iter()
-                .map(|s| format!("s{s}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         match self {
             LogicalPlan::Argument => "Argument".into(),
             LogicalPlan::NodeScan { slot, label, .. } => match label {
@@ -141,30 +135,8 @@ impl LogicalPlan {
                 }
             }
             LogicalPlan::Union { .. } => "Union".into(),
-            LogicalPlan::Create { pattern, .. } => format!(
-                "Create nodes {} rels {}",
-                slots(
-                    &pattern
-                        .nodes
-                        .iter()
-                        .filter(|n| !n.bound)
-                        .map(|n| n.slot)
-                        .collect::<Vec<_>>()
-                ),
-                slots(&pattern.rels.iter().map(|r| r.slot).collect::<Vec<_>>())
-            ),
-            LogicalPlan::Merge { pattern, .. } => format!(
-                "Merge nodes {} rels {}",
-                slots(
-                    &pattern
-                        .nodes
-                        .iter()
-                        .filter(|n| !n.bound)
-                        .map(|n| n.slot)
-                        .collect::<Vec<_>>()
-                ),
-                slots(&pattern.rels.iter().map(|r| r.slot).collect::<Vec<_>>())
-            ),
+            LogicalPlan::Create { pattern, .. } => format!("Create {}", pattern_slots(pattern)),
+            LogicalPlan::Merge { pattern, .. } => format!("Merge {}", pattern_slots(pattern)),
             LogicalPlan::Set { ops, .. } => format!(
                 "Set {}",
                 ops.iter().map(set_text).collect::<Vec<_>>().join(", ")
@@ -393,4 +365,23 @@ pub fn expr_text(e: &BExpr) -> String {
                 .join(", ")
         ),
     }
+}
+
+fn slots(s: &[usize]) -> String {
+    s.iter()
+        .map(|s| format!("s{s}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The slots a CREATE or MERGE pattern binds: its new nodes and its relationships.
+fn pattern_slots(pattern: &CreatePattern) -> String {
+    let nodes: Vec<usize> = pattern
+        .nodes
+        .iter()
+        .filter(|n| !n.bound)
+        .map(|n| n.slot)
+        .collect();
+    let rels: Vec<usize> = pattern.rels.iter().map(|r| r.slot).collect();
+    format!("nodes {} rels {}", slots(&nodes), slots(&rels))
 }
