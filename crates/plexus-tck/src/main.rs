@@ -361,7 +361,7 @@ fn run_scenario(scenario: &Scenario, graphs: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn register_procedure(conn: &mut Connection<'_>, text: &str, step: &Step) -> Result<(), String> {
+fn register_procedure(conn: &mut Connection, text: &str, step: &Step) -> Result<(), String> {
     let (name, inputs, input_types, outputs) = procedure_signature(text)
         .ok_or_else(|| format!("cannot read procedure signature: {text}"))?;
     let mut rows = Vec::new();

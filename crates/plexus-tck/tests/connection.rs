@@ -9,7 +9,7 @@ fn database() -> Database {
     Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default()).expect("open")
 }
 
-fn count(conn: &mut plexus::Connection<'_>) -> i64 {
+fn count(conn: &mut plexus::Connection) -> i64 {
     let result = conn
         .execute("MATCH (n) RETURN count(n) AS c", &Params::new())
         .expect("count");

@@ -156,7 +156,7 @@ fn params_for(name: &str, text: &str) -> Vec<Params> {
 
 /// The example parameters in a query's header comment, `:param [...] => { RETURN 1 AS a }`,
 /// evaluated as the Cypher query they are (tried after the substitution rows).
-fn header_example(conn: &mut plexus::Connection<'_>, text: &str) -> Option<Params> {
+fn header_example(conn: &mut plexus::Connection, text: &str) -> Option<Params> {
     let start = text.find("=> {")? + 4;
     let end = start + text[start..].find("*/")?;
     let body = text[start..end].trim().strip_suffix('}')?;

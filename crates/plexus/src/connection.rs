@@ -18,13 +18,15 @@
 //! Results are materialised: `execute` returns every row, with the nodes and relationships
 //! they mention copied in (see `plexus_exec::result`), so a result outlives its transaction.
 
-use crate::Database;
 use plexus_exec::{ErrorClass, Params, Procedure, ProcedureRegistry, QueryError, QueryResult};
-use plexus_txn::Transaction;
+use plexus_txn::{Transaction, TxnManager};
 use std::sync::Arc;
 
-pub struct Connection<'db> {
-    db: &'db Database,
+/// A connection shares the engine with its `Database` (it does not borrow it), so it can be
+/// moved to another thread or kept by a server session; it stays usable after the `Database`
+/// handle is dropped, like an open `Transaction`.
+pub struct Connection {
+    manager: Arc<TxnManager>,
     tx: Option<Transaction>,
     procedures: ProcedureRegistry,
 }
@@ -52,10 +54,10 @@ fn transaction_error(code: &'static str, message: &str) -> QueryError {
     QueryError::runtime(ErrorClass::DatabaseError, code, message)
 }
 
-impl<'db> Connection<'db> {
-    pub(crate) fn new(db: &'db Database) -> Self {
+impl Connection {
+    pub(crate) fn new(manager: Arc<TxnManager>) -> Self {
         let mut connection = Connection {
-            db,
+            manager,
             tx: None,
             procedures: ProcedureRegistry::new(),
         };
@@ -63,6 +65,10 @@ impl<'db> Connection<'db> {
             connection.register_procedure(procedure);
         }
         connection
+    }
+
+    fn begin(&self) -> Transaction {
+        plexus_txn::begin(&self.manager, plexus_types::IsolationLevel::Snapshot)
     }
 
     /// Whether an explicit transaction is open.
@@ -86,7 +92,7 @@ impl<'db> Connection<'db> {
                         "a transaction is already open on this connection",
                     ));
                 }
-                self.tx = Some(self.db.begin());
+                self.tx = Some(self.begin());
                 Ok(QueryResult::default())
             }
             Some(Command::Commit) => match self.tx.take() {
@@ -122,7 +128,7 @@ impl<'db> Connection<'db> {
                     result
                 }
                 None => {
-                    let mut tx = self.db.begin();
+                    let mut tx = self.begin();
                     let result = guarded(&mut tx, query, params, &self.procedures)?;
                     tx.commit()?;
                     Ok(result)

@@ -100,8 +100,8 @@ impl Database {
     }
 
     /// Opens a Cypher connection (auto-commit until `BEGIN`).
-    pub fn connect(&self) -> crate::Connection<'_> {
-        crate::Connection::new(self)
+    pub fn connect(&self) -> crate::Connection {
+        crate::Connection::new(self.manager.clone())
     }
 
     /// Begins a snapshot-isolation transaction.

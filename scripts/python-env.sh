@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Creates (once) and prints the path of the Python virtual environment the tests use:
+# maturin builds `plexusdb` into it, pytest runs the Python suite, and the official `neo4j`
+# driver exercises the Bolt server. Packages come from PyPI with pinned minor versions.
+#
+#   VENV=$(scripts/python-env.sh)     # then "$VENV/bin/python" ...
+#
+# Environment: PLEXUS_PY_VENV overrides the directory (default target/py-venv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV="${PLEXUS_PY_VENV:-target/py-venv}"
+STAMP="$VENV/.plexus-requirements"
+REQUIREMENTS=(
+  "maturin==1.16.*" "pytest==8.*" "neo4j==6.4.*"
+  "numpy==2.*" "pandas==2.*" "pyarrow==26.*" "networkx==3.6.*"
+)
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "creating $VENV" >&2
+  python3 -m venv "$VENV"
+fi
+# Installing is skipped when the same requirement list was installed before.
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "${REQUIREMENTS[*]}" ]; then
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check "${REQUIREMENTS[@]}" >&2
+  echo "${REQUIREMENTS[*]}" > "$STAMP"
+fi
+realpath "$VENV"
