@@ -171,8 +171,9 @@ fn nodes(results: Vec<(VertexId, VertexId)>) -> PerVertex {
         .collect()
 }
 
-/// The `algo.*` procedures every connection has.
-pub(crate) fn algo_procedures() -> Vec<Procedure> {
+/// The `algo.*` procedures every connection has. Bindings call them directly on a read-only
+/// transaction (the Python `Snapshot` does), so options are parsed and checked in one place.
+pub fn algo_procedures() -> Vec<Procedure> {
     vec![
         procedure("pagerank", "score", |snap, o| {
             let params = plexus_algo::PageRankParams {

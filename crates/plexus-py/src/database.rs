@@ -1,0 +1,477 @@
+//! `Database`, `Connection`, `Result` and the transaction context manager.
+//!
+//! LIFETIME AND CLOSING
+//! ====================
+//! ```text
+//!   Database ──owns──▶ Shared { RwLock<Option<plexus::Database>> } ◀──Arc── Connection, Snapshot
+//! ```
+//! Every operation that reaches the engine holds the read side of the lock while it runs;
+//! `Database.close()` takes the write side, so it waits for running statements, then takes
+//! the engine out, flushes the WAL with fsync and releases the directory lock. From then on
+//! each `Connection` and `Snapshot` of that database raises `DatabaseClosed` (the engine
+//! itself would let them go on, but the directory is no longer locked, so another process
+//! could open it). Closing twice is allowed and does nothing.
+//!
+//! THREADS AND THE GIL
+//! ===================
+//! The GIL is released while the engine runs (opening, statements, commits, analytics), so
+//! Python threads run queries in parallel, each on its own `Connection`. A `Connection` may
+//! also be shared between threads: its statements then run one at a time (a mutex, taken
+//! with the GIL released, so waiting never blocks other Python threads). Converting rows to
+//! Python objects needs the GIL and happens after the engine is done.
+//!
+//! TRANSACTIONS
+//! ============
+//! A connection auto-commits each statement until `begin()` (or `execute("BEGIN")`); then
+//! statements share one transaction until `commit()` / `rollback()`. A statement that fails
+//! inside it rolls the whole transaction back (see `plexus::Connection`). The context
+//! managers build on that: `with conn.transaction():` begins, and at the end commits, or
+//! rolls back if the block raised; `with db.connect() as conn:` does the same for a
+//! transaction left open in the block, then closes the connection. Neither swallows the
+//! exception.
+
+use crate::convert::{map_from_python, to_python};
+use crate::errors::{connection_closed, database_closed, engine_error, query_error};
+use parking_lot::{Mutex, RwLock};
+use plexus::{Config, Params, QueryError, QueryResult};
+use pyo3::exceptions::PyImportError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What `Database`, its connections and snapshots share.
+pub(crate) struct Shared {
+    pub(crate) engine: RwLock<Option<plexus::Database>>,
+}
+
+/// Why an operation that ran without the GIL failed (turned into an exception with it).
+pub(crate) enum Failure {
+    /// The database was closed; the operation that found out.
+    DatabaseClosed(&'static str),
+    SnapshotClosed,
+    ConnectionClosed,
+    Query(QueryError),
+    Engine(plexus::Error),
+}
+
+impl Failure {
+    pub(crate) fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            Failure::DatabaseClosed(what) => {
+                database_closed(py, format!("{what}: the database is closed"))
+            }
+            Failure::SnapshotClosed => database_closed(py, "the snapshot is closed".into()),
+            Failure::ConnectionClosed => connection_closed(py),
+            Failure::Query(e) => query_error(py, &e),
+            Failure::Engine(e) => engine_error(py, &e),
+        }
+    }
+}
+
+impl From<QueryError> for Failure {
+    fn from(e: QueryError) -> Self {
+        Failure::Query(e)
+    }
+}
+
+impl From<plexus::Error> for Failure {
+    fn from(e: plexus::Error) -> Self {
+        Failure::Engine(e)
+    }
+}
+
+/// Imports an optional package, or explains which method needs it and how to install it.
+pub(crate) fn optional_module<'py>(
+    py: Python<'py>,
+    name: &str,
+    method: &str,
+) -> PyResult<Bound<'py, PyModule>> {
+    py.import(name).map_err(|e| {
+        let err = PyImportError::new_err(format!(
+            "{method} needs the optional package '{name}' (pip install {name}); \
+             the rest of plexusdb works without it"
+        ));
+        err.set_cause(py, Some(e));
+        err
+    })
+}
+
+/// An open database directory (one `Database` per directory at a time, in any process).
+#[pyclass(module = "plexusdb", frozen)]
+pub struct Database {
+    shared: Arc<Shared>,
+    #[pyo3(get)]
+    path: PathBuf,
+}
+
+#[pymethods]
+impl Database {
+    /// Opens the database in directory `path`, creating it if absent, and recovers it.
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let engine = py
+            .detach(|| plexus::Database::open(&path, Config::default()))
+            .map_err(|e| engine_error(py, &e))?;
+        Ok(Database {
+            shared: Arc::new(Shared {
+                engine: RwLock::new(Some(engine)),
+            }),
+            path,
+        })
+    }
+
+    /// A new connection (auto-commit until `begin()`).
+    fn connect(&self, py: Python<'_>) -> PyResult<Connection> {
+        let connection = py
+            .detach(|| {
+                let engine = self.shared.engine.read();
+                engine.as_ref().map(plexus::Database::connect)
+            })
+            .ok_or_else(|| Failure::DatabaseClosed("Database.connect()").into_py(py))?;
+        Ok(Connection {
+            shared: self.shared.clone(),
+            inner: Mutex::new(Some(connection)),
+        })
+    }
+
+    /// A pinned, read-only snapshot of the committed graph, for analytics and export.
+    fn snapshot(&self, py: Python<'_>) -> PyResult<crate::snapshot::Snapshot> {
+        crate::snapshot::Snapshot::pin(py, self.shared.clone())
+    }
+
+    /// Writes a checkpoint and retires the WAL before it.
+    fn checkpoint(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| {
+            let engine = self.shared.engine.read();
+            let engine = engine
+                .as_ref()
+                .ok_or(Failure::DatabaseClosed("Database.checkpoint()"))?;
+            engine.checkpoint().map_err(Failure::from)
+        })
+        .map_err(|f| f.into_py(py))
+    }
+
+    /// Waits for running statements, flushes the WAL with fsync and releases the directory.
+    /// Closing a closed database does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| match self.shared.engine.write().take() {
+            Some(engine) => engine.close(),
+            None => Ok(()),
+        })
+        .map_err(|e| engine_error(py, &e))
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.shared.engine.read().is_none()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.closed() { "closed" } else { "open" };
+        format!("<plexusdb.Database {:?} {state}>", self.path)
+    }
+}
+
+/// A session running Cypher statements; see the module doc for transactions.
+#[pyclass(module = "plexusdb", frozen)]
+pub struct Connection {
+    shared: Arc<Shared>,
+    inner: Mutex<Option<plexus::Connection>>,
+}
+
+impl Connection {
+    /// Runs one statement with the GIL released.
+    fn run(&self, py: Python<'_>, query: &str, params: &Params) -> PyResult<QueryResult> {
+        py.detach(|| {
+            let engine = self.shared.engine.read();
+            if engine.is_none() {
+                return Err(Failure::DatabaseClosed("Connection.execute()"));
+            }
+            let mut inner = self.inner.lock();
+            let connection = inner.as_mut().ok_or(Failure::ConnectionClosed)?;
+            connection.execute(query, params).map_err(Failure::from)
+        })
+        .map_err(|f| f.into_py(py))
+    }
+
+    fn command(&self, py: Python<'_>, command: &str) -> PyResult<()> {
+        self.run(py, command, &Params::new()).map(drop)
+    }
+}
+
+#[pymethods]
+impl Connection {
+    /// Runs `query` with `params` (a dict of name → value, `$name` in the query) and returns
+    /// the whole result.
+    #[pyo3(signature = (query, params=None))]
+    fn execute(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Result> {
+        let mut converted = Params::new();
+        if let Some(params) = params {
+            for (name, value) in map_from_python(params, 0)? {
+                converted.insert(name.to_string(), value);
+            }
+        }
+        let result = self.run(py, query, &converted)?;
+        Result::from_engine(py, &result)
+    }
+
+    /// Opens an explicit transaction (`BEGIN`).
+    fn begin(&self, py: Python<'_>) -> PyResult<()> {
+        self.command(py, "BEGIN")
+    }
+
+    /// Commits the open transaction (`COMMIT`); `TransactionAborted` on a conflict.
+    fn commit(&self, py: Python<'_>) -> PyResult<()> {
+        self.command(py, "COMMIT")
+    }
+
+    /// Rolls the open transaction back (`ROLLBACK`).
+    fn rollback(&self, py: Python<'_>) -> PyResult<()> {
+        self.command(py, "ROLLBACK")
+    }
+
+    /// Whether an explicit transaction is open.
+    #[getter]
+    fn in_transaction(&self) -> bool {
+        self.inner
+            .lock()
+            .as_ref()
+            .is_some_and(plexus::Connection::in_transaction)
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.lock().is_none() || self.shared.engine.read().is_none()
+    }
+
+    /// `with conn.transaction():` — begin; commit at the end, or roll back if the block raised.
+    fn transaction(slf: Py<Self>) -> TransactionScope {
+        TransactionScope { connection: slf }
+    }
+
+    /// Closes the connection, rolling back a transaction left open.
+    fn close(&self, py: Python<'_>) {
+        let connection = self.inner.lock().take();
+        py.detach(|| drop(connection));
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Commits a transaction left open (rolls it back if the block raised), then closes.
+    #[pyo3(signature = (exc_type, _exc_value, _traceback))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: &Bound<'_, PyAny>,
+        _exc_value: &Bound<'_, PyAny>,
+        _traceback: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let ended = self.end_transaction(py, exc_type.is_none());
+        self.close(py);
+        ended.map(|()| false)
+    }
+}
+
+impl Connection {
+    /// Commits (`success`) or rolls back the open transaction, if any.
+    fn end_transaction(&self, py: Python<'_>, success: bool) -> PyResult<()> {
+        match (self.in_transaction(), success) {
+            (false, _) => Ok(()),
+            (true, true) => self.commit(py),
+            (true, false) => self.rollback(py),
+        }
+    }
+}
+
+/// The context manager `Connection.transaction()` returns.
+#[pyclass(module = "plexusdb", frozen)]
+pub struct TransactionScope {
+    connection: Py<Connection>,
+}
+
+#[pymethods]
+impl TransactionScope {
+    /// Begins the transaction and returns the connection.
+    fn __enter__(&self, py: Python<'_>) -> PyResult<Py<Connection>> {
+        self.connection.get().begin(py)?;
+        Ok(self.connection.clone_ref(py))
+    }
+
+    #[pyo3(signature = (exc_type, _exc_value, _traceback))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: &Bound<'_, PyAny>,
+        _exc_value: &Bound<'_, PyAny>,
+        _traceback: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        self.connection
+            .get()
+            .end_transaction(py, exc_type.is_none())?;
+        Ok(false)
+    }
+}
+
+/// A materialised query result: `columns` and rows as tuples (iterate it, index it, `len()`).
+#[pyclass(module = "plexusdb", frozen, sequence)]
+pub struct Result {
+    columns: Vec<String>,
+    rows: Py<PyList>,
+}
+
+impl Result {
+    fn from_engine(py: Python<'_>, result: &QueryResult) -> PyResult<Result> {
+        let rows = PyList::empty(py);
+        for row in &result.rows {
+            let values = row
+                .iter()
+                .map(|v| to_python(py, v, result))
+                .collect::<PyResult<Vec<_>>>()?;
+            rows.append(PyTuple::new(py, values)?)?;
+        }
+        Ok(Result {
+            columns: result.columns.clone(),
+            rows: rows.unbind(),
+        })
+    }
+
+    /// Column `i` of every row.
+    fn column<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.rows
+            .bind(py)
+            .iter()
+            .map(|row| row.get_item(i))
+            .collect()
+    }
+}
+
+/// A value ready for `pyarrow.array`: graph elements as dicts, wrapper temporals as ISO text.
+fn arrow_ready<'py>(value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = value.py();
+    if value.is_instance_of::<crate::types::Node>()
+        || value.is_instance_of::<crate::types::Relationship>()
+        || value.is_instance_of::<crate::types::Path>()
+    {
+        return arrow_ready(value.call_method0("to_dict")?);
+    }
+    if value.is_instance_of::<crate::types::Duration>()
+        || value.is_instance_of::<crate::types::Temporal>()
+    {
+        return Ok(value.str()?.into_any());
+    }
+    if let Ok(list) = value.cast::<PyList>() {
+        let items = list.iter().map(arrow_ready).collect::<PyResult<Vec<_>>>()?;
+        return Ok(PyList::new(py, items)?.into_any());
+    }
+    if let Ok(dict) = value.cast::<PyDict>() {
+        let out = PyDict::new(py);
+        for (k, v) in dict.iter() {
+            out.set_item(k, arrow_ready(v)?)?;
+        }
+        return Ok(out.into_any());
+    }
+    Ok(value)
+}
+
+#[pymethods]
+impl Result {
+    #[getter]
+    fn columns(&self) -> Vec<String> {
+        self.columns.clone()
+    }
+
+    /// The rows, a list of tuples.
+    #[getter]
+    fn rows(&self, py: Python<'_>) -> Py<PyList> {
+        self.rows.clone_ref(py)
+    }
+
+    /// The rows as dicts keyed by column name.
+    fn dicts<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.rows
+            .bind(py)
+            .iter()
+            .map(|row| {
+                let dict = PyDict::new(py);
+                for (name, value) in self.columns.iter().zip(row.try_iter()?) {
+                    dict.set_item(name, value?)?;
+                }
+                Ok(dict)
+            })
+            .collect()
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.rows.bind(py).len()
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.rows.bind(py).try_iter()?.into_any())
+    }
+
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        index: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.rows.bind(py).as_any().get_item(index)
+    }
+
+    /// A `pandas.DataFrame` with one column per result column (graph elements stay objects).
+    fn to_pandas<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pandas = optional_module(py, "pandas", "Result.to_pandas()")?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("columns", self.columns.clone())?;
+        pandas
+            .getattr("DataFrame")?
+            .call((self.rows.bind(py),), Some(&kwargs))
+    }
+
+    /// A `pyarrow.Table`; nodes, relationships and paths become structs (`to_dict()`), and
+    /// temporals without an exact Python type their ISO 8601 text.
+    fn to_arrow<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pyarrow = optional_module(py, "pyarrow", "Result.to_arrow()")?;
+        let array = pyarrow.getattr("array")?;
+        let arrays = (0..self.columns.len())
+            .map(|i| {
+                let values = self
+                    .column(py, i)?
+                    .into_iter()
+                    .map(arrow_ready)
+                    .collect::<PyResult<Vec<_>>>()?;
+                array.call1((values,))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("names", self.columns.clone())?;
+        pyarrow
+            .getattr("Table")?
+            .call_method("from_arrays", (arrays,), Some(&kwargs))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "<plexusdb.Result columns={:?} rows={}>",
+            self.columns,
+            self.__len__(py)
+        )
+    }
+}
