@@ -316,20 +316,21 @@ impl Snapshot {
     }
 
     /// Single-source shortest paths from `source`, weighted by the relationship property
-    /// `weight_property` (every edge weighs 1 when `None`): DataFrame `node`, `distance`.
-    #[pyo3(signature = (source, weight_property=None, *, vertex_labels=None, edge_types=None, direction=None))]
+    /// `weight_property` (non-negative numbers on every selected edge): DataFrame `node`,
+    /// `distance`.
+    #[pyo3(signature = (source, weight_property, *, vertex_labels=None, edge_types=None, direction=None))]
     fn sssp<'py>(
         &self,
         py: Python<'py>,
         source: &Bound<'py, PyAny>,
-        weight_property: Option<String>,
+        weight_property: String,
         vertex_labels: Option<Vec<String>>,
         edge_types: Option<Vec<String>>,
         direction: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = AlgoOptions::new(vertex_labels, edge_types, direction)
             .set("source", Some(CypherValue::Node(vertex_of(source)?)))
-            .set("weightProperty", weight_property.map(CypherValue::from));
+            .set("weightProperty", Some(CypherValue::from(weight_property)));
         self.algorithm(py, "sssp", "distance", options)
     }
 

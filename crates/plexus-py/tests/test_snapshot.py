@@ -131,3 +131,11 @@ def test_to_pyg_refuses_non_numeric_features(social, db):
     with db.snapshot() as snap:
         with pytest.raises(plexusdb.CypherTypeError, match="feature 'name'"):
             snap.to_pyg(features=["name"])
+
+
+def test_sssp_needs_weights_on_every_edge(social, db):
+    ada = node_id(social, "Ada")
+    with db.snapshot() as snap:
+        with pytest.raises(plexusdb.CypherArgumentError, match="since"):
+            snap.sssp(ada, "since")  # LIKES has no 'since'
+        assert len(snap.sssp(ada, "since", edge_types=["KNOWS"])) == 3
