@@ -1,0 +1,3 @@
+:help
+:nonsense
+RETURN 'not reached' AS x;
