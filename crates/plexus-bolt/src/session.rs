@@ -1,0 +1,492 @@
+//! One Bolt connection's state machine, over its own Plexus [`Connection`].
+//!
+//! STATES
+//! ======
+//! ```text
+//!             HELLO (5.0: with credentials)          LOGON
+//!   AwaitHello ─────────────────────────▶ AwaitLogon ─────▶ Ready ◀──────┐
+//!        │ 5.0 and credentials accepted ───────────────────▲   │         │ RESET
+//!        │                                                      │ FAILURE │
+//!        └─ anything else: FAILURE, close                       ▼         │
+//!                                                             Failed ─────┘
+//! ```
+//! `Ready` covers the Bolt states READY, STREAMING, TX_READY and TX_STREAMING, which are told
+//! apart by two fields: whether an explicit transaction is open (`tx_open`) and the open
+//! result streams (`streams`). In `Failed` every message but RESET and GOODBYE is answered
+//! IGNORED. RESET rolls back the open transaction, drops the streams and returns to `Ready`.
+//! Wrong credentials and protocol violations (a message the state cannot take at all, such as
+//! a second HELLO) answer FAILURE and close the connection.
+//!
+//! RESULTS
+//! =======
+//! The engine materialises a whole result, so RUN executes the statement and keeps the rows
+//! as a stream; PULL {n} sends the next `n` as RECORDs with `has_more: true` until the last
+//! one, whose SUCCESS carries the summary (query type, update counters). In auto-commit mode
+//! the statement has therefore committed when RUN answers SUCCESS — earlier than Neo4j, which
+//! commits when the stream ends; a client that disconnects after RUN does not undo it. In an
+//! explicit transaction each RUN opens a stream with its own `qid` and nothing is committed
+//! before COMMIT; a disconnect rolls the transaction back.
+//!
+//! Engine calls are synchronous, so each runs on tokio's blocking pool: the connection is
+//! moved into the blocking task and back.
+
+use crate::auth::Auth;
+use crate::handshake::Version;
+use crate::message::{Credentials, Fetch, Request, Response};
+use crate::packstream::Pack;
+use crate::status;
+use crate::values::to_pack;
+use plexus::{Connection, QueryResult};
+use plexus_exec::{Params, QueryError};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The name reported as the database of every result (Plexus serves one database; the `db`
+/// a client names is ignored).
+pub const DATABASE_NAME: &str = "neo4j";
+/// How long a client may cache the routing table that ROUTE returns, in seconds.
+const ROUTING_TABLE_TTL_S: i64 = 300;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    AwaitHello,
+    AwaitLogon,
+    Ready,
+    Failed,
+}
+
+/// What the connection does after a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Close,
+}
+
+/// A result being pulled.
+struct Stream {
+    /// Set in explicit transactions, where several streams may be open.
+    qid: Option<u64>,
+    result: QueryResult,
+    next_row: usize,
+    started: Instant,
+}
+
+/// Fixed facts about the connection a session serves.
+pub struct SessionInfo {
+    pub version: Version,
+    pub connection_id: u64,
+    /// The address clients should use for this server (ROUTE answers with it).
+    pub advertised_address: String,
+    pub auth: Arc<Auth>,
+}
+
+pub struct Session {
+    info: SessionInfo,
+    phase: Phase,
+    /// `None` only if an engine call panicked outside the engine's own guard.
+    conn: Option<Connection>,
+    tx_open: bool,
+    streams: Vec<Stream>,
+    next_qid: u64,
+}
+
+/// `BEGIN`, `COMMIT` and `ROLLBACK` as Cypher text: they would change the Plexus connection's
+/// transaction behind the Bolt state machine's back, so they are refused (clients use the
+/// BEGIN / COMMIT / ROLLBACK messages).
+fn is_transaction_command(query: &str) -> bool {
+    let word = query.trim().trim_end_matches(';').trim();
+    ["BEGIN", "COMMIT", "ROLLBACK"]
+        .iter()
+        .any(|command| word.eq_ignore_ascii_case(command))
+}
+
+fn failure(code: &'static str, message: impl Into<String>) -> Response {
+    Response::Failure {
+        code,
+        message: message.into(),
+    }
+}
+
+fn success() -> Response {
+    Response::Success(Vec::new())
+}
+
+fn elapsed_ms(since: Instant) -> Pack {
+    Pack::Int(i64::try_from(since.elapsed().as_millis()).unwrap_or(i64::MAX))
+}
+
+impl Session {
+    pub fn new(info: SessionInfo, conn: Connection) -> Session {
+        Session {
+            info,
+            phase: Phase::AwaitHello,
+            conn: Some(conn),
+            tx_open: false,
+            streams: Vec::new(),
+            next_qid: 0,
+        }
+    }
+
+    /// Runs `f` on the connection on a blocking thread; `None` if the connection is gone.
+    async fn engine<T: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&mut Connection) -> T + Send + 'static,
+    ) -> Option<T> {
+        let mut conn = self.conn.take()?;
+        let joined = tokio::task::spawn_blocking(move || {
+            let out = f(&mut conn);
+            (conn, out)
+        })
+        .await;
+        match joined {
+            Ok((conn, out)) => {
+                self.conn = Some(conn);
+                Some(out)
+            }
+            Err(error) => {
+                eprintln!(
+                    "bolt[{}]: engine task failed: {error}",
+                    self.info.connection_id
+                );
+                None
+            }
+        }
+    }
+
+    async fn execute(&mut self, query: String, params: Params) -> Result<QueryResult, QueryError> {
+        let lost = || {
+            QueryError::runtime(
+                plexus_exec::ErrorClass::DatabaseError,
+                "ConnectionLost",
+                "the engine connection was lost",
+            )
+        };
+        self.engine(move |conn| conn.execute(&query, &params))
+            .await
+            .unwrap_or_else(|| Err(lost()))
+    }
+
+    /// Rolls back the open transaction (if any) and drops every stream.
+    async fn clear(&mut self) {
+        self.streams.clear();
+        self.tx_open = false;
+        let rollback = |conn: &mut Connection| {
+            if conn.in_transaction() {
+                let _ = conn.execute("ROLLBACK", &Params::new());
+            }
+        };
+        let _ = self.engine(rollback).await;
+    }
+
+    /// Ends the session: an open transaction is rolled back.
+    pub async fn close(mut self) {
+        self.clear().await;
+    }
+
+    fn fail(&mut self, out: &mut Vec<Response>, response: Response) -> Flow {
+        out.push(response);
+        self.phase = Phase::Failed;
+        self.streams.clear();
+        Flow::Continue
+    }
+
+    fn violation(&mut self, out: &mut Vec<Response>, message: String) -> Flow {
+        eprintln!(
+            "bolt[{}]: protocol violation: {message}; closing",
+            self.info.connection_id
+        );
+        out.push(failure(status::REQUEST_INVALID, message));
+        Flow::Close
+    }
+
+    fn authenticate(&mut self, credentials: &Credentials, out: &mut Vec<Response>) -> Flow {
+        if self.info.auth.accepts(
+            &credentials.scheme,
+            &credentials.principal,
+            &credentials.credentials,
+        ) {
+            self.phase = Phase::Ready;
+            Flow::Continue
+        } else {
+            eprintln!(
+                "bolt[{}]: authentication failed for '{}'; closing",
+                self.info.connection_id, credentials.principal
+            );
+            out.push(failure(
+                status::UNAUTHORIZED,
+                "The client is unauthorized due to authentication failure.",
+            ));
+            Flow::Close
+        }
+    }
+
+    fn hello_metadata(&self) -> Vec<(String, Pack)> {
+        vec![
+            (
+                "server".into(),
+                Pack::string(concat!("Plexus/", env!("CARGO_PKG_VERSION"))),
+            ),
+            (
+                "connection_id".into(),
+                Pack::String(format!("bolt-{}", self.info.connection_id)),
+            ),
+            ("hints".into(), Pack::Map(Vec::new())),
+        ]
+    }
+
+    /// Handles one request, appending its responses to `out`.
+    pub async fn handle(&mut self, request: Request, out: &mut Vec<Response>) -> Flow {
+        if matches!(request, Request::Goodbye) {
+            return Flow::Close;
+        }
+        match self.phase {
+            Phase::AwaitHello => match request {
+                Request::Hello(credentials) => {
+                    if self.info.version.has_logon() {
+                        self.phase = Phase::AwaitLogon;
+                    } else if self.authenticate(&credentials, out) == Flow::Close {
+                        return Flow::Close;
+                    }
+                    out.push(Response::Success(self.hello_metadata()));
+                    Flow::Continue
+                }
+                other => self.violation(out, format!("expected HELLO, got {}", other.name())),
+            },
+            Phase::AwaitLogon => match request {
+                Request::Logon(credentials) => {
+                    if self.authenticate(&credentials, out) == Flow::Close {
+                        return Flow::Close;
+                    }
+                    out.push(success());
+                    Flow::Continue
+                }
+                other => self.violation(out, format!("expected LOGON, got {}", other.name())),
+            },
+            Phase::Failed => match request {
+                Request::Reset => {
+                    self.clear().await;
+                    self.phase = Phase::Ready;
+                    out.push(success());
+                    Flow::Continue
+                }
+                _ => {
+                    out.push(Response::Ignored);
+                    Flow::Continue
+                }
+            },
+            Phase::Ready => self.ready(request, out).await,
+        }
+    }
+
+    async fn ready(&mut self, request: Request, out: &mut Vec<Response>) -> Flow {
+        match request {
+            Request::Reset => {
+                self.clear().await;
+                out.push(success());
+            }
+            Request::Hello(_) | Request::Logon(_) => {
+                return self.violation(out, format!("{} after authentication", request.name()));
+            }
+            Request::Logoff if self.info.version.has_logon() => {
+                if self.tx_open || !self.streams.is_empty() {
+                    return self.fail(
+                        out,
+                        failure(status::REQUEST_INVALID, "LOGOFF inside a transaction"),
+                    );
+                }
+                self.phase = Phase::AwaitLogon;
+                out.push(success());
+            }
+            Request::Telemetry if self.info.version.has_telemetry() => out.push(success()),
+            Request::Logoff | Request::Telemetry => {
+                let message = format!(
+                    "{} is not part of Bolt {}",
+                    request.name(),
+                    self.info.version
+                );
+                return self.violation(out, message);
+            }
+            Request::Route => {
+                out.push(Response::Success(vec![("rt".into(), self.routing_table())]))
+            }
+            Request::Run { query, params } => return self.run(query, params, out).await,
+            Request::Begin => {
+                if self.tx_open || !self.streams.is_empty() {
+                    return self.fail(
+                        out,
+                        failure(
+                            status::REQUEST_INVALID,
+                            "BEGIN while a transaction or result is open",
+                        ),
+                    );
+                }
+                match self.execute("BEGIN".into(), Params::new()).await {
+                    Ok(_) => {
+                        self.tx_open = true;
+                        out.push(success());
+                    }
+                    Err(e) => return self.fail(out, failure(status::code(&e), e.to_string())),
+                }
+            }
+            Request::Commit | Request::Rollback => {
+                let command = request.name();
+                if !self.tx_open {
+                    let message = format!("{command} without an open transaction");
+                    return self.fail(out, failure(status::REQUEST_INVALID, message));
+                }
+                self.streams.clear();
+                self.tx_open = false;
+                if let Err(e) = self.execute(command.into(), Params::new()).await {
+                    return self.fail(out, failure(status::code(&e), e.to_string()));
+                }
+                out.push(success());
+            }
+            Request::Pull(fetch) => return self.fetch(fetch, true, out),
+            Request::Discard(fetch) => return self.fetch(fetch, false, out),
+            Request::Goodbye => return Flow::Close,
+        }
+        Flow::Continue
+    }
+
+    async fn run(
+        &mut self,
+        query: String,
+        params: Result<Params, crate::values::ValueError>,
+        out: &mut Vec<Response>,
+    ) -> Flow {
+        if !self.tx_open && !self.streams.is_empty() {
+            let message = "RUN while the previous auto-commit result is still open";
+            return self.fail(out, failure(status::REQUEST_INVALID, message));
+        }
+        let params = match params {
+            Ok(params) => params,
+            Err(e) => return self.fail(out, failure(status::PARAMETER_TYPE, e.0)),
+        };
+        if is_transaction_command(&query) {
+            let message = "BEGIN, COMMIT and ROLLBACK are Bolt messages here, not statements \
+                           (use the driver's transaction functions)";
+            return self.fail(out, failure(status::SYNTAX_ERROR, message));
+        }
+        let started = Instant::now();
+        let result = self.execute(query, params).await;
+        // A failed statement rolls an explicit transaction back (see plexus::Connection).
+        let still_open = self.conn.as_ref().is_some_and(Connection::in_transaction);
+        self.tx_open = self.tx_open && still_open;
+        match result {
+            Ok(result) => {
+                let qid = self.tx_open.then(|| {
+                    self.next_qid += 1;
+                    self.next_qid - 1
+                });
+                let mut metadata = vec![
+                    (
+                        "fields".into(),
+                        Pack::List(result.columns.iter().map(Pack::string).collect()),
+                    ),
+                    ("t_first".into(), elapsed_ms(started)),
+                ];
+                if let Some(qid) = qid {
+                    metadata.push(("qid".into(), Pack::Int(qid as i64)));
+                }
+                self.streams.push(Stream {
+                    qid,
+                    result,
+                    next_row: 0,
+                    started: Instant::now(),
+                });
+                out.push(Response::Success(metadata));
+                Flow::Continue
+            }
+            Err(e) => self.fail(out, failure(status::code(&e), e.to_string())),
+        }
+    }
+
+    fn fetch(&mut self, fetch: Fetch, send: bool, out: &mut Vec<Response>) -> Flow {
+        let found = match fetch.qid {
+            None => self.streams.len().checked_sub(1),
+            Some(qid) => self.streams.iter().position(|s| s.qid == Some(qid)),
+        };
+        let Some(index) = found else {
+            let message = format!("no open result for qid {:?}", fetch.qid);
+            return self.fail(out, failure(status::REQUEST_INVALID, message));
+        };
+        let stream = &mut self.streams[index];
+        let left = stream.result.rows.len() - stream.next_row;
+        let count = fetch.n.map_or(left, |n| n.min(left));
+        if send {
+            let rows = &stream.result.rows[stream.next_row..stream.next_row + count];
+            for row in rows {
+                let fields = row.iter().map(|v| to_pack(v, &stream.result)).collect();
+                out.push(Response::Record(fields));
+            }
+        }
+        stream.next_row += count;
+        if stream.next_row < stream.result.rows.len() {
+            out.push(Response::Success(vec![(
+                "has_more".into(),
+                Pack::Bool(true),
+            )]));
+        } else {
+            let stream = self.streams.remove(index);
+            out.push(Response::Success(summary(&stream)));
+        }
+        Flow::Continue
+    }
+
+    fn routing_table(&self) -> Pack {
+        let server = |role: &str| {
+            Pack::Map(vec![
+                (
+                    "addresses".into(),
+                    Pack::List(vec![Pack::string(self.info.advertised_address.as_str())]),
+                ),
+                ("role".into(), Pack::string(role)),
+            ])
+        };
+        Pack::Map(vec![
+            ("ttl".into(), Pack::Int(ROUTING_TABLE_TTL_S)),
+            ("db".into(), Pack::string(DATABASE_NAME)),
+            (
+                "servers".into(),
+                Pack::List(vec![server("WRITE"), server("READ"), server("ROUTE")]),
+            ),
+        ])
+    }
+}
+
+/// The closing SUCCESS of a stream: query type, update counters, timing.
+fn summary(stream: &Stream) -> Vec<(String, Pack)> {
+    let s = &stream.result.stats;
+    let counters: Vec<(String, Pack)> = [
+        ("nodes-created", s.nodes_created),
+        ("nodes-deleted", s.nodes_deleted),
+        ("relationships-created", s.relationships_created),
+        ("relationships-deleted", s.relationships_deleted),
+        ("properties-set", s.properties_set),
+        ("labels-added", s.labels_added),
+        ("labels-removed", s.labels_removed),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(name, n)| {
+        (
+            name.to_owned(),
+            Pack::Int(i64::try_from(n).unwrap_or(i64::MAX)),
+        )
+    })
+    .collect();
+    let query_type = match (counters.is_empty(), stream.result.columns.is_empty()) {
+        (true, _) => "r",
+        (false, true) => "w",
+        (false, false) => "rw",
+    };
+    let mut metadata = vec![
+        ("type".into(), Pack::string(query_type)),
+        ("t_last".into(), elapsed_ms(stream.started)),
+        ("db".into(), Pack::string(DATABASE_NAME)),
+    ];
+    if !counters.is_empty() {
+        metadata.push(("stats".into(), Pack::Map(counters)));
+    }
+    metadata
+}
