@@ -5,6 +5,7 @@
 //!     cargo run --release -p plexus-bench -- storage --scale 20
 
 mod algo;
+mod cypher;
 mod lsm;
 mod report;
 mod rmat;
@@ -54,6 +55,8 @@ enum Command {
     },
     /// Graphalytics kernels on a live snapshot vs a static CSR, and under concurrent writes.
     Algo(algo::Options),
+    /// LDBC SNB Interactive read latencies (IS1–7, IC1–14) on the SNB mini data set.
+    Cypher(cypher::Options),
 }
 
 fn main() {
@@ -87,6 +90,7 @@ fn main() {
             lsm::load_and_report_peak(&options, budget_bytes)
         }
         Command::Algo(options) => algo::run(&options),
+        Command::Cypher(options) => cypher::run(&options).map_err(plexus::Error::InvalidArgument),
     };
     if let Err(e) = result {
         eprintln!("plexus-bench: {e}");

@@ -1,6 +1,9 @@
 //! What the `plexus` command-line tool does, as a library so that tests run exactly the code
 //! the binary runs. `main.rs` only parses arguments and prints.
 //!
+//! `plexus shell <db>` is the [`shell`] module (its own design notes there); the rest of this
+//! file is `plexus algo validate`.
+//!
 //! `plexus algo validate <dir>`
 //! ============================
 //! LDBC Graphalytics conformance of the analytics *as users call them*: through a database
@@ -27,6 +30,8 @@
 //!
 //! Loads commit in transactions of `LOAD_BATCH` items and report progress as
 //! [`Event::Loading`] after every batch; the caller decides what to show.
+
+pub mod shell;
 
 use std::path::{Path, PathBuf};
 

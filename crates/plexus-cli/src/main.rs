@@ -2,6 +2,8 @@
 //! the `plexus_cli` library (so that tests run the same code).
 //!
 //!     plexus algo validate ../shared/data/graphalytics
+//!     plexus shell ./my-db            (docs/shell.md)
+//!     plexus serve ./my-db --user neo4j:secret     (Bolt server, docs/bolt.md)
 //!
 //! Exit status: 0 when everything passed, 1 when a case failed or the run could not start,
 //! 2 for a usage error (clap's).
@@ -13,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 use plexus_cli::{Event, validate_graphalytics};
+
+mod serve;
 
 /// Graphs with at least this many edges get loading progress on stderr.
 const PROGRESS_MIN_EDGES: usize = 100_000;
@@ -35,6 +39,18 @@ enum Command {
     /// Graph analytics.
     #[command(subcommand)]
     Algo(AlgoCommand),
+    /// Interactive Cypher shell on a database directory (created if absent); runs a script
+    /// from stdin when stdin is not a terminal, stopping at the first error.
+    Shell {
+        /// The database directory.
+        db: PathBuf,
+        /// Print each statement before its result (for transcripts of scripts).
+        #[arg(long)]
+        echo: bool,
+    },
+    /// Serve a database directory over Bolt to Neo4j drivers until ctrl-c or SIGTERM
+    /// (docs/bolt.md).
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Subcommand)]
@@ -53,6 +69,18 @@ enum AlgoCommand {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Algo(AlgoCommand::Validate { dir, db_parent }) => validate(&dir, db_parent),
+        Command::Shell { db, echo } => shell(&plexus_cli::shell::Options { db, echo }),
+        Command::Serve(args) => serve::run(args),
+    }
+}
+
+fn shell(options: &plexus_cli::shell::Options) -> ExitCode {
+    match plexus_cli::shell::run(options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("plexus: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

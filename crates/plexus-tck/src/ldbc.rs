@@ -18,10 +18,13 @@
 //!   in upper snake case (`person_knows_person` → `KNOWS`, `hasCreator` → `HAS_CREATOR`);
 //! - `LONG`/`INT` become integers, `STRING[]` lists split on `;`, everything else strings.
 //!
-//! Everything is inserted through one transaction with the ordinary `Transaction` API — a
-//! test-data path, not the bulk loader.
+//! Every vertex space becomes a declared vertex table with `id` as its primary key (so that
+//! `MATCH (p:Person {id: $personId})` is an index seek) and the `:LABEL` values and
+//! `Message` as allowed extra labels; the other properties are dynamic. Everything is
+//! inserted through one transaction with the ordinary `Transaction` API — a test-data path,
+//! not the bulk loader.
 
-use plexus::{Database, Value, VertexId};
+use plexus::{DataType, Database, Value, VertexId, VertexTableSpec};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -102,6 +105,45 @@ fn edge_type(camel: &str) -> String {
     out
 }
 
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Declares the vertex table of a vertex file (`id:ID(X)`): table `X`, primary key `id`,
+/// the capitalised `:LABEL` values of `text` (and `Message` for posts and comments) as extra
+/// labels. Edge files declare nothing.
+fn declare_table(db: &Database, columns: &[Column], text: &str) -> Result<(), String> {
+    let Some(space) = columns.iter().find_map(|c| match c {
+        Column::Id(space) => Some(space),
+        _ => None,
+    }) else {
+        return Ok(());
+    };
+    let mut spec = VertexTableSpec::new(space)
+        .property("id", DataType::Int64)
+        .primary_key("id");
+    let mut extra: Vec<String> = Vec::new();
+    if space == "Post" || space == "Comment" {
+        extra.push("Message".into());
+    }
+    if let Some(at) = columns.iter().position(|c| matches!(c, Column::Label)) {
+        for line in text.lines().skip(1) {
+            if let Some(label) = line.split('|').nth(at).map(capitalise)
+                && !label.is_empty()
+                && !extra.contains(&label)
+            {
+                extra.push(label);
+            }
+        }
+    }
+    for label in &extra {
+        spec = spec.extra_label(label);
+    }
+    db.create_vertex_table(&spec)
+        .map(drop)
+        .map_err(|e| format!("declaring vertex table {space}: {e}"))
+}
+
 /// Loads `vanilla_dir` (with `headers` the path of `headers.txt`) into `db`.
 pub fn load(db: &Database, headers: &Path, vanilla_dir: &Path) -> Result<LoadReport, String> {
     let headers =
@@ -115,11 +157,16 @@ pub fn load(db: &Database, headers: &Path, vanilla_dir: &Path) -> Result<LoadRep
     specs.sort_by_key(|(_, cols)| !cols.iter().any(|c| matches!(c, Column::Id(_))));
     let mut ids: HashMap<(String, i64), VertexId> = HashMap::new();
     let mut report = LoadReport::default();
+    let files: Vec<String> = specs
+        .iter()
+        .map(|(file, _)| read(&vanilla_dir.join(format!("{file}_0_0.csv"))))
+        .collect::<Result<_, _>>()?;
+    for ((_, columns), text) in specs.iter().zip(&files) {
+        declare_table(db, columns, text)?;
+    }
     let mut tx = db.begin();
-    for (file, columns) in &specs {
+    for ((file, columns), text) in specs.iter().zip(&files) {
         let path = vanilla_dir.join(format!("{file}_0_0.csv"));
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let base = file.rsplit('/').next().unwrap_or(file);
         for line in text.lines().skip(1) {
             if line.is_empty() {

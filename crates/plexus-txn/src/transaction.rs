@@ -597,10 +597,15 @@ impl Transaction {
             .id(table)
             .and_then(|l| catalog.table_of_label(l))
             .ok_or_else(|| Error::NotFound(format!("vertex table '{table}'")))?;
+        self.lookup_in(table_id, key)
+    }
+
+    fn lookup_in(&mut self, table_id: VertexTableId, key: &Value) -> Result<Option<VertexId>> {
         let vt = self.storage().vertex_table(table_id)?;
         let Some(pk_key) = vt.pk_key() else {
             return Err(Error::InvalidArgument(format!(
-                "vertex table '{table}' has no primary key"
+                "vertex table '{}' has no primary key",
+                self.catalog().table_name(table_id)
             )));
         };
         self.record(ReadItem::PrimaryKey(table_id, key.clone()));
@@ -614,6 +619,76 @@ impl Transaction {
             !self.writes.deleted_vertices.contains_key(v)
                 && !self.writes.vertex_props.contains_key(&(*v, pk_key))
         }))
+    }
+
+    /// The vertices carrying `label` whose property `key` equals `value`, answered by
+    /// primary-key indexes — or `None` when they cannot answer exactly and the caller must scan
+    /// the label. The tables that may hold such vertices are `label`'s own table and every
+    /// table where `label` has been installed as an extra label; the seek answers only when
+    /// each of them has `key` as its primary key and `value` is of the key's type (Cypher's
+    /// `1 = 1.0` still has to match, so a float never seeks an integer key), and when the
+    /// transaction's own writes put `label` on no vertex of another table.
+    ///
+    /// Under SERIALIZABLE the seek records the label scan it replaces as well as the keys, so
+    /// it never validates more optimistically than the scan would.
+    pub fn seek_by_key(
+        &mut self,
+        label: &str,
+        key: &str,
+        value: &Value,
+    ) -> Result<Option<Vec<VertexId>>> {
+        let catalog = self.catalog();
+        let Some(label_id) = catalog.labels.id(label) else {
+            return Ok(None);
+        };
+        let mut tables: Vec<VertexTableId> = catalog.table_of_label(label_id).into_iter().collect();
+        let carriers = self.storage().vertex_tables();
+        tables.extend(
+            carriers
+                .iter()
+                .filter(|t| t.may_carry_extra_label(label_id))
+                .map(|t| t.id),
+        );
+        tables.sort_unstable();
+        tables.dedup();
+        let keyed = |table: VertexTableId| {
+            let Ok(def) = catalog.vertex_table(table) else {
+                return false;
+            };
+            def.primary_key
+                .map(|i| &def.properties[i])
+                .is_some_and(|pk| catalog.prop_name(pk.key) == key && pk.data_type.accepts(value))
+        };
+        if tables.is_empty() || matches!(value, Value::Null) || !tables.iter().all(|&t| keyed(t)) {
+            return Ok(None);
+        }
+        let outside = |v: &VertexId, labels: &[LabelId]| {
+            !tables.contains(&v.table) && labels.contains(&label_id)
+        };
+        let writes = &self.writes;
+        if writes
+            .new_vertices
+            .iter()
+            .any(|(v, nv)| outside(v, &nv.labels))
+            || writes
+                .vertex_labels
+                .iter()
+                .any(|(v, (_, new))| outside(v, new))
+        {
+            return Ok(None);
+        }
+        if self.isolation == IsolationLevel::Serializable {
+            self.record(ReadItem::LabelScan(label_id));
+        }
+        let mut found = Vec::new();
+        for table in tables {
+            if let Some(v) = self.lookup_in(table, value)?
+                && self.label_ids(v)?.contains(&label_id)
+            {
+                found.push(v);
+            }
+        }
+        Ok(Some(found))
     }
 
     // ---- edges -----------------------------------------------------------------------------

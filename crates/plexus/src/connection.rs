@@ -61,7 +61,10 @@ impl Connection {
             tx: None,
             procedures: ProcedureRegistry::new(),
         };
-        for procedure in crate::procedures::algo_procedures() {
+        let built_in = crate::procedures::algo_procedures()
+            .into_iter()
+            .chain(crate::catalog_procedures::catalog_procedures());
+        for procedure in built_in {
             connection.register_procedure(procedure);
         }
         connection

@@ -162,6 +162,11 @@ impl Database {
         plexus_txn::create_edge_table(self.manager.storage(), from, edge_type, to, properties)
     }
 
+    /// The labels and the vertex and edge tables, by name (a copy; see [`crate::Schema`]).
+    pub fn schema(&self) -> crate::Schema {
+        crate::Schema::of(&self.manager.storage().catalog())
+    }
+
     pub fn config(&self) -> &Config {
         self.manager.config()
     }

@@ -27,9 +27,11 @@
 //! that one process holds while the database is open. Durability follows
 //! [`Config::durability`]; see `plexus_storage::wal` for what each mode guarantees.
 
+mod catalog_procedures;
 mod connection;
 mod database;
 mod procedures;
+mod schema;
 
 /// Analytics on pinned snapshots: `algo::pagerank(&snapshot, &projection, &params)`, ….
 pub use plexus_algo as algo;
@@ -48,3 +50,5 @@ pub use plexus_types::{
     AbortReason, Config, DataType, Direction, DurabilityMode, EdgeId, EdgeTableId, Error,
     IsolationLevel, MergePolicy, Result, Timestamp, Value, VertexId, VertexTableId,
 };
+pub use procedures::algo_procedures;
+pub use schema::{EdgeTableSchema, PropertySchema, Schema, VertexTableSchema};

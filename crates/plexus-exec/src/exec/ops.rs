@@ -13,7 +13,7 @@ use super::{
 use crate::bind::BExpr;
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::{Env, aggregate::Accumulator, eval, truthy};
-use crate::plan::{AggCall, ExpandSpec, LogicalPlan, Procedure, SortKey, VarLengthSpec};
+use crate::plan::{AggCall, ExpandSpec, KeySeek, LogicalPlan, Procedure, SortKey, VarLengthSpec};
 use crate::value::{GroupKey, Value, equals, order};
 use plexus_cypher::ast::ShortestPath;
 use plexus_types::{Direction, EdgeId, VertexId};
@@ -28,11 +28,17 @@ pub(super) fn build_operator(
     let mut child = |p: &LogicalPlan| build_numbered(p, profile, counter);
     match plan {
         LogicalPlan::Argument => Box::new(Argument { done: false }),
-        LogicalPlan::NodeScan { input, slot, label } => FlatMap::boxed(
+        LogicalPlan::NodeScan {
+            input,
+            slot,
+            label,
+            seek,
+        } => FlatMap::boxed(
             child(input),
             NodeScan {
                 slot: *slot,
                 label: label.clone(),
+                seek: seek.clone(),
                 cache: None,
             },
         ),
@@ -331,8 +337,44 @@ impl<R: RowFn> Operator for FlatMap<R> {
 struct NodeScan {
     slot: usize,
     label: Option<Arc<str>>,
+    seek: Option<KeySeek>,
     /// The scanned ids, read once per run (the scan's input may have many rows).
     cache: Option<Arc<Vec<VertexId>>>,
+}
+
+impl NodeScan {
+    /// The nodes the seek finds for this input row, when the index can answer exactly.
+    fn seek(
+        &self,
+        input: &Batch,
+        row: usize,
+        ctx: &mut ExecContext,
+    ) -> Result<Option<Vec<VertexId>>> {
+        let (Some(label), Some(seek)) = (&self.label, &self.seek) else {
+            return Ok(None);
+        };
+        let value = eval(&seek.value, &mut Env::new(input, row), ctx)?;
+        if value.is_null() {
+            return Ok(Some(Vec::new())); // `x = null` is never true
+        }
+        let Some(key) = value.to_storage() else {
+            return Ok(None);
+        };
+        Ok(ctx.tx.seek_by_key(label, &seek.key, &key)?)
+    }
+
+    fn scan(&mut self, ctx: &mut ExecContext) -> Result<Arc<Vec<VertexId>>> {
+        if let Some(ids) = &self.cache {
+            return Ok(ids.clone());
+        }
+        let ids = match &self.label {
+            Some(label) => ctx.tx.scan_label(label)?,
+            None => ctx.tx.scan_all_vertices()?,
+        };
+        let ids = Arc::new(ids);
+        self.cache = Some(ids.clone());
+        Ok(ids)
+    }
 }
 
 impl RowFn for NodeScan {
@@ -343,17 +385,9 @@ impl RowFn for NodeScan {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
-        let ids = match &self.cache {
-            Some(ids) => ids.clone(),
-            None => {
-                let ids = match &self.label {
-                    Some(label) => ctx.tx.scan_label(label)?,
-                    None => ctx.tx.scan_all_vertices()?,
-                };
-                let ids = Arc::new(ids);
-                self.cache = Some(ids.clone());
-                ids
-            }
+        let ids = match self.seek(input, row, ctx)? {
+            Some(found) => Arc::new(found),
+            None => self.scan(ctx)?,
         };
         check_materialized(out.len() + ids.len())?;
         for &v in ids.iter() {

@@ -31,8 +31,8 @@
 use crate::bind::{BExpr, Binder, ExprCtx, PathElement, Scope, Ty, syntax};
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::{
-    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, LogicalPlan, QueryPlan, SetOp,
-    SortKey, VarLengthSpec,
+    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, KeySeek, LogicalPlan, QueryPlan,
+    SetOp, SortKey, VarLengthSpec,
 };
 use crate::value::Value;
 use plexus_cypher::ast::{
@@ -146,6 +146,38 @@ fn filter(plan: LogicalPlan, predicate: Option<BExpr>) -> LogicalPlan {
             predicate,
         },
         None => plan,
+    }
+}
+
+/// The first conjunct of `predicate` of the form `slot.key = value` (either way round) whose
+/// value is a constant, a parameter, another variable or a property of another variable.
+fn key_seek(slot: usize, predicate: &BExpr) -> Option<KeySeek> {
+    match predicate {
+        BExpr::And(a, b) => key_seek(slot, a).or_else(|| key_seek(slot, b)),
+        BExpr::Compare(operands, ops) if ops.as_slice() == [ComparisonOp::Eq] => {
+            match (&operands[0], &operands[1]) {
+                (BExpr::Property(entity, key), value) | (value, BExpr::Property(entity, key))
+                    if matches!(**entity, BExpr::Slot(s) if s == slot)
+                        && independent_of(slot, value) =>
+                {
+                    Some(KeySeek {
+                        key: key.clone(),
+                        value: value.clone(),
+                    })
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn independent_of(slot: usize, value: &BExpr) -> bool {
+    match value {
+        BExpr::Const(_) | BExpr::Param(_) => true,
+        BExpr::Slot(s) => *s != slot,
+        BExpr::Property(entity, _) => matches!(**entity, BExpr::Slot(s) if s != slot),
+        _ => false,
     }
 }
 
@@ -687,6 +719,31 @@ impl Binder<'_> {
         Ok(out)
     }
 
+    /// A scan of `node` into `slot` (by its first label, if any) and the filter for the rest
+    /// of its labels and properties; an equality on a property of the node becomes the scan's
+    /// key seek.
+    fn scan_node(
+        &mut self,
+        input: LogicalPlan,
+        slot: usize,
+        node: &ast::NodePattern,
+        scope: &Scope,
+    ) -> Result<LogicalPlan> {
+        let label = node.labels.first().map(|l| Arc::from(l.name.as_str()));
+        let skip = label.as_ref().map(|_| 0);
+        let predicate = self.node_filter(slot, node, skip, scope)?;
+        let seek = label
+            .as_ref()
+            .and_then(|_| predicate.as_ref().and_then(|p| key_seek(slot, p)));
+        let scan = LogicalPlan::NodeScan {
+            input: Box::new(input),
+            slot,
+            label,
+            seek,
+        };
+        Ok(filter(scan, predicate))
+    }
+
     fn plan_part(
         &mut self,
         mut plan: LogicalPlan,
@@ -707,19 +764,8 @@ impl Binder<'_> {
             let f = self.node_filter(start_slot, nodes[start], None, scope)?;
             plan = filter(plan, f);
         } else {
-            let label = nodes[start]
-                .labels
-                .first()
-                .map(|l| Arc::from(l.name.as_str()));
-            let skip = label.as_ref().map(|_| 0);
-            plan = LogicalPlan::NodeScan {
-                input: Box::new(plan),
-                slot: start_slot,
-                label,
-            };
+            plan = self.scan_node(plan, start_slot, nodes[start], scope)?;
             bound.insert(start_slot);
-            let f = self.node_filter(start_slot, nodes[start], skip, scope)?;
-            plan = filter(plan, f);
         }
         let shortest = part.shortest;
         if shortest.is_some() {
@@ -729,16 +775,8 @@ impl Binder<'_> {
                 if bound.contains(&slot) {
                     continue;
                 }
-                let label = node.labels.first().map(|l| Arc::from(l.name.as_str()));
-                let skip = label.as_ref().map(|_| 0);
-                plan = LogicalPlan::NodeScan {
-                    input: Box::new(plan),
-                    slot,
-                    label,
-                };
+                plan = self.scan_node(plan, slot, node, scope)?;
                 bound.insert(slot);
-                let f = self.node_filter(slot, node, skip, scope)?;
-                plan = filter(plan, f);
             }
         }
         // Rightwards from the start, then leftwards.

@@ -46,9 +46,16 @@ impl LogicalPlan {
     pub fn describe(&self) -> String {
         match self {
             LogicalPlan::Argument => "Argument".into(),
-            LogicalPlan::NodeScan { slot, label, .. } => match label {
-                Some(l) => format!("NodeByLabelScan s{slot}:{l}"),
-                None => format!("AllNodesScan s{slot}"),
+            LogicalPlan::NodeScan {
+                slot, label, seek, ..
+            } => match (label, seek) {
+                (Some(l), Some(seek)) => format!(
+                    "NodeByKeySeek s{slot}:{l}({} = {}) [primary key, else label scan]",
+                    seek.key,
+                    expr_text(&seek.value)
+                ),
+                (Some(l), None) => format!("NodeByLabelScan s{slot}:{l}"),
+                (None, _) => format!("AllNodesScan s{slot}"),
             },
             LogicalPlan::Expand { spec, .. } => format!(
                 "Expand{} {}",

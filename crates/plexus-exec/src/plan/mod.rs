@@ -184,15 +184,27 @@ pub struct VarLengthSpec {
     pub leftwards: bool,
 }
 
+/// `node.key = value` taken from the filter above a label scan; `value` does not depend on
+/// the scanned node.
+#[derive(Debug, Clone)]
+pub struct KeySeek {
+    pub key: Arc<str>,
+    pub value: BExpr,
+}
+
 #[derive(Debug, Clone)]
 pub enum LogicalPlan {
     /// The argument row (the empty row at the top of a query).
     Argument,
-    /// For each input row, every node (with `label`, if given) into `slot`.
+    /// For each input row, every node (with `label`, if given) into `slot`; with a `seek`,
+    /// only the nodes the label's primary-key index finds for it when the index can answer
+    /// exactly (see `Transaction::seek_by_key`), else every node of the label. The filter
+    /// above the scan still checks the seek's equality, so both ways give the same rows.
     NodeScan {
         input: Box<LogicalPlan>,
         slot: usize,
         label: Option<Arc<str>>,
+        seek: Option<KeySeek>,
     },
     /// For each input row, the relationships of `from` into `rel` and their other ends into `to`.
     Expand {
