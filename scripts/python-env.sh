@@ -16,9 +16,18 @@ REQUIREMENTS=(
   "numpy==2.*" "pandas==2.*" "pyarrow==26.*" "networkx==3.6.*"
 )
 
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "error: python3 not found; the Python and Bolt tests need Python >= 3.10 with venv" >&2
+  exit 1
+fi
 if [ ! -x "$VENV/bin/python" ]; then
   echo "creating $VENV" >&2
-  python3 -m venv "$VENV"
+  if ! python3 -m venv "$VENV" >&2; then
+    # Debian ships venv separately.
+    rm -rf "$VENV"
+    (apt-get update -qq && apt-get install -y -qq python3-venv) >&2
+    python3 -m venv "$VENV" >&2
+  fi
 fi
 # Installing is skipped when the same requirement list was installed before.
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "${REQUIREMENTS[*]}" ]; then

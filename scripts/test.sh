@@ -38,8 +38,27 @@ step "Graphalytics validation through Plexus databases"
 cargo run --locked -q -p plexus-cli -- algo validate ../shared/data/graphalytics 2>&1 \
   | tee target/graphalytics-output.txt
 
+step "the README's first command, the fraud demo (short run, dev build)"
+cargo run --locked -q -p plexus --example fraud -- --seconds 2 --accounts 5000 2>&1 \
+  | tee target/demo-output.txt
+
+step "Python package plexusdb (maturin + pytest)"
+scripts/test-py.sh 2>&1 | tee target/python-output.txt
+
+step "Bolt server with the official neo4j driver (pytest)"
+scripts/test-bolt.sh 2>&1 | tee target/bolt-output.txt
+
 step "summary"
+# cargo's "test result:" lines, the conformance runners' "N passed, M failed" and pytest's
+# closing "[== ]N passed, M failed in Ts[ ==]" lines.
 awk '/^test result:/ { p += $4; f += $6 }
      /^[0-9]+ passed, [0-9]+ failed$/ { p += $1; f += $3 }
+     /^(=+ )?[0-9]+ (passed|failed|errors?)/ && / in [0-9.]+s( =+)?$/ {
+       for (i = 2; i <= NF; i++) {
+         if ($i ~ /^passed/) p += $(i - 1)
+         if ($i ~ /^(failed|error)/) f += $(i - 1)
+       }
+     }
      END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' \
-  target/test-output.txt target/graphalytics-output.txt
+  target/test-output.txt target/graphalytics-output.txt target/python-output.txt \
+  target/bolt-output.txt

@@ -305,3 +305,16 @@ fn transcripts() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The README shows the `tour` transcript; it must be the transcript this test checks.
+#[test]
+fn readme_shows_the_tour_transcript() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let tour = std::fs::read_to_string(root.join("crates/plexus-cli/tests/transcripts/tour.out"))
+        .expect("tour.out");
+    assert!(
+        readme.contains(&format!("```text\n{tour}```")),
+        "README.md's shell session differs from tests/transcripts/tour.out"
+    );
+}
