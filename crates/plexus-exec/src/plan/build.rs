@@ -30,9 +30,10 @@
 
 use crate::bind::{BExpr, Binder, ExprCtx, PathElement, Scope, Ty, syntax};
 use crate::error::{ErrorClass, QueryError, Result};
+use crate::plan::pushdown::{key_seek, push_filter};
 use crate::plan::{
-    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, KeySeek, LogicalPlan, QueryPlan,
-    SetOp, SortKey, VarLengthSpec,
+    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, LogicalPlan, QueryPlan, SetOp,
+    SortKey, VarLengthSpec,
 };
 use crate::value::Value;
 use plexus_cypher::ast::{
@@ -146,38 +147,6 @@ fn filter(plan: LogicalPlan, predicate: Option<BExpr>) -> LogicalPlan {
             predicate,
         },
         None => plan,
-    }
-}
-
-/// The first conjunct of `predicate` of the form `slot.key = value` (either way round) whose
-/// value is a constant, a parameter, another variable or a property of another variable.
-fn key_seek(slot: usize, predicate: &BExpr) -> Option<KeySeek> {
-    match predicate {
-        BExpr::And(a, b) => key_seek(slot, a).or_else(|| key_seek(slot, b)),
-        BExpr::Compare(operands, ops) if ops.as_slice() == [ComparisonOp::Eq] => {
-            match (&operands[0], &operands[1]) {
-                (BExpr::Property(entity, key), value) | (value, BExpr::Property(entity, key))
-                    if matches!(**entity, BExpr::Slot(s) if s == slot)
-                        && independent_of(slot, value) =>
-                {
-                    Some(KeySeek {
-                        key: key.clone(),
-                        value: value.clone(),
-                    })
-                }
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
-fn independent_of(slot: usize, value: &BExpr) -> bool {
-    match value {
-        BExpr::Const(_) | BExpr::Param(_) => true,
-        BExpr::Slot(s) => *s != slot,
-        BExpr::Property(entity, _) => matches!(**entity, BExpr::Slot(s) if s != slot),
-        _ => false,
     }
 }
 
@@ -448,7 +417,7 @@ impl Binder<'_> {
             if let Some(predicate) = &m.predicate {
                 let bound = self.bind_expr(predicate, &inner_scope, ExprCtx::PLAIN)?;
                 self.check_boolean(&bound, predicate.span)?;
-                inner = filter(inner, Some(bound));
+                inner = push_filter(inner, bound);
             }
             let nulls: Vec<usize> = (first_new..self.slot_types.len())
                 .filter(|s| !before.contains(s))
@@ -464,7 +433,7 @@ impl Binder<'_> {
         if let Some(predicate) = &m.predicate {
             let bound = self.bind_expr(predicate, scope, ExprCtx::PLAIN)?;
             self.check_boolean(&bound, predicate.span)?;
-            plan = filter(plan, Some(bound));
+            plan = push_filter(plan, bound);
         }
         Ok(plan)
     }

@@ -31,6 +31,7 @@
 
 mod build;
 mod explain;
+mod pushdown;
 
 pub use build::{MAX_VAR_LENGTH_DEPTH, Procedure, ProcedureFn, ProcedureRegistry, plan_statement};
 

@@ -1,0 +1,224 @@
+//! Predicate pushdown: a MATCH's WHERE moves down the pattern's operators, conjunct by
+//! conjunct, to just above the operator that binds the last variable it reads.
+//!
+//! For `MATCH (a:Person)-[r]->(b) WHERE a.id = $id AND b.age > 30`:
+//!
+//! ```text
+//!   before                                 after
+//!   Filter a.id = $id AND b.age > 30       Filter b.age > 30
+//!   └ Expand (a)-[r]->(b)                  └ Expand (a)-[r]->(b)
+//!     └ NodeScan a:Person                    └ Filter a.id = $id
+//!                                              └ NodeByKeySeek a:Person(id = $id)
+//! ```
+//!
+//! Fewer rows reach the expands, and a conjunct that lands right above a label scan and
+//! compares a property of the scanned node becomes the scan's key seek.
+//!
+//! WHAT MOVES, AND HOW FAR
+//! =======================
+//! - Only conjuncts whose variables can be listed: constants, parameters, variables,
+//!   properties, comparisons, boolean and arithmetic operators, string predicates, `IN`,
+//!   `IS NULL`, labels, lists, maps, CASE and function calls of those. Subqueries
+//!   (pattern predicates, EXISTS), comprehensions, quantifiers and `reduce` stay where they
+//!   are.
+//! - A conjunct walks down through Filter, NodeScan and Expand only; any other operator
+//!   (variable-length expands, projections, the plan of an earlier clause) stops it. It stops
+//!   above the first operator that binds one of its variables.
+//! - Moving a pure predicate below operators that only drop or multiply rows does not change
+//!   which rows survive; Plexus's predicates have no side effects. A conjunct may now be
+//!   evaluated on rows a later operator would have dropped, so an expression that fails on
+//!   some row (a type error) can fail where it would not have before — the same latitude
+//!   other Cypher engines take when they reorder predicates.
+
+use super::{KeySeek, LogicalPlan};
+use crate::bind::{BExpr, MapProjectionItem, PathElement};
+
+/// `plan` with each conjunct of `predicate` placed as low as it can go (see the module doc).
+pub(super) fn push_filter(plan: LogicalPlan, predicate: BExpr) -> LogicalPlan {
+    let mut conjuncts = Vec::new();
+    split_conjuncts(predicate, &mut conjuncts);
+    conjuncts
+        .into_iter()
+        .fold(plan, |plan, conjunct| match slots_of(&conjunct) {
+            Some(slots) => place(plan, conjunct, &slots),
+            None => filter_above(plan, conjunct),
+        })
+}
+
+fn split_conjuncts(predicate: BExpr, out: &mut Vec<BExpr>) {
+    match predicate {
+        BExpr::And(a, b) => {
+            split_conjuncts(*a, out);
+            split_conjuncts(*b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+fn filter_above(plan: LogicalPlan, predicate: BExpr) -> LogicalPlan {
+    LogicalPlan::Filter {
+        input: Box::new(plan),
+        predicate,
+    }
+}
+
+/// Places `conjunct` (reading `slots`) right above the highest operator of `plan` that binds
+/// one of them, descending through Filter / NodeScan / Expand. The descent is iterative: the
+/// chain is unwound into a stack of operators and rebuilt around the filter.
+fn place(mut plan: LogicalPlan, conjunct: BExpr, slots: &[usize]) -> LogicalPlan {
+    let mut above: Vec<LogicalPlan> = Vec::new();
+    loop {
+        let binds_one = binds(&plan).iter().any(|s| slots.contains(s));
+        let walkable = matches!(
+            plan,
+            LogicalPlan::Filter { .. } | LogicalPlan::NodeScan { .. } | LogicalPlan::Expand { .. }
+        );
+        if binds_one || !walkable {
+            break;
+        }
+        let input = take_input(&mut plan);
+        above.push(plan);
+        plan = input;
+    }
+    let mut rebuilt = attach(plan, conjunct);
+    while let Some(mut operator) = above.pop() {
+        set_input(&mut operator, rebuilt);
+        rebuilt = operator;
+    }
+    rebuilt
+}
+
+/// `Filter(conjunct)` above `plan`; a label scan without a seek also takes the conjunct as its
+/// key seek when it can serve as one.
+fn attach(mut plan: LogicalPlan, conjunct: BExpr) -> LogicalPlan {
+    if let LogicalPlan::NodeScan {
+        slot,
+        label: Some(_),
+        seek: seek @ None,
+        ..
+    } = &mut plan
+    {
+        *seek = key_seek(*slot, &conjunct);
+    }
+    filter_above(plan, conjunct)
+}
+
+/// The slots an operator binds (walkable operators only; others are never descended).
+fn binds(plan: &LogicalPlan) -> Vec<usize> {
+    match plan {
+        LogicalPlan::NodeScan { slot, .. } => vec![*slot],
+        LogicalPlan::Expand { spec, .. } => vec![spec.rel, spec.to],
+        _ => Vec::new(),
+    }
+}
+
+fn input_mut(plan: &mut LogicalPlan) -> &mut Box<LogicalPlan> {
+    match plan {
+        LogicalPlan::Filter { input, .. }
+        | LogicalPlan::NodeScan { input, .. }
+        | LogicalPlan::Expand { input, .. } => input,
+        _ => unreachable!("only walkable operators are descended"),
+    }
+}
+
+fn take_input(plan: &mut LogicalPlan) -> LogicalPlan {
+    std::mem::replace(&mut **input_mut(plan), LogicalPlan::Argument)
+}
+
+fn set_input(plan: &mut LogicalPlan, input: LogicalPlan) {
+    **input_mut(plan) = input;
+}
+
+/// The first conjunct of `predicate` of the form `slot.key = value` (either way round) whose
+/// value is a constant, a parameter, another variable or a property of another variable.
+pub(super) fn key_seek(slot: usize, predicate: &BExpr) -> Option<KeySeek> {
+    match predicate {
+        BExpr::And(a, b) => key_seek(slot, a).or_else(|| key_seek(slot, b)),
+        BExpr::Compare(operands, ops)
+            if ops.as_slice() == [plexus_cypher::ast::ComparisonOp::Eq] =>
+        {
+            match (&operands[0], &operands[1]) {
+                (BExpr::Property(entity, key), value) | (value, BExpr::Property(entity, key))
+                    if matches!(**entity, BExpr::Slot(s) if s == slot)
+                        && independent_of(slot, value) =>
+                {
+                    Some(KeySeek {
+                        key: key.clone(),
+                        value: value.clone(),
+                    })
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn independent_of(slot: usize, value: &BExpr) -> bool {
+    match value {
+        BExpr::Const(_) | BExpr::Param(_) => true,
+        BExpr::Slot(s) => *s != slot,
+        BExpr::Property(entity, _) => matches!(**entity, BExpr::Slot(s) if s != slot),
+        _ => false,
+    }
+}
+
+/// The slots `e` reads, or `None` if it holds an expression whose reads are not listed here
+/// (subqueries, comprehensions, quantifiers, `reduce`, aggregates).
+fn slots_of(e: &BExpr) -> Option<Vec<usize>> {
+    let mut slots = Vec::new();
+    let mut pending: Vec<&BExpr> = vec![e];
+    while let Some(e) = pending.pop() {
+        match e {
+            BExpr::Const(_) | BExpr::Param(_) => {}
+            BExpr::Slot(s) => slots.push(*s),
+            BExpr::Path(elements) => slots.extend(elements.iter().map(|e| match e {
+                PathElement::Node(s) | PathElement::Rel(s) | PathElement::Rels(s) => *s,
+            })),
+            BExpr::Property(a, _)
+            | BExpr::HasLabels(a, _)
+            | BExpr::Not(a)
+            | BExpr::Negate(a)
+            | BExpr::IsNull(a, _) => pending.push(a),
+            BExpr::Index(a, b)
+            | BExpr::And(a, b)
+            | BExpr::Or(a, b)
+            | BExpr::Xor(a, b)
+            | BExpr::Arith(_, a, b)
+            | BExpr::StringOp(_, a, b)
+            | BExpr::In(a, b) => pending.extend([&**a, &**b]),
+            BExpr::Slice(a, from, to) => {
+                pending.push(a);
+                pending.extend(from.iter().chain(to).map(|b| &**b));
+            }
+            BExpr::Compare(items, _) | BExpr::List(items) | BExpr::Call(_, items) => {
+                pending.extend(items)
+            }
+            BExpr::Map(entries) => pending.extend(entries.iter().map(|(_, v)| v)),
+            BExpr::MapProjection(a, items) => {
+                pending.push(a);
+                for item in items {
+                    if let MapProjectionItem::Entry(_, v) = item {
+                        pending.push(v);
+                    }
+                }
+            }
+            BExpr::Case {
+                operand,
+                alternatives,
+                default,
+            } => {
+                pending.extend(operand.iter().chain(default).map(|b| &**b));
+                for (when, then) in alternatives {
+                    pending.extend([when, then]);
+                }
+            }
+            BExpr::Agg(_)
+            | BExpr::ListComprehension { .. }
+            | BExpr::Quantifier { .. }
+            | BExpr::Reduce { .. }
+            | BExpr::Subquery(_) => return None,
+        }
+    }
+    Some(slots)
+}
