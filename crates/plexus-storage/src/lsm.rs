@@ -38,14 +38,19 @@
 //! - **tiering**: a level holding T runs of a range merges them into one run one level down
 //!   (into the last level together with the run already there). Each entry is rewritten about
 //!   once per level: the least write amplification, more runs to read.
-//! - **leveling**: level 1 (where flushes land) tiers as above, like an LSM's L0; from level 2
-//!   down a level holds one run per range, a new arrival is merged into it, and when it outgrows
-//!   `lsm_level1_bytes * T^(level-1)` it is merged into the next level's run. Few runs to read,
-//!   more rewriting.
+//! - **leveling**: level 1 (where flushes land) tiers as above, like an LSM's L0, and its T runs
+//!   are merged together with the level-2 run; from level 2 down a level holds one run per
+//!   range, and when it outgrows `T^(level-1) × max(lsm_level1_bytes, T × the range's latest
+//!   flush)` it is merged into the next level's run. Sizing levels from the flush size keeps
+//!   each level T times the one above, so an entry is rewritten about T/2 times per level
+//!   however small flushes are. Few runs to read, more rewriting.
 //! - **elastic**: per range and level, behaves leveled when `w * tombstone_ratio + (1 - w) *
-//!   read_ratio >= bound` (tombstones among that level's entries; vertex reads of the range
-//!   among reads + those entries, since the range's last merge) and tiered otherwise:
+//!   read_ratio >= bound` (tombstones among that level's entries; entries read in the range
+//!   among those read + that level's entries, halved at each merge of the range) and tiered otherwise:
 //!   read-heavy or delete-heavy ranges get compact, write-heavy ones cheap.
+//! - **read-driven collapse** (leveling and elastic): once the entries read in a range since its
+//!   last merge cover all its entries, all its runs merge into one at its deepest level — the
+//!   rewrite costs about one more read of the range, and one run scans fastest.
 //!
 //! A merge takes runs that are consecutive in age. Tombstones cancel with the entries they
 //! delete inside the merge; when no older run of the range remains outside it, every tombstone
@@ -112,14 +117,15 @@ struct State {
     flushed_ts: Timestamp,
 }
 
-/// Vertex reads per range since its last merge (elastic policy input; the writes are the
-/// entries of the range's level-1 runs).
+/// One counter per vertex range: entries read since the range's last merge (elastic policy
+/// input; the writes are the entries of the range's level-1 runs), or the size of the range's
+/// latest flush (sizes the leveled levels).
 #[derive(Default)]
-struct ReadCounters {
+struct RangeCounters {
     counts: RwLock<Vec<AtomicU64>>,
 }
 
-impl ReadCounters {
+impl RangeCounters {
     fn add(&self, range: usize, n: u64) {
         if let Some(c) = self.counts.read().get(range) {
             c.fetch_add(n, Ordering::Relaxed);
@@ -144,6 +150,17 @@ impl ReadCounters {
             c.store(0, Ordering::Relaxed);
         }
     }
+
+    fn halve(&self, range: usize) {
+        if let Some(c) = self.counts.read().get(range) {
+            let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| Some(n / 2));
+        }
+    }
+
+    fn set(&self, range: usize, n: u64) {
+        self.reset(range);
+        self.add(range, n);
+    }
 }
 
 /// Byte counters for write amplification.
@@ -165,7 +182,9 @@ pub struct Topology {
     /// Vertices per run range (`Config::lsm_range_vertices`).
     range_vertices: u32,
     state: RwLock<State>,
-    reads: ReadCounters,
+    reads: RangeCounters,
+    /// Bytes of each range's latest flush run.
+    flush_bytes: RangeCounters,
 }
 
 /// One vertex's parts across components, oldest first, and whether any holds a tombstone.
@@ -268,7 +287,8 @@ impl Topology {
                 runs,
                 flushed_ts,
             }),
-            reads: ReadCounters::default(),
+            reads: RangeCounters::default(),
+            flush_bytes: RangeCounters::default(),
         }
     }
 
@@ -405,7 +425,8 @@ impl Topology {
         Self::gather(&runs, &readers, v, ts).emit(f);
     }
 
-    /// Records `n` vertex reads at vertex `v`'s range (elastic policy input).
+    /// Records `n` entries read at vertex `v`'s range (elastic policy input; a vertex read
+    /// that finds no entries counts as one).
     pub fn note_read(&self, v: u32, n: u64) {
         self.reads.add((v / self.range_vertices) as usize, n);
     }
@@ -530,10 +551,9 @@ impl Topology {
                 .collect();
             let (seq, name) = namer.next_run();
             let mut meta = self.meta(TIER_LEVEL, r * range, (r + 1) * range, 0, max_ts);
-            stats.flushed_bytes.fetch_add(
-                run::write_run(vfs, &name, &mut meta, &vertices)?,
-                Ordering::Relaxed,
-            );
+            let written = run::write_run(vfs, &name, &mut meta, &vertices)?;
+            stats.flushed_bytes.fetch_add(written, Ordering::Relaxed);
+            self.flush_bytes.set(r as usize, written);
             new_runs.push(RunEntry {
                 run: Arc::new(Run::open(vfs, &name)?),
                 seq,
@@ -595,6 +615,37 @@ impl Topology {
         }
     }
 
+    /// What a leveled `level` of `range` holds before it is pushed down:
+    /// `T^(level-1) × max(lsm_level1_bytes, T × latest flush)`. Level 1 collects T flushes, so
+    /// each level is T times the one above whatever the flush size — with a fixed base, small
+    /// flushes (memtables spread over many vertices) would each rewrite a level many times
+    /// their size.
+    fn level_capacity_bytes(&self, config: &Config, range: u32, level: u8) -> u64 {
+        let fanout = config.lsm_tier_runs.max(2) as u64;
+        let flushed = self.flush_bytes.get(range as usize);
+        let level1 = config.lsm_level1_bytes.max(fanout.saturating_mul(flushed));
+        level1.saturating_mul(fanout.saturating_pow(u32::from(level) - 1))
+    }
+
+    /// Under leveling and elastic merging, every run of `range` merged into one at its deepest
+    /// level, once the entries read in the range since its last merge cover the range's
+    /// entries: the rewrite costs about what one more read of the range does, and a range of
+    /// one run scans fastest (its slices are handed out directly).
+    fn collapse(&self, config: &Config, range: u32, runs: &[&RunEntry]) -> Option<MergePlan> {
+        if config.merge_policy == MergePolicy::Tiering || runs.len() < 2 {
+            return None;
+        }
+        let entries: u64 = runs.iter().map(|r| r.run.meta.entries).sum();
+        if self.reads.get(range as usize) < entries.max(1) {
+            return None;
+        }
+        Some(MergePlan {
+            range,
+            inputs: runs.iter().map(|r| r.seq).collect(),
+            output_level: runs.iter().map(|r| r.run.meta.level).max()?,
+        })
+    }
+
     /// The next merge the policy asks for, if any (see MERGE POLICIES).
     fn next_merge(&self, config: &Config) -> Option<MergePlan> {
         let state = self.state.read();
@@ -614,6 +665,14 @@ impl Topology {
                     .filter(|r| r.range(self.range_vertices) == range && r.run.meta.level == level)
                     .collect()
             };
+            let of_range: Vec<&RunEntry> = current
+                .iter()
+                .copied()
+                .filter(|r| r.range(self.range_vertices) == range)
+                .collect();
+            if let Some(plan) = self.collapse(config, range, &of_range) {
+                return Some(plan);
+            }
             for level in 1..=MAX_LEVEL {
                 let here = at(level);
                 if here.is_empty() {
@@ -642,18 +701,20 @@ impl Topology {
                         return plan(here, level);
                     }
                     let bytes: u64 = here.iter().map(|r| r.run.size_bytes() as u64).sum();
-                    let capacity = config
-                        .lsm_level1_bytes
-                        .saturating_mul((fanout as u64).saturating_pow(u32::from(level) - 1));
-                    if bytes > capacity {
+                    if bytes > self.level_capacity_bytes(config, range, level) {
                         let mut inputs = here;
                         inputs.extend(at(level + 1));
                         return plan(inputs, level + 1);
                     }
                 } else if here.len() >= fanout {
+                    // Into a leveled next level directly, rather than landing beside its run
+                    // and rewriting the level a second time in a same-level merge.
+                    let next = at(level + 1);
+                    let next_leveled = level + 1 == MAX_LEVEL
+                        || (!next.is_empty() && self.leveled(config, range, &next));
                     let mut inputs = here;
-                    if level + 1 == MAX_LEVEL {
-                        inputs.extend(at(MAX_LEVEL));
+                    if next_leveled {
+                        inputs.extend(next);
                     }
                     return plan(inputs, level + 1);
                 }
@@ -677,7 +738,9 @@ impl Topology {
                 break;
             };
             self.execute(vfs, namer, stats, &plan)?;
-            self.reads.reset(plan.range as usize);
+            // Halved rather than cleared: a read-heavy range keeps its history through the
+            // merges of one level, so its deeper levels get leveled too.
+            self.reads.halve(plan.range as usize);
             merged = true;
         }
         Ok(merged)
@@ -914,8 +977,12 @@ mod tests {
                 config(policy),
             );
             let t = Topology::new(0, true, 1024);
+            // Flushes of a few hundred entries, so that entries rather than run headers make
+            // the sizes that levels are measured in.
             for ts in 1..=60u64 {
-                t.install(&[(5, ts as u32, ts as u32)], ts, ts);
+                let mut entries = vec![(5, ts as u32, ts as u32)];
+                entries.extend((0..256).map(|i| (100 + i, ts as u32, (ts * 1000) as u32 + i)));
+                t.install(&entries, ts, ts);
                 t.freeze();
                 t.flush_one(&vfs, &names, &stats).unwrap();
                 t.merge(&vfs, &names, &config, &stats).unwrap();
@@ -941,6 +1008,44 @@ mod tests {
                 levels_used > Some(2),
                 "{policy:?}: runs moved down several levels ({levels_used:?})"
             );
+        }
+    }
+
+    #[test]
+    fn reading_a_range_in_full_collapses_it_into_one_run_except_under_tiering() {
+        for policy in [
+            MergePolicy::Leveling,
+            MergePolicy::Elastic,
+            MergePolicy::Tiering,
+        ] {
+            let (vfs, names, stats, config) = (
+                FaultVfs::new(),
+                Names(Mutex::new(0)),
+                LsmStats::default(),
+                config(policy),
+            );
+            let t = Topology::new(0, true, 1024);
+            for ts in 1..=5u64 {
+                t.install(&[(5, ts as u32, ts as u32)], ts, ts);
+                t.freeze();
+                t.flush_one(&vfs, &names, &stats).unwrap();
+                t.merge(&vfs, &names, &config, &stats).unwrap();
+            }
+            let before = t.run_counts().0;
+            assert!(before > 1, "{policy:?}: several runs to start with");
+            // Fewer entries read than the range holds: no collapse yet (elastic may level a
+            // read-heavy level on its own).
+            t.note_read(5, 4);
+            t.merge(&vfs, &names, &config, &stats).unwrap();
+            assert!(t.run_counts().0 > 1, "{policy:?}");
+            t.note_read(5, 5);
+            t.merge(&vfs, &names, &config, &stats).unwrap();
+            let after = t.run_counts().0;
+            match policy {
+                MergePolicy::Tiering => assert_eq!(after, before),
+                _ => assert_eq!(after, 1, "{policy:?}: one run after a full read"),
+            }
+            assert_eq!(neighbours(&t, 5, 5).len(), 5);
         }
     }
 

@@ -522,14 +522,18 @@ impl Storage {
                 } else {
                     table.def.src
                 };
-                table.adjacency(outgoing).note_read(v.offset, 1);
+                let mut entries_read = 0;
                 table
                     .adjacency(outgoing)
                     .visit(v.offset, ts, &mut |nbrs, eids| {
+                        entries_read += nbrs.len() as u64;
                         for (&n, &e) in nbrs.iter().zip(eids) {
                             f(EdgeId::new(et, e), VertexId::new(other, n));
                         }
                     });
+                table
+                    .adjacency(outgoing)
+                    .note_read(v.offset, entries_read.max(1));
             }
         }
     }

@@ -139,8 +139,13 @@ impl GraphSnapshot {
     ) -> Result<()> {
         let et = self.manager.storage().edge_table(table)?;
         let topology = et.adjacency(outgoing);
-        topology.note_read((index * SEGMENT_VERTICES) as u32, SEGMENT_VERTICES as u64);
-        topology.scan_segment(index, self.ts, f);
+        let mut f = f;
+        let mut entries_read = 0u64;
+        topology.scan_segment(index, self.ts, |v, nbrs| {
+            entries_read += nbrs.len() as u64;
+            f(v, nbrs)
+        });
+        topology.note_read((index * SEGMENT_VERTICES) as u32, entries_read);
         Ok(())
     }
 

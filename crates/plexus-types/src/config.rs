@@ -87,9 +87,10 @@ pub struct Config {
     /// Vertices per CSR run range (a multiple of 1,024).
     pub lsm_range_vertices: u32,
     /// Size ratio between levels: a tiered level promotes once it holds this many runs of a
-    /// range; a leveled level `i` holds up to `lsm_level1_bytes * lsm_tier_runs^(i-1)`.
+    /// range; a leveled level `i` holds up to `T^(i-1) × max(lsm_level1_bytes, T × the range's
+    /// latest flush)` with `T = lsm_tier_runs`.
     pub lsm_tier_runs: usize,
-    /// Capacity of a range's level-1 run under leveling, in bytes.
+    /// Least level-1 size of a range under leveling, in bytes (see `lsm_tier_runs`).
     pub lsm_level1_bytes: u64,
     pub elastic_weight: f64,
     pub elastic_bound: f64,
@@ -109,7 +110,7 @@ impl Default for Config {
             merge_policy: MergePolicy::Elastic,
             lsm_range_vertices: 1 << 16,
             lsm_tier_runs: 4,
-            lsm_level1_bytes: 4 << 20,
+            lsm_level1_bytes: 64 << 10,
             elastic_weight: 0.5,
             elastic_bound: 0.3,
             background_maintenance: true,
