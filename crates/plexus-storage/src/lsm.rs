@@ -963,6 +963,43 @@ mod tests {
         }
     }
 
+    /// A topology of 1,024-vertex ranges with its run files in memory.
+    struct Harness {
+        vfs: FaultVfs,
+        names: Names,
+        stats: LsmStats,
+        config: Config,
+        topology: Topology,
+    }
+
+    impl Harness {
+        fn new(policy: MergePolicy) -> Self {
+            Harness {
+                vfs: FaultVfs::new(),
+                names: Names(Mutex::new(0)),
+                stats: LsmStats::default(),
+                config: config(policy),
+                topology: Topology::new(0, true, 1024),
+            }
+        }
+
+        /// Commits `entries` at `ts`, flushes them as a run and merges.
+        fn flush_and_merge(&self, entries: &[(u32, u32, u32)], ts: Timestamp) {
+            self.topology.install(entries, ts, ts);
+            self.topology.freeze();
+            self.topology
+                .flush_one(&self.vfs, &self.names, &self.stats)
+                .unwrap();
+            self.merge();
+        }
+
+        fn merge(&self) {
+            self.topology
+                .merge(&self.vfs, &self.names, &self.config, &self.stats)
+                .unwrap();
+        }
+    }
+
     #[test]
     fn leveling_keeps_one_run_per_range_and_tiering_accumulates() {
         let levels = usize::from(MAX_LEVEL);
@@ -970,22 +1007,14 @@ mod tests {
             (MergePolicy::Leveling, 2 + levels - 1),
             (MergePolicy::Tiering, 2 * (levels - 1) + 1),
         ] {
-            let (vfs, names, stats, config) = (
-                FaultVfs::new(),
-                Names(Mutex::new(0)),
-                LsmStats::default(),
-                config(policy),
-            );
-            let t = Topology::new(0, true, 1024);
+            let h = Harness::new(policy);
+            let t = &h.topology;
             // Flushes of a few hundred entries, so that entries rather than run headers make
             // the sizes that levels are measured in.
             for ts in 1..=60u64 {
                 let mut entries = vec![(5, ts as u32, ts as u32)];
                 entries.extend((0..256).map(|i| (100 + i, ts as u32, (ts * 1000) as u32 + i)));
-                t.install(&entries, ts, ts);
-                t.freeze();
-                t.flush_one(&vfs, &names, &stats).unwrap();
-                t.merge(&vfs, &names, &config, &stats).unwrap();
+                h.flush_and_merge(&entries, ts);
                 t.retire(ts);
                 assert!(
                     t.run_counts().0 <= max_runs,
@@ -1018,28 +1047,20 @@ mod tests {
             MergePolicy::Elastic,
             MergePolicy::Tiering,
         ] {
-            let (vfs, names, stats, config) = (
-                FaultVfs::new(),
-                Names(Mutex::new(0)),
-                LsmStats::default(),
-                config(policy),
-            );
-            let t = Topology::new(0, true, 1024);
+            let h = Harness::new(policy);
+            let t = &h.topology;
             for ts in 1..=5u64 {
-                t.install(&[(5, ts as u32, ts as u32)], ts, ts);
-                t.freeze();
-                t.flush_one(&vfs, &names, &stats).unwrap();
-                t.merge(&vfs, &names, &config, &stats).unwrap();
+                h.flush_and_merge(&[(5, ts as u32, ts as u32)], ts);
             }
             let before = t.run_counts().0;
             assert!(before > 1, "{policy:?}: several runs to start with");
             // Fewer entries read than the range holds: no collapse yet (elastic may level a
             // read-heavy level on its own).
             t.note_read(5, 4);
-            t.merge(&vfs, &names, &config, &stats).unwrap();
+            h.merge();
             assert!(t.run_counts().0 > 1, "{policy:?}");
             t.note_read(5, 5);
-            t.merge(&vfs, &names, &config, &stats).unwrap();
+            h.merge();
             let after = t.run_counts().0;
             match policy {
                 MergePolicy::Tiering => assert_eq!(after, before),

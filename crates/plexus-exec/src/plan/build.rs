@@ -1561,7 +1561,7 @@ fn referenced_slots_outside_agg(e: &BExpr, out: &mut Vec<usize>) {
 }
 
 /// Calls `f` on each direct child expression (not into subquery plans).
-fn visit_children(e: &BExpr, f: &mut dyn FnMut(&BExpr)) {
+pub(super) fn visit_children<'a>(e: &'a BExpr, f: &mut dyn FnMut(&'a BExpr)) {
     match e {
         BExpr::Const(_)
         | BExpr::Param(_)

@@ -30,8 +30,9 @@
 //!   some row (a type error) can fail where it would not have before — the same latitude
 //!   other Cypher engines take when they reorder predicates.
 
+use super::build::visit_children;
 use super::{KeySeek, LogicalPlan};
-use crate::bind::{BExpr, MapProjectionItem, PathElement};
+use crate::bind::{BExpr, PathElement};
 
 /// `plan` with each conjunct of `predicate` placed as low as it can go (see the module doc).
 pub(super) fn push_filter(plan: LogicalPlan, predicate: BExpr) -> LogicalPlan {
@@ -170,54 +171,16 @@ fn slots_of(e: &BExpr) -> Option<Vec<usize>> {
     let mut pending: Vec<&BExpr> = vec![e];
     while let Some(e) = pending.pop() {
         match e {
-            BExpr::Const(_) | BExpr::Param(_) => {}
             BExpr::Slot(s) => slots.push(*s),
             BExpr::Path(elements) => slots.extend(elements.iter().map(|e| match e {
                 PathElement::Node(s) | PathElement::Rel(s) | PathElement::Rels(s) => *s,
             })),
-            BExpr::Property(a, _)
-            | BExpr::HasLabels(a, _)
-            | BExpr::Not(a)
-            | BExpr::Negate(a)
-            | BExpr::IsNull(a, _) => pending.push(a),
-            BExpr::Index(a, b)
-            | BExpr::And(a, b)
-            | BExpr::Or(a, b)
-            | BExpr::Xor(a, b)
-            | BExpr::Arith(_, a, b)
-            | BExpr::StringOp(_, a, b)
-            | BExpr::In(a, b) => pending.extend([&**a, &**b]),
-            BExpr::Slice(a, from, to) => {
-                pending.push(a);
-                pending.extend(from.iter().chain(to).map(|b| &**b));
-            }
-            BExpr::Compare(items, _) | BExpr::List(items) | BExpr::Call(_, items) => {
-                pending.extend(items)
-            }
-            BExpr::Map(entries) => pending.extend(entries.iter().map(|(_, v)| v)),
-            BExpr::MapProjection(a, items) => {
-                pending.push(a);
-                for item in items {
-                    if let MapProjectionItem::Entry(_, v) = item {
-                        pending.push(v);
-                    }
-                }
-            }
-            BExpr::Case {
-                operand,
-                alternatives,
-                default,
-            } => {
-                pending.extend(operand.iter().chain(default).map(|b| &**b));
-                for (when, then) in alternatives {
-                    pending.extend([when, then]);
-                }
-            }
             BExpr::Agg(_)
             | BExpr::ListComprehension { .. }
             | BExpr::Quantifier { .. }
             | BExpr::Reduce { .. }
             | BExpr::Subquery(_) => return None,
+            other => visit_children(other, &mut |child| pending.push(child)),
         }
     }
     Some(slots)
