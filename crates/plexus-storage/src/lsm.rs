@@ -1022,7 +1022,7 @@ mod tests {
                     t.run_counts()
                 );
             }
-            assert_eq!(neighbours(&t, 5, 60).len(), 60);
+            assert_eq!(neighbours(t, 5, 60).len(), 60);
             assert_eq!(t.edges_between(5, 7, 60), vec![7]);
             assert!(t.edges_between(5, 99, 60).is_empty());
             let levels_used = t
@@ -1066,7 +1066,7 @@ mod tests {
                 MergePolicy::Tiering => assert_eq!(after, before),
                 _ => assert_eq!(after, 1, "{policy:?}: one run after a full read"),
             }
-            assert_eq!(neighbours(&t, 5, 5).len(), 5);
+            assert_eq!(neighbours(t, 5, 5).len(), 5);
         }
     }
 
