@@ -52,8 +52,6 @@ pub enum ParseErrorKind {
     InvalidClauseComposition { reason: String },
     #[error("procedure arguments can only be omitted in a standalone CALL")]
     ImplicitProcedureArguments,
-    #[error("expression in WITH must be aliased (use AS)")]
-    NoExpressionAlias,
     #[error("query is nested deeper than {limit} levels")]
     NestingTooDeep { limit: usize },
     #[error("invalid relationship pattern: {reason}")]
@@ -86,7 +84,6 @@ impl ParseError {
             ParseErrorKind::IntegerOverflow { .. } => "IntegerOverflow",
             ParseErrorKind::FloatingPointOverflow { .. } => "FloatingPointOverflow",
             ParseErrorKind::InvalidClauseComposition { .. } => "InvalidClauseComposition",
-            ParseErrorKind::NoExpressionAlias => "NoExpressionAlias",
             ParseErrorKind::ImplicitProcedureArguments => "InvalidArgumentPassingMode",
             ParseErrorKind::InvalidRelationshipPattern { .. } => "InvalidRelationshipPattern",
         }

@@ -169,15 +169,47 @@ pub fn tokenize(source: &str) -> Result<Vec<Token>, ParseError> {
         line: 1,
         column: 1,
     };
-    let mut tokens = Vec::new();
+    let mut tokens: Vec<Token> = Vec::new();
+    // Innermost open bracket, so that a map key position is known (see `in_key_position`).
+    let mut open: Vec<TokenKind> = Vec::new();
     loop {
         lexer.skip_trivia()?;
-        let token = lexer.next_token()?;
+        let token = lexer
+            .next_token()
+            .map_err(|e| key_position_error(e, &open, tokens.last()))?;
+        match token.kind {
+            TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => {
+                open.push(token.kind.clone())
+            }
+            TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => drop(open.pop()),
+            _ => {}
+        }
         let done = token.kind == TokenKind::Eof;
         tokens.push(token);
         if done {
             return Ok(tokens);
         }
+    }
+}
+
+/// A bad number literal where a map key is expected (`{1B2c3e67: 1}`) is a syntax error of
+/// the map — a key cannot start with a digit — rather than a malformed number.
+fn key_position_error(error: ParseError, open: &[TokenKind], last: Option<&Token>) -> ParseError {
+    let after_brace_or_comma =
+        last.is_some_and(|t| matches!(t.kind, TokenKind::LBrace | TokenKind::Comma));
+    match error.kind {
+        ParseErrorKind::InvalidNumberLiteral { literal }
+            if open.last() == Some(&TokenKind::LBrace) && after_brace_or_comma =>
+        {
+            ParseError::new(
+                ParseErrorKind::Unexpected {
+                    expected: "a property key name".into(),
+                    found: format!("'{literal}'"),
+                },
+                error.span,
+            )
+        }
+        kind => ParseError::new(kind, error.span),
     }
 }
 

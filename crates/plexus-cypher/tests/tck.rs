@@ -28,7 +28,6 @@ const PARSER_CODES: &[&str] = &[
     "InvalidUnicodeCharacter",
     "FloatingPointOverflow",
     "InvalidClauseComposition",
-    "NoExpressionAlias",
     "InvalidArgumentPassingMode",
     "InvalidRelationshipPattern",
 ];

@@ -546,7 +546,7 @@ impl<'a> Parser<'a> {
 
     fn parse_with(&mut self) -> Result<ClauseKind> {
         self.expect_keyword("WITH")?;
-        let projection = self.parse_projection(true)?;
+        let projection = self.parse_projection()?;
         let predicate = self.parse_optional_where()?;
         Ok(ClauseKind::With(With {
             projection,
@@ -557,7 +557,7 @@ impl<'a> Parser<'a> {
     fn parse_return(&mut self) -> Result<ClauseKind> {
         self.expect_keyword("RETURN")?;
         Ok(ClauseKind::Return(Return {
-            projection: self.parse_projection(false)?,
+            projection: self.parse_projection()?,
         }))
     }
 
@@ -593,18 +593,19 @@ impl<'a> Parser<'a> {
         Ok(ClauseKind::Call(self.parse_procedure_call()?))
     }
 
-    /// The body of WITH (`is_with`) or RETURN.
-    fn parse_projection(&mut self, is_with: bool) -> Result<Projection> {
+    /// The body of WITH or RETURN. An unaliased expression in WITH is the binder's error
+    /// (NoExpressionAlias), reported after ORDER BY's own checks as the TCK orders them.
+    fn parse_projection(&mut self) -> Result<Projection> {
         let distinct = self.eat_keyword("DISTINCT");
         let mut star = false;
         let mut items = Vec::new();
         if self.eat(&TokenKind::Star) {
             star = true;
             if self.eat(&TokenKind::Comma) {
-                items = self.parse_comma_separated(|p| p.parse_projection_item(is_with))?;
+                items = self.parse_comma_separated(|p| p.parse_projection_item())?;
             }
         } else {
-            items = self.parse_comma_separated(|p| p.parse_projection_item(is_with))?;
+            items = self.parse_comma_separated(|p| p.parse_projection_item())?;
         }
         let mut order_by = Vec::new();
         if self.eat_keyword("ORDER") {
@@ -631,7 +632,7 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn parse_projection_item(&mut self, is_with: bool) -> Result<ProjectionItem> {
+    fn parse_projection_item(&mut self) -> Result<ProjectionItem> {
         let start = self.peek().span;
         let expr = self.parse_expr()?;
         let alias = if self.eat_keyword("AS") {
@@ -639,12 +640,6 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
-        if is_with && alias.is_none() && !matches!(expr.kind, ExprKind::Variable(_)) {
-            return Err(ParseError::new(
-                ParseErrorKind::NoExpressionAlias,
-                expr.span,
-            ));
-        }
         Ok(ProjectionItem {
             expr,
             alias,

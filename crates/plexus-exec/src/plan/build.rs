@@ -1382,6 +1382,13 @@ impl Binder<'_> {
                     keys,
                 };
             }
+            if !is_return && let Some(item) = unaliased_item(projection) {
+                return Err(syntax(
+                    "NoExpressionAlias",
+                    item.expr.span,
+                    "expression in WITH must be aliased (use AS)",
+                ));
+            }
             if let Some(skip) = &projection.skip {
                 let count = self.bind_count(skip)?;
                 plan = LogicalPlan::Skip {
@@ -1538,6 +1545,15 @@ fn already_bound(var: &ast::Ident) -> QueryError {
         var.span,
         format!("variable `{}` already declared", var.name),
     )
+}
+
+/// The first projection item that is neither a variable nor aliased (WITH needs a name for
+/// every item).
+fn unaliased_item(projection: &Projection) -> Option<&ast::ProjectionItem> {
+    projection
+        .items
+        .iter()
+        .find(|item| item.alias.is_none() && !matches!(item.expr.kind, ExprKind::Variable(_)))
 }
 
 /// Whether an aggregate call occurs in `e` (outside subqueries).
