@@ -449,6 +449,38 @@ impl RowTable {
         }
     }
 
+    /// `f(i, value)` with property `key` of `rows[i]` at `ts`, for bulk readers (analytics
+    /// projections): the chunk directory is locked once for the batch, and a chunk's latch is
+    /// kept across consecutive rows of the same chunk, instead of both per row as in [`prop`].
+    ///
+    /// [`prop`]: Self::prop
+    pub fn prop_many(
+        &self,
+        rows: &[u32],
+        key: PropKeyId,
+        ts: Timestamp,
+        f: &mut dyn FnMut(usize, Option<Value>),
+    ) {
+        let chunks = self.chunks.read();
+        let mut latched: Option<(usize, parking_lot::RwLockReadGuard<'_, Chunk>)> = None;
+        for (i, &row) in rows.iter().enumerate() {
+            let index = row as usize / CHUNK_ROWS;
+            if latched.as_ref().is_none_or(|(at, _)| *at != index) {
+                latched = chunks.get(index).map(|chunk| (index, chunk.read()));
+            }
+            let value = match &latched {
+                Some((_, chunk)) => {
+                    match chunk.read(&self.layout, row as usize % CHUNK_ROWS, Slot::Prop(key), ts) {
+                        SlotValue::Prop(v) => v,
+                        _ => None,
+                    }
+                }
+                None => None,
+            };
+            f(i, value);
+        }
+    }
+
     /// All properties of a row at `ts`, sorted by key.
     pub fn props(&self, row: u32, ts: Timestamp) -> Vec<(PropKeyId, Value)> {
         let Some(chunk) = self.chunk(row) else {
@@ -651,6 +683,41 @@ mod tests {
             },
         ];
         RowTable::new("t", &props, &[vec![1, 2]])
+    }
+
+    #[test]
+    fn bulk_property_reads_agree_with_single_reads_at_every_timestamp() {
+        let t = table();
+        let rows: Vec<u32> = (0..(CHUNK_ROWS as u32 + 10))
+            .map(|_| t.reserve(u32::MAX).unwrap())
+            .collect();
+        for &row in &rows {
+            t.install_create(row, 2, 0, &[], &[(2, Value::Float(f64::from(row)))]);
+        }
+        // Rows in both chunks change at ts 5; one has its property removed at ts 8.
+        for &row in [3, CHUNK_ROWS as u32 + 4].iter() {
+            t.install_prop(row, 5, 0, 2, Some(Value::Float(-1.0)));
+        }
+        t.install_prop(7, 8, 0, 2, None);
+        // Out of order and across chunks, with a row past the last chunk.
+        let asked = [
+            CHUNK_ROWS as u32 + 4,
+            3,
+            7,
+            0,
+            CHUNK_ROWS as u32 + 4,
+            10 * CHUNK_ROWS as u32,
+        ];
+        for ts in [1, 2, 5, 8, 9] {
+            let mut got = Vec::new();
+            t.prop_many(&asked, 2, ts, &mut |i, v| got.push((i, v)));
+            let want: Vec<_> = asked
+                .iter()
+                .enumerate()
+                .map(|(i, &row)| (i, t.prop(row, 2, ts)))
+                .collect();
+            assert_eq!(got, want, "ts {ts}");
+        }
     }
 
     #[test]

@@ -187,9 +187,9 @@ impl GraphSnapshot {
         f: &mut dyn FnMut(usize, Option<Value>),
     ) -> Result<()> {
         let et = self.manager.storage().edge_table(table)?;
-        let key = self.catalog().prop_keys.id(name);
-        for (i, &offset) in offsets.iter().enumerate() {
-            f(i, key.and_then(|key| et.rows.prop(offset, key, self.ts)));
+        match self.catalog().prop_keys.id(name) {
+            Some(key) => et.rows.prop_many(offsets, key, self.ts, f),
+            None => (0..offsets.len()).for_each(|i| f(i, None)),
         }
         Ok(())
     }
