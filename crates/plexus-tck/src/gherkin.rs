@@ -27,6 +27,17 @@ struct RawScenario {
     outline: bool,
 }
 
+impl RawScenario {
+    fn new(name: String, outline: bool) -> Self {
+        RawScenario {
+            name,
+            steps: Vec::new(),
+            examples: Vec::new(),
+            outline,
+        }
+    }
+}
+
 /// Splits a `| a | b |` table row into trimmed cells (`\|` escapes a bar).
 fn table_cells(line: &str) -> Vec<String> {
     let inner = line.trim();
@@ -75,30 +86,18 @@ pub fn parse_feature(text: &str, file: &str) -> Vec<Scenario> {
             feature = name.trim().to_string();
         } else if line.starts_with("Background:") {
             in_background = true;
-            background = Some(RawScenario {
-                name: String::new(),
-                steps: Vec::new(),
-                examples: Vec::new(),
-                outline: false,
-            });
-        } else if let Some(name) = line.strip_prefix("Scenario Outline:") {
+            background = Some(RawScenario::new(String::new(), false));
+        } else if let Some((name, outline)) = line
+            .strip_prefix("Scenario Outline:")
+            .map(|n| (n, true))
+            .or_else(|| line.strip_prefix("Scenario:").map(|n| (n, false)))
+        {
             in_background = false;
             in_examples = false;
-            raws.push(RawScenario {
-                name: format!("{feature} / {}", name.trim()),
-                steps: Vec::new(),
-                examples: Vec::new(),
-                outline: true,
-            });
-        } else if let Some(name) = line.strip_prefix("Scenario:") {
-            in_background = false;
-            in_examples = false;
-            raws.push(RawScenario {
-                name: format!("{feature} / {}", name.trim()),
-                steps: Vec::new(),
-                examples: Vec::new(),
-                outline: false,
-            });
+            raws.push(RawScenario::new(
+                format!("{feature} / {}", name.trim()),
+                outline,
+            ));
         } else if line.starts_with("Examples:") {
             in_examples = true;
             if let Some(raw) = raws.last_mut() {

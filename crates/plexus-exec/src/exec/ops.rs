@@ -919,7 +919,11 @@ struct Aggregate {
     output: Materialized,
 }
 
-impl Aggregate {
+impl Breaker for Aggregate {
+    fn parts(&mut self) -> (&mut dyn Operator, &mut Materialized) {
+        (self.input.as_mut(), &mut self.output)
+    }
+
     fn compute(&mut self, ctx: &mut ExecContext) -> Result<Vec<Batch>> {
         let mut groups: HashMap<GroupKey, usize> = HashMap::new();
         let mut group_keys: Vec<Vec<Value>> = Vec::new();
@@ -976,28 +980,17 @@ impl Aggregate {
     }
 }
 
-impl Operator for Aggregate {
-    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
-        if !self.output.is_computed() {
-            let batches = self.compute(ctx)?;
-            self.output.fill(batches);
-        }
-        Ok(self.output.next_batch())
-    }
-
-    fn reset(&mut self) {
-        self.input.reset();
-        self.output.reset();
-    }
-}
-
 struct Sort {
     input: Box<dyn Operator>,
     keys: Vec<SortKey>,
     output: Materialized,
 }
 
-impl Sort {
+impl Breaker for Sort {
+    fn parts(&mut self) -> (&mut dyn Operator, &mut Materialized) {
+        (self.input.as_mut(), &mut self.output)
+    }
+
     fn compute(&mut self, ctx: &mut ExecContext) -> Result<Vec<Batch>> {
         let mut rows: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
         while let Some(batch) = self.input.next(ctx)? {
@@ -1029,18 +1022,27 @@ impl Sort {
     }
 }
 
-impl Operator for Sort {
+/// A pipeline breaker (Aggregate, Sort): the first `next` reads the whole input and computes
+/// every output batch; later calls hand them out.
+trait Breaker {
+    fn compute(&mut self, ctx: &mut ExecContext) -> Result<Vec<Batch>>;
+    /// The input and the computed output.
+    fn parts(&mut self) -> (&mut dyn Operator, &mut Materialized);
+}
+
+impl<T: Breaker> Operator for T {
     fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
-        if !self.output.is_computed() {
+        if !self.parts().1.is_computed() {
             let batches = self.compute(ctx)?;
-            self.output.fill(batches);
+            self.parts().1.fill(batches);
         }
-        Ok(self.output.next_batch())
+        Ok(self.parts().1.next_batch())
     }
 
     fn reset(&mut self) {
-        self.input.reset();
-        self.output.reset();
+        let (input, output) = self.parts();
+        input.reset();
+        output.reset();
     }
 }
 

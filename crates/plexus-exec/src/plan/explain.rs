@@ -5,7 +5,7 @@
 //! way, which is how PROFILE attaches rows and time to the lines of this tree. Slots print as
 //! `s<N>`; the Results line names the columns.
 
-use super::{CreatePattern, LogicalPlan, SetOp};
+use super::{CreatePattern, ExpandSpec, LogicalPlan, SetOp};
 use crate::bind::{ArithOp, BExpr, PathElement, StringOp};
 use plexus_types::Direction;
 use std::fmt::Write;
@@ -57,18 +57,7 @@ impl LogicalPlan {
                 (Some(l), None) => format!("NodeByLabelScan s{slot}:{l}"),
                 (None, _) => format!("AllNodesScan s{slot}"),
             },
-            LogicalPlan::Expand { spec, .. } => format!(
-                "Expand{} {}",
-                if spec.to_bound { "Into" } else { "" },
-                expand_text(
-                    spec.from,
-                    spec.rel,
-                    spec.to,
-                    &spec.types,
-                    spec.direction,
-                    ""
-                )
-            ),
+            LogicalPlan::Expand { spec, .. } => expand_text("Expand", spec, ""),
             LogicalPlan::VarExpand { spec, length, .. } => {
                 let range = format!(
                     "*{}..{}",
@@ -80,18 +69,7 @@ impl LogicalPlan {
                     Some(plexus_cypher::ast::ShortestPath::All) => "AllShortestPaths",
                     None => "VarLengthExpand",
                 };
-                format!(
-                    "{kind}{} {}",
-                    if spec.to_bound { "Into" } else { "" },
-                    expand_text(
-                        spec.from,
-                        spec.rel,
-                        spec.to,
-                        &spec.types,
-                        spec.direction,
-                        &range
-                    )
-                )
+                expand_text(kind, spec, &range)
             }
             LogicalPlan::Filter { predicate, .. } => format!("Filter {}", expr_text(predicate)),
             LogicalPlan::Project { items, .. } => format!(
@@ -202,14 +180,18 @@ impl LogicalPlan {
     }
 }
 
-fn expand_text(
-    from: usize,
-    rel: usize,
-    to: usize,
-    types: &[std::sync::Arc<str>],
-    dir: Direction,
-    range: &str,
-) -> String {
+/// `Expand[Into] (s0)-[s1:T*1..2]->(s2)`: the operator `kind`, then the pattern it expands.
+fn expand_text(kind: &str, spec: &ExpandSpec, range: &str) -> String {
+    let ExpandSpec {
+        from,
+        rel,
+        to,
+        types,
+        direction,
+        to_bound,
+        ..
+    } = spec;
+    let into = if *to_bound { "Into" } else { "" };
     let types = if types.is_empty() {
         String::new()
     } else {
@@ -222,12 +204,12 @@ fn expand_text(
                 .join("|")
         )
     };
-    let (l, r) = match dir {
+    let (l, r) = match direction {
         Direction::Out => ("-", "->"),
         Direction::In => ("<-", "-"),
         Direction::Both => ("-", "-"),
     };
-    format!("(s{from}){l}[s{rel}{types}{range}]{r}(s{to})")
+    format!("{kind}{into} (s{from}){l}[s{rel}{types}{range}]{r}(s{to})")
 }
 
 fn set_text(op: &SetOp) -> String {
