@@ -19,13 +19,22 @@
 //!
 //! RESULTS
 //! =======
-//! The engine materialises a whole result, so RUN executes the statement and keeps the rows
-//! as a stream; PULL {n} sends the next `n` as RECORDs with `has_more: true` until the last
-//! one, whose SUCCESS carries the summary (query type, update counters). In auto-commit mode
-//! the statement has therefore committed when RUN answers SUCCESS — earlier than Neo4j, which
-//! commits when the stream ends; a client that disconnects after RUN does not undo it. In an
-//! explicit transaction each RUN opens a stream with its own `qid` and nothing is committed
-//! before COMMIT; a disconnect rolls the transaction back.
+//! RUN opens a [`QueryStream`] on the Plexus connection (see `plexus::Connection` for what a
+//! stream holds); PULL {n} pulls engine batches as needed and sends the next `n` rows as
+//! RECORDs with `has_more: true` until the last one, whose SUCCESS carries the summary (query
+//! type, update counters). At most one engine batch (plus the look-ahead that tells whether
+//! more rows exist) is held per stream, so a large read result is never materialised.
+//!
+//! - A read in auto-commit mode runs as it is pulled, in a transaction of its own that stays
+//!   open (its snapshot pinned) until the last row is pulled or the stream is discarded,
+//!   reset or disconnected.
+//! - A statement that may write runs to its end at RUN; in auto-commit mode it has committed
+//!   when RUN answers SUCCESS — earlier than Neo4j, which commits when the stream ends — so a
+//!   client that disconnects after RUN does not undo it, and its errors answer RUN.
+//! - In an explicit transaction each RUN opens a stream with its own `qid`; before the next
+//!   RUN the open streams are drained into memory (a later statement must not change what an
+//!   earlier result returns), and nothing is committed before COMMIT; a disconnect rolls the
+//!   transaction back.
 //!
 //! Engine calls are synchronous, so each runs on tokio's blocking pool: the connection is
 //! moved into the blocking task and back.
@@ -36,7 +45,7 @@ use crate::message::{Credentials, Fetch, Request, Response};
 use crate::packstream::Pack;
 use crate::status;
 use crate::values::to_pack;
-use plexus::{Connection, QueryResult};
+use plexus::{Connection, QueryResult, QueryStream};
 use plexus_exec::{Params, QueryError};
 use std::sync::Arc;
 use std::time::Instant;
@@ -66,9 +75,18 @@ pub enum Flow {
 struct Stream {
     /// Set in explicit transactions, where several streams may be open.
     qid: Option<u64>,
-    result: QueryResult,
+    /// The engine side; `None` only while an engine call has it.
+    source: Option<QueryStream>,
+    /// The engine batch being sent, from `next_row` on.
+    chunk: QueryResult,
     next_row: usize,
     started: Instant,
+}
+
+impl Stream {
+    fn rows_left(&self) -> usize {
+        self.chunk.rows.len() - self.next_row
+    }
 }
 
 /// Fixed facts about the connection a session serves.
@@ -153,17 +171,57 @@ impl Session {
         }
     }
 
-    async fn execute(&mut self, query: String, params: Params) -> Result<QueryResult, QueryError> {
-        let lost = || {
-            QueryError::runtime(
+    /// Runs `f` on the connection, or fails if the connection was lost.
+    async fn call<T: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&mut Connection) -> Result<T, QueryError> + Send + 'static,
+    ) -> Result<T, QueryError> {
+        self.engine(f).await.unwrap_or_else(|| {
+            Err(QueryError::runtime(
                 plexus_exec::ErrorClass::DatabaseError,
                 "ConnectionLost",
                 "the engine connection was lost",
-            )
+            ))
+        })
+    }
+
+    async fn execute(&mut self, query: String, params: Params) -> Result<QueryResult, QueryError> {
+        self.call(move |conn| conn.execute(&query, &params)).await
+    }
+
+    /// The next engine batch of `stream`, or `None` at its end.
+    async fn pull(&mut self, stream: &mut Stream) -> Result<Option<QueryResult>, QueryError> {
+        let Some(mut source) = stream.source.take() else {
+            return Ok(None);
         };
-        self.engine(move |conn| conn.execute(&query, &params))
-            .await
-            .unwrap_or_else(|| Err(lost()))
+        let (source, pulled) = self
+            .call(move |conn| {
+                let pulled = conn.pull(&mut source);
+                Ok((source, pulled))
+            })
+            .await?;
+        stream.source = Some(source);
+        pulled
+    }
+
+    /// Drains every open stream into memory (before another statement of the transaction).
+    async fn buffer_streams(&mut self) -> Result<(), QueryError> {
+        let mut sources: Vec<QueryStream> = self
+            .streams
+            .iter_mut()
+            .filter_map(|s| s.source.take())
+            .collect();
+        let (buffered, result) = self
+            .call(move |conn| {
+                let result = sources.iter_mut().try_for_each(|s| conn.buffer(s));
+                Ok((sources, result))
+            })
+            .await?;
+        let mut buffered = buffered.into_iter();
+        for stream in &mut self.streams {
+            stream.source = buffered.next();
+        }
+        result
     }
 
     /// Rolls back the open transaction (if any) and drops every stream.
@@ -341,8 +399,8 @@ impl Session {
                 }
                 out.push(success());
             }
-            Request::Pull(fetch) => return self.fetch(fetch, true, out),
-            Request::Discard(fetch) => return self.fetch(fetch, false, out),
+            Request::Pull(fetch) => return self.fetch(fetch, true, out).await,
+            Request::Discard(fetch) => return self.fetch(fetch, false, out).await,
             Request::Goodbye => return Flow::Close,
         }
         Flow::Continue
@@ -367,13 +425,19 @@ impl Session {
                            (use the driver's transaction functions)";
             return self.fail(out, failure(status::SYNTAX_ERROR, message));
         }
+        if self.tx_open
+            && let Err(e) = self.buffer_streams().await
+        {
+            self.tx_open = self.conn.as_ref().is_some_and(Connection::in_transaction);
+            return self.fail(out, failure(status::code(&e), e.to_string()));
+        }
         let started = Instant::now();
-        let result = self.execute(query, params).await;
+        let result = self.call(move |conn| conn.run(&query, &params)).await;
         // A failed statement rolls an explicit transaction back (see plexus::Connection).
         let still_open = self.conn.as_ref().is_some_and(Connection::in_transaction);
         self.tx_open = self.tx_open && still_open;
         match result {
-            Ok(result) => {
+            Ok(source) => {
                 let qid = self.tx_open.then(|| {
                     self.next_qid += 1;
                     self.next_qid - 1
@@ -381,7 +445,7 @@ impl Session {
                 let mut metadata = vec![
                     (
                         "fields".into(),
-                        Pack::List(result.columns.iter().map(Pack::string).collect()),
+                        Pack::List(source.columns().iter().map(Pack::string).collect()),
                     ),
                     ("t_first".into(), elapsed_ms(started)),
                 ];
@@ -390,7 +454,8 @@ impl Session {
                 }
                 self.streams.push(Stream {
                     qid,
-                    result,
+                    source: Some(source),
+                    chunk: QueryResult::default(),
                     next_row: 0,
                     started: Instant::now(),
                 });
@@ -401,7 +466,8 @@ impl Session {
         }
     }
 
-    fn fetch(&mut self, fetch: Fetch, send: bool, out: &mut Vec<Response>) -> Flow {
+    /// PULL (`send`) or DISCARD: the next `fetch.n` rows (all if unset) of a stream.
+    async fn fetch(&mut self, fetch: Fetch, send: bool, out: &mut Vec<Response>) -> Flow {
         let found = match fetch.qid {
             None => self.streams.len().checked_sub(1),
             Some(qid) => self.streams.iter().position(|s| s.qid == Some(qid)),
@@ -410,26 +476,46 @@ impl Session {
             let message = format!("no open result for qid {:?}", fetch.qid);
             return self.fail(out, failure(status::REQUEST_INVALID, message));
         };
-        let stream = &mut self.streams[index];
-        let left = stream.result.rows.len() - stream.next_row;
-        let count = fetch.n.map_or(left, |n| n.min(left));
-        if send {
-            let rows = &stream.result.rows[stream.next_row..stream.next_row + count];
-            for row in rows {
-                let fields = row.iter().map(|v| to_pack(v, &stream.result)).collect();
-                out.push(Response::Record(fields));
+        let mut stream = self.streams.remove(index);
+        let mut wanted = fetch.n.unwrap_or(usize::MAX);
+        loop {
+            let count = wanted.min(stream.rows_left());
+            if send {
+                let rows = &stream.chunk.rows[stream.next_row..stream.next_row + count];
+                for row in rows {
+                    let fields = row.iter().map(|v| to_pack(v, &stream.chunk)).collect();
+                    out.push(Response::Record(fields));
+                }
+            }
+            stream.next_row += count;
+            wanted -= count;
+            if stream.rows_left() > 0 {
+                break;
+            }
+            // The batch is used up: fetch the next one, also to learn whether rows remain.
+            match self.pull(&mut stream).await {
+                Ok(Some(chunk)) => {
+                    stream.chunk = chunk;
+                    stream.next_row = 0;
+                }
+                Ok(None) => {
+                    out.push(Response::Success(summary(&stream)));
+                    return Flow::Continue;
+                }
+                Err(e) => {
+                    self.tx_open = self.conn.as_ref().is_some_and(Connection::in_transaction);
+                    return self.fail(out, failure(status::code(&e), e.to_string()));
+                }
+            }
+            if wanted == 0 && stream.rows_left() > 0 {
+                break;
             }
         }
-        stream.next_row += count;
-        if stream.next_row < stream.result.rows.len() {
-            out.push(Response::Success(vec![(
-                "has_more".into(),
-                Pack::Bool(true),
-            )]));
-        } else {
-            let stream = self.streams.remove(index);
-            out.push(Response::Success(summary(&stream)));
-        }
+        self.streams.insert(index, stream);
+        out.push(Response::Success(vec![(
+            "has_more".into(),
+            Pack::Bool(true),
+        )]));
         Flow::Continue
     }
 
@@ -456,7 +542,12 @@ impl Session {
 
 /// The closing SUCCESS of a stream: query type, update counters, timing.
 fn summary(stream: &Stream) -> Vec<(String, Pack)> {
-    let s = &stream.result.stats;
+    let result = stream
+        .source
+        .as_ref()
+        .map(QueryStream::summary)
+        .unwrap_or_default();
+    let s = &result.stats;
     let counters: Vec<(String, Pack)> = [
         ("nodes-created", s.nodes_created),
         ("nodes-deleted", s.nodes_deleted),
@@ -475,7 +566,7 @@ fn summary(stream: &Stream) -> Vec<(String, Pack)> {
         )
     })
     .collect();
-    let query_type = match (counters.is_empty(), stream.result.columns.is_empty()) {
+    let query_type = match (counters.is_empty(), result.columns.is_empty()) {
         (true, _) => "r",
         (false, true) => "w",
         (false, false) => "rw",

@@ -1,74 +1,148 @@
-//! The query pipeline end to end: text → AST → plan → operators → [`QueryResult`].
+//! The query pipeline end to end: text → AST → plan → operators → rows.
 //!
 //! ```text
-//!   parse (plexus-cypher) → bind + plan (bind/, plan/) → build operators (exec/) → drain
-//!        → copy referenced nodes/relationships into the result (result.rs)
+//!   parse (plexus-cypher) → bind + plan (bind/, plan/) → build operators (exec/)
+//!        → Cursor: pull a chunk of rows, copy the nodes/relationships they mention (result.rs)
 //! ```
+//!
+//! STREAMING
+//! =========
+//! A [`Cursor`] is a statement that has been planned and built but not run. Each
+//! [`Cursor::next_chunk`] pulls the root operator once (one batch, about [`crate::exec::BATCH_ROWS`] rows) in the
+//! transaction the caller lends for that call, so a result is produced as it is consumed and
+//! memory holds one batch plus whatever pipeline breakers (sort, aggregate, eager writes)
+//! keep. Between pulls the cursor keeps its operators and an [`ExecState`] (update counters,
+//! profile, the statement time, caches); the caller must lend the same transaction every
+//! time, and must not run other statements in it while the cursor is unfinished if it wants
+//! the cursor's later chunks to ignore their writes (`plexus::Connection` enforces this).
+//!
+//! A caller that wants the whole result appends the chunks ([`QueryResult::append`], which
+//! holds at most [`crate::exec::MAX_MATERIALIZED_ROWS`] rows).
 //!
 //! Everything runs inside the caller's transaction; committing is the caller's business
 //! (`plexus::Connection` auto-commits or keeps an explicit transaction open).
 
 use crate::bind::Params;
 use crate::error::Result;
-use crate::exec::{ExecContext, OperatorProfile, build, drain};
-use crate::plan::{ProcedureRegistry, plan_statement};
+use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, build};
+use crate::plan::{ProcedureRegistry, QueryPlan, plan_statement};
 use crate::result::QueryResult;
 use plexus_cypher::ast::QueryMode;
 use plexus_txn::Transaction;
 
-/// Parses, plans and runs one statement in `tx`.
-pub fn execute(
-    tx: &mut Transaction,
-    query: &str,
-    params: &Params,
-    procedures: &ProcedureRegistry,
-) -> Result<QueryResult> {
-    let statement = plexus_cypher::parse(query)?;
-    let plan = plan_statement(&statement, query, params, procedures)?;
-    if statement.mode == QueryMode::Explain {
-        return Ok(QueryResult {
-            columns: plan.columns.clone(),
-            plan: Some(plan.root.render(&|_| String::new())),
+/// A planned statement whose rows are pulled a chunk at a time (see STREAMING).
+pub struct Cursor {
+    plan: QueryPlan,
+    root: Box<dyn Operator>,
+    params: Params,
+    state: ExecState,
+    /// EXPLAIN: the plan text; the cursor yields no rows.
+    explain: Option<String>,
+    finished: bool,
+}
+
+impl Cursor {
+    /// Parses and plans `query` and builds its operators; nothing runs yet.
+    pub fn open(query: &str, params: &Params, procedures: &ProcedureRegistry) -> Result<Cursor> {
+        let statement = plexus_cypher::parse(query)?;
+        let plan = plan_statement(&statement, query, params, procedures)?;
+        let profile = statement.mode == QueryMode::Profile;
+        let explain =
+            (statement.mode == QueryMode::Explain).then(|| plan.root.render(&|_| String::new()));
+        let mut state = ExecState::new();
+        if profile {
+            state.profile = Some(vec![
+                OperatorProfile::default();
+                count_operators(&plan.root)
+            ]);
+        }
+        Ok(Cursor {
+            root: build(&plan.root, profile),
+            finished: explain.is_some(),
+            explain,
+            params: params.clone(),
+            state,
+            plan,
+        })
+    }
+
+    /// The names of the result's columns.
+    pub fn columns(&self) -> &[String] {
+        &self.plan.columns
+    }
+
+    /// Whether running the statement may write (see [`QueryPlan::may_write`]).
+    pub fn may_write(&self) -> bool {
+        self.plan.may_write()
+    }
+
+    /// Whether every row has been pulled.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The next batch of rows, with the nodes and relationships they mention, or `None` once
+    /// the statement has run to its end. `tx` must be the transaction of every earlier call.
+    pub fn next_chunk(&mut self, tx: &mut Transaction) -> Result<Option<QueryResult>> {
+        if self.finished {
+            return Ok(None);
+        }
+        let state = std::mem::take(&mut self.state);
+        let mut ctx = ExecContext::new(tx, &self.params, self.plan.width, state);
+        let pulled = self.root.next(&mut ctx);
+        let chunk = match pulled {
+            Ok(Some(batch)) => Ok(Some(self.chunk(&batch, &mut ctx))),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
+        self.state = ctx.state;
+        // A failed statement is over too: its operators may be half way through a row.
+        self.finished = !matches!(chunk, Ok(Some(_)));
+        chunk
+    }
+
+    /// Columns, update counters and (EXPLAIN, or PROFILE once finished) the plan text; no rows.
+    pub fn summary(&self) -> QueryResult {
+        let plan = match (&self.explain, &self.state.profile) {
+            (Some(text), _) => Some(text.clone()),
+            (None, Some(profile)) if self.finished => {
+                Some(self.plan.root.render(&|id| match profile.get(id) {
+                    Some(p) => format!(
+                        "  [rows={}, time={:.3}ms]",
+                        p.rows,
+                        p.time.as_secs_f64() * 1e3
+                    ),
+                    None => String::new(),
+                }))
+            }
+            _ => None,
+        };
+        QueryResult {
+            columns: self.plan.columns.clone(),
+            stats: self.state.stats.clone(),
+            plan,
             ..QueryResult::default()
-        });
-    }
-    let profile = statement.mode == QueryMode::Profile;
-    let mut ctx = ExecContext::new(tx, params, plan.width);
-    if profile {
-        ctx.profile = Some(vec![
-            OperatorProfile::default();
-            count_operators(&plan.root)
-        ]);
-    }
-    let mut root = build(&plan.root, profile);
-    let batches = drain(root.as_mut(), &mut ctx)?;
-    let mut result = QueryResult {
-        columns: plan.columns.clone(),
-        ..QueryResult::default()
-    };
-    for batch in &batches {
-        for row in 0..batch.len() {
-            result.rows.push(
-                plan.column_slots
-                    .iter()
-                    .map(|slot| batch.get(*slot, row).clone())
-                    .collect(),
-            );
         }
     }
-    result.materialize(&mut ctx);
-    result.stats = ctx.stats.clone();
-    if let Some(profile) = &ctx.profile {
-        result.plan = Some(plan.root.render(&|id| match profile.get(id) {
-            Some(p) => format!(
-                "  [rows={}, time={:.3}ms]",
-                p.rows,
-                p.time.as_secs_f64() * 1e3
-            ),
-            None => String::new(),
-        }));
+
+    /// The result rows of `batch`, with the data of the graph elements they mention.
+    fn chunk(&self, batch: &Batch, ctx: &mut ExecContext) -> QueryResult {
+        let mut chunk = QueryResult {
+            columns: self.plan.columns.clone(),
+            ..QueryResult::default()
+        };
+        chunk.rows = (0..batch.len())
+            .map(|row| {
+                self.plan
+                    .column_slots
+                    .iter()
+                    .map(|slot| batch.get(*slot, row).clone())
+                    .collect()
+            })
+            .collect();
+        chunk.materialize(ctx);
+        chunk
     }
-    Ok(result)
 }
 
 fn count_operators(plan: &crate::plan::LogicalPlan) -> usize {

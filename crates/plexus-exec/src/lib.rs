@@ -28,7 +28,7 @@ pub mod temporal;
 pub mod value;
 
 pub use bind::Params;
-pub use engine::execute;
+pub use engine::Cursor;
 pub use error::{ErrorClass, Phase, QueryError};
 pub use plan::{Procedure, ProcedureFn, ProcedureRegistry};
 pub use result::{NodeData, QueryResult, RelData};

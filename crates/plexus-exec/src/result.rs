@@ -39,6 +39,16 @@ pub struct QueryResult {
 }
 
 impl QueryResult {
+    /// Adds the rows of `chunk` (a later part of the same result) and the graph elements
+    /// they mention; fails past [`crate::exec::MAX_MATERIALIZED_ROWS`] rows.
+    pub fn append(&mut self, chunk: QueryResult) -> crate::error::Result<()> {
+        crate::exec::check_materialized(self.rows.len() + chunk.rows.len())?;
+        self.rows.extend(chunk.rows);
+        self.nodes.extend(chunk.nodes);
+        self.relationships.extend(chunk.relationships);
+        Ok(())
+    }
+
     /// Copies the data of every node and relationship the rows mention.
     pub(crate) fn materialize(&mut self, ctx: &mut ExecContext) {
         let mut nodes = Vec::new();

@@ -1089,7 +1089,8 @@ fn default_zone(_ctx: &ExecContext) -> Zone {
 }
 
 fn epoch_nanos_now(ctx: &ExecContext) -> i128 {
-    ctx.statement_time
+    ctx.state
+        .statement_time
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128)
 }

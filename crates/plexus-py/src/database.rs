@@ -34,7 +34,7 @@ use crate::convert::{map_from_python, to_python};
 use crate::errors::{connection_closed, database_closed, engine_error, query_error};
 use parking_lot::{Mutex, RwLock};
 use plexus::{Config, Params, QueryError, QueryResult};
-use pyo3::exceptions::PyImportError;
+use pyo3::exceptions::{PyImportError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use std::path::PathBuf;
@@ -191,18 +191,28 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Runs one statement with the GIL released.
-    fn run(&self, py: Python<'_>, query: &str, params: &Params) -> PyResult<QueryResult> {
+    /// Runs `f` on the engine connection with the GIL released.
+    fn engine<T: Send>(
+        &self,
+        py: Python<'_>,
+        what: &'static str,
+        f: impl FnOnce(&mut plexus::Connection) -> std::result::Result<T, QueryError> + Send,
+    ) -> PyResult<T> {
         py.detach(|| {
             let engine = self.shared.engine.read();
             if engine.is_none() {
-                return Err(Failure::DatabaseClosed("Connection.execute()"));
+                return Err(Failure::DatabaseClosed(what));
             }
             let mut inner = self.inner.lock();
             let connection = inner.as_mut().ok_or(Failure::ConnectionClosed)?;
-            connection.execute(query, params).map_err(Failure::from)
+            f(connection).map_err(Failure::from)
         })
         .map_err(|f| f.into_py(py))
+    }
+
+    /// Runs one statement and returns all its rows.
+    fn run(&self, py: Python<'_>, query: &str, params: &Params) -> PyResult<QueryResult> {
+        self.engine(py, "Connection.execute()", |c| c.execute(query, params))
     }
 
     fn command(&self, py: Python<'_>, command: &str) -> PyResult<()> {
@@ -221,14 +231,34 @@ impl Connection {
         query: &str,
         params: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Result> {
-        let mut converted = Params::new();
-        if let Some(params) = params {
-            for (name, value) in map_from_python(params, 0)? {
-                converted.insert(name.to_string(), value);
-            }
-        }
-        let result = self.run(py, query, &converted)?;
+        let result = self.run(py, query, &params_from_python(params)?)?;
         Result::from_engine(py, &result)
+    }
+
+    /// Runs `query` and returns its rows as an iterator that pulls them from the engine a
+    /// batch at a time (see `plexus::Connection::run`): a large result is never held whole.
+    /// A read in auto-commit mode keeps its snapshot until the iterator is exhausted or
+    /// closed; a statement that may write has run (and in auto-commit mode committed) when
+    /// `stream` returns.
+    #[pyo3(signature = (query, params=None))]
+    fn stream(
+        slf: &Bound<'_, Self>,
+        query: &str,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Stream> {
+        let params = params_from_python(params)?;
+        let source = slf
+            .get()
+            .engine(slf.py(), "Connection.stream()", |c| c.run(query, &params))?;
+        Ok(Stream {
+            connection: slf.clone().unbind(),
+            columns: source.columns().to_vec(),
+            state: Mutex::new(StreamState {
+                source: Some(source),
+                pending: std::collections::VecDeque::new(),
+                busy: false,
+            }),
+        })
     }
 
     /// Opens an explicit transaction (`BEGIN`).
@@ -331,6 +361,108 @@ impl TransactionScope {
 }
 
 /// A materialised query result: `columns` and rows as tuples (iterate it, index it, `len()`).
+/// One result row as a tuple (graph elements from `result`'s copies).
+fn row_to_python<'py>(
+    py: Python<'py>,
+    row: &[plexus::CypherValue],
+    result: &QueryResult,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let values = row
+        .iter()
+        .map(|v| to_python(py, v, result))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, values)
+}
+
+fn params_from_python(params: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
+    let mut converted = Params::new();
+    if let Some(params) = params {
+        for (name, value) in map_from_python(params, 0)? {
+            converted.insert(name.to_string(), value);
+        }
+    }
+    Ok(converted)
+}
+
+/// The rows of `Connection.stream()`: an iterator of tuples.
+#[pyclass(module = "plexusdb", frozen)]
+pub struct Stream {
+    connection: Py<Connection>,
+    columns: Vec<String>,
+    state: Mutex<StreamState>,
+}
+
+struct StreamState {
+    /// `None` once exhausted, failed or closed.
+    source: Option<plexus::QueryStream>,
+    /// Converted rows of the current batch.
+    pending: std::collections::VecDeque<Py<PyTuple>>,
+    /// A thread is pulling the next batch (`source` is out meanwhile).
+    busy: bool,
+}
+
+#[pymethods]
+impl Stream {
+    #[getter]
+    fn columns(&self) -> Vec<String> {
+        self.columns.clone()
+    }
+
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyTuple>>> {
+        loop {
+            // The lock is never held while the engine runs (the GIL is released then, and a
+            // thread waiting here holds it).
+            let mut source = {
+                let mut state = self.state.lock();
+                if let Some(row) = state.pending.pop_front() {
+                    return Ok(Some(row));
+                }
+                if state.busy {
+                    return Err(PyRuntimeError::new_err(
+                        "this Stream is being read by another thread",
+                    ));
+                }
+                let Some(source) = state.source.take() else {
+                    return Ok(None);
+                };
+                state.busy = true;
+                source
+            };
+            let pulled = self
+                .connection
+                .get()
+                .engine(py, "Stream.__next__()", |c| c.pull(&mut source));
+            let mut state = self.state.lock();
+            state.busy = false;
+            // After an error or at the end the source is dropped: the stream is over.
+            let Some(chunk) = pulled? else {
+                return Ok(None);
+            };
+            for row in &chunk.rows {
+                state
+                    .pending
+                    .push_back(row_to_python(py, row, &chunk)?.unbind());
+            }
+            state.source = Some(source);
+        }
+    }
+
+    /// Ends the stream early; an auto-commit read releases its snapshot.
+    fn close(&self) {
+        let mut state = self.state.lock();
+        state.source = None;
+        state.pending.clear();
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<plexusdb.Stream columns={:?}>", self.columns)
+    }
+}
+
 #[pyclass(module = "plexusdb", frozen, sequence)]
 pub struct Result {
     columns: Vec<String>,
@@ -341,11 +473,7 @@ impl Result {
     fn from_engine(py: Python<'_>, result: &QueryResult) -> PyResult<Result> {
         let rows = PyList::empty(py);
         for row in &result.rows {
-            let values = row
-                .iter()
-                .map(|v| to_python(py, v, result))
-                .collect::<PyResult<Vec<_>>>()?;
-            rows.append(PyTuple::new(py, values)?)?;
+            rows.append(row_to_python(py, row, result)?)?;
         }
         Ok(Result {
             columns: result.columns.clone(),

@@ -183,9 +183,13 @@ fn query_class<'py>(py: Python<'py>, error: &QueryError) -> Bound<'py, PyType> {
         ErrorClass::DatabaseError => match (&error.source, error.code) {
             (Some(source), _) => engine_class(py, source),
             (None, "InternalError") => py.get_type::<InternalError>(),
-            (None, "TransactionAlreadyOpen" | "NoOpenTransaction") => {
-                py.get_type::<TransactionError>()
-            }
+            (
+                None,
+                "TransactionAlreadyOpen"
+                | "NoOpenTransaction"
+                | "ResultConsumed"
+                | "TransactionEnded",
+            ) => py.get_type::<TransactionError>(),
             (None, _) => py.get_type::<StorageError>(),
         },
     }

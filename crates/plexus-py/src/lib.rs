@@ -45,6 +45,7 @@ fn plexusdb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<database::Database>()?;
     m.add_class::<database::Connection>()?;
     m.add_class::<database::Result>()?;
+    m.add_class::<database::Stream>()?;
     m.add_class::<database::TransactionScope>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<types::Node>()?;

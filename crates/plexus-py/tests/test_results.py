@@ -177,3 +177,42 @@ def test_self_referencing_parameter_is_refused(conn):
     loop.append(loop)
     with pytest.raises(ValueError, match="deeper than 64"):
         conn.execute("RETURN $v", {"v": loop})
+
+
+def test_stream_yields_rows_batch_by_batch_from_one_snapshot(db, conn):
+    conn.execute("UNWIND range(1, 5000) AS i CREATE (:Item {i: i})")
+    stream = conn.stream("MATCH (n:Item) RETURN n.i AS i, n AS node")
+    assert stream.columns == ["i", "node"]
+    first = next(stream)
+    assert isinstance(first[1], plexusdb.Node) and first[1]["i"] == first[0]
+    with db.connect() as writer:
+        writer.execute("MATCH (n:Item) DELETE n")
+    rest = [i for i, _ in stream]
+    assert sorted([first[0]] + rest) == list(range(1, 5001)), "rows as of the stream's start"
+    assert list(stream) == [], "an exhausted stream stays empty"
+    assert conn.execute("MATCH (n:Item) RETURN count(n)")[0] == (0,)
+
+
+def test_stream_writes_run_inside_stream_and_errors_surface_in_next(conn):
+    stream = conn.stream("UNWIND range(1, 3) AS i CREATE (n:W {i: i}) RETURN n.i")
+    stream.close()
+    assert conn.execute("MATCH (n:W) RETURN count(n)")[0] == (3,), "committed in stream()"
+    with pytest.raises(plexusdb.CypherArgumentError):
+        conn.stream("UNWIND [1, 0] AS x CREATE (:W {v: 1 / x})")
+    failing = conn.stream("UNWIND range(0, 5000) AS i RETURN 10 / (i - 4000)")
+    with pytest.raises(plexusdb.CypherArgumentError, match="zero"):
+        for _ in failing:
+            pass
+
+
+def test_stream_in_a_transaction_must_be_consumed_before_the_next_statement(conn):
+    conn.begin()
+    conn.execute("UNWIND range(1, 5000) AS i CREATE (:T {i: i})")
+    stale = conn.stream("MATCH (n:T) RETURN n.i")
+    next(stale)
+    conn.execute("MATCH (n:T) DELETE n")
+    with pytest.raises(plexusdb.TransactionError) as error:
+        list(stale)
+    assert error.value.code == "ResultConsumed"
+    assert conn.in_transaction
+    conn.rollback()

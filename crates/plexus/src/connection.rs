@@ -15,10 +15,33 @@
 //! `BEGIN`, `COMMIT` and `ROLLBACK` are commands of the connection, not Cypher; they must be
 //! the whole statement (a trailing `;` is allowed).
 //!
-//! Results are materialised: `execute` returns every row, with the nodes and relationships
-//! they mention copied in (see `plexus_exec::result`), so a result outlives its transaction.
+//! RESULTS: MATERIALISED OR STREAMED
+//! =================================
+//! [`Connection::execute`] returns every row at once, with the nodes and relationships they
+//! mention copied in (see `plexus_exec::result`), so a result outlives its transaction.
+//!
+//! [`Connection::run`] returns a [`QueryStream`] instead, and [`Connection::pull`] produces
+//! its rows a batch at a time as the caller asks, so a large result never sits in memory
+//! whole. [`Connection::stream`] wraps both in an iterator of rows. What a stream holds:
+//!
+//! - an **auto-commit read** runs in a transaction the stream owns; its snapshot stays pinned
+//!   until the last batch is pulled (then it commits) or the stream is dropped (then it rolls
+//!   back — a read has nothing to lose);
+//! - a **statement that may write** (an updating clause, or a computed procedure such as
+//!   `algo.*` with `writeProperty`) runs to its end inside `run` — and in auto-commit mode
+//!   commits there — so its errors are reported by `run`, and dropping the stream never
+//!   skips or undoes a write; the stream then hands out the buffered rows;
+//! - a **read in an explicit transaction** pulls in the connection's transaction. A later
+//!   statement in the same transaction makes the older stream stale (pulling it is an error),
+//!   because its remaining rows would otherwise see writes made after it started;
+//!   [`Connection::buffer`] drains a stream first for a caller that wants to keep it.
+//!
+//! A failure while pulling ends the stream; in an explicit transaction it rolls the
+//! transaction back, exactly as for `execute`.
 
-use plexus_exec::{ErrorClass, Params, Procedure, ProcedureRegistry, QueryError, QueryResult};
+use plexus_exec::{
+    Cursor, ErrorClass, Params, Procedure, ProcedureRegistry, QueryError, QueryResult,
+};
 use plexus_txn::{Transaction, TxnManager};
 use std::sync::Arc;
 
@@ -28,7 +51,89 @@ use std::sync::Arc;
 pub struct Connection {
     manager: Arc<TxnManager>,
     tx: Option<Transaction>,
+    /// Statements started in the explicit transaction so far (see RESULTS: MATERIALISED OR
+    /// STREAMED); a stream records the number of its own statement.
+    statements_in_tx: u64,
     procedures: ProcedureRegistry,
+}
+
+/// The rows of one statement, pulled with [`Connection::pull`] (see the module docs).
+pub struct QueryStream {
+    columns: Vec<String>,
+    source: Source,
+}
+
+enum Source {
+    /// Pulled in a transaction the stream owns (auto-commit read).
+    Own {
+        cursor: Box<Cursor>,
+        tx: Box<Transaction>,
+    },
+    /// Pulled in the connection's explicit transaction; `statement` numbers it there.
+    Connection { cursor: Box<Cursor>, statement: u64 },
+    /// Rows computed already; the summary is kept for the end.
+    Buffered {
+        rows: Option<Box<QueryResult>>,
+        summary: Box<QueryResult>,
+    },
+    /// The summary of a finished stream.
+    Done(Box<QueryResult>),
+}
+
+impl QueryStream {
+    /// The names of the result's columns.
+    pub fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    /// Whether every row has been pulled.
+    pub fn is_finished(&self) -> bool {
+        matches!(self.source, Source::Done(_))
+    }
+
+    /// Update counters and, for EXPLAIN and PROFILE, the plan text (PROFILE's once
+    /// finished); no rows.
+    pub fn summary(&self) -> QueryResult {
+        match &self.source {
+            Source::Own { cursor, .. } | Source::Connection { cursor, .. } => cursor.summary(),
+            Source::Buffered { summary, .. } | Source::Done(summary) => (**summary).clone(),
+        }
+    }
+}
+
+/// The rows of a streamed statement as an iterator (see [`Connection::stream`]).
+pub struct Rows<'c> {
+    connection: &'c mut Connection,
+    stream: QueryStream,
+    pending: std::vec::IntoIter<Vec<plexus_exec::Value>>,
+}
+
+impl Rows<'_> {
+    pub fn columns(&self) -> &[String] {
+        self.stream.columns()
+    }
+
+    /// Update counters and plan text once the rows are consumed (see [`QueryStream::summary`]).
+    pub fn summary(&self) -> QueryResult {
+        self.stream.summary()
+    }
+}
+
+impl Iterator for Rows<'_> {
+    type Item = Result<Vec<plexus_exec::Value>, QueryError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(row) = self.pending.next() {
+                return Some(Ok(row));
+            }
+            match self.connection.pull(&mut self.stream) {
+                Ok(Some(chunk)) => self.pending = chunk.rows.into_iter(),
+                Ok(None) => return None,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
 }
 
 enum Command {
@@ -59,6 +164,7 @@ impl Connection {
         let mut connection = Connection {
             manager,
             tx: None,
+            statements_in_tx: 0,
             procedures: ProcedureRegistry::new(),
         };
         let built_in = crate::procedures::algo_procedures()
@@ -85,10 +191,169 @@ impl Connection {
             .insert(procedure.name.to_ascii_lowercase(), Arc::new(procedure));
     }
 
-    /// Runs one statement (or `BEGIN` / `COMMIT` / `ROLLBACK`) with `params`.
+    /// Runs one statement (or `BEGIN` / `COMMIT` / `ROLLBACK`) with `params` and returns
+    /// all its rows.
     pub fn execute(&mut self, query: &str, params: &Params) -> Result<QueryResult, QueryError> {
-        match command(query) {
-            Some(Command::Begin) => {
+        let mut stream = self.run(query, params)?;
+        let mut result = self.collect(&mut stream)?;
+        let summary = stream.summary();
+        result.stats = summary.stats;
+        result.plan = summary.plan;
+        Ok(result)
+    }
+
+    /// Runs one statement and returns its rows as an iterator, pulled as it is consumed.
+    pub fn stream(&mut self, query: &str, params: &Params) -> Result<Rows<'_>, QueryError> {
+        let stream = self.run(query, params)?;
+        Ok(Rows {
+            connection: self,
+            stream,
+            pending: Vec::new().into_iter(),
+        })
+    }
+
+    /// Starts one statement (or carries out `BEGIN` / `COMMIT` / `ROLLBACK`); its rows come
+    /// from [`Connection::pull`]. Parse and planning errors are reported here, errors while
+    /// running by `pull` (statements that may write run here, see module docs).
+    pub fn run(&mut self, query: &str, params: &Params) -> Result<QueryStream, QueryError> {
+        if let Some(command) = command(query) {
+            self.transaction_command(command)?;
+            return Ok(finished(QueryResult::default()));
+        }
+        let opened = guarded(|| Cursor::open(query, params, &self.procedures));
+        let cursor = if self.tx.is_some() {
+            self.fail_in_tx(opened)?
+        } else {
+            opened?
+        };
+        if cursor.is_finished() {
+            return Ok(finished(cursor.summary())); // EXPLAIN: a plan, no rows
+        }
+        let may_write = cursor.may_write();
+        let columns = cursor.columns().to_vec();
+        let source = if self.tx.is_some() {
+            self.statements_in_tx += 1;
+            Source::Connection {
+                cursor: Box::new(cursor),
+                statement: self.statements_in_tx,
+            }
+        } else {
+            Source::Own {
+                cursor: Box::new(cursor),
+                tx: Box::new(self.begin()),
+            }
+        };
+        let mut stream = QueryStream { columns, source };
+        if may_write {
+            // Runs to the end now (and commits in auto-commit mode): see module docs.
+            self.buffer(&mut stream)?;
+        }
+        Ok(stream)
+    }
+
+    /// The next batch of `stream`'s rows (with the nodes and relationships they mention), or
+    /// `None` when it is finished.
+    pub fn pull(&mut self, stream: &mut QueryStream) -> Result<Option<QueryResult>, QueryError> {
+        let (chunk, finished_summary) = match &mut stream.source {
+            Source::Done(_) => return Ok(None),
+            Source::Buffered { rows, summary } => match rows.take() {
+                Some(rows) => return Ok(Some(*rows)),
+                None => (None, summary.clone()),
+            },
+            Source::Own { cursor, tx } => {
+                let pulled = guarded(|| cursor.next_chunk(tx));
+                if !cursor.is_finished() {
+                    return pulled;
+                }
+                let summary = cursor.summary();
+                let Source::Own { tx, .. } =
+                    std::mem::replace(&mut stream.source, Source::Done(Box::new(summary)))
+                else {
+                    unreachable!("matched Source::Own above")
+                };
+                // A failed pull drops `tx` here, which rolls it back.
+                let chunk = pulled?;
+                tx.commit()?;
+                return Ok(chunk);
+            }
+            Source::Connection { cursor, statement } => {
+                let statement = *statement;
+                let chunk = self.pull_in_tx(cursor, statement);
+                if !cursor.is_finished() {
+                    return chunk;
+                }
+                (chunk?, Box::new(cursor.summary()))
+            }
+        };
+        stream.source = Source::Done(finished_summary);
+        Ok(chunk)
+    }
+
+    /// Pulls the rest of `stream` into memory, so that later statements of the transaction
+    /// cannot make it stale; its rows are then handed out by `pull` as before.
+    pub fn buffer(&mut self, stream: &mut QueryStream) -> Result<(), QueryError> {
+        if matches!(stream.source, Source::Buffered { .. } | Source::Done(_)) {
+            return Ok(());
+        }
+        let rows = self.collect(stream)?;
+        stream.source = Source::Buffered {
+            rows: Some(Box::new(rows)),
+            summary: Box::new(stream.summary()),
+        };
+        Ok(())
+    }
+
+    /// Every remaining row of `stream`, in one result.
+    fn collect(&mut self, stream: &mut QueryStream) -> Result<QueryResult, QueryError> {
+        let mut rows = QueryResult {
+            columns: stream.columns.clone(),
+            ..QueryResult::default()
+        };
+        while let Some(chunk) = self.pull(stream)? {
+            rows.append(chunk)?;
+        }
+        Ok(rows)
+    }
+
+    fn pull_in_tx(
+        &mut self,
+        cursor: &mut Cursor,
+        statement: u64,
+    ) -> Result<Option<QueryResult>, QueryError> {
+        if self.tx.is_none() {
+            return Err(transaction_error(
+                "TransactionEnded",
+                "the transaction of this result has ended; pull results before COMMIT or ROLLBACK",
+            ));
+        }
+        if statement != self.statements_in_tx {
+            return Err(transaction_error(
+                "ResultConsumed",
+                "a later statement ran in this transaction; consume (or buffer) a result \
+                 before running the next statement",
+            ));
+        }
+        let pulled = match self.tx.as_mut() {
+            Some(tx) => guarded(|| cursor.next_chunk(tx)),
+            None => unreachable!("checked above"),
+        };
+        self.fail_in_tx(pulled)
+    }
+
+    /// Rolls the explicit transaction back if `result` is an error, and says so.
+    fn fail_in_tx<T>(&mut self, result: Result<T, QueryError>) -> Result<T, QueryError> {
+        result.map_err(|mut error| {
+            if let Some(tx) = self.tx.take() {
+                tx.rollback();
+            }
+            error.message.push_str(" (the transaction was rolled back)");
+            error
+        })
+    }
+
+    fn transaction_command(&mut self, command: Command) -> Result<(), QueryError> {
+        match command {
+            Command::Begin => {
                 if self.tx.is_some() {
                     return Err(transaction_error(
                         "TransactionAlreadyOpen",
@@ -96,64 +361,42 @@ impl Connection {
                     ));
                 }
                 self.tx = Some(self.begin());
-                Ok(QueryResult::default())
+                self.statements_in_tx = 0;
+                Ok(())
             }
-            Some(Command::Commit) => match self.tx.take() {
-                Some(tx) => {
-                    tx.commit()?;
-                    Ok(QueryResult::default())
-                }
+            Command::Commit => match self.tx.take() {
+                Some(tx) => tx.commit().map(drop).map_err(QueryError::from),
                 None => Err(transaction_error(
                     "NoOpenTransaction",
                     "COMMIT without BEGIN",
                 )),
             },
-            Some(Command::Rollback) => match self.tx.take() {
+            Command::Rollback => match self.tx.take() {
                 Some(tx) => {
                     tx.rollback();
-                    Ok(QueryResult::default())
+                    Ok(())
                 }
                 None => Err(transaction_error(
                     "NoOpenTransaction",
                     "ROLLBACK without BEGIN",
                 )),
             },
-            None => match self.tx.as_mut() {
-                Some(tx) => {
-                    let result = guarded(tx, query, params, &self.procedures);
-                    if let Err(mut error) = result {
-                        if let Some(tx) = self.tx.take() {
-                            tx.rollback();
-                        }
-                        error.message.push_str(" (the transaction was rolled back)");
-                        return Err(error);
-                    }
-                    result
-                }
-                None => {
-                    let mut tx = self.begin();
-                    let result = guarded(&mut tx, query, params, &self.procedures)?;
-                    tx.commit()?;
-                    Ok(result)
-                }
-            },
         }
     }
 }
 
-/// Runs a statement, turning a panic inside the engine (a bug, never expected) into an
-/// `InternalError` so that the caller's process survives; the transaction is then rolled
+fn finished(summary: QueryResult) -> QueryStream {
+    QueryStream {
+        columns: summary.columns.clone(),
+        source: Source::Done(Box::new(summary)),
+    }
+}
+
+/// Runs a step of a statement, turning a panic inside the engine (a bug, never expected) into
+/// an `InternalError` so that the caller's process survives; the transaction is then rolled
 /// back by the caller like after any other error.
-fn guarded(
-    tx: &mut Transaction,
-    query: &str,
-    params: &Params,
-    procedures: &ProcedureRegistry,
-) -> Result<QueryResult, QueryError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        plexus_exec::execute(tx, query, params, procedures)
-    }))
-    .unwrap_or_else(|_| {
+fn guarded<T>(step: impl FnOnce() -> Result<T, QueryError>) -> Result<T, QueryError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)).unwrap_or_else(|_| {
         Err(transaction_error(
             "InternalError",
             "internal error while executing the statement (please report it); nothing was committed",

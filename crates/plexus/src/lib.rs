@@ -41,7 +41,7 @@ pub use plexus_algo as algo;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-pub use connection::Connection;
+pub use connection::{Connection, QueryStream, Rows};
 pub use database::{Database, StorageStats};
 pub use plexus_exec::{Params, Procedure, QueryError, QueryResult, Value as CypherValue};
 pub use plexus_storage::{RecoveryReport, Vfs, fault::FaultVfs};

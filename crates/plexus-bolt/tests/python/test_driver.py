@@ -185,6 +185,30 @@ def test_streaming_in_batches(driver):
             assert [r["i"] for r in a] == list(range(1, 21))
 
 
+
+def test_large_read_streams_from_one_snapshot(driver):
+    """A read result is pulled from the engine batch by batch as the client fetches, and all
+    of it comes from the snapshot of its start, whatever commits meanwhile."""
+    with driver.session() as setup:
+        setup.run("UNWIND range(1, 5000) AS i CREATE (:Streamed {i: i})").consume()
+    with driver.session(fetch_size=100) as reader, driver.session() as writer:
+        result = reader.run("MATCH (n:Streamed) RETURN n.i AS i")
+        head = [r["i"] for r in result.fetch(10)]
+        writer.run("MATCH (n:Streamed) DELETE n").consume()
+        rest = [r["i"] for r in result]
+        assert sorted(head + rest) == list(range(1, 5001))
+    assert count(driver, "Streamed") == 0
+    # In a transaction, a later statement does not change what an earlier result returns.
+    with driver.session(fetch_size=10) as session:
+        with session.begin_transaction() as tx:
+            tx.run("UNWIND range(1, 50) AS i CREATE (:TxStream {i: i})").consume()
+            a = tx.run("MATCH (n:TxStream) RETURN n.i AS i")
+            head = a.fetch(5)
+            tx.run("MATCH (n:TxStream) DELETE n").consume()
+            assert len(head) + len(list(a)) == 50
+            assert tx.run("MATCH (n:TxStream) RETURN count(n) AS c").single()["c"] == 0
+            tx.rollback()
+
 # pytz zones: the driver converts zoneinfo zones through its own DateTime type, which gave
 # wrong instants now and then in this environment; pytz is the driver's native zone type.
 STOCKHOLM = pytz.timezone("Europe/Stockholm")

@@ -567,7 +567,8 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
             _ => Value::Null,
         },
         "timestamp" => Value::Int(
-            ctx.statement_time
+            ctx.state
+                .statement_time
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as i64),
         ),

@@ -415,7 +415,7 @@ pub fn eval(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Value> {
             acc
         }
         BExpr::Subquery(sub) => {
-            let mut op = match ctx.subplans.remove(&sub.id) {
+            let mut op = match ctx.state.subplans.remove(&sub.id) {
                 Some(op) => op,
                 None => build(&sub.plan, false),
             };
@@ -448,7 +448,7 @@ pub fn eval(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Value> {
                     }
                 }
             })();
-            ctx.subplans.insert(sub.id, op);
+            ctx.state.subplans.insert(sub.id, op);
             result?
         }
         BExpr::Path(elements) => build_path(elements, env, ctx)?,
@@ -485,7 +485,7 @@ fn entity_error(error: plexus_types::Error) -> QueryError {
 
 /// The type of a relationship, also of one deleted earlier in this query.
 pub fn edge_type(e: plexus_types::EdgeId, ctx: &mut ExecContext) -> Result<String> {
-    if let Some(t) = ctx.deleted_edge_types.get(&e) {
+    if let Some(t) = ctx.state.deleted_edge_types.get(&e) {
         return Ok(t.clone());
     }
     ctx.tx.edge_type(e).map_err(entity_error)
@@ -665,7 +665,7 @@ fn string_op(op: StringOp, a: &Value, b: &Value, ctx: &mut ExecContext) -> Resul
         StringOp::EndsWith => a.ends_with(&**b),
         StringOp::Contains => a.contains(&**b),
         StringOp::Regex => {
-            if !ctx.regexes.contains_key(b) {
+            if !ctx.state.regexes.contains_key(b) {
                 let re = regex::Regex::new(&format!("^(?s:{b})$")).map_err(|e| {
                     QueryError::runtime(
                         ErrorClass::ArgumentError,
@@ -673,9 +673,9 @@ fn string_op(op: StringOp, a: &Value, b: &Value, ctx: &mut ExecContext) -> Resul
                         format!("invalid regular expression: {e}"),
                     )
                 })?;
-                ctx.regexes.insert(b.clone(), re);
+                ctx.state.regexes.insert(b.clone(), re);
             }
-            ctx.regexes.get(b).is_some_and(|re| re.is_match(a))
+            ctx.state.regexes.get(b).is_some_and(|re| re.is_match(a))
         }
     }))
 }

@@ -144,6 +144,19 @@ impl Batch {
         self.len += 1;
     }
 
+    /// Keeps the first `at` rows and returns the rest, if there are more.
+    pub fn split_off(&mut self, at: usize) -> Option<Batch> {
+        if self.len <= at {
+            return None;
+        }
+        let rest = Batch {
+            columns: self.columns.iter_mut().map(|c| c.split_off(at)).collect(),
+            len: self.len - at,
+        };
+        self.len = at;
+        Some(rest)
+    }
+
     /// Overwrites a slot of the last row.
     pub fn set_last(&mut self, slot: usize, value: Value) {
         debug_assert!(self.len > 0);
@@ -185,14 +198,10 @@ pub struct OperatorProfile {
     pub time: Duration,
 }
 
-/// What operators share while a query runs.
-pub struct ExecContext<'t> {
-    pub tx: &'t mut Transaction,
-    pub params: &'t crate::bind::Params,
-    /// Width of every row.
-    pub width: usize,
-    /// Argument rows of the inner plans being run (see module docs).
-    pub arguments: Vec<Arc<Vec<Value>>>,
+/// What a statement keeps from one pull of its result to the next: everything operators
+/// share except the transaction and the parameters, which the caller lends for each pull
+/// (see [`crate::engine::Cursor`]).
+pub struct ExecState {
     /// Built operator trees of subquery expressions, by subquery id.
     pub(crate) subplans: HashMap<usize, Box<dyn Operator>>,
     /// Compiled regular expressions, by pattern.
@@ -206,19 +215,49 @@ pub struct ExecContext<'t> {
     pub statement_time: std::time::SystemTime,
 }
 
-impl<'t> ExecContext<'t> {
-    pub fn new(tx: &'t mut Transaction, params: &'t crate::bind::Params, width: usize) -> Self {
-        ExecContext {
-            tx,
-            params,
-            width,
-            arguments: Vec::new(),
+impl ExecState {
+    pub fn new() -> Self {
+        ExecState {
             subplans: HashMap::new(),
             regexes: HashMap::new(),
             stats: UpdateStats::default(),
             deleted_edge_types: HashMap::new(),
             profile: None,
             statement_time: std::time::SystemTime::now(),
+        }
+    }
+}
+
+impl Default for ExecState {
+    fn default() -> Self {
+        ExecState::new()
+    }
+}
+
+/// What operators share while a query runs.
+pub struct ExecContext<'t> {
+    pub tx: &'t mut Transaction,
+    pub params: &'t crate::bind::Params,
+    /// Width of every row.
+    pub width: usize,
+    /// Argument rows of the inner plans being run (see module docs); empty between pulls.
+    pub arguments: Vec<Arc<Vec<Value>>>,
+    pub state: ExecState,
+}
+
+impl<'t> ExecContext<'t> {
+    pub fn new(
+        tx: &'t mut Transaction,
+        params: &'t crate::bind::Params,
+        width: usize,
+        state: ExecState,
+    ) -> Self {
+        ExecContext {
+            tx,
+            params,
+            width,
+            arguments: Vec::new(),
+            state,
         }
     }
 
@@ -236,7 +275,7 @@ impl<'t> ExecContext<'t> {
 }
 
 /// A physical operator (see module docs).
-pub trait Operator {
+pub trait Operator: Send {
     fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>>;
     /// Rewinds this operator and its inputs to run again.
     fn reset(&mut self);
@@ -253,7 +292,7 @@ impl Operator for Profiled {
         let start = Instant::now();
         let result = self.inner.next(ctx);
         let elapsed = start.elapsed();
-        if let Some(profile) = ctx.profile.as_mut()
+        if let Some(profile) = ctx.state.profile.as_mut()
             && let Some(entry) = profile.get_mut(self.id)
         {
             entry.time += elapsed;

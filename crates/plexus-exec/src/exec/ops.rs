@@ -40,6 +40,7 @@ pub(super) fn build_operator(
                 label: label.clone(),
                 seek: seek.clone(),
                 cache: None,
+                rest: None,
             },
         ),
         LogicalPlan::Expand { input, spec } => {
@@ -110,6 +111,7 @@ pub(super) fn build_operator(
             Unwind {
                 expr: expr.clone(),
                 slot: *slot,
+                rest: None,
             },
         ),
         LogicalPlan::Optional {
@@ -253,7 +255,7 @@ impl Operator for Union {
 }
 
 /// Per-row logic of a [`FlatMap`] operator: append the output rows for input row `row`.
-pub(super) trait RowFn {
+pub(super) trait RowFn: Send {
     fn apply(
         &mut self,
         input: &Batch,
@@ -266,14 +268,22 @@ pub(super) trait RowFn {
     fn exhausted(&self) -> bool {
         false
     }
+    /// True if the last `apply` stopped at a full batch with output of its row still to come;
+    /// the driver then calls `apply` again with the same row.
+    fn pending(&self) -> bool {
+        false
+    }
 }
 
-/// Drives a [`RowFn`] over the input, cutting output into batches of about [`BATCH_ROWS`].
+/// Drives a [`RowFn`] over the input, cutting output into batches of at most [`BATCH_ROWS`]
+/// rows: a row function that can resume ([`RowFn::pending`]) stops at a full batch; the
+/// surplus of one that cannot waits in `overflow`.
 pub(super) struct FlatMap<R: RowFn> {
     input: Box<dyn Operator>,
     f: R,
     current: Option<Batch>,
     row: usize,
+    overflow: Option<Batch>,
 }
 
 impl<R: RowFn + 'static> FlatMap<R> {
@@ -283,12 +293,17 @@ impl<R: RowFn + 'static> FlatMap<R> {
             f,
             current: None,
             row: 0,
+            overflow: None,
         })
     }
 }
 
 impl<R: RowFn> Operator for FlatMap<R> {
     fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        if let Some(mut surplus) = self.overflow.take() {
+            self.overflow = surplus.split_off(BATCH_ROWS);
+            return Ok(Some(surplus));
+        }
         let mut out: Option<Batch> = None;
         loop {
             if self.f.exhausted() {
@@ -312,16 +327,21 @@ impl<R: RowFn> Operator for FlatMap<R> {
                 break;
             };
             let target = out.get_or_insert_with(|| Batch::new(batch.width()));
-            let row = self.row;
-            self.row += 1;
-            let result = self.f.apply(&batch, row, target, ctx);
+            let result = self.f.apply(&batch, self.row, target, ctx);
+            if !self.f.pending() {
+                self.row += 1;
+            }
             self.current = Some(batch);
             result?;
             if target.len() >= BATCH_ROWS {
                 break;
             }
         }
-        Ok(out.filter(|b| !b.is_empty()))
+        let mut out = out.filter(|b| !b.is_empty());
+        if let Some(batch) = out.as_mut() {
+            self.overflow = batch.split_off(BATCH_ROWS);
+        }
+        Ok(out)
     }
 
     fn reset(&mut self) {
@@ -329,6 +349,7 @@ impl<R: RowFn> Operator for FlatMap<R> {
         self.f.reset();
         self.current = None;
         self.row = 0;
+        self.overflow = None;
     }
 }
 
@@ -340,6 +361,8 @@ struct NodeScan {
     seek: Option<KeySeek>,
     /// The scanned ids, read once per run (the scan's input may have many rows).
     cache: Option<Arc<Vec<VertexId>>>,
+    /// The nodes of the current input row that did not fit in the last batch.
+    rest: Option<FanOut<VertexId>>,
 }
 
 impl NodeScan {
@@ -385,20 +408,57 @@ impl RowFn for NodeScan {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
-        let ids = match self.seek(input, row, ctx)? {
-            Some(found) => Arc::new(found),
-            None => self.scan(ctx)?,
+        let fan = match self.rest.take() {
+            Some(rest) => rest,
+            None => FanOut::new(match self.seek(input, row, ctx)? {
+                Some(found) => Arc::new(found),
+                None => self.scan(ctx)?,
+            }),
         };
-        check_materialized(out.len() + ids.len())?;
-        for &v in ids.iter() {
-            out.push_from(input, row);
-            out.set_last(self.slot, Value::Node(v));
-        }
+        self.rest = fan.emit(input, row, out, self.slot, |&v| Value::Node(v));
         Ok(())
     }
 
     fn reset(&mut self) {
         self.cache = None;
+        self.rest = None;
+    }
+
+    fn pending(&self) -> bool {
+        self.rest.is_some()
+    }
+}
+
+/// The output values of one input row (the nodes a scan finds, the items of an UNWIND
+/// list), written into a batch until it is full; what remains is returned for the next call.
+struct FanOut<T> {
+    items: Arc<Vec<T>>,
+    next: usize,
+}
+
+impl<T> FanOut<T> {
+    fn new(items: Arc<Vec<T>>) -> Self {
+        FanOut { items, next: 0 }
+    }
+
+    /// Appends rows (`input`'s row `row` with `slot` set) up to a full batch; `Some` with
+    /// the rest if the items did not all fit.
+    fn emit(
+        mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        slot: usize,
+        value: impl Fn(&T) -> Value,
+    ) -> Option<Self> {
+        let room = BATCH_ROWS.saturating_sub(out.len()).max(1);
+        let end = self.items.len().min(self.next + room);
+        for item in &self.items[self.next..end] {
+            out.push_from(input, row);
+            out.set_last(slot, value(item));
+        }
+        self.next = end;
+        (end < self.items.len()).then_some(self)
     }
 }
 
@@ -726,6 +786,8 @@ impl RowFn for Filter {
 struct Unwind {
     expr: BExpr,
     slot: usize,
+    /// The items of the current input row's list that did not fit in the last batch.
+    rest: Option<FanOut<Value>>,
 }
 
 impl RowFn for Unwind {
@@ -736,15 +798,15 @@ impl RowFn for Unwind {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
+        if let Some(rest) = self.rest.take() {
+            self.rest = rest.emit(input, row, out, self.slot, Value::clone);
+            return Ok(());
+        }
         let mut env = Env::new(input, row);
         match eval(&self.expr, &mut env, ctx)? {
             Value::Null => {}
             Value::List(items) => {
-                check_materialized(out.len() + items.len())?;
-                for item in items.iter() {
-                    out.push_from(input, row);
-                    out.set_last(self.slot, item.clone());
-                }
+                self.rest = FanOut::new(items).emit(input, row, out, self.slot, Value::clone);
             }
             other => {
                 out.push_from(input, row);
@@ -752,6 +814,14 @@ impl RowFn for Unwind {
             }
         }
         Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.rest = None;
+    }
+
+    fn pending(&self) -> bool {
+        self.rest.is_some()
     }
 }
 
@@ -1024,7 +1094,7 @@ impl Breaker for Sort {
 
 /// A pipeline breaker (Aggregate, Sort): the first `next` reads the whole input and computes
 /// every output batch; later calls hand them out.
-trait Breaker {
+trait Breaker: Send {
     fn compute(&mut self, ctx: &mut ExecContext) -> Result<Vec<Batch>>;
     /// The input and the computed output.
     fn parts(&mut self) -> (&mut dyn Operator, &mut Materialized);

@@ -295,9 +295,9 @@ fn create(pattern: &CreatePattern, row: &mut [Value], ctx: &mut ExecContext) -> 
         let props_ref: Vec<(&str, plexus_types::Value)> =
             props.iter().map(|(k, v)| (&**k, v.clone())).collect();
         let id = ctx.tx.create_vertex(&labels, &props_ref)?;
-        ctx.stats.nodes_created += 1;
-        ctx.stats.properties_set += props.len() as u64;
-        ctx.stats.labels_added += labels.len() as u64;
+        ctx.state.stats.nodes_created += 1;
+        ctx.state.stats.properties_set += props.len() as u64;
+        ctx.state.stats.labels_added += labels.len() as u64;
         row[node.slot] = Value::Node(id);
     }
     for rel in &pattern.rels {
@@ -320,8 +320,8 @@ fn create(pattern: &CreatePattern, row: &mut [Value], ctx: &mut ExecContext) -> 
         let props_ref: Vec<(&str, plexus_types::Value)> =
             props.iter().map(|(k, v)| (&**k, v.clone())).collect();
         let id = ctx.tx.create_edge(src, &rel.rel_type, dst, &props_ref)?;
-        ctx.stats.relationships_created += 1;
-        ctx.stats.properties_set += props.len() as u64;
+        ctx.state.stats.relationships_created += 1;
+        ctx.state.stats.properties_set += props.len() as u64;
         row[rel.slot] = Value::Rel(id);
     }
     for (slot, expr) in &pattern.paths {
@@ -352,7 +352,7 @@ fn set_property(entity: &Value, key: &str, value: &Value, ctx: &mut ExecContext)
             )));
         }
     }
-    ctx.stats.properties_set += 1;
+    ctx.state.stats.properties_set += 1;
     Ok(())
 }
 
@@ -428,7 +428,7 @@ fn apply_set_ops(ops: &[SetOp], batch: &Batch, row: usize, ctx: &mut ExecContext
                     let has = existing.iter().any(|l| **l == **label);
                     if *add && !has {
                         ctx.tx.add_label(v, label)?;
-                        ctx.stats.labels_added += 1;
+                        ctx.state.stats.labels_added += 1;
                     } else if !*add && has {
                         ctx.tx.remove_label(v, label).map_err(|e| {
                             QueryError::runtime(
@@ -437,7 +437,7 @@ fn apply_set_ops(ops: &[SetOp], batch: &Batch, row: usize, ctx: &mut ExecContext
                                 e.to_string(),
                             )
                         })?;
-                        ctx.stats.labels_removed += 1;
+                        ctx.state.stats.labels_removed += 1;
                     }
                 }
             }
@@ -484,9 +484,9 @@ fn delete(
     for e in rels {
         if done_rels.insert(e) && ctx.tx.edge_exists(e)? {
             let rel_type = ctx.tx.edge_type(e)?;
-            ctx.deleted_edge_types.insert(e, rel_type);
+            ctx.state.deleted_edge_types.insert(e, rel_type);
             ctx.tx.delete_edge(e)?;
-            ctx.stats.relationships_deleted += 1;
+            ctx.state.stats.relationships_deleted += 1;
         }
     }
     let mut done_nodes = HashSet::new();
@@ -511,9 +511,9 @@ fn delete(
         if ctx.tx.vertex_exists(v)? {
             let rels = ctx.tx.neighbors(v, None, Direction::Both)?;
             let distinct: HashSet<EdgeId> = rels.iter().map(|(e, _)| *e).collect();
-            ctx.stats.relationships_deleted += distinct.len() as u64;
+            ctx.state.stats.relationships_deleted += distinct.len() as u64;
             ctx.tx.delete_vertex(v, true)?;
-            ctx.stats.nodes_deleted += 1;
+            ctx.state.stats.nodes_deleted += 1;
         }
     }
     Ok(())

@@ -329,6 +329,20 @@ pub struct QueryPlan {
     pub columns: Vec<String>,
     /// The slot of each column.
     pub column_slots: Vec<usize>,
-    /// Whether the plan writes (decides read-only shortcuts, nothing else).
+    /// Whether the statement has an updating clause (CREATE, MERGE, SET, ...).
     pub updating: bool,
+}
+
+impl QueryPlan {
+    /// Whether running the plan may write: it has an updating clause or calls a computed
+    /// procedure (whose body gets the transaction, e.g. `algo.*` with `writeProperty`).
+    pub fn may_write(&self) -> bool {
+        self.updating || calls_computed_procedure(&self.root)
+    }
+}
+
+fn calls_computed_procedure(plan: &LogicalPlan) -> bool {
+    let here =
+        matches!(plan, LogicalPlan::ProcedureCall { procedure, .. } if procedure.compute.is_some());
+    here || plan.children().into_iter().any(calls_computed_procedure)
 }
