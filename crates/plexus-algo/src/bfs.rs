@@ -34,13 +34,13 @@ use crate::{AlgoError, check_source};
 pub const BFS_UNREACHABLE: i64 = i64::MAX;
 
 /// Top-down → bottom-up when frontier out-edges exceed unexplored in-edges / ALPHA.
-const ALPHA: u64 = 14;
+pub(crate) const ALPHA: u64 = 14;
 /// Bottom-up → top-down when the frontier has fewer than n / BETA vertices.
-const BETA: u64 = 24;
+pub(crate) const BETA: u64 = 24;
 /// Bitmap words (64 vertices each) per bottom-up task.
 const BOTTOM_UP_WORDS_PER_TASK: usize = 64;
 /// `depth` value of a vertex not yet reached. Depths are < n ≤ MAX_VERTICES < u32::MAX.
-const UNVISITED: u32 = u32::MAX;
+pub(crate) const UNVISITED: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BfsParams {
@@ -85,13 +85,18 @@ pub fn bfs(g: &Graph, params: &BfsParams) -> Result<Vec<i64>, AlgoError> {
         unexplored_in_edges -= step.in_edges;
     }
 
-    Ok(depth
+    Ok(into_depths(depth))
+}
+
+/// Final depths: UNVISITED becomes [`BFS_UNREACHABLE`].
+pub(crate) fn into_depths(depth: Vec<AtomicU32>) -> Vec<i64> {
+    depth
         .into_par_iter()
         .map(|d| match d.into_inner() {
             UNVISITED => BFS_UNREACHABLE,
             d => i64::from(d),
         })
-        .collect())
+        .collect()
 }
 
 enum Frontier {

@@ -63,6 +63,7 @@ pub mod graphalytics;
 pub mod khop;
 pub mod lcc;
 pub mod live;
+mod live_bfs;
 pub mod pagerank;
 mod par;
 pub mod projection;
@@ -77,7 +78,8 @@ pub use degree::DegreeParams;
 pub use khop::KHopParams;
 pub use lcc::LccParams;
 pub use live::{
-    bfs, cdlp, degree, khop_count, lcc, pagerank, pagerank_from_slices, sssp, triangle_count, wcc,
+    bfs, bfs_via_csr, cdlp, degree, khop_count, lcc, pagerank, pagerank_from_slices, sssp,
+    triangle_count, wcc,
 };
 pub use pagerank::PageRankParams;
 pub use projection::{AnalyticsError, ProjectedGraph, Projection};
@@ -109,6 +111,17 @@ pub enum Direction {
     In,
     /// Follow both, ignoring direction.
     Both,
+}
+
+impl Direction {
+    /// The direction whose out-lists are the in-lists of `self`.
+    pub(crate) fn reversed(self) -> Direction {
+        match self {
+            Direction::Out => Direction::In,
+            Direction::In => Direction::Out,
+            Direction::Both => Direction::Both,
+        }
+    }
 }
 
 /// Invalid kernel parameters or a graph a kernel cannot run on.

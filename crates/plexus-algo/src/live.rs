@@ -22,25 +22,33 @@
 //!   ([`GraphSnapshot::scan_segment`], rayon over segments), translating offsets to dense ids
 //!   on the fly and unioning along the stored out-adjacency (every edge once, direction
 //!   ignored); nothing is built but O(n) arrays.
+//! - BFS reads them directly too, level by level ([`crate::live_bfs`]): top-down levels scan
+//!   only the out-segments holding frontier vertices, bottom-up levels scan the in-segments and
+//!   stop each unvisited vertex at its first parent; one pass of slice lengths up front stands
+//!   in for the CSR's O(1) degrees in the direction switch. O(n) arrays, no edge copy.
 //! - The other kernels, PageRank included, build a transient compact CSR
 //!   ([`Projection::build`]) and run the [`crate::kernels`] on it: PageRank's 20 passes run
-//!   faster over dense arrays than over storage slices, BFS switches direction per level and
-//!   needs degrees of both sides in O(1), CDLP and LCC want sorted, merged neighbour lists,
-//!   SSSP wants weights beside the targets — layouts the storage does not keep.
+//!   faster over dense arrays than over storage slices, CDLP and LCC want sorted, merged
+//!   neighbour lists, SSSP wants weights beside the targets — layouts the storage does not
+//!   keep.
 //!
-//! The split is measured, not assumed (`plexus-bench algo` times both designs for PageRank and
-//! WCC in every run; `docs/design/analytics.md`): at scale 20 on a quiet machine PageRank took
-//! 1.04 s through a CSR and 1.39 s from the slices, and left the concurrent writer 0.68 of its
-//! rate instead of 0.48; WCC took 0.12 s from the slices and 0.42 s through a CSR.
-//! [`pagerank_from_slices`] (pulling along the reverse sides, out-degrees counted once) stays
-//! for that comparison.
+//! The split is measured, not assumed (`plexus-bench algo` times both designs for PageRank,
+//! WCC and BFS in every run; `docs/design/analytics.md`): at scale 20 on a quiet machine
+//! PageRank took 1.04 s through a CSR and 1.39 s from the slices, and left the concurrent
+//! writer 0.68 of its rate instead of 0.48; WCC took 0.12 s from the slices and 0.42 s through
+//! a CSR. BFS from the slices costs a few segment sweeps (one per large level, plus the
+//! lengths) where the CSR costs a full build (two sweeps reading every edge, a sort and a
+//! transposition) for a kernel that then touches a fraction of the edges: 0.16–0.20 s against
+//! 0.65–1.1 s via the CSR at scale 20 on a loaded machine (see `docs/benchmarks.md` for the
+//! recorded run). [`pagerank_from_slices`] (pulling along the reverse sides, out-degrees
+//! counted once) and [`bfs_via_csr`] stay for those comparisons.
 //!
 //! Reading the slices means that, under concurrent writes, a pass meets the segments writers
 //! have touched since the last compaction (the slower per-vertex path of the topology); the
 //! `algo_under_writes` figures measure it. The results are still those of the pinned
 //! timestamp. From the slices, PageRank's per-vertex sums run in storage order rather than
-//! sorted order, so they can differ from the CSR kernel's in the last bits; WCC labels are
-//! identical.
+//! sorted order, so they can differ from the CSR kernel's in the last bits; WCC labels and BFS
+//! depths are identical.
 //!
 //! To run several kernels on one snapshot, build a [`ProjectedGraph`] once and call the
 //! [`crate::kernels`] on [`ProjectedGraph::graph`].
@@ -64,8 +72,19 @@ use crate::{
 };
 
 /// Hop depth from `source` along the projection's edges; unreachable vertices get
-/// [`crate::BFS_UNREACHABLE`].
+/// [`crate::BFS_UNREACHABLE`]. Reads the snapshot's slices level by level, top-down or
+/// bottom-up ([`crate::live_bfs`]).
 pub fn bfs(
+    snapshot: &GraphSnapshot,
+    projection: &Projection,
+    source: VertexId,
+) -> Result<Vec<(VertexId, i64)>, AnalyticsError> {
+    crate::live_bfs::bfs(snapshot, projection, source)
+}
+
+/// BFS on a transient CSR of the projection: the design not taken for the API, kept because
+/// `plexus-bench algo` measures it beside [`bfs`] (`bfs_via_csr`).
+pub fn bfs_via_csr(
     snapshot: &GraphSnapshot,
     projection: &Projection,
     source: VertexId,
@@ -99,7 +118,7 @@ pub fn pagerank_from_slices(
 ) -> Result<Vec<(VertexId, f64)>, AnalyticsError> {
     let vertices = VertexMap::select(snapshot, &projection.vertex_labels)?;
     let out_sides = projection.sides(snapshot, &vertices, projection.direction)?;
-    let in_sides = projection.sides(snapshot, &vertices, reversed(projection.direction))?;
+    let in_sides = projection.sides(snapshot, &vertices, projection.direction.reversed())?;
     let n = vertices.vertex_count();
     let out_degrees = count_degrees(snapshot, &vertices, &out_sides, n)?;
     // Σ contrib over in-neighbours, accumulated side after side (f64 bits).
@@ -262,13 +281,4 @@ fn vertex_labels(g: &ProjectedGraph, labels: Vec<u32>) -> Result<Vec<VertexId>, 
         .into_iter()
         .map(|label| ids[label as usize])
         .collect())
-}
-
-/// The direction whose out-lists are the in-lists of `direction`.
-fn reversed(direction: Direction) -> Direction {
-    match direction {
-        Direction::Out => Direction::In,
-        Direction::In => Direction::Out,
-        Direction::Both => Direction::Both,
-    }
 }

@@ -63,6 +63,7 @@
 //! reads of the selected adjacency, one parallel sort of short lists and one transposition;
 //! the `algo` benchmark prints it as `projection_build` (see `docs/benchmarks.md`).
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use plexus_txn::GraphSnapshot;
@@ -248,7 +249,7 @@ impl ProjectedGraph {
 
     /// Dense id of a vertex, or [`AnalyticsError::NotInProjection`].
     pub fn require(&self, v: VertexId) -> Result<u32, AnalyticsError> {
-        self.dense_id(v).ok_or(AnalyticsError::NotInProjection(v))
+        self.vertices.require(v)
     }
 
     /// The vertex with dense id `dense`, if `dense < vertex_count()`.
@@ -328,6 +329,16 @@ impl TableMap {
                 .copied()
                 .filter(|&d| d != NOT_SELECTED),
         }
+    }
+
+    /// Dense ids of the selected offsets in `offsets`: a range, since dense order is offset
+    /// order within a table.
+    pub(crate) fn dense_range(&self, offsets: Range<u32>) -> Range<u32> {
+        let rank = |offset: u32| match &self.members {
+            Members::Prefix { count } => offset.min(*count),
+            Members::Sparse { offsets, .. } => offsets.partition_point(|&o| o < offset) as u32,
+        };
+        self.base + rank(offsets.start)..self.base + rank(offsets.end)
     }
 
     /// Offset of the `i`-th selected vertex, `i < len()`.
@@ -432,6 +443,11 @@ impl VertexMap {
         self.tables[self.slot(v.table)?].dense(v.offset)
     }
 
+    /// Dense id of a vertex, or [`AnalyticsError::NotInProjection`].
+    pub(crate) fn require(&self, v: VertexId) -> Result<u32, AnalyticsError> {
+        self.dense_id(v).ok_or(AnalyticsError::NotInProjection(v))
+    }
+
     fn vertex_id(&self, dense: u32) -> Option<VertexId> {
         let slot = self
             .tables
@@ -486,23 +502,46 @@ pub(crate) fn count_degrees(
     sides: &[Side],
     n: usize,
 ) -> Result<Vec<u64>, AnalyticsError> {
-    let degrees: Vec<AtomicU64> = (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+    sum_per_vertex(snapshot, vertices, sides, n, |side, to, v, nbrs| {
+        nbrs.iter()
+            .filter(|&&u| side.keep(to, v, u).is_some())
+            .count()
+    })
+}
+
+/// Stored neighbours per dense vertex, filters not applied: an upper bound of its degree read
+/// from slice lengths alone, without touching the neighbours (the snapshot BFS's cost model).
+pub(crate) fn count_slice_lengths(
+    snapshot: &GraphSnapshot,
+    vertices: &VertexMap,
+    sides: &[Side],
+    n: usize,
+) -> Result<Vec<u64>, AnalyticsError> {
+    sum_per_vertex(snapshot, vertices, sides, n, |_, _, _, nbrs| nbrs.len())
+}
+
+/// `Σ count(side, neighbour map, vertex offset, slice)` over every slice of every side, per
+/// dense vertex.
+fn sum_per_vertex(
+    snapshot: &GraphSnapshot,
+    vertices: &VertexMap,
+    sides: &[Side],
+    n: usize,
+    count: impl Fn(&Side, &TableMap, u32, &[u32]) -> usize + Sync,
+) -> Result<Vec<u64>, AnalyticsError> {
+    let sums: Vec<AtomicU64> = (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
     for side in sides {
         let (from, to) = side.maps(vertices);
         side.par_scan(snapshot, |segment| {
             snapshot.scan_segment(side.table, side.outgoing, segment, |v, nbrs| {
                 let Some(dv) = from.dense(v) else { return };
-                let kept = nbrs
-                    .iter()
-                    .filter(|&&u| side.keep(to, v, u).is_some())
-                    .count();
                 // Segments cover disjoint vertices: no other task adds to `dv` in this side.
-                degrees[dv as usize].fetch_add(kept as u64, Ordering::Relaxed);
+                sums[dv as usize].fetch_add(count(side, to, v, nbrs) as u64, Ordering::Relaxed);
             })?;
             Ok(())
         })?;
     }
-    Ok(degrees.into_par_iter().map(AtomicU64::into_inner).collect())
+    Ok(sums.into_par_iter().map(AtomicU64::into_inner).collect())
 }
 
 /// Pass 2: neighbours (and weights) in CSR layout for `offsets`.

@@ -15,9 +15,9 @@
 //!    &snapshot, &projection, &params)` and so on, as a user runs it, projection included —
 //!    and `baseline` the kernel alone on the static graph; `kernel_s` is the kernel alone on
 //!    a prebuilt projection. Every result is checked against the static one.
-//! 6. The API's PageRank builds the projection's CSR and WCC reads the snapshot directly;
-//!    `pagerank_from_slices` and `wcc_via_csr` measure the other design of each in the same
-//!    run. `docs/design/analytics.md` explains the choice.
+//! 6. The API's PageRank builds the projection's CSR; WCC and BFS read the snapshot directly;
+//!    `pagerank_from_slices`, `wcc_via_csr` and `bfs_via_csr` measure the other design of each
+//!    in the same run. `docs/design/analytics.md` explains the choices.
 //! 7. `algo_under_writes[_from_slices|_reserved_core]`: PageRank (fresh snapshot per run) while one
 //!    writer thread commits single-edge transactions, against the idle time right before;
 //!    and `writer_commit_rate_under_algo[...]`, the writer's rate meanwhile against its rate
@@ -190,7 +190,8 @@ impl Bench<'_> {
             .print();
         if let Some(alternative) = kernel.alternative_name() {
             // Measure the design the API did not take for this kernel beside it.
-            let (other_s, actual) = median(self.repeats, || kernel.alternative(&self.snapshot))?;
+            let (other_s, actual) =
+                median(self.repeats, || kernel.alternative(&self.snapshot, source))?;
             expected.check(&actual, alternative)?;
             Figure::new(alternative, other_s, "s")
                 .baseline(static_s)
@@ -245,21 +246,30 @@ impl Kernel {
         match self {
             Kernel::PageRank => Some("pagerank_from_slices"),
             Kernel::Wcc => Some("wcc_via_csr"),
+            Kernel::Bfs => Some("bfs_via_csr"),
             _ => None,
         }
     }
 
     /// The design not taken: PageRank pulling from the snapshot's slices in every pass; WCC
-    /// building the projection's CSR first.
-    fn alternative(self, snap: &GraphSnapshot) -> Result<Output, Error> {
-        if let Kernel::PageRank = self {
-            let p = self.projection();
-            let ranks = plexus::algo::pagerank_from_slices(snap, &p, &Self::pagerank_params())
-                .map_err(failure)?;
-            return Ok(Output::Floats(ranks.into_iter().map(|(_, x)| x).collect()));
+    /// and BFS building the projection's CSR first (BFS from `source`, as the API's).
+    fn alternative(self, snap: &GraphSnapshot, source: VertexId) -> Result<Output, Error> {
+        let p = self.projection();
+        match self {
+            Kernel::PageRank => {
+                let ranks = plexus::algo::pagerank_from_slices(snap, &p, &Self::pagerank_params())
+                    .map_err(failure)?;
+                Ok(Output::Floats(ranks.into_iter().map(|(_, x)| x).collect()))
+            }
+            Kernel::Bfs => {
+                let depths = plexus::algo::bfs_via_csr(snap, &p, source).map_err(failure)?;
+                Ok(Output::Ints(depths.into_iter().map(|(_, d)| d).collect()))
+            }
+            _ => {
+                let built = p.build(snap).map_err(failure)?;
+                self.on_graph(built.graph(), 0)
+            }
         }
-        let built = self.projection().build(snap).map_err(failure)?;
-        self.on_graph(built.graph(), 0)
     }
 
     fn pagerank_params() -> PageRankParams {
@@ -403,7 +413,7 @@ fn under_writes(
             .map_err(failure)?;
         let pagerank = || {
             pool.install(|| match variant {
-                Variant::FromSlices => Kernel::PageRank.alternative(&db.snapshot()),
+                Variant::FromSlices => Kernel::PageRank.alternative(&db.snapshot(), ids[0]),
                 _ => Kernel::PageRank.on_snapshot(&db.snapshot(), ids[0]),
             })
         };

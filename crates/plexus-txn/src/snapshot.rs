@@ -129,6 +129,13 @@ impl GraphSnapshot {
             .segment_count())
     }
 
+    /// The vertex offsets segment `index` covers (the same for every table and direction).
+    pub fn segment_offsets(index: usize) -> std::ops::Range<u32> {
+        let first = index.saturating_mul(SEGMENT_VERTICES);
+        let end = first.saturating_add(SEGMENT_VERTICES);
+        first.min(u32::MAX as usize) as u32..end.min(u32::MAX as usize) as u32
+    }
+
     /// Calls `f(vertex offset, neighbour offsets)` for every vertex of segment `index`.
     pub fn scan_segment(
         &self,
@@ -161,12 +168,7 @@ impl GraphSnapshot {
     ) -> Result<()> {
         let et = self.manager.storage().edge_table(table)?;
         let adjacency = et.adjacency(outgoing);
-        let first = index.saturating_mul(SEGMENT_VERTICES);
-        let end = first
-            .saturating_add(SEGMENT_VERTICES)
-            .min(u32::MAX as usize);
-        for v in first.min(end)..end {
-            let v = v as u32;
+        for v in Self::segment_offsets(index) {
             adjacency.visit(v, self.ts, &mut |nbrs, eids| {
                 if !nbrs.is_empty() {
                     f(v, nbrs, eids)

@@ -1,7 +1,8 @@
 //! Analytics through `plexus::algo` on real snapshots: what a projection selects (labels,
 //! extra labels, edge types, deleted vertices and edges, directions, self-loops, weights), its
 //! errors, and every kernel against the same kernel on a static graph read independently from
-//! the same snapshot (per-vertex `neighbors`, not segment scans).
+//! the same snapshot (per-vertex `neighbors`, not segment scans); the snapshot BFS against the
+//! CSR BFS on random graphs with filters, every direction and commits after the pin.
 
 mod common;
 
@@ -13,6 +14,7 @@ use plexus::algo::{
     PageRankParams, Projection, SsspParams, TriangleParams, WccParams, kernels,
 };
 use plexus::{Database, Direction, GraphSnapshot, Value, VertexId};
+use proptest::prelude::*;
 
 /// The projection's graph as an edge list read with `GraphSnapshot::neighbors`, over the
 /// selected vertices in `VertexId` order (the projection's dense order).
@@ -365,4 +367,148 @@ fn errors_name_what_is_wrong() {
         algo::pagerank(&snap, &Projection::new(), &damping),
         Err(AnalyticsError::Algo(_))
     ));
+}
+
+/// Persons (every third also VIP) with KNOWS and LIKES among them, one hub KNOWS-linked to
+/// `hub_fanout` persons, LIVES_IN to cities; then deletions (left uncompacted).
+fn bfs_world(db: &Database, rng: &mut Rng, persons: usize, edges: usize, hub_fanout: usize) {
+    let mut tx = db.begin();
+    let people: Vec<VertexId> = (0..persons)
+        .map(|i| {
+            let labels: &[&str] = if i % 3 == 0 {
+                &["Person", "VIP"]
+            } else {
+                &["Person"]
+            };
+            tx.create_vertex(labels, &[]).unwrap()
+        })
+        .collect();
+    let cities: Vec<VertexId> = (0..8)
+        .map(|_| tx.create_vertex(&["City"], &[]).unwrap())
+        .collect();
+    let mut person = || people[rng.below(persons as u64) as usize];
+    for i in 0..edges {
+        let ty = if i % 4 == 0 { "LIKES" } else { "KNOWS" };
+        let (a, b) = (person(), person());
+        tx.create_edge(a, ty, b, &[]).unwrap();
+    }
+    let hub = person();
+    for _ in 0..hub_fanout {
+        let b = person();
+        tx.create_edge(hub, "KNOWS", b, &[]).unwrap();
+    }
+    for (i, &p) in people.iter().enumerate().step_by(5) {
+        tx.create_edge(p, "LIVES_IN", cities[i % cities.len()], &[])
+            .unwrap();
+    }
+    tx.commit().unwrap();
+    let mut tx = db.begin();
+    for &v in people.iter().step_by(41) {
+        tx.delete_vertex(v, true).unwrap();
+    }
+    for &v in people.iter().skip(2).step_by(7) {
+        if tx.vertex_exists(v).unwrap()
+            && let Some(&(e, _)) = tx.neighbors(v, None, Direction::Out).unwrap().first()
+        {
+            tx.delete_edge(e).unwrap();
+        }
+    }
+    tx.commit().unwrap();
+}
+
+/// Inserts and deletes after the pin, and a compaction, that the pinned snapshot must ignore.
+fn writes_after_pin(db: &Database, rng: &mut Rng) {
+    let persons = db.snapshot().scan_label("Person");
+    let mut tx = db.begin();
+    let newcomer = tx.create_vertex(&["Person", "VIP"], &[]).unwrap();
+    for _ in 0..persons.len() {
+        let a = persons[rng.below(persons.len() as u64) as usize];
+        let b = persons[rng.below(persons.len() as u64) as usize];
+        tx.create_edge(a, "KNOWS", b, &[]).unwrap();
+        tx.create_edge(newcomer, "LIKES", a, &[]).unwrap();
+    }
+    for &v in persons.iter().step_by(3) {
+        if let Some(&(e, _)) = tx.neighbors(v, None, Direction::Both).unwrap().first() {
+            tx.delete_edge(e).unwrap();
+        }
+    }
+    tx.delete_vertex(persons[persons.len() / 2], true).unwrap();
+    tx.commit().unwrap();
+    db.compact();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// The snapshot BFS (segment scans, top-down and bottom-up levels) gives the depths of the
+    /// CSR kernel on the projection's CSR, for label and type filters, every direction, and
+    /// commits after the pin; graphs span one to three 1,024-vertex segments.
+    #[test]
+    fn snapshot_bfs_equals_csr_bfs(
+        seed in any::<u64>(),
+        persons in 1..2_500usize,
+        edges_per_person in 0..6usize,
+        hub_fanout in 0..800usize,
+        pick in any::<usize>(),
+    ) {
+        let (db, _vfs) = memory_db();
+        let mut rng = Rng(seed);
+        bfs_world(&db, &mut rng, persons, persons * edges_per_person, hub_fanout);
+        let snap = db.snapshot();
+        writes_after_pin(&db, &mut rng);
+        let filters: [(&[&str], &[&str]); 5] = [
+            (&[], &[]),
+            (&["Person"], &["KNOWS"]),
+            (&["VIP"], &["KNOWS", "LIKES"]),
+            (&["Person", "City"], &["KNOWS", "LIVES_IN"]),
+            (&["City", "VIP"], &[]),
+        ];
+        for (labels, types) in filters {
+            for direction in [algo::Direction::Out, algo::Direction::In, algo::Direction::Both] {
+                let p = Projection::new()
+                    .vertex_labels(labels)
+                    .edge_types(types)
+                    .direction(direction);
+                let expected = algo::bfs_via_csr(&snap, &p, VertexId::new(0, 0));
+                let vertices = match expected {
+                    Ok(depths) => ids(&depths),
+                    Err(AnalyticsError::NotInProjection(_)) => p.build(&snap).unwrap().vertex_ids(),
+                    Err(e) => panic!("{e}"),
+                };
+                if vertices.is_empty() {
+                    continue;
+                }
+                let source = vertices[pick % vertices.len()];
+                let want = algo::bfs_via_csr(&snap, &p, source).unwrap();
+                let got = algo::bfs(&snap, &p, source).unwrap();
+                prop_assert_eq!(got, want, "{:?} {:?} {:?}", labels, types, direction);
+            }
+        }
+    }
+}
+
+/// A hub whose level is heavy (bottom-up levels) followed by a long chain (back to top-down),
+/// so both kinds of level and both switches run; the depths are the CSR kernel's.
+#[test]
+fn snapshot_bfs_switches_direction_both_ways() {
+    let (db, _vfs) = memory_db();
+    let mut tx = db.begin();
+    let v: Vec<VertexId> = (0..3_000)
+        .map(|_| tx.create_vertex(&["N"], &[]).unwrap())
+        .collect();
+    for i in 1..2_000 {
+        tx.create_edge(v[0], "E", v[i], &[]).unwrap();
+        tx.create_edge(v[i], "E", v[(i * 7) % 2_000], &[]).unwrap();
+    }
+    for i in 1_999..2_999 {
+        tx.create_edge(v[i], "E", v[i + 1], &[]).unwrap();
+    }
+    tx.commit().unwrap();
+    let snap = db.snapshot();
+    for direction in [algo::Direction::Out, algo::Direction::Both] {
+        let p = Projection::new().direction(direction);
+        let got = algo::bfs(&snap, &p, v[0]).unwrap();
+        assert_eq!(got, algo::bfs_via_csr(&snap, &p, v[0]).unwrap());
+        assert_eq!(got[2_999].1, 1_001, "{direction:?}: the chain's end");
+    }
 }

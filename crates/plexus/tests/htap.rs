@@ -1,16 +1,17 @@
-//! HTAP isolation: writer threads commit edge inserts and deletes while PageRank and WCC run on
+//! HTAP isolation: writer threads commit edge inserts and deletes while PageRank, WCC and BFS run on
 //! a snapshot pinned at time t; every result must equal the result on a static copy of the
 //! graph as of t (an edge list read in that same snapshot with `GraphSnapshot::neighbors`,
 //! built with `Graph::from_edges`). Both designs are checked: reading the snapshot's slices in
-//! every pass (the API's WCC, `pagerank_from_slices`) and a CSR built at t (the API's PageRank,
-//! a `ProjectedGraph`).
+//! every pass or level (the API's WCC and BFS, `pagerank_from_slices`) and a CSR built at t (the
+//! API's PageRank, `bfs_via_csr`, a `ProjectedGraph`).
 //!
 //! Each analytics round starts only once more commits have landed since the previous one, so
 //! every round reads storage that holds commits newer than t. Bounded: `ROUNDS` rounds, at most
 //! `MAX_TXNS_PER_WRITER` transactions per writer, a bounded wait per round; no timing
 //! assertions.
 //! PageRank from the slices sums in storage order, the static copy in sorted order, so floats
-//! are compared within 1e-12 relative; the CSR paths and all WCC labels must match exactly.
+//! are compared within 1e-12 relative; the CSR paths, all WCC labels and BFS depths must match
+//! exactly.
 
 mod common;
 
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use common::memory_db;
-use plexus::algo::{self, Graph, PageRankParams, Projection, WccParams, kernels};
+use plexus::algo::{self, BfsParams, Graph, PageRankParams, Projection, WccParams, kernels};
 use plexus::{Database, Direction, Error, GraphSnapshot, VertexId};
 
 const VERTICES: usize = 600;
@@ -122,6 +123,7 @@ fn analytics_on_a_pinned_snapshot_ignore_concurrent_commits() {
     let params = PageRankParams::default();
     let expected_pr = kernels::pagerank(&fixed, &params).unwrap();
     let expected_wcc = kernels::wcc(&fixed, &WccParams::default());
+    let expected_bfs = kernels::bfs(&fixed, &BfsParams { source: 0 }).unwrap();
     let projection = Projection::new().vertex_labels(&["V"]).edge_types(&["E"]);
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -160,6 +162,11 @@ fn analytics_on_a_pinned_snapshot_ignore_concurrent_commits() {
         let wcc = algo::wcc(&pinned, &projection, &WccParams::default()).unwrap();
         let labels: Vec<u32> = wcc.iter().map(|(_, l)| l.offset).collect();
         assert_eq!(labels, expected_wcc, "round {round}");
+        for bfs in [algo::bfs, algo::bfs_via_csr] {
+            let depths = bfs(&pinned, &projection, vertices[0]).unwrap();
+            let depths: Vec<i64> = depths.into_iter().map(|(_, d)| d).collect();
+            assert_eq!(depths, expected_bfs, "round {round}");
+        }
         let built = projection.build(&pinned).unwrap();
         assert_eq!(
             kernels::pagerank(built.graph(), &params).unwrap(),
