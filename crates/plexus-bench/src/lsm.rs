@@ -8,7 +8,9 @@
 //! - `lsm_edge_scan`: after a final flush, edges/s scanning every out-adjacency, against the
 //!   static CSR of the same edges (baseline measured in this run);
 //! - `lsm_write_amplification`: bytes written to runs (flushes + merges) over the bytes of the
-//!   entries inserted (8 bytes per entry, one entry per edge and direction).
+//!   entries inserted (8 bytes per entry, one entry per edge and direction);
+//! - `lsm_flush_run_bytes`: average size of the level-1 runs flushes wrote (one per frozen
+//!   memtable, direction and vertex range) — small flushes multiply merges.
 //!
 //! `lsm_peak_rss_bytes`: peak resident memory (VmHWM) of a child process that loads the graph
 //! with the budget, against a child that loads it with no effective budget (all memtables).
@@ -99,6 +101,15 @@ pub fn run(
             written / inserted,
             "bytes written/bytes inserted",
         )
+        .with("scale", s)
+        .with_label("policy", name)
+        .print();
+        Figure::new(
+            "lsm_flush_run_bytes",
+            stats.flushed_bytes as f64 / stats.flushed_runs.max(1) as f64,
+            "bytes/run",
+        )
+        .with("flushed_runs", stats.flushed_runs as f64)
         .with("scale", s)
         .with_label("policy", name)
         .print();

@@ -167,6 +167,8 @@ impl RangeCounters {
 #[derive(Default)]
 pub struct LsmStats {
     pub flushed_bytes: AtomicU64,
+    /// Level-1 runs written by flushes (one per frozen memtable and range with entries).
+    pub flushed_runs: AtomicU64,
     pub merged_bytes: AtomicU64,
 }
 
@@ -553,6 +555,7 @@ impl Topology {
             let mut meta = self.meta(TIER_LEVEL, r * range, (r + 1) * range, 0, max_ts);
             let written = run::write_run(vfs, &name, &mut meta, &vertices)?;
             stats.flushed_bytes.fetch_add(written, Ordering::Relaxed);
+            stats.flushed_runs.fetch_add(1, Ordering::Relaxed);
             self.flush_bytes.set(r as usize, written);
             new_runs.push(RunEntry {
                 run: Arc::new(Run::open(vfs, &name)?),

@@ -17,6 +17,24 @@
 //!   vertex 1: block [4..8),  len 1  →  log 3
 //! ```
 //!
+//! SPARSE HEADERS
+//! ==============
+//! A vertex with entries has a 40-byte header (its block, its newest two versions); a vertex
+//! without entries has none. Headers live in `GROUPS` groups of 64 consecutive vertices, each a
+//! `u64` occupancy bitmap and a vector of the headers of the set bits, in vertex order:
+//!
+//! ```text
+//!   group 3 (vertices 192..256)   occupied: bits 1, 5, 6    headers: [h193, h197, h198]
+//!   header of vertex 197  =  headers[popcount(occupied & bits below 5)]  =  headers[1]
+//! ```
+//!
+//! A memtable that receives random edges touches a few vertices of every segment: with one
+//! header per vertex of a touched segment, headers alone (10 MiB per direction at 262,144
+//! vertices) outgrew a 16 MiB memtable budget and every commit froze a nearly empty memtable.
+//! Now memory follows the vertices with entries. Lookups stay one bitmap test and one popcount
+//! away from the header; a segment scan walks each group's headers sequentially, deriving the
+//! vertex from the bitmap; a vertex's first entry shifts at most 63 headers of its group.
+//!
 //! VISIBILITY (version tables)
 //! ===========================
 //! Each vertex keeps a version table of (commit ts, log length, tombstones in that prefix):
@@ -47,6 +65,11 @@
 //! - Version timestamps of a vertex strictly increase; lengths and tombstone counts never
 //!   decrease except when compaction drops dead entries, which happens only below the horizon.
 //! - `len <= cap`, and a vertex's block never overlaps another's.
+//! - A group holds one header per set bit of `occupied`, in vertex order; a vertex has a
+//!   header exactly when its log is not empty (compaction drops the header of a vertex whose
+//!   entries all cancelled out below the horizon).
+//! - A segment's accounted bytes are its allocations: arena and header capacities, the version
+//!   side table, CSR offsets and the segment itself.
 //! - Writers (the commit pipeline) hold the segment's write latch; readers hold its read latch
 //!   for one vertex or one segment scan, never across calls.
 
@@ -69,6 +92,7 @@ struct Version {
     tombs: u32,
 }
 
+/// A vertex's header: its block and its newest two versions.
 #[derive(Clone, Copy, Default)]
 struct VertexAdj {
     start: u32,
@@ -79,10 +103,71 @@ struct VertexAdj {
     older: Version,
 }
 
+/// Vertices per header group: one bit each in the group's `u64` occupancy bitmap.
+const GROUP_VERTICES: usize = u64::BITS as usize;
+const GROUPS: usize = SEGMENT_VERTICES / GROUP_VERTICES;
+const _: () = assert!(SEGMENT_VERTICES.is_multiple_of(GROUP_VERTICES));
+
+/// Where a vertex's header is: (group, index in the group's `headers`).
+type HeaderAt = (usize, usize);
+
+/// The headers of the vertices with entries among `GROUP_VERTICES` consecutive vertices, in
+/// vertex order: bit `i` of `occupied` is set when vertex `i` of the group has a header, and
+/// its header is `headers[number of set bits below i]`.
+#[derive(Default)]
+struct HeaderGroup {
+    occupied: u64,
+    headers: Vec<VertexAdj>,
+}
+
+impl HeaderGroup {
+    /// Index in `headers` of vertex `bit` of the group, if it has a header.
+    fn index(&self, bit: usize) -> Option<usize> {
+        let mask = 1u64 << bit;
+        (self.occupied & mask != 0).then(|| (self.occupied & (mask - 1)).count_ones() as usize)
+    }
+
+    /// Index in `headers` of vertex `bit` of the group, inserting an empty header first if it
+    /// has none (shifting at most `GROUP_VERTICES - 1` headers).
+    fn index_or_insert(&mut self, bit: usize) -> usize {
+        let mask = 1u64 << bit;
+        let index = (self.occupied & (mask - 1)).count_ones() as usize;
+        if self.occupied & mask == 0 {
+            self.headers.insert(index, VertexAdj::default());
+            self.occupied |= mask;
+        }
+        debug_assert_eq!(self.headers.len(), self.occupied.count_ones() as usize);
+        index
+    }
+
+    /// (vertex of the group, header) in vertex order.
+    fn iter(&self) -> impl Iterator<Item = (usize, &VertexAdj)> {
+        let mut bits = self.occupied;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let bit = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                bit
+            })
+        })
+        .zip(&self.headers)
+    }
+}
+
+/// Bytes a segment costs besides its vectors: the `Arc<RwLock<Segment>>` allocation (two
+/// reference counts, the lock, the struct) and its pointer in `Adjacency::segments`.
+const SEGMENT_FIXED_BYTES: usize =
+    size_of::<RwLock<Segment>>() + 2 * size_of::<usize>() + size_of::<Arc<RwLock<Segment>>>();
+
 pub struct Segment {
     nbr: Vec<u32>,
     eid: Vec<u32>,
-    vertices: Vec<VertexAdj>,
+    /// Headers of the vertices with entries only, by groups of `GROUP_VERTICES` vertices. The
+    /// group table is inline (no pointer to chase before reaching a vertex's header).
+    groups: [HeaderGroup; GROUPS],
+    /// Headers allocated over all groups (the sum of their capacities), kept up to date so
+    /// that accounting an append does not walk the groups.
+    header_capacity: usize,
     /// Versions before `VertexAdj::older` (ascending), kept while a lagging reader may need
     /// them.
     history: HashMap<u16, Vec<Version>>,
@@ -94,6 +179,14 @@ pub struct Segment {
     /// vertex, plus one). Readers at or after `max_ts` scan the segment exactly like a static
     /// CSR, reading 4 bytes per vertex instead of the 40-byte vertex headers.
     csr_offsets: Option<Box<[u32]>>,
+}
+
+/// What a reader at some timestamp sees of one vertex: where its block starts and the
+/// visible version (length and tombstones of the visible prefix).
+#[derive(Clone, Copy, Default)]
+struct Visible {
+    start: usize,
+    version: Version,
 }
 
 fn dead_edges(eids: &[u32]) -> Vec<u32> {
@@ -142,7 +235,8 @@ impl Segment {
         Self {
             nbr: Vec::new(),
             eid: Vec::new(),
-            vertices: vec![VertexAdj::default(); SEGMENT_VERTICES],
+            groups: std::array::from_fn(|_| HeaderGroup::default()),
+            header_capacity: 0,
             history: HashMap::new(),
             live_entries: 0,
             slack_entries: 0,
@@ -151,8 +245,49 @@ impl Segment {
         }
     }
 
-    fn visible(&self, local: usize, ts: Timestamp) -> Version {
-        let adj = &self.vertices[local];
+    fn header(&self, local: usize) -> Option<&VertexAdj> {
+        let group = &self.groups[local / GROUP_VERTICES];
+        let index = group.index(local % GROUP_VERTICES)?;
+        Some(&group.headers[index])
+    }
+
+    /// Where `local`'s header is, created empty on the vertex's first append.
+    fn header_at(&mut self, local: usize) -> HeaderAt {
+        let group = &mut self.groups[local / GROUP_VERTICES];
+        let capacity = group.headers.capacity();
+        let index = group.index_or_insert(local % GROUP_VERTICES);
+        self.header_capacity += group.headers.capacity() - capacity;
+        (local / GROUP_VERTICES, index)
+    }
+
+    fn header_mut(&mut self, (group, index): HeaderAt) -> &mut VertexAdj {
+        &mut self.groups[group].headers[index]
+    }
+
+    /// The vertices with headers, in vertex order: (local offset, header).
+    fn touched(&self) -> impl Iterator<Item = (usize, &VertexAdj)> {
+        self.groups.iter().enumerate().flat_map(|(g, group)| {
+            group
+                .iter()
+                .map(move |(bit, adj)| (g * GROUP_VERTICES + bit, adj))
+        })
+    }
+
+    /// What a reader at `ts` sees of the vertex at `local` (nothing if it has no header).
+    fn visible(&self, local: usize, ts: Timestamp) -> Visible {
+        self.header(local)
+            .map_or_else(Visible::default, |adj| self.visible_in(local, adj, ts))
+    }
+
+    /// What a reader at `ts` sees of the vertex at `local`, whose header is `adj`.
+    fn visible_in(&self, local: usize, adj: &VertexAdj, ts: Timestamp) -> Visible {
+        Visible {
+            start: adj.start as usize,
+            version: self.version_at(local, adj, ts),
+        }
+    }
+
+    fn version_at(&self, local: usize, adj: &VertexAdj, ts: Timestamp) -> Version {
         if adj.newest.ts <= ts {
             return adj.newest;
         }
@@ -165,8 +300,9 @@ impl Segment {
             .unwrap_or_default()
     }
 
-    fn record_version(&mut self, local: usize, ts: Timestamp, horizon: Timestamp) {
-        let adj = &mut self.vertices[local];
+    /// Makes `ts` the newest version of the vertex at `local`, whose header is at `at`.
+    fn record_version(&mut self, at: HeaderAt, local: usize, ts: Timestamp, horizon: Timestamp) {
+        let adj = &mut self.groups[at.0].headers[at.1];
         if adj.newest.ts == ts {
             return; // another entry of the same commit
         }
@@ -192,14 +328,15 @@ impl Segment {
     }
 
     fn append(&mut self, local: usize, ts: Timestamp, horizon: Timestamp, nbr: u32, eid: u32) {
-        self.record_version(local, ts, horizon);
+        let at = self.header_at(local);
+        self.record_version(at, local, ts, horizon);
         self.max_ts = self.max_ts.max(ts);
         self.csr_offsets = None;
-        let adj = self.vertices[local];
+        let adj = *self.header_mut(at);
         if adj.newest.len == adj.cap {
-            self.relocate(local, (adj.cap * 2).max(MIN_BLOCK_ENTRIES));
+            self.relocate(at, (adj.cap * 2).max(MIN_BLOCK_ENTRIES));
         }
-        let adj = &mut self.vertices[local];
+        let adj = &mut self.groups[at.0].headers[at.1];
         let slot = (adj.start + adj.newest.len) as usize;
         self.nbr[slot] = nbr;
         self.eid[slot] = eid;
@@ -210,9 +347,10 @@ impl Segment {
         self.live_entries += 1;
     }
 
-    /// Moves a vertex's log to a new block of `cap` entries at the end of the arena.
-    fn relocate(&mut self, local: usize, cap: u32) {
-        let adj = self.vertices[local];
+    /// Moves the log of the vertex whose header is at `at` to a new block of `cap` entries at
+    /// the end of the arena.
+    fn relocate(&mut self, at: HeaderAt, cap: u32) {
+        let adj = *self.header_mut(at);
         let start = self.nbr.len();
         assert!(
             start + cap as usize <= u32::MAX as usize,
@@ -224,7 +362,7 @@ impl Segment {
         self.nbr.copy_within(from..from + len, start);
         self.eid.copy_within(from..from + len, start);
         self.slack_entries += adj.cap as usize;
-        let adj = &mut self.vertices[local];
+        let adj = self.header_mut(at);
         adj.start = start as u32;
         adj.cap = cap;
     }
@@ -239,56 +377,90 @@ impl Segment {
     fn compact(&mut self, horizon: Timestamp) {
         let mut nbr = Vec::with_capacity(self.live_entries);
         let mut eid = Vec::with_capacity(self.live_entries);
-        for (local, adj) in self.vertices.iter_mut().enumerate() {
-            let key = local as u16;
-            if adj.newest.ts <= horizon {
-                adj.older = Version::default();
-            }
-            if let Some(history) = self.history.get_mut(&key) {
-                prune(history, adj.older.ts, horizon);
-                if history.is_empty() || adj.older.len == 0 {
-                    self.history.remove(&key);
+        let mut offsets = Vec::with_capacity(SEGMENT_VERTICES + 1);
+        for g in 0..self.groups.len() {
+            let old = std::mem::take(&mut self.groups[g]);
+            let mut kept = HeaderGroup {
+                occupied: 0,
+                headers: Vec::with_capacity(old.headers.len()),
+            };
+            let mut headers = old.iter();
+            for bit in 0..GROUP_VERTICES {
+                offsets.push(nbr.len() as u32);
+                if old.occupied & (1 << bit) == 0 {
+                    continue;
                 }
+                let local = g * GROUP_VERTICES + bit;
+                let mut adj = *headers.next().expect("a header per set bit").1;
+                self.forget_versions(local, &mut adj, horizon);
+                self.copy_log(&mut adj, horizon, &mut nbr, &mut eid);
+                if adj.newest.len == 0 && adj.newest.ts <= horizon {
+                    // Every entry cancelled out and no reader needs an older version.
+                    debug_assert!(!self.history.contains_key(&(local as u16)));
+                    continue;
+                }
+                kept.occupied |= 1 << bit;
+                kept.headers.push(adj);
             }
-            let (from, len) = (adj.start as usize, adj.newest.len as usize);
-            let start = nbr.len();
-            let collapse = adj.newest.tombs > 0 && adj.newest.ts <= horizon && adj.older.len == 0;
-            if collapse {
-                let (kept_nbr, kept_eid) =
-                    cancel_pairs(&self.nbr[from..from + len], &self.eid[from..from + len]);
-                nbr.extend_from_slice(&kept_nbr);
-                eid.extend_from_slice(&kept_eid);
-                adj.newest.tombs =
-                    kept_eid.iter().filter(|e| *e & TOMBSTONE_BIT != 0).count() as u32;
-            } else {
-                nbr.extend_from_slice(&self.nbr[from..from + len]);
-                eid.extend_from_slice(&self.eid[from..from + len]);
-            }
-            adj.start = start as u32;
-            adj.newest.len = (nbr.len() - start) as u32;
-            adj.cap = adj.newest.len;
+            kept.headers.shrink_to_fit();
+            self.groups[g] = kept;
         }
+        offsets.push(nbr.len() as u32);
         self.live_entries = nbr.len();
         self.slack_entries = 0;
         self.nbr = nbr;
         self.eid = eid;
-        let tombstones = self.vertices.iter().any(|adj| adj.newest.tombs > 0);
-        self.csr_offsets = (!tombstones).then(|| {
-            let mut offsets: Vec<u32> = self.vertices.iter().map(|adj| adj.start).collect();
-            offsets.push(self.live_entries as u32);
-            offsets.into_boxed_slice()
-        });
+        self.header_capacity = self.groups.iter().map(|g| g.headers.capacity()).sum();
+        let tombstones = self.touched().any(|(_, adj)| adj.newest.tombs > 0);
+        let entries = self.groups.iter().any(|g| g.occupied != 0);
+        self.csr_offsets = (!tombstones && entries).then(|| offsets.into_boxed_slice());
+    }
+
+    /// Drops the versions of `local` (header `adj`) that no reader at or after `horizon` needs.
+    fn forget_versions(&mut self, local: usize, adj: &mut VertexAdj, horizon: Timestamp) {
+        let key = local as u16;
+        if adj.newest.ts <= horizon {
+            adj.older = Version::default();
+        }
+        if let Some(history) = self.history.get_mut(&key) {
+            prune(history, adj.older.ts, horizon);
+            if history.is_empty() || adj.older.len == 0 {
+                self.history.remove(&key);
+            }
+        }
+    }
+
+    /// Appends the log of `adj` to the new arena (`nbr`, `eid`) and points `adj` at it. A log
+    /// whose whole history is below `horizon` also loses its tombstones and their targets.
+    fn copy_log(
+        &self,
+        adj: &mut VertexAdj,
+        horizon: Timestamp,
+        nbr: &mut Vec<u32>,
+        eid: &mut Vec<u32>,
+    ) {
+        let (from, len) = (adj.start as usize, adj.newest.len as usize);
+        let start = nbr.len();
+        let collapse = adj.newest.tombs > 0 && adj.newest.ts <= horizon && adj.older.len == 0;
+        if collapse {
+            let (kept_nbr, kept_eid) =
+                cancel_pairs(&self.nbr[from..from + len], &self.eid[from..from + len]);
+            nbr.extend_from_slice(&kept_nbr);
+            eid.extend_from_slice(&kept_eid);
+            adj.newest.tombs = kept_eid.iter().filter(|e| *e & TOMBSTONE_BIT != 0).count() as u32;
+        } else {
+            nbr.extend_from_slice(&self.nbr[from..from + len]);
+            eid.extend_from_slice(&self.eid[from..from + len]);
+        }
+        adj.start = start as u32;
+        adj.newest.len = (nbr.len() - start) as u32;
+        adj.cap = adj.newest.len;
     }
 
     /// Calls `f` with the visible neighbour and edge slices of vertex `local` at `ts`.
     fn visit(&self, local: usize, ts: Timestamp, f: &mut dyn FnMut(&[u32], &[u32])) {
-        let version = self.visible(local, ts);
-        let from = self.vertices[local].start as usize;
-        let (nbrs, eids) = (
-            &self.nbr[from..from + version.len as usize],
-            &self.eid[from..from + version.len as usize],
-        );
-        if version.tombs == 0 {
+        let (nbrs, eids, tombstones) = self.raw(self.visible(local, ts));
+        if !tombstones {
             return f(nbrs, eids);
         }
         // Slow path: hide tombstones and the entries they delete.
@@ -302,16 +474,41 @@ impl Segment {
         f(&kept_nbrs, &kept_eids);
     }
 
+    /// The visible log prefix (neighbours, edge offsets, tombstones included) and whether it
+    /// holds any tombstone.
+    fn raw(&self, visible: Visible) -> (&[u32], &[u32], bool) {
+        let range = visible.start..visible.start + visible.version.len as usize;
+        (
+            &self.nbr[range.clone()],
+            &self.eid[range],
+            visible.version.tombs > 0,
+        )
+    }
+
+    /// Bytes allocated for this segment: the arena, the header groups and the headers of the
+    /// vertices with entries (by capacity), the version side table and the CSR offsets.
     fn size_bytes(&self) -> usize {
-        let history: usize = self
+        // hashbrown: about 8 buckets per 7 of capacity, each an entry and a control byte.
+        let history_table =
+            self.history.capacity() * 8 / 7 * (size_of::<(u16, Vec<Version>)>() + 1);
+        let history_versions: usize = self
             .history
             .values()
-            .map(|h| h.capacity() * size_of::<Version>() + 16)
+            .map(|h| h.capacity() * size_of::<Version>())
             .sum();
         let csr = self.csr_offsets.as_ref().map_or(0, |o| o.len() * 4);
-        (self.nbr.capacity() + self.eid.capacity()) * 4
-            + self.vertices.capacity() * size_of::<VertexAdj>()
-            + history
+        debug_assert_eq!(
+            self.header_capacity,
+            self.groups
+                .iter()
+                .map(|g| g.headers.capacity())
+                .sum::<usize>()
+        );
+        SEGMENT_FIXED_BYTES
+            + (self.nbr.capacity() + self.eid.capacity()) * size_of::<u32>()
+            + self.header_capacity * size_of::<VertexAdj>()
+            + history_table
+            + history_versions
             + csr
     }
 }
@@ -335,14 +532,7 @@ impl SegmentReader {
     /// The raw visible log prefix of vertex `local` at `ts` — tombstones included — and
     /// whether it contains any tombstone.
     pub fn raw(&self, local: usize, ts: Timestamp) -> (&[u32], &[u32], bool) {
-        let version = self.guard.visible(local, ts);
-        let from = self.guard.vertices[local].start as usize;
-        let to = from + version.len as usize;
-        (
-            &self.guard.nbr[from..to],
-            &self.guard.eid[from..to],
-            version.tombs > 0,
-        )
+        self.guard.raw(self.guard.visible(local, ts))
     }
 }
 
@@ -464,15 +654,9 @@ impl Adjacency {
         let mut out = Vec::new();
         for (index, segment) in segments.iter().enumerate() {
             let segment = segment.read();
-            for (local, adj) in segment.vertices.iter().enumerate() {
-                let (from, len) = (adj.start as usize, adj.newest.len as usize);
-                if len == 0 {
-                    continue;
-                }
-                let (nbr, eid) = cancel_pairs(
-                    &segment.nbr[from..from + len],
-                    &segment.eid[from..from + len],
-                );
+            for (local, adj) in segment.touched() {
+                let (nbr, eid, _) = segment.raw(segment.visible_in(local, adj, Timestamp::MAX));
+                let (nbr, eid) = cancel_pairs(nbr, eid);
                 if !nbr.is_empty() {
                     out.push(DrainedVertex {
                         vertex: (index * SEGMENT_VERTICES + local) as u32,
@@ -520,11 +704,11 @@ impl Adjacency {
             }
             return;
         }
-        for (local, adj) in segment.vertices.iter().enumerate() {
+        for (local, adj) in segment.touched() {
             let version = if adj.newest.ts <= ts {
                 adj.newest
             } else {
-                segment.visible(local, ts)
+                segment.version_at(local, adj, ts)
             };
             if version.len == 0 {
                 continue;
@@ -649,5 +833,103 @@ mod tests {
             scan(101).iter().find(|(v, _)| *v == 3).unwrap().1.last(),
             Some(&999)
         );
+    }
+
+    fn segment_bytes(adj: &Adjacency) -> Vec<usize> {
+        let segments = adj.segments.read();
+        segments.iter().map(|s| s.read().size_bytes()).collect()
+    }
+
+    #[test]
+    fn segments_account_only_the_vertices_with_entries() {
+        let adj = Adjacency::new();
+        // Vertex 3000 creates segments 0..=2; only segment 2 gets entries.
+        adj.append(3000, 1, 0, 7, 0);
+        adj.append(3001, 1, 0, 8, 1);
+        let bytes = segment_bytes(&adj);
+        assert_eq!(
+            bytes[..2],
+            [SEGMENT_FIXED_BYTES; 2],
+            "no entries, no tables"
+        );
+        // Both vertices are in one header group, whose smallest allocation holds 4 headers.
+        let touched = SEGMENT_FIXED_BYTES
+            + 4 * size_of::<VertexAdj>()
+            + 2 * MIN_BLOCK_ENTRIES as usize * 2 * size_of::<u32>();
+        assert_eq!(bytes[2], touched, "two headers and two blocks");
+        assert!(
+            bytes[2] < SEGMENT_VERTICES * size_of::<VertexAdj>() / 8,
+            "far below a header per vertex"
+        );
+        assert_eq!(
+            adj.size_bytes(),
+            bytes.iter().sum::<usize>(),
+            "accounting is exact"
+        );
+        // A vertex whose entries all cancel out below the horizon loses its header.
+        adj.append(3002, 2, 1, 9, 2);
+        adj.append(3002, 3, 2, 9, 2 | TOMBSTONE_BIT);
+        adj.compact(3);
+        assert_eq!(adj.segments.read()[2].read().touched().count(), 2);
+        assert_eq!(neighbours(&adj, 3002, 3), vec![]);
+        assert_eq!(adj.size_bytes(), segment_bytes(&adj).iter().sum::<usize>());
+        adj.append(3002, 4, 3, 5, 3);
+        assert_eq!(neighbours(&adj, 3002, 4), vec![(5, 3)]);
+        assert_eq!(neighbours(&adj, 3000, 4), vec![(7, 0)]);
+    }
+
+    /// Sparse vertices of two segments, many versions each (a reader at 0 keeps them all),
+    /// some deletes: every snapshot reads what a model says, before and after compactions.
+    #[test]
+    fn sparse_headers_read_every_snapshot() {
+        const VERTICES: [u32; 4] = [3, 700, 1023, 1500];
+        const COMMITS: u64 = 30;
+        let adj = Adjacency::new();
+        // expected[ts][i]: the visible (neighbour, edge) pairs of VERTICES[i] at ts.
+        let mut expected = vec![vec![Vec::new(); VERTICES.len()]];
+        let mut eid = 0u32;
+        for ts in 1..=COMMITS {
+            let mut next = expected.last().unwrap().clone();
+            for (i, &v) in VERTICES.iter().enumerate() {
+                if (ts + i as u64).is_multiple_of(3) {
+                    continue;
+                }
+                let live: &mut Vec<(u32, u32)> = &mut next[i];
+                if ts.is_multiple_of(4) && !live.is_empty() {
+                    let (n, e) = live.remove(0);
+                    adj.append(v, ts, 0, n, e | TOMBSTONE_BIT);
+                } else {
+                    adj.append(v, ts, 0, ts as u32, eid);
+                    live.push((ts as u32, eid));
+                    eid += 1;
+                }
+            }
+            expected.push(next);
+        }
+        let check = |from_ts: u64, when: &str| {
+            for ts in from_ts..=COMMITS {
+                let mut scanned = vec![Vec::new(); VERTICES.len()];
+                for segment in 0..adj.segment_count() {
+                    adj.scan_segment(segment, ts, |v, n| {
+                        let i = VERTICES.iter().position(|w| *w == v).unwrap();
+                        scanned[i].extend_from_slice(n);
+                    });
+                }
+                for (i, &v) in VERTICES.iter().enumerate() {
+                    let want = &expected[ts as usize][i];
+                    assert_eq!(&neighbours(&adj, v, ts), want, "{when}: v {v} at {ts}");
+                    let want_nbrs: Vec<u32> = want.iter().map(|(n, _)| *n).collect();
+                    assert_eq!(scanned[i], want_nbrs, "{when}: scan of {v} at {ts}");
+                }
+            }
+        };
+        check(0, "appended");
+        adj.compact(0);
+        check(0, "compacted at horizon 0");
+        adj.compact(COMMITS / 2);
+        check(COMMITS / 2, "compacted at the middle");
+        adj.compact(COMMITS);
+        check(COMMITS, "compacted at the end");
+        assert_eq!(neighbours(&adj, 4, COMMITS), vec![], "no header, no edges");
     }
 }

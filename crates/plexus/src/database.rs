@@ -26,6 +26,8 @@ pub struct StorageStats {
     pub run_bytes: u64,
     /// Bytes written by flushes (memtables → level-1 runs).
     pub flushed_bytes: u64,
+    /// Level-1 runs written by flushes (`flushed_bytes / flushed_runs`: average flush run).
+    pub flushed_runs: u64,
     /// Bytes written by merges.
     pub merged_bytes: u64,
 }
@@ -144,6 +146,7 @@ impl Database {
             memtable_bytes: storage.memtable_bytes() as u64,
             run_bytes: storage.run_bytes() as u64,
             flushed_bytes: load(&stats.flushed_bytes),
+            flushed_runs: load(&stats.flushed_runs),
             merged_bytes: load(&stats.merged_bytes),
         }
     }
