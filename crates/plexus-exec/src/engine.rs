@@ -87,15 +87,12 @@ impl Cursor {
         if self.finished {
             return Ok(None);
         }
-        let state = std::mem::take(&mut self.state);
-        let mut ctx = ExecContext::new(tx, &self.params, self.plan.width, state);
-        let pulled = self.root.next(&mut ctx);
-        let chunk = match pulled {
-            Ok(Some(batch)) => Ok(Some(self.chunk(&batch, &mut ctx))),
+        let mut ctx = ExecContext::new(tx, &self.params, self.plan.width, &mut self.state);
+        let chunk = match self.root.next(&mut ctx) {
+            Ok(Some(batch)) => Ok(Some(result_chunk(&self.plan, &batch, &mut ctx))),
             Ok(None) => Ok(None),
             Err(e) => Err(e),
         };
-        self.state = ctx.state;
         // A failed statement is over too: its operators may be half way through a row.
         self.finished = !matches!(chunk, Ok(Some(_)));
         chunk
@@ -124,25 +121,24 @@ impl Cursor {
             ..QueryResult::default()
         }
     }
+}
 
-    /// The result rows of `batch`, with the data of the graph elements they mention.
-    fn chunk(&self, batch: &Batch, ctx: &mut ExecContext) -> QueryResult {
-        let mut chunk = QueryResult {
-            columns: self.plan.columns.clone(),
-            ..QueryResult::default()
-        };
-        chunk.rows = (0..batch.len())
-            .map(|row| {
-                self.plan
-                    .column_slots
-                    .iter()
-                    .map(|slot| batch.get(*slot, row).clone())
-                    .collect()
-            })
-            .collect();
-        chunk.materialize(ctx);
-        chunk
-    }
+/// The result rows of `batch`, with the data of the graph elements they mention.
+fn result_chunk(plan: &QueryPlan, batch: &Batch, ctx: &mut ExecContext) -> QueryResult {
+    let mut chunk = QueryResult {
+        columns: plan.columns.clone(),
+        ..QueryResult::default()
+    };
+    chunk.rows = (0..batch.len())
+        .map(|row| {
+            plan.column_slots
+                .iter()
+                .map(|slot| batch.get(*slot, row).clone())
+                .collect()
+        })
+        .collect();
+    chunk.materialize(ctx);
+    chunk
 }
 
 fn count_operators(plan: &crate::plan::LogicalPlan) -> usize {

@@ -45,6 +45,29 @@ pub(crate) struct Shared {
     pub(crate) engine: RwLock<Option<plexus::Database>>,
 }
 
+impl Shared {
+    /// Runs `f` on the object in `slot` with the GIL released, while the database is open
+    /// (its read lock held) and the object is not closed (`closed` otherwise).
+    pub(crate) fn while_open<X: Send, T: Send>(
+        &self,
+        py: Python<'_>,
+        what: &'static str,
+        slot: &Mutex<Option<X>>,
+        closed: Failure,
+        f: impl FnOnce(&mut X) -> std::result::Result<T, Failure> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let engine = self.engine.read();
+            if engine.is_none() {
+                return Err(Failure::DatabaseClosed(what));
+            }
+            let mut guard = slot.lock();
+            f(guard.as_mut().ok_or(closed)?)
+        })
+        .map_err(|f| f.into_py(py))
+    }
+}
+
 /// Why an operation that ran without the GIL failed (turned into an exception with it).
 pub(crate) enum Failure {
     /// The database was closed; the operation that found out.
@@ -198,16 +221,10 @@ impl Connection {
         what: &'static str,
         f: impl FnOnce(&mut plexus::Connection) -> std::result::Result<T, QueryError> + Send,
     ) -> PyResult<T> {
-        py.detach(|| {
-            let engine = self.shared.engine.read();
-            if engine.is_none() {
-                return Err(Failure::DatabaseClosed(what));
-            }
-            let mut inner = self.inner.lock();
-            let connection = inner.as_mut().ok_or(Failure::ConnectionClosed)?;
-            f(connection).map_err(Failure::from)
-        })
-        .map_err(|f| f.into_py(py))
+        self.shared
+            .while_open(py, what, &self.inner, Failure::ConnectionClosed, |c| {
+                f(c).map_err(Failure::from)
+            })
     }
 
     /// Runs one statement and returns all its rows.

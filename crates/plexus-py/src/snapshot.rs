@@ -181,15 +181,8 @@ impl Snapshot {
         what: &'static str,
         f: impl FnOnce(&mut Transaction) -> Result<T, Failure> + Send,
     ) -> PyResult<T> {
-        py.detach(|| {
-            let engine = self.shared.engine.read();
-            if engine.is_none() {
-                return Err(Failure::DatabaseClosed(what));
-            }
-            let mut tx = self.tx.lock();
-            f(tx.as_mut().ok_or(Failure::SnapshotClosed)?)
-        })
-        .map_err(|f| f.into_py(py))
+        self.shared
+            .while_open(py, what, &self.tx, Failure::SnapshotClosed, f)
     }
 
     /// Runs procedure `algo.<name>` and returns its rows as a DataFrame `node`, `output`.

@@ -216,7 +216,7 @@ pub struct ExecState {
 }
 
 impl ExecState {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         ExecState {
             subplans: HashMap::new(),
             regexes: HashMap::new(),
@@ -228,12 +228,6 @@ impl ExecState {
     }
 }
 
-impl Default for ExecState {
-    fn default() -> Self {
-        ExecState::new()
-    }
-}
-
 /// What operators share while a query runs.
 pub struct ExecContext<'t> {
     pub tx: &'t mut Transaction,
@@ -242,7 +236,7 @@ pub struct ExecContext<'t> {
     pub width: usize,
     /// Argument rows of the inner plans being run (see module docs); empty between pulls.
     pub arguments: Vec<Arc<Vec<Value>>>,
-    pub state: ExecState,
+    pub state: &'t mut ExecState,
 }
 
 impl<'t> ExecContext<'t> {
@@ -250,7 +244,7 @@ impl<'t> ExecContext<'t> {
         tx: &'t mut Transaction,
         params: &'t crate::bind::Params,
         width: usize,
-        state: ExecState,
+        state: &'t mut ExecState,
     ) -> Self {
         ExecContext {
             tx,
