@@ -135,11 +135,13 @@ impl Search<'_> {
                 if !frontier.any_in(from.dense_range(GraphSnapshot::segment_offsets(segment))) {
                     return Ok(());
                 }
-                self.snapshot
-                    .scan_segment(side.table, side.outgoing, segment, |v, nbrs| {
-                        if !from.dense(v).is_some_and(|dv| frontier.contains(dv)) {
-                            return;
-                        }
+                let in_frontier = |v| from.dense(v).is_some_and(|dv| frontier.contains(dv));
+                self.snapshot.scan_segment_where(
+                    side.table,
+                    side.outgoing,
+                    segment,
+                    in_frontier,
+                    |v, nbrs| {
                         for &u in nbrs {
                             if let Some(du) = side.keep(to, v, u)
                                 && self.claim(du, level)
@@ -147,7 +149,8 @@ impl Search<'_> {
                                 next.insert(du);
                             }
                         }
-                    })?;
+                    },
+                )?;
                 Ok(())
             })?;
         }
@@ -160,10 +163,20 @@ impl Search<'_> {
         for side in &self.backward {
             let (from, to) = side.maps(self.vertices);
             side.par_scan(self.snapshot, |segment| {
-                self.snapshot
-                    .scan_segment(side.table, side.outgoing, segment, |v, nbrs| {
+                let unvisited = |v| {
+                    from.dense(v).is_some_and(|dv| {
+                        self.depth[dv as usize].load(Ordering::Relaxed) == UNVISITED
+                    })
+                };
+                self.snapshot.scan_segment_where(
+                    side.table,
+                    side.outgoing,
+                    segment,
+                    unvisited,
+                    |v, nbrs| {
                         let Some(dv) = from.dense(v) else { return };
-                        // This task alone writes `depth[dv]` now (see INVARIANTS).
+                        // This task alone writes `depth[dv]` now (see INVARIANTS); an earlier
+                        // slice of `v` may have found its parent already.
                         let slot = &self.depth[dv as usize];
                         if slot.load(Ordering::Relaxed) != UNVISITED {
                             return;
@@ -175,7 +188,8 @@ impl Search<'_> {
                             slot.store(level, Ordering::Relaxed);
                             next.insert(dv);
                         }
-                    })?;
+                    },
+                )?;
                 Ok(())
             })?;
         }

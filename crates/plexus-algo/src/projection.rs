@@ -53,7 +53,7 @@
 //! The snapshot is pinned, so both passes see the same edges; the build still checks that
 //! every vertex's slots were filled exactly and fails with [`GraphError::SourceChanged`]
 //! instead of returning a torn graph. Weighted projections read edge offsets along with the
-//! neighbours ([`GraphSnapshot::scan_segment_edges`], a latch per vertex) and the weights in
+//! neighbours ([`GraphSnapshot::scan_segment_edges`], the same segment scan) and the weights in
 //! one bulk call per vertex ([`GraphSnapshot::edge_properties`]).
 //!
 //! COST

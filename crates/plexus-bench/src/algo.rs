@@ -61,6 +61,16 @@ pub struct Options {
     /// Only write the generated edge list to DIR (rmat-<scale>.bin and .csv) and exit.
     #[arg(long, value_name = "DIR")]
     pub write_edges: Option<PathBuf>,
+    /// Kernels to measure (comma-separated; default all six).
+    #[arg(long, value_delimiter = ',', value_parser = Kernel::parse)]
+    pub kernels: Vec<Kernel>,
+    /// Skip the PageRank-under-writes phase.
+    #[arg(long)]
+    pub skip_writes: bool,
+    /// The database's `memtable_budget_bytes`, in MiB (default: the engine's default); a small
+    /// budget puts most of the graph in CSR runs on disk.
+    #[arg(long)]
+    pub memtable_budget_mb: Option<u64>,
 }
 
 const EDGE_SEED: u64 = 42;
@@ -112,11 +122,14 @@ pub fn run(options: &Options) -> Result<(), Error> {
         .unwrap_or_else(std::env::temp_dir)
         .join(format!("plexus-bench-algo-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let config = Config {
+    let mut config = Config {
         durability: DurabilityMode::Periodic,
         checkpoint_wal_bytes: 0,
         ..Config::default()
     };
+    if let Some(mb) = options.memtable_budget_mb {
+        config.memtable_budget_bytes = mb << 20;
+    }
     let db = Arc::new(Database::open(&dir, config)?);
     let ids = Arc::new(load(&db, n, &pairs, &weights)?);
     drop((pairs, weights));
@@ -131,11 +144,18 @@ pub fn run(options: &Options) -> Result<(), Error> {
         scale: s,
     };
     bench.projections(static_build_s)?;
-    for kernel in Kernel::ALL {
+    let kernels = if options.kernels.is_empty() {
+        &Kernel::ALL[..]
+    } else {
+        &options.kernels[..]
+    };
+    for &kernel in kernels {
         bench.kernel(kernel)?;
     }
     drop(bench);
-    under_writes(&db, &ids, options, s)?;
+    if !options.skip_writes {
+        under_writes(&db, &ids, options, s)?;
+    }
     drop(db);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
@@ -203,7 +223,7 @@ impl Bench<'_> {
 }
 
 #[derive(Clone, Copy)]
-enum Kernel {
+pub enum Kernel {
     PageRank,
     Wcc,
     Bfs,
@@ -229,6 +249,13 @@ impl Kernel {
         Kernel::Lcc,
         Kernel::Sssp,
     ];
+
+    fn parse(name: &str) -> Result<Kernel, String> {
+        Kernel::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| format!("unknown kernel `{name}` (pagerank, wcc, bfs, cdlp, lcc, sssp)"))
+    }
 
     fn name(self) -> &'static str {
         match self {

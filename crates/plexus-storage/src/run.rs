@@ -378,18 +378,26 @@ impl Run {
         (&self.u32_section(1)[a..b], &self.u32_section(2)[a..b])
     }
 
-    /// Calls `f(vertex, neighbours)` for every vertex in `[lo, hi)` with entries, in order —
-    /// a walk over the bitmap's set bits and the offsets, the static-CSR loop.
-    pub fn scan_range<'a>(&'a self, lo: u32, hi: u32, f: &mut impl FnMut(u32, &'a [u32])) {
+    /// Calls `f(vertex, neighbours, edge offsets)` for every vertex in `[lo, hi)` with
+    /// entries for which `want(vertex)` holds, in order — a walk over the bitmap's set bits and
+    /// the offsets, the static-CSR loop.
+    pub fn scan_range<'a>(
+        &'a self,
+        lo: u32,
+        hi: u32,
+        want: &impl Fn(u32) -> bool,
+        f: &mut impl FnMut(u32, &'a [u32], &'a [u32]),
+    ) {
         let (lo, hi) = (lo.max(self.meta.vertex_lo), hi.min(self.meta.vertex_hi));
         if lo >= hi {
             return;
         }
-        let (bitmap, rank, offsets, nbr) = (
+        let (bitmap, rank, offsets, nbr, eid) = (
             self.u64_section(3),
             self.u32_section(5),
             self.offsets(),
             self.u32_section(1),
+            self.u32_section(2),
         );
         let (first, last) = (
             (lo - self.meta.vertex_lo) as usize,
@@ -409,8 +417,11 @@ impl Run {
             }
             while word != 0 {
                 let bit = word.trailing_zeros() as usize;
-                let (a, b) = (offsets[k] as usize, offsets[k + 1] as usize);
-                f(self.meta.vertex_lo + (w * 64 + bit) as u32, &nbr[a..b]);
+                let v = self.meta.vertex_lo + (w * 64 + bit) as u32;
+                if want(v) {
+                    let (a, b) = (offsets[k] as usize, offsets[k + 1] as usize);
+                    f(v, &nbr[a..b], &eid[a..b]);
+                }
                 word &= word - 1;
                 k += 1;
             }
@@ -541,10 +552,12 @@ mod tests {
             (1599, 1700),
         ] {
             let mut scanned = Vec::new();
-            run.scan_range(lo, hi, &mut |v, n| scanned.push((v, n.to_vec())));
-            let looked_up: Vec<(u32, Vec<u32>)> = (lo..hi)
-                .map(|v| (v, run.entries(v).0.to_vec()))
-                .filter(|(_, n)| !n.is_empty())
+            run.scan_range(lo, hi, &|v| v != 1007, &mut |v, n, e| {
+                scanned.push((v, n.to_vec(), e.to_vec()))
+            });
+            let looked_up: Vec<(u32, Vec<u32>, Vec<u32>)> = (lo..hi)
+                .map(|v| (v, run.entries(v).0.to_vec(), run.entries(v).1.to_vec()))
+                .filter(|(v, n, _)| !n.is_empty() && *v != 1007)
                 .collect();
             assert_eq!(scanned, looked_up, "range {lo}..{hi}");
         }

@@ -534,6 +534,29 @@ impl SegmentReader {
     pub fn raw(&self, local: usize, ts: Timestamp) -> (&[u32], &[u32], bool) {
         self.guard.raw(self.guard.visible(local, ts))
     }
+
+    /// Calls `f(vertex, neighbours, edge offsets, any tombstone)` with the raw visible log
+    /// prefix at `ts` of every vertex with entries for which `want(vertex)` holds, in vertex
+    /// order; `base` is the segment's first vertex.
+    pub fn scan_raw<'a>(
+        &'a self,
+        base: u32,
+        ts: Timestamp,
+        want: &impl Fn(u32) -> bool,
+        f: &mut impl FnMut(u32, &'a [u32], &'a [u32], bool),
+    ) {
+        let segment = &*self.guard;
+        for (local, adj) in segment.touched() {
+            let v = base + local as u32;
+            if !want(v) {
+                continue;
+            }
+            let (nbr, eid, tombs) = segment.raw(segment.visible_in(local, adj, ts));
+            if !nbr.is_empty() {
+                f(v, nbr, eid, tombs);
+            }
+        }
+    }
 }
 
 /// One vertex's complete log with tombstones of entries in the same log removed (flush input).
@@ -687,7 +710,13 @@ impl Adjacency {
     /// once per vertex, in vertex order. One read latch covers the whole segment; a vertex
     /// without visible tombstones is handed out as a plain arena slice — the loop a static CSR
     /// runs.
-    pub fn scan_segment(&self, index: usize, ts: Timestamp, mut f: impl FnMut(u32, &[u32])) {
+    pub fn scan_segment(
+        &self,
+        index: usize,
+        ts: Timestamp,
+        want: impl Fn(u32) -> bool,
+        mut f: impl FnMut(u32, &[u32], &[u32]),
+    ) {
         let Some(segment) = self.segments.read().get(index).cloned() else {
             return;
         };
@@ -695,32 +724,28 @@ impl Adjacency {
         let base = (index * SEGMENT_VERTICES) as u32;
         if let (Some(offsets), true) = (&segment.csr_offsets, segment.max_ts <= ts) {
             for (local, w) in offsets.windows(2).enumerate() {
-                if w[0] < w[1] {
-                    f(
-                        base + local as u32,
-                        &segment.nbr[w[0] as usize..w[1] as usize],
-                    );
+                let (v, range) = (base + local as u32, w[0] as usize..w[1] as usize);
+                if !range.is_empty() && want(v) {
+                    f(v, &segment.nbr[range.clone()], &segment.eid[range]);
                 }
             }
             return;
         }
         for (local, adj) in segment.touched() {
-            let version = if adj.newest.ts <= ts {
-                adj.newest
-            } else {
-                segment.version_at(local, adj, ts)
-            };
-            if version.len == 0 {
+            let v = base + local as u32;
+            if !want(v) {
                 continue;
             }
-            let v = base + local as u32;
-            if version.tombs == 0 {
-                let from = adj.start as usize;
-                f(v, &segment.nbr[from..from + version.len as usize]);
+            let (nbr, eid, tombs) = segment.raw(segment.visible_in(local, adj, ts));
+            if nbr.is_empty() {
+                continue;
+            }
+            if !tombs {
+                f(v, nbr, eid);
             } else {
-                segment.visit(local, ts, &mut |nbrs, _| {
+                segment.visit(local, ts, &mut |nbrs, eids| {
                     if !nbrs.is_empty() {
-                        f(v, nbrs)
+                        f(v, nbrs, eids)
                     }
                 });
             }
@@ -796,7 +821,7 @@ mod tests {
         adj.append(1030, 1, 0, 7, 0);
         adj.append(1025, 1, 0, 8, 1);
         let mut seen = Vec::new();
-        adj.scan_segment(1, 1, |v, n| seen.push((v, n.to_vec())));
+        adj.scan_segment(1, 1, |_| true, |v, n, _| seen.push((v, n.to_vec())));
         assert_eq!(seen, vec![(1025, vec![8]), (1030, vec![7])]);
         assert_eq!(adj.segment_count(), 2);
     }
@@ -809,7 +834,7 @@ mod tests {
         }
         let scan = |ts| {
             let mut seen = Vec::new();
-            adj.scan_segment(0, ts, |v, n| seen.push((v, n.to_vec())));
+            adj.scan_segment(0, ts, |_| true, |v, n, _| seen.push((v, n.to_vec())));
             seen
         };
         let before = scan(100);
@@ -910,16 +935,20 @@ mod tests {
             for ts in from_ts..=COMMITS {
                 let mut scanned = vec![Vec::new(); VERTICES.len()];
                 for segment in 0..adj.segment_count() {
-                    adj.scan_segment(segment, ts, |v, n| {
-                        let i = VERTICES.iter().position(|w| *w == v).unwrap();
-                        scanned[i].extend_from_slice(n);
-                    });
+                    adj.scan_segment(
+                        segment,
+                        ts,
+                        |_| true,
+                        |v, n, e| {
+                            let i = VERTICES.iter().position(|w| *w == v).unwrap();
+                            scanned[i].extend(n.iter().copied().zip(e.iter().copied()));
+                        },
+                    );
                 }
                 for (i, &v) in VERTICES.iter().enumerate() {
                     let want = &expected[ts as usize][i];
                     assert_eq!(&neighbours(&adj, v, ts), want, "{when}: v {v} at {ts}");
-                    let want_nbrs: Vec<u32> = want.iter().map(|(n, _)| *n).collect();
-                    assert_eq!(scanned[i], want_nbrs, "{when}: scan of {v} at {ts}");
+                    assert_eq!(&scanned[i], want, "{when}: scan of {v} at {ts}");
                 }
             }
         };

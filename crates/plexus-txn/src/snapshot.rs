@@ -142,39 +142,53 @@ impl GraphSnapshot {
         table: EdgeTableId,
         outgoing: bool,
         index: usize,
-        f: impl FnMut(u32, &[u32]),
+        mut f: impl FnMut(u32, &[u32]),
     ) -> Result<()> {
-        let et = self.manager.storage().edge_table(table)?;
-        let topology = et.adjacency(outgoing);
-        let mut f = f;
-        let mut entries_read = 0u64;
-        topology.scan_segment(index, self.ts, |v, nbrs| {
-            entries_read += nbrs.len() as u64;
-            f(v, nbrs)
-        });
-        topology.note_read((index * SEGMENT_VERTICES) as u32, entries_read);
-        Ok(())
+        self.scan(table, outgoing, index, |_| true, |v, nbrs, _| f(v, nbrs))
+    }
+
+    /// Like [`scan_segment`](Self::scan_segment), for the vertices `want(vertex offset)`
+    /// accepts only; the others are skipped before their entries are located (a traversal
+    /// passes its frontier or its unvisited set).
+    pub fn scan_segment_where(
+        &self,
+        table: EdgeTableId,
+        outgoing: bool,
+        index: usize,
+        want: impl Fn(u32) -> bool,
+        mut f: impl FnMut(u32, &[u32]),
+    ) -> Result<()> {
+        self.scan(table, outgoing, index, want, |v, nbrs, _| f(v, nbrs))
     }
 
     /// Like [`scan_segment`](Self::scan_segment), with each vertex's edge offsets parallel to
-    /// its neighbour offsets: `f(vertex offset, neighbour offsets, edge offsets)`. Reads one
-    /// vertex at a time (a latch each), so it is for scans that also need edge properties.
+    /// its neighbour offsets: `f(vertex offset, neighbour offsets, edge offsets)`.
     pub fn scan_segment_edges(
         &self,
         table: EdgeTableId,
         outgoing: bool,
         index: usize,
+        f: impl FnMut(u32, &[u32], &[u32]),
+    ) -> Result<()> {
+        self.scan(table, outgoing, index, |_| true, f)
+    }
+
+    fn scan(
+        &self,
+        table: EdgeTableId,
+        outgoing: bool,
+        index: usize,
+        want: impl Fn(u32) -> bool,
         mut f: impl FnMut(u32, &[u32], &[u32]),
     ) -> Result<()> {
         let et = self.manager.storage().edge_table(table)?;
-        let adjacency = et.adjacency(outgoing);
-        for v in Self::segment_offsets(index) {
-            adjacency.visit(v, self.ts, &mut |nbrs, eids| {
-                if !nbrs.is_empty() {
-                    f(v, nbrs, eids)
-                }
-            });
-        }
+        let topology = et.adjacency(outgoing);
+        let mut entries_read = 0u64;
+        topology.scan_segment(index, self.ts, want, |v, nbrs, eids| {
+            entries_read += nbrs.len() as u64;
+            f(v, nbrs, eids)
+        });
+        topology.note_read((index * SEGMENT_VERTICES) as u32, entries_read);
         Ok(())
     }
 
