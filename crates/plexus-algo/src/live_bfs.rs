@@ -28,13 +28,21 @@
 //!
 //! DIRECTION SWITCH
 //! ================
-//! Beamer's rule with the CSR kernel's constants ([`crate::bfs`]): top-down → bottom-up when
-//! the frontier's out-edges exceed the out-edges of the vertices not reached yet / ALPHA; back
-//! to top-down when the frontier has fewer than n / BETA vertices. The snapshot has no O(1)
-//! degrees, so one pass up front reads the forward slices' lengths without touching a
-//! neighbour ([`count_slice_lengths`]); under vertex or type filters a length can exceed the
-//! kept degree, which only steers the choice. As in the GAP reference code, unexplored work
-//! is counted in out-edges (the CSR kernel counts in-edges; both estimate the same sum).
+//! Beamer's rule with the CSR kernel's constants ([`crate::bfs`]), counted as in the GAP
+//! reference code: top-down → bottom-up when the frontier's out-edges exceed the unexplored
+//! out-edges / ALPHA; back to top-down when the frontier has fewer than n / BETA vertices. The
+//! snapshot has no O(1) degrees, and a pass reading every slice length up front costs about a
+//! static BFS, so both sides of the rule are counted lazily:
+//!
+//! - unexplored out-edges start at the edge tables' capacities ([`GraphSnapshot::edge_capacity`],
+//!   O(1), an upper bound: deleted edges and filtered edges included) and drop by the
+//!   frontier's out-edges at each top-down level, as GAP's `edges_to_check`;
+//! - the frontier's out-edges are counted after each top-down level, by a filtered scan of the
+//!   segments holding its vertices ([`Search::out_edges`]: only frontier vertices are located).
+//!   After a bottom-up level the next level is top-down without counting (GAP resets its
+//!   `scout_count` the same way).
+//!
+//! The counts only steer the choice; depths are exact either way.
 //!
 //! INVARIANTS
 //! ==========
@@ -54,7 +62,7 @@ use plexus_types::VertexId;
 use rayon::prelude::*;
 
 use crate::bfs::{ALPHA, BETA, UNVISITED, into_depths};
-use crate::projection::{AnalyticsError, Projection, Side, VertexMap, count_slice_lengths};
+use crate::projection::{AnalyticsError, Projection, Side, TableMap, VertexMap};
 
 /// Hop depth from `source` along the projection's edges, in `VertexId` order.
 pub(crate) fn bfs(
@@ -75,8 +83,7 @@ pub(crate) fn bfs(
             .map(|_| AtomicU32::new(UNVISITED))
             .collect(),
     };
-    let out_slices = count_slice_lengths(snapshot, &vertices, &search.forward, n)?;
-    search.run(source, &out_slices)?;
+    search.run(source)?;
     Ok(vertices.iter().zip(into_depths(search.depth)).collect())
 }
 
@@ -91,44 +98,83 @@ struct Search<'a> {
     depth: Vec<AtomicU32>,
 }
 
-/// A frontier's size in the units of the direction switch.
-struct Size {
-    vertices: u64,
-    out_edges: u64,
-}
-
 impl Search<'_> {
     /// Level by level from `source` until a level reaches nothing new.
-    fn run(&self, source: u32, out_slices: &[u64]) -> Result<(), AnalyticsError> {
+    fn run(&self, source: u32) -> Result<(), AnalyticsError> {
         let n = self.depth.len() as u64;
         self.depth[source as usize].store(0, Ordering::Relaxed);
         let mut frontier = Bitmap::new(self.depth.len());
         frontier.insert(source);
-        let mut size = frontier.size(out_slices);
-        let mut unexplored_out_edges = out_slices.par_iter().sum::<u64>() - size.out_edges;
+        let mut frontier_vertices = 1;
+        // The frontier's out-edges; unknown after a bottom-up level (see DIRECTION SWITCH).
+        let mut frontier_out_edges = Some(self.out_edges(&frontier)?);
+        let mut unexplored_out_edges = self.edge_capacity()?;
         let mut bottom_up = false;
         let mut level = 0u32;
-        while size.vertices > 0 {
+        while frontier_vertices > 0 {
             bottom_up = if bottom_up {
-                size.vertices >= n / BETA
+                frontier_vertices >= n / BETA
             } else {
-                size.out_edges > unexplored_out_edges / ALPHA
+                frontier_out_edges.is_some_and(|m| m > unexplored_out_edges / ALPHA)
             };
             level += 1;
             frontier = if bottom_up {
                 self.bottom_up(&frontier, level)?
             } else {
+                unexplored_out_edges =
+                    unexplored_out_edges.saturating_sub(frontier_out_edges.unwrap_or(0));
                 self.top_down(&frontier, level)?
             };
-            size = frontier.size(out_slices);
-            unexplored_out_edges = unexplored_out_edges.saturating_sub(size.out_edges);
+            frontier_vertices = frontier.count();
+            frontier_out_edges = if bottom_up || frontier_vertices == 0 {
+                None
+            } else {
+                Some(self.out_edges(&frontier)?)
+            };
         }
         Ok(())
+    }
+
+    /// Upper bound on the projected graph's out-edges: the capacities of the forward sides'
+    /// edge tables.
+    fn edge_capacity(&self) -> Result<u64, AnalyticsError> {
+        self.forward.iter().try_fold(0u64, |sum, side| {
+            Ok(sum + u64::from(self.snapshot.edge_capacity(side.table)?))
+        })
+    }
+
+    /// The frontier's out-edges (slice lengths; under filters an upper bound).
+    fn out_edges(&self, frontier: &Bitmap) -> Result<u64, AnalyticsError> {
+        let total = AtomicU64::new(0);
+        self.scan_frontier(frontier, |_, _, _, nbrs| {
+            total.fetch_add(nbrs.len() as u64, Ordering::Relaxed);
+        })?;
+        Ok(total.into_inner())
     }
 
     /// Expand the frontier's out-slices; the vertices claimed at `level`.
     fn top_down(&self, frontier: &Bitmap, level: u32) -> Result<Bitmap, AnalyticsError> {
         let next = Bitmap::new(self.depth.len());
+        self.scan_frontier(frontier, |side, to, v, nbrs| {
+            for &u in nbrs {
+                if let Some(du) = side.keep(to, v, u)
+                    && self.claim(du, level)
+                {
+                    next.insert(du);
+                }
+            }
+        })?;
+        Ok(next)
+    }
+
+    /// Calls `f(side, neighbour map, vertex offset, slice)` for the forward slices of the
+    /// frontier's vertices, in parallel over the segments that hold one (checked against the
+    /// bitmap before any latch); no other vertex's entries are located.
+    fn scan_frontier(
+        &self,
+        frontier: &Bitmap,
+        f: impl Fn(&Side, &TableMap, u32, &[u32]) + Sync,
+    ) -> Result<(), AnalyticsError> {
         for side in &self.forward {
             let (from, to) = side.maps(self.vertices);
             side.par_scan(self.snapshot, |segment| {
@@ -141,20 +187,12 @@ impl Search<'_> {
                     side.outgoing,
                     segment,
                     in_frontier,
-                    |v, nbrs| {
-                        for &u in nbrs {
-                            if let Some(du) = side.keep(to, v, u)
-                                && self.claim(du, level)
-                            {
-                                next.insert(du);
-                            }
-                        }
-                    },
+                    |v, nbrs| f(side, to, v, nbrs),
                 )?;
                 Ok(())
             })?;
         }
-        Ok(next)
+        Ok(())
     }
 
     /// Give each unvisited vertex with an in-neighbour in the frontier the depth `level`.
@@ -246,27 +284,12 @@ impl Bitmap {
         })
     }
 
-    /// Vertices set and the sum of their `out_slices`.
-    fn size(&self, out_slices: &[u64]) -> Size {
-        let (vertices, out_edges) = self
-            .0
+    /// Vertices set.
+    fn count(&self) -> u64 {
+        self.0
             .par_iter()
-            .enumerate()
-            .map(|(w, word)| {
-                let mut rest = word.load(Ordering::Relaxed);
-                let vertices = u64::from(rest.count_ones());
-                let mut out_edges = 0;
-                while rest != 0 {
-                    out_edges += out_slices[w * 64 + rest.trailing_zeros() as usize];
-                    rest &= rest - 1;
-                }
-                (vertices, out_edges)
-            })
-            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        Size {
-            vertices,
-            out_edges,
-        }
+            .map(|word| u64::from(word.load(Ordering::Relaxed).count_ones()))
+            .sum()
     }
 }
 
@@ -289,14 +312,12 @@ mod tests {
     }
 
     #[test]
-    fn size_counts_vertices_and_their_out_slices() {
+    fn count_counts_set_bits_across_words() {
         let bitmap = Bitmap::new(130);
-        let out_slices: Vec<u64> = (0..130).collect();
-        for v in [0, 63, 64, 129] {
+        for v in [0, 63, 64, 129, 64] {
             bitmap.insert(v);
         }
-        let size = bitmap.size(&out_slices);
-        assert_eq!((size.vertices, size.out_edges), (4, 63 + 64 + 129));
+        assert_eq!(bitmap.count(), 4);
         assert!(bitmap.contains(129) && !bitmap.contains(128));
     }
 }

@@ -509,17 +509,6 @@ pub(crate) fn count_degrees(
     })
 }
 
-/// Stored neighbours per dense vertex, filters not applied: an upper bound of its degree read
-/// from slice lengths alone, without touching the neighbours (the snapshot BFS's cost model).
-pub(crate) fn count_slice_lengths(
-    snapshot: &GraphSnapshot,
-    vertices: &VertexMap,
-    sides: &[Side],
-    n: usize,
-) -> Result<Vec<u64>, AnalyticsError> {
-    sum_per_vertex(snapshot, vertices, sides, n, |_, _, _, nbrs| nbrs.len())
-}
-
 /// `Σ count(side, neighbour map, vertex offset, slice)` over every slice of every side, per
 /// dense vertex.
 fn sum_per_vertex(

@@ -55,6 +55,12 @@ impl GraphSnapshot {
         Ok(self.manager.storage().vertex_table(table)?.rows.row_count())
     }
 
+    /// One past the highest edge offset ever allocated in `table`: an O(1) upper bound on its
+    /// edges (deleted edges included), for heuristics such as BFS's direction switch.
+    pub fn edge_capacity(&self, table: EdgeTableId) -> Result<u32> {
+        Ok(self.manager.storage().edge_table(table)?.rows.row_count())
+    }
+
     pub fn vertex_exists(&self, v: VertexId) -> bool {
         self.manager.storage().vertex_exists(v, self.ts)
     }
