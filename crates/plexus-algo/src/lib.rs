@@ -66,6 +66,7 @@ pub mod live;
 mod live_bfs;
 pub mod pagerank;
 mod par;
+pub mod priority;
 pub mod projection;
 pub mod sssp;
 pub mod triangles;

@@ -23,9 +23,10 @@
 //!   on the fly and unioning along the stored out-adjacency (every edge once, direction
 //!   ignored); nothing is built but O(n) arrays.
 //! - BFS reads them directly too, level by level ([`crate::live_bfs`]): top-down levels scan
-//!   only the out-segments holding frontier vertices, bottom-up levels scan the in-segments and
-//!   stop each unvisited vertex at its first parent; one pass of slice lengths up front stands
-//!   in for the CSR's O(1) degrees in the direction switch. O(n) arrays, no edge copy.
+//!   only the frontier vertices of the out-segments holding one, bottom-up levels only the
+//!   unvisited vertices of the in-segments and stop each at its first parent; the direction
+//!   switch counts frontier out-edges lazily instead of the CSR's O(1) degrees. O(n) arrays,
+//!   no edge copy.
 //! - The other kernels, PageRank included, build a transient compact CSR
 //!   ([`Projection::build`]) and run the [`crate::kernels`] on it: PageRank's 20 passes run
 //!   faster over dense arrays than over storage slices, CDLP and LCC want sorted, merged
@@ -44,8 +45,11 @@
 //! counted once) and [`bfs_via_csr`] stay for those comparisons.
 //!
 //! Reading the slices means that, under concurrent writes, a pass meets the segments writers
-//! have touched since the last compaction (the slower per-vertex path of the topology); the
-//! `algo_under_writes` figures measure it. The results are still those of the pinned
+//! have touched since the last compaction (entries split over the memtable and runs, merged
+//! per segment by the topology); the `algo_under_writes` figures measure it.
+//!
+//! Every function here runs on the analytics pool, below transactions in CPU priority
+//! ([`crate::priority`]), unless the caller runs it inside a rayon pool of its own. The results are still those of the pinned
 //! timestamp. From the slices, PageRank's per-vertex sums run in storage order rather than
 //! sorted order, so they can differ from the CSR kernel's in the last bits; WCC labels and BFS
 //! depths are identical.
@@ -79,7 +83,7 @@ pub fn bfs(
     projection: &Projection,
     source: VertexId,
 ) -> Result<Vec<(VertexId, i64)>, AnalyticsError> {
-    crate::live_bfs::bfs(snapshot, projection, source)
+    crate::priority::run(|| crate::live_bfs::bfs(snapshot, projection, source))
 }
 
 /// BFS on a transient CSR of the projection: the design not taken for the API, kept because
@@ -116,42 +120,44 @@ pub fn pagerank_from_slices(
     projection: &Projection,
     params: &PageRankParams,
 ) -> Result<Vec<(VertexId, f64)>, AnalyticsError> {
-    let vertices = VertexMap::select(snapshot, &projection.vertex_labels)?;
-    let out_sides = projection.sides(snapshot, &vertices, projection.direction)?;
-    let in_sides = projection.sides(snapshot, &vertices, projection.direction.reversed())?;
-    let n = vertices.vertex_count();
-    let out_degrees = count_degrees(snapshot, &vertices, &out_sides, n)?;
-    // Σ contrib over in-neighbours, accumulated side after side (f64 bits).
-    let pulled: Vec<AtomicU64> = (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
-    let ranks = crate::pagerank::iterate(
-        n,
-        params,
-        |u| out_degrees[u] as usize,
-        |contrib, step, next| {
-            for side in &in_sides {
-                let (from, to) = side.maps(&vertices);
-                side.par_scan(snapshot, |segment| {
-                    snapshot.scan_segment(side.table, side.outgoing, segment, |v, nbrs| {
-                        let Some(dv) = from.dense(v) else { return };
-                        let sum = nbrs.iter().fold(0.0, |acc, &u| match side.keep(to, v, u) {
-                            Some(du) => acc + contrib[du as usize],
-                            None => acc,
-                        });
-                        // One task per segment, segments cover disjoint vertices: no race.
-                        let slot = &pulled[dv as usize];
-                        let total = f64::from_bits(slot.load(Ordering::Relaxed)) + sum;
-                        slot.store(total.to_bits(), Ordering::Relaxed);
+    crate::priority::run(|| {
+        let vertices = VertexMap::select(snapshot, &projection.vertex_labels)?;
+        let out_sides = projection.sides(snapshot, &vertices, projection.direction)?;
+        let in_sides = projection.sides(snapshot, &vertices, projection.direction.reversed())?;
+        let n = vertices.vertex_count();
+        let out_degrees = count_degrees(snapshot, &vertices, &out_sides, n)?;
+        // Σ contrib over in-neighbours, accumulated side after side (f64 bits).
+        let pulled: Vec<AtomicU64> = (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+        let ranks = crate::pagerank::iterate(
+            n,
+            params,
+            |u| out_degrees[u] as usize,
+            |contrib, step, next| {
+                for side in &in_sides {
+                    let (from, to) = side.maps(&vertices);
+                    side.par_scan(snapshot, |segment| {
+                        snapshot.scan_segment(side.table, side.outgoing, segment, |v, nbrs| {
+                            let Some(dv) = from.dense(v) else { return };
+                            let sum = nbrs.iter().fold(0.0, |acc, &u| match side.keep(to, v, u) {
+                                Some(du) => acc + contrib[du as usize],
+                                None => acc,
+                            });
+                            // One task per segment, segments cover disjoint vertices: no race.
+                            let slot = &pulled[dv as usize];
+                            let total = f64::from_bits(slot.load(Ordering::Relaxed)) + sum;
+                            slot.store(total.to_bits(), Ordering::Relaxed);
+                        })?;
+                        Ok(())
                     })?;
-                    Ok(())
-                })?;
-            }
-            next.par_iter_mut().zip(&pulled).for_each(|(r, p)| {
-                *r = step.rank(f64::from_bits(p.swap(0, Ordering::Relaxed)));
-            });
-            Ok::<(), AnalyticsError>(())
-        },
-    )?;
-    Ok(vertices.iter().zip(ranks).collect())
+                }
+                next.par_iter_mut().zip(&pulled).for_each(|(r, p)| {
+                    *r = step.rank(f64::from_bits(p.swap(0, Ordering::Relaxed)));
+                });
+                Ok::<(), AnalyticsError>(())
+            },
+        )?;
+        Ok(vertices.iter().zip(ranks).collect())
+    })
 }
 
 /// Weakly connected components, unioning straight along the snapshot's slices: each vertex
@@ -161,33 +167,35 @@ pub fn wcc(
     projection: &Projection,
     _params: &WccParams,
 ) -> Result<Vec<(VertexId, VertexId)>, AnalyticsError> {
-    let vertices = VertexMap::select(snapshot, &projection.vertex_labels)?;
-    // Direction does not matter; the stored out-adjacency lists every edge once.
-    let sides = projection.sides(snapshot, &vertices, Direction::Out)?;
-    let parent = crate::wcc::forest(vertices.vertex_count());
-    for side in &sides {
-        let (from, to) = side.maps(&vertices);
-        side.par_scan(snapshot, |segment| {
-            snapshot.scan_segment(side.table, side.outgoing, segment, |v, nbrs| {
-                let Some(dv) = from.dense(v) else { return };
-                for &u in nbrs {
-                    if let Some(du) = side.keep(to, v, u)
-                        && du != dv
-                    {
-                        crate::wcc::union(&parent, du, dv);
+    crate::priority::run(|| {
+        let vertices = VertexMap::select(snapshot, &projection.vertex_labels)?;
+        // Direction does not matter; the stored out-adjacency lists every edge once.
+        let sides = projection.sides(snapshot, &vertices, Direction::Out)?;
+        let parent = crate::wcc::forest(vertices.vertex_count());
+        for side in &sides {
+            let (from, to) = side.maps(&vertices);
+            side.par_scan(snapshot, |segment| {
+                snapshot.scan_segment(side.table, side.outgoing, segment, |v, nbrs| {
+                    let Some(dv) = from.dense(v) else { return };
+                    for &u in nbrs {
+                        if let Some(du) = side.keep(to, v, u)
+                            && du != dv
+                        {
+                            crate::wcc::union(&parent, du, dv);
+                        }
                     }
-                }
+                })?;
+                Ok(())
             })?;
-            Ok(())
-        })?;
-    }
-    let ids: Vec<VertexId> = vertices.iter().collect();
-    let labels = crate::wcc::roots(&parent);
-    Ok(ids
-        .iter()
-        .zip(labels)
-        .map(|(&v, l)| (v, ids[l as usize]))
-        .collect())
+        }
+        let ids: Vec<VertexId> = vertices.iter().collect();
+        let labels = crate::wcc::roots(&parent);
+        Ok(ids
+            .iter()
+            .zip(labels)
+            .map(|(&v, l)| (v, ids[l as usize]))
+            .collect())
+    })
 }
 
 /// Community detection by label propagation: each vertex with its community's label vertex.
@@ -258,19 +266,23 @@ pub fn triangle_count(
     projection: &Projection,
     params: &TriangleParams,
 ) -> Result<u64, AnalyticsError> {
-    let g = projection.build(snapshot)?;
-    Ok(kernels::triangle_count(g.graph(), params))
+    crate::priority::run(|| {
+        let g = projection.build(snapshot)?;
+        Ok(kernels::triangle_count(g.graph(), params))
+    })
 }
 
 /// Build the projection, run `kernel` on it, and key its per-vertex output by vertex.
-fn per_vertex<T>(
+fn per_vertex<T: Send>(
     snapshot: &GraphSnapshot,
     projection: &Projection,
-    kernel: impl FnOnce(&ProjectedGraph) -> Result<Vec<T>, AnalyticsError>,
+    kernel: impl FnOnce(&ProjectedGraph) -> Result<Vec<T>, AnalyticsError> + Send,
 ) -> Result<Vec<(VertexId, T)>, AnalyticsError> {
-    let g = projection.build(snapshot)?;
-    let values = kernel(&g)?;
-    Ok(g.label_with_vertices(values))
+    crate::priority::run(|| {
+        let g = projection.build(snapshot)?;
+        let values = kernel(&g)?;
+        Ok(g.label_with_vertices(values))
+    })
 }
 
 /// Dense-id labels (WCC, CDLP) as the vertices they name. Kernel labels are dense ids of the

@@ -21,7 +21,9 @@
 //! 7. `algo_under_writes[_from_slices|_reserved_core]`: PageRank (fresh snapshot per run) while one
 //!    writer thread commits single-edge transactions, against the idle time right before;
 //!    and `writer_commit_rate_under_algo[...]`, the writer's rate meanwhile against its rate
-//!    alone. `_reserved_core` runs PageRank in a rayon pool one thread short of the cores.
+//!    alone. The first two run on the API's analytics pool (all cores, lowered CPU priority);
+//!    `_reserved_core` runs PageRank in a normal-priority rayon pool one thread short of the
+//!    cores.
 //!
 //! Times are the median of `--repeats` runs. With `--write-edges DIR` the command only writes
 //! the generated list for `bench/peers/` (`rmat-<scale>.bin`: little-endian `u32 src, u32 dst,
@@ -398,11 +400,13 @@ impl Output {
 /// How PageRank runs in one `under_writes` variant.
 #[derive(Clone, Copy)]
 enum Variant {
-    /// Through the API, on all cores.
+    /// Through the API, on all cores at the analytics pool's lowered priority.
     Api,
-    /// Pulling from the snapshot's slices every pass (the design not taken), on all cores.
+    /// Pulling from the snapshot's slices every pass (the design not taken), on all cores at
+    /// the analytics pool's lowered priority.
     FromSlices,
-    /// Through the API in a pool with one thread fewer than cores, leaving one to the writer.
+    /// Through the API in a normal-priority pool with one thread fewer than cores, leaving
+    /// one to the writer.
     ReservedCore,
 }
 
@@ -438,11 +442,14 @@ fn under_writes(
             .num_threads(pool_threads)
             .build()
             .map_err(failure)?;
-        let pagerank = || {
-            pool.install(|| match variant {
-                Variant::FromSlices => Kernel::PageRank.alternative(&db.snapshot(), ids[0]),
-                _ => Kernel::PageRank.on_snapshot(&db.snapshot(), ids[0]),
-            })
+        // The API's own pool (lowered priority, see `plexus::algo::priority`) unless the
+        // variant reserves a core, which takes a normal-priority pool of its own.
+        let pagerank = || match variant {
+            Variant::Api => Kernel::PageRank.on_snapshot(&db.snapshot(), ids[0]),
+            Variant::FromSlices => Kernel::PageRank.alternative(&db.snapshot(), ids[0]),
+            Variant::ReservedCore => {
+                pool.install(|| Kernel::PageRank.on_snapshot(&db.snapshot(), ids[0]))
+            }
         };
         db.compact();
         let (idle_s, _) = median(repeats, pagerank)?;
