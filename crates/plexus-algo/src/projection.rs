@@ -54,7 +54,7 @@
 //! every vertex's slots were filled exactly and fails with [`GraphError::SourceChanged`]
 //! instead of returning a torn graph. Weighted projections read edge offsets along with the
 //! neighbours ([`GraphSnapshot::scan_segment_edges`], the same segment scan) and the weights in
-//! one bulk call per vertex ([`GraphSnapshot::edge_properties`]).
+//! one bulk call per segment ([`GraphSnapshot::edge_properties`]).
 //!
 //! COST
 //! ====
@@ -592,26 +592,29 @@ fn fill(
                     }
                 })?,
                 Some(property) => {
-                    let mut failure = None;
-                    let mut buffer = Vec::new();
+                    // One bulk weight read per segment (the property is resolved once per
+                    // call, not once per vertex): gather the segment's slices, then place them.
+                    let (mut slices, mut nbrs_all, mut eids_all) =
+                        (Vec::new(), Vec::new(), Vec::new());
                     snapshot.scan_segment_edges(
                         side.table,
                         side.outgoing,
                         segment,
                         |v, nbrs, eids| {
-                            if failure.is_some() || overflow.is_some() {
-                                return;
-                            }
-                            match read_weights(snapshot, side.table, property, eids, &mut buffer) {
-                                Ok(()) if place(v, nbrs, &buffer) => {}
-                                Ok(()) => overflow = Some(v),
-                                Err(e) => failure = Some(e),
-                            }
+                            let start = nbrs_all.len();
+                            nbrs_all.extend_from_slice(nbrs);
+                            eids_all.extend_from_slice(eids);
+                            slices.push((v, start..nbrs_all.len()));
                         },
                     )?;
-                    if let Some(e) = failure {
-                        return Err(e);
-                    }
+                    let mut weights = Vec::with_capacity(eids_all.len());
+                    read_weights(snapshot, side.table, property, &eids_all, &mut weights)?;
+                    overflow = slices
+                        .into_iter()
+                        .find(|(v, range)| {
+                            !place(*v, &nbrs_all[range.clone()], &weights[range.clone()])
+                        })
+                        .map(|(v, _)| v);
                 }
             }
             match overflow.and_then(|v| from.dense(v)) {

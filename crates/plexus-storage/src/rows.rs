@@ -111,6 +111,11 @@ struct Layout {
 }
 
 impl Layout {
+    /// Where declared property `key` is stored (`None`: undeclared, kept per row).
+    fn locate(&self, key: PropKeyId) -> Option<ColumnRef> {
+        self.declared.get(&key).map(|&(_, at)| at)
+    }
+
     fn new(properties: &[PropertyDef], families: &[Vec<usize>]) -> Self {
         let mut declared = HashMap::new();
         let mut columns = Vec::new();
@@ -223,19 +228,24 @@ impl Chunk {
         match slot {
             Slot::Exists => SlotValue::Exists(self.exists[row]),
             Slot::Labels => SlotValue::Labels(self.labels.get(row).cloned().flatten()),
-            Slot::Prop(key) => SlotValue::Prop(match layout.declared.get(&key) {
-                Some(&(_, at)) => self.columns[column_of(at)].get(row, at),
-                None => self
-                    .dynamic
-                    .get(row)
-                    .and_then(Option::as_ref)
-                    .and_then(|props| {
-                        props
-                            .iter()
-                            .find(|(k, _)| *k == key)
-                            .map(|(_, v)| v.clone())
-                    }),
-            }),
+            Slot::Prop(key) => SlotValue::Prop(self.prop_in_place(layout.locate(key), key, row)),
+        }
+    }
+
+    /// Property `key` of `row` as stored in place; `at` is where the layout declares it.
+    fn prop_in_place(&self, at: Option<ColumnRef>, key: PropKeyId, row: usize) -> Option<Value> {
+        match at {
+            Some(at) => self.columns[column_of(at)].get(row, at),
+            None => self
+                .dynamic
+                .get(row)
+                .and_then(Option::as_ref)
+                .and_then(|props| {
+                    props
+                        .iter()
+                        .find(|(k, _)| *k == key)
+                        .map(|(_, v)| v.clone())
+                }),
         }
     }
 
@@ -261,24 +271,49 @@ impl Chunk {
     }
 
     fn read(&self, layout: &Layout, row: usize, slot: Slot, ts: Timestamp) -> SlotValue {
+        self.older_value(row, slot, ts)
+            .unwrap_or_else(|| self.read_in_place(layout, row, slot))
+    }
+
+    /// Property `key` (declared at `at`, see [`Layout::locate`]) of `row` at `ts`: what
+    /// `read` returns for `Slot::Prop(key)`, without looking the key up in the layout.
+    fn read_prop(
+        &self,
+        at: Option<ColumnRef>,
+        key: PropKeyId,
+        row: usize,
+        ts: Timestamp,
+    ) -> Option<Value> {
+        match self.older_value(row, Slot::Prop(key), ts) {
+            Some(SlotValue::Prop(value)) => value,
+            Some(_) => unreachable!("a property slot holds a property value"),
+            None => self.prop_in_place(at, key, row),
+        }
+    }
+
+    /// The value of `slot` at `ts` when it is not the one stored in place: absent before the
+    /// row's creation, else from the slot's version chain (`None`: read in place).
+    fn older_value(&self, row: usize, slot: Slot, ts: Timestamp) -> Option<SlotValue> {
         if ts >= self.max_write_ts {
-            return self.read_in_place(layout, row, slot);
+            return None;
         }
         if self
             .created_at
             .get(row)
             .is_some_and(|&created| created > ts)
         {
-            return absent(slot);
+            return Some(absent(slot));
         }
         match self.chains.get(&(row as u32, slot)) {
-            Some(chain) if chain.newest_ts > ts => chain
-                .older
-                .iter()
-                .rev()
-                .find(|(from, _)| *from <= ts)
-                .map_or_else(|| absent(slot), |(_, v)| v.clone()),
-            _ => self.read_in_place(layout, row, slot),
+            Some(chain) if chain.newest_ts > ts => Some(
+                chain
+                    .older
+                    .iter()
+                    .rev()
+                    .find(|(from, _)| *from <= ts)
+                    .map_or_else(|| absent(slot), |(_, v)| v.clone()),
+            ),
+            _ => None,
         }
     }
 
@@ -462,21 +497,16 @@ impl RowTable {
         f: &mut dyn FnMut(usize, Option<Value>),
     ) {
         let chunks = self.chunks.read();
+        let at = self.layout.locate(key);
         let mut latched: Option<(usize, parking_lot::RwLockReadGuard<'_, Chunk>)> = None;
         for (i, &row) in rows.iter().enumerate() {
             let index = row as usize / CHUNK_ROWS;
             if latched.as_ref().is_none_or(|(at, _)| *at != index) {
                 latched = chunks.get(index).map(|chunk| (index, chunk.read()));
             }
-            let value = match &latched {
-                Some((_, chunk)) => {
-                    match chunk.read(&self.layout, row as usize % CHUNK_ROWS, Slot::Prop(key), ts) {
-                        SlotValue::Prop(v) => v,
-                        _ => None,
-                    }
-                }
-                None => None,
-            };
+            let value = latched
+                .as_ref()
+                .and_then(|(_, chunk)| chunk.read_prop(at, key, row as usize % CHUNK_ROWS, ts));
             f(i, value);
         }
     }
