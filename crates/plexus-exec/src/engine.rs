@@ -28,7 +28,7 @@ use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, buil
 use crate::plan::{ProcedureRegistry, QueryPlan, plan_statement};
 use crate::result::QueryResult;
 use plexus_cypher::ast::QueryMode;
-use plexus_txn::Transaction;
+use plexus_txn::{Statistics, Transaction};
 
 /// A planned statement whose rows are pulled a chunk at a time (see STREAMING).
 pub struct Cursor {
@@ -42,10 +42,16 @@ pub struct Cursor {
 }
 
 impl Cursor {
-    /// Parses and plans `query` and builds its operators; nothing runs yet.
-    pub fn open(query: &str, params: &Params, procedures: &ProcedureRegistry) -> Result<Cursor> {
+    /// Parses and plans `query` and builds its operators; nothing runs yet. With `stats`
+    /// (the database's table sizes) the planner chooses where each pattern starts by cost.
+    pub fn open(
+        query: &str,
+        params: &Params,
+        procedures: &ProcedureRegistry,
+        stats: Option<&Statistics>,
+    ) -> Result<Cursor> {
         let statement = plexus_cypher::parse(query)?;
-        let plan = plan_statement(&statement, query, params, procedures)?;
+        let plan = plan_statement(&statement, query, params, procedures, stats)?;
         let profile = statement.mode == QueryMode::Profile;
         let explain =
             (statement.mode == QueryMode::Explain).then(|| plan.root.render(&|_| String::new()));

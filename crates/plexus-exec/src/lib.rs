@@ -10,7 +10,8 @@
 //! ```
 //! - [`bind`]: resolves variables to slots, checks types and the rules the TCK names
 //!   (`UndefinedVariable`, `VariableTypeConflict`, `InvalidAggregation`, ...);
-//! - [`plan`]: the logical plan, built clause by clause while binding; rule-based;
+//! - [`plan`]: the logical plan, built clause by clause while binding; where a pattern
+//!   starts is chosen by a cost model over table statistics;
 //! - [`exec`]: pull-based operators exchanging batches of ~2K rows as columns;
 //! - [`eval`]: expression evaluation and the function library;
 //! - [`value`]: Cypher values and their equality / comparison / ordering rules;

@@ -147,7 +147,7 @@ fn check(query: &str) {
     params.insert("p".into(), Value::Int(1));
     let procedures = ProcedureRegistry::new();
     if let Ok(statement) = plexus_cypher::parse(query) {
-        let _ = plan_statement(&statement, query, &params, &procedures);
+        let _ = plan_statement(&statement, query, &params, &procedures, None);
     }
 }
 

@@ -9,7 +9,8 @@
 //! - [`record`] and [`wal`]: redo records, the log and group commit;
 //! - [`checkpoint`]: checkpoint files and the manifest;
 //! - [`store`]: `Storage`, which installs commits, answers reads at a timestamp, checkpoints
-//!   and recovers.
+//!   and recovers;
+//! - [`stats`]: row counts per label and relationship type for the query planner.
 //!
 //! Transactions (snapshots, write sets, validation) live in `plexus-txn`, one layer up.
 
@@ -21,6 +22,7 @@ pub mod lsm;
 pub mod record;
 pub mod rows;
 pub mod run;
+pub mod stats;
 pub mod store;
 pub mod topology;
 pub mod vfs;
@@ -28,5 +30,6 @@ pub mod wal;
 
 pub use catalog::{Catalog, CatalogOp, EdgeTableDef, PropertyDef, VertexTableDef};
 pub use record::{CommitRecord, WriteOp};
+pub use stats::{EdgeTypeStatistics, Statistics};
 pub use store::{EdgeTable, RecoveryReport, Storage, VertexTable};
 pub use vfs::{OsVfs, Vfs};

@@ -88,7 +88,7 @@ fn parameters_explain_and_profile() {
         .unwrap();
     assert_eq!(profiled.rows.len(), 1);
     let plan = profiled.plan.expect("PROFILE returns the plan");
-    assert!(plan.contains("rows=1"), "{plan}");
+    assert!(plan.contains("[rows=1"), "{plan}");
 }
 
 const TOKENS: &[&str] = &[

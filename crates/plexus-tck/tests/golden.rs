@@ -17,6 +17,14 @@
 //!
 //! error SyntaxError UndefinedVariable     # class, optionally the detail code
 //! RETURN x
+//!
+//! explain          # the EXPLAIN tree of the query, one operator a line, indentation trimmed
+//! MATCH (p:Person) RETURN p.name
+//! ----
+//! Results p.name=s1
+//! └ Project s1 = s0.name
+//! └ NodeByLabelScan s0:Person est_rows=1
+//! └ Argument
 //! ```
 //! Values print in the TCK notation (`QueryResult::render`); an empty result has nothing
 //! after `----`.
@@ -123,13 +131,15 @@ fn run_file(path: &Path) -> Vec<String> {
                         actual.sort();
                         expected.sort();
                     }
-                    if actual != expected {
-                        failures.push(format!(
-                            "{at}: expected\n  {}\ngot\n  {}",
-                            expected.join("\n  "),
-                            actual.join("\n  ")
-                        ));
-                    }
+                    failures.extend(mismatch(&at, &expected, &actual));
+                }
+            },
+            "explain" => match conn.execute(&format!("EXPLAIN {}", record.query), &params) {
+                Err(e) => failures.push(format!("{at}: explain failed: {e}")),
+                Ok(r) => {
+                    let plan = r.plan.unwrap_or_default();
+                    let actual: Vec<String> = plan.lines().map(|l| l.trim().to_string()).collect();
+                    failures.extend(mismatch(&at, &record.expected, &actual));
                 }
             },
             "error" => {
@@ -148,6 +158,17 @@ fn run_file(path: &Path) -> Vec<String> {
         }
     }
     failures
+}
+
+/// A failure message when `actual` lines differ from `expected`.
+fn mismatch(at: &str, expected: &[String], actual: &[String]) -> Option<String> {
+    (actual != expected).then(|| {
+        format!(
+            "{at}: expected\n  {}\ngot\n  {}",
+            expected.join("\n  "),
+            actual.join("\n  ")
+        )
+    })
 }
 
 #[test]

@@ -53,10 +53,27 @@ fn scanned_rows(conn: &mut plexus::Connection, query: &str, id: CypherValue, lab
         .lines()
         .find(|l| l.contains(label))
         .unwrap_or_else(|| panic!("no scan of {label} in\n{plan}"));
-    let rows = line.split("rows=").nth(1).expect("rows=");
+    let rows = line.split("[rows=").nth(1).expect("[rows=");
     rows[..rows.find(|c: char| !c.is_ascii_digit()).unwrap()]
         .parse()
         .unwrap()
+}
+
+/// `query`'s EXPLAIN plan with `$id` = 7.
+fn explain(conn: &mut plexus::Connection, query: &str) -> String {
+    conn.execute(&format!("EXPLAIN {query}"), &id_param(CypherValue::Int(7)))
+        .expect("explain")
+        .plan
+        .expect("an EXPLAIN plan")
+}
+
+/// The EXPLAIN line of the scan naming `label` (e.g. `:Account`) in `query`'s plan.
+fn scan_line(conn: &mut plexus::Connection, query: &str, label: &str) -> String {
+    let plan = explain(conn, query);
+    let line = plan.lines().find(|l| l.contains(label));
+    line.unwrap_or_else(|| panic!("no scan of {label} in\n{plan}"))
+        .trim()
+        .to_string()
 }
 
 const BY_ID: &str = "MATCH (a:Account {id: $id}) RETURN a.owner";
@@ -183,8 +200,11 @@ fn a_label_carried_by_several_keyed_tables_seeks_each() {
         scanned_rows(&mut conn, by_id, CypherValue::Int(7), ":Message"),
         2
     );
+    // The planner's statistics see the same: one key shared by every carrier, then none.
+    assert!(scan_line(&mut conn, by_id, ":Message").ends_with("est_rows=1"));
     conn.execute("CREATE (:Note:Message {id: 7, owner: 'note-7'})", &none)
         .unwrap();
+    assert!(scan_line(&mut conn, by_id, ":Message").ends_with("est_rows=101"));
     assert_eq!(
         owners(&mut conn, by_id, CypherValue::Int(7)),
         ["'comment-7'", "'note-7'", "'post-7'"]
@@ -237,6 +257,40 @@ fn where_conjuncts_are_pushed_down_to_the_scan() {
     assert_eq!(owners(&mut conn, query, CypherValue::Int(3)), ["'owner-5'"]);
     assert_eq!(
         scanned_rows(&mut conn, query, CypherValue::Int(3), ":Account"),
+        1
+    );
+}
+
+/// With statistics the planner starts a pattern at the node a primary key finds, wherever it
+/// stands in the pattern, and expands away from it — here incoming, against the arrow.
+#[test]
+fn a_key_seek_at_the_far_end_starts_the_pattern() {
+    let db = accounts();
+    let mut conn = db.connect();
+    conn.execute(
+        "MATCH (a:Account) UNWIND [1, 2] AS k CREATE (:Holder {n: a.id * 10 + k})-[:OWNS]->(a)",
+        &Params::new(),
+    )
+    .unwrap();
+    let query = "MATCH (h:Holder)-[:OWNS]->(a:Account {id: $id}) RETURN h.n";
+    let plan = explain(&mut conn, query);
+    let lines: Vec<&str> = plan.lines().map(str::trim).collect();
+    assert!(
+        lines.contains(&"└ Expand (s2)<-[s1:OWNS]-(s0) est_rows=2"),
+        "expands incoming from the account, two holders each:\n{plan}"
+    );
+    assert!(
+        lines.contains(
+            &"└ NodeByKeySeek s2:Account(id = $id) [primary key, else label scan] est_rows=1"
+        ),
+        "starts at the seek, one row:\n{plan}"
+    );
+    let holders = conn.execute(query, &id_param(CypherValue::Int(7))).unwrap();
+    let mut found: Vec<String> = holders.rows.iter().map(|r| holders.render(&r[0])).collect();
+    found.sort();
+    assert_eq!(found, ["71", "72"]);
+    assert_eq!(
+        scanned_rows(&mut conn, query, CypherValue::Int(7), ":Account"),
         1
     );
 }

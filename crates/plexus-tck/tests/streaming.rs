@@ -206,7 +206,7 @@ fn profile_counts_every_row_once_the_stream_is_drained() {
     assert!(stream.summary().plan.is_none(), "no profile before the end");
     while conn.pull(&mut stream).unwrap().is_some() {}
     let plan = stream.summary().plan.expect("profile");
-    assert!(plan.contains("rows=5000"), "{plan}");
+    assert!(plan.contains("[rows=5000"), "{plan}");
 
     let stream = conn.run("EXPLAIN MATCH (n) RETURN n", &none()).unwrap();
     assert!(stream.is_finished());

@@ -18,6 +18,8 @@ pub mod validation;
 pub mod write_set;
 
 pub use manager::TxnManager;
+/// The planner's table statistics (defined by storage, read through [`TxnManager::storage`]).
+pub use plexus_storage::{EdgeTypeStatistics, Statistics};
 pub use schema::{VertexTableSpec, create_edge_table, create_vertex_table};
 pub use snapshot::GraphSnapshot;
 pub use transaction::Transaction;

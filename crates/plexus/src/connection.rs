@@ -220,7 +220,9 @@ impl Connection {
             self.transaction_command(command)?;
             return Ok(finished(QueryResult::default()));
         }
-        let opened = guarded(|| Cursor::open(query, params, &self.procedures));
+        // O(tables), never a scan: see plexus_storage::stats.
+        let stats = self.manager.storage().statistics();
+        let opened = guarded(|| Cursor::open(query, params, &self.procedures, Some(&stats)));
         let cursor = if self.tx.is_some() {
             self.fail_in_tx(opened)?
         } else {

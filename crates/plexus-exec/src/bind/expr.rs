@@ -381,6 +381,7 @@ impl Binder<'_> {
                     LogicalPlan::Argument,
                     &mut inner,
                     std::slice::from_ref(&part),
+                    None,
                 )?;
                 if let Some(p) = predicate {
                     let predicate = self.bind_expr(p, &inner, ExprCtx::PLAIN)?;
@@ -410,6 +411,7 @@ impl Binder<'_> {
                     LogicalPlan::Argument,
                     &mut inner,
                     std::slice::from_ref(&part),
+                    None,
                 )?;
                 self.subquery(SubqueryKind::Exists, plan)
             }
@@ -417,7 +419,7 @@ impl Binder<'_> {
                 ast::ExistsSubquery::Pattern { pattern, predicate } => {
                     let mut inner = scope.clone();
                     let mut plan =
-                        self.plan_pattern(LogicalPlan::Argument, &mut inner, &pattern.parts)?;
+                        self.plan_pattern(LogicalPlan::Argument, &mut inner, &pattern.parts, None)?;
                     if let Some(p) = predicate {
                         let predicate = self.bind_expr(p, &inner, ExprCtx::PLAIN)?;
                         plan = LogicalPlan::Filter {

@@ -245,11 +245,19 @@ pub struct Binder<'a> {
     pub(crate) substitutions: Vec<(plexus_cypher::ast::Expr, usize)>,
     /// An updating clause has been planned (see `LogicalPlan::Limit::drain`).
     pub(crate) updating_seen: bool,
+    /// Table sizes for the planner's cost model; `None` plans by the rules alone.
+    pub(crate) stats: Option<&'a plexus_txn::Statistics>,
 }
 
 impl<'a> Binder<'a> {
-    pub fn new(source: &'a str, params: &'a Params, procedures: &'a ProcedureRegistry) -> Self {
+    pub fn new(
+        source: &'a str,
+        params: &'a Params,
+        procedures: &'a ProcedureRegistry,
+        stats: Option<&'a plexus_txn::Statistics>,
+    ) -> Self {
         Binder {
+            stats,
             source,
             params,
             procedures,

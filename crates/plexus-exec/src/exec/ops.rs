@@ -33,6 +33,7 @@ pub(super) fn build_operator(
             slot,
             label,
             seek,
+            ..
         } => FlatMap::boxed(
             child(input),
             NodeScan {
@@ -43,13 +44,14 @@ pub(super) fn build_operator(
                 rest: None,
             },
         ),
-        LogicalPlan::Expand { input, spec } => {
+        LogicalPlan::Expand { input, spec, .. } => {
             FlatMap::boxed(child(input), Expand { spec: spec.clone() })
         }
         LogicalPlan::VarExpand {
             input,
             spec,
             length,
+            ..
         } => FlatMap::boxed(
             child(input),
             VarExpand {

@@ -17,20 +17,28 @@
 //!
 //! PATTERNS
 //! ========
-//! A pattern is planned part by part. Each part starts from a node already bound (by an
-//! earlier clause or part), else the first node with a label (a label scan), else its first
-//! node (an all-nodes scan), and expands left and right from there; an expand whose far end is
-//! already bound checks that end instead of binding it. Every relationship expanded in one
-//! MATCH must differ from those expanded before it in the same MATCH (Cypher's relationship
-//! isomorphism), which Expand enforces with its `distinct_from` list.
+//! A pattern is planned part by part. Each part starts at one of its nodes — a node already
+//! bound (by an earlier clause or part), a key seek, a label scan or an all-nodes scan — and
+//! expands to one side of it and then the other; an expand whose far end is already bound
+//! checks that end instead of binding it. Every relationship expanded in one MATCH must differ
+//! from those expanded before it in the same MATCH (Cypher's relationship isomorphism), which
+//! Expand enforces with its `distinct_from` list, whatever the order of the expands.
 //!
-//! This is a rule-based planner. Not done yet (the optimizer's job, later): choosing the start
-//! node and expand direction from statistics, predicate pushdown into scans, index seeks, join
-//! ordering across disconnected parts (they are planned as nested cartesian products).
+//! Which node starts, and so which way each relationship is expanded, comes from the cost
+//! model (`cost`) when the caller passes statistics: the pattern's property maps and the
+//! MATCH's WHERE are bound before the parts are planned so that the model sees every
+//! equality. Without statistics — and for `shortestPath`, which binds both ends first — the
+//! rule stands: a bound node, else the first node with a label, else the first node, right
+//! then left. The WHERE is then pushed down into the pattern's operators (`pushdown`), where a
+//! key equality right above a label scan becomes its seek.
+//!
+//! Not done yet (the optimizer's job, later): join ordering across disconnected parts (they
+//! are planned as nested cartesian products) and across clauses, secondary indexes.
 
 use crate::bind::{BExpr, Binder, ExprCtx, PathElement, Scope, Ty, syntax};
 use crate::error::{ErrorClass, QueryError, Result};
-use crate::plan::pushdown::{key_seek, push_filter};
+use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape};
+use crate::plan::pushdown::{key_seek, push_filter, slots_of, split_conjuncts};
 use crate::plan::{
     AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, LogicalPlan, QueryPlan, SetOp,
     SortKey, VarLengthSpec,
@@ -39,6 +47,7 @@ use crate::value::Value;
 use plexus_cypher::ast::{
     self, ClauseKind, ComparisonOp, Expr, ExprKind, Projection, RelDirection, SetItemKind, Span,
 };
+use plexus_txn::{EdgeTypeStatistics, Statistics};
 use plexus_types::Direction;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -83,14 +92,16 @@ type Columns = Vec<(String, usize)>;
 /// The largest bound `*min..max` may name, and the depth of an unbounded `*`.
 pub const MAX_VAR_LENGTH_DEPTH: u64 = 1_000;
 
-/// Binds and plans a parsed statement.
+/// Binds and plans a parsed statement; with `stats`, each pattern part starts where the cost
+/// model estimates the least work (see `cost`), else where the rules say.
 pub fn plan_statement(
     statement: &ast::Statement,
     source: &str,
     params: &crate::bind::Params,
     procedures: &ProcedureRegistry,
+    stats: Option<&Statistics>,
 ) -> Result<QueryPlan> {
-    let mut binder = Binder::new(source, params, procedures);
+    let mut binder = Binder::new(source, params, procedures, stats);
     let (root, columns) = binder.plan_top(&statement.query)?;
     let updating = std::iter::once(&statement.query.first)
         .chain(statement.query.unions.iter().map(|u| &u.query))
@@ -148,6 +159,202 @@ fn filter(plan: LogicalPlan, predicate: Option<BExpr>) -> LogicalPlan {
         },
         None => plan,
     }
+}
+
+/// A pattern's property map, bound: (key, value) in map order.
+type Properties = Vec<(Arc<str>, BExpr)>;
+
+/// A WHERE conjunct and the slots it reads (`None`: not listable, see `pushdown`).
+type Conjunct = (BExpr, Option<Vec<usize>>);
+
+/// One pattern part being planned.
+struct PartContext<'p> {
+    part: &'p ast::PatternPart,
+    /// Its nodes in pattern order (the start node, then each step's).
+    nodes: Vec<&'p ast::NodePattern>,
+    slots: &'p PartSlots,
+    node_props: Vec<Properties>,
+    rel_props: Vec<Properties>,
+}
+
+/// One expand of a part: relationship `index`, walked left to right when `rightwards`.
+#[derive(Clone, Copy)]
+struct Step {
+    index: usize,
+    rightwards: bool,
+    est_rows: Option<f64>,
+}
+
+fn conjuncts(predicate: &BExpr) -> Vec<Conjunct> {
+    let mut parts = Vec::new();
+    split_conjuncts(predicate.clone(), &mut parts);
+    parts
+        .into_iter()
+        .map(|c| {
+            let slots = slots_of(&c);
+            (c, slots)
+        })
+        .collect()
+}
+
+/// `entity.k = v AND ...` for each property, or `None` for none.
+fn equalities(entity: BExpr, props: &Properties) -> Option<BExpr> {
+    props.iter().fold(None, |acc, (key, value)| {
+        let property = BExpr::Property(Box::new(entity.clone()), key.clone());
+        chain_and(
+            acc,
+            BExpr::Compare(vec![property, value.clone()], vec![ComparisonOp::Eq]),
+        )
+    })
+}
+
+/// The filter of a node's `labels` and properties.
+fn node_predicate(slot: usize, labels: &[ast::Ident], props: &Properties) -> Option<BExpr> {
+    let has_labels = (!labels.is_empty())
+        .then(|| BExpr::HasLabels(Box::new(BExpr::Slot(slot)), label_names(labels)));
+    match (has_labels, equalities(BExpr::Slot(slot), props)) {
+        (Some(l), Some(p)) => chain_and(Some(l), p),
+        (l, p) => l.or(p),
+    }
+}
+
+/// The rule-based start: a bound node, else the first node with a label, else the first.
+fn rule_start(ctx: &PartContext, bound: &HashSet<usize>) -> usize {
+    let count = ctx.nodes.len();
+    (0..count)
+        .find(|&i| bound.contains(&ctx.slots.nodes[i].0))
+        .or_else(|| (0..count).find(|&i| !ctx.nodes[i].labels.is_empty()))
+        .unwrap_or(0)
+}
+
+/// Whether every property value of the part reads only variables bound before it, so that
+/// any order of its elements may be planned.
+fn self_contained(ctx: &PartContext, bound: &HashSet<usize>) -> bool {
+    ctx.node_props
+        .iter()
+        .chain(&ctx.rel_props)
+        .flatten()
+        .all(|(_, value)| slots_of(value).is_some_and(|s| s.iter().all(|s| bound.contains(s))))
+}
+
+/// Node `index` of the part as the cost model sees it: its domain, whether it can be sought
+/// by primary key (from its property map, else a WHERE conjunct on it alone — the order the
+/// scan and pushdown pick a seek in), and the selectivity of its other predicates.
+fn node_shape(
+    stats: &Statistics,
+    ctx: &PartContext,
+    index: usize,
+    bound: &HashSet<usize>,
+    conjuncts: &[Conjunct],
+) -> NodeShape {
+    let slot = ctx.slots.nodes[index].0;
+    let label = ctx.nodes[index].labels.first().map(|l| l.name.as_str());
+    let props = &ctx.node_props[index];
+    let local: Vec<&BExpr> = conjuncts
+        .iter()
+        .filter(|(_, slots)| {
+            slots.as_ref().is_some_and(|s| {
+                s.contains(&slot) && s.iter().all(|s| *s == slot || bound.contains(s))
+            })
+        })
+        .map(|(c, _)| c)
+        .collect();
+    let seek = equalities(BExpr::Slot(slot), props)
+        .and_then(|p| key_seek(slot, &p))
+        .or_else(|| local.iter().find_map(|c| key_seek(slot, c)));
+    let key_seek = match (label, seek) {
+        (Some(label), Some(seek)) => stats.label_primary_key(label) == Some(&*seek.key),
+        _ => false,
+    };
+    let is_equality =
+        |c: &BExpr| matches!(c, BExpr::Compare(_, ops) if ops.as_slice() == [ComparisonOp::Eq]);
+    let local_equalities = local.iter().filter(|c| is_equality(c)).count();
+    let others = local.len() - local_equalities;
+    let mut equalities = props.len() + local_equalities;
+    if key_seek {
+        equalities -= 1; // the seek's own equality is in its one row
+    }
+    NodeShape {
+        slot,
+        bound: bound.contains(&slot),
+        domain_rows: match label {
+            Some(label) => stats.label_vertices(label),
+            None => stats.vertices(),
+        } as f64,
+        key_seek,
+        selectivity: cost::EQUALITY_SELECTIVITY.powi(equalities as i32)
+            * cost::PREDICATE_SELECTIVITY.powi(others as i32),
+    }
+}
+
+/// A relationship of the part as the cost model sees it.
+fn rel_shape(stats: &Statistics, rel: &ast::RelationshipPattern) -> RelShape {
+    let types: Vec<EdgeTypeStatistics> = if rel.types.is_empty() {
+        vec![stats.edge_type(None)]
+    } else {
+        rel.types
+            .iter()
+            .map(|t| stats.edge_type(Some(&t.name)))
+            .collect()
+    };
+    let degree = |direction| cost::degree(&types, direction);
+    let (degree_rightwards, degree_leftwards) = match rel.direction {
+        RelDirection::Outgoing => (degree(Direction::Out), degree(Direction::In)),
+        RelDirection::Incoming => (degree(Direction::In), degree(Direction::Out)),
+        RelDirection::Undirected => (degree(Direction::Both), degree(Direction::Both)),
+    };
+    let hops = rel.length.map(|length| {
+        let min = length.min.unwrap_or(1);
+        let cap = min.max(cost::VAR_LENGTH_ESTIMATE_HOPS);
+        (min, length.max.unwrap_or(cap).min(cap))
+    });
+    RelShape {
+        degree_rightwards,
+        degree_leftwards,
+        hops,
+    }
+}
+
+/// A scan of node `index` of the part (by its first label, if any) and the filter for the
+/// rest of its labels and properties; an equality on a property of the node becomes the
+/// scan's key seek.
+fn scan_node(
+    input: LogicalPlan,
+    ctx: &PartContext,
+    index: usize,
+    est_rows: Option<f64>,
+) -> LogicalPlan {
+    let node = ctx.nodes[index];
+    let slot = ctx.slots.nodes[index].0;
+    let label = node.labels.first().map(|l| Arc::from(l.name.as_str()));
+    let other_labels = node.labels.get(1..).unwrap_or_default();
+    let predicate = node_predicate(slot, other_labels, &ctx.node_props[index]);
+    let seek = label
+        .as_ref()
+        .and_then(|_| predicate.as_ref().and_then(|p| key_seek(slot, p)));
+    let scan = LogicalPlan::NodeScan {
+        input: Box::new(input),
+        slot,
+        label,
+        seek,
+        est_rows,
+    };
+    filter(scan, predicate)
+}
+
+/// The path of a part with a variable, over its slots in pattern order.
+fn part_path(ctx: &PartContext) -> BExpr {
+    let slots = ctx.slots;
+    let mut elements = vec![PathElement::Node(slots.nodes[0].0)];
+    for (i, step) in ctx.part.element.chain.iter().enumerate() {
+        elements.push(if step.relationship.length.is_some() {
+            PathElement::Rels(slots.rels[i].0)
+        } else {
+            PathElement::Rel(slots.rels[i].0)
+        });
+        elements.push(PathElement::Node(slots.nodes[i + 1].0));
+    }
+    Binder::path_expr(elements)
 }
 
 impl Binder<'_> {
@@ -412,13 +619,12 @@ impl Binder<'_> {
             let before: HashSet<usize> = scope.vars().iter().map(|(_, s)| *s).collect();
             let first_new = self.slot_types.len();
             let mut inner_scope = scope.clone();
-            let mut inner =
-                self.plan_pattern(LogicalPlan::Argument, &mut inner_scope, &m.pattern.parts)?;
-            if let Some(predicate) = &m.predicate {
-                let bound = self.bind_expr(predicate, &inner_scope, ExprCtx::PLAIN)?;
-                self.check_boolean(&bound, predicate.span)?;
-                inner = push_filter(inner, bound);
-            }
+            let inner = self.plan_pattern(
+                LogicalPlan::Argument,
+                &mut inner_scope,
+                &m.pattern.parts,
+                m.predicate.as_ref(),
+            )?;
             let nulls: Vec<usize> = (first_new..self.slot_types.len())
                 .filter(|s| !before.contains(s))
                 .collect();
@@ -429,13 +635,7 @@ impl Binder<'_> {
                 nulls,
             });
         }
-        let mut plan = self.plan_pattern(plan, scope, &m.pattern.parts)?;
-        if let Some(predicate) = &m.predicate {
-            let bound = self.bind_expr(predicate, scope, ExprCtx::PLAIN)?;
-            self.check_boolean(&bound, predicate.span)?;
-            plan = push_filter(plan, bound);
-        }
-        Ok(plan)
+        self.plan_pattern(plan, scope, &m.pattern.parts, m.predicate.as_ref())
     }
 
     /// Declares the variables of a pattern (type checks and reuse rules) and returns the slot
@@ -615,58 +815,67 @@ impl Binder<'_> {
     }
 
     /// Plans the matching of a pattern on top of `plan`; declares its variables in `scope`.
+    /// `predicate` is the MATCH's WHERE: bound here, it informs the choice of each part's start
+    /// and is then pushed down into the pattern's operators.
     pub(crate) fn plan_pattern(
         &mut self,
         mut plan: LogicalPlan,
         scope: &mut Scope,
         parts: &[ast::PatternPart],
+        predicate: Option<&Expr>,
     ) -> Result<LogicalPlan> {
         let before: HashSet<usize> = scope.vars().iter().map(|(_, s)| *s).collect();
         let slots = self.declare_pattern(scope, parts, PatternUse::Match)?;
+        let predicate = match predicate {
+            Some(p) => {
+                let bound = self.bind_expr(p, scope, ExprCtx::PLAIN)?;
+                self.check_boolean(&bound, p.span)?;
+                Some(bound)
+            }
+            None => None,
+        };
+        let conjuncts = predicate.as_ref().map(conjuncts).unwrap_or_default();
         let mut bound: HashSet<usize> = before;
         let mut expanded: Vec<usize> = Vec::new();
         for (part, slots) in parts.iter().zip(&slots) {
-            plan = self.plan_part(plan, scope, part, slots, &mut bound, &mut expanded)?;
+            let ctx = self.part_context(part, slots, scope)?;
+            plan = self.plan_part(plan, &ctx, &mut bound, &mut expanded, &conjuncts)?;
         }
-        Ok(plan)
+        Ok(match predicate {
+            Some(predicate) => push_filter(plan, predicate),
+            None => plan,
+        })
     }
 
-    fn node_filter(
+    /// A part's elements with their property maps bound (once, in pattern order).
+    fn part_context<'p>(
         &mut self,
-        slot: usize,
-        node: &ast::NodePattern,
-        skip_label: Option<usize>,
+        part: &'p ast::PatternPart,
+        slots: &'p PartSlots,
         scope: &Scope,
-    ) -> Result<Option<BExpr>> {
-        let mut predicate = None;
-        let labels: Vec<Arc<str>> = node
-            .labels
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| Some(*i) != skip_label)
-            .map(|(_, l)| Arc::from(l.name.as_str()))
-            .collect();
-        if !labels.is_empty() {
-            predicate = chain_and(
-                predicate,
-                BExpr::HasLabels(Box::new(BExpr::Slot(slot)), labels),
-            );
+    ) -> Result<PartContext<'p>> {
+        let mut nodes = vec![&part.element.start];
+        nodes.extend(part.element.chain.iter().map(|s| &s.node));
+        let mut node_props = vec![self.bind_properties(nodes[0].properties.as_ref(), scope)?];
+        let mut rel_props = Vec::with_capacity(part.element.chain.len());
+        for step in &part.element.chain {
+            rel_props.push(self.bind_properties(step.relationship.properties.as_ref(), scope)?);
+            node_props.push(self.bind_properties(step.node.properties.as_ref(), scope)?);
         }
-        if let Some(props) = &node.properties {
-            for p in self.property_equalities(BExpr::Slot(slot), props, scope)? {
-                predicate = chain_and(predicate, p);
-            }
-        }
-        Ok(predicate)
+        Ok(PartContext {
+            part,
+            nodes,
+            slots,
+            node_props,
+            rel_props,
+        })
     }
 
-    /// `{k: v, ...}` in a pattern → `[entity.k = v, ...]`.
-    fn property_equalities(
-        &mut self,
-        entity: BExpr,
-        props: &Expr,
-        scope: &Scope,
-    ) -> Result<Vec<BExpr>> {
+    /// `{k: v, ...}` in a pattern → `[(k, v), ...]`, the values bound.
+    fn bind_properties(&mut self, props: Option<&Expr>, scope: &Scope) -> Result<Properties> {
+        let Some(props) = props else {
+            return Ok(Vec::new());
+        };
         let ExprKind::Map(entries) = &props.kind else {
             return Err(syntax(
                 "InvalidParameterUse",
@@ -677,189 +886,205 @@ impl Binder<'_> {
         let mut out = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             let value = self.bind_expr(value, scope, ExprCtx::PLAIN)?;
-            out.push(BExpr::Compare(
-                vec![
-                    BExpr::Property(Box::new(entity.clone()), Arc::from(key.name.as_str())),
-                    value,
-                ],
-                vec![ComparisonOp::Eq],
-            ));
+            out.push((Arc::from(key.name.as_str()), value));
         }
         Ok(out)
     }
 
-    /// A scan of `node` into `slot` (by its first label, if any) and the filter for the rest
-    /// of its labels and properties; an equality on a property of the node becomes the scan's
-    /// key seek.
-    fn scan_node(
-        &mut self,
-        input: LogicalPlan,
-        slot: usize,
-        node: &ast::NodePattern,
-        scope: &Scope,
-    ) -> Result<LogicalPlan> {
-        let label = node.labels.first().map(|l| Arc::from(l.name.as_str()));
-        let skip = label.as_ref().map(|_| 0);
-        let predicate = self.node_filter(slot, node, skip, scope)?;
-        let seek = label
-            .as_ref()
-            .and_then(|_| predicate.as_ref().and_then(|p| key_seek(slot, p)));
-        let scan = LogicalPlan::NodeScan {
-            input: Box::new(input),
-            slot,
-            label,
-            seek,
+    /// The order a part is expanded in (see `cost`) and, with statistics, its estimate.
+    fn part_order(
+        &self,
+        ctx: &PartContext,
+        bound: &HashSet<usize>,
+        conjuncts: &[Conjunct],
+    ) -> (Order, Option<Estimate>) {
+        let rule = Order {
+            start: rule_start(ctx, bound),
+            rightwards_first: true,
         };
-        Ok(filter(scan, predicate))
+        let Some(stats) = self.stats else {
+            return (rule, None);
+        };
+        if ctx.part.shortest.is_some() {
+            return (rule, None);
+        }
+        let nodes: Vec<NodeShape> = (0..ctx.nodes.len())
+            .map(|i| node_shape(stats, ctx, i, bound, conjuncts))
+            .collect();
+        let rels: Vec<RelShape> = ctx
+            .part
+            .element
+            .chain
+            .iter()
+            .map(|step| rel_shape(stats, &step.relationship))
+            .collect();
+        let order = if self_contained(ctx, bound) {
+            cost::cheapest(&nodes, &rels, rule)
+        } else {
+            rule
+        };
+        (order, Some(cost::estimate(&nodes, &rels, order)))
     }
 
     fn plan_part(
         &mut self,
         mut plan: LogicalPlan,
-        scope: &Scope,
-        part: &ast::PatternPart,
-        slots: &PartSlots,
+        ctx: &PartContext,
         bound: &mut HashSet<usize>,
         expanded: &mut Vec<usize>,
+        conjuncts: &[Conjunct],
     ) -> Result<LogicalPlan> {
-        let mut nodes = vec![&part.element.start];
-        nodes.extend(part.element.chain.iter().map(|s| &s.node));
-        let start = (0..nodes.len())
-            .find(|&i| bound.contains(&slots.nodes[i].0))
-            .or_else(|| (0..nodes.len()).find(|&i| !nodes[i].labels.is_empty()))
-            .unwrap_or(0);
-        let start_slot = slots.nodes[start].0;
+        let (order, estimate) = self.part_order(ctx, bound, conjuncts);
+        let start_slot = ctx.slots.nodes[order.start].0;
         if bound.contains(&start_slot) {
-            let f = self.node_filter(start_slot, nodes[start], None, scope)?;
+            let node = ctx.nodes[order.start];
+            let f = node_predicate(start_slot, &node.labels, &ctx.node_props[order.start]);
             plan = filter(plan, f);
         } else {
-            plan = self.scan_node(plan, start_slot, nodes[start], scope)?;
+            let est_rows = estimate.as_ref().map(|e| e.start_rows);
+            plan = scan_node(plan, ctx, order.start, est_rows);
             bound.insert(start_slot);
         }
-        let shortest = part.shortest;
-        if shortest.is_some() {
+        if ctx.part.shortest.is_some() {
             // A shortest path is searched between two bound ends: bind the others first.
-            for (i, node) in nodes.iter().enumerate() {
-                let slot = slots.nodes[i].0;
-                if bound.contains(&slot) {
-                    continue;
+            for i in 0..ctx.nodes.len() {
+                if bound.insert(ctx.slots.nodes[i].0) {
+                    plan = scan_node(plan, ctx, i, None);
                 }
-                plan = self.scan_node(plan, slot, node, scope)?;
-                bound.insert(slot);
             }
         }
-        // Rightwards from the start, then leftwards.
-        let mut order: Vec<(usize, bool)> = (start..part.element.chain.len())
-            .map(|i| (i, true))
-            .collect();
-        order.extend((0..start).rev().map(|i| (i, false)));
-        for (i, rightwards) in order {
-            let rel = &part.element.chain[i].relationship;
-            let (from_index, to_index) = if rightwards { (i, i + 1) } else { (i + 1, i) };
-            let from = slots.nodes[from_index].0;
-            let to = slots.nodes[to_index].0;
-            let direction = match (rel.direction, rightwards) {
-                (RelDirection::Undirected, _) => Direction::Both,
-                (RelDirection::Outgoing, true) | (RelDirection::Incoming, false) => Direction::Out,
-                _ => Direction::In,
+        for (i, rightwards) in order.steps(ctx.part.element.chain.len()) {
+            let est_rows = estimate.as_ref().map(|e| e.expand_rows[i]);
+            let step = Step {
+                index: i,
+                rightwards,
+                est_rows,
             };
-            let (rel_slot, rel_prebound) = slots.rels[i];
-            // A relationship bound by an earlier clause: expand into a fresh slot and compare.
-            let expand_slot = if rel_prebound {
-                self.new_slot(self.slot_type(rel_slot), rel.span)?
-            } else {
-                rel_slot
-            };
-            let to_bound = bound.contains(&to);
-            let spec = ExpandSpec {
-                from,
-                rel: expand_slot,
-                to,
-                types: label_names(&rel.types),
-                direction,
-                to_bound,
-                distinct_from: expanded.clone(),
-            };
-            match rel.length {
-                None => {
-                    plan = LogicalPlan::Expand {
-                        input: Box::new(plan),
-                        spec,
-                    };
-                    let mut predicate = None;
-                    if let Some(props) = &rel.properties {
-                        for p in self.property_equalities(BExpr::Slot(expand_slot), props, scope)? {
-                            predicate = chain_and(predicate, p);
-                        }
-                    }
-                    plan = filter(plan, predicate);
-                }
-                Some(length) => {
-                    let min = length.min.unwrap_or(1);
-                    let max = length.max;
-                    if max.is_some_and(|m| m > MAX_VAR_LENGTH_DEPTH) || min > MAX_VAR_LENGTH_DEPTH {
-                        return Err(QueryError::compile(
-                            ErrorClass::SemanticError,
-                            "VarLengthTooLong",
-                            rel.span,
-                            format!("variable-length bounds may be at most {MAX_VAR_LENGTH_DEPTH}"),
-                        ));
-                    }
-                    let rel_filter = match &rel.properties {
-                        Some(props) => {
-                            let temp = self.new_slot(Ty::Rel, props.span)?;
-                            let mut predicate = None;
-                            for p in self.property_equalities(BExpr::Slot(temp), props, scope)? {
-                                predicate = chain_and(predicate, p);
-                            }
-                            predicate.map(|p| (temp, p))
-                        }
-                        None => None,
-                    };
-                    plan = LogicalPlan::VarExpand {
-                        input: Box::new(plan),
-                        spec,
-                        length: VarLengthSpec {
-                            min,
-                            max,
-                            rel_filter,
-                            shortest,
-                            leftwards: !rightwards,
-                        },
-                    };
-                }
-            }
-            if rel_prebound {
-                plan = filter(
-                    plan,
-                    Some(BExpr::Compare(
-                        vec![BExpr::Slot(expand_slot), BExpr::Slot(rel_slot)],
-                        vec![ComparisonOp::Eq],
-                    )),
-                );
-            }
-            expanded.push(expand_slot);
-            bound.insert(to);
-            let f = self.node_filter(to, nodes[to_index], None, scope)?;
-            plan = filter(plan, f);
+            plan = self.plan_step(plan, ctx, step, bound, expanded)?;
         }
-        if let Some(path) = slots.path {
-            let mut elements = vec![PathElement::Node(slots.nodes[0].0)];
-            for (i, rel) in part.element.chain.iter().enumerate() {
-                elements.push(if rel.relationship.length.is_some() {
-                    PathElement::Rels(slots.rels[i].0)
-                } else {
-                    PathElement::Rel(slots.rels[i].0)
-                });
-                elements.push(PathElement::Node(slots.nodes[i + 1].0));
-            }
+        if let Some(path) = ctx.slots.path {
             plan = LogicalPlan::Project {
                 input: Box::new(plan),
-                items: vec![(path, Binder::path_expr(elements))],
+                items: vec![(path, part_path(ctx))],
             };
             bound.insert(path);
         }
         Ok(plan)
+    }
+
+    /// The expand of relationship `step.index` of the part, away from its bound end, and the
+    /// filters of the relationship and of the node it reaches.
+    fn plan_step(
+        &mut self,
+        mut plan: LogicalPlan,
+        ctx: &PartContext,
+        step: Step,
+        bound: &mut HashSet<usize>,
+        expanded: &mut Vec<usize>,
+    ) -> Result<LogicalPlan> {
+        let i = step.index;
+        let rel = &ctx.part.element.chain[i].relationship;
+        let (from_index, to_index) = if step.rightwards {
+            (i, i + 1)
+        } else {
+            (i + 1, i)
+        };
+        let to = ctx.slots.nodes[to_index].0;
+        let direction = match (rel.direction, step.rightwards) {
+            (RelDirection::Undirected, _) => Direction::Both,
+            (RelDirection::Outgoing, true) | (RelDirection::Incoming, false) => Direction::Out,
+            _ => Direction::In,
+        };
+        let (rel_slot, rel_prebound) = ctx.slots.rels[i];
+        // A relationship bound by an earlier clause: expand into a fresh slot and compare.
+        let expand_slot = if rel_prebound {
+            self.new_slot(self.slot_type(rel_slot), rel.span)?
+        } else {
+            rel_slot
+        };
+        let spec = ExpandSpec {
+            from: ctx.slots.nodes[from_index].0,
+            rel: expand_slot,
+            to,
+            types: label_names(&rel.types),
+            direction,
+            to_bound: bound.contains(&to),
+            distinct_from: expanded.clone(),
+        };
+        plan = match rel.length {
+            None => {
+                let expand = LogicalPlan::Expand {
+                    input: Box::new(plan),
+                    spec,
+                    est_rows: step.est_rows,
+                };
+                filter(
+                    expand,
+                    equalities(BExpr::Slot(expand_slot), &ctx.rel_props[i]),
+                )
+            }
+            Some(length) => {
+                let props = &ctx.rel_props[i];
+                let length = self.var_length(rel, length, ctx.part.shortest, props, step)?;
+                LogicalPlan::VarExpand {
+                    input: Box::new(plan),
+                    spec,
+                    length,
+                    est_rows: step.est_rows,
+                }
+            }
+        };
+        if rel_prebound {
+            plan = filter(
+                plan,
+                Some(BExpr::Compare(
+                    vec![BExpr::Slot(expand_slot), BExpr::Slot(rel_slot)],
+                    vec![ComparisonOp::Eq],
+                )),
+            );
+        }
+        expanded.push(expand_slot);
+        bound.insert(to);
+        let node = ctx.nodes[to_index];
+        Ok(filter(
+            plan,
+            node_predicate(to, &node.labels, &ctx.node_props[to_index]),
+        ))
+    }
+
+    /// The bounds and per-relationship filter of a variable-length step.
+    fn var_length(
+        &mut self,
+        rel: &ast::RelationshipPattern,
+        length: ast::VarLength,
+        shortest: Option<ast::ShortestPath>,
+        props: &Properties,
+        step: Step,
+    ) -> Result<VarLengthSpec> {
+        let min = length.min.unwrap_or(1);
+        let max = length.max;
+        if max.is_some_and(|m| m > MAX_VAR_LENGTH_DEPTH) || min > MAX_VAR_LENGTH_DEPTH {
+            return Err(QueryError::compile(
+                ErrorClass::SemanticError,
+                "VarLengthTooLong",
+                rel.span,
+                format!("variable-length bounds may be at most {MAX_VAR_LENGTH_DEPTH}"),
+            ));
+        }
+        let rel_filter = match &rel.properties {
+            Some(map) => {
+                let temp = self.new_slot(Ty::Rel, map.span)?;
+                equalities(BExpr::Slot(temp), props).map(|p| (temp, p))
+            }
+            None => None,
+        };
+        Ok(VarLengthSpec {
+            min,
+            max,
+            rel_filter,
+            shortest,
+            leftwards: !step.rightwards,
+        })
     }
 
     /// The creating half of CREATE / MERGE over already-declared slots.
@@ -945,14 +1170,9 @@ impl Binder<'_> {
         // The matcher re-uses the declared slots: plan the part against the declared scope.
         let mut bound: HashSet<usize> = outer.vars().iter().map(|(_, s)| *s).collect();
         let mut expanded = Vec::new();
-        let matcher = self.plan_part(
-            LogicalPlan::Argument,
-            scope,
-            &m.pattern,
-            &slots[0],
-            &mut bound,
-            &mut expanded,
-        )?;
+        let ctx = self.part_context(&m.pattern, &slots[0], scope)?;
+        let matcher =
+            self.plan_part(LogicalPlan::Argument, &ctx, &mut bound, &mut expanded, &[])?;
         let pattern = self.create_pattern(&outer, parts, &slots)?;
         let mut on_match = Vec::new();
         let mut on_create = Vec::new();

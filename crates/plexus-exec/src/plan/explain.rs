@@ -3,7 +3,10 @@
 //! Operators are numbered in pre-order (an operator before its children, children in
 //! [`LogicalPlan::children`] order); the executor numbers its physical operators the same
 //! way, which is how PROFILE attaches rows and time to the lines of this tree. Slots print as
-//! `s<N>`; the Results line names the columns.
+//! `s<N>`; the Results line names the columns. Scans and expands of a pattern planned with
+//! statistics end in `est_rows=N`, the cost model's estimate of the rows they produce per
+//! input row of their pattern part (see `cost`): the numbers the start of the part was chosen
+//! by, next to PROFILE's actual `rows=`.
 
 use super::{CreatePattern, ExpandSpec, LogicalPlan, SetOp};
 use crate::bind::{ArithOp, BExpr, PathElement, StringOp};
@@ -47,18 +50,32 @@ impl LogicalPlan {
         match self {
             LogicalPlan::Argument => "Argument".into(),
             LogicalPlan::NodeScan {
-                slot, label, seek, ..
-            } => match (label, seek) {
-                (Some(l), Some(seek)) => format!(
-                    "NodeByKeySeek s{slot}:{l}({} = {}) [primary key, else label scan]",
-                    seek.key,
-                    expr_text(&seek.value)
-                ),
-                (Some(l), None) => format!("NodeByLabelScan s{slot}:{l}"),
-                (None, _) => format!("AllNodesScan s{slot}"),
-            },
-            LogicalPlan::Expand { spec, .. } => expand_text("Expand", spec, ""),
-            LogicalPlan::VarExpand { spec, length, .. } => {
+                slot,
+                label,
+                seek,
+                est_rows,
+                ..
+            } => {
+                let scan = match (label, seek) {
+                    (Some(l), Some(seek)) => format!(
+                        "NodeByKeySeek s{slot}:{l}({} = {}) [primary key, else label scan]",
+                        seek.key,
+                        expr_text(&seek.value)
+                    ),
+                    (Some(l), None) => format!("NodeByLabelScan s{slot}:{l}"),
+                    (None, _) => format!("AllNodesScan s{slot}"),
+                };
+                scan + &estimate_text(*est_rows)
+            }
+            LogicalPlan::Expand { spec, est_rows, .. } => {
+                expand_text("Expand", spec, "") + &estimate_text(*est_rows)
+            }
+            LogicalPlan::VarExpand {
+                spec,
+                length,
+                est_rows,
+                ..
+            } => {
                 let range = format!(
                     "*{}..{}",
                     length.min,
@@ -69,7 +86,7 @@ impl LogicalPlan {
                     Some(plexus_cypher::ast::ShortestPath::All) => "AllShortestPaths",
                     None => "VarLengthExpand",
                 };
-                expand_text(kind, spec, &range)
+                expand_text(kind, spec, &range) + &estimate_text(*est_rows)
             }
             LogicalPlan::Filter { predicate, .. } => format!("Filter {}", expr_text(predicate)),
             LogicalPlan::Project { items, .. } => format!(
@@ -178,6 +195,24 @@ impl LogicalPlan {
             child.render_into(out, &child_prefix, false, counter, annotate);
         }
     }
+}
+
+/// ` est_rows=N`: the cost model's estimate (see `cost`), if it ran; whole numbers from 10
+/// up, else two decimals without trailing zeros (`0.05`, `1`, `2.5`).
+fn estimate_text(est_rows: Option<f64>) -> String {
+    let Some(rows) = est_rows else {
+        return String::new();
+    };
+    let text = if rows >= 10.0 {
+        format!("{rows:.0}")
+    } else {
+        let fixed = format!("{rows:.2}");
+        fixed
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    };
+    format!(" est_rows={text}")
 }
 
 /// `Expand[Into] (s0)-[s1:T*1..2]->(s2)`: the operator `kind`, then the pattern it expands.

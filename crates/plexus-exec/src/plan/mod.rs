@@ -14,9 +14,10 @@
 //! =====
 //! Plans are trees whose leaves are [`LogicalPlan::Argument`]: one row, which is the empty row
 //! at the top of a query and the current outer row inside an `Apply`/`Optional`/subquery.
-//! Operators are in the order the clauses were written; there is no cost-based optimizer yet
-//! (see `build`): a MATCH starts from a node that is already bound, else one with a label,
-//! else the first node, and expands along the pattern from there.
+//! Operators are in the order the clauses were written. Within a MATCH, each pattern part
+//! starts at the node the cost model (`cost`) estimates cheapest from the database's label and
+//! relationship-type counts — without them, a node that is already bound, else one with a
+//! label, else the first node (see `build`) — and expands along the pattern from there.
 //!
 //! ```text
 //! MATCH (a:Person)-[k:KNOWS]->(b) WHERE b.age > 30 RETURN a.name
@@ -30,6 +31,7 @@
 //! ```
 
 mod build;
+mod cost;
 mod explain;
 mod pushdown;
 
@@ -206,17 +208,21 @@ pub enum LogicalPlan {
         slot: usize,
         label: Option<Arc<str>>,
         seek: Option<KeySeek>,
+        /// The cost model's estimate of the rows produced (see `cost`), when it ran.
+        est_rows: Option<f64>,
     },
     /// For each input row, the relationships of `from` into `rel` and their other ends into `to`.
     Expand {
         input: Box<LogicalPlan>,
         spec: ExpandSpec,
+        est_rows: Option<f64>,
     },
     /// Paths of `min..max` relationships; `rel` receives the list of relationships.
     VarExpand {
         input: Box<LogicalPlan>,
         spec: ExpandSpec,
         length: VarLengthSpec,
+        est_rows: Option<f64>,
     },
     Filter {
         input: Box<LogicalPlan>,

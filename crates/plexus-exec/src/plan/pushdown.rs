@@ -46,7 +46,7 @@ pub(super) fn push_filter(plan: LogicalPlan, predicate: BExpr) -> LogicalPlan {
         })
 }
 
-fn split_conjuncts(predicate: BExpr, out: &mut Vec<BExpr>) {
+pub(super) fn split_conjuncts(predicate: BExpr, out: &mut Vec<BExpr>) {
     match predicate {
         BExpr::And(a, b) => {
             split_conjuncts(*a, out);
@@ -166,7 +166,7 @@ fn independent_of(slot: usize, value: &BExpr) -> bool {
 
 /// The slots `e` reads, or `None` if it holds an expression whose reads are not listed here
 /// (subqueries, comprehensions, quantifiers, `reduce`, aggregates).
-fn slots_of(e: &BExpr) -> Option<Vec<usize>> {
+pub(super) fn slots_of(e: &BExpr) -> Option<Vec<usize>> {
     let mut slots = Vec::new();
     let mut pending: Vec<&BExpr> = vec![e];
     while let Some(e) = pending.pop() {
