@@ -13,7 +13,9 @@ use super::{
 use crate::bind::BExpr;
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::{Env, aggregate::Accumulator, eval, truthy};
-use crate::plan::{AggCall, ExpandSpec, KeySeek, LogicalPlan, Procedure, SortKey, VarLengthSpec};
+use crate::plan::{
+    AggCall, ExpandSpec, KeySeek, LogicalPlan, Procedure, SortKey, TopCount, VarLengthSpec,
+};
 use crate::value::{GroupKey, Value, equals, order};
 use plexus_cypher::ast::ShortestPath;
 use plexus_types::{Direction, EdgeId, VertexId};
@@ -86,9 +88,10 @@ pub(super) fn build_operator(
                 seen: HashSet::new(),
             },
         ),
-        LogicalPlan::Sort { input, keys } => Box::new(Sort {
+        LogicalPlan::Sort { input, keys, top } => Box::new(Sort {
             input: child(input),
             keys: keys.clone(),
+            top: top.clone(),
             output: Materialized::default(),
         }),
         LogicalPlan::Skip { input, count } => FlatMap::boxed(
@@ -1055,7 +1058,53 @@ impl Breaker for Aggregate {
 struct Sort {
     input: Box<dyn Operator>,
     keys: Vec<SortKey>,
+    /// The SKIP + LIMIT that follows, if any: only that many leading rows are kept.
+    top: Option<TopCount>,
     output: Materialized,
+}
+
+/// Rows a top-k sort lets accumulate (at least this many, at most twice the rows it keeps)
+/// before cutting back to the rows it keeps: the cut costs O(buffer), so it runs O(input / k)
+/// times.
+const TOP_K_MIN_BUFFER_ROWS: usize = 4096;
+
+/// A row waiting in a sort: its key values, its input position (ties keep input order, as a
+/// stable sort does), and the row.
+type SortRow = (Vec<Value>, u64, Vec<Value>);
+
+impl Sort {
+    /// How many leading rows the output needs (`None`: all). Counts that do not evaluate to
+    /// non-negative integers give `None`; SKIP and LIMIT report those errors themselves.
+    fn rows_needed(&self, ctx: &mut ExecContext) -> Option<usize> {
+        let top = self.top.as_ref()?;
+        let skip = match &top.skip {
+            Some(skip) => eval_count(skip, ctx).ok()?,
+            None => 0,
+        };
+        let limit = eval_count(&top.limit, ctx).ok()?;
+        usize::try_from(skip.saturating_add(limit)).ok()
+    }
+
+    fn compare(&self, a: &SortRow, b: &SortRow) -> std::cmp::Ordering {
+        for (i, k) in self.keys.iter().enumerate() {
+            let o = order(&a.0[i], &b.0[i]);
+            let o = if k.descending { o.reverse() } else { o };
+            if o != std::cmp::Ordering::Equal {
+                return o;
+            }
+        }
+        a.1.cmp(&b.1)
+    }
+
+    /// Keeps the `keep` first rows in order (unsorted), dropping the rest.
+    fn cut(&self, rows: &mut Vec<SortRow>, keep: usize) {
+        if rows.len() > keep {
+            if keep > 0 {
+                rows.select_nth_unstable_by(keep - 1, |a, b| self.compare(a, b));
+            }
+            rows.truncate(keep);
+        }
+    }
 }
 
 impl Breaker for Sort {
@@ -1064,31 +1113,33 @@ impl Breaker for Sort {
     }
 
     fn compute(&mut self, ctx: &mut ExecContext) -> Result<Vec<Batch>> {
-        let mut rows: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+        let needed = self.rows_needed(ctx);
+        let buffer_rows = needed.map(|k| k.saturating_mul(2).max(TOP_K_MIN_BUFFER_ROWS));
+        let mut rows: Vec<SortRow> = Vec::new();
+        let mut position = 0u64;
         while let Some(batch) = self.input.next(ctx)? {
-            check_materialized(rows.len() + batch.len())?;
             for row in 0..batch.len() {
                 let mut env = Env::new(&batch, row);
                 let mut key = Vec::with_capacity(self.keys.len());
                 for k in &self.keys {
                     key.push(eval(&k.expr, &mut env, ctx)?);
                 }
-                rows.push((key, batch.row(row)));
+                rows.push((key, position, batch.row(row)));
+                position += 1;
             }
+            if let (Some(k), Some(limit)) = (needed, buffer_rows)
+                && rows.len() >= limit
+            {
+                self.cut(&mut rows, k);
+            }
+            check_materialized(rows.len())?;
         }
-        let keys = &self.keys;
-        rows.sort_by(|(a, _), (b, _)| {
-            for (i, k) in keys.iter().enumerate() {
-                let o = order(&a[i], &b[i]);
-                let o = if k.descending { o.reverse() } else { o };
-                if o != std::cmp::Ordering::Equal {
-                    return o;
-                }
-            }
-            std::cmp::Ordering::Equal
-        });
+        if let Some(k) = needed {
+            self.cut(&mut rows, k);
+        }
+        rows.sort_unstable_by(|a, b| self.compare(a, b));
         Ok(into_batches(
-            rows.into_iter().map(|(_, row)| row),
+            rows.into_iter().map(|(_, _, row)| row),
             ctx.width,
         ))
     }

@@ -41,7 +41,7 @@ use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape};
 use crate::plan::pushdown::{key_seek, push_filter, slots_of, split_conjuncts};
 use crate::plan::{
     AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, LogicalPlan, QueryPlan, SetOp,
-    SortKey, VarLengthSpec,
+    SortKey, TopCount, VarLengthSpec,
 };
 use crate::value::Value;
 use plexus_cypher::ast::{
@@ -149,6 +149,30 @@ fn chain_and(acc: Option<BExpr>, next: BExpr) -> Option<BExpr> {
         Some(prev) => BExpr::And(Box::new(prev), Box::new(next)),
         None => next,
     })
+}
+
+/// A LIMIT right after a sort (through an optional SKIP) tells the sort how many rows it
+/// must deliver: it then keeps only those (a top-k), not its whole input. Only for counts
+/// that evaluate the same every time (literals, parameters): the sort and the LIMIT each
+/// evaluate them.
+fn keep_top_rows_only(plan: &mut LogicalPlan) {
+    let LogicalPlan::Limit { input, count, .. } = plan else {
+        return;
+    };
+    let (sort, skip) = match input.as_mut() {
+        LogicalPlan::Skip { input, count } => (input.as_mut(), Some(count.clone())),
+        other => (other, None),
+    };
+    let stable = |e: &BExpr| matches!(e, BExpr::Const(_) | BExpr::Param(_));
+    if !stable(count) || skip.as_ref().is_some_and(|s| !stable(s)) {
+        return;
+    }
+    if let LogicalPlan::Sort { top, .. } = sort {
+        *top = Some(TopCount {
+            skip,
+            limit: count.clone(),
+        });
+    }
 }
 
 fn filter(plan: LogicalPlan, predicate: Option<BExpr>) -> LogicalPlan {
@@ -1600,6 +1624,7 @@ impl Binder<'_> {
                 plan = LogicalPlan::Sort {
                     input: Box::new(std::mem::replace(&mut plan, LogicalPlan::Argument)),
                     keys,
+                    top: None,
                 };
             }
             if !is_return && let Some(item) = unaliased_item(projection) {
@@ -1623,6 +1648,7 @@ impl Binder<'_> {
                     count,
                     drain: self.updating_seen,
                 };
+                keep_top_rows_only(&mut plan);
             }
             if let Some(predicate) = predicate {
                 // Like ORDER BY, WITH's WHERE also sees the variables before a projection

@@ -8,7 +8,7 @@
 //! input row of their pattern part (see `cost`): the numbers the start of the part was chosen
 //! by, next to PROFILE's actual `rows=`.
 
-use super::{CreatePattern, ExpandSpec, LogicalPlan, SetOp};
+use super::{CreatePattern, ExpandSpec, LogicalPlan, SetOp, TopCount};
 use crate::bind::{ArithOp, BExpr, PathElement, StringOp};
 use plexus_types::Direction;
 use std::fmt::Write;
@@ -112,8 +112,8 @@ impl LogicalPlan {
                 format!("Aggregate {}", parts.join(", "))
             }
             LogicalPlan::Distinct { slots: s, .. } => format!("Distinct {}", slots(s)),
-            LogicalPlan::Sort { keys, .. } => format!(
-                "Sort {}",
+            LogicalPlan::Sort { keys, top, .. } => format!(
+                "Sort {}{}",
                 keys.iter()
                     .map(|k| format!(
                         "{}{}",
@@ -121,7 +121,15 @@ impl LogicalPlan {
                         if k.descending { " DESC" } else { "" }
                     ))
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                match top {
+                    Some(TopCount {
+                        skip: Some(skip),
+                        limit,
+                    }) => format!(" (top {} + {})", expr_text(skip), expr_text(limit)),
+                    Some(TopCount { skip: None, limit }) => format!(" (top {})", expr_text(limit)),
+                    None => String::new(),
+                }
             ),
             LogicalPlan::Skip { count, .. } => format!("Skip {}", expr_text(count)),
             LogicalPlan::Limit { count, .. } => format!("Limit {}", expr_text(count)),

@@ -94,6 +94,13 @@ pub enum SetOp {
     },
 }
 
+/// The rows a sort must deliver when a SKIP/LIMIT follows it: `skip + limit`.
+#[derive(Debug, Clone)]
+pub struct TopCount {
+    pub skip: Option<BExpr>,
+    pub limit: BExpr,
+}
+
 #[derive(Debug, Clone)]
 pub struct SortKey {
     pub expr: BExpr,
@@ -245,6 +252,9 @@ pub enum LogicalPlan {
     Sort {
         input: Box<LogicalPlan>,
         keys: Vec<SortKey>,
+        /// Set when a LIMIT (after an optional SKIP) follows: only the first `skip + limit`
+        /// rows in order can be returned, so the sort keeps no more (see `exec::ops::Sort`).
+        top: Option<TopCount>,
     },
     Skip {
         input: Box<LogicalPlan>,
