@@ -385,7 +385,10 @@ impl NodeScan {
         let Some(key) = value.to_storage() else {
             return Ok(None);
         };
-        Ok(ctx.tx.seek_by_key(label, &seek.key, &key)?)
+        Ok(match seek.index {
+            Some(_) => ctx.tx.seek_by_index(label, &seek.key, &key)?,
+            None => ctx.tx.seek_by_key(label, &seek.key, &key)?,
+        })
     }
 
     fn scan(&mut self, ctx: &mut ExecContext) -> Result<Arc<Vec<VertexId>>> {

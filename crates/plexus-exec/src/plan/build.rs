@@ -38,7 +38,9 @@
 use crate::bind::{BExpr, Binder, ExprCtx, PathElement, Scope, Ty, syntax};
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape};
-use crate::plan::pushdown::{key_seek, push_filter, slots_of, split_conjuncts};
+use crate::plan::pushdown::{
+    best_seek, choose_seeks, key_seek, key_seeks, push_filter, slots_of, split_conjuncts,
+};
 use crate::plan::{
     AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, LogicalPlan, QueryPlan, SetOp,
     SortKey, VarLengthSpec,
@@ -238,8 +240,8 @@ fn self_contained(ctx: &PartContext, bound: &HashSet<usize>) -> bool {
 }
 
 /// Node `index` of the part as the cost model sees it: its domain, whether it can be sought
-/// by primary key (from its property map, else a WHERE conjunct on it alone — the order the
-/// scan and pushdown pick a seek in), and the selectivity of its other predicates.
+/// by primary key or a secondary index (an equality in its property map or a WHERE conjunct
+/// on it alone, picked as `choose_seeks` will), and the selectivity of its other predicates.
 fn node_shape(
     stats: &Statistics,
     ctx: &PartContext,
@@ -259,20 +261,20 @@ fn node_shape(
         })
         .map(|(c, _)| c)
         .collect();
-    let seek = equalities(BExpr::Slot(slot), props)
-        .and_then(|p| key_seek(slot, &p))
-        .or_else(|| local.iter().find_map(|c| key_seek(slot, c)));
-    let key_seek = match (label, seek) {
-        (Some(label), Some(seek)) => stats.label_primary_key(label) == Some(&*seek.key),
-        _ => false,
-    };
+    let mut seeks: Vec<_> = equalities(BExpr::Slot(slot), props)
+        .map(|p| key_seeks(slot, &p))
+        .unwrap_or_default();
+    seeks.extend(local.iter().flat_map(|c| key_seeks(slot, c)));
+    let seek = label.and_then(|label| best_seek(stats, label, seeks));
+    let key_seek = seek.as_ref().is_some_and(|s| s.index.is_none());
+    let index_seek = seek.as_ref().is_some_and(|s| s.index.is_some());
     let is_equality =
         |c: &BExpr| matches!(c, BExpr::Compare(_, ops) if ops.as_slice() == [ComparisonOp::Eq]);
     let local_equalities = local.iter().filter(|c| is_equality(c)).count();
     let others = local.len() - local_equalities;
     let mut equalities = props.len() + local_equalities;
-    if key_seek {
-        equalities -= 1; // the seek's own equality is in its one row
+    if key_seek || index_seek {
+        equalities -= 1; // the seek's own equality is in its rows (see `cost`)
     }
     NodeShape {
         slot,
@@ -282,6 +284,7 @@ fn node_shape(
             None => stats.vertices(),
         } as f64,
         key_seek,
+        index_seek,
         selectivity: cost::EQUALITY_SELECTIVITY.powi(equalities as i32)
             * cost::PREDICATE_SELECTIVITY.powi(others as i32),
     }
@@ -841,10 +844,14 @@ impl Binder<'_> {
             let ctx = self.part_context(part, slots, scope)?;
             plan = self.plan_part(plan, &ctx, &mut bound, &mut expanded, &conjuncts)?;
         }
-        Ok(match predicate {
+        let mut plan = match predicate {
             Some(predicate) => push_filter(plan, predicate),
             None => plan,
-        })
+        };
+        if let Some(stats) = self.stats {
+            choose_seeks(&mut plan, stats);
+        }
+        Ok(plan)
     }
 
     /// A part's elements with their property maps bound (once, in pattern order).

@@ -12,6 +12,8 @@
 //!
 //! ```text
 //!   start (n)      rows = 1                 n bound earlier, or a seek on its label's primary key
+//!                         count(label) × EQUALITY_SELECTIVITY
+//!                                           a seek on a secondary index (label, property)
 //!                         count(label)      label scan (first label)
 //!                         count(all nodes)  all-nodes scan
 //!   its filter     × selectivity            per predicate on n (below)
@@ -82,6 +84,9 @@ pub(super) struct NodeShape {
     pub domain_rows: f64,
     /// An equality on its first label's primary key, which a scan can seek.
     pub key_seek: bool,
+    /// An equality on a property with a secondary index on its first label (and none on the
+    /// primary key), which a scan can seek.
+    pub index_seek: bool,
     /// The fraction of rows its other predicates keep.
     pub selectivity: f64,
 }
@@ -138,6 +143,8 @@ pub(super) fn estimate(nodes: &[NodeShape], rels: &[RelShape], order: Order) -> 
     let start = &nodes[order.start];
     let start_rows = if start.bound || start.key_seek {
         1.0
+    } else if start.index_seek {
+        start.domain_rows * EQUALITY_SELECTIVITY
     } else {
         start.domain_rows
     };
@@ -160,6 +167,9 @@ pub(super) fn estimate(nodes: &[NodeShape], rels: &[RelShape], order: Order) -> 
         rows = produced * to.selectivity;
         if to.key_seek && !into {
             rows /= to.domain_rows.max(1.0);
+        }
+        if to.index_seek && !into {
+            rows *= EQUALITY_SELECTIVITY; // its selectivity leaves the seek's equality out
         }
         visited.push(to.slot);
     }
@@ -236,6 +246,7 @@ mod tests {
             bound: false,
             domain_rows,
             key_seek: false,
+            index_seek: false,
             selectivity: 1.0,
         }
     }
@@ -336,6 +347,20 @@ mod tests {
             }
         );
         assert_eq!(estimate(&nodes, &rels, best).cost, 1.0 + 2.0 + 100.0);
+    }
+
+    #[test]
+    fn an_index_seek_reads_a_tenth_of_its_label_and_can_win_the_start() {
+        // (p:Person)-[:KNOWS]->(f:Person {name: $n}), name indexed: 1,000 people, degree 10.
+        let mut friend = node(2, 1000.0);
+        friend.index_seek = true;
+        let nodes = [node(0, 1000.0), friend];
+        let rels = [rel(10.0, 10.0)];
+        let best = cheapest(&nodes, &rels, RULE);
+        assert_eq!(best.start, 1);
+        let estimate = estimate(&nodes, &rels, best);
+        assert_eq!(estimate.start_rows, 100.0);
+        assert_eq!(estimate.cost, 100.0 + 1000.0);
     }
 
     #[test]

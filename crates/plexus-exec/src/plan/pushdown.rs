@@ -32,6 +32,8 @@
 
 use super::build::visit_children;
 use super::{KeySeek, LogicalPlan};
+use plexus_txn::Statistics;
+use std::sync::Arc;
 use crate::bind::{BExpr, PathElement};
 
 /// `plan` with each conjunct of `predicate` placed as low as it can go (see the module doc).
@@ -133,25 +135,92 @@ fn set_input(plan: &mut LogicalPlan, input: LogicalPlan) {
 /// The first conjunct of `predicate` of the form `slot.key = value` (either way round) whose
 /// value is a constant, a parameter, another variable or a property of another variable.
 pub(super) fn key_seek(slot: usize, predicate: &BExpr) -> Option<KeySeek> {
+    key_seeks(slot, predicate).into_iter().next()
+}
+
+/// Every conjunct of `predicate` that [`key_seek`] could pick, in order.
+pub(super) fn key_seeks(slot: usize, predicate: &BExpr) -> Vec<KeySeek> {
+    let mut seeks = Vec::new();
+    collect_key_seeks(slot, predicate, &mut seeks);
+    seeks
+}
+
+fn collect_key_seeks(slot: usize, predicate: &BExpr, seeks: &mut Vec<KeySeek>) {
     match predicate {
-        BExpr::And(a, b) => key_seek(slot, a).or_else(|| key_seek(slot, b)),
+        BExpr::And(a, b) => {
+            collect_key_seeks(slot, a, seeks);
+            collect_key_seeks(slot, b, seeks);
+        }
         BExpr::Compare(operands, ops)
             if ops.as_slice() == [plexus_cypher::ast::ComparisonOp::Eq] =>
         {
-            match (&operands[0], &operands[1]) {
-                (BExpr::Property(entity, key), value) | (value, BExpr::Property(entity, key))
-                    if matches!(**entity, BExpr::Slot(s) if s == slot)
-                        && independent_of(slot, value) =>
-                {
-                    Some(KeySeek {
-                        key: key.clone(),
-                        value: value.clone(),
-                    })
-                }
-                _ => None,
+            if let (BExpr::Property(entity, key), value) | (value, BExpr::Property(entity, key)) =
+                (&operands[0], &operands[1])
+                && matches!(**entity, BExpr::Slot(s) if s == slot)
+                && independent_of(slot, value)
+            {
+                seeks.push(KeySeek {
+                    key: key.clone(),
+                    value: value.clone(),
+                    index: None,
+                });
             }
         }
-        _ => None,
+        _ => {}
+    }
+}
+
+/// The seek a label scan of `label` should use among `seeks` (its key equalities): one on the
+/// label's primary key, else one with a secondary index (named in the seek), else `None` —
+/// leave the scan's seek as it is (the primary-key indexes may still answer at run time).
+pub(super) fn best_seek(stats: &Statistics, label: &str, seeks: Vec<KeySeek>) -> Option<KeySeek> {
+    let primary_key = stats.label_primary_key(label);
+    if let Some(at) = seeks.iter().position(|s| Some(&*s.key) == primary_key) {
+        return seeks.into_iter().nth(at);
+    }
+    seeks.into_iter().find_map(|seek| {
+        let index = stats.label_index(label, &seek.key)?;
+        Some(KeySeek {
+            index: Some(Arc::from(index)),
+            ..seek
+        })
+    })
+}
+
+/// Gives every label scan in the pattern chain `plan` (Filter / NodeScan / Expand operators,
+/// as pushdown left them) the seek [`best_seek`] picks among the equalities of the filters
+/// right above it. The filters stay, so the rows are the same with any seek.
+pub(super) fn choose_seeks(plan: &mut LogicalPlan, stats: &Statistics) {
+    let mut above: Vec<BExpr> = Vec::new();
+    let mut node = plan;
+    loop {
+        node = match node {
+            LogicalPlan::Filter { input, predicate } => {
+                above.push(predicate.clone());
+                input
+            }
+            LogicalPlan::NodeScan {
+                input,
+                slot,
+                label,
+                seek,
+                ..
+            } => {
+                if let Some(label) = label {
+                    let seeks = above.iter().flat_map(|p| key_seeks(*slot, p)).collect();
+                    if let Some(best) = best_seek(stats, label, seeks) {
+                        *seek = Some(best);
+                    }
+                }
+                above.clear();
+                input
+            }
+            LogicalPlan::Expand { input, .. } => {
+                above.clear();
+                input
+            }
+            _ => return,
+        };
     }
 }
 
