@@ -481,7 +481,10 @@ mod tests {
 
     #[test]
     fn index_ops_round_trip_through_the_encoding() {
-        for op in [create("by_age", 3), CatalogOp::DropIndex { name: "x".into() }] {
+        for op in [
+            create("by_age", 3),
+            CatalogOp::DropIndex { name: "x".into() },
+        ] {
             let mut enc = Encoder::default();
             op.encode(&mut enc);
             let mut dec = Decoder::new(&enc.buf, 0);

@@ -218,9 +218,18 @@ mod tests {
 
     #[test]
     fn integers_and_floats_that_cypher_calls_equal_share_a_key() {
-        assert_eq!(IndexKey::of(&Value::Int(1)), IndexKey::of(&Value::Float(1.0)));
-        assert_eq!(IndexKey::of(&Value::Float(-0.0)), IndexKey::of(&Value::Int(0)));
-        assert_ne!(IndexKey::of(&Value::Int(1)), IndexKey::of(&Value::Float(1.5)));
+        assert_eq!(
+            IndexKey::of(&Value::Int(1)),
+            IndexKey::of(&Value::Float(1.0))
+        );
+        assert_eq!(
+            IndexKey::of(&Value::Float(-0.0)),
+            IndexKey::of(&Value::Int(0))
+        );
+        assert_ne!(
+            IndexKey::of(&Value::Int(1)),
+            IndexKey::of(&Value::Float(1.5))
+        );
         assert_eq!(IndexKey::of(&Value::Float(f64::NAN)), None);
         assert_eq!(IndexKey::of(&Value::Null), None);
     }

@@ -32,8 +32,8 @@
 use crate::catalog::{
     Catalog, CatalogOp, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexDef, VertexTableDef,
 };
-use crate::index::{IndexKey, MAX_INDEXES, PropertyIndexes};
 use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
+use crate::index::{IndexKey, MAX_INDEXES, PropertyIndexes};
 use crate::lsm::{LsmStats, RunNamer, Topology};
 use crate::record::{CommitRecord, LogRecord, WriteOp};
 use crate::rows::RowTable;

@@ -715,8 +715,7 @@ impl Transaction {
         if matches!(value, Value::Null) {
             return Ok(Some(Vec::new()));
         }
-        let Some(mut candidates) = self.storage().index_candidates(label_id, key_id, value)
-        else {
+        let Some(mut candidates) = self.storage().index_candidates(label_id, key_id, value) else {
             return Ok(None);
         };
         self.record(ReadItem::LabelScan(label_id));

@@ -40,11 +40,11 @@
 //! A failure while pulling ends the stream; in an explicit transaction it rolls the
 //! transaction back, exactly as for `execute`.
 
+use crate::index_commands::{SHOW_INDEXES, run_index_ddl};
+use plexus_cypher::ast::SchemaCommand;
 use plexus_exec::{
     Cursor, ErrorClass, Params, Procedure, ProcedureRegistry, QueryError, QueryResult,
 };
-use crate::index_commands::{SHOW_INDEXES, run_index_ddl};
-use plexus_cypher::ast::SchemaCommand;
 use plexus_txn::{Transaction, TxnManager};
 use std::sync::Arc;
 

@@ -72,7 +72,11 @@ pub(crate) fn run_index_ddl(
     Ok(QueryResult::default())
 }
 
-fn schema_error(code: &'static str, span: Option<plexus_cypher::ast::Span>, message: String) -> QueryError {
+fn schema_error(
+    code: &'static str,
+    span: Option<plexus_cypher::ast::Span>,
+    message: String,
+) -> QueryError {
     match span {
         Some(span) => QueryError::compile(ErrorClass::SemanticError, code, span, message),
         None => QueryError::runtime(ErrorClass::SemanticError, code, message),

@@ -47,7 +47,9 @@ fn profiled_scan(conn: &mut Connection, query: &str) -> (u64, String) {
         .trim()
         .to_string();
     let rows = line.split("[rows=").nth(1).expect("[rows=");
-    let digits = &rows[..rows.find(|c: char| !c.is_ascii_digit()).unwrap_or(rows.len())];
+    let digits = &rows[..rows
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rows.len())];
     (digits.parse().expect("a row count"), line)
 }
 
@@ -67,7 +69,10 @@ fn an_index_survives_close_and_reopen_with_its_content_rebuilt() {
         let db = Database::open(&dir.0, Config::default()).expect("open");
         let mut conn = db.connect();
         people(&mut conn);
-        run(&mut conn, "CREATE INDEX person_age FOR (p:Person) ON (p.age)");
+        run(
+            &mut conn,
+            "CREATE INDEX person_age FOR (p:Person) ON (p.age)",
+        );
         assert_eq!(run(&mut conn, query), sorted(expected.clone()));
         db.close().expect("close");
     }
@@ -75,10 +80,17 @@ fn an_index_survives_close_and_reopen_with_its_content_rebuilt() {
     {
         let db = Database::open(&dir.0, Config::default()).expect("reopen");
         let mut conn = db.connect();
-        assert_eq!(run(&mut conn, "SHOW INDEXES"), ["'person_age' | 'Person' | 'age'"]);
+        assert_eq!(
+            run(&mut conn, "SHOW INDEXES"),
+            ["'person_age' | 'Person' | 'age'"]
+        );
         let (rows, line) = profiled_scan(&mut conn, query);
         assert!(line.contains("NodeIndexSeek"), "{line}");
-        assert_eq!(rows, expected.len() as u64, "the seek reads only matching rows");
+        assert_eq!(
+            rows,
+            expected.len() as u64,
+            "the seek reads only matching rows"
+        );
         assert_eq!(run(&mut conn, query), sorted(expected.clone()));
         // Updates after the reopen are maintained.
         run(&mut conn, "MATCH (p:Person {name: 'p4'}) SET p.age = 3");
@@ -108,22 +120,39 @@ fn an_index_survives_close_and_reopen_with_its_content_rebuilt() {
 fn a_snapshot_from_before_an_update_finds_the_row_by_its_old_value() {
     let (db, _vfs) = memory_db();
     let mut writer = db.connect();
-    run(&mut writer, "CREATE (:Person {name: 'Ada'}), (:Person {name: 'Bob'})");
+    run(
+        &mut writer,
+        "CREATE (:Person {name: 'Ada'}), (:Person {name: 'Bob'})",
+    );
     db.create_index("Person", "name", None).expect("index");
     let mut old = db.connect();
     run(&mut old, "BEGIN");
-    assert_eq!(run(&mut old, "MATCH (p:Person {name: 'Ada'}) RETURN count(*)"), ["1"]);
+    assert_eq!(
+        run(&mut old, "MATCH (p:Person {name: 'Ada'}) RETURN count(*)"),
+        ["1"]
+    );
 
-    run(&mut writer, "MATCH (p:Person {name: 'Ada'}) SET p.name = 'Eve'");
+    run(
+        &mut writer,
+        "MATCH (p:Person {name: 'Ada'}) SET p.name = 'Eve'",
+    );
     // GC while the old snapshot is open must keep what it can see, in rows and index.
     db.compact();
     let count = |conn: &mut Connection, name: &str| {
         let query = format!("MATCH (p:Person {{name: '{name}'}}) RETURN count(*)");
         run(conn, &query)[0].clone()
     };
-    assert_eq!(count(&mut old, "Ada"), "1", "the old snapshot still sees Ada");
+    assert_eq!(
+        count(&mut old, "Ada"),
+        "1",
+        "the old snapshot still sees Ada"
+    );
     assert_eq!(count(&mut old, "Eve"), "0", "and not Eve");
-    assert_eq!(count(&mut writer, "Ada"), "0", "a new reader sees the update");
+    assert_eq!(
+        count(&mut writer, "Ada"),
+        "0",
+        "a new reader sees the update"
+    );
     assert_eq!(count(&mut writer, "Eve"), "1");
     run(&mut old, "COMMIT");
 
@@ -134,9 +163,16 @@ fn a_snapshot_from_before_an_update_finds_the_row_by_its_old_value() {
 
     // A rolled-back update leaves no trace, though the transaction saw its own write.
     run(&mut writer, "BEGIN");
-    run(&mut writer, "MATCH (p:Person {name: 'Bob'}) SET p.name = 'Zed'");
+    run(
+        &mut writer,
+        "MATCH (p:Person {name: 'Bob'}) SET p.name = 'Zed'",
+    );
     run(&mut writer, "CREATE (:Person {name: 'Zed'})");
-    assert_eq!(count(&mut writer, "Zed"), "2", "own writes are found by the seek");
+    assert_eq!(
+        count(&mut writer, "Zed"),
+        "2",
+        "own writes are found by the seek"
+    );
     assert_eq!(count(&mut writer, "Bob"), "0");
     run(&mut writer, "ROLLBACK");
     assert_eq!(count(&mut writer, "Zed"), "0");
@@ -148,7 +184,9 @@ fn the_rust_api_creates_lists_and_drops_indexes() {
     let (db, _vfs) = memory_db();
     let name = db.create_index("Person", "age", None).expect("create");
     assert_eq!(name, "index_Person_age");
-    let named = db.create_index("City", "name", Some("city_name")).expect("create");
+    let named = db
+        .create_index("City", "name", Some("city_name"))
+        .expect("create");
     assert_eq!(named, "city_name");
     assert!(matches!(
         db.create_index("Person", "name", Some("city_name")),
@@ -168,6 +206,9 @@ fn the_rust_api_creates_lists_and_drops_indexes() {
         ]
     );
     db.drop_index("city_name").expect("drop");
-    assert!(matches!(db.drop_index("city_name"), Err(Error::NotFound(_))));
+    assert!(matches!(
+        db.drop_index("city_name"),
+        Err(Error::NotFound(_))
+    ));
     assert_eq!(db.schema().indexes.len(), 1);
 }

@@ -30,10 +30,11 @@
 //! equality. Without statistics — and for `shortestPath`, which binds both ends first — the
 //! rule stands: a bound node, else the first node with a label, else the first node, right
 //! then left. The WHERE is then pushed down into the pattern's operators (`pushdown`), where a
-//! key equality right above a label scan becomes its seek.
+//! key equality right above a label scan becomes its seek; with statistics, each label scan
+//! then takes the best of its equalities (`choose_seeks`: primary key, else a secondary index).
 //!
 //! Not done yet (the optimizer's job, later): join ordering across disconnected parts (they
-//! are planned as nested cartesian products) and across clauses, secondary indexes.
+//! are planned as nested cartesian products) and across clauses.
 
 use crate::bind::{BExpr, Binder, ExprCtx, PathElement, Scope, Ty, syntax};
 use crate::error::{ErrorClass, QueryError, Result};

@@ -57,7 +57,14 @@ impl LogicalPlan {
                 ..
             } => {
                 let scan = match (label, seek) {
-                    (Some(l), Some(KeySeek { index: Some(index), key, value })) => format!(
+                    (
+                        Some(l),
+                        Some(KeySeek {
+                            index: Some(index),
+                            key,
+                            value,
+                        }),
+                    ) => format!(
                         "NodeIndexSeek s{slot}:{l}({key} = {}) [index {index}, else label scan]",
                         expr_text(value)
                     ),

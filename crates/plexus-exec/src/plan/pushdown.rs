@@ -14,6 +14,13 @@
 //! Fewer rows reach the expands, and a conjunct that lands right above a label scan and
 //! compares a property of the scanned node becomes the scan's key seek.
 //!
+//! SEEK CHOICE
+//! ===========
+//! Pushdown takes the first such equality. With statistics, [`choose_seeks`] then looks at
+//! every equality in the filters right above each label scan and prefers one on the label's
+//! primary key (`NodeByKeySeek`), else one on a property with a secondary index on the label
+//! (`NodeIndexSeek`, naming the index). The filters stay above the scan either way.
+//!
 //! WHAT MOVES, AND HOW FAR
 //! =======================
 //! - Only conjuncts whose variables can be listed: constants, parameters, variables,
@@ -32,9 +39,9 @@
 
 use super::build::visit_children;
 use super::{KeySeek, LogicalPlan};
+use crate::bind::{BExpr, PathElement};
 use plexus_txn::Statistics;
 use std::sync::Arc;
-use crate::bind::{BExpr, PathElement};
 
 /// `plan` with each conjunct of `predicate` placed as low as it can go (see the module doc).
 pub(super) fn push_filter(plan: LogicalPlan, predicate: BExpr) -> LogicalPlan {
