@@ -480,14 +480,18 @@ impl Storage {
     // ---- secondary indexes (see `index`) ---------------------------------------------------
 
     /// Builds index `def` over every vertex table, then logs and publishes its definition.
-    /// Returns `false` (and changes nothing) if an index of that name exists. The caller holds
-    /// the commit lock, so no commit installs between tracking the key and building it; the
-    /// build is one pass over every vertex row (see `index`).
-    pub fn create_index(&self, def: IndexDef) -> Result<bool> {
+    /// Returns the existing index (and changes nothing) if one has the same name or indexes
+    /// the same label and key. The caller holds the commit lock, so no commit installs between
+    /// tracking the key and building it; the build is one pass over every vertex row (see
+    /// `index`).
+    pub fn create_index(&self, def: IndexDef) -> Result<Option<IndexDef>> {
         let _writer = self.catalog_writer.lock();
         let current = self.catalog();
-        if current.index(&def.name).is_some() {
-            return Ok(false);
+        let existing = current
+            .index(&def.name)
+            .or_else(|| current.index_on(def.label, def.key));
+        if let Some(existing) = existing {
+            return Ok(Some(existing.clone()));
         }
         if current.indexes.len() >= MAX_INDEXES {
             return Err(Error::LimitExceeded(format!(
@@ -499,7 +503,7 @@ impl Storage {
             table.indexes.build(def.key, &table.rows);
         }
         self.publish_catalog_op(&current, CatalogOp::CreateIndex(def))?;
-        Ok(true)
+        Ok(None)
     }
 
     /// Logs and publishes the removal of index `name`, then frees its content unless another

@@ -237,11 +237,14 @@ pub fn create_edge_table(
 }
 
 /// What [`create_index`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IndexCreated {
     Created,
     /// An index of that name existed already (with any definition); nothing changed.
     NameTaken,
+    /// An index with another name indexes the same label and property (its name); nothing
+    /// changed.
+    Equivalent(String),
 }
 
 /// The name Neo4j 5 gives an unnamed index: `index_<label>_<property>`, which keeps it
@@ -270,11 +273,11 @@ pub fn create_index(
         label,
         key,
     };
-    let created = manager.with_commits_paused(|| storage.create_index(def))?;
-    Ok(if created {
-        IndexCreated::Created
-    } else {
-        IndexCreated::NameTaken
+    let existing = manager.with_commits_paused(|| storage.create_index(def))?;
+    Ok(match existing {
+        None => IndexCreated::Created,
+        Some(index) if index.name == name => IndexCreated::NameTaken,
+        Some(index) => IndexCreated::Equivalent(index.name),
     })
 }
 

@@ -170,7 +170,7 @@ impl Database {
     /// property need not exist yet. Commits wait while the index is built: one pass over every
     /// vertex row (see `plexus_storage::index`). The definition is durable; the content is
     /// rebuilt from the rows at every open. Fails with `Error::Constraint` if an index of that
-    /// name exists.
+    /// name, or one on the same label and property, exists.
     pub fn create_index(&self, label: &str, property: &str, name: Option<&str>) -> Result<String> {
         let name = name.map_or_else(
             || plexus_txn::default_index_name(label, property),
@@ -180,6 +180,9 @@ impl Database {
             plexus_txn::IndexCreated::Created => Ok(name),
             plexus_txn::IndexCreated::NameTaken => Err(Error::Constraint(format!(
                 "an index named '{name}' already exists"
+            ))),
+            plexus_txn::IndexCreated::Equivalent(other) => Err(Error::Constraint(format!(
+                "index '{other}' already indexes :{label}({property})"
             ))),
         }
     }

@@ -7,9 +7,10 @@
 //! - `CREATE INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.prop)` builds the index (commits
 //!   wait for one pass over every vertex row) and returns no rows. The name defaults to
 //!   `index_<Label>_<prop>`. An index on a label or property not in use is allowed, as in
-//!   Neo4j: vertices that get them later are indexed as they commit. A name already taken is
-//!   an error (`IndexAlreadyExists`, at the name), or nothing with `IF NOT EXISTS` — even
-//!   when the existing index has another definition, as in Neo4j;
+//!   Neo4j: vertices that get them later are indexed as they commit. A name already taken, or
+//!   an index of another name on the same label and property, is an error
+//!   (`IndexAlreadyExists`, at the name if given), or nothing with `IF NOT EXISTS` — even when
+//!   the index of that name has another definition, as in Neo4j;
 //! - `DROP INDEX name [IF EXISTS]` removes it; a missing name is an error (`IndexNotFound`)
 //!   unless `IF EXISTS`;
 //! - `SHOW INDEXES` is `CALL db.indexes()`: one row per index, `name, label, property`.
@@ -54,9 +55,18 @@ pub(crate) fn run_index_ddl(
                     None,
                 ),
             };
-            let created = plexus_txn::create_index(manager, &name, &label.name, &property.name)?;
-            if created == IndexCreated::NameTaken && !if_not_exists {
-                let message = format!("an index named '{name}' already exists");
+            let message =
+                match plexus_txn::create_index(manager, &name, &label.name, &property.name)? {
+                    IndexCreated::Created => None,
+                    IndexCreated::NameTaken => {
+                        Some(format!("an index named '{name}' already exists"))
+                    }
+                    IndexCreated::Equivalent(other) => Some(format!(
+                        "index '{other}' already indexes :{}({})",
+                        label.name, property.name
+                    )),
+                };
+            if let Some(message) = message.filter(|_| !if_not_exists) {
                 return Err(schema_error("IndexAlreadyExists", span, message));
             }
         }

@@ -192,6 +192,10 @@ fn the_rust_api_creates_lists_and_drops_indexes() {
         db.create_index("Person", "name", Some("city_name")),
         Err(Error::Constraint(_))
     ));
+    assert!(matches!(
+        db.create_index("Person", "age", Some("again")),
+        Err(Error::Constraint(_))
+    ));
     let listed: Vec<(String, String, String)> = db
         .schema()
         .indexes
