@@ -43,8 +43,8 @@ use crate::plan::pushdown::{
     best_seek, choose_seeks, key_seek, key_seeks, push_filter, slots_of, split_conjuncts,
 };
 use crate::plan::{
-    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, LogicalPlan, QueryPlan, SetOp,
-    SortKey, VarLengthSpec,
+    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, KeySeek, LogicalPlan, QueryPlan,
+    SetOp, SortKey, VarLengthSpec,
 };
 use crate::value::Value;
 use plexus_cypher::ast::{
@@ -241,8 +241,9 @@ fn self_contained(ctx: &PartContext, bound: &HashSet<usize>) -> bool {
 }
 
 /// Node `index` of the part as the cost model sees it: its domain, whether it can be sought
-/// by primary key or a secondary index (an equality in its property map or a WHERE conjunct
-/// on it alone, picked as `choose_seeks` will), and the selectivity of its other predicates.
+/// by primary key or a secondary index (an equality or `IN` in its property map or a WHERE
+/// conjunct on it alone, picked as `choose_seeks` will) and for how many values, and the
+/// selectivity of its other predicates.
 fn node_shape(
     stats: &Statistics,
     ctx: &PartContext,
@@ -272,10 +273,13 @@ fn node_shape(
     let is_equality =
         |c: &BExpr| matches!(c, BExpr::Compare(_, ops) if ops.as_slice() == [ComparisonOp::Eq]);
     let local_equalities = local.iter().filter(|c| is_equality(c)).count();
-    let others = local.len() - local_equalities;
+    let mut others = local.len() - local_equalities;
     let mut equalities = props.len() + local_equalities;
-    if key_seek || index_seek {
-        equalities -= 1; // the seek's own equality is in its rows (see `cost`)
+    // The seek's own predicate is in its rows (see `cost`).
+    match &seek {
+        Some(seek) if seek.many => others -= 1,
+        Some(_) => equalities -= 1,
+        None => {}
     }
     NodeShape {
         slot,
@@ -286,8 +290,22 @@ fn node_shape(
         } as f64,
         key_seek,
         index_seek,
+        seek_values: seek.map_or(1.0, |seek| seek_values(&seek)),
         selectivity: cost::EQUALITY_SELECTIVITY.powi(equalities as i32)
             * cost::PREDICATE_SELECTIVITY.powi(others as i32),
+    }
+}
+
+/// How many values `seek` looks up: 1 for an equality; for `IN`, the length of a literal
+/// list, else a guess.
+fn seek_values(seek: &KeySeek) -> f64 {
+    if !seek.many {
+        return 1.0;
+    }
+    match &seek.value {
+        BExpr::List(items) => items.len() as f64,
+        BExpr::Const(Value::List(items)) => items.len() as f64,
+        _ => cost::IN_LIST_ESTIMATE_VALUES,
     }
 }
 

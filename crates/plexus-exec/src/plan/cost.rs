@@ -12,8 +12,10 @@
 //!
 //! ```text
 //!   start (n)      rows = 1                 n bound earlier, or a seek on its label's primary key
-//!                         count(label) × EQUALITY_SELECTIVITY
-//!                                           a seek on a secondary index (label, property)
+//!                         k                 `n.key IN list` seek on the primary key, k values
+//!                         count(label) × EQUALITY_SELECTIVITY × k
+//!                                           a seek on a secondary index (label, property), k = 1
+//!                                           for `=`, the list's length for `IN`
 //!                         count(label)      label scan (first label)
 //!                         count(all nodes)  all-nodes scan
 //!   its filter     × selectivity            per predicate on n (below)
@@ -24,6 +26,8 @@
 //!                                           min is larger)
 //!   into a bound m ÷ count(m's domain)      only relationships that reach that one node
 //!   far end m      × selectivity            a primary-key equality on m keeps 1/count(label)
+//!                                           (k/count for an IN of k), an indexed one
+//!                                           EQUALITY_SELECTIVITY × k
 //! ```
 //!
 //! Selectivities are guesses, not statistics: [`EQUALITY_SELECTIVITY`] for an equality on a
@@ -71,6 +75,8 @@ use plexus_types::Direction;
 pub(super) const EQUALITY_SELECTIVITY: f64 = 0.1;
 /// The fraction of rows any other predicate on one node is guessed to keep.
 pub(super) const PREDICATE_SELECTIVITY: f64 = 0.5;
+/// Values an `IN` seek is guessed to look up when its list is not a literal.
+pub(super) const IN_LIST_ESTIMATE_VALUES: f64 = 3.0;
 /// Hops up to which a variable-length expand is estimated (`*`, `*1..1000` count as `*1..3`).
 pub(super) const VAR_LENGTH_ESTIMATE_HOPS: u64 = 3;
 
@@ -87,6 +93,8 @@ pub(super) struct NodeShape {
     /// An equality on a property with a secondary index on its first label (and none on the
     /// primary key), which a scan can seek.
     pub index_seek: bool,
+    /// Values the seek looks up (the length of an `IN` list; 1 for an equality).
+    pub seek_values: f64,
     /// The fraction of rows its other predicates keep.
     pub selectivity: f64,
 }
@@ -141,10 +149,12 @@ pub(super) fn estimate(nodes: &[NodeShape], rels: &[RelShape], order: Order) -> 
         "a part alternates nodes and rels"
     );
     let start = &nodes[order.start];
-    let start_rows = if start.bound || start.key_seek {
+    let start_rows = if start.bound {
         1.0
+    } else if start.key_seek {
+        start.seek_values
     } else if start.index_seek {
-        start.domain_rows * EQUALITY_SELECTIVITY
+        start.domain_rows * (EQUALITY_SELECTIVITY * start.seek_values).min(1.0)
     } else {
         start.domain_rows
     };
@@ -165,11 +175,12 @@ pub(super) fn estimate(nodes: &[NodeShape], rels: &[RelShape], order: Order) -> 
         };
         expand_rows[i] = produced;
         rows = produced * to.selectivity;
+        // Its selectivity leaves the seek's own predicate out.
         if to.key_seek && !into {
-            rows /= to.domain_rows.max(1.0);
+            rows *= (to.seek_values / to.domain_rows.max(1.0)).min(1.0);
         }
         if to.index_seek && !into {
-            rows *= EQUALITY_SELECTIVITY; // its selectivity leaves the seek's equality out
+            rows *= (EQUALITY_SELECTIVITY * to.seek_values).min(1.0);
         }
         visited.push(to.slot);
     }
@@ -247,6 +258,7 @@ mod tests {
             domain_rows,
             key_seek: false,
             index_seek: false,
+            seek_values: 1.0,
             selectivity: 1.0,
         }
     }

@@ -8,7 +8,7 @@
 //! input row of their pattern part (see `cost`): the numbers the start of the part was chosen
 //! by, next to PROFILE's actual `rows=`.
 
-use super::{CreatePattern, ExpandSpec, KeySeek, LogicalPlan, SetOp};
+use super::{CreatePattern, ExpandSpec, LogicalPlan, SetOp};
 use crate::bind::{ArithOp, BExpr, PathElement, StringOp};
 use plexus_types::Direction;
 use std::fmt::Write;
@@ -57,22 +57,18 @@ impl LogicalPlan {
                 ..
             } => {
                 let scan = match (label, seek) {
-                    (
-                        Some(l),
-                        Some(KeySeek {
-                            index: Some(index),
-                            key,
-                            value,
-                        }),
-                    ) => format!(
-                        "NodeIndexSeek s{slot}:{l}({key} = {}) [index {index}, else label scan]",
-                        expr_text(value)
-                    ),
-                    (Some(l), Some(seek)) => format!(
-                        "NodeByKeySeek s{slot}:{l}({} = {}) [primary key, else label scan]",
-                        seek.key,
-                        expr_text(&seek.value)
-                    ),
+                    (Some(l), Some(seek)) => {
+                        let (operator, fallback) = match &seek.index {
+                            Some(index) => ("NodeIndexSeek", format!("index {index}")),
+                            None => ("NodeByKeySeek", "primary key".to_string()),
+                        };
+                        let comparison = if seek.many { "IN" } else { "=" };
+                        format!(
+                            "{operator} s{slot}:{l}({} {comparison} {}) [{fallback}, else label scan]",
+                            seek.key,
+                            expr_text(&seek.value)
+                        )
+                    }
                     (Some(l), None) => format!("NodeByLabelScan s{slot}:{l}"),
                     (None, _) => format!("AllNodesScan s{slot}"),
                 };

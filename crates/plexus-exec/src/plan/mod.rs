@@ -187,12 +187,14 @@ pub struct VarLengthSpec {
     pub leftwards: bool,
 }
 
-/// `node.key = value` taken from the filter above a label scan; `value` does not depend on
-/// the scanned node.
+/// `node.key = value` (or `node.key IN value`, a list) taken from the filter above a label
+/// scan; `value` does not depend on the scanned node.
 #[derive(Debug, Clone)]
 pub struct KeySeek {
     pub key: Arc<str>,
     pub value: BExpr,
+    /// `IN`: `value` is a list and the seek finds the nodes of each of its elements.
+    pub many: bool,
     /// The secondary index on (label, key) to answer it from (`NodeIndexSeek`); `None`: the
     /// primary-key indexes (`NodeByKeySeek`).
     pub index: Option<Arc<str>>,

@@ -142,10 +142,13 @@ fn set_input(plan: &mut LogicalPlan, input: LogicalPlan) {
 /// The first conjunct of `predicate` of the form `slot.key = value` (either way round) whose
 /// value is a constant, a parameter, another variable or a property of another variable.
 pub(super) fn key_seek(slot: usize, predicate: &BExpr) -> Option<KeySeek> {
-    key_seeks(slot, predicate).into_iter().next()
+    key_seeks(slot, predicate)
+        .into_iter()
+        .find(|seek| !seek.many)
 }
 
-/// Every conjunct of `predicate` that [`key_seek`] could pick, in order.
+/// Every conjunct of `predicate` that [`key_seek`] could pick, and those of the form
+/// `slot.key IN list` with such a list, in order.
 pub(super) fn key_seeks(slot: usize, predicate: &BExpr) -> Vec<KeySeek> {
     let mut seeks = Vec::new();
     collect_key_seeks(slot, predicate, &mut seeks);
@@ -169,6 +172,20 @@ fn collect_key_seeks(slot: usize, predicate: &BExpr, seeks: &mut Vec<KeySeek>) {
                 seeks.push(KeySeek {
                     key: key.clone(),
                     value: value.clone(),
+                    many: false,
+                    index: None,
+                });
+            }
+        }
+        BExpr::In(item, list) => {
+            if let BExpr::Property(entity, key) = &**item
+                && matches!(**entity, BExpr::Slot(s) if s == slot)
+                && independent_of(slot, list)
+            {
+                seeks.push(KeySeek {
+                    key: key.clone(),
+                    value: (**list).clone(),
+                    many: true,
                     index: None,
                 });
             }
@@ -177,21 +194,27 @@ fn collect_key_seeks(slot: usize, predicate: &BExpr, seeks: &mut Vec<KeySeek>) {
     }
 }
 
-/// The seek a label scan of `label` should use among `seeks` (its key equalities): one on the
-/// label's primary key, else one with a secondary index (named in the seek), else `None` —
-/// leave the scan's seek as it is (the primary-key indexes may still answer at run time).
+/// The seek a label scan of `label` should use among `seeks` (its key equalities and `IN`s),
+/// the first of the best kind: an equality on the label's primary key, an `IN` on it, an
+/// equality on a property with a secondary index (named in the seek), an `IN` on one; else
+/// `None` — leave the scan's seek as it is (the primary-key indexes may still answer at run
+/// time).
 pub(super) fn best_seek(stats: &Statistics, label: &str, seeks: Vec<KeySeek>) -> Option<KeySeek> {
     let primary_key = stats.label_primary_key(label);
-    if let Some(at) = seeks.iter().position(|s| Some(&*s.key) == primary_key) {
-        return seeks.into_iter().nth(at);
-    }
-    seeks.into_iter().find_map(|seek| {
+    let ranked = seeks.into_iter().filter_map(|seek| {
+        let many = u8::from(seek.many);
+        if Some(&*seek.key) == primary_key {
+            return Some((many, seek));
+        }
         let index = stats.label_index(label, &seek.key)?;
-        Some(KeySeek {
+        let seek = KeySeek {
             index: Some(Arc::from(index)),
             ..seek
-        })
-    })
+        };
+        Some((2 + many, seek))
+    });
+    let best = ranked.reduce(|best, next| if next.0 < best.0 { next } else { best });
+    best.map(|(_, seek)| seek)
 }
 
 /// Gives every label scan in the pattern chain `plan` (Filter / NodeScan / Expand operators,
@@ -236,6 +259,7 @@ fn independent_of(slot: usize, value: &BExpr) -> bool {
         BExpr::Const(_) | BExpr::Param(_) => true,
         BExpr::Slot(s) => *s != slot,
         BExpr::Property(entity, _) => matches!(**entity, BExpr::Slot(s) if s != slot),
+        BExpr::List(items) => items.iter().all(|item| independent_of(slot, item)),
         _ => false,
     }
 }
