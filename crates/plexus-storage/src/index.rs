@@ -129,7 +129,12 @@ impl PropertyIndexes {
     }
 
     /// Notes that `row` holds `value` for `key`, if `key` is tracked and the value indexable.
+    /// Called for every property a commit installs: an untracked key costs one uncontended
+    /// read latch. (Keys are tracked under the commit lock, so none appears meanwhile.)
     pub fn insert(&self, key: PropKeyId, value: &Value, row: u32) {
+        if !self.keys.read().contains_key(&key) {
+            return;
+        }
         let Some(index_key) = IndexKey::of(value) else {
             return;
         };
@@ -141,11 +146,6 @@ impl PropertyIndexes {
         if !rows.contains(&row) {
             rows.push(row);
         }
-    }
-
-    /// Whether any key is tracked (lets the commit path skip the lock for most tables).
-    pub fn is_empty(&self) -> bool {
-        self.keys.read().is_empty()
     }
 
     /// The rows that may hold `value` for `key`, or `None` when `key` has no ready index.
@@ -191,8 +191,9 @@ impl PropertyIndexes {
         removed
     }
 
-    /// Entries (value, row) over all keys, for tests and statistics.
-    pub fn entry_count(&self) -> usize {
+    /// Entries (value, row) over all keys.
+    #[cfg(test)]
+    fn entry_count(&self) -> usize {
         let keys = self.keys.read();
         keys.values()
             .map(|index| index.rows.values().map(Vec::len).sum::<usize>())

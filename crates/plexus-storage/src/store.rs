@@ -346,10 +346,14 @@ impl Storage {
             table.out.compact_memtables(last_ts);
             table.inc.compact_memtables(last_ts);
         }
-        for index in &tables.catalog.indexes {
+        let mut indexed_keys: Vec<PropKeyId> =
+            tables.catalog.indexes.iter().map(|i| i.key).collect();
+        indexed_keys.sort_unstable();
+        indexed_keys.dedup();
+        for key in indexed_keys {
             for table in &tables.vertex {
-                table.indexes.track(index.key);
-                table.indexes.build(index.key, &table.rows);
+                table.indexes.track(key);
+                table.indexes.build(key, &table.rows);
             }
         }
         let next_segment = segments.last().map_or(manifest.wal_start, |id| id + 1);

@@ -216,3 +216,61 @@ fn the_rust_api_creates_lists_and_drops_indexes() {
     ));
     assert_eq!(db.schema().indexes.len(), 1);
 }
+
+#[test]
+fn seeks_agree_with_scans_while_writers_update_and_gc_prunes() {
+    use plexus::Value;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const AGES: i64 = 5;
+    let (db, _vfs) = memory_db();
+    let mut conn = db.connect();
+    people(&mut conn);
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for writer in 0..2_i64 {
+            let (db, done) = (&db, &done);
+            scope.spawn(move || {
+                let mut step = writer;
+                while !done.load(Ordering::Relaxed) {
+                    let mut tx = db.begin();
+                    let people = tx.scan_label("Person").expect("scan");
+                    let v = people[(step * 7 % PEOPLE) as usize];
+                    let age = Value::Int((step * 3) % AGES);
+                    // Conflicts between the two writers are expected; retrying is not needed.
+                    let _ = tx.set_vertex_property(v, "age", age).map(|()| tx.commit());
+                    step += 2;
+                }
+            });
+        }
+        let mut checked = 0;
+        for round in 0..300 {
+            if round == 20 {
+                db.create_index("Person", "age", None)
+                    .expect("index under load");
+            }
+            if round % 25 == 0 {
+                db.compact();
+            }
+            let mut tx = db.begin();
+            let people = tx.scan_label("Person").expect("scan");
+            for age in 0..AGES {
+                let wanted = Value::Int(age);
+                let Some(mut sought) = tx.seek_by_index("Person", "age", &wanted).expect("seek")
+                else {
+                    continue; // no index yet
+                };
+                sought.sort_unstable();
+                let mut scanned = Vec::new();
+                for &v in &people {
+                    if tx.vertex_property(v, "age").expect("prop") == Some(wanted.clone()) {
+                        scanned.push(v);
+                    }
+                }
+                assert_eq!(sought, scanned, "age {age} in round {round}");
+                checked += 1;
+            }
+        }
+        done.store(true, Ordering::Relaxed);
+        assert!(checked > 0, "the index was used");
+    });
+}
