@@ -92,6 +92,22 @@ pub struct Ident {
     pub span: Span,
 }
 
+/// An index command (Neo4j 5 syntax), run by the connection rather than planned as a query.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SchemaCommand {
+    /// `CREATE INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.property)`.
+    CreateIndex {
+        name: Option<Ident>,
+        if_not_exists: bool,
+        label: Ident,
+        property: Ident,
+    },
+    /// `DROP INDEX name [IF EXISTS]`.
+    DropIndex { name: Ident, if_exists: bool },
+    /// `SHOW INDEX` / `SHOW INDEXES`.
+    ShowIndexes,
+}
+
 /// A top-level statement: a query, optionally under `EXPLAIN` or `PROFILE`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Statement {

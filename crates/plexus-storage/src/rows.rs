@@ -662,6 +662,34 @@ impl RowTable {
         );
     }
 
+    /// Every value property `key` of `row` holds in a version still kept (in place or in the
+    /// slot's version chain) — after `gc(horizon)`, every value a reader at or after `horizon`
+    /// can see; before it, a superset. Empty when the row exists in no kept version (never
+    /// created, or deleted before every kept version). Secondary indexes are built and pruned
+    /// from this (see `index`).
+    pub fn retained_values(&self, row: u32, key: PropKeyId) -> Vec<Value> {
+        let Some(chunk) = self.chunk(row) else {
+            return Vec::new();
+        };
+        let chunk = chunk.read();
+        let r = row as usize % CHUNK_ROWS;
+        let chain = |slot: Slot| chunk.chains.get(&(row, slot));
+        if !chunk.exists[r] && chain(Slot::Exists).is_none() {
+            return Vec::new();
+        }
+        let mut values: Vec<Value> = chunk
+            .prop_in_place(self.layout.locate(key), key, r)
+            .into_iter()
+            .collect();
+        if let Some(chain) = chain(Slot::Prop(key)) {
+            values.extend(chain.older.iter().filter_map(|(_, old)| match old {
+                SlotValue::Prop(value) => value.clone(),
+                _ => None,
+            }));
+        }
+        values
+    }
+
     /// Drops every version no reader at or after `horizon` needs.
     pub fn gc(&self, horizon: Timestamp) {
         let chunks: Vec<_> = self.chunks.read().clone();

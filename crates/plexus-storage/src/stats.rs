@@ -89,6 +89,14 @@ impl Statistics {
         keys.all(|key| key == Some(first)).then_some(first)
     }
 
+    /// The name of the secondary index on `label`'s vertices by property `key`, if any: an
+    /// equality on it reads the vertices holding one value instead of all of the label's.
+    pub fn label_index(&self, label: &str, key: &str) -> Option<&str> {
+        let label = self.catalog.labels.id(label)?;
+        let key = self.catalog.prop_keys.id(key)?;
+        Some(self.catalog.index_on(label, key)?.name.as_str())
+    }
+
     /// The tables whose vertices may carry `label`: its own and those that installed it as an
     /// extra label.
     fn carriers(&self, label: &str) -> impl Iterator<Item = (&VertexTable, &VertexTableDef)> {

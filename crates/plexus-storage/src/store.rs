@@ -22,9 +22,18 @@
 //! `ts`; (2) the state at `ts` is written to `ckpt-<ts>.ckpt` and fsynced; (3) the manifest is
 //! replaced to point at it and at the new WAL segment; (4) older segments and checkpoints are
 //! deleted. A crash between any two steps recovers from the old or the new manifest.
+//!
+//! SECONDARY INDEXES
+//! =================
+//! Index definitions are catalog entries; their content (see `index`) is rebuilt by `open`
+//! after recovery, built by `create_index` under the caller's commit lock, maintained by
+//! `install` and pruned by `maintain`.
 
-use crate::catalog::{Catalog, CatalogOp, EdgeTableDef, HIDDEN_TABLE_LABEL, VertexTableDef};
+use crate::catalog::{
+    Catalog, CatalogOp, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexDef, VertexTableDef,
+};
 use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
+use crate::index::{IndexKey, MAX_INDEXES, PropertyIndexes};
 use crate::lsm::{LsmStats, RunNamer, Topology};
 use crate::record::{CommitRecord, LogRecord, WriteOp};
 use crate::rows::RowTable;
@@ -51,6 +60,8 @@ pub struct VertexTable {
     pk_index: RwLock<HashMap<Value, Vec<u32>>>,
     /// Extra labels ever installed in this table (lets label scans skip tables).
     extra_labels: RwLock<Vec<LabelId>>,
+    /// Secondary indexes: every indexed property key, whatever the label (see `index`).
+    pub indexes: PropertyIndexes,
 }
 
 pub struct EdgeTable {
@@ -71,6 +82,7 @@ impl VertexTable {
             pk_key: def.primary_key.map(|i| def.properties[i].key),
             pk_index: RwLock::new(HashMap::new()),
             extra_labels: RwLock::new(Vec::new()),
+            indexes: PropertyIndexes::default(),
         }
     }
 
@@ -334,6 +346,16 @@ impl Storage {
             table.out.compact_memtables(last_ts);
             table.inc.compact_memtables(last_ts);
         }
+        let mut indexed_keys: Vec<PropKeyId> =
+            tables.catalog.indexes.iter().map(|i| i.key).collect();
+        indexed_keys.sort_unstable();
+        indexed_keys.dedup();
+        for key in indexed_keys {
+            for table in &tables.vertex {
+                table.indexes.track(key);
+                table.indexes.build(key, &table.rows);
+            }
+        }
         let next_segment = segments.last().map_or(manifest.wal_start, |id| id + 1);
         let wal = Wal::create(
             vfs.clone(),
@@ -418,10 +440,14 @@ impl Storage {
         let mut next = (*current).clone();
         next.apply(&op);
         match &op {
-            CatalogOp::VertexTable { id, def } => self
-                .vertex_tables
-                .write()
-                .push(Arc::new(VertexTable::new(*id, def))),
+            CatalogOp::VertexTable { id, def } => {
+                let table = VertexTable::new(*id, def);
+                for index in &next.indexes {
+                    table.indexes.track(index.key);
+                    table.indexes.build(index.key, &table.rows); // empty: marks it ready
+                }
+                self.vertex_tables.write().push(Arc::new(table));
+            }
             CatalogOp::EdgeTable { id, def } => {
                 let name = edge_table_name(&next, def);
                 let range = self.config.lsm_range_vertices;
@@ -453,6 +479,84 @@ impl Storage {
 
     pub fn log_commit(&self, record: &CommitRecord) -> Result<u64> {
         self.wal.append(&LogRecord::Commit(record.clone()))
+    }
+
+    // ---- secondary indexes (see `index`) ---------------------------------------------------
+
+    /// Builds index `def` over every vertex table, then logs and publishes its definition.
+    /// Returns the existing index (and changes nothing) if one has the same name or indexes
+    /// the same label and key. The caller holds the commit lock, so no commit installs between
+    /// tracking the key and building it; the build is one pass over every vertex row (see
+    /// `index`).
+    pub fn create_index(&self, def: IndexDef) -> Result<Option<IndexDef>> {
+        let _writer = self.catalog_writer.lock();
+        let current = self.catalog();
+        let existing = current
+            .index(&def.name)
+            .or_else(|| current.index_on(def.label, def.key));
+        if let Some(existing) = existing {
+            return Ok(Some(existing.clone()));
+        }
+        if current.indexes.len() >= MAX_INDEXES {
+            return Err(Error::LimitExceeded(format!(
+                "the catalog holds {MAX_INDEXES} indexes; no more are allowed"
+            )));
+        }
+        for table in self.vertex_tables() {
+            table.indexes.track(def.key);
+            table.indexes.build(def.key, &table.rows);
+        }
+        self.publish_catalog_op(&current, CatalogOp::CreateIndex(def))?;
+        Ok(None)
+    }
+
+    /// Logs and publishes the removal of index `name`, then frees its content unless another
+    /// index uses the same property key. Returns `false` if there is no such index.
+    pub fn drop_index(&self, name: &str) -> Result<bool> {
+        let _writer = self.catalog_writer.lock();
+        let current = self.catalog();
+        let Some(def) = current.index(name).cloned() else {
+            return Ok(false);
+        };
+        let name = name.to_string();
+        self.publish_catalog_op(&current, CatalogOp::DropIndex { name })?;
+        if !self.catalog().indexes.iter().any(|i| i.key == def.key) {
+            for table in self.vertex_tables() {
+                table.indexes.untrack(def.key);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Logs `op` and publishes `current` with it applied. Call with `catalog_writer` held.
+    fn publish_catalog_op(&self, current: &Catalog, op: CatalogOp) -> Result<()> {
+        self.wal.append(&LogRecord::Catalog(op.clone()))?;
+        let mut next = current.clone();
+        next.apply(&op);
+        *self.catalog.write() = Arc::new(next);
+        Ok(())
+    }
+
+    /// The vertices (of the tables that may carry `label`) that may hold `value` for `key` in
+    /// a kept version — a superset the caller re-checks at its snapshot — or `None` when
+    /// `value` is not indexable or some such table has no ready index on `key`.
+    pub fn index_candidates(
+        &self,
+        label: LabelId,
+        key: PropKeyId,
+        value: &Value,
+    ) -> Option<Vec<VertexId>> {
+        let index_key = IndexKey::of(value)?;
+        let catalog = self.catalog();
+        let mut found = Vec::new();
+        for table in self.vertex_tables() {
+            let own = catalog.vertex_tables.get(table.id as usize)?.label == label;
+            if own || table.may_carry_extra_label(label) {
+                let rows = table.indexes.candidates(key, &index_key)?;
+                found.extend(rows.into_iter().map(|row| VertexId::new(table.id, row)));
+            }
+        }
+        Some(found)
     }
 
     // ---- reads at a timestamp -------------------------------------------------------------
@@ -659,6 +763,7 @@ impl Storage {
     pub fn maintain(&self, horizon: Timestamp) {
         for table in self.vertex_tables() {
             table.rows.gc(horizon);
+            table.indexes.prune(&table.rows);
         }
         for table in self.edge_tables() {
             table.rows.gc(horizon);
@@ -907,6 +1012,7 @@ fn index_new_vertex(
     table.note_labels(labels);
     for (key, value) in props {
         table.index_pk(row, *key, value);
+        table.indexes.insert(*key, value, row);
     }
 }
 
@@ -953,6 +1059,10 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
                 }
                 t.rows
                     .install_prop(id.offset, ts, horizon, *key, value.clone());
+                // After the install: see MAINTENANCE AND GROWTH in `index`.
+                if let Some(v) = value {
+                    t.indexes.insert(*key, v, id.offset);
+                }
             }
             WriteOp::SetLabels { id, labels } => {
                 let t = vertex(id.table)?;

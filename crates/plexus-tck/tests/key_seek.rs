@@ -107,6 +107,23 @@ fn an_equality_on_the_primary_key_reads_one_row() {
 }
 
 #[test]
+fn an_in_list_on_the_primary_key_seeks_each_value() {
+    let db = accounts();
+    let mut conn = db.connect();
+    let list = |ids: &[i64]| CypherValue::list(ids.iter().map(|&i| CypherValue::Int(i)).collect());
+    let query = "MATCH (a:Account) WHERE a.id IN $id RETURN a.owner";
+    assert!(scan_line(&mut conn, query, ":Account").contains("NodeByKeySeek"));
+    assert_eq!(
+        owners(&mut conn, query, list(&[3, 5, 3, ACCOUNTS])),
+        ["'owner-3'", "'owner-5'"]
+    );
+    assert_eq!(scanned_rows(&mut conn, query, list(&[3, 5]), ":Account"), 2);
+    // A float element falls back to the scan for the whole list; the rows are the same.
+    let mixed = CypherValue::list(vec![CypherValue::Int(3), CypherValue::Float(5.0)]);
+    assert_eq!(owners(&mut conn, query, mixed), ["'owner-3'", "'owner-5'"]);
+}
+
+#[test]
 fn values_of_another_type_fall_back_to_the_scan() {
     let db = accounts();
     let mut conn = db.connect();

@@ -20,7 +20,10 @@ pub mod write_set;
 pub use manager::TxnManager;
 /// The planner's table statistics (defined by storage, read through [`TxnManager::storage`]).
 pub use plexus_storage::{EdgeTypeStatistics, Statistics};
-pub use schema::{VertexTableSpec, create_edge_table, create_vertex_table};
+pub use schema::{
+    IndexCreated, VertexTableSpec, create_edge_table, create_index, create_vertex_table,
+    default_index_name,
+};
 pub use snapshot::GraphSnapshot;
 pub use transaction::Transaction;
 

@@ -221,6 +221,12 @@ impl TxnManager {
         Ok(())
     }
 
+    /// Runs `f` with the commit lock held: no commit installs meanwhile (index builds).
+    pub fn with_commits_paused<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _state = self.commit.lock();
+        f()
+    }
+
     /// Takes a checkpoint (see CHECKPOINT). Concurrent calls are serialised.
     pub fn checkpoint(&self) -> Result<()> {
         let (wal_start, ts) = {

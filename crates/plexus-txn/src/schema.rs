@@ -235,3 +235,58 @@ pub fn create_edge_table(
     }
     Ok(id)
 }
+
+/// What [`create_index`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexCreated {
+    Created,
+    /// An index of that name existed already (with any definition); nothing changed.
+    NameTaken,
+    /// An index with another name indexes the same label and property (its name); nothing
+    /// changed.
+    Equivalent(String),
+}
+
+/// The name Neo4j 5 gives an unnamed index: `index_<label>_<property>`, which keeps it
+/// deterministic so that a repeated `CREATE INDEX IF NOT EXISTS` finds its own index.
+pub fn default_index_name(label: &str, key: &str) -> String {
+    format!("index_{label}_{key}")
+}
+
+/// Creates secondary index `name` on the vertices carrying `label` by property `key` (see
+/// `plexus_storage::index`). The label and property need not be in use: their names are
+/// registered, and vertices that get them later are indexed as they are committed (as in
+/// Neo4j). The build runs under the commit lock: commits wait for one pass over every vertex
+/// row. Not transactional, like every catalog change.
+pub fn create_index(
+    manager: &crate::TxnManager,
+    name: &str,
+    label: &str,
+    key: &str,
+) -> Result<IndexCreated> {
+    check_index_name(name)?;
+    let storage = manager.storage();
+    let label = ensure_token(storage, label, TokenKind::Label)?;
+    let key = ensure_token(storage, key, TokenKind::PropKey)?;
+    let def = plexus_storage::IndexDef {
+        name: name.to_string(),
+        label,
+        key,
+    };
+    let existing = manager.with_commits_paused(|| storage.create_index(def))?;
+    Ok(match existing {
+        None => IndexCreated::Created,
+        Some(index) if index.name == name => IndexCreated::NameTaken,
+        Some(index) => IndexCreated::Equivalent(index.name),
+    })
+}
+
+fn check_index_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > MAX_NAME_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "an index name must be 1 to {MAX_NAME_BYTES} bytes long, got {} bytes",
+            name.len()
+        )));
+    }
+    Ok(())
+}

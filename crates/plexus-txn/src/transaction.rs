@@ -25,6 +25,7 @@ use crate::schema::{self, TokenKind};
 use crate::validation::{Entity, ReadItem};
 use crate::write_set::{NewEdge, NewVertex, WriteSet};
 use plexus_storage::catalog::HIDDEN_TABLE_LABEL;
+use plexus_storage::index::IndexKey;
 use plexus_storage::store::MAX_VERTEX_ROWS;
 use plexus_storage::topology::MAX_EDGE_OFFSET;
 use plexus_storage::{Catalog, CatalogOp, EdgeTable, EdgeTableDef, VertexTable, VertexTableDef};
@@ -685,6 +686,59 @@ impl Transaction {
             if let Some(v) = self.lookup_in(table, value)?
                 && self.label_ids(v)?.contains(&label_id)
             {
+                found.push(v);
+            }
+        }
+        Ok(Some(found))
+    }
+
+    /// The vertices carrying `label` whose property `key` equals `value` (by the index's
+    /// equality classes, see `plexus_storage::index`), answered by the secondary index on
+    /// `(label, key)` — or `None` when there is no ready index or `value` is not indexable and
+    /// the caller must scan the label. `null` finds nothing.
+    ///
+    /// The index gives candidates that held `value` in some kept version; each is re-checked
+    /// in this transaction's view (existence, label, value — its own writes included), and
+    /// every vertex this transaction created or changed is a candidate too, since its writes
+    /// are not in the index. Under SERIALIZABLE the seek records the label scan it replaces.
+    pub fn seek_by_index(
+        &mut self,
+        label: &str,
+        key: &str,
+        value: &Value,
+    ) -> Result<Option<Vec<VertexId>>> {
+        let catalog = self.catalog();
+        let (Some(label_id), Some(key_id)) = (catalog.labels.id(label), catalog.prop_keys.id(key))
+        else {
+            return Ok(None);
+        };
+        if matches!(value, Value::Null) {
+            return Ok(Some(Vec::new()));
+        }
+        let Some(mut candidates) = self.storage().index_candidates(label_id, key_id, value) else {
+            return Ok(None);
+        };
+        self.record(ReadItem::LabelScan(label_id));
+        let writes = &self.writes;
+        candidates.extend(writes.new_vertices.keys());
+        candidates.extend(writes.vertex_labels.keys());
+        candidates.extend(
+            writes
+                .vertex_props
+                .keys()
+                .filter(|(_, k)| *k == key_id)
+                .map(|(v, _)| *v),
+        );
+        candidates.sort_unstable();
+        candidates.dedup();
+        let wanted = IndexKey::of(value);
+        let mut found = Vec::new();
+        for v in candidates {
+            if !self.vertex_exists(v)? || !self.label_ids(v)?.contains(&label_id) {
+                continue;
+            }
+            let held = self.vertex_property(v, key)?;
+            if held.is_some_and(|held| IndexKey::of(&held) == wanted) {
                 found.push(v);
             }
         }

@@ -6,6 +6,9 @@
 //! every label, relationship type and property key ever used or declared — a token stays in
 //! the catalog after the last element using it is deleted (Neo4j lists only those in use).
 //! The empty label of unlabelled vertices is not listed.
+//!
+//! `CALL db.indexes() YIELD name, label, property` lists the secondary property indexes in
+//! creation order (what `SHOW INDEXES` runs; see `index_commands`).
 
 use plexus_exec::{Procedure, ProcedureFn, QueryError, Value};
 use plexus_storage::Catalog;
@@ -20,7 +23,33 @@ pub(crate) fn catalog_procedures() -> Vec<Procedure> {
             names(&c.edge_types)
         }),
         tokens("db.propertyKeys", "propertyKey", |c| names(&c.prop_keys)),
+        indexes(),
     ]
+}
+
+fn indexes() -> Procedure {
+    let body = |_: &[Value], tx: &mut Transaction| -> Result<Vec<Vec<Value>>, QueryError> {
+        let catalog = tx.snapshot().catalog();
+        Ok(catalog
+            .indexes
+            .iter()
+            .map(|index| {
+                vec![
+                    Value::string(&index.name),
+                    Value::string(catalog.label_name(index.label)),
+                    Value::string(catalog.prop_name(index.key)),
+                ]
+            })
+            .collect())
+    };
+    Procedure {
+        name: "db.indexes".into(),
+        inputs: Vec::new(),
+        input_types: Vec::new(),
+        outputs: vec!["name".into(), "label".into(), "property".into()],
+        rows: Vec::new(),
+        compute: Some(ProcedureFn(Arc::new(body))),
+    }
 }
 
 fn names(tokens: &plexus_storage::catalog::Tokens) -> Vec<String> {

@@ -13,7 +13,8 @@
 //!   yet), and the error says so.
 //!
 //! `BEGIN`, `COMMIT` and `ROLLBACK` are commands of the connection, not Cypher; they must be
-//! the whole statement (a trailing `;` is allowed).
+//! the whole statement (a trailing `;` is allowed). So are the index commands (`CREATE INDEX`,
+//! `DROP INDEX`, `SHOW INDEXES`; see `index_commands`).
 //!
 //! RESULTS: MATERIALISED OR STREAMED
 //! =================================
@@ -39,6 +40,8 @@
 //! A failure while pulling ends the stream; in an explicit transaction it rolls the
 //! transaction back, exactly as for `execute`.
 
+use crate::index_commands::{SHOW_INDEXES, run_index_ddl};
+use plexus_cypher::ast::SchemaCommand;
 use plexus_exec::{
     Cursor, ErrorClass, Params, Procedure, ProcedureRegistry, QueryError, QueryResult,
 };
@@ -219,6 +222,14 @@ impl Connection {
         if let Some(command) = command(query) {
             self.transaction_command(command)?;
             return Ok(finished(QueryResult::default()));
+        }
+        match plexus_cypher::parse_schema_command(query) {
+            None => {}
+            Some(Ok(SchemaCommand::ShowIndexes)) => return self.run(SHOW_INDEXES, params),
+            Some(command) => {
+                let in_tx = self.tx.is_some();
+                return run_index_ddl(&self.manager, command?, in_tx).map(finished);
+            }
         }
         // O(tables), never a scan: see plexus_storage::stats.
         let stats = self.manager.storage().statistics();

@@ -165,6 +165,37 @@ impl Database {
         plexus_txn::create_edge_table(self.manager.storage(), from, edge_type, to, properties)
     }
 
+    /// Creates a secondary index on the vertices carrying `label` by `property` and returns
+    /// its name (`name`, or `index_<label>_<property>` by default, as in Neo4j 5). The label and
+    /// property need not exist yet. Commits wait while the index is built: one pass over every
+    /// vertex row (see `plexus_storage::index`). The definition is durable; the content is
+    /// rebuilt from the rows at every open. Fails with `Error::Constraint` if an index of that
+    /// name, or one on the same label and property, exists.
+    pub fn create_index(&self, label: &str, property: &str, name: Option<&str>) -> Result<String> {
+        let name = name.map_or_else(
+            || plexus_txn::default_index_name(label, property),
+            str::to_string,
+        );
+        match plexus_txn::create_index(&self.manager, &name, label, property)? {
+            plexus_txn::IndexCreated::Created => Ok(name),
+            plexus_txn::IndexCreated::NameTaken => Err(Error::Constraint(format!(
+                "an index named '{name}' already exists"
+            ))),
+            plexus_txn::IndexCreated::Equivalent(other) => Err(Error::Constraint(format!(
+                "index '{other}' already indexes :{label}({property})"
+            ))),
+        }
+    }
+
+    /// Drops the secondary index `name`; fails with `Error::NotFound` if there is none.
+    pub fn drop_index(&self, name: &str) -> Result<()> {
+        if self.manager.storage().drop_index(name)? {
+            Ok(())
+        } else {
+            Err(Error::NotFound(format!("index '{name}'")))
+        }
+    }
+
     /// The labels and the vertex and edge tables, by name (a copy; see [`crate::Schema`]).
     pub fn schema(&self) -> crate::Schema {
         crate::Schema::of(&self.manager.storage().catalog())

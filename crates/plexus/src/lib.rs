@@ -30,6 +30,7 @@
 mod catalog_procedures;
 mod connection;
 mod database;
+mod index_commands;
 mod procedures;
 mod schema;
 
@@ -51,4 +52,4 @@ pub use plexus_types::{
     IsolationLevel, MergePolicy, Result, Timestamp, Value, VertexId, VertexTableId,
 };
 pub use procedures::algo_procedures;
-pub use schema::{EdgeTableSchema, PropertySchema, Schema, VertexTableSchema};
+pub use schema::{EdgeTableSchema, IndexSchema, PropertySchema, Schema, VertexTableSchema};

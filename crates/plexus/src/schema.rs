@@ -19,6 +19,16 @@ pub struct Schema {
     pub labels: Vec<String>,
     pub vertex_tables: Vec<VertexTableSchema>,
     pub edge_tables: Vec<EdgeTableSchema>,
+    /// Secondary property indexes, in creation order.
+    pub indexes: Vec<IndexSchema>,
+}
+
+/// A secondary property index: the vertices carrying `label`, by their value of `property`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexSchema {
+    pub name: String,
+    pub label: String,
+    pub property: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -96,10 +106,20 @@ impl Schema {
         let labels = (0..)
             .map_while(|id| catalog.labels.name(id).map(str::to_string))
             .collect();
+        let indexes = catalog
+            .indexes
+            .iter()
+            .map(|index| IndexSchema {
+                name: index.name.clone(),
+                label: catalog.label_name(index.label).to_string(),
+                property: catalog.prop_name(index.key).to_string(),
+            })
+            .collect();
         Schema {
             labels,
             vertex_tables,
             edge_tables,
+            indexes,
         }
     }
 }

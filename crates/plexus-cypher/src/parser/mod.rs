@@ -50,12 +50,14 @@
 
 mod expr;
 mod pattern;
+mod schema;
 #[cfg(test)]
 mod tests;
 
 use crate::ast::*;
 use crate::error::{ParseError, ParseErrorKind};
 use crate::lexer::{Token, TokenKind, tokenize};
+pub use schema::parse_schema_command;
 
 /// How deep expressions, patterns and subqueries may nest before parsing fails with
 /// `NestingTooDeep`. It bounds both the parser's recursion and the depth of the tree it builds

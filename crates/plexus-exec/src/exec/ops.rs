@@ -360,6 +360,9 @@ impl<R: RowFn> Operator for FlatMap<R> {
 
 // ---- scans and expands ---------------------------------------------------------------------
 
+/// Longest `IN` list a seek looks up value by value; a longer one scans the label.
+pub const MAX_SEEK_VALUES: usize = 10_000;
+
 struct NodeScan {
     slot: usize,
     label: Option<Arc<str>>,
@@ -371,7 +374,8 @@ struct NodeScan {
 }
 
 impl NodeScan {
-    /// The nodes the seek finds for this input row, when the index can answer exactly.
+    /// The nodes the seek finds for this input row, when the index can answer exactly: for
+    /// `IN`, the union over the list's elements (at most [`MAX_SEEK_VALUES`], else a scan).
     fn seek(
         &self,
         input: &Batch,
@@ -382,13 +386,31 @@ impl NodeScan {
             return Ok(None);
         };
         let value = eval(&seek.value, &mut Env::new(input, row), ctx)?;
-        if value.is_null() {
-            return Ok(Some(Vec::new())); // `x = null` is never true
-        }
-        let Some(key) = value.to_storage() else {
-            return Ok(None);
+        let values = match value {
+            Value::List(items) if seek.many && items.len() <= MAX_SEEK_VALUES => items,
+            // `x IN null` is never true; a non-list is the filter's type error to raise.
+            Value::Null if seek.many => return Ok(Some(Vec::new())),
+            _ if seek.many => return Ok(None),
+            value => Arc::new(vec![value]),
         };
-        Ok(ctx.tx.seek_by_key(label, &seek.key, &key)?)
+        let mut found = Vec::new();
+        // `x = null` is never true, nor does `x IN [null]` find anything.
+        for value in values.iter().filter(|v| !v.is_null()) {
+            let Some(key) = value.to_storage() else {
+                return Ok(None);
+            };
+            let sought = match seek.index {
+                Some(_) => ctx.tx.seek_by_index(label, &seek.key, &key)?,
+                None => ctx.tx.seek_by_key(label, &seek.key, &key)?,
+            };
+            let Some(ids) = sought else {
+                return Ok(None);
+            };
+            found.extend(ids);
+        }
+        found.sort_unstable();
+        found.dedup();
+        Ok(Some(found))
     }
 
     fn scan(&mut self, ctx: &mut ExecContext) -> Result<Arc<Vec<VertexId>>> {

@@ -30,18 +30,21 @@
 //! equality. Without statistics — and for `shortestPath`, which binds both ends first — the
 //! rule stands: a bound node, else the first node with a label, else the first node, right
 //! then left. The WHERE is then pushed down into the pattern's operators (`pushdown`), where a
-//! key equality right above a label scan becomes its seek.
+//! key equality right above a label scan becomes its seek; with statistics, each label scan
+//! then takes the best of its equalities (`choose_seeks`: primary key, else a secondary index).
 //!
 //! Not done yet (the optimizer's job, later): join ordering across disconnected parts (they
-//! are planned as nested cartesian products) and across clauses, secondary indexes.
+//! are planned as nested cartesian products) and across clauses.
 
 use crate::bind::{BExpr, Binder, ExprCtx, PathElement, Scope, Ty, syntax};
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape};
-use crate::plan::pushdown::{key_seek, push_filter, slots_of, split_conjuncts};
+use crate::plan::pushdown::{
+    best_seek, choose_seeks, key_seek, key_seeks, push_filter, slots_of, split_conjuncts,
+};
 use crate::plan::{
-    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, LogicalPlan, QueryPlan, SetOp,
-    SortKey, TopCount, VarLengthSpec,
+    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, KeySeek, LogicalPlan, QueryPlan,
+    SetOp, SortKey, TopCount, VarLengthSpec,
 };
 use crate::value::Value;
 use plexus_cypher::ast::{
@@ -262,8 +265,9 @@ fn self_contained(ctx: &PartContext, bound: &HashSet<usize>) -> bool {
 }
 
 /// Node `index` of the part as the cost model sees it: its domain, whether it can be sought
-/// by primary key (from its property map, else a WHERE conjunct on it alone — the order the
-/// scan and pushdown pick a seek in), and the selectivity of its other predicates.
+/// by primary key or a secondary index (an equality or `IN` in its property map or a WHERE
+/// conjunct on it alone, picked as `choose_seeks` will) and for how many values, and the
+/// selectivity of its other predicates.
 fn node_shape(
     stats: &Statistics,
     ctx: &PartContext,
@@ -283,20 +287,23 @@ fn node_shape(
         })
         .map(|(c, _)| c)
         .collect();
-    let seek = equalities(BExpr::Slot(slot), props)
-        .and_then(|p| key_seek(slot, &p))
-        .or_else(|| local.iter().find_map(|c| key_seek(slot, c)));
-    let key_seek = match (label, seek) {
-        (Some(label), Some(seek)) => stats.label_primary_key(label) == Some(&*seek.key),
-        _ => false,
-    };
+    let mut seeks: Vec<_> = equalities(BExpr::Slot(slot), props)
+        .map(|p| key_seeks(slot, &p))
+        .unwrap_or_default();
+    seeks.extend(local.iter().flat_map(|c| key_seeks(slot, c)));
+    let seek = label.and_then(|label| best_seek(stats, label, seeks));
+    let key_seek = seek.as_ref().is_some_and(|s| s.index.is_none());
+    let index_seek = seek.as_ref().is_some_and(|s| s.index.is_some());
     let is_equality =
         |c: &BExpr| matches!(c, BExpr::Compare(_, ops) if ops.as_slice() == [ComparisonOp::Eq]);
     let local_equalities = local.iter().filter(|c| is_equality(c)).count();
-    let others = local.len() - local_equalities;
+    let mut others = local.len() - local_equalities;
     let mut equalities = props.len() + local_equalities;
-    if key_seek {
-        equalities -= 1; // the seek's own equality is in its one row
+    // The seek's own predicate is in its rows (see `cost`).
+    match &seek {
+        Some(seek) if seek.many => others -= 1,
+        Some(_) => equalities -= 1,
+        None => {}
     }
     NodeShape {
         slot,
@@ -306,8 +313,23 @@ fn node_shape(
             None => stats.vertices(),
         } as f64,
         key_seek,
+        index_seek,
+        seek_values: seek.map_or(1.0, |seek| seek_values(&seek)),
         selectivity: cost::EQUALITY_SELECTIVITY.powi(equalities as i32)
             * cost::PREDICATE_SELECTIVITY.powi(others as i32),
+    }
+}
+
+/// How many values `seek` looks up: 1 for an equality; for `IN`, the length of a literal
+/// list, else a guess.
+fn seek_values(seek: &KeySeek) -> f64 {
+    if !seek.many {
+        return 1.0;
+    }
+    match &seek.value {
+        BExpr::List(items) => items.len() as f64,
+        BExpr::Const(Value::List(items)) => items.len() as f64,
+        _ => cost::IN_LIST_ESTIMATE_VALUES,
     }
 }
 
@@ -865,10 +887,14 @@ impl Binder<'_> {
             let ctx = self.part_context(part, slots, scope)?;
             plan = self.plan_part(plan, &ctx, &mut bound, &mut expanded, &conjuncts)?;
         }
-        Ok(match predicate {
+        let mut plan = match predicate {
             Some(predicate) => push_filter(plan, predicate),
             None => plan,
-        })
+        };
+        if let Some(stats) = self.stats {
+            choose_seeks(&mut plan, stats);
+        }
+        Ok(plan)
     }
 
     /// A part's elements with their property maps bound (once, in pattern order).

@@ -12,6 +12,10 @@
 //!
 //! ```text
 //!   start (n)      rows = 1                 n bound earlier, or a seek on its label's primary key
+//!                         k                 `n.key IN list` seek on the primary key, k values
+//!                         count(label) × EQUALITY_SELECTIVITY × k
+//!                                           a seek on a secondary index (label, property), k = 1
+//!                                           for `=`, the list's length for `IN`
 //!                         count(label)      label scan (first label)
 //!                         count(all nodes)  all-nodes scan
 //!   its filter     × selectivity            per predicate on n (below)
@@ -22,6 +26,8 @@
 //!                                           min is larger)
 //!   into a bound m ÷ count(m's domain)      only relationships that reach that one node
 //!   far end m      × selectivity            a primary-key equality on m keeps 1/count(label)
+//!                                           (k/count for an IN of k), an indexed one
+//!                                           EQUALITY_SELECTIVITY × k
 //! ```
 //!
 //! Selectivities are guesses, not statistics: [`EQUALITY_SELECTIVITY`] for an equality on a
@@ -69,6 +75,8 @@ use plexus_types::Direction;
 pub(super) const EQUALITY_SELECTIVITY: f64 = 0.1;
 /// The fraction of rows any other predicate on one node is guessed to keep.
 pub(super) const PREDICATE_SELECTIVITY: f64 = 0.5;
+/// Values an `IN` seek is guessed to look up when its list is not a literal.
+pub(super) const IN_LIST_ESTIMATE_VALUES: f64 = 3.0;
 /// Hops up to which a variable-length expand is estimated (`*`, `*1..1000` count as `*1..3`).
 pub(super) const VAR_LENGTH_ESTIMATE_HOPS: u64 = 3;
 
@@ -82,6 +90,11 @@ pub(super) struct NodeShape {
     pub domain_rows: f64,
     /// An equality on its first label's primary key, which a scan can seek.
     pub key_seek: bool,
+    /// An equality on a property with a secondary index on its first label (and none on the
+    /// primary key), which a scan can seek.
+    pub index_seek: bool,
+    /// Values the seek looks up (the length of an `IN` list; 1 for an equality).
+    pub seek_values: f64,
     /// The fraction of rows its other predicates keep.
     pub selectivity: f64,
 }
@@ -136,8 +149,12 @@ pub(super) fn estimate(nodes: &[NodeShape], rels: &[RelShape], order: Order) -> 
         "a part alternates nodes and rels"
     );
     let start = &nodes[order.start];
-    let start_rows = if start.bound || start.key_seek {
+    let start_rows = if start.bound {
         1.0
+    } else if start.key_seek {
+        start.seek_values
+    } else if start.index_seek {
+        start.domain_rows * (EQUALITY_SELECTIVITY * start.seek_values).min(1.0)
     } else {
         start.domain_rows
     };
@@ -158,8 +175,12 @@ pub(super) fn estimate(nodes: &[NodeShape], rels: &[RelShape], order: Order) -> 
         };
         expand_rows[i] = produced;
         rows = produced * to.selectivity;
+        // Its selectivity leaves the seek's own predicate out.
         if to.key_seek && !into {
-            rows /= to.domain_rows.max(1.0);
+            rows *= (to.seek_values / to.domain_rows.max(1.0)).min(1.0);
+        }
+        if to.index_seek && !into {
+            rows *= (EQUALITY_SELECTIVITY * to.seek_values).min(1.0);
         }
         visited.push(to.slot);
     }
@@ -236,6 +257,8 @@ mod tests {
             bound: false,
             domain_rows,
             key_seek: false,
+            index_seek: false,
+            seek_values: 1.0,
             selectivity: 1.0,
         }
     }
@@ -336,6 +359,20 @@ mod tests {
             }
         );
         assert_eq!(estimate(&nodes, &rels, best).cost, 1.0 + 2.0 + 100.0);
+    }
+
+    #[test]
+    fn an_index_seek_reads_a_tenth_of_its_label_and_can_win_the_start() {
+        // (p:Person)-[:KNOWS]->(f:Person {name: $n}), name indexed: 1,000 people, degree 10.
+        let mut friend = node(2, 1000.0);
+        friend.index_seek = true;
+        let nodes = [node(0, 1000.0), friend];
+        let rels = [rel(10.0, 10.0)];
+        let best = cheapest(&nodes, &rels, RULE);
+        assert_eq!(best.start, 1);
+        let estimate = estimate(&nodes, &rels, best);
+        assert_eq!(estimate.start_rows, 100.0);
+        assert_eq!(estimate.cost, 100.0 + 1000.0);
     }
 
     #[test]

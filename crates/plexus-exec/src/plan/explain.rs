@@ -57,11 +57,18 @@ impl LogicalPlan {
                 ..
             } => {
                 let scan = match (label, seek) {
-                    (Some(l), Some(seek)) => format!(
-                        "NodeByKeySeek s{slot}:{l}({} = {}) [primary key, else label scan]",
-                        seek.key,
-                        expr_text(&seek.value)
-                    ),
+                    (Some(l), Some(seek)) => {
+                        let (operator, fallback) = match &seek.index {
+                            Some(index) => ("NodeIndexSeek", format!("index {index}")),
+                            None => ("NodeByKeySeek", "primary key".to_string()),
+                        };
+                        let comparison = if seek.many { "IN" } else { "=" };
+                        format!(
+                            "{operator} s{slot}:{l}({} {comparison} {}) [{fallback}, else label scan]",
+                            seek.key,
+                            expr_text(&seek.value)
+                        )
+                    }
                     (Some(l), None) => format!("NodeByLabelScan s{slot}:{l}"),
                     (None, _) => format!("AllNodesScan s{slot}"),
                 };

@@ -194,12 +194,17 @@ pub struct VarLengthSpec {
     pub leftwards: bool,
 }
 
-/// `node.key = value` taken from the filter above a label scan; `value` does not depend on
-/// the scanned node.
+/// `node.key = value` (or `node.key IN value`, a list) taken from the filter above a label
+/// scan; `value` does not depend on the scanned node.
 #[derive(Debug, Clone)]
 pub struct KeySeek {
     pub key: Arc<str>,
     pub value: BExpr,
+    /// `IN`: `value` is a list and the seek finds the nodes of each of its elements.
+    pub many: bool,
+    /// The secondary index on (label, key) to answer it from (`NodeIndexSeek`); `None`: the
+    /// primary-key indexes (`NodeByKeySeek`).
+    pub index: Option<Arc<str>>,
 }
 
 #[derive(Debug, Clone)]
@@ -207,9 +212,10 @@ pub enum LogicalPlan {
     /// The argument row (the empty row at the top of a query).
     Argument,
     /// For each input row, every node (with `label`, if given) into `slot`; with a `seek`,
-    /// only the nodes the label's primary-key index finds for it when the index can answer
-    /// exactly (see `Transaction::seek_by_key`), else every node of the label. The filter
-    /// above the scan still checks the seek's equality, so both ways give the same rows.
+    /// only the nodes the label's primary-key index (or the seek's secondary index) finds for
+    /// it when the index can answer (see `Transaction::seek_by_key` and `seek_by_index`), else
+    /// every node of the label. The filter above the scan still checks the seek's equality, so
+    /// both ways give the same rows.
     NodeScan {
         input: Box<LogicalPlan>,
         slot: usize,

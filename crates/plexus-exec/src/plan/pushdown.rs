@@ -14,6 +14,13 @@
 //! Fewer rows reach the expands, and a conjunct that lands right above a label scan and
 //! compares a property of the scanned node becomes the scan's key seek.
 //!
+//! SEEK CHOICE
+//! ===========
+//! Pushdown takes the first such equality. With statistics, [`choose_seeks`] then looks at
+//! every equality in the filters right above each label scan and prefers one on the label's
+//! primary key (`NodeByKeySeek`), else one on a property with a secondary index on the label
+//! (`NodeIndexSeek`, naming the index). The filters stay above the scan either way.
+//!
 //! WHAT MOVES, AND HOW FAR
 //! =======================
 //! - Only conjuncts whose variables can be listed: constants, parameters, variables,
@@ -33,6 +40,8 @@
 use super::build::visit_children;
 use super::{KeySeek, LogicalPlan};
 use crate::bind::{BExpr, PathElement};
+use plexus_txn::Statistics;
+use std::sync::Arc;
 
 /// `plan` with each conjunct of `predicate` placed as low as it can go (see the module doc).
 pub(super) fn push_filter(plan: LogicalPlan, predicate: BExpr) -> LogicalPlan {
@@ -133,25 +142,115 @@ fn set_input(plan: &mut LogicalPlan, input: LogicalPlan) {
 /// The first conjunct of `predicate` of the form `slot.key = value` (either way round) whose
 /// value is a constant, a parameter, another variable or a property of another variable.
 pub(super) fn key_seek(slot: usize, predicate: &BExpr) -> Option<KeySeek> {
+    key_seeks(slot, predicate)
+        .into_iter()
+        .find(|seek| !seek.many)
+}
+
+/// Every conjunct of `predicate` that [`key_seek`] could pick, and those of the form
+/// `slot.key IN list` with such a list, in order.
+pub(super) fn key_seeks(slot: usize, predicate: &BExpr) -> Vec<KeySeek> {
+    let mut seeks = Vec::new();
+    collect_key_seeks(slot, predicate, &mut seeks);
+    seeks
+}
+
+fn collect_key_seeks(slot: usize, predicate: &BExpr, seeks: &mut Vec<KeySeek>) {
     match predicate {
-        BExpr::And(a, b) => key_seek(slot, a).or_else(|| key_seek(slot, b)),
+        BExpr::And(a, b) => {
+            collect_key_seeks(slot, a, seeks);
+            collect_key_seeks(slot, b, seeks);
+        }
         BExpr::Compare(operands, ops)
             if ops.as_slice() == [plexus_cypher::ast::ComparisonOp::Eq] =>
         {
-            match (&operands[0], &operands[1]) {
-                (BExpr::Property(entity, key), value) | (value, BExpr::Property(entity, key))
-                    if matches!(**entity, BExpr::Slot(s) if s == slot)
-                        && independent_of(slot, value) =>
-                {
-                    Some(KeySeek {
-                        key: key.clone(),
-                        value: value.clone(),
-                    })
-                }
-                _ => None,
+            if let (BExpr::Property(entity, key), value) | (value, BExpr::Property(entity, key)) =
+                (&operands[0], &operands[1])
+                && matches!(**entity, BExpr::Slot(s) if s == slot)
+                && independent_of(slot, value)
+            {
+                seeks.push(KeySeek {
+                    key: key.clone(),
+                    value: value.clone(),
+                    many: false,
+                    index: None,
+                });
             }
         }
-        _ => None,
+        BExpr::In(item, list) => {
+            if let BExpr::Property(entity, key) = &**item
+                && matches!(**entity, BExpr::Slot(s) if s == slot)
+                && independent_of(slot, list)
+            {
+                seeks.push(KeySeek {
+                    key: key.clone(),
+                    value: (**list).clone(),
+                    many: true,
+                    index: None,
+                });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The seek a label scan of `label` should use among `seeks` (its key equalities and `IN`s),
+/// the first of the best kind: an equality on the label's primary key, an `IN` on it, an
+/// equality on a property with a secondary index (named in the seek), an `IN` on one; else
+/// `None` — leave the scan's seek as it is (the primary-key indexes may still answer at run
+/// time).
+pub(super) fn best_seek(stats: &Statistics, label: &str, seeks: Vec<KeySeek>) -> Option<KeySeek> {
+    let primary_key = stats.label_primary_key(label);
+    let ranked = seeks.into_iter().filter_map(|seek| {
+        let many = u8::from(seek.many);
+        if Some(&*seek.key) == primary_key {
+            return Some((many, seek));
+        }
+        let index = stats.label_index(label, &seek.key)?;
+        let seek = KeySeek {
+            index: Some(Arc::from(index)),
+            ..seek
+        };
+        Some((2 + many, seek))
+    });
+    let best = ranked.reduce(|best, next| if next.0 < best.0 { next } else { best });
+    best.map(|(_, seek)| seek)
+}
+
+/// Gives every label scan in the pattern chain `plan` (Filter / NodeScan / Expand operators,
+/// as pushdown left them) the seek [`best_seek`] picks among the equalities of the filters
+/// right above it. The filters stay, so the rows are the same with any seek.
+pub(super) fn choose_seeks(plan: &mut LogicalPlan, stats: &Statistics) {
+    let mut above: Vec<BExpr> = Vec::new();
+    let mut node = plan;
+    loop {
+        node = match node {
+            LogicalPlan::Filter { input, predicate } => {
+                above.push(predicate.clone());
+                input
+            }
+            LogicalPlan::NodeScan {
+                input,
+                slot,
+                label,
+                seek,
+                ..
+            } => {
+                if let Some(label) = label {
+                    let seeks = above.iter().flat_map(|p| key_seeks(*slot, p)).collect();
+                    if let Some(best) = best_seek(stats, label, seeks) {
+                        *seek = Some(best);
+                    }
+                }
+                above.clear();
+                input
+            }
+            LogicalPlan::Expand { input, .. } => {
+                above.clear();
+                input
+            }
+            _ => return,
+        };
     }
 }
 
@@ -160,6 +259,7 @@ fn independent_of(slot: usize, value: &BExpr) -> bool {
         BExpr::Const(_) | BExpr::Param(_) => true,
         BExpr::Slot(s) => *s != slot,
         BExpr::Property(entity, _) => matches!(**entity, BExpr::Slot(s) if s != slot),
+        BExpr::List(items) => items.iter().all(|item| independent_of(slot, item)),
         _ => false,
     }
 }

@@ -1,0 +1,94 @@
+//! Index commands on a connection: `CREATE INDEX`, `DROP INDEX` and `SHOW INDEXES`.
+//!
+//! They are parsed by `plexus_cypher::parse_schema_command` and carried out here, outside the
+//! query pipeline, because an index is a catalog change (durable at once, not part of any
+//! transaction — see `plexus_storage::index`) rather than a statement over a snapshot:
+//!
+//! - `CREATE INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.prop)` builds the index (commits
+//!   wait for one pass over every vertex row) and returns no rows. The name defaults to
+//!   `index_<Label>_<prop>`. An index on a label or property not in use is allowed, as in
+//!   Neo4j: vertices that get them later are indexed as they commit. A name already taken, or
+//!   an index of another name on the same label and property, is an error
+//!   (`IndexAlreadyExists`, at the name if given), or nothing with `IF NOT EXISTS` — even when
+//!   the index of that name has another definition, as in Neo4j;
+//! - `DROP INDEX name [IF EXISTS]` removes it; a missing name is an error (`IndexNotFound`)
+//!   unless `IF EXISTS`;
+//! - `SHOW INDEXES` is `CALL db.indexes()`: one row per index, `name, label, property`.
+//!
+//! Inside an explicit transaction (`BEGIN` … `COMMIT`) the two DDL commands are refused
+//! (`SchemaCommandInTransaction`) and the transaction stays open: a catalog change cannot be
+//! rolled back with it.
+
+use plexus_cypher::ast::{Ident, SchemaCommand};
+use plexus_exec::{ErrorClass, QueryError, QueryResult};
+use plexus_txn::{IndexCreated, TxnManager};
+
+/// The statement `SHOW INDEXES` runs.
+pub(crate) const SHOW_INDEXES: &str = "CALL db.indexes()";
+
+/// Carries out `CREATE INDEX` or `DROP INDEX` (not `SHOW INDEXES`, which the caller runs as
+/// [`SHOW_INDEXES`]).
+pub(crate) fn run_index_ddl(
+    manager: &TxnManager,
+    command: SchemaCommand,
+    in_transaction: bool,
+) -> Result<QueryResult, QueryError> {
+    if in_transaction {
+        return Err(QueryError::runtime(
+            ErrorClass::SemanticError,
+            "SchemaCommandInTransaction",
+            "CREATE INDEX and DROP INDEX cannot run inside an explicit transaction; \
+             COMMIT or ROLLBACK first (the transaction is still open)",
+        ));
+    }
+    match command {
+        SchemaCommand::CreateIndex {
+            name,
+            if_not_exists,
+            label,
+            property,
+        } => {
+            let (name, span) = match name {
+                Some(Ident { name, span }) => (name, Some(span)),
+                None => (
+                    plexus_txn::default_index_name(&label.name, &property.name),
+                    None,
+                ),
+            };
+            let message =
+                match plexus_txn::create_index(manager, &name, &label.name, &property.name)? {
+                    IndexCreated::Created => None,
+                    IndexCreated::NameTaken => {
+                        Some(format!("an index named '{name}' already exists"))
+                    }
+                    IndexCreated::Equivalent(other) => Some(format!(
+                        "index '{other}' already indexes :{}({})",
+                        label.name, property.name
+                    )),
+                };
+            if let Some(message) = message.filter(|_| !if_not_exists) {
+                return Err(schema_error("IndexAlreadyExists", span, message));
+            }
+        }
+        SchemaCommand::DropIndex { name, if_exists } => {
+            let dropped = manager.storage().drop_index(&name.name)?;
+            if !dropped && !if_exists {
+                let message = format!("there is no index named '{}'", name.name);
+                return Err(schema_error("IndexNotFound", Some(name.span), message));
+            }
+        }
+        SchemaCommand::ShowIndexes => unreachable!("SHOW INDEXES runs as {SHOW_INDEXES}"),
+    }
+    Ok(QueryResult::default())
+}
+
+fn schema_error(
+    code: &'static str,
+    span: Option<plexus_cypher::ast::Span>,
+    message: String,
+) -> QueryError {
+    match span {
+        Some(span) => QueryError::compile(ErrorClass::SemanticError, code, span, message),
+        None => QueryError::runtime(ErrorClass::SemanticError, code, message),
+    }
+}
