@@ -129,11 +129,21 @@ def run_networkx(report, n, edges, source):
     report.time("sssp", lambda: nx.single_source_dijkstra_path_length(g, source))
 
 
+def remove_kuzu_database(path):
+    """Kùzu 0.11 keeps a database in one file (plus a WAL beside it), older versions in a
+    directory: remove whichever is there, so a rerun starts from an empty database."""
+    for item in (path, path + ".wal"):
+        if os.path.isdir(item):
+            shutil.rmtree(item)
+        elif os.path.exists(item):
+            os.remove(item)
+
+
 def run_kuzu(report, n, data, scale):
     import kuzu
 
     path = os.path.join(data, f"kuzu-{scale}")
-    shutil.rmtree(path, ignore_errors=True)
+    remove_kuzu_database(path)
     nodes = os.path.join(data, f"rmat-{scale}-nodes.csv")
     np.savetxt(nodes, np.arange(n), fmt="%d", header="id", comments="")
     started = time.perf_counter()
@@ -155,7 +165,7 @@ def run_kuzu(report, n, data, scale):
         note="page_rank, 20 iterations; dangling vertices handled differently")
     report.time("wcc", query("CALL weakly_connected_components('G') RETURN count(*)"))
     del conn, db
-    shutil.rmtree(path, ignore_errors=True)
+    remove_kuzu_database(path)
 
 
 def main():
