@@ -502,35 +502,23 @@ pub(crate) fn count_degrees(
     sides: &[Side],
     n: usize,
 ) -> Result<Vec<u64>, AnalyticsError> {
-    sum_per_vertex(snapshot, vertices, sides, n, |side, to, v, nbrs| {
-        nbrs.iter()
-            .filter(|&&u| side.keep(to, v, u).is_some())
-            .count()
-    })
-}
-
-/// `Σ count(side, neighbour map, vertex offset, slice)` over every slice of every side, per
-/// dense vertex.
-fn sum_per_vertex(
-    snapshot: &GraphSnapshot,
-    vertices: &VertexMap,
-    sides: &[Side],
-    n: usize,
-    count: impl Fn(&Side, &TableMap, u32, &[u32]) -> usize + Sync,
-) -> Result<Vec<u64>, AnalyticsError> {
-    let sums: Vec<AtomicU64> = (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+    let degrees: Vec<AtomicU64> = (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
     for side in sides {
         let (from, to) = side.maps(vertices);
         side.par_scan(snapshot, |segment| {
             snapshot.scan_segment(side.table, side.outgoing, segment, |v, nbrs| {
                 let Some(dv) = from.dense(v) else { return };
+                let kept = nbrs
+                    .iter()
+                    .filter(|&&u| side.keep(to, v, u).is_some())
+                    .count();
                 // Segments cover disjoint vertices: no other task adds to `dv` in this side.
-                sums[dv as usize].fetch_add(count(side, to, v, nbrs) as u64, Ordering::Relaxed);
+                degrees[dv as usize].fetch_add(kept as u64, Ordering::Relaxed);
             })?;
             Ok(())
         })?;
     }
-    Ok(sums.into_par_iter().map(AtomicU64::into_inner).collect())
+    Ok(degrees.into_par_iter().map(AtomicU64::into_inner).collect())
 }
 
 /// Pass 2: neighbours (and weights) in CSR layout for `offsets`.

@@ -438,18 +438,23 @@ fn under_writes(
             Variant::ReservedCore => threads.saturating_sub(1).max(1),
             _ => threads,
         };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(pool_threads)
-            .build()
-            .map_err(failure)?;
         // The API's own pool (lowered priority, see `plexus::algo::priority`) unless the
         // variant reserves a core, which takes a normal-priority pool of its own.
-        let pagerank = || match variant {
-            Variant::Api => Kernel::PageRank.on_snapshot(&db.snapshot(), ids[0]),
-            Variant::FromSlices => Kernel::PageRank.alternative(&db.snapshot(), ids[0]),
-            Variant::ReservedCore => {
+        let reserved = match variant {
+            Variant::ReservedCore => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(pool_threads)
+                    .build()
+                    .map_err(failure)?,
+            ),
+            _ => None,
+        };
+        let pagerank = || match (variant, &reserved) {
+            (Variant::FromSlices, _) => Kernel::PageRank.alternative(&db.snapshot(), ids[0]),
+            (_, Some(pool)) => {
                 pool.install(|| Kernel::PageRank.on_snapshot(&db.snapshot(), ids[0]))
             }
+            (_, None) => Kernel::PageRank.on_snapshot(&db.snapshot(), ids[0]),
         };
         db.compact();
         let (idle_s, _) = median(repeats, pagerank)?;

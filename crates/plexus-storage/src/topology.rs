@@ -706,10 +706,10 @@ impl Adjacency {
         self.segments.read().len()
     }
 
-    /// Calls `f(vertex, neighbours)` for every vertex of segment `index` with visible edges,
-    /// once per vertex, in vertex order. One read latch covers the whole segment; a vertex
-    /// without visible tombstones is handed out as a plain arena slice — the loop a static CSR
-    /// runs.
+    /// Calls `f(vertex, neighbours, edge offsets)` for every vertex of segment `index` with
+    /// visible edges for which `want(vertex)` holds, once per vertex, in vertex order. One read
+    /// latch covers the whole segment; a vertex without visible tombstones is handed out as
+    /// plain arena slices — the loop a static CSR runs.
     pub fn scan_segment(
         &self,
         index: usize,

@@ -678,9 +678,7 @@ impl Transaction {
         {
             return Ok(None);
         }
-        if self.isolation == IsolationLevel::Serializable {
-            self.record(ReadItem::LabelScan(label_id));
-        }
+        self.record(ReadItem::LabelScan(label_id));
         let mut found = Vec::new();
         for table in tables {
             if let Some(v) = self.lookup_in(table, value)?
