@@ -580,27 +580,13 @@ fn fill(
                     }
                 })?,
                 Some(property) => {
-                    // One bulk weight read per segment (the property is resolved once per
-                    // call, not once per vertex): gather the segment's slices, then place them.
-                    let (mut slices, mut nbrs_all, mut eids_all) =
-                        (Vec::new(), Vec::new(), Vec::new());
-                    snapshot.scan_segment_edges(
-                        side.table,
-                        side.outgoing,
-                        segment,
-                        |v, nbrs, eids| {
-                            let start = nbrs_all.len();
-                            nbrs_all.extend_from_slice(nbrs);
-                            eids_all.extend_from_slice(eids);
-                            slices.push((v, start..nbrs_all.len()));
-                        },
-                    )?;
-                    let mut weights = Vec::with_capacity(eids_all.len());
-                    read_weights(snapshot, side.table, property, &eids_all, &mut weights)?;
-                    overflow = slices
+                    let segment = weighted_segment(snapshot, side, segment, property)?;
+                    overflow = segment
+                        .slices
                         .into_iter()
                         .find(|(v, range)| {
-                            !place(*v, &nbrs_all[range.clone()], &weights[range.clone()])
+                            let range = range.clone();
+                            !place(*v, &segment.nbrs[range.clone()], &segment.weights[range])
                         })
                         .map(|(v, _)| v);
                 }
@@ -625,6 +611,57 @@ fn fill(
             .collect()
     });
     Ok((targets, weights))
+}
+
+/// One segment's neighbours and weights, gathered before they are placed.
+struct WeightedSegment {
+    /// (vertex offset, its entries in `nbrs` / `weights`).
+    slices: Vec<(u32, Range<usize>)>,
+    nbrs: Vec<u32>,
+    weights: Vec<f64>,
+}
+
+/// The neighbours and weights of one segment of `side`. Weights come from the CSR runs'
+/// property columns where those are current for the snapshot (sequential, beside the
+/// destinations); the rest (memtable entries, runs older than a property update, nulls) in
+/// one bulk row read, which also reports missing or non-numeric weights.
+fn weighted_segment(
+    snapshot: &GraphSnapshot,
+    side: &Side,
+    segment: usize,
+    property: &str,
+) -> Result<WeightedSegment, AnalyticsError> {
+    let mut gathered = WeightedSegment {
+        slices: Vec::new(),
+        nbrs: Vec::new(),
+        weights: Vec::new(),
+    };
+    let (mut row_eids, mut row_positions) = (Vec::new(), Vec::new());
+    snapshot.scan_segment_values(
+        side.table,
+        side.outgoing,
+        segment,
+        property,
+        |v, nbrs, eids, values| {
+            let start = gathered.nbrs.len();
+            gathered.nbrs.extend_from_slice(nbrs);
+            for (i, &eid) in eids.iter().enumerate() {
+                let weight = values.and_then(|values| values.as_f64(i));
+                if weight.is_none() {
+                    row_eids.push(eid);
+                    row_positions.push(start + i);
+                }
+                gathered.weights.push(weight.unwrap_or(0.0));
+            }
+            gathered.slices.push((v, start..gathered.nbrs.len()));
+        },
+    )?;
+    let mut from_rows = Vec::with_capacity(row_eids.len());
+    read_weights(snapshot, side.table, property, &row_eids, &mut from_rows)?;
+    for (at, weight) in row_positions.into_iter().zip(from_rows) {
+        gathered.weights[at] = weight;
+    }
+    Ok(gathered)
 }
 
 /// The weights of edges `eids` of `table` into `out` (cleared first).

@@ -46,6 +46,10 @@ pub struct Manifest {
     pub flushed: Vec<(u32, bool, Timestamp)>,
     /// The current CSR run files (file name, sequence number).
     pub runs: Vec<(String, u64)>,
+    /// Per edge table: the newest change of a property of an existing edge when the manifest
+    /// was written (`U` of the run property columns, see `lsm`). Written at every checkpoint,
+    /// so it covers every change the WAL no longer replays.
+    pub prop_updated: Vec<(u32, Timestamp)>,
 }
 
 impl Manifest {
@@ -62,6 +66,9 @@ impl Manifest {
         }
         for (name, seq) in &self.runs {
             body += &format!("run {name} {seq}\n");
+        }
+        for (table, ts) in &self.prop_updated {
+            body += &format!("prop_updated {table} {ts}\n");
         }
         format!("{body}crc32c {:08x}\n", crc32c::crc32c(body.as_bytes()))
     }
@@ -124,6 +131,9 @@ impl Manifest {
                 }
                 Some(&"run") if words.len() == 3 => {
                     manifest.runs.push((words[1].to_string(), number(2)?))
+                }
+                Some(&"prop_updated") if words.len() == 3 => {
+                    manifest.prop_updated.push((number(1)? as u32, number(2)?))
                 }
                 _ => return Err(bad(&format!("unexpected line '{line}'"))),
             }
@@ -364,6 +374,7 @@ mod tests {
             next_run_seq: 12,
             flushed: vec![(0, true, 6), (0, false, 5)],
             runs: vec![("run-0000000000000003.run".into(), 3)],
+            prop_updated: vec![(0, 4), (2, 9)],
         };
         m.write(&vfs).unwrap();
         assert_eq!(Manifest::read(&vfs).unwrap(), m);

@@ -52,11 +52,34 @@
 //!   last merge cover all its entries, all its runs merge into one at its deepest level — the
 //!   rewrite costs about one more read of the range, and one run scans fastest.
 //!
+//! PROPERTY COLUMNS
+//! ================
+//! Flushes and merges also write the edges' declared integer/float properties as columns
+//! beside the destinations (see `run`), read from the row tables as of a *capture* timestamp
+//! `prop_ts` at which every commit is installed. A run has no property versions, so a reader
+//! may use a run's column only when no property of an existing edge of the table changed
+//! in between. Each edge table keeps `U`, the newest timestamp of such a change (`SET`/`REMOVE`
+//! on an edge; creating or deleting an edge is not one: creation writes the value a run
+//! captures, deletion leaves it in the row). A reader at `R` uses a run's column iff
+//!
+//! ```text
+//!   U <= R  and  U <= prop_ts
+//! ```
+//!
+//! Then every change happened before both `R` and `prop_ts`, so the value at `prop_ts` is the
+//! value at `R` for every entry the reader sees. Otherwise (and for memtable entries) the
+//! reader reads the row table at `R`. `U` is read after the reader took the topology's state
+//! lock, and a run is published only after its values were read, which were read after every
+//! commit up to `prop_ts` was installed — so `U` covers every change up to `prop_ts`.
+//! A merge copies its inputs' values when each input's column is still current (`prop_ts >=
+//! U`) — the output's `prop_ts` is then the oldest input's — and re-reads the rows otherwise.
+//! After a property update, runs written before it fall back to row reads until merged.
+//!
 //! A merge takes runs that are consecutive in age. Tombstones cancel with the entries they
 //! delete inside the merge; when no older run of the range remains outside it, every tombstone
 //! goes (garbage collection happens here). Cascading merges are bounded per round.
 
-use crate::run::{self, Run, RunMeta, RunVertex};
+use crate::run::{self, ColumnData, ColumnKind, ColumnSlice, Run, RunMeta, RunVertex};
 use crate::topology::{Adjacency, SEGMENT_VERTICES, SegmentReader, TOMBSTONE_BIT};
 use crate::vfs::Vfs;
 use parking_lot::RwLock;
@@ -172,9 +195,28 @@ pub struct LsmStats {
     pub merged_bytes: AtomicU64,
 }
 
-/// Allocates run file names.
-pub trait RunNamer {
+/// What flushes and merges need from the storage around them: run file names, and the edge
+/// property values of the run columns (see PROPERTY COLUMNS).
+pub trait RunContext {
     fn next_run(&self) -> (u64, String);
+
+    /// A timestamp at which every commit up to it is installed in the row tables.
+    fn capture_ts(&self) -> Timestamp;
+
+    /// `U` of edge table `table`: the newest change of a property of an existing edge.
+    fn prop_updated_ts(&self, table: u32) -> Timestamp;
+
+    /// The property columns of edge table `table` for the edges `eids` (in entry order; an
+    /// entry with the tombstone bit gets null), values as of `ts`.
+    fn capture(&self, table: u32, eids: &[u32], ts: Timestamp) -> Vec<ColumnData>;
+}
+
+/// A scan's request for a property column beside the entries: the property key and the edge
+/// table's `U` (see PROPERTY COLUMNS).
+#[derive(Clone, Copy)]
+pub struct ColumnRequest<'a> {
+    pub key: u32,
+    pub updated_ts: &'a AtomicU64,
 }
 
 /// See the module documentation.
@@ -189,39 +231,49 @@ pub struct Topology {
     flush_bytes: RangeCounters,
 }
 
+/// One slice of a vertex's entries handed to a scan: neighbours, edge offsets, and the
+/// values of the requested property column when the slice comes from a run whose column the
+/// reader may use.
+type Slice<'a> = (&'a [u32], &'a [u32], Option<ColumnSlice<'a>>);
+
+/// Receives one slice: neighbours, edge offsets, column values.
+type SliceFn<'f> = dyn FnMut(&[u32], &[u32], Option<ColumnSlice<'_>>) + 'f;
+
 /// One vertex's parts across components, oldest first, and whether any holds a tombstone.
 struct Parts<'a> {
-    slices: Vec<(&'a [u32], &'a [u32])>,
+    slices: Vec<Slice<'a>>,
     tombstones: bool,
 }
 
 impl<'a> Parts<'a> {
-    fn push(&mut self, nbr: &'a [u32], eid: &'a [u32], may_have_tombstones: bool) {
+    fn push(&mut self, slice: Slice<'a>, may_have_tombstones: bool) {
+        let (nbr, eid, _) = slice;
         if nbr.is_empty() {
             return;
         }
         self.tombstones |= may_have_tombstones && eid.iter().any(|e| e & TOMBSTONE_BIT != 0);
-        self.slices.push((nbr, eid));
+        self.slices.push(slice);
     }
 
-    /// Calls `f` with the visible entries: the slices themselves when nothing is deleted.
-    fn emit(&self, f: &mut dyn FnMut(&[u32], &[u32])) {
+    /// Calls `f` with the visible entries: the slices themselves when nothing is deleted
+    /// (else one merged slice, without column values).
+    fn emit(&self, f: &mut SliceFn<'_>) {
         if !self.tombstones {
-            for (nbr, eid) in &self.slices {
-                f(nbr, eid);
+            for &(nbr, eid, values) in &self.slices {
+                f(nbr, eid, values);
             }
             return;
         }
-        let (nbr, eid) = merge_live(self.slices.iter().copied());
+        let (nbr, eid) = merge_live(self.slices.iter().map(|&(n, e, _)| (n, e)));
         if !nbr.is_empty() {
-            f(&nbr, &eid);
+            f(&nbr, &eid, None);
         }
     }
 }
 
-/// One component's entries in a segment, in vertex order: (vertex, neighbours, edge offsets,
-/// whether they may hold a tombstone).
-type Listing<'a> = Vec<(u32, &'a [u32], &'a [u32], bool)>;
+/// One component's entries in a segment, in vertex order: (vertex, slice, whether it may
+/// hold a tombstone).
+type Listing<'a> = Vec<(u32, Slice<'a>, bool)>;
 
 /// Calls `f(vertex, parts)` for every vertex in any listing, in vertex order, with its parts
 /// in listing order (listings are given oldest component first).
@@ -241,16 +293,59 @@ fn merge_listings<'a>(listings: &[Listing<'a>], f: &mut impl FnMut(u32, &Parts<'
         parts.slices.clear();
         parts.tombstones = false;
         for (listing, cursor) in listings.iter().zip(cursors.iter_mut()) {
-            if let Some(&(w, nbr, eid, tombstones)) = listing.get(*cursor)
+            if let Some(&(w, slice, tombstones)) = listing.get(*cursor)
                 && w == v
             {
-                parts.push(nbr, eid, tombstones);
+                parts.push(slice, tombstones);
                 *cursor += 1;
             }
         }
         f(v, &parts);
     }
     debug_assert!(cursors.iter().zip(listings).all(|(c, l)| *c == l.len()));
+}
+
+/// The property columns (key, kind) every merge input carries, when all carry the same
+/// non-empty list and all are current (`prop_ts >= U`, see PROPERTY COLUMNS); `None`: the
+/// merge re-reads the values from the rows.
+fn current_columns(inputs: &[RunEntry], updated_ts: Timestamp) -> Option<Vec<(u32, ColumnKind)>> {
+    let first = inputs.first()?.run.columns();
+    let current = !first.is_empty()
+        && inputs
+            .iter()
+            .all(|e| e.run.columns() == first && e.run.meta.prop_ts >= updated_ts);
+    current.then(|| first.to_vec())
+}
+
+/// Appends to `columns` the values of vertex `v`'s `kept` entries (edge offsets), which are a
+/// subsequence of the concatenated `parts` — both merge rules only drop entries. Every part's
+/// run carries `columns`, in the same order.
+fn copy_values(columns: &mut [ColumnData], parts: &[(&[u32], &[u32], &Run)], v: u32, kept: &[u32]) {
+    if columns.is_empty() {
+        return;
+    }
+    let sources: Vec<Vec<ColumnSlice>> = parts
+        .iter()
+        .map(|(_, _, run)| {
+            (0..columns.len())
+                .map(|c| run.column_entries(c, v))
+                .collect()
+        })
+        .collect();
+    let mut source = parts
+        .iter()
+        .zip(&sources)
+        .flat_map(|((_, eid, _), slices)| {
+            eid.iter().enumerate().map(move |(i, &e)| (e, i, slices))
+        });
+    for &e in kept {
+        let (_, i, slices) = source
+            .find(|&(x, _, _)| x == e)
+            .expect("merged entries are a subsequence of the inputs");
+        for (column, slice) in columns.iter_mut().zip(slices) {
+            column.push_from(slice, i);
+        }
+    }
 }
 
 /// Concatenates slices (oldest first), cancelling each tombstone with the entry it deletes
@@ -427,11 +522,11 @@ impl Topology {
         };
         for entry in runs {
             let (nbr, eid) = entry.run.entries(v);
-            parts.push(nbr, eid, entry.run.meta.tombstones > 0);
+            parts.push((nbr, eid, None), entry.run.meta.tombstones > 0);
         }
         for reader in readers {
             let (nbr, eid, tombs) = reader.raw(v as usize % SEGMENT_VERTICES, ts);
-            parts.push(nbr, eid, tombs);
+            parts.push((nbr, eid, None), tombs);
         }
         parts
     }
@@ -446,7 +541,7 @@ impl Topology {
             .filter(|r| r.visible_at(ts) && r.run.contains_vertex(v))
             .collect();
         let readers = Self::readers(&state, v as usize / SEGMENT_VERTICES, ts);
-        Self::gather(&runs, &readers, v, ts).emit(f);
+        Self::gather(&runs, &readers, v, ts).emit(&mut |nbr, eid, _| f(nbr, eid));
     }
 
     /// Records `n` entries read at vertex `v`'s range (elastic policy input; a vertex read
@@ -466,6 +561,21 @@ impl Topology {
         want: impl Fn(u32) -> bool,
         mut f: impl FnMut(u32, &[u32], &[u32]),
     ) {
+        self.scan_segment_with(index, ts, want, None, |v, nbr, eid, _| f(v, nbr, eid));
+    }
+
+    /// [`scan_segment`](Self::scan_segment), also handing out each slice's values of the
+    /// requested property column where a run holds them and the reader may use them (see
+    /// PROPERTY COLUMNS); `None` for the other slices, whose values the caller reads from the
+    /// row table.
+    pub fn scan_segment_with(
+        &self,
+        index: usize,
+        ts: Timestamp,
+        want: impl Fn(u32) -> bool,
+        column: Option<ColumnRequest<'_>>,
+        mut f: impl FnMut(u32, &[u32], &[u32], Option<ColumnSlice<'_>>),
+    ) {
         let state = self.state.read();
         let lo = (index * SEGMENT_VERTICES) as u32;
         let hi = lo + SEGMENT_VERTICES as u32;
@@ -476,13 +586,23 @@ impl Topology {
             .collect();
         let frozen_visible = state.frozen.iter().any(|f| ts < f.hidden_from);
         if runs.is_empty() && !frozen_visible {
-            return state.active.scan_segment(index, ts, want, f);
+            return state
+                .active
+                .scan_segment(index, ts, want, |v, nbr, eid| f(v, nbr, eid, None));
         }
+        // Read under the state lock: see PROPERTY COLUMNS for why that makes `U` cover every
+        // run in `runs`.
+        let updated_ts = column.map(|c| c.updated_ts.load(Ordering::Acquire));
+        let usable_column = |run: &Run| match (column, updated_ts) {
+            (Some(c), Some(u)) if u <= ts && u <= run.meta.prop_ts => run.column(c.key),
+            _ => None,
+        };
         let readers = Self::readers(&state, index, ts);
         if let ([only], []) = (&runs[..], &readers[..])
             && only.run.meta.tombstones == 0
         {
-            return only.run.scan_range(lo, hi, &want, &mut f);
+            let values = usable_column(&only.run);
+            return only.run.scan_range(lo, hi, &want, values, &mut f);
         }
         // Each component lists its vertices in order with one sequential walk; the lists are
         // then merged by vertex. No per-vertex lookups (bitmap rank, header search).
@@ -490,20 +610,23 @@ impl Topology {
         for entry in &runs {
             let tombstones = entry.run.meta.tombstones > 0;
             let mut listing = Vec::new();
-            entry.run.scan_range(lo, hi, &want, &mut |v, nbr, eid| {
-                listing.push((v, nbr, eid, tombstones))
-            });
+            let values = usable_column(&entry.run);
+            entry
+                .run
+                .scan_range(lo, hi, &want, values, &mut |v, nbr, eid, values| {
+                    listing.push((v, (nbr, eid, values), tombstones))
+                });
             listings.push(listing);
         }
         for reader in &readers {
             let mut listing = Vec::new();
             reader.scan_raw(lo, ts, &want, &mut |v, nbr, eid, tombstones| {
-                listing.push((v, nbr, eid, tombstones))
+                listing.push((v, (nbr, eid, None), tombstones))
             });
             listings.push(listing);
         }
         merge_listings(&listings, &mut |v, parts| {
-            parts.emit(&mut |nbr, eid| f(v, nbr, eid))
+            parts.emit(&mut |nbr, eid, values| f(v, nbr, eid, values))
         });
     }
 
@@ -522,7 +645,7 @@ impl Topology {
             .collect();
         let readers = Self::readers(&state, src as usize / SEGMENT_VERTICES, ts);
         let mut found = Vec::new();
-        Self::gather(&runs, &readers, src, ts).emit(&mut |nbr, eid| {
+        Self::gather(&runs, &readers, src, ts).emit(&mut |nbr, eid, _| {
             found.extend(
                 nbr.iter()
                     .zip(eid)
@@ -544,7 +667,7 @@ impl Topology {
 
     /// Flushes the oldest frozen memtable that is not yet flushed into level-1 runs (one per
     /// range with entries). Returns whether there was one.
-    pub fn flush_one(&self, vfs: &dyn Vfs, namer: &dyn RunNamer, stats: &LsmStats) -> Result<bool> {
+    pub fn flush_one(&self, vfs: &dyn Vfs, ctx: &dyn RunContext, stats: &LsmStats) -> Result<bool> {
         let Some(memtable) = self
             .state
             .read()
@@ -571,9 +694,9 @@ impl Topology {
                 .iter()
                 .map(|d| (d.vertex, &d.nbr[..], &d.eid[..]))
                 .collect();
-            let (seq, name) = namer.next_run();
+            let (seq, name) = ctx.next_run();
             let mut meta = self.meta(TIER_LEVEL, r * range, (r + 1) * range, 0, max_ts);
-            let written = run::write_run(vfs, &name, &mut meta, &vertices)?;
+            let written = self.write_captured(vfs, ctx, &name, &mut meta, &vertices)?;
             stats.flushed_bytes.fetch_add(written, Ordering::Relaxed);
             stats.flushed_runs.fetch_add(1, Ordering::Relaxed);
             self.flush_bytes.set(r as usize, written);
@@ -599,6 +722,26 @@ impl Topology {
         Ok(true)
     }
 
+    /// Writes run `name` with property columns read from the rows as of a fresh capture
+    /// timestamp (see PROPERTY COLUMNS).
+    fn write_captured(
+        &self,
+        vfs: &dyn Vfs,
+        ctx: &dyn RunContext,
+        name: &str,
+        meta: &mut RunMeta,
+        vertices: &[RunVertex<'_>],
+    ) -> Result<u64> {
+        let prop_ts = ctx.capture_ts();
+        let eids: Vec<u32> = vertices
+            .iter()
+            .flat_map(|(_, _, eid)| eid.iter().copied())
+            .collect();
+        let columns = ctx.capture(self.edge_table, &eids, prop_ts);
+        meta.prop_ts = if columns.is_empty() { 0 } else { prop_ts };
+        run::write_run(vfs, name, meta, vertices, &columns)
+    }
+
     fn meta(&self, level: u8, lo: u32, hi: u32, min_ts: Timestamp, max_ts: Timestamp) -> RunMeta {
         RunMeta {
             edge_table: self.edge_table,
@@ -610,6 +753,7 @@ impl Topology {
             tombstones: 0,
             min_ts,
             max_ts,
+            prop_ts: 0,
         }
     }
 
@@ -751,7 +895,7 @@ impl Topology {
     pub fn merge(
         &self,
         vfs: &dyn Vfs,
-        namer: &dyn RunNamer,
+        ctx: &dyn RunContext,
         config: &Config,
         stats: &LsmStats,
     ) -> Result<bool> {
@@ -760,7 +904,7 @@ impl Topology {
             let Some(plan) = self.next_merge(config) else {
                 break;
             };
-            self.execute(vfs, namer, stats, &plan)?;
+            self.execute(vfs, ctx, stats, &plan)?;
             // Halved rather than cleared: a read-heavy range keeps its history through the
             // merges of one level, so its deeper levels get leveled too.
             self.reads.halve(plan.range as usize);
@@ -775,7 +919,7 @@ impl Topology {
     fn execute(
         &self,
         vfs: &dyn Vfs,
-        namer: &dyn RunNamer,
+        ctx: &dyn RunContext,
         stats: &LsmStats,
         plan: &MergePlan,
     ) -> Result<()> {
@@ -801,38 +945,57 @@ impl Topology {
         };
         let drop_tombstones = deepest_outside.is_none_or(|level| level < plan.output_level);
         let (lo, hi) = (plan.range * range, (plan.range + 1) * range);
+        // Copy the inputs' property values when they are all still current, else re-read.
+        let copied = current_columns(&inputs, ctx.prop_updated_ts(self.edge_table));
+        let mut columns: Vec<ColumnData> = copied
+            .iter()
+            .flatten()
+            .map(|&(key, kind)| ColumnData::new(key, kind, 0))
+            .collect();
         let mut merged: Vec<(u32, Vec<u32>, Vec<u32>)> = Vec::new();
         for v in lo..hi {
-            let slices: Vec<(&[u32], &[u32])> = inputs
+            let parts: Vec<(&[u32], &[u32], &Run)> = inputs
                 .iter()
-                .map(|e| e.run.entries(v))
-                .filter(|(n, _)| !n.is_empty())
+                .map(|e| {
+                    let (nbr, eid) = e.run.entries(v);
+                    (nbr, eid, &*e.run)
+                })
+                .filter(|(nbr, _, _)| !nbr.is_empty())
                 .collect();
-            if slices.is_empty() {
+            if parts.is_empty() {
                 continue;
             }
+            let slices: Vec<(&[u32], &[u32])> = parts.iter().map(|p| (p.0, p.1)).collect();
             let (nbr, eid) = if drop_tombstones {
                 merge_live(slices.iter().copied())
             } else {
                 concat_cancelling(&slices)
             };
             if !nbr.is_empty() {
+                copy_values(&mut columns, &parts, v, &eid);
                 merged.push((v, nbr, eid));
             }
         }
         let visible_from = inputs.iter().map(|e| e.visible_from).max().unwrap_or(0);
         let min_ts = inputs.iter().map(|e| e.run.meta.min_ts).min().unwrap_or(0);
         let max_ts = inputs.iter().map(|e| e.run.meta.max_ts).max().unwrap_or(0);
-        let (seq, name) = namer.next_run();
+        let (seq, name) = ctx.next_run();
         let mut meta = self.meta(plan.output_level, lo, hi, min_ts, max_ts);
         let vertices: Vec<RunVertex> = merged
             .iter()
             .map(|(v, n, e)| (*v, &n[..], &e[..]))
             .collect();
-        stats.merged_bytes.fetch_add(
-            run::write_run(vfs, &name, &mut meta, &vertices)?,
-            Ordering::Relaxed,
-        );
+        let written = match copied {
+            Some(_) => {
+                meta.prop_ts = match columns.is_empty() {
+                    true => 0,
+                    false => inputs.iter().map(|e| e.run.meta.prop_ts).min().unwrap_or(0),
+                };
+                run::write_run(vfs, &name, &mut meta, &vertices, &columns)?
+            }
+            None => self.write_captured(vfs, ctx, &name, &mut meta, &vertices)?,
+        };
+        stats.merged_bytes.fetch_add(written, Ordering::Relaxed);
         let output = RunEntry {
             run: Arc::new(Run::open(vfs, &name)?),
             seq,
@@ -897,12 +1060,63 @@ mod tests {
     use crate::fault::FaultVfs;
     use parking_lot::Mutex;
 
-    struct Names(Mutex<u64>);
-    impl RunNamer for Names {
+    /// Run names, and a model of one float property (key `WEIGHT`) for the run columns.
+    #[derive(Default)]
+    struct Names {
+        seq: Mutex<u64>,
+        /// Per edge offset: (timestamp, weight) versions, oldest first.
+        weights: Mutex<std::collections::HashMap<u32, Vec<(Timestamp, f64)>>>,
+        installed: AtomicU64,
+        updated: AtomicU64,
+    }
+
+    const WEIGHT: u32 = 7;
+
+    impl Names {
+        /// Edge `eid` created (first weight) or re-weighted at `ts`.
+        fn set_weight(&self, eid: u32, ts: Timestamp, weight: f64, update: bool) {
+            self.weights
+                .lock()
+                .entry(eid)
+                .or_default()
+                .push((ts, weight));
+            self.installed.store(ts, Ordering::Release);
+            if update {
+                self.updated.store(ts, Ordering::Release);
+            }
+        }
+
+        fn weight_at(&self, eid: u32, ts: Timestamp) -> Option<f64> {
+            let weights = self.weights.lock();
+            let versions = weights.get(&(eid & !TOMBSTONE_BIT))?;
+            versions.iter().rev().find(|(at, _)| *at <= ts).map(|v| v.1)
+        }
+    }
+
+    impl RunContext for Names {
         fn next_run(&self) -> (u64, String) {
-            let mut n = self.0.lock();
+            let mut n = self.seq.lock();
             *n += 1;
             (*n, format!("run-{n}.run"))
+        }
+
+        fn capture_ts(&self) -> Timestamp {
+            self.installed.load(Ordering::Acquire)
+        }
+
+        fn prop_updated_ts(&self, _table: u32) -> Timestamp {
+            self.updated.load(Ordering::Acquire)
+        }
+
+        fn capture(&self, _table: u32, eids: &[u32], ts: Timestamp) -> Vec<ColumnData> {
+            let mut column = ColumnData::new(WEIGHT, ColumnKind::Float64, eids.len());
+            for &e in eids {
+                let weight = (e & TOMBSTONE_BIT == 0)
+                    .then(|| self.weight_at(e, ts))
+                    .flatten();
+                column.push(weight.map(plexus_types::Value::Float).as_ref());
+            }
+            vec![column]
         }
     }
 
@@ -933,7 +1147,7 @@ mod tests {
         ] {
             let (vfs, names, stats, config) = (
                 FaultVfs::new(),
-                Names(Mutex::new(0)),
+                Names::default(),
                 LsmStats::default(),
                 config(policy),
             );
@@ -999,7 +1213,7 @@ mod tests {
         fn new(policy: MergePolicy) -> Self {
             Harness {
                 vfs: FaultVfs::new(),
-                names: Names(Mutex::new(0)),
+                names: Names::default(),
                 stats: LsmStats::default(),
                 config: config(policy),
                 topology: Topology::new(0, true, 1024),
@@ -1095,7 +1309,7 @@ mod tests {
 
     #[test]
     fn segment_scans_merge_components() {
-        let (vfs, names, stats) = (FaultVfs::new(), Names(Mutex::new(0)), LsmStats::default());
+        let (vfs, names, stats) = (FaultVfs::new(), Names::default(), LsmStats::default());
         let t = Topology::new(0, true, 1024);
         t.install(&[(3, 1, 0), (3, 2, 1), (9, 4, 2)], 1, 0);
         t.freeze();
@@ -1109,6 +1323,75 @@ mod tests {
         assert_eq!(old, vec![(3, vec![1, 2]), (9, vec![4])]);
     }
 
+    /// Which slices carry run column values: every run slice after a flush; none of a run
+    /// written before a property update (until a merge re-reads it); none of a memtable.
+    #[test]
+    fn run_columns_serve_readers_until_a_property_update_and_again_after_a_merge() {
+        let h = Harness::new(MergePolicy::Leveling);
+        let t = &h.topology;
+        let request = || ColumnRequest {
+            key: WEIGHT,
+            updated_ts: &h.names.updated,
+        };
+        let weights_at = |ts: Timestamp| {
+            let mut found: Vec<(u32, Option<f64>)> = Vec::new();
+            t.scan_segment_with(
+                0,
+                ts,
+                |_| true,
+                Some(request()),
+                |_, _, e, values| {
+                    found.extend(
+                        e.iter()
+                            .enumerate()
+                            .map(|(i, e)| (*e, values.and_then(|c| c.as_f64(i)))),
+                    )
+                },
+            );
+            found
+        };
+        for (ts, eid) in [(1, 0), (2, 1)] {
+            t.install(&[(5, 9, eid)], ts, 0);
+            h.names.set_weight(eid, ts, f64::from(eid) + 0.25, false);
+        }
+        assert_eq!(weights_at(2), [(0, None), (1, None)], "memtable: rows");
+        t.freeze();
+        t.flush_one(&h.vfs, &h.names, &h.stats).unwrap();
+        assert_eq!(
+            weights_at(2),
+            [(0, Some(0.25)), (1, Some(1.25))],
+            "run column"
+        );
+        h.names.set_weight(1, 3, 9.0, true);
+        assert_eq!(
+            weights_at(3),
+            [(0, None), (1, None)],
+            "updated after the capture"
+        );
+        assert_eq!(
+            weights_at(2),
+            [(0, None), (1, None)],
+            "a reader before the update"
+        );
+        t.install(&[(5, 8, 2)], 4, 0);
+        h.names.set_weight(2, 4, 2.25, false);
+        t.freeze();
+        t.flush_one(&h.vfs, &h.names, &h.stats).unwrap();
+        t.note_read(0, 1 << 20);
+        h.merge();
+        assert_eq!(t.run_counts().0, 1, "collapsed into one run");
+        assert_eq!(
+            weights_at(4),
+            [(0, Some(0.25)), (1, Some(9.0)), (2, Some(2.25))],
+            "the merge re-read the rows"
+        );
+        assert_eq!(
+            weights_at(2),
+            [(0, None), (1, None)],
+            "still too old for the column"
+        );
+    }
+
     /// What one commit does in [`segment_scans_agree_with_vertex_reads`].
     #[derive(Clone, Debug)]
     enum Step {
@@ -1116,6 +1399,8 @@ mod tests {
         Insert(u32, u32),
         /// Delete the `n`-th live edge (modulo their number).
         Delete(usize),
+        /// Change the weight of the `n`-th live edge (an update: raises `U`).
+        Reweight(usize),
         Freeze,
         Flush,
         Merge,
@@ -1126,6 +1411,7 @@ mod tests {
         prop_oneof![
             6 => (0..2048u32, 0..2048u32).prop_map(|(v, n)| Step::Insert(v, n)),
             3 => any::<usize>().prop_map(Step::Delete),
+            1 => any::<usize>().prop_map(Step::Reweight),
             1 => Just(Step::Freeze),
             1 => Just(Step::Flush),
             1 => Just(Step::Merge),
@@ -1152,6 +1438,7 @@ mod tests {
                     Step::Insert(v, n) => {
                         ts += 1;
                         t.install(&[(v, n, eid)], ts, 0);
+                        h.names.set_weight(eid, ts, f64::from(eid) + 0.5, false);
                         live.push((v, eid));
                         eid += 1;
                     }
@@ -1159,8 +1446,14 @@ mod tests {
                         ts += 1;
                         let (v, e) = live.remove(i % live.len());
                         t.install(&[(v, 0, e | TOMBSTONE_BIT)], ts, 0);
+                        h.names.installed.store(ts, Ordering::Release);
                     }
-                    Step::Delete(_) => {}
+                    Step::Reweight(i) if !live.is_empty() => {
+                        ts += 1;
+                        let (_, e) = live[i % live.len()];
+                        h.names.set_weight(e, ts, ts as f64, true);
+                    }
+                    Step::Delete(_) | Step::Reweight(_) => {}
                     Step::Freeze => t.freeze(),
                     Step::Flush => {
                         t.flush_one(&h.vfs, &h.names, &h.stats).unwrap();
@@ -1188,6 +1481,21 @@ mod tests {
                         scanned_odd.extend(n.iter().zip(e).map(|(n, e)| (v, *n, *e)))
                     });
                     proptest::prop_assert_eq!(&scanned, &read, "segment {} at {}", segment, at);
+                    // Where a run's column is handed out, its values are the model's at `at`.
+                    let request = ColumnRequest { key: WEIGHT, updated_ts: &h.names.updated };
+                    let mut with_values = Vec::new();
+                    let mut wrong = Vec::new();
+                    t.scan_segment_with(segment, at, |_| true, Some(request), |v, n, e, values| {
+                        with_values.extend(n.iter().zip(e).map(|(n, e)| (v, *n, *e)));
+                        for (i, e) in e.iter().enumerate().filter(|_| values.is_some()) {
+                            let got = values.and_then(|values| values.as_f64(i));
+                            if got != h.names.weight_at(*e, at) {
+                                wrong.push((v, *e, got));
+                            }
+                        }
+                    });
+                    proptest::prop_assert_eq!(&with_values, &read, "with values, segment {} at {}", segment, at);
+                    proptest::prop_assert!(wrong.is_empty(), "stale values {:?} at {}", wrong, at);
                     read.retain(|(v, _, _)| odd(*v));
                     proptest::prop_assert_eq!(&scanned_odd, &read, "odd, segment {} at {}", segment, at);
                 }

@@ -10,6 +10,13 @@
 //! bloom filter over (source, neighbour) pairs (so edge lookups skip runs), the number of
 //! tombstones, and the smallest and largest commit timestamps of its entries.
 //!
+//! A run may also carry *property columns* of the edges: for up to [`MAX_COLUMNS`] declared
+//! integer or float properties of the edge table, one 8-byte value per entry aligned with `nbr`
+//! (plus a validity bitmap), captured from the row table as of the run's `prop_ts`. They let a
+//! weighted scan read weights beside the destinations instead of one random row read per edge.
+//! The values are the edges' values at `prop_ts`; whether a reader may use them (no property
+//! update since) is decided by the LSM (see `lsm`, PROPERTY COLUMNS). Tombstones have null.
+//!
 //! Runs hold committed entries only, with no versions: a run is published (becomes visible to
 //! new readers) only once every new reader's timestamp is at least the run's `max_ts`, so its
 //! whole content is visible to everyone who can see the run at all. Readers pinned earlier keep
@@ -18,11 +25,16 @@
 //! FILE LAYOUT (little-endian, every section 8-byte aligned)
 //! =========================================================
 //! ```text
-//!   "PLXRUN02" | header (80 bytes) | offsets [u64; p+1] | nbr [u32; m] | eid [u32; m]
+//!   "PLXRUN03" | header (80 bytes) | offsets [u64; p+1] | nbr [u32; m] | eid [u32; m]
 //!            | bitmap [u64; ceil(n/64)] | bloom [u64; bloom_words] | rank [u32; ceil(n/64)]
-//!            | footer: 6 x (offset u64, length u64, crc32c u32, 0u32) | header crc u32
-//!            | crc32c of the six footer entries u32 | "PLXRUNFT"
+//!            [ | columns [(key u32, kind u32); k] | k x (values [u64; m], valid [u64; ceil(m/64)]) ]
+//!            | footer: s x (offset u64, length u64, crc32c u32, 0u32) | header crc u32
+//!            | crc32c of the s footer entries u32 | "PLXRUNFT"
 //! ```
+//!
+//! `k` (the property column count, header bytes 60..64) decides the section count: `s = 6`
+//! without columns, `s = 7 + 2k` with. A "PLXRUN02" file (written before property columns) is
+//! the same layout with `k = 0` and opens as a run without columns.
 //!
 //! Offsets are *sparse*: one per vertex present (`p` of the range's `n`), found through the
 //! source bitmap and `rank` (set bits before each bitmap word), so a run holding a few vertices
@@ -34,13 +46,17 @@
 //! return wrong neighbours.
 
 use crate::vfs::{MappedBytes, Vfs};
-use plexus_types::{Error, Result, Timestamp};
+use plexus_types::{Error, Result, Timestamp, Value};
 
-const MAGIC: &[u8; 8] = b"PLXRUN02";
+const MAGIC: &[u8; 8] = b"PLXRUN03";
+/// Runs written before property columns: read as runs with none.
+const MAGIC_WITHOUT_COLUMNS: &[u8; 8] = b"PLXRUN02";
 const FOOTER_MAGIC: &[u8; 8] = b"PLXRUNFT";
 const HEADER_BYTES: usize = 80;
-const SECTIONS: usize = 6;
-const FOOTER_BYTES: usize = SECTIONS * 24 + 16;
+/// Sections every run has: offsets, nbr, eid, bitmap, bloom, rank.
+const BASE_SECTIONS: usize = 6;
+/// Property columns one run may carry (bounds the footer and the capture work).
+pub const MAX_COLUMNS: usize = 8;
 /// Bloom filter size: bits per entry and hash functions (about 1% false positives).
 const BLOOM_BITS_PER_ENTRY: u64 = 10;
 const BLOOM_HASHES: u32 = 7;
@@ -61,6 +77,124 @@ pub struct RunMeta {
     pub tombstones: u64,
     pub min_ts: Timestamp,
     pub max_ts: Timestamp,
+    /// The timestamp the property columns' values were read at (0 without columns).
+    pub prop_ts: Timestamp,
+}
+
+/// How a property column's 8-byte values are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnKind {
+    Int64 = 1,
+    Float64 = 2,
+}
+
+impl ColumnKind {
+    fn from_tag(tag: u32) -> Option<ColumnKind> {
+        match tag {
+            1 => Some(ColumnKind::Int64),
+            2 => Some(ColumnKind::Float64),
+            _ => None,
+        }
+    }
+
+    /// The 8 bytes stored for `value`, if it has this kind (an integer column holds only
+    /// integers, a float column only floats).
+    pub fn encode(self, value: &Value) -> Option<u64> {
+        match (self, value) {
+            (ColumnKind::Int64, Value::Int(i)) => Some(*i as u64),
+            (ColumnKind::Float64, Value::Float(f)) => Some(f.to_bits()),
+            _ => None,
+        }
+    }
+
+    fn decode(self, bits: u64) -> Value {
+        match self {
+            ColumnKind::Int64 => Value::Int(bits as i64),
+            ColumnKind::Float64 => Value::Float(f64::from_bits(bits)),
+        }
+    }
+}
+
+/// One property column of a run being written: a value (or null) per entry, in entry order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnData {
+    pub key: u32,
+    pub kind: ColumnKind,
+    values: Vec<u64>,
+    valid: Vec<u64>,
+}
+
+impl ColumnData {
+    pub fn new(key: u32, kind: ColumnKind, capacity: usize) -> Self {
+        Self {
+            key,
+            kind,
+            values: Vec::with_capacity(capacity),
+            valid: Vec::with_capacity(capacity.div_ceil(64)),
+        }
+    }
+
+    /// Appends the next entry's value (`None`: null, or a value of another kind).
+    pub fn push(&mut self, value: Option<&Value>) {
+        let bits = value.and_then(|v| self.kind.encode(v));
+        let i = self.values.len();
+        if i.is_multiple_of(64) {
+            self.valid.push(0);
+        }
+        if bits.is_some() {
+            self.valid[i / 64] |= 1 << (i % 64);
+        }
+        self.values.push(bits.unwrap_or(0));
+    }
+
+    /// Appends entry `i` of `slice` (its value, or null).
+    pub fn push_from(&mut self, slice: &ColumnSlice<'_>, i: usize) {
+        self.push(slice.value(i).as_ref());
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// One vertex's entries of a run's property column: value `i` belongs to the `i`-th
+/// neighbour of the slice it was handed out with.
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnSlice<'a> {
+    kind: ColumnKind,
+    values: &'a [u64],
+    valid: &'a [u64],
+    /// Index of `values[0]` within the whole column (the validity bitmap is not sliced).
+    first: usize,
+}
+
+impl ColumnSlice<'_> {
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The value of entry `i` (`None`: null).
+    pub fn value(&self, i: usize) -> Option<Value> {
+        let at = self.first + i;
+        (self.valid[at / 64] & (1 << (at % 64)) != 0).then(|| self.kind.decode(self.values[i]))
+    }
+
+    /// The value of entry `i` as a float (integers converted), `None` when null.
+    pub fn as_f64(&self, i: usize) -> Option<f64> {
+        self.value(i).map(|value| match value {
+            Value::Int(n) => n as f64,
+            Value::Float(f) => f,
+            _ => unreachable!("columns hold integers or floats"),
+        })
+    }
 }
 
 /// One vertex's entries in a run being written: (vertex, neighbours, edge offsets).
@@ -90,14 +224,17 @@ fn push_u64s(out: &mut Vec<u8>, items: impl Iterator<Item = u64>) {
 
 /// Writes a run file (and fsyncs it). `vertices` must ascend and lie in the meta's range;
 /// `meta.entries`, `tombstones`, `min_ts` and `max_ts` are filled in from them / by the caller.
+/// `columns` (at most [`MAX_COLUMNS`], read as of `meta.prop_ts`) hold one value per entry.
 /// Returns the file size in bytes.
 pub fn write_run(
     vfs: &dyn Vfs,
     name: &str,
     meta: &mut RunMeta,
     vertices: &[RunVertex<'_>],
+    columns: &[ColumnData],
 ) -> Result<u64> {
     assert!(meta.vertex_lo <= meta.vertex_hi, "run range is ordered");
+    assert!(columns.len() <= MAX_COLUMNS, "too many property columns");
     let n = (meta.vertex_hi - meta.vertex_lo) as usize;
     let mut offsets = vec![0u64];
     let mut previous = None;
@@ -114,6 +251,10 @@ pub fn write_run(
         }
     }
     let m = offsets[offsets.len() - 1];
+    assert!(
+        columns.iter().all(|c| c.len() as u64 == m),
+        "property columns aligned with the entries"
+    );
     meta.entries = m;
     meta.tombstones = vertices
         .iter()
@@ -149,10 +290,12 @@ pub fn write_run(
         out.extend_from_slice(&x.to_le_bytes());
     }
     out.extend_from_slice(&BLOOM_HASHES.to_le_bytes());
+    out.extend_from_slice(&(columns.len() as u32).to_le_bytes());
+    out.extend_from_slice(&meta.prop_ts.to_le_bytes());
     out.resize(header_start + HEADER_BYTES, 0);
     let header_crc = crc32c::crc32c(&out[header_start..]);
 
-    let mut sections = Vec::with_capacity(SECTIONS);
+    let mut sections = Vec::with_capacity(section_count(columns.len()));
     let mut section = |out: &mut Vec<u8>, write: &dyn Fn(&mut Vec<u8>)| {
         let start = out.len();
         write(out);
@@ -186,13 +329,23 @@ pub fn write_run(
         })
         .collect();
     section(&mut out, &|o| push_u32s(o, rank.iter().copied()));
+    if !columns.is_empty() {
+        section(&mut out, &|o| {
+            push_u32s(o, columns.iter().flat_map(|c| [c.key, c.kind as u32]))
+        });
+        for column in columns {
+            section(&mut out, &|o| push_u64s(o, column.values.iter().copied()));
+            section(&mut out, &|o| push_u64s(o, column.valid.iter().copied()));
+        }
+    }
+    let section_total = sections.len();
     for (offset, len, crc) in sections {
         out.extend_from_slice(&offset.to_le_bytes());
         out.extend_from_slice(&len.to_le_bytes());
         out.extend_from_slice(&crc.to_le_bytes());
         out.extend_from_slice(&0u32.to_le_bytes());
     }
-    let footer_crc = crc32c::crc32c(&out[out.len() - SECTIONS * 24..]);
+    let footer_crc = crc32c::crc32c(&out[out.len() - section_total * 24..]);
     out.extend_from_slice(&header_crc.to_le_bytes());
     out.extend_from_slice(&footer_crc.to_le_bytes());
     out.extend_from_slice(FOOTER_MAGIC);
@@ -202,14 +355,24 @@ pub fn write_run(
     Ok(out.len() as u64)
 }
 
+/// Sections of a run with `columns` property columns (see FILE LAYOUT).
+fn section_count(columns: usize) -> usize {
+    match columns {
+        0 => BASE_SECTIONS,
+        k => BASE_SECTIONS + 1 + 2 * k,
+    }
+}
+
 /// An open, verified run. Cheap to share (`Arc<Run>`); the bytes are mapped, not copied.
 pub struct Run {
     pub name: String,
     pub meta: RunMeta,
     bytes: MappedBytes,
     /// Byte ranges of the sections within `bytes`.
-    sections: [(usize, usize); SECTIONS],
+    sections: Vec<(usize, usize)>,
     bloom_bits: u64,
+    /// Property columns: (key, kind), in section order.
+    columns: Vec<(u32, ColumnKind)>,
 }
 
 fn read_u32(b: &[u8], at: usize) -> u32 {
@@ -245,25 +408,34 @@ impl Run {
         let bad = |offset: usize, detail: &str| {
             Error::corruption(&file, offset as u64, format!("CSR run: {detail}"))
         };
-        if b.len() < 8 + HEADER_BYTES + FOOTER_BYTES
-            || &b[..8] != MAGIC
-            || &b[b.len() - 8..] != FOOTER_MAGIC
-        {
+        let h = 8;
+        let magic_ok = b.len() >= h + HEADER_BYTES
+            && (&b[..8] == MAGIC || &b[..8] == MAGIC_WITHOUT_COLUMNS)
+            && &b[b.len() - 8..] == FOOTER_MAGIC;
+        if !magic_ok {
             return Err(bad(0, "bad magic or truncated file"));
         }
         if !(b.as_ptr() as usize).is_multiple_of(8) {
             return Err(bad(0, "mapping is not 8-byte aligned"));
         }
-        let footer = b.len() - FOOTER_BYTES;
-        if crc32c::crc32c(&b[footer..footer + SECTIONS * 24])
-            != read_u32(b, footer + SECTIONS * 24 + 4)
-        {
+        // The column count locates the footer; a damaged count fails the checksums below.
+        let column_count = read_u32(b, h + 60) as usize;
+        if column_count > MAX_COLUMNS {
+            return Err(bad(h + 60, "more property columns than a run may hold"));
+        }
+        let section_total = section_count(column_count);
+        let footer_bytes = section_total * 24 + 16;
+        if b.len() < h + HEADER_BYTES + footer_bytes {
+            return Err(bad(0, "truncated file"));
+        }
+        let footer = b.len() - footer_bytes;
+        let entries_end = footer + section_total * 24;
+        if crc32c::crc32c(&b[footer..entries_end]) != read_u32(b, entries_end + 4) {
             return Err(bad(footer, "footer checksum mismatch"));
         }
-        if crc32c::crc32c(&b[8..8 + HEADER_BYTES]) != read_u32(b, footer + SECTIONS * 24) {
-            return Err(bad(8, "header checksum mismatch"));
+        if crc32c::crc32c(&b[h..h + HEADER_BYTES]) != read_u32(b, entries_end) {
+            return Err(bad(h, "header checksum mismatch"));
         }
-        let h = 8;
         let meta = RunMeta {
             edge_table: read_u32(b, h),
             outgoing: b[h + 4] != 0,
@@ -274,13 +446,14 @@ impl Run {
             tombstones: read_u64(b, h + 24),
             min_ts: read_u64(b, h + 32),
             max_ts: read_u64(b, h + 40),
+            prop_ts: read_u64(b, h + 64),
         };
         let bloom_bits = read_u64(b, h + 48);
         if meta.vertex_hi < meta.vertex_lo || bloom_bits == 0 || !bloom_bits.is_multiple_of(64) {
             return Err(bad(h, "inconsistent header"));
         }
-        let mut sections = [(0usize, 0usize); SECTIONS];
-        for (i, section) in sections.iter_mut().enumerate() {
+        let mut sections = Vec::with_capacity(section_total);
+        for i in 0..section_total {
             let at = footer + i * 24;
             let (offset, len) = (read_u64(b, at) as usize, read_u64(b, at + 8) as usize);
             if !offset.is_multiple_of(8) || offset.checked_add(len).is_none_or(|end| end > footer) {
@@ -289,18 +462,42 @@ impl Run {
             if crc32c::crc32c(&b[offset..offset + len]) != read_u32(b, at + 16) {
                 return Err(bad(offset, &format!("section {i} checksum mismatch")));
             }
-            *section = (offset, offset + len);
+            sections.push((offset, offset + len));
         }
-        let run = Run {
+        let first_section = sections[0].0;
+        let mut run = Run {
             name: name.to_string(),
             meta,
             bytes,
             sections,
             bloom_bits,
+            columns: Vec::new(),
         };
+        run.columns = run
+            .read_column_directory(column_count)
+            .map_err(|detail| bad(first_section, &detail))?;
         run.check_shape()
-            .map_err(|detail| bad(sections[0].0, &detail))?;
+            .map_err(|detail| bad(first_section, &detail))?;
         Ok(run)
+    }
+
+    /// The (key, kind) of each property column, from the directory section.
+    fn read_column_directory(&self, count: usize) -> Result<Vec<(u32, ColumnKind)>, String> {
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let directory = self.u32_section(BASE_SECTIONS);
+        if directory.len() != 2 * count {
+            return Err("property column directory does not match the header".into());
+        }
+        directory
+            .chunks(2)
+            .map(|pair| {
+                ColumnKind::from_tag(pair[1])
+                    .map(|kind| (pair[0], kind))
+                    .ok_or_else(|| format!("unknown property column kind {}", pair[1]))
+            })
+            .collect()
     }
 
     fn check_shape(&self) -> Result<(), String> {
@@ -330,7 +527,42 @@ impl Run {
         if self.u32_section(1).len() < m || self.u32_section(2).len() < m {
             return Err("neighbour columns shorter than the entry count".into());
         }
+        for c in 0..self.columns.len() {
+            let (values, valid) = self.column_sections(c);
+            if values.len() != m || valid.len() != m.div_ceil(64) {
+                return Err(format!(
+                    "property column {c} does not match the entry count"
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// (values, validity bitmap) of property column `c`.
+    fn column_sections(&self, c: usize) -> (&[u64], &[u64]) {
+        let first = BASE_SECTIONS + 1 + 2 * c;
+        (self.u64_section(first), self.u64_section(first + 1))
+    }
+
+    /// The position of the property column of `key`, if this run has one.
+    pub fn column(&self, key: u32) -> Option<usize> {
+        self.columns.iter().position(|&(k, _)| k == key)
+    }
+
+    /// The property columns this run carries: (key, kind).
+    pub fn columns(&self) -> &[(u32, ColumnKind)] {
+        &self.columns
+    }
+
+    /// Entries `a..b` of property column `c`.
+    fn column_slice(&self, c: usize, a: usize, b: usize) -> ColumnSlice<'_> {
+        let (values, valid) = self.column_sections(c);
+        ColumnSlice {
+            kind: self.columns[c].1,
+            values: &values[a..b],
+            valid,
+            first: a,
+        }
     }
 
     fn section(&self, i: usize) -> &[u8] {
@@ -370,23 +602,36 @@ impl Run {
 
     /// (neighbours, edge offsets) of vertex `v`; empty when the run does not hold it.
     pub fn entries(&self, v: u32) -> (&[u32], &[u32]) {
-        let Some(k) = self.index(v) else {
-            return (&[], &[]);
-        };
-        let offsets = self.offsets();
-        let (a, b) = (offsets[k] as usize, offsets[k + 1] as usize);
+        let (a, b) = self.span(v);
         (&self.u32_section(1)[a..b], &self.u32_section(2)[a..b])
     }
 
-    /// Calls `f(vertex, neighbours, edge offsets)` for every vertex in `[lo, hi)` with
-    /// entries for which `want(vertex)` holds, in order — a walk over the bitmap's set bits and
-    /// the offsets, the static-CSR loop.
+    /// `v`'s slice of property column `c` (aligned with [`Run::entries`]).
+    pub fn column_entries(&self, c: usize, v: u32) -> ColumnSlice<'_> {
+        let (a, b) = self.span(v);
+        self.column_slice(c, a, b)
+    }
+
+    /// The entry positions of `v` (empty when the run does not hold it).
+    fn span(&self, v: u32) -> (usize, usize) {
+        let Some(k) = self.index(v) else {
+            return (0, 0);
+        };
+        let offsets = self.offsets();
+        (offsets[k] as usize, offsets[k + 1] as usize)
+    }
+
+    /// Calls `f(vertex, neighbours, edge offsets, values)` for every vertex in `[lo, hi)`
+    /// with entries for which `want(vertex)` holds, in order — a walk over the bitmap's set
+    /// bits and the offsets, the static-CSR loop. `values` is the vertex's slice of property
+    /// column `column` (see [`Run::column`]), when one is asked for.
     pub fn scan_range<'a>(
         &'a self,
         lo: u32,
         hi: u32,
         want: &impl Fn(u32) -> bool,
-        f: &mut impl FnMut(u32, &'a [u32], &'a [u32]),
+        column: Option<usize>,
+        f: &mut impl FnMut(u32, &'a [u32], &'a [u32], Option<ColumnSlice<'a>>),
     ) {
         let (lo, hi) = (lo.max(self.meta.vertex_lo), hi.min(self.meta.vertex_hi));
         if lo >= hi {
@@ -420,7 +665,8 @@ impl Run {
                 let v = self.meta.vertex_lo + (w * 64 + bit) as u32;
                 if want(v) {
                     let (a, b) = (offsets[k] as usize, offsets[k + 1] as usize);
-                    f(v, &nbr[a..b], &eid[a..b]);
+                    let values = column.map(|c| self.column_slice(c, a, b));
+                    f(v, &nbr[a..b], &eid[a..b], values);
                 }
                 word &= word - 1;
                 k += 1;
@@ -457,14 +703,70 @@ mod tests {
             tombstones: 0,
             min_ts: 5,
             max_ts: 9,
+            prop_ts: 11,
         };
         let vertices: Vec<RunVertex> = vec![
             (100, &[1, 2][..], &[10, 11][..]),
             (250, &[7][..], &[12 | TOMBSTONE_BIT][..]),
             (299, &[], &[]),
         ];
-        write_run(vfs, "r.run", &mut meta, &vertices).unwrap();
+        let mut weight = ColumnData::new(4, ColumnKind::Float64, 3);
+        let mut rank = ColumnData::new(9, ColumnKind::Int64, 3);
+        for (w, r) in [(Some(0.5), Some(-3)), (None, Some(7)), (None, None)] {
+            weight.push(w.map(Value::Float).as_ref());
+            rank.push(r.map(Value::Int).as_ref());
+        }
+        write_run(vfs, "r.run", &mut meta, &vertices, &[weight, rank]).unwrap();
         meta
+    }
+
+    #[test]
+    fn property_columns_round_trip_aligned_with_the_entries() {
+        let vfs = FaultVfs::new();
+        sample(&vfs);
+        let run = Run::open(&vfs, "r.run").unwrap();
+        assert_eq!(run.meta.prop_ts, 11);
+        assert_eq!(
+            run.columns(),
+            &[(4, ColumnKind::Float64), (9, ColumnKind::Int64)]
+        );
+        let (weight, rank) = (run.column(4).unwrap(), run.column(9).unwrap());
+        assert_eq!(run.column(5), None);
+        let at_100 = run.column_entries(weight, 100);
+        assert_eq!((at_100.as_f64(0), at_100.as_f64(1)), (Some(0.5), None));
+        assert_eq!(run.column_entries(rank, 100).value(0), Some(Value::Int(-3)));
+        assert_eq!(run.column_entries(rank, 100).as_f64(1), Some(7.0));
+        assert_eq!(run.column_entries(rank, 250).value(0), None);
+        assert!(run.column_entries(rank, 299).is_empty());
+        let mut scanned = Vec::new();
+        run.scan_range(0, 1000, &|_| true, Some(rank), &mut |v, _, _, values| {
+            let values = values.unwrap();
+            scanned.extend((0..values.len()).map(|i| (v, values.value(i))));
+        });
+        let expected = [(100, Some(-3)), (100, Some(7)), (250, None)];
+        let expected: Vec<_> = expected
+            .iter()
+            .map(|&(v, r)| (v, r.map(Value::Int)))
+            .collect();
+        assert_eq!(scanned, expected);
+    }
+
+    #[test]
+    fn a_run_written_before_property_columns_opens_without_them() {
+        let vfs = FaultVfs::new();
+        let mut meta = RunMeta {
+            prop_ts: 0,
+            ..sample(&vfs)
+        };
+        let vertices: Vec<RunVertex> = vec![(100, &[1][..], &[10][..])];
+        write_run(&vfs, "old.run", &mut meta, &vertices, &[]).unwrap();
+        let mut bytes = vfs.read("old.run").unwrap();
+        bytes[..8].copy_from_slice(MAGIC_WITHOUT_COLUMNS);
+        let old = FaultVfs::new();
+        old.create("old.run").unwrap().write_all(&bytes).unwrap();
+        let run = Run::open(&old, "old.run").unwrap();
+        assert!(run.columns().is_empty());
+        assert_eq!(run.entries(100), (&[1][..], &[10][..]));
     }
 
     #[test]
@@ -540,8 +842,9 @@ mod tests {
             tombstones: 0,
             min_ts: 1,
             max_ts: 1,
+            prop_ts: 0,
         };
-        write_run(&vfs, "s.run", &mut meta, &vertices).unwrap();
+        write_run(&vfs, "s.run", &mut meta, &vertices, &[]).unwrap();
         let run = Run::open(&vfs, "s.run").unwrap();
         for (lo, hi) in [
             (1000, 1600),
@@ -552,7 +855,7 @@ mod tests {
             (1599, 1700),
         ] {
             let mut scanned = Vec::new();
-            run.scan_range(lo, hi, &|v| v != 1007, &mut |v, n, e| {
+            run.scan_range(lo, hi, &|v| v != 1007, None, &mut |v, n, e, _| {
                 scanned.push((v, n.to_vec(), e.to_vec()))
             });
             let looked_up: Vec<(u32, Vec<u32>, Vec<u32>)> = (lo..hi)

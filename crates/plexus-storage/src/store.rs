@@ -34,20 +34,21 @@ use crate::catalog::{
 };
 use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
 use crate::index::{IndexKey, MAX_INDEXES, PropertyIndexes};
-use crate::lsm::{LsmStats, RunNamer, Topology};
+use crate::lsm::{LsmStats, RunContext, Topology};
 use crate::record::{CommitRecord, LogRecord, WriteOp};
 use crate::rows::RowTable;
-use crate::run::Run;
+use crate::run::{ColumnData, ColumnKind, MAX_COLUMNS, Run};
 use crate::topology::{MAX_EDGE_OFFSET, TOMBSTONE_BIT};
 use crate::vfs::Vfs;
 use crate::wal::{self, Wal};
 use parking_lot::{Mutex, RwLock};
 use plexus_types::{
-    Config, Direction, EdgeId, EdgeTableId, Error, LabelId, PropKeyId, Result, Timestamp, Value,
-    VertexId, VertexTableId,
+    Config, DataType, Direction, EdgeId, EdgeTableId, Error, LabelId, PropKeyId, Result, Timestamp,
+    Value, VertexId, VertexTableId,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Rows per vertex table: offsets are `u32`.
 pub const MAX_VERTEX_ROWS: u32 = u32::MAX;
@@ -72,6 +73,9 @@ pub struct EdgeTable {
     endpoints: RwLock<Vec<(u32, u32)>>,
     pub out: Topology,
     pub inc: Topology,
+    /// `U`: the newest commit that changed a property of an existing edge of this table
+    /// (decides which runs' property columns a reader may use; see `lsm`).
+    pub prop_updated_ts: AtomicU64,
 }
 
 impl VertexTable {
@@ -135,6 +139,7 @@ impl EdgeTable {
             endpoints: RwLock::new(Vec::new()),
             out,
             inc,
+            prop_updated_ts: AtomicU64::new(0),
         }
     }
 
@@ -211,8 +216,10 @@ pub struct Storage {
     lsm_lock: Mutex<()>,
     /// The manifest as last written (its checkpoint fields are kept across LSM updates).
     manifest: Mutex<Manifest>,
-    next_run_seq: std::sync::atomic::AtomicU64,
+    next_run_seq: AtomicU64,
     lsm_stats: LsmStats,
+    /// Every commit up to this timestamp is installed (run property columns are read as of it).
+    installed_ts: AtomicU64,
 }
 
 /// Runs listed in the manifest, by (edge table, outgoing), with the topology's flushed ts.
@@ -345,6 +352,14 @@ impl Storage {
             table.rows.gc(last_ts);
             table.out.compact_memtables(last_ts);
             table.inc.compact_memtables(last_ts);
+            // Changes the WAL replayed raised `U` already; older ones are in the manifest
+            // (a manifest from before property columns: assume a change at the checkpoint).
+            let recorded = manifest
+                .prop_updated
+                .iter()
+                .find(|(id, _)| *id == table.id)
+                .map_or(manifest.checkpoint_ts, |(_, ts)| *ts);
+            table.prop_updated_ts.fetch_max(recorded, Ordering::AcqRel);
         }
         let mut indexed_keys: Vec<PropKeyId> =
             tables.catalog.indexes.iter().map(|i| i.key).collect();
@@ -375,9 +390,10 @@ impl Storage {
             recovered_ts: last_ts,
             config: config.clone(),
             lsm_lock: Mutex::new(()),
-            next_run_seq: std::sync::atomic::AtomicU64::new(manifest.next_run_seq.max(1)),
+            next_run_seq: AtomicU64::new(manifest.next_run_seq.max(1)),
             manifest: Mutex::new(manifest),
             lsm_stats: LsmStats::default(),
+            installed_ts: AtomicU64::new(last_ts),
         };
         Ok((storage, report))
     }
@@ -474,7 +490,9 @@ impl Storage {
             edge: self.edge_tables(),
             ..Default::default()
         };
-        install_into(&tables, record, horizon)
+        install_into(&tables, record, horizon)?;
+        self.installed_ts.store(record.ts, Ordering::Release);
+        Ok(())
     }
 
     pub fn log_commit(&self, record: &CommitRecord) -> Result<u64> {
@@ -877,6 +895,11 @@ impl Storage {
         next.next_run_seq = self.next_run_seq.load(std::sync::atomic::Ordering::Acquire);
         next.runs.clear();
         next.flushed.clear();
+        next.prop_updated = self
+            .edge_tables()
+            .iter()
+            .map(|t| (t.id, t.prop_updated_ts.load(Ordering::Acquire)))
+            .collect();
         for (table, outgoing) in self.topologies() {
             let topology = table.adjacency(outgoing);
             next.runs.extend(topology.current_runs());
@@ -912,13 +935,51 @@ impl Storage {
     }
 }
 
-impl RunNamer for Storage {
+impl RunContext for Storage {
     fn next_run(&self) -> (u64, String) {
-        let seq = self
-            .next_run_seq
-            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        let seq = self.next_run_seq.fetch_add(1, Ordering::AcqRel);
         (seq, format!("run-{seq:016}.run"))
     }
+
+    fn capture_ts(&self) -> Timestamp {
+        self.installed_ts.load(Ordering::Acquire)
+    }
+
+    fn prop_updated_ts(&self, table: u32) -> Timestamp {
+        self.edge_table(table).map_or(Timestamp::MAX, |t| {
+            t.prop_updated_ts.load(Ordering::Acquire)
+        })
+    }
+
+    /// One column per declared integer or float property (the first `MAX_COLUMNS`).
+    fn capture(&self, table: u32, eids: &[u32], ts: Timestamp) -> Vec<ColumnData> {
+        let Ok(table) = self.edge_table(table) else {
+            return Vec::new();
+        };
+        let live: Vec<u32> = eids.iter().map(|e| e & !TOMBSTONE_BIT).collect();
+        column_properties(&table.def)
+            .map(|(key, kind)| {
+                let mut column = ColumnData::new(key, kind, eids.len());
+                table.rows.prop_many(&live, key, ts, &mut |i, value| {
+                    let dead = eids[i] & TOMBSTONE_BIT != 0;
+                    column.push(value.as_ref().filter(|_| !dead));
+                });
+                column
+            })
+            .collect()
+    }
+}
+
+/// The properties of an edge table that runs carry as columns: declared integers and floats.
+fn column_properties(def: &EdgeTableDef) -> impl Iterator<Item = (PropKeyId, ColumnKind)> + '_ {
+    def.properties
+        .iter()
+        .filter_map(|p| match p.data_type {
+            DataType::Int64 => Some((p.key, ColumnKind::Int64)),
+            DataType::Float64 => Some((p.key, ColumnKind::Float64)),
+            _ => None,
+        })
+        .take(MAX_COLUMNS)
 }
 
 /// Opens every run the manifest lists (verifying each) and deletes run files it does not list
@@ -1086,8 +1147,10 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
                 pending.push(id.table, id.offset, src.offset, dst.offset, true);
             }
             WriteOp::SetEdgeProp { id, key, value } => {
-                edge(id.table)?
-                    .rows
+                let t = edge(id.table)?;
+                // Before the value: see PROPERTY COLUMNS in `lsm`.
+                t.prop_updated_ts.fetch_max(ts, Ordering::AcqRel);
+                t.rows
                     .install_prop(id.offset, ts, horizon, *key, value.clone());
             }
         }

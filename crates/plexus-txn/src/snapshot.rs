@@ -10,8 +10,10 @@
 
 use crate::manager::TxnManager;
 use crate::oracle::ReaderKind;
+use plexus_storage::lsm::ColumnRequest;
+use plexus_storage::run::ColumnSlice;
 use plexus_storage::topology::SEGMENT_VERTICES;
-use plexus_storage::{Catalog, EdgeTableDef};
+use plexus_storage::{Catalog, EdgeTable, EdgeTableDef};
 use plexus_types::{
     Direction, EdgeId, EdgeTableId, Result, Timestamp, Value, VertexId, VertexTableId,
 };
@@ -179,6 +181,29 @@ impl GraphSnapshot {
         self.scan(table, outgoing, index, |_| true, f)
     }
 
+    /// Like [`scan_segment_edges`](Self::scan_segment_edges), also handing out the values of
+    /// edge property `name` beside a slice where a CSR run holds them and they are current for
+    /// this snapshot: `f(vertex offset, neighbour offsets, edge offsets, values)`. A slice with
+    /// `values = None` (memtable entries, runs written before a property update) needs its
+    /// values read with [`edge_properties`](Self::edge_properties). See `plexus_storage::lsm`,
+    /// PROPERTY COLUMNS.
+    pub fn scan_segment_values(
+        &self,
+        table: EdgeTableId,
+        outgoing: bool,
+        index: usize,
+        name: &str,
+        f: impl FnMut(u32, &[u32], &[u32], Option<ColumnSlice<'_>>),
+    ) -> Result<()> {
+        let et = self.manager.storage().edge_table(table)?;
+        let request = self.catalog().prop_keys.id(name).map(|key| ColumnRequest {
+            key,
+            updated_ts: &et.prop_updated_ts,
+        });
+        self.scan_with(&et, outgoing, index, |_| true, request, f);
+        Ok(())
+    }
+
     fn scan(
         &self,
         table: EdgeTableId,
@@ -188,14 +213,28 @@ impl GraphSnapshot {
         mut f: impl FnMut(u32, &[u32], &[u32]),
     ) -> Result<()> {
         let et = self.manager.storage().edge_table(table)?;
-        let topology = et.adjacency(outgoing);
-        let mut entries_read = 0u64;
-        topology.scan_segment(index, self.ts, want, |v, nbrs, eids| {
-            entries_read += nbrs.len() as u64;
+        self.scan_with(&et, outgoing, index, want, None, |v, nbrs, eids, _| {
             f(v, nbrs, eids)
         });
-        topology.note_read((index * SEGMENT_VERTICES) as u32, entries_read);
         Ok(())
+    }
+
+    fn scan_with(
+        &self,
+        et: &EdgeTable,
+        outgoing: bool,
+        index: usize,
+        want: impl Fn(u32) -> bool,
+        column: Option<ColumnRequest<'_>>,
+        mut f: impl FnMut(u32, &[u32], &[u32], Option<ColumnSlice<'_>>),
+    ) {
+        let topology = et.adjacency(outgoing);
+        let mut entries_read = 0u64;
+        topology.scan_segment_with(index, self.ts, want, column, |v, nbrs, eids, values| {
+            entries_read += nbrs.len() as u64;
+            f(v, nbrs, eids, values)
+        });
+        topology.note_read((index * SEGMENT_VERTICES) as u32, entries_read);
     }
 
     /// Property `name` of the edges of `table` at the given edge offsets, as of this snapshot:
