@@ -187,15 +187,19 @@ fn numeric_eq(a: &Value, b: &Value) -> Option<bool> {
     }
 }
 
+/// 2^63: floats from here up are above every `i64`, floats below its negation below every
+/// one; between, a float's whole part is an exact `i64`.
+const I64_LIMIT_F64: f64 = 9_223_372_036_854_775_808.0;
+
 /// Exact comparison of an integer with a float (no rounding of large integers).
 fn int_float_cmp(i: i64, f: f64) -> Option<Ordering> {
     if f.is_nan() {
         return None;
     }
-    if f >= 9.3e18 {
+    if f >= I64_LIMIT_F64 {
         return Some(Ordering::Less);
     }
-    if f <= -9.3e18 {
+    if f < -I64_LIMIT_F64 {
         return Some(Ordering::Greater);
     }
     let truncated = f.trunc() as i64;
@@ -433,6 +437,24 @@ mod tests {
         assert_eq!(equals(&a, &b), Some(false));
         assert_eq!(equals(&a, &a), None);
         assert_eq!(equals(&Value::Int(1), &Value::string("1")), Some(false));
+    }
+
+    #[test]
+    fn integers_compare_exactly_with_floats_up_to_the_ends_of_i64() {
+        let cmp = |i: i64, f: f64| compare(&Value::Int(i), &Value::Float(f));
+        // 2^53 + 1 rounds to 2^53 as a float, but is above it.
+        assert_eq!(
+            cmp((1 << 53) + 1, 9_007_199_254_740_992.0),
+            Some(Ordering::Greater)
+        );
+        // i64::MAX rounds to 2^63; every float from 2^63 up is above it.
+        assert_eq!(cmp(i64::MAX, I64_LIMIT_F64), Some(Ordering::Less));
+        assert_eq!(cmp(i64::MAX, 9.25e18), Some(Ordering::Less));
+        assert_eq!(cmp(i64::MIN, -I64_LIMIT_F64), Some(Ordering::Equal));
+        assert_eq!(cmp(i64::MIN, -9.25e18), Some(Ordering::Greater));
+        assert_eq!(cmp(3, 2.5), Some(Ordering::Greater));
+        assert_eq!(cmp(-3, -2.5), Some(Ordering::Less));
+        assert_eq!(cmp(0, f64::NAN), None);
     }
 
     #[test]

@@ -33,7 +33,7 @@ use crate::catalog::{
     Catalog, CatalogOp, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexDef, VertexTableDef,
 };
 use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
-use crate::index::{IndexKey, MAX_INDEXES, PropertyIndexes};
+use crate::index::{KeyRange, MAX_INDEXES, PropertyIndexes};
 use crate::lsm::{LsmStats, RunContext, Topology};
 use crate::record::{CommitRecord, LogRecord, WriteOp};
 use crate::rows::RowTable;
@@ -555,22 +555,21 @@ impl Storage {
         Ok(())
     }
 
-    /// The vertices (of the tables that may carry `label`) that may hold `value` for `key` in
-    /// a kept version — a superset the caller re-checks at its snapshot — or `None` when
-    /// `value` is not indexable or some such table has no ready index on `key`.
+    /// The vertices (of the tables that may carry `label`) that may hold a value in `range`
+    /// for `key` in a kept version — a superset, possibly with repeats, that the caller
+    /// re-checks at its snapshot — or `None` when some such table has no ready index on `key`.
     pub fn index_candidates(
         &self,
         label: LabelId,
         key: PropKeyId,
-        value: &Value,
+        range: &KeyRange,
     ) -> Option<Vec<VertexId>> {
-        let index_key = IndexKey::of(value)?;
         let catalog = self.catalog();
         let mut found = Vec::new();
         for table in self.vertex_tables() {
             let own = catalog.vertex_tables.get(table.id as usize)?.label == label;
             if own || table.may_carry_extra_label(label) {
-                let rows = table.indexes.candidates(key, &index_key)?;
+                let rows = table.indexes.candidates(key, range)?;
                 found.extend(rows.into_iter().map(|row| VertexId::new(table.id, row)));
             }
         }

@@ -18,6 +18,8 @@ pub mod validation;
 pub mod write_set;
 
 pub use manager::TxnManager;
+/// What a secondary-index seek asks for (see [`Transaction::seek_by_index`]).
+pub use plexus_storage::index::KeyRange;
 /// The planner's table statistics (defined by storage, read through [`TxnManager::storage`]).
 pub use plexus_storage::{EdgeTypeStatistics, Statistics};
 pub use schema::{

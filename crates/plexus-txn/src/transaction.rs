@@ -25,7 +25,7 @@ use crate::schema::{self, TokenKind};
 use crate::validation::{Entity, ReadItem};
 use crate::write_set::{NewEdge, NewVertex, WriteSet};
 use plexus_storage::catalog::HIDDEN_TABLE_LABEL;
-use plexus_storage::index::IndexKey;
+use plexus_storage::index::{IndexKey, KeyRange};
 use plexus_storage::store::MAX_VERTEX_ROWS;
 use plexus_storage::topology::MAX_EDGE_OFFSET;
 use plexus_storage::{Catalog, CatalogOp, EdgeTable, EdgeTableDef, VertexTable, VertexTableDef};
@@ -690,30 +690,33 @@ impl Transaction {
         Ok(Some(found))
     }
 
-    /// The vertices carrying `label` whose property `key` equals `value` (by the index's
-    /// equality classes, see `plexus_storage::index`), answered by the secondary index on
-    /// `(label, key)` — or `None` when there is no ready index or `value` is not indexable and
-    /// the caller must scan the label. `null` finds nothing.
+    /// The vertices carrying `label` whose property `key` holds a value in `range` (by the
+    /// index's keys, see `plexus_storage::index`: `KeyRange::equal` for `=`, `between` for
+    /// `<`, `<=`, `>`, `>=`, `prefix` for `STARTS WITH`), answered by the secondary index on
+    /// `(label, key)` — or `None` when there is no ready index and the caller must scan the
+    /// label. An empty range finds nothing.
     ///
-    /// The index gives candidates that held `value` in some kept version; each is re-checked
-    /// in this transaction's view (existence, label, value — its own writes included), and
-    /// every vertex this transaction created or changed is a candidate too, since its writes
-    /// are not in the index. Under SERIALIZABLE the seek records the label scan it replaces.
+    /// The index gives candidates that held such a value in some kept version; each is
+    /// re-checked in this transaction's view (existence, label, value — its own writes
+    /// included), and every vertex this transaction created or changed is a candidate too,
+    /// since its writes are not in the index. The re-check is by key, as lossy as the index
+    /// (integers beyond 2^53 may pass for a neighbour): the caller's filter applies Cypher's
+    /// comparison. Under SERIALIZABLE the seek records the label scan it replaces.
     pub fn seek_by_index(
         &mut self,
         label: &str,
         key: &str,
-        value: &Value,
+        range: &KeyRange,
     ) -> Result<Option<Vec<VertexId>>> {
         let catalog = self.catalog();
         let (Some(label_id), Some(key_id)) = (catalog.labels.id(label), catalog.prop_keys.id(key))
         else {
             return Ok(None);
         };
-        if matches!(value, Value::Null) {
+        if *range == KeyRange::Empty {
             return Ok(Some(Vec::new()));
         }
-        let Some(mut candidates) = self.storage().index_candidates(label_id, key_id, value) else {
+        let Some(mut candidates) = self.storage().index_candidates(label_id, key_id, range) else {
             return Ok(None);
         };
         self.record(ReadItem::LabelScan(label_id));
@@ -729,14 +732,14 @@ impl Transaction {
         );
         candidates.sort_unstable();
         candidates.dedup();
-        let wanted = IndexKey::of(value);
         let mut found = Vec::new();
         for v in candidates {
             if !self.vertex_exists(v)? || !self.label_ids(v)?.contains(&label_id) {
                 continue;
             }
             let held = self.vertex_property(v, key)?;
-            if held.is_some_and(|held| IndexKey::of(&held) == wanted) {
+            let held_key = held.as_ref().and_then(IndexKey::of);
+            if held_key.is_some_and(|held| range.contains(&held)) {
                 found.push(v);
             }
         }

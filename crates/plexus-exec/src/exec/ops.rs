@@ -14,12 +14,15 @@ use crate::bind::BExpr;
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::{Env, aggregate::Accumulator, eval, truthy};
 use crate::plan::{
-    AggCall, ExpandSpec, KeySeek, LogicalPlan, Procedure, SortKey, TopCount, VarLengthSpec,
+    AggCall, ExpandSpec, KeySeek, LogicalPlan, Procedure, RangeBound, SeekPredicate, SortKey,
+    TopCount, VarLengthSpec,
 };
 use crate::value::{GroupKey, Value, equals, order};
 use plexus_cypher::ast::ShortestPath;
-use plexus_types::{Direction, EdgeId, VertexId};
+use plexus_txn::KeyRange;
+use plexus_types::{Direction, EdgeId, Value as StorageValue, VertexId};
 use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
 use std::sync::Arc;
 
 pub(super) fn build_operator(
@@ -373,9 +376,18 @@ struct NodeScan {
     rest: Option<FanOut<VertexId>>,
 }
 
+/// One index look-up of a seek.
+enum Lookup {
+    /// A value in the label's primary-key indexes.
+    Key(StorageValue),
+    /// A key range in the seek's secondary index.
+    Index(KeyRange),
+}
+
 impl NodeScan {
-    /// The nodes the seek finds for this input row, when the index can answer exactly: for
-    /// `IN`, the union over the list's elements (at most [`MAX_SEEK_VALUES`], else a scan).
+    /// The nodes the seek finds for this input row, when the indexes can answer exactly; else
+    /// `None` (scan the label). `IN` looks each element of the list up (at most
+    /// [`MAX_SEEK_VALUES`]) and unions the rows; a range or prefix is one walk of the index.
     fn seek(
         &self,
         input: &Batch,
@@ -385,23 +397,14 @@ impl NodeScan {
         let (Some(label), Some(seek)) = (&self.label, &self.seek) else {
             return Ok(None);
         };
-        let value = eval(&seek.value, &mut Env::new(input, row), ctx)?;
-        let values = match value {
-            Value::List(items) if seek.many && items.len() <= MAX_SEEK_VALUES => items,
-            // `x IN null` is never true; a non-list is the filter's type error to raise.
-            Value::Null if seek.many => return Ok(Some(Vec::new())),
-            _ if seek.many => return Ok(None),
-            value => Arc::new(vec![value]),
+        let Some(lookups) = lookups(seek, input, row, ctx)? else {
+            return Ok(None);
         };
         let mut found = Vec::new();
-        // `x = null` is never true, nor does `x IN [null]` find anything.
-        for value in values.iter().filter(|v| !v.is_null()) {
-            let Some(key) = value.to_storage() else {
-                return Ok(None);
-            };
-            let sought = match seek.index {
-                Some(_) => ctx.tx.seek_by_index(label, &seek.key, &key)?,
-                None => ctx.tx.seek_by_key(label, &seek.key, &key)?,
+        for lookup in &lookups {
+            let sought = match lookup {
+                Lookup::Key(value) => ctx.tx.seek_by_key(label, &seek.key, value)?,
+                Lookup::Index(range) => ctx.tx.seek_by_index(label, &seek.key, range)?,
             };
             let Some(ids) = sought else {
                 return Ok(None);
@@ -454,6 +457,84 @@ impl RowFn for NodeScan {
     fn pending(&self) -> bool {
         self.rest.is_some()
     }
+}
+
+/// What `seek` looks up for one input row, or `None` when its operands are of a type the
+/// indexes cannot seek (the scan and the filter above it decide).
+fn lookups(
+    seek: &KeySeek,
+    input: &Batch,
+    row: usize,
+    ctx: &mut ExecContext,
+) -> Result<Option<Vec<Lookup>>> {
+    let mut operand = |e: &BExpr| -> Result<Option<StorageValue>> {
+        Ok(eval(e, &mut Env::new(input, row), ctx)?.to_storage())
+    };
+    let by_index = seek.index.is_some();
+    Ok(match &seek.predicate {
+        SeekPredicate::Equal(value) => match operand(value)? {
+            // `x = null` is never true.
+            Some(StorageValue::Null) => Some(Vec::new()),
+            value => value
+                .and_then(|value| lookup(by_index, value))
+                .map(|l| vec![l]),
+        },
+        SeekPredicate::In(list) => match eval(list, &mut Env::new(input, row), ctx)? {
+            // `x IN null` is never true; a non-list is the filter's type error to raise.
+            Value::Null => Some(Vec::new()),
+            Value::List(items) if items.len() <= MAX_SEEK_VALUES => {
+                // Nor does `x IN [null]` find anything.
+                let values = items.iter().filter(|v| !v.is_null());
+                values
+                    .map(|v| v.to_storage().and_then(|v| lookup(by_index, v)))
+                    .collect()
+            }
+            _ => None,
+        },
+        // The planner gives ranges and prefixes a secondary index; without one, scan.
+        _ if !by_index => None,
+        SeekPredicate::Range { lower, upper } => {
+            let lower = range_bound(lower.as_ref(), &mut operand)?;
+            let upper = range_bound(upper.as_ref(), &mut operand)?;
+            let range = lower
+                .zip(upper)
+                .and_then(|(lower, upper)| KeyRange::between(lower.as_ref(), upper.as_ref()));
+            range.map(|range| vec![Lookup::Index(range)])
+        }
+        SeekPredicate::Prefix(prefix) => {
+            let range = operand(prefix)?.and_then(|prefix| KeyRange::prefix(&prefix));
+            range.map(|range| vec![Lookup::Index(range)])
+        }
+    })
+}
+
+/// The look-up of `value` (not null): in a secondary index (`None` if it is not indexable)
+/// or in the primary-key indexes.
+fn lookup(by_index: bool, value: StorageValue) -> Option<Lookup> {
+    if by_index {
+        KeyRange::equal(&value).map(Lookup::Index)
+    } else {
+        Some(Lookup::Key(value))
+    }
+}
+
+/// One side of a range seek with its operand evaluated (`Unbounded` when the side is
+/// missing), or `None` if the operand is not a storable value.
+fn range_bound(
+    bound: Option<&RangeBound>,
+    operand: &mut impl FnMut(&BExpr) -> Result<Option<StorageValue>>,
+) -> Result<Option<Bound<StorageValue>>> {
+    let Some(bound) = bound else {
+        return Ok(Some(Bound::Unbounded));
+    };
+    let value = operand(&bound.value)?;
+    Ok(value.map(|value| {
+        if bound.inclusive {
+            Bound::Included(value)
+        } else {
+            Bound::Excluded(value)
+        }
+    }))
 }
 
 /// The output values of one input row (the nodes a scan finds, the items of an UNWIND

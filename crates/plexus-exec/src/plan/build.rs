@@ -31,7 +31,8 @@
 //! rule stands: a bound node, else the first node with a label, else the first node, right
 //! then left. The WHERE is then pushed down into the pattern's operators (`pushdown`), where a
 //! key equality right above a label scan becomes its seek; with statistics, each label scan
-//! then takes the best of its equalities (`choose_seeks`: primary key, else a secondary index).
+//! then takes the best of its key predicates (`choose_seeks`: primary key, else a secondary
+//! index, which also answers ranges and prefixes).
 //!
 //! Not done yet (the optimizer's job, later): join ordering across disconnected parts (they
 //! are planned as nested cartesian products) and across clauses.
@@ -44,7 +45,7 @@ use crate::plan::pushdown::{
 };
 use crate::plan::{
     AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, KeySeek, LogicalPlan, QueryPlan,
-    SetOp, SortKey, TopCount, VarLengthSpec,
+    SeekPredicate, SetOp, SortKey, TopCount, VarLengthSpec,
 };
 use crate::value::Value;
 use plexus_cypher::ast::{
@@ -266,8 +267,8 @@ fn self_contained(ctx: &PartContext, bound: &HashSet<usize>) -> bool {
 
 /// Node `index` of the part as the cost model sees it: its domain, whether it can be sought
 /// by primary key or a secondary index (an equality or `IN` in its property map or a WHERE
-/// conjunct on it alone, picked as `choose_seeks` will) and for how many values, and the
-/// selectivity of its other predicates.
+/// conjunct on it alone, or for an index also a range or prefix from WHERE, picked as
+/// `choose_seeks` will) and how much it reads, and the selectivity of its other predicates.
 fn node_shape(
     stats: &Statistics,
     ctx: &PartContext,
@@ -293,16 +294,22 @@ fn node_shape(
     seeks.extend(local.iter().flat_map(|c| key_seeks(slot, c)));
     let seek = label.and_then(|label| best_seek(stats, label, seeks));
     let key_seek = seek.as_ref().is_some_and(|s| s.index.is_none());
-    let index_seek = seek.as_ref().is_some_and(|s| s.index.is_some());
+    let index_seek = seek
+        .as_ref()
+        .filter(|s| s.index.is_some())
+        .map(index_seek_selectivity);
     let is_equality =
         |c: &BExpr| matches!(c, BExpr::Compare(_, ops) if ops.as_slice() == [ComparisonOp::Eq]);
     let local_equalities = local.iter().filter(|c| is_equality(c)).count();
     let mut others = local.len() - local_equalities;
     let mut equalities = props.len() + local_equalities;
-    // The seek's own predicate is in its rows (see `cost`).
-    match &seek {
-        Some(seek) if seek.many => others -= 1,
-        Some(_) => equalities -= 1,
+    // The seek's own predicates are in its rows (see `cost`); each range bound is one.
+    match seek.as_ref().map(|s| &s.predicate) {
+        Some(SeekPredicate::Equal(_)) => equalities -= 1,
+        Some(SeekPredicate::In(_) | SeekPredicate::Prefix(_)) => others -= 1,
+        Some(SeekPredicate::Range { lower, upper }) => {
+            others -= usize::from(lower.is_some()) + usize::from(upper.is_some());
+        }
         None => {}
     }
     NodeShape {
@@ -320,17 +327,31 @@ fn node_shape(
     }
 }
 
-/// How many values `seek` looks up: 1 for an equality; for `IN`, the length of a literal
-/// list, else a guess.
+/// How many values `seek` looks up: for `IN`, the length of a literal list, else a guess;
+/// 1 for any other seek.
 fn seek_values(seek: &KeySeek) -> f64 {
-    if !seek.many {
-        return 1.0;
+    match &seek.predicate {
+        SeekPredicate::In(BExpr::List(items)) => items.len() as f64,
+        SeekPredicate::In(BExpr::Const(Value::List(items))) => items.len() as f64,
+        SeekPredicate::In(_) => cost::IN_LIST_ESTIMATE_VALUES,
+        _ => 1.0,
     }
-    match &seek.value {
-        BExpr::List(items) => items.len() as f64,
-        BExpr::Const(Value::List(items)) => items.len() as f64,
-        _ => cost::IN_LIST_ESTIMATE_VALUES,
-    }
+}
+
+/// The fraction of its label a secondary-index seek is guessed to read (see `cost`).
+fn index_seek_selectivity(seek: &KeySeek) -> f64 {
+    let fraction = match &seek.predicate {
+        SeekPredicate::Equal(_) | SeekPredicate::In(_) => {
+            cost::EQUALITY_SELECTIVITY * seek_values(seek)
+        }
+        SeekPredicate::Range {
+            lower: Some(_),
+            upper: Some(_),
+        }
+        | SeekPredicate::Prefix(_) => cost::BOUNDED_RANGE_SELECTIVITY,
+        SeekPredicate::Range { .. } => cost::RANGE_SELECTIVITY,
+    };
+    fraction.min(1.0)
 }
 
 /// A relationship of the part as the cost model sees it.

@@ -16,6 +16,10 @@
 //!                         count(label) × EQUALITY_SELECTIVITY × k
 //!                                           a seek on a secondary index (label, property), k = 1
 //!                                           for `=`, the list's length for `IN`
+//!                         count(label) × RANGE_SELECTIVITY
+//!                                           a one-sided range seek on one (`n.p > x`)
+//!                         count(label) × BOUNDED_RANGE_SELECTIVITY
+//!                                           a two-sided range or a prefix seek on one
 //!                         count(label)      label scan (first label)
 //!                         count(all nodes)  all-nodes scan
 //!   its filter     × selectivity            per predicate on n (below)
@@ -26,13 +30,15 @@
 //!                                           min is larger)
 //!   into a bound m ÷ count(m's domain)      only relationships that reach that one node
 //!   far end m      × selectivity            a primary-key equality on m keeps 1/count(label)
-//!                                           (k/count for an IN of k), an indexed one
-//!                                           EQUALITY_SELECTIVITY × k
+//!                                           (k/count for an IN of k), an indexed seek the
+//!                                           fraction its start would read (above)
 //! ```
 //!
 //! Selectivities are guesses, not statistics: [`EQUALITY_SELECTIVITY`] for an equality on a
 //! property (from the pattern's map or a WHERE conjunct on that node alone),
-//! [`PREDICATE_SELECTIVITY`] for any other WHERE conjunct on the node alone. Labels other than
+//! [`PREDICATE_SELECTIVITY`] for any other WHERE conjunct on the node alone, and for range
+//! seeks [`RANGE_SELECTIVITY`] / [`BOUNDED_RANGE_SELECTIVITY`] (a range's conjuncts are then
+//! not counted again as predicates). Labels other than
 //! the one scanned are assumed implied (a `:City` at the end of `IS_LOCATED_IN` filters
 //! little).
 //!
@@ -75,6 +81,11 @@ use plexus_types::Direction;
 pub(super) const EQUALITY_SELECTIVITY: f64 = 0.1;
 /// The fraction of rows any other predicate on one node is guessed to keep.
 pub(super) const PREDICATE_SELECTIVITY: f64 = 0.5;
+/// The fraction of its label a one-sided range seek (`n.p > x`) is guessed to read.
+pub(super) const RANGE_SELECTIVITY: f64 = 0.3;
+/// The fraction of its label a range seek bounded on both sides, or a prefix seek, is guessed
+/// to read.
+pub(super) const BOUNDED_RANGE_SELECTIVITY: f64 = 0.1;
 /// Values an `IN` seek is guessed to look up when its list is not a literal.
 pub(super) const IN_LIST_ESTIMATE_VALUES: f64 = 3.0;
 /// Hops up to which a variable-length expand is estimated (`*`, `*1..1000` count as `*1..3`).
@@ -90,10 +101,10 @@ pub(super) struct NodeShape {
     pub domain_rows: f64,
     /// An equality on its first label's primary key, which a scan can seek.
     pub key_seek: bool,
-    /// An equality on a property with a secondary index on its first label (and none on the
-    /// primary key), which a scan can seek.
-    pub index_seek: bool,
-    /// Values the seek looks up (the length of an `IN` list; 1 for an equality).
+    /// A seek on a property with a secondary index on its first label (and no equality on the
+    /// primary key): the fraction of the label it is guessed to read (see ESTIMATES).
+    pub index_seek: Option<f64>,
+    /// Values a primary-key seek looks up (the length of an `IN` list; 1 for an equality).
     pub seek_values: f64,
     /// The fraction of rows its other predicates keep.
     pub selectivity: f64,
@@ -153,8 +164,8 @@ pub(super) fn estimate(nodes: &[NodeShape], rels: &[RelShape], order: Order) -> 
         1.0
     } else if start.key_seek {
         start.seek_values
-    } else if start.index_seek {
-        start.domain_rows * (EQUALITY_SELECTIVITY * start.seek_values).min(1.0)
+    } else if let Some(fraction) = start.index_seek {
+        start.domain_rows * fraction
     } else {
         start.domain_rows
     };
@@ -179,8 +190,10 @@ pub(super) fn estimate(nodes: &[NodeShape], rels: &[RelShape], order: Order) -> 
         if to.key_seek && !into {
             rows *= (to.seek_values / to.domain_rows.max(1.0)).min(1.0);
         }
-        if to.index_seek && !into {
-            rows *= (EQUALITY_SELECTIVITY * to.seek_values).min(1.0);
+        if let Some(fraction) = to.index_seek
+            && !into
+        {
+            rows *= fraction;
         }
         visited.push(to.slot);
     }
@@ -257,7 +270,7 @@ mod tests {
             bound: false,
             domain_rows,
             key_seek: false,
-            index_seek: false,
+            index_seek: None,
             seek_values: 1.0,
             selectivity: 1.0,
         }
@@ -365,7 +378,7 @@ mod tests {
     fn an_index_seek_reads_a_tenth_of_its_label_and_can_win_the_start() {
         // (p:Person)-[:KNOWS]->(f:Person {name: $n}), name indexed: 1,000 people, degree 10.
         let mut friend = node(2, 1000.0);
-        friend.index_seek = true;
+        friend.index_seek = Some(EQUALITY_SELECTIVITY);
         let nodes = [node(0, 1000.0), friend];
         let rels = [rel(10.0, 10.0)];
         let best = cheapest(&nodes, &rels, RULE);

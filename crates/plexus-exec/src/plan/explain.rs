@@ -8,7 +8,9 @@
 //! input row of their pattern part (see `cost`): the numbers the start of the part was chosen
 //! by, next to PROFILE's actual `rows=`.
 
-use super::{CreatePattern, ExpandSpec, LogicalPlan, SetOp, TopCount};
+use super::{
+    CreatePattern, ExpandSpec, KeySeek, LogicalPlan, RangeBound, SeekPredicate, SetOp, TopCount,
+};
 use crate::bind::{ArithOp, BExpr, PathElement, StringOp};
 use plexus_types::Direction;
 use std::fmt::Write;
@@ -62,11 +64,9 @@ impl LogicalPlan {
                             Some(index) => ("NodeIndexSeek", format!("index {index}")),
                             None => ("NodeByKeySeek", "primary key".to_string()),
                         };
-                        let comparison = if seek.many { "IN" } else { "=" };
                         format!(
-                            "{operator} s{slot}:{l}({} {comparison} {}) [{fallback}, else label scan]",
-                            seek.key,
-                            expr_text(&seek.value)
+                            "{operator} s{slot}:{l}({}) [{fallback}, else label scan]",
+                            seek_text(seek)
                         )
                     }
                     (Some(l), None) => format!("NodeByLabelScan s{slot}:{l}"),
@@ -228,6 +228,30 @@ fn estimate_text(est_rows: Option<f64>) -> String {
             .to_string()
     };
     format!(" est_rows={text}")
+}
+
+/// A seek's predicate on its key: `age = 3`, `age IN $ages`, `age >= 10 AND age < 20`,
+/// `name STARTS WITH p`.
+fn seek_text(seek: &KeySeek) -> String {
+    let key = &seek.key;
+    match &seek.predicate {
+        SeekPredicate::Equal(value) => format!("{key} = {}", expr_text(value)),
+        SeekPredicate::In(list) => format!("{key} IN {}", expr_text(list)),
+        SeekPredicate::Prefix(prefix) => format!("{key} STARTS WITH {}", expr_text(prefix)),
+        SeekPredicate::Range { lower, upper } => {
+            let side = |bound: &RangeBound, strict: &str, inclusive: &str| {
+                let op = if bound.inclusive { inclusive } else { strict };
+                format!("{key} {op} {}", expr_text(&bound.value))
+            };
+            let lower = lower.as_ref().map(|b| side(b, ">", ">="));
+            let upper = upper.as_ref().map(|b| side(b, "<", "<="));
+            lower
+                .into_iter()
+                .chain(upper)
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        }
+    }
 }
 
 /// `Expand[Into] (s0)-[s1:T*1..2]->(s2)`: the operator `kind`, then the pattern it expands.

@@ -194,17 +194,40 @@ pub struct VarLengthSpec {
     pub leftwards: bool,
 }
 
-/// `node.key = value` (or `node.key IN value`, a list) taken from the filter above a label
-/// scan; `value` does not depend on the scanned node.
+/// A predicate on one property of a scanned node, taken from the filters above its label scan,
+/// that the scan can answer from an index (see `pushdown`).
 #[derive(Debug, Clone)]
 pub struct KeySeek {
     pub key: Arc<str>,
-    pub value: BExpr,
-    /// `IN`: `value` is a list and the seek finds the nodes of each of its elements.
-    pub many: bool,
+    pub predicate: SeekPredicate,
     /// The secondary index on (label, key) to answer it from (`NodeIndexSeek`); `None`: the
-    /// primary-key indexes (`NodeByKeySeek`).
+    /// primary-key indexes (`NodeByKeySeek`), which answer `Equal` and `In` only.
     pub index: Option<Arc<str>>,
+}
+
+/// What a [`KeySeek`] asks of its key. Operands do not depend on the scanned node; they are
+/// evaluated per input row.
+#[derive(Debug, Clone)]
+pub enum SeekPredicate {
+    /// `key = value`.
+    Equal(BExpr),
+    /// `key IN list`: the nodes of each element of the list.
+    In(BExpr),
+    /// `key > lower` (or `>=`) and `key < upper` (or `<=`); at least one side is present.
+    Range {
+        lower: Option<RangeBound>,
+        upper: Option<RangeBound>,
+    },
+    /// `key STARTS WITH prefix`.
+    Prefix(BExpr),
+}
+
+/// One side of a [`SeekPredicate::Range`].
+#[derive(Debug, Clone)]
+pub struct RangeBound {
+    pub value: BExpr,
+    /// `>=` / `<=` rather than `>` / `<`.
+    pub inclusive: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -214,8 +237,8 @@ pub enum LogicalPlan {
     /// For each input row, every node (with `label`, if given) into `slot`; with a `seek`,
     /// only the nodes the label's primary-key index (or the seek's secondary index) finds for
     /// it when the index can answer (see `Transaction::seek_by_key` and `seek_by_index`), else
-    /// every node of the label. The filter above the scan still checks the seek's equality, so
-    /// both ways give the same rows.
+    /// every node of the label. The filter above the scan still checks the seek's predicate,
+    /// so both ways give the same rows.
     NodeScan {
         input: Box<LogicalPlan>,
         slot: usize,

@@ -17,9 +17,37 @@
 //! SEEK CHOICE
 //! ===========
 //! Pushdown takes the first such equality. With statistics, [`choose_seeks`] then looks at
-//! every equality in the filters right above each label scan and prefers one on the label's
-//! primary key (`NodeByKeySeek`), else one on a property with a secondary index on the label
-//! (`NodeIndexSeek`, naming the index). The filters stay above the scan either way.
+//! every *key predicate* in the filters right above each label scan — a conjunct on one
+//! property of the scanned node whose other operand does not depend on that node (a
+//! constant, a parameter, another variable or its property, a list of those):
+//!
+//! ```text
+//!   n.p = v              Equal    either way round (`v = n.p`)
+//!   n.p IN list          In
+//!   n.p > v, >=, <, <=   Range    one side each, either way round (`v < n.p` is `n.p > v`)
+//!   n.p STARTS WITH v    Prefix
+//! ```
+//!
+//! Ranges on one property merge into one two-sided range (the first lower and the first upper
+//! bound: `n.age >= 10 AND n.age < 20` is one seek). Then [`best_seek`] takes the first of
+//! the best kind, in this order: on the label's primary key an equality, an `IN`
+//! (`NodeByKeySeek`); on a property with a secondary index on the label an equality, an
+//! `IN`, a two-sided range or prefix, a one-sided range (`NodeIndexSeek`, naming the index).
+//! Primary-key indexes answer only equalities; ranges and prefixes need a secondary index.
+//! The ranking follows how much of the label each kind is guessed to read (see `cost`).
+//!
+//! INVARIANT: the filters stay above the scan, whatever seek it takes. A seek only narrows
+//! which nodes the scan offers, to a superset of those the filters accept, and every seek may
+//! fall back to the label scan at run time (an index not ready or dropped, an operand of a
+//! type the index cannot seek, such as a list or a map) — so every choice returns the same
+//! rows, and seek code never needs to be exact: an index may list extra candidates (integers
+//! beyond 2^53 share an `f64` key, see `plexus_storage::index`) but never miss one. Operands
+//! are evaluated per input row, so a bound from an earlier clause is a seek too; a null or
+//! NaN operand, or bounds of different kinds (a number and a string), make the seek find
+//! nothing, as no row passes the filter then.
+//!
+//! Not done: chained comparisons (`1 < n.p < 5`) and `<>` are never seeks; `ENDS WITH`,
+//! `CONTAINS` and `=~` are not; an `OR` of key predicates is not (no index union).
 //!
 //! WHAT MOVES, AND HOW FAR
 //! =======================
@@ -38,8 +66,9 @@
 //!   other Cypher engines take when they reorder predicates.
 
 use super::build::visit_children;
-use super::{KeySeek, LogicalPlan};
-use crate::bind::{BExpr, PathElement};
+use super::{KeySeek, LogicalPlan, RangeBound, SeekPredicate};
+use crate::bind::{BExpr, PathElement, StringOp};
+use plexus_cypher::ast::ComparisonOp;
 use plexus_txn::Statistics;
 use std::sync::Arc;
 
@@ -144,11 +173,13 @@ fn set_input(plan: &mut LogicalPlan, input: LogicalPlan) {
 pub(super) fn key_seek(slot: usize, predicate: &BExpr) -> Option<KeySeek> {
     key_seeks(slot, predicate)
         .into_iter()
-        .find(|seek| !seek.many)
+        .find(|seek| matches!(seek.predicate, SeekPredicate::Equal(_)))
 }
 
-/// Every conjunct of `predicate` that [`key_seek`] could pick, and those of the form
-/// `slot.key IN list` with such a list, in order.
+/// Every conjunct of `predicate` that [`key_seek`] could pick, and those of the forms
+/// `slot.key IN list`, `slot.key < bound` (`<=`, `>`, `>=`, either way round) and
+/// `slot.key STARTS WITH prefix` with such operands, in order; each comparison is a one-sided
+/// range ([`best_seek`] merges them).
 pub(super) fn key_seeks(slot: usize, predicate: &BExpr) -> Vec<KeySeek> {
     let mut seeks = Vec::new();
     collect_key_seeks(slot, predicate, &mut seeks);
@@ -156,69 +187,174 @@ pub(super) fn key_seeks(slot: usize, predicate: &BExpr) -> Vec<KeySeek> {
 }
 
 fn collect_key_seeks(slot: usize, predicate: &BExpr, seeks: &mut Vec<KeySeek>) {
+    let seek = |key: &Arc<str>, predicate| KeySeek {
+        key: key.clone(),
+        predicate,
+        index: None,
+    };
     match predicate {
         BExpr::And(a, b) => {
             collect_key_seeks(slot, a, seeks);
             collect_key_seeks(slot, b, seeks);
         }
-        BExpr::Compare(operands, ops)
-            if ops.as_slice() == [plexus_cypher::ast::ComparisonOp::Eq] =>
-        {
-            if let (BExpr::Property(entity, key), value) | (value, BExpr::Property(entity, key)) =
-                (&operands[0], &operands[1])
-                && matches!(**entity, BExpr::Slot(s) if s == slot)
-                && independent_of(slot, value)
+        BExpr::Compare(operands, ops) if ops.len() == 1 => {
+            if let Some((key, op, value)) = property_comparison(slot, operands, ops[0])
+                && let Some(predicate) = comparison_seek(op, value)
             {
-                seeks.push(KeySeek {
-                    key: key.clone(),
-                    value: value.clone(),
-                    many: false,
-                    index: None,
-                });
+                seeks.push(seek(key, predicate));
             }
         }
         BExpr::In(item, list) => {
-            if let BExpr::Property(entity, key) = &**item
-                && matches!(**entity, BExpr::Slot(s) if s == slot)
+            if let Some(key) = scanned_property(slot, item)
                 && independent_of(slot, list)
             {
-                seeks.push(KeySeek {
-                    key: key.clone(),
-                    value: (**list).clone(),
-                    many: true,
-                    index: None,
-                });
+                seeks.push(seek(key, SeekPredicate::In((**list).clone())));
+            }
+        }
+        BExpr::StringOp(StringOp::StartsWith, item, prefix) => {
+            if let Some(key) = scanned_property(slot, item)
+                && independent_of(slot, prefix)
+            {
+                seeks.push(seek(key, SeekPredicate::Prefix((**prefix).clone())));
             }
         }
         _ => {}
     }
 }
 
-/// The seek a label scan of `label` should use among `seeks` (its key equalities and `IN`s),
-/// the first of the best kind: an equality on the label's primary key, an `IN` on it, an
-/// equality on a property with a secondary index (named in the seek), an `IN` on one; else
-/// `None` — leave the scan's seek as it is (the primary-key indexes may still answer at run
-/// time).
+/// `slot.key` → `key`.
+fn scanned_property(slot: usize, e: &BExpr) -> Option<&Arc<str>> {
+    match e {
+        BExpr::Property(entity, key) if matches!(**entity, BExpr::Slot(s) if s == slot) => {
+            Some(key)
+        }
+        _ => None,
+    }
+}
+
+/// `[a, b]` compared by `op`, as `slot.key op value` with `value` independent of `slot`
+/// (the operator mirrored when the property is on the right), if it has that form.
+fn property_comparison(
+    slot: usize,
+    operands: &[BExpr],
+    op: ComparisonOp,
+) -> Option<(&Arc<str>, ComparisonOp, &BExpr)> {
+    let [left, right] = operands else {
+        return None;
+    };
+    if let Some(key) = scanned_property(slot, left)
+        && independent_of(slot, right)
+    {
+        return Some((key, op, right));
+    }
+    let key = scanned_property(slot, right)?;
+    let mirrored = match op {
+        ComparisonOp::Lt => ComparisonOp::Gt,
+        ComparisonOp::Gt => ComparisonOp::Lt,
+        ComparisonOp::Le => ComparisonOp::Ge,
+        ComparisonOp::Ge => ComparisonOp::Le,
+        ComparisonOp::Eq | ComparisonOp::NotEq => op,
+    };
+    independent_of(slot, left).then_some((key, mirrored, left))
+}
+
+/// The seek for `key op value`: an equality or a one-sided range; `<>` has none.
+fn comparison_seek(op: ComparisonOp, value: &BExpr) -> Option<SeekPredicate> {
+    let bound = |inclusive| {
+        Some(RangeBound {
+            value: value.clone(),
+            inclusive,
+        })
+    };
+    Some(match op {
+        ComparisonOp::Eq => SeekPredicate::Equal(value.clone()),
+        ComparisonOp::NotEq => return None,
+        ComparisonOp::Gt | ComparisonOp::Ge => SeekPredicate::Range {
+            lower: bound(op == ComparisonOp::Ge),
+            upper: None,
+        },
+        ComparisonOp::Lt | ComparisonOp::Le => SeekPredicate::Range {
+            lower: None,
+            upper: bound(op == ComparisonOp::Le),
+        },
+    })
+}
+
+/// `seeks` with every range on a key merged into the first range on it, which takes the
+/// first lower and the first upper bound given for the key. (Any bound would do: the
+/// filters check all of them.)
+fn merge_ranges(seeks: Vec<KeySeek>) -> Vec<KeySeek> {
+    let mut merged: Vec<KeySeek> = Vec::with_capacity(seeks.len());
+    for seek in seeks {
+        let SeekPredicate::Range { lower, upper } = &seek.predicate else {
+            merged.push(seek);
+            continue;
+        };
+        let first = merged.iter_mut().find_map(|m| match &mut m.predicate {
+            SeekPredicate::Range { lower, upper } if m.key == seek.key => Some((lower, upper)),
+            _ => None,
+        });
+        match first {
+            Some((first_lower, first_upper)) => {
+                if first_lower.is_none() {
+                    first_lower.clone_from(lower);
+                }
+                if first_upper.is_none() {
+                    first_upper.clone_from(upper);
+                }
+            }
+            None => merged.push(seek),
+        }
+    }
+    merged
+}
+
+/// The kinds of seek a primary-key index answers (`=` and `IN`, ranks 0 and 1); a
+/// secondary-index seek ranks after all of them.
+const PRIMARY_KEY_RANKS: u8 = 2;
+
+impl SeekPredicate {
+    /// Lower is better: an equality, an `IN`, a bounded range (two sides or a prefix), a
+    /// one-sided range — roughly by the share of the label each is guessed to read.
+    fn rank(&self) -> u8 {
+        match self {
+            SeekPredicate::Equal(_) => 0,
+            SeekPredicate::In(_) => 1,
+            SeekPredicate::Range {
+                lower: Some(_),
+                upper: Some(_),
+            }
+            | SeekPredicate::Prefix(_) => 2,
+            SeekPredicate::Range { .. } => 3,
+        }
+    }
+}
+
+/// The seek a label scan of `label` should use among `seeks` (its key predicates, ranges on
+/// one key merged), the first of the best kind: an equality on the label's primary key, an
+/// `IN` on it, then on a property with a secondary index (named in the seek) an equality, an
+/// `IN`, a bounded range or prefix, a one-sided range; else `None` — leave the scan's seek as
+/// it is (the primary-key indexes may still answer an equality at run time).
 pub(super) fn best_seek(stats: &Statistics, label: &str, seeks: Vec<KeySeek>) -> Option<KeySeek> {
     let primary_key = stats.label_primary_key(label);
-    let ranked = seeks.into_iter().filter_map(|seek| {
-        let many = u8::from(seek.many);
-        if Some(&*seek.key) == primary_key {
-            return Some((many, seek));
+    let ranked = merge_ranges(seeks).into_iter().filter_map(|seek| {
+        let rank = seek.predicate.rank();
+        if Some(&*seek.key) == primary_key && rank < PRIMARY_KEY_RANKS {
+            return Some((rank, seek));
         }
         let index = stats.label_index(label, &seek.key)?;
         let seek = KeySeek {
             index: Some(Arc::from(index)),
             ..seek
         };
-        Some((2 + many, seek))
+        Some((PRIMARY_KEY_RANKS + rank, seek))
     });
     let best = ranked.reduce(|best, next| if next.0 < best.0 { next } else { best });
     best.map(|(_, seek)| seek)
 }
 
 /// Gives every label scan in the pattern chain `plan` (Filter / NodeScan / Expand operators,
-/// as pushdown left them) the seek [`best_seek`] picks among the equalities of the filters
+/// as pushdown left them) the seek [`best_seek`] picks among the key predicates of the filters
 /// right above it. The filters stay, so the rows are the same with any seek.
 pub(super) fn choose_seeks(plan: &mut LogicalPlan, stats: &Statistics) {
     let mut above: Vec<BExpr> = Vec::new();
