@@ -56,6 +56,7 @@ impl Cursor {
         let explain =
             (statement.mode == QueryMode::Explain).then(|| plan.root.render(&|_| String::new()));
         let mut state = ExecState::new();
+        state.may_write = plan.may_write();
         if profile {
             state.profile = Some(vec![
                 OperatorProfile::default();

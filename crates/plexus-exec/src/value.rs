@@ -348,9 +348,22 @@ pub fn order(a: &Value, b: &Value) -> Ordering {
 }
 
 /// A value under equivalence (`null ≡ null`, `NaN ≡ NaN`, `1 ≡ 1.0`), hashable: the key of
-/// DISTINCT, grouping and UNION.
+/// DISTINCT, grouping and UNION, and of hash joins. Values that are equal (`=` is true) are
+/// equivalent and hash alike; for values that [`can_be_equal`], equivalence is exactly `=`.
 #[derive(Clone, Debug)]
 pub struct GroupKey(pub Vec<Value>);
+
+/// Whether `v = x` can be true for some `x`: not when `v` is null or NaN or holds one in a
+/// list or map (`=` is then null or false whatever `x` is). A hash join skips such keys.
+pub fn can_be_equal(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Float(f) => !f.is_nan(),
+        Value::List(items) => items.iter().all(can_be_equal),
+        Value::Map(entries) => entries.values().all(can_be_equal),
+        _ => true,
+    }
+}
 
 fn equivalent(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -376,7 +389,8 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
         Value::Bool(b) => b.hash(state),
         Value::Int(i) => i.hash(state),
         Value::Float(f) => {
-            if f.fract() == 0.0 && f.abs() < 9.2e18 {
+            // Hashed as the integer `int_float_cmp` finds it equal to, if any.
+            if f.fract() == 0.0 && (-I64_LIMIT_F64..I64_LIMIT_F64).contains(f) {
                 (*f as i64).hash(state)
             } else if f.is_nan() {
                 0u8.hash(state)
@@ -427,6 +441,7 @@ impl Hash for GroupKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn equality_is_ternary() {
@@ -478,6 +493,83 @@ mod tests {
                 "Null"
             ]
         );
+    }
+
+    fn arbitrary_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            prop_oneof![
+                -3i64..3,
+                Just(i64::MAX),
+                Just(i64::MIN),
+                Just(9_200_000_000_000_000_000)
+            ]
+            .prop_map(Value::Int),
+            prop_oneof![
+                (-3i64..3).prop_map(|i| i as f64),
+                Just(0.5),
+                Just(-0.0),
+                Just(f64::NAN),
+                Just(f64::INFINITY),
+                Just(9.2e18),
+                Just(i64::MAX as f64),
+                Just(i64::MIN as f64)
+            ]
+            .prop_map(Value::Float),
+            prop_oneof![Just("a"), Just("b")].prop_map(Value::string),
+        ];
+        leaf.prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::list),
+                proptest::collection::btree_map(
+                    prop_oneof![Just(Arc::<str>::from("k")), Just(Arc::<str>::from("l"))],
+                    inner,
+                    0..3
+                )
+                .prop_map(Value::map),
+            ]
+        })
+    }
+
+    fn hash_of(key: &GroupKey) -> u64 {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    proptest! {
+        /// What hash joins rely on: equal values are equivalent, hash alike and can be equal;
+        /// values that can be equal are equivalent exactly when they are equal.
+        #[test]
+        fn equal_values_share_a_group_key(a in arbitrary_value(), b in arbitrary_value()) {
+            let (ka, kb) = (GroupKey(vec![a.clone()]), GroupKey(vec![b.clone()]));
+            if equals(&a, &b) == Some(true) {
+                prop_assert!(ka == kb);
+                prop_assert_eq!(hash_of(&ka), hash_of(&kb));
+                prop_assert!(can_be_equal(&a) && can_be_equal(&b));
+            }
+            if can_be_equal(&a) && can_be_equal(&b) {
+                prop_assert_eq!(ka == kb, equals(&a, &b) == Some(true));
+            }
+        }
+    }
+
+    #[test]
+    fn a_large_integral_float_hashes_as_the_integer_it_equals() {
+        // i64::MAX as f64 is 2^63, one above i64::MAX: equal to no integer (see
+        // `int_float_cmp`); i64::MIN is -2^63 exactly.
+        for (i, f) in [
+            (i64::MIN, i64::MIN as f64),
+            (9_200_000_000_000_000_000, 9.2e18),
+        ] {
+            assert_eq!(equals(&Value::Int(i), &Value::Float(f)), Some(true));
+            let (ki, kf) = (
+                GroupKey(vec![Value::Int(i)]),
+                GroupKey(vec![Value::Float(f)]),
+            );
+            assert_eq!(hash_of(&ki), hash_of(&kf));
+        }
     }
 
     #[test]

@@ -377,8 +377,8 @@ impl Binder<'_> {
                     element: (**pattern).clone(),
                     span,
                 };
-                let mut plan = self.plan_pattern(
-                    LogicalPlan::Argument,
+                let (mut plan, _) = self.plan_pattern(
+                    (LogicalPlan::Argument, None),
                     &mut inner,
                     std::slice::from_ref(&part),
                     None,
@@ -407,8 +407,8 @@ impl Binder<'_> {
                     element: (**element).clone(),
                     span,
                 };
-                let plan = self.plan_pattern(
-                    LogicalPlan::Argument,
+                let (plan, _) = self.plan_pattern(
+                    (LogicalPlan::Argument, None),
                     &mut inner,
                     std::slice::from_ref(&part),
                     None,
@@ -418,8 +418,12 @@ impl Binder<'_> {
             ExprKind::Exists(subquery) => match &**subquery {
                 ast::ExistsSubquery::Pattern { pattern, predicate } => {
                     let mut inner = scope.clone();
-                    let mut plan =
-                        self.plan_pattern(LogicalPlan::Argument, &mut inner, &pattern.parts, None)?;
+                    let (mut plan, _) = self.plan_pattern(
+                        (LogicalPlan::Argument, None),
+                        &mut inner,
+                        &pattern.parts,
+                        None,
+                    )?;
                     if let Some(p) = predicate {
                         let predicate = self.bind_expr(p, &inner, ExprCtx::PLAIN)?;
                         plan = LogicalPlan::Filter {

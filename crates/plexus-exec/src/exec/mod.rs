@@ -13,8 +13,9 @@
 //! ```
 //! Execution is pull-based ("Volcano over batches"): the root asks its input for the next
 //! batch until it gets `None`. Pipeline breakers (Sort, Aggregate, Distinct's hash set,
-//! every writing operator) consume their whole input before producing. `reset` rewinds an
-//! operator tree so that an `Apply`-style parent can run it again for its next argument row.
+//! every writing operator, a HashJoin's build side) consume their whole input before
+//! producing. `reset` rewinds an operator tree so that an `Apply`-style parent can run it
+//! again for its next argument row.
 //!
 //! ARGUMENTS
 //! =========
@@ -38,6 +39,7 @@
 //! vectors (columns hold `Value`s) and push-based pipelines are later steps; the trait and
 //! the batch format are what they will plug into.
 
+mod join;
 mod ops;
 mod write;
 
@@ -213,6 +215,10 @@ pub struct ExecState {
     pub profile: Option<Vec<OperatorProfile>>,
     /// The statement's start time (what `datetime()` and friends return).
     pub statement_time: std::time::SystemTime,
+    /// Whether the statement may write (`QueryPlan::may_write`; true unless told otherwise).
+    /// An inner plan run for many argument rows may keep what it read from the transaction
+    /// in one run for the next only when the statement cannot write (see `join`).
+    pub may_write: bool,
 }
 
 impl ExecState {
@@ -224,6 +230,7 @@ impl ExecState {
             deleted_edge_types: HashMap::new(),
             profile: None,
             statement_time: std::time::SystemTime::now(),
+            may_write: true,
         }
     }
 }

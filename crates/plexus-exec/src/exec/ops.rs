@@ -5,6 +5,7 @@
 //! [`FlatMap`] driver and differ in their [`RowFn`]. The others work on whole batches
 //! (Project) or on their whole input (Aggregate, Sort).
 
+use super::join::HashJoin;
 use super::write;
 use super::{
     BATCH_ROWS, Batch, ExecContext, Materialized, Operator, build_numbered, check_materialized,
@@ -156,6 +157,17 @@ pub(super) fn build_operator(
                     },
                 },
             )
+        }
+        LogicalPlan::HashJoin {
+            input,
+            build,
+            keys,
+            build_slots,
+            ..
+        } => {
+            let input = child(input);
+            let build = child(build);
+            FlatMap::boxed(input, HashJoin::new(build, keys, build_slots.clone()))
         }
         LogicalPlan::Union { branches } => Box::new(Union {
             branches: branches.iter().map(&mut child).collect(),
@@ -445,7 +457,10 @@ impl RowFn for NodeScan {
                 None => self.scan(ctx)?,
             }),
         };
-        self.rest = fan.emit(input, row, out, self.slot, |&v| Value::Node(v));
+        let slot = self.slot;
+        self.rest = fan.emit(input, row, out, |out, &v| {
+            out.set_last(slot, Value::Node(v))
+        });
         Ok(())
     }
 
@@ -538,32 +553,32 @@ fn range_bound(
 }
 
 /// The output values of one input row (the nodes a scan finds, the items of an UNWIND
-/// list), written into a batch until it is full; what remains is returned for the next call.
-struct FanOut<T> {
+/// list, the build rows a hash join matches), written into a batch until it is full; what
+/// remains is returned for the next call.
+pub(super) struct FanOut<T> {
     items: Arc<Vec<T>>,
     next: usize,
 }
 
 impl<T> FanOut<T> {
-    fn new(items: Arc<Vec<T>>) -> Self {
+    pub(super) fn new(items: Arc<Vec<T>>) -> Self {
         FanOut { items, next: 0 }
     }
 
-    /// Appends rows (`input`'s row `row` with `slot` set) up to a full batch; `Some` with
-    /// the rest if the items did not all fit.
-    fn emit(
+    /// Appends rows (`input`'s row `row`, then `fill` with an item on the new last row) up to
+    /// a full batch; `Some` with the rest if the items did not all fit.
+    pub(super) fn emit(
         mut self,
         input: &Batch,
         row: usize,
         out: &mut Batch,
-        slot: usize,
-        value: impl Fn(&T) -> Value,
+        fill: impl Fn(&mut Batch, &T),
     ) -> Option<Self> {
         let room = BATCH_ROWS.saturating_sub(out.len()).max(1);
         let end = self.items.len().min(self.next + room);
         for item in &self.items[self.next..end] {
             out.push_from(input, row);
-            out.set_last(slot, value(item));
+            fill(out, item);
         }
         self.next = end;
         (end < self.items.len()).then_some(self)
@@ -906,15 +921,17 @@ impl RowFn for Unwind {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
+        let slot = self.slot;
+        let fill = |out: &mut Batch, item: &Value| out.set_last(slot, item.clone());
         if let Some(rest) = self.rest.take() {
-            self.rest = rest.emit(input, row, out, self.slot, Value::clone);
+            self.rest = rest.emit(input, row, out, fill);
             return Ok(());
         }
         let mut env = Env::new(input, row);
         match eval(&self.expr, &mut env, ctx)? {
             Value::Null => {}
             Value::List(items) => {
-                self.rest = FanOut::new(items).emit(input, row, out, self.slot, Value::clone);
+                self.rest = FanOut::new(items).emit(input, row, out, fill);
             }
             other => {
                 out.push_from(input, row);

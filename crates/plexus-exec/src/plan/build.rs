@@ -4,7 +4,8 @@
 //! scope, and returns the extended plan:
 //!
 //! ```text
-//!   MATCH p          → pattern operators (NodeScan / Expand / VarExpand / Filter)
+//!   MATCH p          → pattern operators (NodeScan / Expand / VarExpand / Filter /
+//!                      HashJoin { build: a part's operators over Argument })
 //!   OPTIONAL MATCH p → Optional { inner: pattern operators over Argument }
 //!   UNWIND e AS x    → Unwind
 //!   WITH / RETURN    → [Aggregate] Project [Distinct] [Sort] [Skip] [Limit] [Filter]
@@ -34,12 +35,20 @@
 //! then takes the best of its key predicates (`choose_seeks`: primary key, else a secondary
 //! index, which also answers ranges and prefixes).
 //!
-//! Not done yet (the optimizer's job, later): join ordering across disconnected parts (they
-//! are planned as nested cartesian products) and across clauses.
+//! A part that shares no variable with the rows it is planned on — a disconnected part of the
+//! pattern, or the first part of a later MATCH — is planned under each of those rows (a
+//! nested cartesian product, which the WHERE then filters), unless the WHERE equates it with
+//! them and the cost model prefers hashing it: it is then planned once, on its own, as the
+//! build side of a `HashJoin` (`join`). To judge that, the planner carries an estimate of the
+//! rows of the plan so far from clause to clause (`plan_single`).
+//!
+//! Not done yet (the optimizer's job, later): join ordering across disconnected parts and
+//! across clauses (parts are planned in pattern order).
 
 use crate::bind::{BExpr, Binder, ExprCtx, PathElement, Scope, Ty, syntax};
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape};
+use crate::plan::join;
 use crate::plan::pushdown::{
     best_seek, choose_seeks, key_seek, key_seeks, push_filter, slots_of, split_conjuncts,
 };
@@ -255,14 +264,13 @@ fn rule_start(ctx: &PartContext, bound: &HashSet<usize>) -> usize {
         .unwrap_or(0)
 }
 
-/// Whether every property value of the part reads only variables bound before it, so that
-/// any order of its elements may be planned.
-fn self_contained(ctx: &PartContext, bound: &HashSet<usize>) -> bool {
+/// Whether every property value of the part reads only slots that are `allowed`.
+fn properties_read_only(ctx: &PartContext, allowed: impl Fn(&usize) -> bool) -> bool {
     ctx.node_props
         .iter()
         .chain(&ctx.rel_props)
         .flatten()
-        .all(|(_, value)| slots_of(value).is_some_and(|s| s.iter().all(|s| bound.contains(s))))
+        .all(|(_, value)| slots_of(value).is_some_and(|s| s.iter().all(&allowed)))
 }
 
 /// Node `index` of the part as the cost model sees it: its domain, whether it can be sought
@@ -424,6 +432,23 @@ fn part_path(ctx: &PartContext) -> BExpr {
     Binder::path_expr(elements)
 }
 
+/// A part chosen as the build side of a hash join: the key pairs (input side, part side),
+/// and the part's order and estimate on its own.
+struct JoinChoice {
+    keys: Vec<(BExpr, BExpr)>,
+    order: Order,
+    build: Estimate,
+}
+
+/// The slots of a part's variables (nodes, relationships, path), sorted, each once.
+fn part_slots(slots: &PartSlots) -> Vec<usize> {
+    let elements = slots.nodes.iter().chain(&slots.rels).map(|(s, _)| *s);
+    let mut all: Vec<usize> = elements.chain(slots.path).collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
 impl Binder<'_> {
     /// The top-level query: UNION branches into shared result slots, then `Results`.
     fn plan_top(&mut self, query: &ast::Query) -> Result<(LogicalPlan, Vec<(String, usize)>)> {
@@ -509,6 +534,12 @@ impl Binder<'_> {
         targets: Option<&[(String, usize)]>,
     ) -> Result<(LogicalPlan, Option<Columns>, Scope)> {
         let mut plan = LogicalPlan::Argument;
+        // The cost model's estimate of `plan`'s rows per argument row, for hash joins (see
+        // `join`): MATCH multiplies it by its estimate; every other clause keeps it — too
+        // high after one that drops rows (WITH ... WHERE, LIMIT), too low after one whose
+        // rows are not estimated (UNWIND, OPTIONAL MATCH, MERGE, CALL), where it then never
+        // makes a hash join look cheaper than it is.
+        let mut rows = Some(1.0);
         let mut columns = None;
         for clause in &query.clauses {
             let import_scope = import.take();
@@ -517,7 +548,7 @@ impl Binder<'_> {
             }
             match &clause.kind {
                 ClauseKind::Match(m) => {
-                    plan = self.plan_match(plan, &mut scope, m)?;
+                    (plan, rows) = self.plan_match(plan, rows, &mut scope, m)?;
                 }
                 ClauseKind::Unwind(u) => {
                     let expr = self.bind_expr(&u.expr, &scope, ExprCtx::PLAIN)?;
@@ -676,18 +707,21 @@ impl Binder<'_> {
         Ok((plan, columns, scope))
     }
 
+    /// A MATCH on `plan` (estimated at `rows`), and the estimated rows after it. An OPTIONAL
+    /// MATCH keeps at least every input row; its inner plan runs on one argument row.
     fn plan_match(
         &mut self,
         plan: LogicalPlan,
+        rows: Option<f64>,
         scope: &mut Scope,
         m: &ast::Match,
-    ) -> Result<LogicalPlan> {
+    ) -> Result<(LogicalPlan, Option<f64>)> {
         if m.optional {
             let before: HashSet<usize> = scope.vars().iter().map(|(_, s)| *s).collect();
             let first_new = self.slot_types.len();
             let mut inner_scope = scope.clone();
-            let inner = self.plan_pattern(
-                LogicalPlan::Argument,
+            let (inner, _) = self.plan_pattern(
+                (LogicalPlan::Argument, Some(1.0)),
                 &mut inner_scope,
                 &m.pattern.parts,
                 m.predicate.as_ref(),
@@ -696,13 +730,14 @@ impl Binder<'_> {
                 .filter(|s| !before.contains(s))
                 .collect();
             *scope = inner_scope;
-            return Ok(LogicalPlan::Optional {
+            let optional = LogicalPlan::Optional {
                 input: Box::new(plan),
                 inner: Box::new(inner),
                 nulls,
-            });
+            };
+            return Ok((optional, rows));
         }
-        self.plan_pattern(plan, scope, &m.pattern.parts, m.predicate.as_ref())
+        self.plan_pattern((plan, rows), scope, &m.pattern.parts, m.predicate.as_ref())
     }
 
     /// Declares the variables of a pattern (type checks and reuse rules) and returns the slot
@@ -881,16 +916,18 @@ impl Binder<'_> {
         }
     }
 
-    /// Plans the matching of a pattern on top of `plan`; declares its variables in `scope`.
-    /// `predicate` is the MATCH's WHERE: bound here, it informs the choice of each part's start
-    /// and is then pushed down into the pattern's operators.
+    /// Plans the matching of a pattern on top of `plan`, whose rows the cost model estimates
+    /// at `rows` (`None`: unknown); declares its variables in `scope`. `predicate` is the
+    /// MATCH's WHERE: bound here, it informs the choice of each part's start and of hash joins
+    /// and is then pushed down into the pattern's operators. Returns the plan and its
+    /// estimated rows.
     pub(crate) fn plan_pattern(
         &mut self,
-        mut plan: LogicalPlan,
+        (mut plan, mut rows): (LogicalPlan, Option<f64>),
         scope: &mut Scope,
         parts: &[ast::PatternPart],
         predicate: Option<&Expr>,
-    ) -> Result<LogicalPlan> {
+    ) -> Result<(LogicalPlan, Option<f64>)> {
         let before: HashSet<usize> = scope.vars().iter().map(|(_, s)| *s).collect();
         let slots = self.declare_pattern(scope, parts, PatternUse::Match)?;
         let predicate = match predicate {
@@ -906,7 +943,20 @@ impl Binder<'_> {
         let mut expanded: Vec<usize> = Vec::new();
         for (part, slots) in parts.iter().zip(&slots) {
             let ctx = self.part_context(part, slots, scope)?;
-            plan = self.plan_part(plan, &ctx, &mut bound, &mut expanded, &conjuncts)?;
+            let (order, estimate) = self.part_order(&ctx, &bound, &conjuncts);
+            let join = rows
+                .zip(estimate.as_ref())
+                .and_then(|(probe_rows, nested)| {
+                    self.join_choice(&ctx, &bound, &expanded, &conjuncts, probe_rows, nested)
+                });
+            if let Some(join) = join {
+                rows = rows.map(|probe_rows| cost::hash_join_rows(probe_rows, join.build.rows));
+                plan = self.plan_hash_join(plan, &ctx, join, &mut bound, &mut expanded)?;
+            } else {
+                rows = rows.zip(estimate.as_ref()).map(|(r, e)| r * e.rows);
+                let part = (order, estimate);
+                plan = self.plan_part_in_order(plan, &ctx, part, &mut bound, &mut expanded)?;
+            }
         }
         let mut plan = match predicate {
             Some(predicate) => push_filter(plan, predicate),
@@ -915,7 +965,73 @@ impl Binder<'_> {
         if let Some(stats) = self.stats {
             choose_seeks(&mut plan, stats);
         }
-        Ok(plan)
+        Ok((plan, rows))
+    }
+
+    /// The hash join that planning `ctx`'s part on `probe_rows` input rows should become,
+    /// if any (see `join` for when): the part must share no variable with them, read none of
+    /// theirs, be equated with them by the WHERE, and be cheaper hashed than `nested`.
+    fn join_choice(
+        &self,
+        ctx: &PartContext,
+        bound: &HashSet<usize>,
+        expanded: &[usize],
+        conjuncts: &[Conjunct],
+        probe_rows: f64,
+        nested: &Estimate,
+    ) -> Option<JoinChoice> {
+        let part = part_slots(ctx.slots);
+        let shares_variable = part.iter().any(|s| bound.contains(s));
+        // Relationship uniqueness between the sides is not checked by the join.
+        let unique_across = !expanded.is_empty() && !ctx.slots.rels.is_empty();
+        let reads_only_itself = properties_read_only(ctx, |s| part.contains(s));
+        if shares_variable || unique_across || !reads_only_itself {
+            return None;
+        }
+        let keys: Vec<(BExpr, BExpr)> = conjuncts
+            .iter()
+            .filter_map(|(c, _)| join::key(c, bound, &part))
+            .collect();
+        if keys.is_empty() {
+            return None;
+        }
+        let (order, build) = self.part_order(ctx, &HashSet::new(), conjuncts);
+        let build = build?;
+        cost::hash_join_pays(probe_rows, nested, &build).then_some(JoinChoice {
+            keys,
+            order,
+            build,
+        })
+    }
+
+    /// `ctx`'s part planned on its own as the build side of a hash join on `plan`.
+    fn plan_hash_join(
+        &mut self,
+        plan: LogicalPlan,
+        ctx: &PartContext,
+        join: JoinChoice,
+        bound: &mut HashSet<usize>,
+        expanded: &mut Vec<usize>,
+    ) -> Result<LogicalPlan> {
+        debug_assert!(expanded.is_empty() || ctx.slots.rels.is_empty());
+        let mut build_bound = HashSet::new();
+        let est_rows = join.build.rows;
+        let part = (join.order, Some(join.build));
+        let build =
+            self.plan_part_in_order(LogicalPlan::Argument, ctx, part, &mut build_bound, expanded)?;
+        let build_slots = part_slots(ctx.slots);
+        debug_assert!(
+            build_bound.iter().all(|s| build_slots.contains(s)),
+            "the build side binds only its part's variables"
+        );
+        bound.extend(build_slots.iter().copied());
+        Ok(LogicalPlan::HashJoin {
+            input: Box::new(plan),
+            build: Box::new(build),
+            keys: join.keys,
+            build_slots,
+            est_rows,
+        })
     }
 
     /// A part's elements with their property maps bound (once, in pattern order).
@@ -989,7 +1105,9 @@ impl Binder<'_> {
             .iter()
             .map(|step| rel_shape(stats, &step.relationship))
             .collect();
-        let order = if self_contained(ctx, bound) {
+        // Only property values that read variables bound before the part let any order of
+        // its elements be planned.
+        let order = if properties_read_only(ctx, |s| bound.contains(s)) {
             cost::cheapest(&nodes, &rels, rule)
         } else {
             rule
@@ -997,15 +1115,15 @@ impl Binder<'_> {
         (order, Some(cost::estimate(&nodes, &rels, order)))
     }
 
-    fn plan_part(
+    /// The operators of `ctx`'s part, in the order `part` (from `part_order`), on `plan`.
+    fn plan_part_in_order(
         &mut self,
         mut plan: LogicalPlan,
         ctx: &PartContext,
+        (order, estimate): (Order, Option<Estimate>),
         bound: &mut HashSet<usize>,
         expanded: &mut Vec<usize>,
-        conjuncts: &[Conjunct],
     ) -> Result<LogicalPlan> {
-        let (order, estimate) = self.part_order(ctx, bound, conjuncts);
         let start_slot = ctx.slots.nodes[order.start].0;
         if bound.contains(&start_slot) {
             let node = ctx.nodes[order.start];
@@ -1242,8 +1360,9 @@ impl Binder<'_> {
         let mut bound: HashSet<usize> = outer.vars().iter().map(|(_, s)| *s).collect();
         let mut expanded = Vec::new();
         let ctx = self.part_context(&m.pattern, &slots[0], scope)?;
+        let part = self.part_order(&ctx, &bound, &[]);
         let matcher =
-            self.plan_part(LogicalPlan::Argument, &ctx, &mut bound, &mut expanded, &[])?;
+            self.plan_part_in_order(LogicalPlan::Argument, &ctx, part, &mut bound, &mut expanded)?;
         let pattern = self.create_pattern(&outer, parts, &slots)?;
         let mut on_match = Vec::new();
         let mut on_create = Vec::new();

@@ -71,6 +71,36 @@
 //! uniqueness, and bound ends, so the rows are the same (their order, which Cypher leaves
 //! unspecified without ORDER BY, may differ).
 //!
+//! HASH JOINS
+//! ==========
+//! A part that shares no variable with the rows it is planned on, and that the WHERE equates
+//! with them (`a.cityName = b.name`), can be planned nested under each input row — today's
+//! plan, which may seek on the equality — or once, as the build side of a hash join (see
+//! `join`). Nested, every one of `probe_rows` input rows runs the part (its `cost`) and passes
+//! each of its rows through the join's filter; hashed, the part runs once, each of its rows
+//! goes into the table, and each input row looks its key up once:
+//!
+//! ```text
+//!   nested = probe_rows × (cost_nested + rows_nested)
+//!   hashed = cost_alone + rows_alone + probe_rows          hash join when hashed < nested
+//! ```
+//!
+//! `_nested` is the part's estimate with the input's variables bound (so with a seek on
+//! `b.id = a.ref`, one row per input row), `_alone` its estimate without them. With 1,000
+//! people and 50 cities, `MATCH (p:Person), (c:City) WHERE p.cityName = c.name` (no index on
+//! `name`): nested = 1,000 × (50 + 5) = 55,000 (the equality guessed to keep a tenth of the
+//! cities), hashed = 50 + 50 + 1,000 = 1,100. A single input row never pays (the part alone
+//! costs at least what it costs nested, and the probe comes on top), so OPTIONAL MATCH,
+//! EXISTS and other inner plans, which run once per argument row, join only parts within
+//! themselves. The join's output is guessed as the larger side's rows (a key–foreign-key
+//! join).
+//!
+//! `probe_rows` is the product of the earlier parts' estimates (`Estimate::rows`, per row of
+//! the MATCH's input, a joined part counting as above) times the estimated rows of the
+//! MATCH's input: the product of the earlier MATCH clauses' estimates, every other clause
+//! counted as keeping its rows (see `build::plan_single`). Without statistics nothing is
+//! estimated and no hash join is planned.
+//!
 //! Not done: join ordering across parts and clauses, histograms or distinct-value counts,
 //! correlated predicates, costs of filters themselves.
 
@@ -150,6 +180,9 @@ pub(super) struct Estimate {
     pub expand_rows: Vec<f64>,
     /// The start's rows plus the relationships every expand reads (see ESTIMATES).
     pub cost: f64,
+    /// Rows out of the part: the last expand's (or the start's) rows after the predicates on
+    /// the node it reaches.
+    pub rows: f64,
 }
 
 /// The estimate of `order` (see ESTIMATES).
@@ -201,6 +234,7 @@ pub(super) fn estimate(nodes: &[NodeShape], rels: &[RelShape], order: Order) -> 
         start_rows,
         expand_rows,
         cost,
+        rows,
     }
 }
 
@@ -235,6 +269,21 @@ pub(super) fn cheapest(nodes: &[NodeShape], rels: &[RelShape], preferred: Order)
         }
     }
     best.0
+}
+
+/// Whether a part is cheaper as the build side of a hash join than nested under each of
+/// `probe_rows` input rows (see HASH JOINS): `nested` is its estimate with the input's
+/// variables bound (seeks on them included), `build` its estimate on its own.
+pub(super) fn hash_join_pays(probe_rows: f64, nested: &Estimate, build: &Estimate) -> bool {
+    let nested_work = probe_rows * (nested.cost + nested.rows);
+    let hash_work = build.cost + build.rows + probe_rows;
+    hash_work < nested_work
+}
+
+/// Rows out of a hash join of `probe_rows` input rows with `build_rows` build rows, guessed
+/// as a key–foreign-key join: every row of the larger side finds one partner.
+pub(super) fn hash_join_rows(probe_rows: f64, build_rows: f64) -> f64 {
+    probe_rows.max(build_rows)
 }
 
 /// Average relationships per node in `direction`, over relationship types with counts `types`
@@ -386,6 +435,32 @@ mod tests {
         let estimate = estimate(&nodes, &rels, best);
         assert_eq!(estimate.start_rows, 100.0);
         assert_eq!(estimate.cost, 100.0 + 1000.0);
+    }
+
+    #[test]
+    fn a_hash_join_pays_from_a_few_input_rows_unless_the_nested_part_seeks() {
+        // The build side alone: 50 cities scanned.
+        let city = [node(0, 50.0)];
+        let build = estimate(&city, &[], RULE);
+        assert_eq!((build.cost, build.rows), (50.0, 50.0));
+        assert!(hash_join_pays(1000.0, &build, &build));
+        assert!(hash_join_pays(3.0, &build, &build));
+        assert!(
+            !hash_join_pays(1.0, &build, &build),
+            "one input row never pays"
+        );
+        assert!(!hash_join_pays(0.0, &build, &build));
+        // Nested, the equality on the city's primary key is a seek: one row per input row.
+        let mut sought = node(0, 50.0);
+        sought.key_seek = true;
+        let nested = estimate(&[sought], &[], RULE);
+        assert_eq!((nested.cost, nested.rows), (1.0, 1.0));
+        assert!(!hash_join_pays(20.0, &nested, &build));
+        assert!(hash_join_pays(200.0, &nested, &build));
+        // An empty label: nothing to gain.
+        let empty = estimate(&[node(0, 0.0)], &[], RULE);
+        assert!(!hash_join_pays(1000.0, &empty, &empty));
+        assert_eq!(hash_join_rows(1000.0, 50.0), 1000.0);
     }
 
     #[test]

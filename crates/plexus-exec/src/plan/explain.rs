@@ -6,7 +6,9 @@
 //! `s<N>`; the Results line names the columns. Scans and expands of a pattern planned with
 //! statistics end in `est_rows=N`, the cost model's estimate of the rows they produce per
 //! input row of their pattern part (see `cost`): the numbers the start of the part was chosen
-//! by, next to PROFILE's actual `rows=`.
+//! by, next to PROFILE's actual `rows=`. A `HashJoin`'s children are its input (the probe
+//! side) and then its build side; its `est_rows` is the build side's estimated rows, the size
+//! of its hash table.
 
 use super::{
     CreatePattern, ExpandSpec, KeySeek, LogicalPlan, RangeBound, SeekPredicate, SetOp, TopCount,
@@ -41,6 +43,7 @@ impl LogicalPlan {
             | LogicalPlan::Apply { input, inner, .. } => {
                 vec![input, inner]
             }
+            LogicalPlan::HashJoin { input, build, .. } => vec![input, build],
             LogicalPlan::Merge { input, matcher, .. } => vec![input, matcher],
             LogicalPlan::Foreach { input, body, .. } => vec![input, body],
             LogicalPlan::Union { branches } => branches.iter().collect(),
@@ -150,6 +153,13 @@ impl LogicalPlan {
                 } else {
                     "Apply".into()
                 }
+            }
+            LogicalPlan::HashJoin { keys, est_rows, .. } => {
+                let keys: Vec<String> = keys
+                    .iter()
+                    .map(|(probe, build)| format!("{} = {}", expr_text(probe), expr_text(build)))
+                    .collect();
+                format!("HashJoin {}", keys.join(" AND ")) + &estimate_text(Some(*est_rows))
             }
             LogicalPlan::Union { .. } => "Union".into(),
             LogicalPlan::Create { pattern, .. } => format!("Create {}", pattern_slots(pattern)),

@@ -29,10 +29,28 @@
 //!       └ NodeScan s0:Person
 //!         └ Argument
 //! ```
+//!
+//! A part that shares no variable with what is bound before it is nested under each earlier
+//! row, or, when the WHERE equates the two and the cost model prefers it, is planned once as
+//! the build side of a `HashJoin` (see `join`), whose second child it is:
+//!
+//! ```text
+//! MATCH (a:Person), (b:City) WHERE a.cityName = b.name RETURN a.id
+//!
+//! Results [a.id]
+//! └ Project s2 = s0.id
+//!   └ Filter s0.cityName = s1.name
+//!     └ HashJoin s0.cityName = s1.name      each Person row, with every City row
+//!       └ NodeScan s0:Person                whose name equals its cityName, from a
+//!         └ Argument                        hash table of the City rows built once
+//!       └ NodeScan s1:City
+//!         └ Argument
+//! ```
 
 mod build;
 mod cost;
 mod explain;
+mod join;
 mod pushdown;
 
 pub use build::{MAX_VAR_LENGTH_DEPTH, Procedure, ProcedureFn, ProcedureRegistry, plan_statement};
@@ -316,6 +334,20 @@ pub enum LogicalPlan {
         inner: Box<LogicalPlan>,
         returns: Vec<usize>,
         unit: bool,
+    },
+    /// For each input row, the input row extended with the `build_slots` of every row of
+    /// `build` whose `keys` are equal: `input_expr = build_expr` for each key pair (see
+    /// `join`). `build` is planned over its own `Argument` and reads only the slots it binds,
+    /// so its rows are the same for every input row: it runs once, into a hash table.
+    HashJoin {
+        input: Box<LogicalPlan>,
+        build: Box<LogicalPlan>,
+        /// (expression over an input row, expression over a build row).
+        keys: Vec<(BExpr, BExpr)>,
+        /// The slots `build` binds: the variables of its pattern part.
+        build_slots: Vec<usize>,
+        /// The cost model's estimate of `build`'s rows: the rows the hash table holds.
+        est_rows: f64,
     },
     /// The rows of every branch, in order.
     Union { branches: Vec<LogicalPlan> },

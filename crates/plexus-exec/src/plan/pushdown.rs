@@ -59,6 +59,10 @@
 //! - A conjunct walks down through Filter, NodeScan and Expand only; any other operator
 //!   (variable-length expands, projections, the plan of an earlier clause) stops it. It stops
 //!   above the first operator that binds one of its variables.
+//! - At a `HashJoin` (see `join`) a conjunct reading none of the build side's variables walks
+//!   on down the input; one reading only build-side variables moves into the build side (so
+//!   `b.name = 'x'` filters the hash table's rows, and may become the build scan's seek); one
+//!   reading both — the join's own equalities among them — stays above the join.
 //! - Moving a pure predicate below operators that only drop or multiply rows does not change
 //!   which rows survive; Plexus's predicates have no side effects. A conjunct may now be
 //!   evaluated on rows a later operator would have dropped, so an expression that fails on
@@ -101,25 +105,62 @@ fn filter_above(plan: LogicalPlan, predicate: BExpr) -> LogicalPlan {
     }
 }
 
+/// Where a conjunct goes at one operator on its way down.
+enum Descent {
+    /// Right above this operator.
+    Here,
+    /// On into the operator's input.
+    Input,
+    /// Into a hash join's build side: the conjunct reads only the slots it binds.
+    Build,
+}
+
+fn descent(plan: &LogicalPlan, slots: &[usize]) -> Descent {
+    match plan {
+        LogicalPlan::Filter { .. } | LogicalPlan::NodeScan { .. } | LogicalPlan::Expand { .. } => {
+            if binds(plan).iter().any(|s| slots.contains(s)) {
+                Descent::Here
+            } else {
+                Descent::Input
+            }
+        }
+        LogicalPlan::HashJoin { build_slots, .. } => {
+            if !slots.iter().any(|s| build_slots.contains(s)) {
+                Descent::Input
+            } else if slots.iter().all(|s| build_slots.contains(s)) {
+                Descent::Build
+            } else {
+                Descent::Here
+            }
+        }
+        _ => Descent::Here,
+    }
+}
+
 /// Places `conjunct` (reading `slots`) right above the highest operator of `plan` that binds
-/// one of them, descending through Filter / NodeScan / Expand. The descent is iterative: the
-/// chain is unwound into a stack of operators and rebuilt around the filter.
+/// one of them, descending through Filter / NodeScan / Expand and through a hash join into
+/// whichever side binds all of them (the build side, or the input when the build side binds
+/// none). The descent is iterative: the chain is unwound into a stack of operators and
+/// rebuilt around the filter.
 fn place(mut plan: LogicalPlan, conjunct: BExpr, slots: &[usize]) -> LogicalPlan {
     let mut above: Vec<LogicalPlan> = Vec::new();
-    loop {
-        let binds_one = binds(&plan).iter().any(|s| slots.contains(s));
-        let walkable = matches!(
-            plan,
-            LogicalPlan::Filter { .. } | LogicalPlan::NodeScan { .. } | LogicalPlan::Expand { .. }
-        );
-        if binds_one || !walkable {
-            break;
+    let mut rebuilt = loop {
+        match descent(&plan, slots) {
+            Descent::Here => break attach(plan, conjunct),
+            Descent::Input => {
+                let input = take_input(&mut plan);
+                above.push(plan);
+                plan = input;
+            }
+            Descent::Build => {
+                if let LogicalPlan::HashJoin { build, .. } = &mut plan {
+                    let side = std::mem::replace(&mut **build, LogicalPlan::Argument);
+                    **build = place(side, conjunct, slots);
+                }
+                break plan;
+            }
         }
-        let input = take_input(&mut plan);
-        above.push(plan);
-        plan = input;
-    }
-    let mut rebuilt = attach(plan, conjunct);
+    };
     while let Some(mut operator) = above.pop() {
         set_input(&mut operator, rebuilt);
         rebuilt = operator;
@@ -142,7 +183,7 @@ fn attach(mut plan: LogicalPlan, conjunct: BExpr) -> LogicalPlan {
     filter_above(plan, conjunct)
 }
 
-/// The slots an operator binds (walkable operators only; others are never descended).
+/// The slots a Filter / NodeScan / Expand binds.
 fn binds(plan: &LogicalPlan) -> Vec<usize> {
     match plan {
         LogicalPlan::NodeScan { slot, .. } => vec![*slot],
@@ -155,7 +196,8 @@ fn input_mut(plan: &mut LogicalPlan) -> &mut Box<LogicalPlan> {
     match plan {
         LogicalPlan::Filter { input, .. }
         | LogicalPlan::NodeScan { input, .. }
-        | LogicalPlan::Expand { input, .. } => input,
+        | LogicalPlan::Expand { input, .. }
+        | LogicalPlan::HashJoin { input, .. } => input,
         _ => unreachable!("only walkable operators are descended"),
     }
 }
@@ -353,9 +395,10 @@ pub(super) fn best_seek(stats: &Statistics, label: &str, seeks: Vec<KeySeek>) ->
     best.map(|(_, seek)| seek)
 }
 
-/// Gives every label scan in the pattern chain `plan` (Filter / NodeScan / Expand operators,
-/// as pushdown left them) the seek [`best_seek`] picks among the key predicates of the filters
-/// right above it. The filters stay, so the rows are the same with any seek.
+/// Gives every label scan in the pattern chain `plan` (Filter / NodeScan / Expand operators
+/// and both sides of hash joins, as pushdown left them) the seek [`best_seek`] picks among the
+/// key predicates of the filters right above it. The filters stay, so the rows are the same
+/// with any seek.
 pub(super) fn choose_seeks(plan: &mut LogicalPlan, stats: &Statistics) {
     let mut above: Vec<BExpr> = Vec::new();
     let mut node = plan;
@@ -382,6 +425,11 @@ pub(super) fn choose_seeks(plan: &mut LogicalPlan, stats: &Statistics) {
                 input
             }
             LogicalPlan::Expand { input, .. } => {
+                above.clear();
+                input
+            }
+            LogicalPlan::HashJoin { input, build, .. } => {
+                choose_seeks(build, stats);
                 above.clear();
                 input
             }

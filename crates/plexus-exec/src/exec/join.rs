@@ -1,0 +1,199 @@
+//! The hash join (`LogicalPlan::HashJoin`, planned where `plan::join` says): its build side
+//! runs once into a hash table, and the input's rows stream through and probe it.
+//!
+//! BUILD
+//! =====
+//! On the first input row — an empty input never runs the build side — the build side runs
+//! to its end, in the statement's transaction like every other operator. Each of its rows
+//! goes into the group of its key ([`GroupKey`]: equal values share a group, `1` and `1.0`
+//! too), keeping only its `build_slots` values; a group keeps its rows in build order. A row
+//! whose key holds null or NaN anywhere can equal nothing (`value::can_be_equal`) and is left
+//! out.
+//!
+//! ```text
+//!   build rows (s1, s1.name)        table
+//!   (c1, 'Oslo')                    'Oslo'  → [c1, c3]
+//!   (c2, null)      left out        'Rome'  → [c4]
+//!   (c3, 'Oslo')
+//!   (c4, 'Rome')
+//! ```
+//!
+//! PROBE
+//! =====
+//! Each input row's key is evaluated and looked up; the row is emitted once per row of its
+//! group, with that row's build values filled in. A group larger than the room left in the
+//! output batch continues in the next batch (`FanOut`, as scans do). Input rows with a null
+//! or NaN in their key, or no group, produce nothing. The input streams: only the table is
+//! held.
+//!
+//! ERRORS
+//! ======
+//! A key expression can fail (`a.k + 1` on a boolean). The nested plan evaluates the lowest
+//! of the filters above the part on every pair of an input row and a build row; the join
+//! evaluates every key of every build row once the input has a row, and every key of every
+//! input row once the build side has produced a row (joinable or not), so a failing key
+//! fails both. Beyond that the two evaluate expressions on different rows — the join all its
+//! keys on every row, the filters above it only on joined pairs — so an expression that fails
+//! on some rows may fail one plan and not the other: the latitude predicate pushdown takes
+//! too (`plan::pushdown`).
+//!
+//! MEMORY
+//! ======
+//! The table holds at most [`MAX_MATERIALIZED_ROWS`] rows, the bound of every pipeline
+//! breaker, each as `build_slots.len()` values plus its key's; a build side with more rows
+//! fails the statement (`LimitExceeded`) instead of dropping any.
+//!
+//! RUNS
+//! ====
+//! Inside an inner plan (OPTIONAL MATCH, CALL {}, EXISTS, ...) the operator is reset and run
+//! again for every argument row. The build side reads nothing of the argument row (see
+//! `plan::join`), so its rows change only if the statement wrote in between: a statement that
+//! cannot write ([`ExecState::may_write`]) builds the table once and probes it in every run;
+//! one that may write builds it again in each run, as the nested plan would scan again.
+//!
+//! [`MAX_MATERIALIZED_ROWS`]: super::MAX_MATERIALIZED_ROWS
+//! [`ExecState::may_write`]: super::ExecState::may_write
+
+use super::ops::{FanOut, RowFn};
+use super::{Batch, ExecContext, Operator, check_materialized};
+use crate::bind::BExpr;
+use crate::error::Result;
+use crate::eval::{Env, eval};
+use crate::value::{GroupKey, Value, can_be_equal};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The `build_slots` values of build rows, grouped by key.
+type Groups = HashMap<GroupKey, Arc<Vec<Vec<Value>>>>;
+
+/// What one run of the build side left.
+struct Table {
+    groups: Groups,
+    /// The build side produced rows, joinable or not (see ERRORS).
+    any_rows: bool,
+}
+
+/// The probing half, driven by `FlatMap` over the input; owns the build side.
+pub(super) struct HashJoin {
+    build: Box<dyn Operator>,
+    input_keys: Vec<BExpr>,
+    build_keys: Vec<BExpr>,
+    build_slots: Vec<usize>,
+    table: Option<Table>,
+    /// Reset since the table was built (see RUNS).
+    rerun: bool,
+    /// The current input row's matches that did not fit in the last batch.
+    rest: Option<FanOut<Vec<Value>>>,
+}
+
+impl HashJoin {
+    pub(super) fn new(
+        build: Box<dyn Operator>,
+        keys: &[(BExpr, BExpr)],
+        build_slots: Vec<usize>,
+    ) -> Self {
+        debug_assert!(!keys.is_empty(), "a hash join has a key");
+        let (input_keys, build_keys) = keys.iter().cloned().unzip();
+        HashJoin {
+            build,
+            input_keys,
+            build_keys,
+            build_slots,
+            table: None,
+            rerun: false,
+            rest: None,
+        }
+    }
+
+    /// The build rows whose key equals input row `row`'s, if any.
+    fn matches(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        ctx: &mut ExecContext,
+    ) -> Result<Option<Arc<Vec<Vec<Value>>>>> {
+        let stale = self.rerun && ctx.state.may_write;
+        self.rerun = false;
+        let table = match self.table.take() {
+            Some(table) if !stale => table,
+            _ => self.build_table(ctx)?,
+        };
+        let table = self.table.insert(table);
+        if !table.any_rows {
+            return Ok(None);
+        }
+        let key = key_of(&self.input_keys, input, row, ctx)?;
+        Ok(key.and_then(|key| table.groups.get(&key).cloned()))
+    }
+
+    /// Runs the build side from its start into a table (see BUILD).
+    fn build_table(&mut self, ctx: &mut ExecContext) -> Result<Table> {
+        self.build.reset();
+        let mut groups = Groups::new();
+        let mut any_rows = false;
+        let mut held_rows = 0;
+        while let Some(batch) = self.build.next(ctx)? {
+            any_rows |= !batch.is_empty();
+            for row in 0..batch.len() {
+                let Some(key) = key_of(&self.build_keys, &batch, row, ctx)? else {
+                    continue;
+                };
+                held_rows += 1;
+                check_materialized(held_rows)?;
+                let values = self.build_slots.iter().map(|s| batch.get(*s, row).clone());
+                Arc::make_mut(groups.entry(key).or_default()).push(values.collect());
+            }
+        }
+        Ok(Table { groups, any_rows })
+    }
+}
+
+/// The key of row `row` under `exprs` (every one evaluated, see ERRORS); `None` when a value
+/// of it can equal nothing.
+fn key_of(
+    exprs: &[BExpr],
+    batch: &Batch,
+    row: usize,
+    ctx: &mut ExecContext,
+) -> Result<Option<GroupKey>> {
+    let mut env = Env::new(batch, row);
+    let mut values = Vec::with_capacity(exprs.len());
+    for expr in exprs {
+        values.push(eval(expr, &mut env, ctx)?);
+    }
+    Ok(values.iter().all(can_be_equal).then_some(GroupKey(values)))
+}
+
+impl RowFn for HashJoin {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let fan = match self.rest.take() {
+            Some(rest) => rest,
+            None => match self.matches(input, row, ctx)? {
+                Some(group) => FanOut::new(group),
+                None => return Ok(()),
+            },
+        };
+        let slots = &self.build_slots;
+        self.rest = fan.emit(input, row, out, |out, values| {
+            for (slot, value) in slots.iter().zip(values) {
+                out.set_last(*slot, value.clone());
+            }
+        });
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.rest = None;
+        self.rerun = self.table.is_some();
+    }
+
+    fn pending(&self) -> bool {
+        self.rest.is_some()
+    }
+}

@@ -1,0 +1,179 @@
+//! Hash joins return the rows of the nested plan. On random data — integers, floats (NaN and
+//! -0.0 among them), strings, booleans, lists, missing properties — every query runs twice:
+//! as written, which EXPLAIN must show as a `HashJoin`, and with each equality `x = y`
+//! rewritten as `NOT (x <> y)`, the same predicate, which the planner cannot join on and so
+//! plans nested. The two must return the same rows, or fail alike (`a.k + 1` on a boolean:
+//! each query has one key that can fail, which both plans evaluate on every row).
+
+use plexus::{Config, Connection, Database, FaultVfs, Params};
+use proptest::prelude::*;
+use std::sync::Arc;
+
+/// Property values, as Cypher literals; `None`: the property is missing (null).
+const VALUES: [Option<&str>; 13] = [
+    None,
+    Some("0"),
+    Some("-0.0"),
+    Some("1"),
+    Some("1.0"),
+    Some("2"),
+    Some("2.5"),
+    Some("0.0 / 0.0"),
+    Some("'a'"),
+    Some("'b'"),
+    Some("true"),
+    Some("[1, 2]"),
+    Some("[1.0, 2]"),
+];
+
+/// Queries over `(a:A)` and `(b:B)` nodes with properties `i` (unique), `k` and `j`: a
+/// template whose `{where}` takes the equalities, and the equalities.
+const QUERIES: [(&str, &[(&str, &str)]); 7] = [
+    (
+        "MATCH (a:A), (b:B) WHERE {where} RETURN a.i, b.i",
+        &[("a.k", "b.k")],
+    ),
+    (
+        "MATCH (a:A), (b:B) WHERE {where} RETURN a.i, b.i",
+        &[("b.k", "a.k"), ("a.j", "b.j")],
+    ),
+    (
+        "MATCH (a:A) WITH a.k AS k, a.i AS i MATCH (b:B) WHERE {where} RETURN i, b.i",
+        &[("k", "b.k")],
+    ),
+    (
+        "MATCH (a:A), (b:B) WHERE {where} RETURN a.i, b.i",
+        &[("[a.k, a.j]", "[b.k, b.j]")],
+    ),
+    (
+        "MATCH (a:A), (b:B) WHERE {where} RETURN a.i, b.i",
+        &[("{x: a.k}", "{x: b.j}")],
+    ),
+    (
+        "MATCH (a:A) MATCH (b:B) WHERE {where} AND a.i < b.i RETURN a.i, b.i",
+        &[("a.k", "b.k")],
+    ),
+    (
+        "MATCH (a:A), (b:B) WHERE {where} AND b.j IS NOT NULL RETURN a.i, b.k",
+        &[("a.k + 1", "b.k + 1")],
+    ),
+];
+
+/// `CREATE`s the nodes of `label`, one per (k, j) pair of value indexes.
+fn create(conn: &mut Connection, label: &str, nodes: &[(usize, usize)]) {
+    for (i, (k, j)) in nodes.iter().enumerate() {
+        let props: Vec<String> = [("k", VALUES[*k]), ("j", VALUES[*j])]
+            .iter()
+            .filter_map(|(key, value)| value.map(|v| format!("{key}: {v}")))
+            .chain([format!("i: {i}")])
+            .collect();
+        let query = format!("CREATE (:{label} {{{}}})", props.join(", "));
+        conn.execute(&query, &Params::new()).expect(&query);
+    }
+}
+
+/// `query`'s rows, rendered and sorted.
+fn rows(conn: &mut Connection, query: &str) -> Result<Vec<String>, String> {
+    let result = conn
+        .execute(query, &Params::new())
+        .map_err(|e| e.to_string())?;
+    let mut rows: Vec<String> = result
+        .rows
+        .iter()
+        .map(|row| {
+            let cells: Vec<String> = row.iter().map(|v| result.render(v)).collect();
+            cells.join(" | ")
+        })
+        .collect();
+    rows.sort();
+    Ok(rows)
+}
+
+fn plan(conn: &mut Connection, query: &str) -> String {
+    let result = conn.execute(&format!("EXPLAIN {query}"), &Params::new());
+    result.expect("explain").plan.expect("a plan")
+}
+
+fn database() -> Database {
+    Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default()).expect("open")
+}
+
+fn nodes() -> impl Strategy<Value = Vec<(usize, usize)>> {
+    proptest::collection::vec((0..VALUES.len(), 0..VALUES.len()), 4..12)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn hash_joins_return_the_rows_of_the_nested_plan(a in nodes(), b in nodes()) {
+        let db = database();
+        let mut conn = db.connect();
+        create(&mut conn, "A", &a);
+        create(&mut conn, "B", &b);
+        for (template, equalities) in QUERIES {
+            let with = |form: &dyn Fn(&str, &str) -> String| {
+                let conjuncts: Vec<String> = equalities.iter().map(|(x, y)| form(x, y)).collect();
+                template.replace("{where}", &conjuncts.join(" AND "))
+            };
+            let joined = with(&|x, y| format!("{x} = {y}"));
+            let nested = with(&|x, y| format!("NOT ({x} <> {y})"));
+            prop_assert!(plan(&mut conn, &joined).contains("HashJoin"), "{}", joined);
+            prop_assert!(!plan(&mut conn, &nested).contains("HashJoin"), "{}", nested);
+            let expected = rows(&mut conn, &nested);
+            prop_assert_eq!(rows(&mut conn, &joined), expected, "{}", joined);
+        }
+    }
+}
+
+/// The rows PROFILE reports for the first line of `query`'s plan containing `needle`.
+fn profiled_rows(conn: &mut Connection, query: &str, needle: &str) -> u64 {
+    let result = conn.execute(&format!("PROFILE {query}"), &Params::new());
+    let plan = result.expect("profile").plan.expect("a plan");
+    let line = plan.lines().find(|l| l.contains(needle));
+    let line = line.unwrap_or_else(|| panic!("no {needle} in\n{plan}"));
+    let rows = line.split("[rows=").nth(1).expect("[rows=");
+    rows[..rows.find(',').expect("rows=N,")]
+        .parse()
+        .expect("a count")
+}
+
+#[test]
+fn a_read_only_statement_builds_the_table_once_for_all_runs_of_an_inner_plan() {
+    let db = database();
+    let mut conn = db.connect();
+    create(&mut conn, "A", &[(3, 0), (3, 0), (3, 0)]);
+    create(&mut conn, "B", &[(3, 0), (5, 0), (6, 0), (8, 0), (9, 0)]);
+    let query = "UNWIND range(1, 10) AS i \
+                 CALL { MATCH (a:A), (b:B) WHERE a.k = b.k RETURN count(*) AS n } RETURN i, n";
+    assert_eq!(rows(&mut conn, query).unwrap().len(), 10);
+    assert!(
+        rows(&mut conn, query)
+            .unwrap()
+            .iter()
+            .all(|r| r.ends_with("| 3"))
+    );
+    // The build side (the scan of B) ran once: 5 rows, not 10 × 5. The probe side ran ten
+    // times, and the join's 3 rows each time.
+    assert_eq!(profiled_rows(&mut conn, query, "NodeByLabelScan s2:B"), 5);
+    assert_eq!(profiled_rows(&mut conn, query, "NodeByLabelScan s1:A"), 30);
+    assert_eq!(profiled_rows(&mut conn, query, "HashJoin"), 30);
+}
+
+#[test]
+fn a_group_larger_than_a_batch_continues_in_the_next() {
+    let db = database();
+    let mut conn = db.connect();
+    let params = Params::new();
+    conn.execute("UNWIND range(1, 3) AS i CREATE (:A {k: 1, i: i})", &params)
+        .expect("create");
+    conn.execute(
+        "UNWIND range(1, 5000) AS i CREATE (:B {k: 1, i: i})",
+        &params,
+    )
+    .expect("create");
+    let query = "MATCH (a:A), (b:B) WHERE a.k = b.k RETURN a.i, count(*), sum(b.i)";
+    assert!(plan(&mut conn, query).contains("HashJoin"));
+    let expected: Vec<String> = (1..=3).map(|i| format!("{i} | 5000 | 12502500")).collect();
+    assert_eq!(rows(&mut conn, query).unwrap(), expected);
+}
