@@ -580,15 +580,34 @@ fn fill(
                     }
                 })?,
                 Some(property) => {
-                    let segment = weighted_segment(snapshot, side, segment, property)?;
-                    overflow = segment
-                        .slices
-                        .into_iter()
-                        .find(|(v, range)| {
-                            let range = range.clone();
-                            !place(*v, &segment.nbrs[range.clone()], &segment.weights[range])
-                        })
-                        .map(|(v, _)| v);
+                    // Slices whose run column holds every weight are placed as they come;
+                    // the others wait for one bulk row read (see `RowWeighted`).
+                    let (mut buffer, mut from_rows) = (Vec::new(), RowWeighted::default());
+                    snapshot.scan_segment_values(
+                        side.table,
+                        side.outgoing,
+                        segment,
+                        property,
+                        |v, nbrs, eids, values| {
+                            buffer.clear();
+                            if !values.is_some_and(|values| values.extend_f64(&mut buffer)) {
+                                from_rows.push(v, nbrs, eids);
+                            } else if overflow.is_none() && !place(v, nbrs, &buffer) {
+                                overflow = Some(v);
+                            }
+                        },
+                    )?;
+                    let weights = from_rows.read(snapshot, side.table, property)?;
+                    overflow = overflow.or_else(|| {
+                        from_rows
+                            .slices
+                            .into_iter()
+                            .find(|(v, range)| {
+                                let range = range.clone();
+                                !place(*v, &from_rows.nbrs[range.clone()], &weights[range])
+                            })
+                            .map(|(v, _)| v)
+                    });
                 }
             }
             match overflow.and_then(|v| from.dense(v)) {
@@ -613,55 +632,36 @@ fn fill(
     Ok((targets, weights))
 }
 
-/// One segment's neighbours and weights, gathered before they are placed.
-struct WeightedSegment {
-    /// (vertex offset, its entries in `nbrs` / `weights`).
+/// The slices of a segment whose weights no current run column holds (memtable entries,
+/// runs written before a property update, nulls): read from the rows in one bulk call, which
+/// also reports missing or non-numeric weights.
+#[derive(Default)]
+struct RowWeighted {
+    /// (vertex offset, its entries in `nbrs` / `eids`).
     slices: Vec<(u32, Range<usize>)>,
     nbrs: Vec<u32>,
-    weights: Vec<f64>,
+    eids: Vec<u32>,
 }
 
-/// The neighbours and weights of one segment of `side`. Weights come from the CSR runs'
-/// property columns where those are current for the snapshot (sequential, beside the
-/// destinations); the rest (memtable entries, runs older than a property update, nulls) in
-/// one bulk row read, which also reports missing or non-numeric weights.
-fn weighted_segment(
-    snapshot: &GraphSnapshot,
-    side: &Side,
-    segment: usize,
-    property: &str,
-) -> Result<WeightedSegment, AnalyticsError> {
-    let mut gathered = WeightedSegment {
-        slices: Vec::new(),
-        nbrs: Vec::new(),
-        weights: Vec::new(),
-    };
-    let (mut row_eids, mut row_positions) = (Vec::new(), Vec::new());
-    snapshot.scan_segment_values(
-        side.table,
-        side.outgoing,
-        segment,
-        property,
-        |v, nbrs, eids, values| {
-            let start = gathered.nbrs.len();
-            gathered.nbrs.extend_from_slice(nbrs);
-            for (i, &eid) in eids.iter().enumerate() {
-                let weight = values.and_then(|values| values.as_f64(i));
-                if weight.is_none() {
-                    row_eids.push(eid);
-                    row_positions.push(start + i);
-                }
-                gathered.weights.push(weight.unwrap_or(0.0));
-            }
-            gathered.slices.push((v, start..gathered.nbrs.len()));
-        },
-    )?;
-    let mut from_rows = Vec::with_capacity(row_eids.len());
-    read_weights(snapshot, side.table, property, &row_eids, &mut from_rows)?;
-    for (at, weight) in row_positions.into_iter().zip(from_rows) {
-        gathered.weights[at] = weight;
+impl RowWeighted {
+    fn push(&mut self, v: u32, nbrs: &[u32], eids: &[u32]) {
+        let start = self.nbrs.len();
+        self.nbrs.extend_from_slice(nbrs);
+        self.eids.extend_from_slice(eids);
+        self.slices.push((v, start..self.nbrs.len()));
     }
-    Ok(gathered)
+
+    /// The weights of every pushed entry, in order.
+    fn read(
+        &self,
+        snapshot: &GraphSnapshot,
+        table: EdgeTableId,
+        property: &str,
+    ) -> Result<Vec<f64>, AnalyticsError> {
+        let mut weights = Vec::with_capacity(self.eids.len());
+        read_weights(snapshot, table, property, &self.eids, &mut weights)?;
+        Ok(weights)
+    }
 }
 
 /// The weights of edges `eids` of `table` into `out` (cleared first).

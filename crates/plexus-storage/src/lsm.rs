@@ -317,9 +317,21 @@ fn current_columns(inputs: &[RunEntry], updated_ts: Timestamp) -> Option<Vec<(u3
     current.then(|| first.to_vec())
 }
 
-/// Appends to `columns` the values of vertex `v`'s `kept` entries (edge offsets), which are a
-/// subsequence of the concatenated `parts` — both merge rules only drop entries. Every part's
-/// run carries `columns`, in the same order.
+/// Sorts one vertex's run entries by (neighbour, edge offset): a run's neighbour lists come
+/// out sorted, so projections that need sorted lists (CSR builds) skip sorting vertices held
+/// by one run. Entry order carries no meaning (tombstones name edge offsets).
+fn sort_entries(nbr: &mut Vec<u32>, eid: &mut Vec<u32>) {
+    if nbr.is_sorted() {
+        return;
+    }
+    let mut pairs: Vec<(u32, u32)> = nbr.iter().copied().zip(eid.iter().copied()).collect();
+    pairs.sort_unstable();
+    (*nbr, *eid) = pairs.into_iter().unzip();
+}
+
+/// Appends to `columns` the values of vertex `v`'s `kept` entries (edge offsets, unique within
+/// a vertex's merged entries), found among the inputs' entries. Every part's run carries
+/// `columns`, in the same order.
 fn copy_values(columns: &mut [ColumnData], parts: &[(&[u32], &[u32], &Run)], v: u32, kept: &[u32]) {
     if columns.is_empty() {
         return;
@@ -332,17 +344,18 @@ fn copy_values(columns: &mut [ColumnData], parts: &[(&[u32], &[u32], &Run)], v: 
                 .collect()
         })
         .collect();
-    let mut source = parts
+    // (edge offset, part, position), sorted for lookups by edge offset.
+    let mut positions: Vec<(u32, usize, usize)> = parts
         .iter()
-        .zip(&sources)
-        .flat_map(|((_, eid, _), slices)| {
-            eid.iter().enumerate().map(move |(i, &e)| (e, i, slices))
-        });
+        .enumerate()
+        .flat_map(|(p, (_, eid, _))| eid.iter().enumerate().map(move |(i, &e)| (e, p, i)))
+        .collect();
+    positions.sort_unstable();
     for &e in kept {
-        let (_, i, slices) = source
-            .find(|&(x, _, _)| x == e)
-            .expect("merged entries are a subsequence of the inputs");
-        for (column, slice) in columns.iter_mut().zip(slices) {
+        let at = positions.partition_point(|&(x, _, _)| x < e);
+        let (found, p, i) = positions[at];
+        assert_eq!(found, e, "merged entries come from the inputs");
+        for (column, slice) in columns.iter_mut().zip(&sources[p]) {
             column.push_from(slice, i);
         }
     }
@@ -679,7 +692,10 @@ impl Topology {
             return Ok(false);
         };
         let max_ts = memtable.max_ts();
-        let drained = memtable.drain();
+        let mut drained = memtable.drain();
+        for d in &mut drained {
+            sort_entries(&mut d.nbr, &mut d.eid);
+        }
         let mut new_runs = Vec::new();
         let range = self.range_vertices;
         let mut start = 0;
@@ -972,6 +988,8 @@ impl Topology {
                 concat_cancelling(&slices)
             };
             if !nbr.is_empty() {
+                let (mut nbr, mut eid) = (nbr, eid);
+                sort_entries(&mut nbr, &mut eid);
                 copy_values(&mut columns, &parts, v, &eid);
                 merged.push((v, nbr, eid));
             }
@@ -1348,6 +1366,7 @@ mod tests {
                     )
                 },
             );
+            found.sort_by_key(|(e, _)| *e); // runs hold a vertex's entries by neighbour
             found
         };
         for (ts, eid) in [(1, 0), (2, 1)] {
@@ -1462,6 +1481,13 @@ mod tests {
                         t.note_read(0, 1 << 20);
                         h.merge();
                     }
+                }
+            }
+            for entry in &t.state.read().runs {
+                for v in 0..2048 {
+                    let (nbr, eid) = entry.run.entries(v);
+                    let pairs: Vec<(u32, u32)> = nbr.iter().copied().zip(eid.iter().copied()).collect();
+                    proptest::prop_assert!(pairs.is_sorted(), "run entries of {} by neighbour", v);
                 }
             }
             let odd = |v: u32| v % 2 == 1;

@@ -107,6 +107,13 @@ impl ColumnKind {
         }
     }
 
+    fn to_f64(self, bits: u64) -> f64 {
+        match self {
+            ColumnKind::Int64 => bits as i64 as f64,
+            ColumnKind::Float64 => f64::from_bits(bits),
+        }
+    }
+
     fn decode(self, bits: u64) -> Value {
         match self {
             ColumnKind::Int64 => Value::Int(bits as i64),
@@ -189,11 +196,14 @@ impl ColumnSlice<'_> {
 
     /// The value of entry `i` as a float (integers converted), `None` when null.
     pub fn as_f64(&self, i: usize) -> Option<f64> {
-        self.value(i).map(|value| match value {
-            Value::Int(n) => n as f64,
-            Value::Float(f) => f,
-            _ => unreachable!("columns hold integers or floats"),
-        })
+        let at = self.first + i;
+        (self.valid[at / 64] & (1 << (at % 64)) != 0).then(|| self.kind.to_f64(self.values[i]))
+    }
+
+    /// Appends every value as a float to `out`; false (with `out` partly filled) at the first
+    /// null.
+    pub fn extend_f64(&self, out: &mut Vec<f64>) -> bool {
+        (0..self.len()).all(|i| self.as_f64(i).map(|w| out.push(w)).is_some())
     }
 }
 
