@@ -95,17 +95,25 @@ pub struct Ident {
 /// An index command (Neo4j 5 syntax), run by the connection rather than planned as a query.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SchemaCommand {
-    /// `CREATE INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.property)`.
+    /// `CREATE INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.property)`, or
+    /// `FOR ()-[r:TYPE]-() ON (r.property)` (either arrow, or none).
     CreateIndex {
         name: Option<Ident>,
         if_not_exists: bool,
-        label: Ident,
+        on: IndexFor,
         property: Ident,
     },
     /// `DROP INDEX name [IF EXISTS]`.
     DropIndex { name: Ident, if_exists: bool },
     /// `SHOW INDEX` / `SHOW INDEXES`.
     ShowIndexes,
+}
+
+/// What `CREATE INDEX … FOR` names: the nodes with a label, or the relationships of a type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IndexFor {
+    Label(Ident),
+    RelationshipType(Ident),
 }
 
 /// A top-level statement: a query, optionally under `EXPLAIN` or `PROFILE`.

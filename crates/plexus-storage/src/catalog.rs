@@ -16,11 +16,16 @@
 //!
 //! INDEXES
 //! =======
-//! Secondary index definitions ([`IndexDef`]: name, label, property key) are catalog entries
-//! too, named rather than numbered: `CreateIndex` puts a definition under its name (replacing
-//! one of the same name) and `DropIndex` removes the name, so replaying any suffix of the log
-//! over a checkpoint taken in the middle of it ends with the definitions of the last op per
-//! name — the state before the crash. Their content is not in the catalog (see `index`).
+//! Secondary index definitions ([`IndexDef`]: name, a label or an edge type, property key) are
+//! catalog entries too, named rather than numbered: `CreateIndex` puts a definition under its
+//! name (replacing one of the same name) and `DropIndex` removes the name, so replaying any
+//! suffix of the log over a checkpoint taken in the middle of it ends with the definitions of
+//! the last op per name — the state before the crash. Their content is not in the catalog (see
+//! `index`).
+//!
+//! In the encoding, a vertex index's `CreateIndex` has tag 5 (as before edge indexes existed,
+//! so older logs and checkpoints read unchanged) and an edge index's has tag 7; `DropIndex`,
+//! by name, is tag 6 for both.
 
 use crate::codec::{DecodeResult, Decoder, Encoder};
 use plexus_types::{
@@ -68,11 +73,38 @@ pub struct EdgeTableDef {
     pub properties: Vec<PropertyDef>,
 }
 
-/// A secondary property index: the vertices carrying `label`, by their value of `key`.
+/// What a secondary index covers: the vertices carrying a label, or the edges of a type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexTarget {
+    Label(LabelId),
+    EdgeType(EdgeTypeId),
+}
+
+/// The tables that keep index content (see `index`): every vertex table keeps the keys of
+/// every label's index, since a label can be installed on any table; an edge table keeps
+/// those of its own edge type's indexes, since an edge's type never changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexHome {
+    VertexTables,
+    EdgeTables(EdgeTypeId),
+}
+
+impl IndexTarget {
+    /// Where this index's content is kept.
+    pub fn home(self) -> IndexHome {
+        match self {
+            IndexTarget::Label(_) => IndexHome::VertexTables,
+            IndexTarget::EdgeType(ty) => IndexHome::EdgeTables(ty),
+        }
+    }
+}
+
+/// A secondary property index: the vertices carrying a label, or the edges of a type, by
+/// their value of `key`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IndexDef {
     pub name: String,
-    pub label: LabelId,
+    pub target: IndexTarget,
     pub key: PropKeyId,
 }
 
@@ -191,11 +223,32 @@ impl Catalog {
         self.indexes.iter().find(|index| index.name == name)
     }
 
-    /// An index on the vertices carrying `label` by property `key`.
-    pub fn index_on(&self, label: LabelId, key: PropKeyId) -> Option<&IndexDef> {
+    /// An index on `target` by property `key`.
+    pub fn index_on(&self, target: IndexTarget, key: PropKeyId) -> Option<&IndexDef> {
         self.indexes
             .iter()
-            .find(|index| index.label == label && index.key == key)
+            .find(|index| index.target == target && index.key == key)
+    }
+
+    /// The property keys the tables of `home` keep index content for, sorted, each once.
+    pub fn keys_kept_in(&self, home: IndexHome) -> Vec<PropKeyId> {
+        let mut keys: Vec<PropKeyId> = self
+            .indexes
+            .iter()
+            .filter(|index| index.target.home() == home)
+            .map(|index| index.key)
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// The name of the label or edge type an index covers.
+    pub fn target_name(&self, target: IndexTarget) -> &str {
+        match target {
+            IndexTarget::Label(label) => self.label_name(label),
+            IndexTarget::EdgeType(ty) => self.edge_types.name(ty).unwrap_or("?"),
+        }
     }
 
     pub fn table_of_label(&self, label: LabelId) -> Option<VertexTableId> {
@@ -357,9 +410,13 @@ impl CatalogOp {
                 encode_props(enc, &def.properties);
             }
             CatalogOp::CreateIndex(def) => {
-                enc.u8(5);
+                let (tag, token) = match def.target {
+                    IndexTarget::Label(label) => (5, label),
+                    IndexTarget::EdgeType(ty) => (7, ty),
+                };
+                enc.u8(tag);
                 enc.str(&def.name);
-                enc.u32(def.label);
+                enc.u32(token);
                 enc.u32(def.key);
             }
             CatalogOp::DropIndex { name } => {
@@ -373,12 +430,16 @@ impl CatalogOp {
         let tag = dec.u8()?;
         // Index ops are named, not numbered: no id follows their tag.
         match tag {
-            5 => {
-                return Ok(CatalogOp::CreateIndex(IndexDef {
-                    name: dec.str()?.to_string(),
-                    label: dec.u32()?,
-                    key: dec.u32()?,
-                }));
+            5 | 7 => {
+                let name = dec.str()?.to_string();
+                let token = dec.u32()?;
+                let target = if tag == 5 {
+                    IndexTarget::Label(token)
+                } else {
+                    IndexTarget::EdgeType(token)
+                };
+                let key = dec.u32()?;
+                return Ok(CatalogOp::CreateIndex(IndexDef { name, target, key }));
             }
             6 => {
                 let name = dec.str()?.to_string();
@@ -474,15 +535,21 @@ mod tests {
     fn create(name: &str, key: PropKeyId) -> CatalogOp {
         CatalogOp::CreateIndex(IndexDef {
             name: name.into(),
-            label: 0,
+            target: IndexTarget::Label(0),
             key,
         })
     }
 
     #[test]
     fn index_ops_round_trip_through_the_encoding() {
+        let edge_index = CatalogOp::CreateIndex(IndexDef {
+            name: "by_since".into(),
+            target: IndexTarget::EdgeType(2),
+            key: 4,
+        });
         for op in [
             create("by_age", 3),
+            edge_index,
             CatalogOp::DropIndex { name: "x".into() },
         ] {
             let mut enc = Encoder::default();
@@ -491,6 +558,51 @@ mod tests {
             assert_eq!(CatalogOp::decode(&mut dec).unwrap(), op);
             assert!(dec.is_empty());
         }
+    }
+
+    #[test]
+    fn vertex_tables_keep_every_label_index_key_and_edge_tables_their_types() {
+        let index = |name: &str, target, key| {
+            CatalogOp::CreateIndex(IndexDef {
+                name: name.into(),
+                target,
+                key,
+            })
+        };
+        let mut catalog = Catalog::default();
+        for op in [
+            index("a", IndexTarget::Label(0), 5),
+            index("b", IndexTarget::Label(1), 5),
+            index("c", IndexTarget::Label(1), 2),
+            index("d", IndexTarget::EdgeType(0), 7),
+            index("e", IndexTarget::EdgeType(1), 5),
+        ] {
+            catalog.apply(&op);
+        }
+        assert_eq!(catalog.keys_kept_in(IndexHome::VertexTables), [2, 5]);
+        assert_eq!(catalog.keys_kept_in(IndexHome::EdgeTables(0)), [7]);
+        assert_eq!(catalog.keys_kept_in(IndexHome::EdgeTables(1)), [5]);
+        assert_eq!(
+            catalog.keys_kept_in(IndexHome::EdgeTables(2)),
+            [] as [u32; 0]
+        );
+    }
+
+    #[test]
+    fn a_vertex_index_written_before_edge_indexes_existed_still_reads() {
+        // The layout of tag 5 from before edge indexes: name, label, key.
+        let mut enc = Encoder::default();
+        enc.u8(5);
+        enc.str("old");
+        enc.u32(1);
+        enc.u32(2);
+        let mut dec = Decoder::new(&enc.buf, 0);
+        let expected = CatalogOp::CreateIndex(IndexDef {
+            name: "old".into(),
+            target: IndexTarget::Label(1),
+            key: 2,
+        });
+        assert_eq!(CatalogOp::decode(&mut dec).unwrap(), expected);
     }
 
     #[test]

@@ -1,20 +1,22 @@
-//! Secondary property indexes: `(label, property)` → the vertices that may hold a value, in
-//! value order, so that seeks can ask for one value, a range or a string prefix.
+//! Secondary property indexes: `(label, property)` → the vertices that may hold a value, and
+//! `(edge type, property)` → the edges that may, in value order, so that seeks can ask for one
+//! value, a range or a string prefix.
 //!
 //! WHAT IS DURABLE
 //! ===============
-//! Only the definition: an [`IndexDef`](crate::catalog::IndexDef) `(name, label, property)` in
-//! the catalog, logged to the WAL as a `CatalogOp` and stored in every checkpoint like a
-//! table definition. The content is rebuilt from the rows — when the index is created and each
-//! time the database opens — so it can never disagree with the data on disk, and no index
-//! format needs versioning. Cost: one pass over every row of every vertex table per indexed
-//! property (plus its kept versions), O(rows); a create does it under the commit lock, so
-//! commits wait for the build.
+//! Only the definition: an [`IndexDef`](crate::catalog::IndexDef) `(name, label or edge type,
+//! property)` in the catalog, logged to the WAL as a `CatalogOp` and stored in every checkpoint
+//! like a table definition. The content is rebuilt from the rows — when the index is created
+//! and each time the database opens — so it can never disagree with the data on disk, and no
+//! index format needs versioning. Cost: one pass over every row of every table that keeps the
+//! index (plus its kept versions), O(rows); a create does it under the commit lock, so commits
+//! wait for the build.
 //!
 //! STRUCTURE
 //! =========
-//! Per vertex table, one ordered map (a `BTreeMap`, so every seek is a walk that starts with
-//! an O(log keys) descent) per *indexed property key* (whatever the label):
+//! Vertex and edge tables keep index content alike: per table, one [`PropertyIndexes`] holding
+//! an ordered map (a `BTreeMap`, so every seek is a walk that starts with an O(log keys)
+//! descent) per *indexed property key*:
 //!
 //! ```text
 //!   table Person, key name:   'Ada' → [3, 17]     row 17 was renamed 'Bob' at ts 9
@@ -24,13 +26,20 @@
 //! ```
 //!
 //! Like the primary-key index, the map is *lossy*: value → rows that held it in some version
-//! still kept, with no timestamps. Readers re-check existence, label and value at their
-//! snapshot, so MVCC, aborted transactions (never installed) and deletes stay correct without
-//! index versions. Every table indexes every indexed key, whether or not it carries the label
-//! yet: a label can be installed as an extra label on any table at any commit, and an index
-//! that covered only the tables carrying the label when it was built would miss those
-//! vertices. Seeks only visit the tables that may carry the label (its own table and those
-//! that installed it as an extra label — the tables a label scan visits).
+//! still kept, with no timestamps. Readers re-check existence, label or type, and value at
+//! their snapshot, so MVCC, aborted transactions (never installed) and deletes stay correct
+//! without index versions.
+//!
+//! Which tables keep which keys ([`IndexHome`](crate::catalog::IndexHome)):
+//!
+//! - Every vertex table keeps the key of every label's index, whether or not it carries the
+//!   label yet: a label can be installed as an extra label on any table at any commit, and an
+//!   index that covered only the tables carrying the label when it was built would miss those
+//!   vertices. Seeks only visit the tables that may carry the label (its own table and those
+//!   that installed it as an extra label — the tables a label scan visits).
+//! - An edge table keeps only the keys of its own edge type's indexes: an edge table holds the
+//!   edges of one (source table, type, destination table), and an edge never changes type.
+//!   Seeks visit the edge tables of the type; one created later starts with its type's keys.
 //!
 //! KEYS
 //! ====
@@ -39,7 +48,7 @@
 //! may share a key with a neighbour — the re-check separates them), `-0.0` becomes `0.0`.
 //! Strings and booleans are themselves. `null`, NaN, lists, maps and temporal values are not
 //! indexed: an equality with `null` or NaN matches nothing, and a seek for a list, map or
-//! temporal value falls back to the label scan.
+//! temporal value falls back to the scan (of the label, or the edge type).
 //!
 //! Keys are ordered kind by kind — every boolean, then every number, then every string — and
 //! within a kind as Cypher's `<` orders them: `false < true`; numbers numerically (the `f64`
@@ -72,14 +81,13 @@
 //!
 //! A null or NaN bound, or bounds of two kinds, give the empty range (no value compares true
 //! with them); a bound of a kind that is not indexed (a list, a map, a temporal value) gives
-//! no range at all, and the caller scans the label — the filter then decides, as with any
-//! scan.
+//! no range at all, and the caller scans — the filter then decides, as with any scan.
 //!
 //! MAINTENANCE AND GROWTH
 //! ======================
-//! The commit pipeline adds `value → row` after installing each created vertex and property
-//! write (after, so that GC pruning can never remove an entry whose version it has not seen).
-//! Entries are never removed at commit time; [`PropertyIndexes::prune`] (run by
+//! The commit pipeline adds `value → row` after installing each created vertex or edge and
+//! each property write (after, so that GC pruning can never remove an entry whose version it
+//! has not seen). Entries are never removed at commit time; [`PropertyIndexes::prune`] (run by
 //! `Storage::maintain`, after the versions below the GC horizon are dropped) removes a row
 //! from a value's list when no kept version of the row holds that value. So between two
 //! maintenance passes an index holds at most one entry per installed write, and after one it
@@ -91,14 +99,15 @@
 //! STATES
 //! ======
 //! A key's map is *building* from the moment it is tracked until its first build finishes;
-//! seeks on it answer `None` (scan the label instead) until it is ready, and so does every seek
-//! on a key no longer tracked (index dropped while a plan using it ran).
+//! seeks on it answer `None` (scan instead) until it is ready, and so does every seek on a key
+//! no longer tracked (index dropped while a plan using it ran).
 //!
 //! NOT SUPPORTED
 //! =============
-//! Composite indexes (several properties), relationship-property indexes, `ENDS WITH` /
-//! `CONTAINS` / regular expressions, ranges over temporal values or lists, and any ordering
-//! the index could hand to `ORDER BY` (rows come back in row order after the re-check).
+//! Composite indexes (several properties), indexes over several labels or edge types,
+//! `ENDS WITH` / `CONTAINS` / regular expressions, ranges over temporal values or lists, and
+//! any ordering the index could hand to `ORDER BY` (rows come back in row order after the
+//! re-check).
 
 use crate::rows::RowTable;
 use parking_lot::RwLock;
@@ -324,21 +333,47 @@ struct KeyIndex {
     rows: BTreeMap<IndexKey, Vec<u32>>,
 }
 
-/// The secondary indexes of one vertex table: one map per indexed property key.
+/// The secondary indexes of one vertex or edge table: one map per indexed property key.
 #[derive(Default)]
 pub struct PropertyIndexes {
     keys: RwLock<HashMap<PropKeyId, KeyIndex>>,
 }
 
 impl PropertyIndexes {
-    /// Starts maintaining `key` (building); a no-op if it is maintained already.
-    pub fn track(&self, key: PropKeyId) {
-        self.keys.write().entry(key).or_default();
+    /// Starts maintaining `key` (building); returns `false` (and changes nothing) if it is
+    /// maintained already.
+    pub fn track(&self, key: PropKeyId) -> bool {
+        let mut keys = self.keys.write();
+        if keys.contains_key(&key) {
+            return false;
+        }
+        keys.insert(key, KeyIndex::default());
+        true
     }
 
     /// Stops maintaining `key` and frees its map.
     pub fn untrack(&self, key: PropKeyId) {
         self.keys.write().remove(&key);
+    }
+
+    /// Makes the maintained keys exactly `keys`: each key not maintained yet is tracked and
+    /// built from `rows`, each maintained key not in `keys` is freed. How a table follows the
+    /// catalog's index definitions at open, at `CREATE INDEX` (under the commit lock, so no
+    /// commit installs between tracking a key and building it), at `DROP INDEX` and when the
+    /// table is created.
+    pub fn keep_exactly(&self, keys: &[PropKeyId], rows: &RowTable) {
+        let unwanted: Vec<PropKeyId> = (self.keys.read().keys())
+            .filter(|key| !keys.contains(key))
+            .copied()
+            .collect();
+        for key in unwanted {
+            self.untrack(key);
+        }
+        for &key in keys {
+            if self.track(key) {
+                self.build(key, rows);
+            }
+        }
     }
 
     /// Indexes every value `key` holds in a kept version of any row of `rows`, then marks the
@@ -371,6 +406,13 @@ impl PropertyIndexes {
         let rows = index.rows.entry(index_key).or_default();
         if !rows.contains(&row) {
             rows.push(row);
+        }
+    }
+
+    /// [`insert`](Self::insert) for each of the properties a created row holds.
+    pub fn insert_all(&self, props: &[(PropKeyId, Value)], row: u32) {
+        for (key, value) in props {
+            self.insert(*key, value, row);
         }
     }
 

@@ -3,7 +3,8 @@
 //! - [`vfs`]: the file-system seam, with a fault-injecting implementation in [`fault`];
 //! - [`catalog`]: labels, property keys, edge types, vertex and edge tables;
 //! - [`rows`]: columnar, multi-versioned vertex and edge rows;
-//! - [`index`]: secondary property indexes (lossy value → rows maps, rebuilt at open);
+//! - [`index`]: secondary property indexes on vertices and edges (lossy value → rows maps,
+//!   rebuilt at open);
 //! - [`topology`]: the adjacency memtable with per-vertex version tables;
 //! - [`run`]: immutable CSR run files, the disk tier of the topology;
 //! - [`lsm`]: memtables + runs per edge table and direction, flushes and merge policies;
@@ -30,7 +31,9 @@ pub mod topology;
 pub mod vfs;
 pub mod wal;
 
-pub use catalog::{Catalog, CatalogOp, EdgeTableDef, IndexDef, PropertyDef, VertexTableDef};
+pub use catalog::{
+    Catalog, CatalogOp, EdgeTableDef, IndexDef, IndexTarget, PropertyDef, VertexTableDef,
+};
 pub use record::{CommitRecord, WriteOp};
 pub use stats::{EdgeTypeStatistics, Statistics};
 pub use store::{EdgeTable, RecoveryReport, Storage, VertexTable};

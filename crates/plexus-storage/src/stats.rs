@@ -30,7 +30,7 @@
 //! it costs nothing; the counts decide only the order of work, never which rows a query
 //! returns.
 
-use crate::catalog::{Catalog, VertexTableDef};
+use crate::catalog::{Catalog, IndexTarget, VertexTableDef};
 use crate::store::{EdgeTable, Storage, VertexTable};
 use std::sync::Arc;
 
@@ -93,8 +93,19 @@ impl Statistics {
     /// equality on it reads the vertices holding one value instead of all of the label's.
     pub fn label_index(&self, label: &str, key: &str) -> Option<&str> {
         let label = self.catalog.labels.id(label)?;
+        self.index_on(IndexTarget::Label(label), key)
+    }
+
+    /// The name of the secondary index on the edges of type `edge_type` by property `key`, if
+    /// any.
+    pub fn edge_type_index(&self, edge_type: &str, key: &str) -> Option<&str> {
+        let ty = self.catalog.edge_types.id(edge_type)?;
+        self.index_on(IndexTarget::EdgeType(ty), key)
+    }
+
+    fn index_on(&self, target: IndexTarget, key: &str) -> Option<&str> {
         let key = self.catalog.prop_keys.id(key)?;
-        Some(self.catalog.index_on(label, key)?.name.as_str())
+        Some(self.catalog.index_on(target, key)?.name.as_str())
     }
 
     /// The tables whose vertices may carry `label`: its own and those that installed it as an

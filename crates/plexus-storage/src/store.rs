@@ -25,12 +25,14 @@
 //!
 //! SECONDARY INDEXES
 //! =================
-//! Index definitions are catalog entries; their content (see `index`) is rebuilt by `open`
-//! after recovery, built by `create_index` under the caller's commit lock, maintained by
-//! `install` and pruned by `maintain`.
+//! Index definitions are catalog entries; their content (see `index`), in vertex tables for
+//! label indexes and in the edge tables of the type for edge-type indexes, is rebuilt by
+//! `open` after recovery, built by `create_index` under the caller's commit lock, maintained
+//! by `install` and pruned by `maintain`. Each table follows the catalog's definitions the
+//! same way (`sync_indexes`) whenever they change or the table is created.
 
 use crate::catalog::{
-    Catalog, CatalogOp, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexDef, VertexTableDef,
+    Catalog, CatalogOp, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexDef, IndexHome, VertexTableDef,
 };
 use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
 use crate::index::{KeyRange, MAX_INDEXES, PropertyIndexes};
@@ -43,8 +45,8 @@ use crate::vfs::Vfs;
 use crate::wal::{self, Wal};
 use parking_lot::{Mutex, RwLock};
 use plexus_types::{
-    Config, DataType, Direction, EdgeId, EdgeTableId, Error, LabelId, PropKeyId, Result, Timestamp,
-    Value, VertexId, VertexTableId,
+    Config, DataType, Direction, EdgeId, EdgeTableId, EdgeTypeId, Error, LabelId, PropKeyId,
+    Result, Timestamp, Value, VertexId, VertexTableId,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -76,6 +78,8 @@ pub struct EdgeTable {
     /// `U`: the newest commit that changed a property of an existing edge of this table
     /// (decides which runs' property columns a reader may use; see `lsm`).
     pub prop_updated_ts: AtomicU64,
+    /// Secondary indexes: the keys of the indexes on this table's edge type (see `index`).
+    pub indexes: PropertyIndexes,
 }
 
 impl VertexTable {
@@ -128,6 +132,12 @@ impl VertexTable {
     pub fn may_carry_extra_label(&self, label: LabelId) -> bool {
         self.extra_labels.read().contains(&label)
     }
+
+    /// Makes the index content follow `catalog`'s definitions (see `index`).
+    fn sync_indexes(&self, catalog: &Catalog) {
+        let keys = catalog.keys_kept_in(IndexHome::VertexTables);
+        self.indexes.keep_exactly(&keys, &self.rows);
+    }
 }
 
 impl EdgeTable {
@@ -140,7 +150,14 @@ impl EdgeTable {
             out,
             inc,
             prop_updated_ts: AtomicU64::new(0),
+            indexes: PropertyIndexes::default(),
         }
+    }
+
+    /// Makes the index content follow `catalog`'s definitions (see `index`).
+    fn sync_indexes(&self, catalog: &Catalog) {
+        let keys = catalog.keys_kept_in(IndexHome::EdgeTables(self.def.edge_type));
+        self.indexes.keep_exactly(&keys, &self.rows);
     }
 
     pub fn endpoints(&self, offset: u32) -> Option<(u32, u32)> {
@@ -361,16 +378,7 @@ impl Storage {
                 .map_or(manifest.checkpoint_ts, |(_, ts)| *ts);
             table.prop_updated_ts.fetch_max(recorded, Ordering::AcqRel);
         }
-        let mut indexed_keys: Vec<PropKeyId> =
-            tables.catalog.indexes.iter().map(|i| i.key).collect();
-        indexed_keys.sort_unstable();
-        indexed_keys.dedup();
-        for key in indexed_keys {
-            for table in &tables.vertex {
-                table.indexes.track(key);
-                table.indexes.build(key, &table.rows);
-            }
-        }
+        sync_indexes(&tables.catalog, &tables.vertex, &tables.edge);
         let next_segment = segments.last().map_or(manifest.wal_start, |id| id + 1);
         let wal = Wal::create(
             vfs.clone(),
@@ -456,12 +464,10 @@ impl Storage {
         let mut next = (*current).clone();
         next.apply(&op);
         match &op {
+            // A new table is empty: syncing marks its index keys ready.
             CatalogOp::VertexTable { id, def } => {
                 let table = VertexTable::new(*id, def);
-                for index in &next.indexes {
-                    table.indexes.track(index.key);
-                    table.indexes.build(index.key, &table.rows); // empty: marks it ready
-                }
+                table.sync_indexes(&next);
                 self.vertex_tables.write().push(Arc::new(table));
             }
             CatalogOp::EdgeTable { id, def } => {
@@ -471,9 +477,9 @@ impl Storage {
                     Topology::new(*id, true, range),
                     Topology::new(*id, false, range),
                 );
-                self.edge_tables
-                    .write()
-                    .push(Arc::new(EdgeTable::new(*id, def, &name, out, inc)));
+                let table = EdgeTable::new(*id, def, &name, out, inc);
+                table.sync_indexes(&next);
+                self.edge_tables.write().push(Arc::new(table));
             }
             _ => {}
         }
@@ -501,17 +507,18 @@ impl Storage {
 
     // ---- secondary indexes (see `index`) ---------------------------------------------------
 
-    /// Builds index `def` over every vertex table, then logs and publishes its definition.
-    /// Returns the existing index (and changes nothing) if one has the same name or indexes
-    /// the same label and key. The caller holds the commit lock, so no commit installs between
-    /// tracking the key and building it; the build is one pass over every vertex row (see
+    /// Builds index `def` in the tables that keep it (every vertex table for a label, the edge
+    /// tables of the type for an edge type), then logs and publishes its definition. Returns
+    /// the existing index (and changes nothing) if one has the same name or indexes the same
+    /// label or type and key. The caller holds the commit lock, so no commit installs between
+    /// tracking the key and building it; the build is one pass over those tables' rows (see
     /// `index`).
     pub fn create_index(&self, def: IndexDef) -> Result<Option<IndexDef>> {
         let _writer = self.catalog_writer.lock();
         let current = self.catalog();
         let existing = current
             .index(&def.name)
-            .or_else(|| current.index_on(def.label, def.key));
+            .or_else(|| current.index_on(def.target, def.key));
         if let Some(existing) = existing {
             return Ok(Some(existing.clone()));
         }
@@ -520,29 +527,26 @@ impl Storage {
                 "the catalog holds {MAX_INDEXES} indexes; no more are allowed"
             )));
         }
-        for table in self.vertex_tables() {
-            table.indexes.track(def.key);
-            table.indexes.build(def.key, &table.rows);
-        }
-        self.publish_catalog_op(&current, CatalogOp::CreateIndex(def))?;
+        let op = CatalogOp::CreateIndex(def);
+        let mut next = (*current).clone();
+        next.apply(&op);
+        sync_indexes(&next, &self.vertex_tables(), &self.edge_tables());
+        self.publish_catalog_op(&current, op)?;
         Ok(None)
     }
 
-    /// Logs and publishes the removal of index `name`, then frees its content unless another
-    /// index uses the same property key. Returns `false` if there is no such index.
+    /// Logs and publishes the removal of index `name`, then frees its content in each table
+    /// unless another index there uses the same property key. Returns `false` if there is no
+    /// such index.
     pub fn drop_index(&self, name: &str) -> Result<bool> {
         let _writer = self.catalog_writer.lock();
         let current = self.catalog();
-        let Some(def) = current.index(name).cloned() else {
+        if current.index(name).is_none() {
             return Ok(false);
-        };
+        }
         let name = name.to_string();
         self.publish_catalog_op(&current, CatalogOp::DropIndex { name })?;
-        if !self.catalog().indexes.iter().any(|i| i.key == def.key) {
-            for table in self.vertex_tables() {
-                table.indexes.untrack(def.key);
-            }
-        }
+        sync_indexes(&self.catalog(), &self.vertex_tables(), &self.edge_tables());
         Ok(true)
     }
 
@@ -565,15 +569,48 @@ impl Storage {
         range: &KeyRange,
     ) -> Option<Vec<VertexId>> {
         let catalog = self.catalog();
-        let mut found = Vec::new();
-        for table in self.vertex_tables() {
+        let tables = self.vertex_tables();
+        let mut carriers = Vec::new();
+        for table in &tables {
             let own = catalog.vertex_tables.get(table.id as usize)?.label == label;
             if own || table.may_carry_extra_label(label) {
-                let rows = table.indexes.candidates(key, range)?;
-                found.extend(rows.into_iter().map(|row| VertexId::new(table.id, row)));
+                carriers.push((table.id, &table.indexes));
             }
         }
-        Some(found)
+        let found = candidates_in(carriers, key, range)?;
+        Some(
+            found
+                .map(|(table, row)| VertexId::new(table, row))
+                .collect(),
+        )
+    }
+
+    /// The edges of type `edge_type` that may hold a value in `range` for `key` in a kept
+    /// version (as [`index_candidates`](Self::index_candidates)), or `None` when some edge
+    /// table of the type has no ready index on `key`.
+    pub fn edge_index_candidates(
+        &self,
+        edge_type: EdgeTypeId,
+        key: PropKeyId,
+        range: &KeyRange,
+    ) -> Option<Vec<EdgeId>> {
+        let tables = self.edge_tables();
+        let of_type = tables.iter().filter(|t| t.def.edge_type == edge_type);
+        let found = candidates_in(of_type.map(|t| (t.id, &t.indexes)), key, range)?;
+        Some(found.map(|(table, row)| EdgeId::new(table, row)).collect())
+    }
+
+    /// The ids of the edges of type `edge_type` that exist at `ts` (an edge-type scan).
+    pub fn scan_edge_type(&self, edge_type: EdgeTypeId, ts: Timestamp) -> Vec<EdgeId> {
+        let mut found = Vec::new();
+        for table in self.edge_tables() {
+            if table.def.edge_type == edge_type {
+                table
+                    .rows
+                    .scan(ts, |row| found.push(EdgeId::new(table.id, row)));
+            }
+        }
+        found
     }
 
     // ---- reads at a timestamp -------------------------------------------------------------
@@ -784,6 +821,7 @@ impl Storage {
         }
         for table in self.edge_tables() {
             table.rows.gc(horizon);
+            table.indexes.prune(&table.rows);
             table.out.compact_memtables(horizon);
             table.inc.compact_memtables(horizon);
         }
@@ -1072,8 +1110,33 @@ fn index_new_vertex(
     table.note_labels(labels);
     for (key, value) in props {
         table.index_pk(row, *key, value);
-        table.indexes.insert(*key, value, row);
     }
+    table.indexes.insert_all(props, row);
+}
+
+/// Makes every table's index content follow `catalog`'s definitions (see `index`).
+fn sync_indexes(catalog: &Catalog, vertex: &[Arc<VertexTable>], edge: &[Arc<EdgeTable>]) {
+    for table in vertex {
+        table.sync_indexes(catalog);
+    }
+    for table in edge {
+        table.sync_indexes(catalog);
+    }
+}
+
+/// The candidates (table id, row) of `range` for `key` in each of `tables` (id, indexes), or
+/// `None` when one of them has no ready index on `key`.
+fn candidates_in<'a>(
+    tables: impl IntoIterator<Item = (u32, &'a PropertyIndexes)>,
+    key: PropKeyId,
+    range: &KeyRange,
+) -> Option<impl Iterator<Item = (u32, u32)>> {
+    let mut found = Vec::new();
+    for (table, indexes) in tables {
+        let rows = indexes.candidates(key, range)?;
+        found.extend(rows.into_iter().map(|row| (table, row)));
+    }
+    Some(found.into_iter())
 }
 
 fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> Result<()> {
@@ -1138,6 +1201,7 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
                 let t = edge(id.table)?;
                 t.rows.ensure_reserved(id.offset + 1);
                 t.rows.install_create(id.offset, ts, horizon, &[], props);
+                t.indexes.insert_all(props, id.offset);
                 t.record_endpoints(id.offset, src.offset, dst.offset);
                 pending.push(id.table, id.offset, src.offset, dst.offset, false);
             }
@@ -1151,6 +1215,10 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
                 t.prop_updated_ts.fetch_max(ts, Ordering::AcqRel);
                 t.rows
                     .install_prop(id.offset, ts, horizon, *key, value.clone());
+                // After the install: see MAINTENANCE AND GROWTH in `index`.
+                if let Some(v) = value {
+                    t.indexes.insert(*key, v, id.offset);
+                }
             }
         }
     }

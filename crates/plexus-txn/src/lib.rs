@@ -18,12 +18,13 @@ pub mod validation;
 pub mod write_set;
 
 pub use manager::TxnManager;
-/// What a secondary-index seek asks for (see [`Transaction::seek_by_index`]).
+/// What a secondary-index seek asks for (see [`Transaction::seek_by_index`] and
+/// [`Transaction::seek_edges_by_index`]).
 pub use plexus_storage::index::KeyRange;
 /// The planner's table statistics (defined by storage, read through [`TxnManager::storage`]).
 pub use plexus_storage::{EdgeTypeStatistics, Statistics};
 pub use schema::{
-    IndexCreated, VertexTableSpec, create_edge_table, create_index, create_vertex_table,
+    IndexCreated, IndexOn, VertexTableSpec, create_edge_table, create_index, create_vertex_table,
     default_index_name,
 };
 pub use snapshot::GraphSnapshot;

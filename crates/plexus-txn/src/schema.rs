@@ -5,7 +5,7 @@
 //! part of any transaction (like token creation, see `plexus_storage::catalog`).
 
 use plexus_storage::catalog::{PropertyDef, Tokens, validate_table_def};
-use plexus_storage::{Catalog, CatalogOp, EdgeTableDef, Storage, VertexTableDef};
+use plexus_storage::{Catalog, CatalogOp, EdgeTableDef, IndexTarget, Storage, VertexTableDef};
 use plexus_types::{DataType, EdgeTableId, Error, Result, VertexTableId};
 
 /// Longest label, property or edge-type name accepted.
@@ -242,35 +242,70 @@ pub enum IndexCreated {
     Created,
     /// An index of that name existed already (with any definition); nothing changed.
     NameTaken,
-    /// An index with another name indexes the same label and property (its name); nothing
-    /// changed.
+    /// An index with another name indexes the same label or type and property (its name);
+    /// nothing changed.
     Equivalent(String),
 }
 
-/// The name Neo4j 5 gives an unnamed index: `index_<label>_<property>`, which keeps it
-/// deterministic so that a repeated `CREATE INDEX IF NOT EXISTS` finds its own index.
-pub fn default_index_name(label: &str, key: &str) -> String {
-    format!("index_{label}_{key}")
+/// What a secondary index covers, by name: the vertices carrying a label, or the
+/// relationships (edges) of a type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexOn<'a> {
+    Label(&'a str),
+    RelationshipType(&'a str),
 }
 
-/// Creates secondary index `name` on the vertices carrying `label` by property `key` (see
-/// `plexus_storage::index`). The label and property need not be in use: their names are
-/// registered, and vertices that get them later are indexed as they are committed (as in
-/// Neo4j). The build runs under the commit lock: commits wait for one pass over every vertex
-/// row. Not transactional, like every catalog change.
+impl IndexOn<'_> {
+    /// The label or type name.
+    pub fn name(&self) -> &str {
+        match self {
+            IndexOn::Label(name) | IndexOn::RelationshipType(name) => name,
+        }
+    }
+
+    /// The index on property `key`, as messages write it: `:Person(age)`, `[:KNOWS](since)`.
+    pub fn describe(&self, key: &str) -> String {
+        match self {
+            IndexOn::Label(label) => format!(":{label}({key})"),
+            IndexOn::RelationshipType(ty) => format!("[:{ty}]({key})"),
+        }
+    }
+}
+
+/// The name Neo4j 5 gives an unnamed index: `index_<label or type>_<property>`, which keeps
+/// it deterministic so that a repeated `CREATE INDEX IF NOT EXISTS` finds its own index. (A
+/// label and a relationship type of the same name give the same default name: name one of
+/// the two indexes.)
+pub fn default_index_name(on: IndexOn, key: &str) -> String {
+    format!("index_{}_{key}", on.name())
+}
+
+/// Creates secondary index `name` on the vertices carrying a label, or the edges of a type,
+/// by property `key` (see `plexus_storage::index`). The label or type and the property need
+/// not be in use: their names are registered, and elements that get them later are indexed as
+/// they are committed (as in Neo4j). The build runs under the commit lock: commits wait for
+/// one pass over the rows of the tables that keep the index. Not transactional, like every
+/// catalog change.
 pub fn create_index(
     manager: &crate::TxnManager,
     name: &str,
-    label: &str,
+    on: IndexOn,
     key: &str,
 ) -> Result<IndexCreated> {
     check_index_name(name)?;
     let storage = manager.storage();
-    let label = ensure_token(storage, label, TokenKind::Label)?;
+    let target = match on {
+        IndexOn::Label(label) => {
+            IndexTarget::Label(ensure_token(storage, label, TokenKind::Label)?)
+        }
+        IndexOn::RelationshipType(ty) => {
+            IndexTarget::EdgeType(ensure_token(storage, ty, TokenKind::EdgeType)?)
+        }
+    };
     let key = ensure_token(storage, key, TokenKind::PropKey)?;
     let def = plexus_storage::IndexDef {
         name: name.to_string(),
-        label,
+        target,
         key,
     };
     let existing = manager.with_commits_paused(|| storage.create_index(def))?;

@@ -748,6 +748,107 @@ impl Transaction {
 
     // ---- edges -----------------------------------------------------------------------------
 
+    /// The id of edge type `name` for a read of the edges of that type: `None` when no edge
+    /// has it — except under SERIALIZABLE, where the name is registered so that the read can
+    /// be recorded (a later commit may create the first such edge).
+    fn read_edge_type(&self, name: &str) -> Result<Option<EdgeTypeId>> {
+        match self.catalog().edge_types.id(name) {
+            Some(id) => Ok(Some(id)),
+            None if self.isolation == IsolationLevel::Serializable => {
+                Ok(Some(self.ensure_token(name, TokenKind::EdgeType)?))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The edges this transaction created whose type is `ty`.
+    fn own_new_edges_of(&self, ty: EdgeTypeId) -> Vec<EdgeId> {
+        let catalog = self.catalog();
+        let created = self.writes.new_edges.keys().copied();
+        created.filter(|&e| is_of_type(&catalog, e, ty)).collect()
+    }
+
+    /// The edges of type `edge_type` in this view: every edge table of the type at the
+    /// snapshot, without the edges this transaction deleted, with those it created. Under
+    /// SERIALIZABLE it records the scan (a later commit creating or deleting such an edge
+    /// conflicts).
+    pub fn scan_edges(&mut self, edge_type: &str) -> Result<Vec<EdgeId>> {
+        let Some(ty) = self.read_edge_type(edge_type)? else {
+            return Ok(Vec::new());
+        };
+        self.record(ReadItem::EdgeTypeScan(ty));
+        let committed = self.storage().scan_edge_type(ty, self.start_ts);
+        let deleted = &self.writes.deleted_edges;
+        let mut found: Vec<EdgeId> = (committed.into_iter())
+            .filter(|e| !deleted.contains_key(e))
+            .collect();
+        found.extend(self.own_new_edges_of(ty));
+        Ok(found)
+    }
+
+    /// The edges of type `edge_type` whose property `key` holds a value in `range` (as
+    /// [`seek_by_index`](Self::seek_by_index) for vertices), answered by the secondary index
+    /// on `(edge_type, key)` — or `None` when there is no ready index and the caller must scan
+    /// the type ([`scan_edges`](Self::scan_edges)). An empty range finds nothing.
+    ///
+    /// The index gives candidates of the type that held such a value in some kept version;
+    /// the edges this transaction created of the type, and those whose `key` it wrote, are
+    /// candidates too, since its writes are not in the index. Each is re-checked in this
+    /// transaction's view — it exists (not deleted here), and holds a value in `range` (by
+    /// key, as lossy as the index: the caller's filter applies Cypher's comparison) — so the
+    /// seek finds what a scan of the type would. Under SERIALIZABLE the seek records the scan
+    /// of the type it replaces and the property it reads on all of them: a later commit that
+    /// creates or deletes an edge of the type, or writes `key` on one, conflicts.
+    pub fn seek_edges_by_index(
+        &mut self,
+        edge_type: &str,
+        key: &str,
+        range: &KeyRange,
+    ) -> Result<Option<Vec<EdgeId>>> {
+        let catalog = self.catalog();
+        let (Some(ty), Some(key_id)) =
+            (catalog.edge_types.id(edge_type), catalog.prop_keys.id(key))
+        else {
+            return Ok(None);
+        };
+        if *range == KeyRange::Empty {
+            return Ok(Some(Vec::new()));
+        }
+        let Some(mut candidates) = self.storage().edge_index_candidates(ty, key_id, range) else {
+            return Ok(None);
+        };
+        debug_assert!(
+            candidates.iter().all(|&e| is_of_type(&catalog, e, ty)),
+            "the index of a type lists only edges of its tables"
+        );
+        self.record(ReadItem::EdgeTypeScan(ty));
+        self.record(ReadItem::EdgeTypeProp(ty, key_id));
+        candidates.extend(self.own_new_edges_of(ty));
+        let rewritten = self.writes.edge_props.keys().filter(|(_, k)| *k == key_id);
+        candidates.extend(
+            rewritten
+                .map(|&(e, _)| e)
+                .filter(|&e| is_of_type(&catalog, e, ty)),
+        );
+        candidates.sort_unstable();
+        candidates.dedup();
+        let mut found = Vec::new();
+        for e in candidates {
+            if !self.edge_exists(e)? {
+                continue;
+            }
+            let held = self.edge_property(e, key)?;
+            if held
+                .as_ref()
+                .and_then(IndexKey::of)
+                .is_some_and(|held| range.contains(&held))
+            {
+                found.push(e);
+            }
+        }
+        Ok(Some(found))
+    }
+
     /// Creates an edge `src -[edge_type]-> dst`. Multiple edges between the same pair are fine.
     pub fn create_edge(
         &mut self,
@@ -909,11 +1010,8 @@ impl Transaction {
         self.check_vertex(dst)?;
         let catalog = self.catalog();
         let ty = match edge_type {
-            Some(name) => match catalog.edge_types.id(name) {
+            Some(name) => match self.read_edge_type(name)? {
                 Some(id) => Some(id),
-                None if self.isolation == IsolationLevel::Serializable => {
-                    Some(self.ensure_token(name, TokenKind::EdgeType)?)
-                }
                 None => return Ok(Vec::new()),
             },
             None => None,
@@ -922,14 +1020,7 @@ impl Transaction {
             Some(t) => ReadItem::Adjacency(src, t, true),
             None => ReadItem::AdjacencyAny(src, true),
         });
-        let type_ok = |table: u32| {
-            ty.is_none_or(|t| {
-                catalog
-                    .edge_tables
-                    .get(table as usize)
-                    .is_some_and(|d| d.edge_type == t)
-            })
-        };
+        let type_ok = |e: EdgeId| ty.is_none_or(|t| is_of_type(&catalog, e, t));
         let mut found: Vec<EdgeId> = self
             .storage()
             .edges_between(src, dst, self.start_ts, |def| {
@@ -942,7 +1033,7 @@ impl Transaction {
             self.writes
                 .new_edges
                 .iter()
-                .filter(|(e, ne)| ne.src == src && ne.dst == dst && type_ok(e.table))
+                .filter(|(e, ne)| ne.src == src && ne.dst == dst && type_ok(**e))
                 .map(|(e, _)| *e),
         );
         Ok(found)
@@ -957,13 +1048,9 @@ impl Transaction {
         dir: Direction,
     ) -> Result<Vec<(EdgeId, VertexId)>> {
         self.check_vertex(v)?;
-        let catalog = self.catalog();
         let ty: Option<EdgeTypeId> = match edge_type {
-            Some(name) => match catalog.edge_types.id(name) {
+            Some(name) => match self.read_edge_type(name)? {
                 Some(id) => Some(id),
-                None if self.isolation == IsolationLevel::Serializable => {
-                    Some(self.ensure_token(name, TokenKind::EdgeType)?)
-                }
                 None => return Ok(Vec::new()),
             },
             None => None,
@@ -995,12 +1082,7 @@ impl Transaction {
                 },
             );
             for (e, ne) in &self.writes.new_edges {
-                let type_ok = ty.is_none_or(|t| {
-                    catalog
-                        .edge_tables
-                        .get(e.table as usize)
-                        .is_some_and(|d| d.edge_type == t)
-                });
+                let type_ok = ty.is_none_or(|t| is_of_type(&catalog, *e, t));
                 let (from, to) = if out {
                     (ne.src, ne.dst)
                 } else {
@@ -1013,6 +1095,11 @@ impl Transaction {
         }
         Ok(found)
     }
+}
+
+/// Whether edge `e` is of type `ty` (the type of its table).
+fn is_of_type(catalog: &Catalog, e: EdgeId, ty: EdgeTypeId) -> bool {
+    (catalog.edge_tables.get(e.table as usize)).is_some_and(|table| table.edge_type == ty)
 }
 
 /// A property as the write set decides it: `Some(value or absent)` when the entity was created

@@ -18,10 +18,12 @@
 //! Additionally, T aborts if a later commit changed anything T read: an item (a property, a
 //! label set, an entity's existence) or a predicate — a label scan (membership of the label
 //! changed), an adjacency read of vertex v by edge type and direction (an edge was added to or
-//! deleted from it: the phantom case), a primary-key lookup. Surviving transactions are
-//! serialisable in commit order: T's reads are still valid at its commit timestamp. Read-only
-//! transactions are never validated; they are serialised at their start timestamp, which sees a
-//! prefix of that order.
+//! deleted from it: the phantom case), a primary-key lookup, an edge-type scan (an edge of the
+//! type was created or deleted), an edge index seek (also: a property of the seek's key was
+//! written on an edge of the type, which may have moved it into the sought range). Surviving
+//! transactions are serialisable in commit order: T's reads are still valid at its commit
+//! timestamp. Read-only transactions are never validated; they are serialised at their start
+//! timestamp, which sees a prefix of that order.
 //!
 //! HISTORY BOUND
 //! =============
@@ -60,6 +62,10 @@ pub struct CommitSummary {
     pub adjacency_any: HashSet<(VertexId, bool)>,
     pub label_members: HashSet<LabelId>,
     pub pk: HashSet<(VertexTableId, Value)>,
+    /// Types of the edges created or deleted.
+    pub edge_type_members: HashSet<EdgeTypeId>,
+    /// (edge type, property key) of every edge property written.
+    pub edge_type_props: HashSet<(EdgeTypeId, PropKeyId)>,
 }
 
 impl CommitSummary {
@@ -88,6 +94,10 @@ pub enum ReadItem {
     LabelScan(LabelId),
     Adjacency(VertexId, EdgeTypeId, bool),
     AdjacencyAny(VertexId, bool),
+    /// The set of edges of a type.
+    EdgeTypeScan(EdgeTypeId),
+    /// The values of a property on the edges of a type (an index seek on them).
+    EdgeTypeProp(EdgeTypeId, PropKeyId),
 }
 
 /// A transaction's writes, seen as conflict keys (built from the write set).
@@ -186,6 +196,8 @@ pub fn check_reads(
             &ReadItem::LabelScan(label) => theirs.label_members.contains(&label),
             &ReadItem::Adjacency(v, ty, out) => theirs.adjacency.contains(&(v, ty, out)),
             &ReadItem::AdjacencyAny(v, out) => theirs.adjacency_any.contains(&(v, out)),
+            &ReadItem::EdgeTypeScan(ty) => theirs.edge_type_members.contains(&ty),
+            &ReadItem::EdgeTypeProp(ty, key) => theirs.edge_type_props.contains(&(ty, key)),
         };
         if changed {
             return Err(read_conflict(describe_read(item, catalog)));
@@ -196,6 +208,7 @@ pub fn check_reads(
 
 fn describe_read(item: &ReadItem, catalog: &Catalog) -> String {
     let dir = |out: bool| if out { "outgoing" } else { "incoming" };
+    let type_name = |ty: EdgeTypeId| catalog.edge_types.name(ty).unwrap_or("?");
     match item {
         ReadItem::PrimaryKey(t, key) => {
             format!("primary key {key} of table '{}'", catalog.table_name(*t))
@@ -207,11 +220,15 @@ fn describe_read(item: &ReadItem, catalog: &Catalog) -> String {
         &ReadItem::LabelScan(l) => {
             format!("the set of vertices labelled '{}'", catalog.label_name(l))
         }
-        &ReadItem::Adjacency(v, ty, out) => format!(
-            "{} '{}' edges of vertex {v}",
-            dir(out),
-            catalog.edge_types.name(ty).unwrap_or("?")
-        ),
+        &ReadItem::Adjacency(v, ty, out) => {
+            format!("{} '{}' edges of vertex {v}", dir(out), type_name(ty))
+        }
         &ReadItem::AdjacencyAny(v, out) => format!("{} edges of vertex {v}", dir(out)),
+        &ReadItem::EdgeTypeScan(ty) => format!("the set of '{}' edges", type_name(ty)),
+        &ReadItem::EdgeTypeProp(ty, key) => format!(
+            "property '{}' of '{}' edges",
+            catalog.prop_name(key),
+            type_name(ty)
+        ),
     }
 }

@@ -164,11 +164,13 @@ impl SummarySource {
         for (e, src, dst) in &self.created_edges {
             s.created.insert(Entity::Edge(*e));
             s.record_adjacency(*src, edge_type(*e), *dst);
+            s.edge_type_members.insert(edge_type(*e));
         }
         for (e, src, dst) in &self.deleted_edges {
             s.deleted.insert(Entity::Edge(*e));
             s.touched.insert(Entity::Edge(*e));
             s.record_adjacency(*src, edge_type(*e), *dst);
+            s.edge_type_members.insert(edge_type(*e));
         }
         for (v, labels) in &self.deleted_vertices {
             s.deleted.insert(Entity::Vertex(*v));
@@ -178,7 +180,10 @@ impl SummarySource {
         for op in &record.ops {
             match op {
                 WriteOp::SetVertexProp { id, key, .. } => s.record_prop(Entity::Vertex(*id), *key),
-                WriteOp::SetEdgeProp { id, key, .. } => s.record_prop(Entity::Edge(*id), *key),
+                WriteOp::SetEdgeProp { id, key, .. } => {
+                    s.record_prop(Entity::Edge(*id), *key);
+                    s.edge_type_props.insert((edge_type(*id), *key));
+                }
                 _ => {}
             }
         }

@@ -7,9 +7,13 @@
 //! the catalog after the last element using it is deleted (Neo4j lists only those in use).
 //! The empty label of unlabelled vertices is not listed.
 //!
-//! `CALL db.indexes() YIELD name, label, property` lists the secondary property indexes in
-//! creation order (what `SHOW INDEXES` runs; see `index_commands`).
+//! `CALL db.indexes() YIELD name, label, property, entityType` lists the secondary property
+//! indexes in creation order (what `SHOW INDEXES` runs; see `index_commands`): `label` is the
+//! label of a node index (`entityType` `'NODE'`) or the type of a relationship index
+//! (`'RELATIONSHIP'`). The last column came with relationship indexes; the first three are
+//! as before.
 
+use crate::schema::IndexSchema;
 use plexus_exec::{Procedure, ProcedureFn, QueryError, Value};
 use plexus_storage::Catalog;
 use plexus_txn::Transaction;
@@ -34,10 +38,12 @@ fn indexes() -> Procedure {
             .indexes
             .iter()
             .map(|index| {
+                let index = IndexSchema::of(&catalog, index);
                 vec![
                     Value::string(&index.name),
-                    Value::string(catalog.label_name(index.label)),
-                    Value::string(catalog.prop_name(index.key)),
+                    Value::string(&index.label),
+                    Value::string(&index.property),
+                    Value::string(index.entity.name()),
                 ]
             })
             .collect())
@@ -46,7 +52,9 @@ fn indexes() -> Procedure {
         name: "db.indexes".into(),
         inputs: Vec::new(),
         input_types: Vec::new(),
-        outputs: vec!["name".into(), "label".into(), "property".into()],
+        outputs: ["name", "label", "property", "entityType"]
+            .map(String::from)
+            .to_vec(),
         rows: Vec::new(),
         compute: Some(ProcedureFn(Arc::new(body))),
     }

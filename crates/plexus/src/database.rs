@@ -7,7 +7,7 @@
 
 use parking_lot::{Condvar, Mutex};
 use plexus_storage::{OsVfs, RecoveryReport, Storage, Vfs};
-use plexus_txn::{GraphSnapshot, Transaction, TxnManager, VertexTableSpec};
+use plexus_txn::{GraphSnapshot, IndexOn, Transaction, TxnManager, VertexTableSpec};
 use plexus_types::{
     Config, DataType, DurabilityMode, EdgeTableId, Error, IsolationLevel, Result, VertexTableId,
 };
@@ -172,18 +172,30 @@ impl Database {
     /// rebuilt from the rows at every open. Fails with `Error::Constraint` if an index of that
     /// name, or one on the same label and property, exists.
     pub fn create_index(&self, label: &str, property: &str, name: Option<&str>) -> Result<String> {
+        self.create_index_on(IndexOn::Label(label), property, name)
+    }
+
+    /// Creates a secondary index on the relationships of type `rel_type` by `property`, as
+    /// [`create_index`](Self::create_index) does for a label (default name
+    /// `index_<rel_type>_<property>`); commits wait for one pass over the type's edge rows.
+    pub fn create_relationship_index(
+        &self,
+        rel_type: &str,
+        property: &str,
+        name: Option<&str>,
+    ) -> Result<String> {
+        self.create_index_on(IndexOn::RelationshipType(rel_type), property, name)
+    }
+
+    fn create_index_on(&self, on: IndexOn, property: &str, name: Option<&str>) -> Result<String> {
         let name = name.map_or_else(
-            || plexus_txn::default_index_name(label, property),
+            || plexus_txn::default_index_name(on, property),
             str::to_string,
         );
-        match plexus_txn::create_index(&self.manager, &name, label, property)? {
-            plexus_txn::IndexCreated::Created => Ok(name),
-            plexus_txn::IndexCreated::NameTaken => Err(Error::Constraint(format!(
-                "an index named '{name}' already exists"
-            ))),
-            plexus_txn::IndexCreated::Equivalent(other) => Err(Error::Constraint(format!(
-                "index '{other}' already indexes :{label}({property})"
-            ))),
+        let created = plexus_txn::create_index(&self.manager, &name, on, property)?;
+        match crate::index_commands::refusal(&created, &name, on, property) {
+            None => Ok(name),
+            Some(message) => Err(Error::Constraint(message)),
         }
     }
 

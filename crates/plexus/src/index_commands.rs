@@ -4,24 +4,28 @@
 //! query pipeline, because an index is a catalog change (durable at once, not part of any
 //! transaction — see `plexus_storage::index`) rather than a statement over a snapshot:
 //!
-//! - `CREATE INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.prop)` builds the index (commits
-//!   wait for one pass over every vertex row) and returns no rows. The name defaults to
-//!   `index_<Label>_<prop>`. An index on a label or property not in use is allowed, as in
-//!   Neo4j: vertices that get them later are indexed as they commit. A name already taken, or
-//!   an index of another name on the same label and property, is an error
-//!   (`IndexAlreadyExists`, at the name if given), or nothing with `IF NOT EXISTS` — even when
-//!   the index of that name has another definition, as in Neo4j;
-//! - `DROP INDEX name [IF EXISTS]` removes it; a missing name is an error (`IndexNotFound`)
-//!   unless `IF EXISTS`;
-//! - `SHOW INDEXES` is `CALL db.indexes()`: one row per index, `name, label, property`.
+//! - `CREATE INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.prop)` builds a node index,
+//!   `… FOR ()-[r:TYPE]-() ON (r.prop)` (or `-[…]->`, `<-[…]-`) a relationship index (commits
+//!   wait for one pass over the rows of the vertex tables, or of the type's edge tables); it
+//!   returns no rows. The name defaults to `index_<Label or TYPE>_<prop>`. An index on a
+//!   label, type or property not in use is allowed, as in Neo4j: elements that get them later
+//!   are indexed as they commit. A name already taken, or an index of another name on the
+//!   same label or type and property, is an error (`IndexAlreadyExists`, at the name if
+//!   given), or nothing with `IF NOT EXISTS` — even when the index of that name has another
+//!   definition, as in Neo4j;
+//! - `DROP INDEX name [IF EXISTS]` removes either kind; a missing name is an error
+//!   (`IndexNotFound`) unless `IF EXISTS`;
+//! - `SHOW INDEXES` is `CALL db.indexes()`: one row per index, `name, label, property,
+//!   entityType` (`label` holds the relationship type of a relationship index, whose
+//!   `entityType` is `'RELATIONSHIP'`; a node index's is `'NODE'`).
 //!
 //! Inside an explicit transaction (`BEGIN` … `COMMIT`) the two DDL commands are refused
 //! (`SchemaCommandInTransaction`) and the transaction stays open: a catalog change cannot be
 //! rolled back with it.
 
-use plexus_cypher::ast::{Ident, SchemaCommand};
+use plexus_cypher::ast::{Ident, IndexFor, SchemaCommand};
 use plexus_exec::{ErrorClass, QueryError, QueryResult};
-use plexus_txn::{IndexCreated, TxnManager};
+use plexus_txn::{IndexCreated, IndexOn, TxnManager};
 
 /// The statement `SHOW INDEXES` runs.
 pub(crate) const SHOW_INDEXES: &str = "CALL db.indexes()";
@@ -45,28 +49,21 @@ pub(crate) fn run_index_ddl(
         SchemaCommand::CreateIndex {
             name,
             if_not_exists,
-            label,
+            on,
             property,
         } => {
+            let on = match &on {
+                IndexFor::Label(label) => IndexOn::Label(&label.name),
+                IndexFor::RelationshipType(ty) => IndexOn::RelationshipType(&ty.name),
+            };
             let (name, span) = match name {
                 Some(Ident { name, span }) => (name, Some(span)),
-                None => (
-                    plexus_txn::default_index_name(&label.name, &property.name),
-                    None,
-                ),
+                None => (plexus_txn::default_index_name(on, &property.name), None),
             };
-            let message =
-                match plexus_txn::create_index(manager, &name, &label.name, &property.name)? {
-                    IndexCreated::Created => None,
-                    IndexCreated::NameTaken => {
-                        Some(format!("an index named '{name}' already exists"))
-                    }
-                    IndexCreated::Equivalent(other) => Some(format!(
-                        "index '{other}' already indexes :{}({})",
-                        label.name, property.name
-                    )),
-                };
-            if let Some(message) = message.filter(|_| !if_not_exists) {
+            let created = plexus_txn::create_index(manager, &name, on, &property.name)?;
+            if let Some(message) = refusal(&created, &name, on, &property.name)
+                && !if_not_exists
+            {
                 return Err(schema_error("IndexAlreadyExists", span, message));
             }
         }
@@ -80,6 +77,23 @@ pub(crate) fn run_index_ddl(
         SchemaCommand::ShowIndexes => unreachable!("SHOW INDEXES runs as {SHOW_INDEXES}"),
     }
     Ok(QueryResult::default())
+}
+
+/// Why `CREATE INDEX name` on `on` by `property` changed nothing (`None`: it created it).
+pub(crate) fn refusal(
+    created: &IndexCreated,
+    name: &str,
+    on: IndexOn,
+    property: &str,
+) -> Option<String> {
+    match created {
+        IndexCreated::Created => None,
+        IndexCreated::NameTaken => Some(format!("an index named '{name}' already exists")),
+        IndexCreated::Equivalent(other) => Some(format!(
+            "index '{other}' already indexes {}",
+            on.describe(property)
+        )),
+    }
 }
 
 fn schema_error(

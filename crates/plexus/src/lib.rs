@@ -52,4 +52,6 @@ pub use plexus_types::{
     IsolationLevel, MergePolicy, Result, Timestamp, Value, VertexId, VertexTableId,
 };
 pub use procedures::algo_procedures;
-pub use schema::{EdgeTableSchema, IndexSchema, PropertySchema, Schema, VertexTableSchema};
+pub use schema::{
+    EdgeTableSchema, IndexEntity, IndexSchema, PropertySchema, Schema, VertexTableSchema,
+};

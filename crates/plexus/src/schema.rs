@@ -9,7 +9,7 @@
 //! (created by the first use of a label; every property is dynamic, so `properties` is
 //! empty). An edge table exists per (source table, edge type, destination table).
 
-use plexus_storage::{Catalog, PropertyDef};
+use plexus_storage::{Catalog, IndexDef, IndexTarget, PropertyDef};
 use plexus_types::DataType;
 
 /// The catalog by name (see the module doc).
@@ -23,12 +23,47 @@ pub struct Schema {
     pub indexes: Vec<IndexSchema>,
 }
 
-/// A secondary property index: the vertices carrying `label`, by their value of `property`.
+/// A secondary property index: the vertices carrying a label, or the relationships of a
+/// type, by their value of `property`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IndexSchema {
     pub name: String,
+    /// The label — or, when `entity` is `Relationship`, the relationship type.
     pub label: String,
     pub property: String,
+    pub entity: IndexEntity,
+}
+
+/// What an index holds: nodes or relationships (Neo4j's `entityType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexEntity {
+    Node,
+    Relationship,
+}
+
+impl IndexEntity {
+    /// Neo4j's name for it: `NODE` or `RELATIONSHIP`.
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexEntity::Node => "NODE",
+            IndexEntity::Relationship => "RELATIONSHIP",
+        }
+    }
+}
+
+impl IndexSchema {
+    pub(crate) fn of(catalog: &Catalog, index: &IndexDef) -> IndexSchema {
+        let entity = match index.target {
+            IndexTarget::Label(_) => IndexEntity::Node,
+            IndexTarget::EdgeType(_) => IndexEntity::Relationship,
+        };
+        IndexSchema {
+            name: index.name.clone(),
+            label: catalog.target_name(index.target).to_string(),
+            property: catalog.prop_name(index.key).to_string(),
+            entity,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -106,14 +141,8 @@ impl Schema {
         let labels = (0..)
             .map_while(|id| catalog.labels.name(id).map(str::to_string))
             .collect();
-        let indexes = catalog
-            .indexes
-            .iter()
-            .map(|index| IndexSchema {
-                name: index.name.clone(),
-                label: catalog.label_name(index.label).to_string(),
-                property: catalog.prop_name(index.key).to_string(),
-            })
+        let indexes = (catalog.indexes.iter())
+            .map(|index| IndexSchema::of(catalog, index))
             .collect();
         Schema {
             labels,

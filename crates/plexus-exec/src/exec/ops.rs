@@ -15,8 +15,8 @@ use crate::bind::BExpr;
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::{Env, aggregate::Accumulator, eval, truthy};
 use crate::plan::{
-    AggCall, ExpandSpec, KeySeek, LogicalPlan, Procedure, RangeBound, SeekPredicate, SortKey,
-    TopCount, VarLengthSpec,
+    AggCall, ExpandSpec, KeySeek, LogicalPlan, Procedure, RangeBound, RelSeekSpec, SeekPredicate,
+    SortKey, TopCount, VarLengthSpec,
 };
 use crate::value::{GroupKey, Value, equals, order};
 use plexus_cypher::ast::ShortestPath;
@@ -47,6 +47,14 @@ pub(super) fn build_operator(
                 label: label.clone(),
                 seek: seek.clone(),
                 cache: None,
+                rest: None,
+            },
+        ),
+        LogicalPlan::RelationshipIndexSeek { input, spec, .. } => FlatMap::boxed(
+            child(input),
+            RelationshipIndexSeek {
+                spec: spec.clone(),
+                scanned: None,
                 rest: None,
             },
         ),
@@ -409,36 +417,10 @@ impl NodeScan {
         let (Some(label), Some(seek)) = (&self.label, &self.seek) else {
             return Ok(None);
         };
-        let Some(lookups) = lookups(seek, input, row, ctx)? else {
-            return Ok(None);
-        };
-        let mut found = Vec::new();
-        for lookup in &lookups {
-            let sought = match lookup {
-                Lookup::Key(value) => ctx.tx.seek_by_key(label, &seek.key, value)?,
-                Lookup::Index(range) => ctx.tx.seek_by_index(label, &seek.key, range)?,
-            };
-            let Some(ids) = sought else {
-                return Ok(None);
-            };
-            found.extend(ids);
-        }
-        found.sort_unstable();
-        found.dedup();
-        Ok(Some(found))
-    }
-
-    fn scan(&mut self, ctx: &mut ExecContext) -> Result<Arc<Vec<VertexId>>> {
-        if let Some(ids) = &self.cache {
-            return Ok(ids.clone());
-        }
-        let ids = match &self.label {
-            Some(label) => ctx.tx.scan_label(label)?,
-            None => ctx.tx.scan_all_vertices()?,
-        };
-        let ids = Arc::new(ids);
-        self.cache = Some(ids.clone());
-        Ok(ids)
+        sought(seek, input, row, ctx, |ctx, lookup| match lookup {
+            Lookup::Key(value) => ctx.tx.seek_by_key(label, &seek.key, value),
+            Lookup::Index(range) => ctx.tx.seek_by_index(label, &seek.key, range),
+        })
     }
 }
 
@@ -452,10 +434,13 @@ impl RowFn for NodeScan {
     ) -> Result<()> {
         let fan = match self.rest.take() {
             Some(rest) => rest,
-            None => FanOut::new(match self.seek(input, row, ctx)? {
-                Some(found) => Arc::new(found),
-                None => self.scan(ctx)?,
-            }),
+            None => {
+                let found = self.seek(input, row, ctx)?;
+                FanOut::new(or_scanned(found, &mut self.cache, || match &self.label {
+                    Some(label) => ctx.tx.scan_label(label),
+                    None => ctx.tx.scan_all_vertices(),
+                })?)
+            }
         };
         let slot = self.slot;
         self.rest = fan.emit(input, row, out, |out, &v| {
@@ -472,6 +457,152 @@ impl RowFn for NodeScan {
     fn pending(&self) -> bool {
         self.rest.is_some()
     }
+}
+
+/// A relationship with its ends as a relationship index seek binds them: (relationship, left
+/// end, right end).
+type RelMatch = (EdgeId, VertexId, VertexId);
+
+/// See [`RelSeekSpec`]: per input row, the relationships of the type that the index finds —
+/// or, when it cannot answer (no ready index, an operand it cannot seek), every relationship
+/// of the type — bound with their ends in each orientation the pattern allows. The filter
+/// above checks the seek's predicate either way.
+struct RelationshipIndexSeek {
+    spec: RelSeekSpec,
+    /// The relationships of the type, scanned once per run when the index cannot answer.
+    scanned: Option<Arc<Vec<EdgeId>>>,
+    /// The matches of the current input row that did not fit in the last batch.
+    rest: Option<FanOut<RelMatch>>,
+}
+
+impl RelationshipIndexSeek {
+    /// The relationships the seek finds for this input row (sorted, each once), or `None`
+    /// when the index cannot answer. `IN` looks each element up and unions the results.
+    fn seek(
+        &self,
+        input: &Batch,
+        row: usize,
+        ctx: &mut ExecContext,
+    ) -> Result<Option<Vec<EdgeId>>> {
+        let RelSeekSpec { rel_type, seek, .. } = &self.spec;
+        sought(seek, input, row, ctx, |ctx, lookup| match lookup {
+            Lookup::Index(range) => ctx.tx.seek_edges_by_index(rel_type, &seek.key, range),
+            // Relationships have no primary keys: the planner always names an index.
+            Lookup::Key(_) => Ok(None),
+        })
+    }
+
+    /// `edges` with their ends, in each orientation the pattern's direction allows (an
+    /// undirected self-loop once); without the relationships used elsewhere in the MATCH, and,
+    /// when one variable is at both ends, without those that are not self-loops.
+    fn matches(
+        &self,
+        edges: &[EdgeId],
+        input: &Batch,
+        row: usize,
+        ctx: &mut ExecContext,
+    ) -> Result<Vec<RelMatch>> {
+        let spec = &self.spec;
+        let mut found = Vec::new();
+        for &e in edges {
+            if used_elsewhere(input, row, &spec.distinct_from, e) {
+                continue;
+            }
+            let (src, dst) = ctx.tx.edge_endpoints(e)?;
+            let orientations = match spec.direction {
+                Direction::Out => [Some((src, dst)), None],
+                Direction::In => [Some((dst, src)), None],
+                Direction::Both => [Some((src, dst)), (src != dst).then_some((dst, src))],
+            };
+            for (left, right) in orientations.into_iter().flatten() {
+                if spec.left != spec.right || left == right {
+                    found.push((e, left, right));
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+impl RowFn for RelationshipIndexSeek {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let fan = match self.rest.take() {
+            Some(rest) => rest,
+            None => {
+                let found = self.seek(input, row, ctx)?;
+                let rel_type = &self.spec.rel_type;
+                let edges = or_scanned(found, &mut self.scanned, || ctx.tx.scan_edges(rel_type))?;
+                FanOut::new(Arc::new(self.matches(&edges, input, row, ctx)?))
+            }
+        };
+        let RelSeekSpec {
+            left, rel, right, ..
+        } = self.spec;
+        self.rest = fan.emit(input, row, out, |out, &(e, l, r)| {
+            out.set_last(rel, Value::Rel(e));
+            out.set_last(left, Value::Node(l));
+            out.set_last(right, Value::Node(r));
+        });
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.scanned = None;
+        self.rest = None;
+    }
+
+    fn pending(&self) -> bool {
+        self.rest.is_some()
+    }
+}
+
+/// The union (sorted, each once) of what `find` answers for each look-up of `seek` for this
+/// input row, or `None` — scan instead — when the operands cannot be sought or `find` cannot
+/// answer one of the look-ups.
+fn sought<T: Ord>(
+    seek: &KeySeek,
+    input: &Batch,
+    row: usize,
+    ctx: &mut ExecContext,
+    mut find: impl FnMut(&mut ExecContext, &Lookup) -> plexus_types::Result<Option<Vec<T>>>,
+) -> Result<Option<Vec<T>>> {
+    let Some(lookups) = lookups(seek, input, row, ctx)? else {
+        return Ok(None);
+    };
+    let mut found = Vec::new();
+    for lookup in &lookups {
+        let Some(ids) = find(ctx, lookup)? else {
+            return Ok(None);
+        };
+        found.extend(ids);
+    }
+    found.sort_unstable();
+    found.dedup();
+    Ok(Some(found))
+}
+
+/// What a seek `found` — or, when it could not answer, what `scan` reads, once per run: kept
+/// in `scanned` (the scan does not depend on the input row).
+fn or_scanned<T>(
+    found: Option<Vec<T>>,
+    scanned: &mut Option<Arc<Vec<T>>>,
+    scan: impl FnOnce() -> plexus_types::Result<Vec<T>>,
+) -> Result<Arc<Vec<T>>> {
+    if let Some(found) = found {
+        return Ok(Arc::new(found));
+    }
+    if let Some(items) = scanned {
+        return Ok(items.clone());
+    }
+    let items = Arc::new(scan()?);
+    *scanned = Some(items.clone());
+    Ok(items)
 }
 
 /// What `seek` looks up for one input row, or `None` when its operands are of a type the

@@ -19,8 +19,10 @@
 //! PATTERNS
 //! ========
 //! A pattern is planned part by part. Each part starts at one of its nodes — a node already
-//! bound (by an earlier clause or part), a key seek, a label scan or an all-nodes scan — and
-//! expands to one side of it and then the other; an expand whose far end is already bound
+//! bound (by an earlier clause or part), a key seek, a label scan or an all-nodes scan — or,
+//! with statistics, at a relationship found by a relationship index seek (`seek_rel`: the
+//! relationship and both ends bound at once, then the filters of all three), and expands to
+//! one side of it and then the other; an expand whose far end is already bound
 //! checks that end instead of binding it. Every relationship expanded in one MATCH must differ
 //! from those expanded before it in the same MATCH (Cypher's relationship isomorphism), which
 //! Expand enforces with its `distinct_from` list, whatever the order of the expands.
@@ -47,14 +49,15 @@
 
 use crate::bind::{BExpr, Binder, ExprCtx, PathElement, Scope, Ty, syntax};
 use crate::error::{ErrorClass, QueryError, Result};
-use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape};
+use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape, Start};
 use crate::plan::join;
 use crate::plan::pushdown::{
-    best_seek, choose_seeks, key_seek, key_seeks, push_filter, slots_of, split_conjuncts,
+    best_rel_seek, best_seek, choose_seeks, key_seek, key_seeks, push_filter, slots_of,
+    split_conjuncts,
 };
 use crate::plan::{
     AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, KeySeek, LogicalPlan, QueryPlan,
-    SeekPredicate, SetOp, SortKey, TopCount, VarLengthSpec,
+    RelSeekSpec, SeekPredicate, SetOp, SortKey, TopCount, VarLengthSpec,
 };
 use crate::value::Value;
 use plexus_cypher::ast::{
@@ -286,7 +289,40 @@ fn node_shape(
 ) -> NodeShape {
     let slot = ctx.slots.nodes[index].0;
     let label = ctx.nodes[index].labels.first().map(|l| l.name.as_str());
-    let props = &ctx.node_props[index];
+    let (seek, selectivity) =
+        element_predicates(slot, &ctx.node_props[index], bound, conjuncts, |seeks| {
+            label.and_then(|label| best_seek(stats, label, seeks))
+        });
+    let key_seek = seek.as_ref().is_some_and(|s| s.index.is_none());
+    let index_seek = seek
+        .as_ref()
+        .filter(|s| s.index.is_some())
+        .map(index_seek_selectivity);
+    NodeShape {
+        slot,
+        bound: bound.contains(&slot),
+        domain_rows: match label {
+            Some(label) => stats.label_vertices(label),
+            None => stats.vertices(),
+        } as f64,
+        key_seek,
+        index_seek,
+        seek_values: seek.map_or(1.0, |seek| seek_values(&seek)),
+        selectivity,
+    }
+}
+
+/// The predicates on the element of the part in `slot` (a node or a relationship): the seek
+/// `best` picks among its key predicates — from its property map `props` and the WHERE
+/// conjuncts on it alone (reading no other slot but those `bound` before the part) — and the
+/// selectivity of the others (see `cost`).
+fn element_predicates(
+    slot: usize,
+    props: &Properties,
+    bound: &HashSet<usize>,
+    conjuncts: &[Conjunct],
+    best: impl FnOnce(Vec<KeySeek>) -> Option<KeySeek>,
+) -> (Option<KeySeek>, f64) {
     let local: Vec<&BExpr> = conjuncts
         .iter()
         .filter(|(_, slots)| {
@@ -300,12 +336,7 @@ fn node_shape(
         .map(|p| key_seeks(slot, &p))
         .unwrap_or_default();
     seeks.extend(local.iter().flat_map(|c| key_seeks(slot, c)));
-    let seek = label.and_then(|label| best_seek(stats, label, seeks));
-    let key_seek = seek.as_ref().is_some_and(|s| s.index.is_none());
-    let index_seek = seek
-        .as_ref()
-        .filter(|s| s.index.is_some())
-        .map(index_seek_selectivity);
+    let seek = best(seeks);
     let is_equality =
         |c: &BExpr| matches!(c, BExpr::Compare(_, ops) if ops.as_slice() == [ComparisonOp::Eq]);
     let local_equalities = local.iter().filter(|c| is_equality(c)).count();
@@ -320,19 +351,9 @@ fn node_shape(
         }
         None => {}
     }
-    NodeShape {
-        slot,
-        bound: bound.contains(&slot),
-        domain_rows: match label {
-            Some(label) => stats.label_vertices(label),
-            None => stats.vertices(),
-        } as f64,
-        key_seek,
-        index_seek,
-        seek_values: seek.map_or(1.0, |seek| seek_values(&seek)),
-        selectivity: cost::EQUALITY_SELECTIVITY.powi(equalities as i32)
-            * cost::PREDICATE_SELECTIVITY.powi(others as i32),
-    }
+    let selectivity = cost::EQUALITY_SELECTIVITY.powi(equalities as i32)
+        * cost::PREDICATE_SELECTIVITY.powi(others as i32);
+    (seek, selectivity)
 }
 
 /// How many values `seek` looks up: for `IN`, the length of a literal list, else a guess;
@@ -362,8 +383,18 @@ fn index_seek_selectivity(seek: &KeySeek) -> f64 {
     fraction.min(1.0)
 }
 
-/// A relationship of the part as the cost model sees it.
-fn rel_shape(stats: &Statistics, rel: &ast::RelationshipPattern) -> RelShape {
+/// Relationship `index` of the part as the cost model sees it: its degrees, and — for a
+/// one-hop relationship — the selectivity of its predicates and, when it can start the part
+/// (one type, not bound by an earlier clause), the best seek on an index of its type (see
+/// `cost`), which is returned too.
+fn rel_shape(
+    stats: &Statistics,
+    ctx: &PartContext,
+    index: usize,
+    bound: &HashSet<usize>,
+    conjuncts: &[Conjunct],
+) -> (RelShape, Option<KeySeek>) {
+    let rel = &ctx.part.element.chain[index].relationship;
     let types: Vec<EdgeTypeStatistics> = if rel.types.is_empty() {
         vec![stats.edge_type(None)]
     } else {
@@ -383,11 +414,35 @@ fn rel_shape(stats: &Statistics, rel: &ast::RelationshipPattern) -> RelShape {
         let cap = min.max(cost::VAR_LENGTH_ESTIMATE_HOPS);
         (min, length.max.unwrap_or(cap).min(cap))
     });
-    RelShape {
+    let orientations = if rel.direction == RelDirection::Undirected {
+        2.0
+    } else {
+        1.0
+    };
+    let mut shape = RelShape {
         degree_rightwards,
         degree_leftwards,
         hops,
+        domain_rows: types.iter().map(|t| t.edges as f64).sum::<f64>() * orientations,
+        index_seek: None,
+        selectivity: 1.0,
+    };
+    // A variable-length relationship's predicates apply to each hop: not estimated.
+    if hops.is_some() {
+        return (shape, None);
     }
+    let (slot, prebound) = ctx.slots.rels[index];
+    let seekable_type = match rel.types.as_slice() {
+        [rel_type] if !prebound => Some(rel_type.name.as_str()),
+        _ => None,
+    };
+    let (seek, selectivity) =
+        element_predicates(slot, &ctx.rel_props[index], bound, conjuncts, |seeks| {
+            seekable_type.and_then(|rel_type| best_rel_seek(stats, rel_type, seeks))
+        });
+    shape.index_seek = seek.as_ref().map(index_seek_selectivity);
+    shape.selectivity = selectivity;
+    (shape, seek)
 }
 
 /// A scan of node `index` of the part (by its first label, if any) and the filter for the
@@ -417,6 +472,104 @@ fn scan_node(
     filter(scan, predicate)
 }
 
+/// The first operators of a part: for a relationship start, its index seek (`rel_seek`);
+/// for a node start, the scan of the node, or the filter of its labels and properties when
+/// it is bound already. `start` also holds the estimated rows of the seek or scan.
+fn plan_start(
+    plan: LogicalPlan,
+    ctx: &PartContext,
+    start: (Start, Option<KeySeek>, Option<f64>),
+    bound: &mut HashSet<usize>,
+    expanded: &mut Vec<usize>,
+) -> LogicalPlan {
+    match start {
+        (Start::Rel(rel), Some(seek), est_rows) => {
+            let start = RelStart {
+                rel,
+                seek,
+                est_rows,
+            };
+            seek_rel(plan, ctx, start, bound, expanded)
+        }
+        (Start::Rel(_), None, _) => unreachable!("a relationship start has a seek"),
+        (Start::Node(node), _, est_rows) => {
+            let slot = ctx.slots.nodes[node].0;
+            if bound.insert(slot) {
+                scan_node(plan, ctx, node, est_rows)
+            } else {
+                let labels = &ctx.nodes[node].labels;
+                filter(plan, node_predicate(slot, labels, &ctx.node_props[node]))
+            }
+        }
+    }
+}
+
+/// A relationship start of a part: relationship `rel`, the seek on it, and the estimate of
+/// its rows.
+struct RelStart {
+    rel: usize,
+    seek: KeySeek,
+    est_rows: Option<f64>,
+}
+
+/// A relationship index seek binding relationship `start.rel` of the part and both its ends
+/// (neither bound yet), then the filters of the relationship's and the ends' labels and
+/// properties — the seek's own predicate among them.
+fn seek_rel(
+    input: LogicalPlan,
+    ctx: &PartContext,
+    start: RelStart,
+    bound: &mut HashSet<usize>,
+    expanded: &mut Vec<usize>,
+) -> LogicalPlan {
+    let RelStart {
+        rel: index,
+        seek,
+        est_rows,
+    } = start;
+    let rel = &ctx.part.element.chain[index].relationship;
+    let ends = [index, index + 1];
+    let [left, right] = ends.map(|i| ctx.slots.nodes[i].0);
+    let (rel_slot, prebound) = ctx.slots.rels[index];
+    assert!(
+        !prebound && !bound.contains(&left) && !bound.contains(&right),
+        "a relationship index seek binds its relationship and both ends"
+    );
+    let [rel_type] = rel.types.as_slice() else {
+        unreachable!("a relationship index seek has one type");
+    };
+    let spec = RelSeekSpec {
+        left,
+        rel: rel_slot,
+        right,
+        rel_type: Arc::from(rel_type.name.as_str()),
+        direction: match rel.direction {
+            RelDirection::Outgoing => Direction::Out,
+            RelDirection::Incoming => Direction::In,
+            RelDirection::Undirected => Direction::Both,
+        },
+        seek,
+        distinct_from: expanded.clone(),
+    };
+    let seek = LogicalPlan::RelationshipIndexSeek {
+        input: Box::new(input),
+        spec,
+        est_rows,
+    };
+    let mut plan = filter(
+        seek,
+        equalities(BExpr::Slot(rel_slot), &ctx.rel_props[index]),
+    );
+    for i in ends {
+        let node = ctx.nodes[i];
+        let slot = ctx.slots.nodes[i].0;
+        plan = filter(plan, node_predicate(slot, &node.labels, &ctx.node_props[i]));
+    }
+    bound.extend([left, right]);
+    expanded.push(rel_slot);
+    plan
+}
+
 /// The path of a part with a variable, over its slots in pattern order.
 fn part_path(ctx: &PartContext) -> BExpr {
     let slots = ctx.slots;
@@ -433,11 +586,26 @@ fn part_path(ctx: &PartContext) -> BExpr {
 }
 
 /// A part chosen as the build side of a hash join: the key pairs (input side, part side),
-/// and the part's order and estimate on its own.
+/// and how the part is planned on its own (with an estimate).
 struct JoinChoice {
     keys: Vec<(BExpr, BExpr)>,
+    part: PartOrder,
+}
+
+impl JoinChoice {
+    /// The estimated rows of the build side (a join is chosen by its estimate).
+    fn build_rows(&self) -> f64 {
+        let estimate = self.part.estimate.as_ref();
+        estimate.expect("a joined part has an estimate").rows
+    }
+}
+
+/// How a part is planned: the order of its operators, the cost model's estimate of it (with
+/// statistics), and the seek of a relationship it starts at.
+struct PartOrder {
     order: Order,
-    build: Estimate,
+    estimate: Option<Estimate>,
+    rel_seek: Option<KeySeek>,
 }
 
 /// The slots of a part's variables (nodes, relationships, path), sorted, each once.
@@ -943,19 +1111,19 @@ impl Binder<'_> {
         let mut expanded: Vec<usize> = Vec::new();
         for (part, slots) in parts.iter().zip(&slots) {
             let ctx = self.part_context(part, slots, scope)?;
-            let (order, estimate) = self.part_order(&ctx, &bound, &conjuncts);
+            let nested = self.part_order(&ctx, &bound, &conjuncts);
             let join = rows
-                .zip(estimate.as_ref())
+                .zip(nested.estimate.as_ref())
                 .and_then(|(probe_rows, nested)| {
                     self.join_choice(&ctx, &bound, &expanded, &conjuncts, probe_rows, nested)
                 });
             if let Some(join) = join {
-                rows = rows.map(|probe_rows| cost::hash_join_rows(probe_rows, join.build.rows));
+                let build_rows = join.build_rows();
+                rows = rows.map(|probe_rows| cost::hash_join_rows(probe_rows, build_rows));
                 plan = self.plan_hash_join(plan, &ctx, join, &mut bound, &mut expanded)?;
             } else {
-                rows = rows.zip(estimate.as_ref()).map(|(r, e)| r * e.rows);
-                let part = (order, estimate);
-                plan = self.plan_part_in_order(plan, &ctx, part, &mut bound, &mut expanded)?;
+                rows = rows.zip(nested.estimate.as_ref()).map(|(r, e)| r * e.rows);
+                plan = self.plan_part_in_order(plan, &ctx, nested, &mut bound, &mut expanded)?;
             }
         }
         let mut plan = match predicate {
@@ -995,13 +1163,9 @@ impl Binder<'_> {
         if keys.is_empty() {
             return None;
         }
-        let (order, build) = self.part_order(ctx, &HashSet::new(), conjuncts);
-        let build = build?;
-        cost::hash_join_pays(probe_rows, nested, &build).then_some(JoinChoice {
-            keys,
-            order,
-            build,
-        })
+        let part = self.part_order(ctx, &HashSet::new(), conjuncts);
+        let build = part.estimate.as_ref()?;
+        cost::hash_join_pays(probe_rows, nested, build).then_some(JoinChoice { keys, part })
     }
 
     /// `ctx`'s part planned on its own as the build side of a hash join on `plan`.
@@ -1015,8 +1179,8 @@ impl Binder<'_> {
     ) -> Result<LogicalPlan> {
         debug_assert!(expanded.is_empty() || ctx.slots.rels.is_empty());
         let mut build_bound = HashSet::new();
-        let est_rows = join.build.rows;
-        let part = (join.order, Some(join.build));
+        let est_rows = join.build_rows();
+        let part = join.part;
         let build =
             self.plan_part_in_order(LogicalPlan::Argument, ctx, part, &mut build_bound, expanded)?;
         let build_slots = part_slots(ctx.slots);
@@ -1078,33 +1242,36 @@ impl Binder<'_> {
         Ok(out)
     }
 
-    /// The order a part is expanded in (see `cost`) and, with statistics, its estimate.
+    /// The order a part is expanded in (see `cost`) and, with statistics, its estimate and
+    /// the seek of a relationship it starts at.
     fn part_order(
         &self,
         ctx: &PartContext,
         bound: &HashSet<usize>,
         conjuncts: &[Conjunct],
-    ) -> (Order, Option<Estimate>) {
+    ) -> PartOrder {
         let rule = Order {
-            start: rule_start(ctx, bound),
+            start: Start::Node(rule_start(ctx, bound)),
             rightwards_first: true,
         };
+        let without_estimate = PartOrder {
+            order: rule,
+            estimate: None,
+            rel_seek: None,
+        };
         let Some(stats) = self.stats else {
-            return (rule, None);
+            return without_estimate;
         };
         if ctx.part.shortest.is_some() {
-            return (rule, None);
+            return without_estimate;
         }
         let nodes: Vec<NodeShape> = (0..ctx.nodes.len())
             .map(|i| node_shape(stats, ctx, i, bound, conjuncts))
             .collect();
-        let rels: Vec<RelShape> = ctx
-            .part
-            .element
-            .chain
-            .iter()
-            .map(|step| rel_shape(stats, &step.relationship))
-            .collect();
+        let (rels, mut rel_seeks): (Vec<RelShape>, Vec<Option<KeySeek>>) =
+            (0..ctx.slots.rels.len())
+                .map(|i| rel_shape(stats, ctx, i, bound, conjuncts))
+                .unzip();
         // Only property values that read variables bound before the part let any order of
         // its elements be planned.
         let order = if properties_read_only(ctx, |s| bound.contains(s)) {
@@ -1112,7 +1279,15 @@ impl Binder<'_> {
         } else {
             rule
         };
-        (order, Some(cost::estimate(&nodes, &rels, order)))
+        let rel_seek = match order.start {
+            Start::Rel(rel) => rel_seeks[rel].take(),
+            Start::Node(_) => None,
+        };
+        PartOrder {
+            order,
+            estimate: Some(cost::estimate(&nodes, &rels, order)),
+            rel_seek,
+        }
     }
 
     /// The operators of `ctx`'s part, in the order `part` (from `part_order`), on `plan`.
@@ -1120,20 +1295,18 @@ impl Binder<'_> {
         &mut self,
         mut plan: LogicalPlan,
         ctx: &PartContext,
-        (order, estimate): (Order, Option<Estimate>),
+        part: PartOrder,
         bound: &mut HashSet<usize>,
         expanded: &mut Vec<usize>,
     ) -> Result<LogicalPlan> {
-        let start_slot = ctx.slots.nodes[order.start].0;
-        if bound.contains(&start_slot) {
-            let node = ctx.nodes[order.start];
-            let f = node_predicate(start_slot, &node.labels, &ctx.node_props[order.start]);
-            plan = filter(plan, f);
-        } else {
-            let est_rows = estimate.as_ref().map(|e| e.start_rows);
-            plan = scan_node(plan, ctx, order.start, est_rows);
-            bound.insert(start_slot);
-        }
+        let PartOrder {
+            order,
+            estimate,
+            rel_seek,
+        } = part;
+        let est_rows = estimate.as_ref().map(|e| e.start_rows);
+        let start = (order.start, rel_seek, est_rows);
+        plan = plan_start(plan, ctx, start, bound, expanded);
         if ctx.part.shortest.is_some() {
             // A shortest path is searched between two bound ends: bind the others first.
             for i in 0..ctx.nodes.len() {

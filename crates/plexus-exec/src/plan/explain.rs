@@ -11,7 +11,8 @@
 //! of its hash table.
 
 use super::{
-    CreatePattern, ExpandSpec, KeySeek, LogicalPlan, RangeBound, SeekPredicate, SetOp, TopCount,
+    CreatePattern, ExpandSpec, KeySeek, LogicalPlan, RangeBound, RelSeekSpec, SeekPredicate, SetOp,
+    TopCount,
 };
 use crate::bind::{ArithOp, BExpr, PathElement, StringOp};
 use plexus_types::Direction;
@@ -23,6 +24,7 @@ impl LogicalPlan {
         match self {
             LogicalPlan::Argument => Vec::new(),
             LogicalPlan::NodeScan { input, .. }
+            | LogicalPlan::RelationshipIndexSeek { input, .. }
             | LogicalPlan::Expand { input, .. }
             | LogicalPlan::VarExpand { input, .. }
             | LogicalPlan::Filter { input, .. }
@@ -76,6 +78,9 @@ impl LogicalPlan {
                     (None, _) => format!("AllNodesScan s{slot}"),
                 };
                 scan + &estimate_text(*est_rows)
+            }
+            LogicalPlan::RelationshipIndexSeek { spec, est_rows, .. } => {
+                rel_seek_text(spec) + &estimate_text(*est_rows)
             }
             LogicalPlan::Expand { spec, est_rows, .. } => {
                 expand_text("Expand", spec, "") + &estimate_text(*est_rows)
@@ -288,12 +293,38 @@ fn expand_text(kind: &str, spec: &ExpandSpec, range: &str) -> String {
                 .join("|")
         )
     };
-    let (l, r) = match direction {
+    let (l, r) = arrow(*direction);
+    format!("{kind}{into} (s{from}){l}[s{rel}{types}{range}]{r}(s{to})")
+}
+
+/// The two halves of a relationship's arrow in `direction`: `-` `->`, `<-` `-`, `-` `-`.
+fn arrow(direction: Direction) -> (&'static str, &'static str) {
+    match direction {
         Direction::Out => ("-", "->"),
         Direction::In => ("<-", "-"),
         Direction::Both => ("-", "-"),
-    };
-    format!("{kind}{into} (s{from}){l}[s{rel}{types}{range}]{r}(s{to})")
+    }
+}
+
+/// `RelationshipIndexSeek (s0)-[s1:KNOWS(since = 3)]->(s2) [index knows_since, else type
+/// scan]`: the pattern it binds, with the seek's predicate on the relationship.
+fn rel_seek_text(spec: &RelSeekSpec) -> String {
+    let RelSeekSpec {
+        left,
+        rel,
+        right,
+        rel_type,
+        direction,
+        seek,
+        ..
+    } = spec;
+    let (l, r) = arrow(*direction);
+    let index = seek.index.as_deref().unwrap_or("?");
+    format!(
+        "RelationshipIndexSeek (s{left}){l}[s{rel}:{rel_type}({})]{r}(s{right}) \
+         [index {index}, else type scan]",
+        seek_text(seek)
+    )
 }
 
 fn set_text(op: &SetOp) -> String {

@@ -17,7 +17,18 @@
 //! Operators are in the order the clauses were written. Within a MATCH, each pattern part
 //! starts at the node the cost model (`cost`) estimates cheapest from the database's label and
 //! relationship-type counts — without them, a node that is already bound, else one with a
-//! label, else the first node (see `build`) — and expands along the pattern from there.
+//! label, else the first node (see `build`) — and expands along the pattern from there. A part
+//! may also start at a relationship an index on its type finds, with both its ends:
+//!
+//! ```text
+//! MATCH (a)-[r:KNOWS]->(b) WHERE r.since = 2001 RETURN b.name
+//!
+//! Results [b.name]
+//! └ Project s3 = s2.name
+//!   └ Filter s1.since = 2001
+//!     └ RelationshipIndexSeek (s0)-[s1:KNOWS(since = 2001)]->(s2) [index knows_since, …]
+//!       └ Argument
+//! ```
 //!
 //! ```text
 //! MATCH (a:Person)-[k:KNOWS]->(b) WHERE b.age > 30 RETURN a.name
@@ -198,6 +209,24 @@ pub struct ExpandSpec {
     pub distinct_from: Vec<usize>,
 }
 
+/// The relationship and its two ends that a relationship index seek binds, as in the pattern
+/// `(left)-[rel:rel_type]->(right)` (or `<-`, or undirected).
+#[derive(Debug, Clone)]
+pub struct RelSeekSpec {
+    pub left: usize,
+    pub rel: usize,
+    /// The same slot as `left` for `(a)-[r]->(a)`: only self-loops match.
+    pub right: usize,
+    pub rel_type: Arc<str>,
+    /// From `left` to `right`: `Out` for `-->`, `In` for `<--`, `Both` undirected (each
+    /// relationship once per orientation, a self-loop once — as an undirected expand).
+    pub direction: Direction,
+    /// The predicate on `rel`'s property; its `index` names the relationship index.
+    pub seek: KeySeek,
+    /// Relationship slots bound earlier in the same MATCH, as [`ExpandSpec::distinct_from`].
+    pub distinct_from: Vec<usize>,
+}
+
 /// Bounds and per-relationship filter of a variable-length expand.
 #[derive(Debug, Clone)]
 pub struct VarLengthSpec {
@@ -213,7 +242,8 @@ pub struct VarLengthSpec {
 }
 
 /// A predicate on one property of a scanned node, taken from the filters above its label scan,
-/// that the scan can answer from an index (see `pushdown`).
+/// that the scan can answer from an index (see `pushdown`) — or of a relationship, answered by
+/// a relationship index (see `RelSeekSpec`).
 #[derive(Debug, Clone)]
 pub struct KeySeek {
     pub key: Arc<str>,
@@ -263,6 +293,15 @@ pub enum LogicalPlan {
         label: Option<Arc<str>>,
         seek: Option<KeySeek>,
         /// The cost model's estimate of the rows produced (see `cost`), when it ran.
+        est_rows: Option<f64>,
+    },
+    /// For each input row, the relationships of one type whose property holds a value the
+    /// seek asks for (found by the type's index, `Transaction::seek_edges_by_index`, else by a
+    /// scan of the type), bound with their ends; the pattern part then expands from its ends.
+    /// The filter above checks the seek's predicate, as for a `NodeScan`'s seek.
+    RelationshipIndexSeek {
+        input: Box<LogicalPlan>,
+        spec: RelSeekSpec,
         est_rows: Option<f64>,
     },
     /// For each input row, the relationships of `from` into `rel` and their other ends into `to`.

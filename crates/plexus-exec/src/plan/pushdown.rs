@@ -36,6 +36,11 @@
 //! Primary-key indexes answer only equalities; ranges and prefixes need a secondary index.
 //! The ranking follows how much of the label each kind is guessed to read (see `cost`).
 //!
+//! Relationship index seeks (`RelationshipIndexSeek`) are chosen with the start of their
+//! pattern part (see `cost` and `build`), by [`best_rel_seek`] — the same ranking without
+//! primary keys — from the relationship's property map and the WHERE conjuncts on it alone;
+//! `choose_seeks` leaves them as they are.
+//!
 //! INVARIANT: the filters stay above the scan, whatever seek it takes. A seek only narrows
 //! which nodes the scan offers, to a superset of those the filters accept, and every seek may
 //! fall back to the label scan at run time (an index not ready or dropped, an operand of a
@@ -56,7 +61,8 @@
 //!   `IS NULL`, labels, lists, maps, CASE and function calls of those. Subqueries
 //!   (pattern predicates, EXISTS), comprehensions, quantifiers and `reduce` stay where they
 //!   are.
-//! - A conjunct walks down through Filter, NodeScan and Expand only; any other operator
+//! - A conjunct walks down through Filter, NodeScan, RelationshipIndexSeek (which binds a
+//!   relationship and its two ends) and Expand only; any other operator
 //!   (variable-length expands, projections, the plan of an earlier clause) stops it. It stops
 //!   above the first operator that binds one of its variables.
 //! - At a `HashJoin` (see `join`) a conjunct reading none of the build side's variables walks
@@ -117,7 +123,10 @@ enum Descent {
 
 fn descent(plan: &LogicalPlan, slots: &[usize]) -> Descent {
     match plan {
-        LogicalPlan::Filter { .. } | LogicalPlan::NodeScan { .. } | LogicalPlan::Expand { .. } => {
+        LogicalPlan::Filter { .. }
+        | LogicalPlan::NodeScan { .. }
+        | LogicalPlan::RelationshipIndexSeek { .. }
+        | LogicalPlan::Expand { .. } => {
             if binds(plan).iter().any(|s| slots.contains(s)) {
                 Descent::Here
             } else {
@@ -183,10 +192,11 @@ fn attach(mut plan: LogicalPlan, conjunct: BExpr) -> LogicalPlan {
     filter_above(plan, conjunct)
 }
 
-/// The slots a Filter / NodeScan / Expand binds.
+/// The slots a Filter / NodeScan / RelationshipIndexSeek / Expand binds.
 fn binds(plan: &LogicalPlan) -> Vec<usize> {
     match plan {
         LogicalPlan::NodeScan { slot, .. } => vec![*slot],
+        LogicalPlan::RelationshipIndexSeek { spec, .. } => vec![spec.left, spec.rel, spec.right],
         LogicalPlan::Expand { spec, .. } => vec![spec.rel, spec.to],
         _ => Vec::new(),
     }
@@ -196,6 +206,7 @@ fn input_mut(plan: &mut LogicalPlan) -> &mut Box<LogicalPlan> {
     match plan {
         LogicalPlan::Filter { input, .. }
         | LogicalPlan::NodeScan { input, .. }
+        | LogicalPlan::RelationshipIndexSeek { input, .. }
         | LogicalPlan::Expand { input, .. }
         | LogicalPlan::HashJoin { input, .. } => input,
         _ => unreachable!("only walkable operators are descended"),
@@ -379,12 +390,33 @@ impl SeekPredicate {
 /// it is (the primary-key indexes may still answer an equality at run time).
 pub(super) fn best_seek(stats: &Statistics, label: &str, seeks: Vec<KeySeek>) -> Option<KeySeek> {
     let primary_key = stats.label_primary_key(label);
+    best_of(seeks, primary_key, |key| stats.label_index(label, key))
+}
+
+/// The seek a relationship index seek on type `rel_type` should use among `seeks` (key
+/// predicates on the relationship): as [`best_seek`], without primary keys — relationships
+/// have none.
+pub(super) fn best_rel_seek(
+    stats: &Statistics,
+    rel_type: &str,
+    seeks: Vec<KeySeek>,
+) -> Option<KeySeek> {
+    best_of(seeks, None, |key| stats.edge_type_index(rel_type, key))
+}
+
+/// The first of the best kind among `seeks` (ranges on one key merged) on `primary_key` or
+/// on a key `index` names an index for (see [`best_seek`]).
+fn best_of<'s>(
+    seeks: Vec<KeySeek>,
+    primary_key: Option<&str>,
+    index: impl Fn(&str) -> Option<&'s str>,
+) -> Option<KeySeek> {
     let ranked = merge_ranges(seeks).into_iter().filter_map(|seek| {
         let rank = seek.predicate.rank();
         if Some(&*seek.key) == primary_key && rank < PRIMARY_KEY_RANKS {
             return Some((rank, seek));
         }
-        let index = stats.label_index(label, &seek.key)?;
+        let index = index(&seek.key)?;
         let seek = KeySeek {
             index: Some(Arc::from(index)),
             ..seek
@@ -424,7 +456,9 @@ pub(super) fn choose_seeks(plan: &mut LogicalPlan, stats: &Statistics) {
                 above.clear();
                 input
             }
-            LogicalPlan::Expand { input, .. } => {
+            // A relationship index seek's seek was chosen with the part's start.
+            LogicalPlan::Expand { input, .. }
+            | LogicalPlan::RelationshipIndexSeek { input, .. } => {
                 above.clear();
                 input
             }
