@@ -30,10 +30,8 @@
 //! - The other kernels, PageRank included, build a transient compact CSR
 //!   ([`Projection::build`]) and run the [`crate::kernels`] on it: PageRank's 20 passes run
 //!   faster over dense arrays than over storage slices, CDLP and LCC want sorted, merged
-//!   neighbour lists, SSSP wants weights beside the targets (read from the runs' property
-//!   columns where current). PageRank builds only what it pulls along — the in-adjacency,
-//!   scanned from the reversed sides, and the out-degrees — instead of the out-CSR plus its
-//!   transpose (the transpose was about half of the build).
+//!   neighbour lists, SSSP wants weights beside the targets — layouts the storage does not
+//!   keep.
 //!
 //! The split is measured, not assumed (`plexus-bench algo` times both designs for PageRank,
 //! WCC and BFS in every run; `docs/design/analytics.md`): at scale 20 on a quiet machine
@@ -104,16 +102,14 @@ pub fn bfs_via_csr(
 }
 
 /// PageRank with the Graphalytics definition (dangling rank is redistributed) on a transient
-/// in-CSR of the projection (see TWO WAYS TO READ THE SNAPSHOT).
+/// CSR of the projection (see TWO WAYS TO READ THE SNAPSHOT).
 pub fn pagerank(
     snapshot: &GraphSnapshot,
     projection: &Projection,
     params: &PageRankParams,
 ) -> Result<Vec<(VertexId, f64)>, AnalyticsError> {
-    crate::priority::run(|| {
-        let (vertices, inc, out_degrees) = projection.build_pull(snapshot)?;
-        let ranks = crate::pagerank::pagerank_pull(&inc, |u| out_degrees[u] as usize, params)?;
-        Ok(vertices.iter().zip(ranks).collect())
+    per_vertex(snapshot, projection, |g| {
+        Ok(kernels::pagerank(g.graph(), params)?)
     })
 }
 
