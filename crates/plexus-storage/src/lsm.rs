@@ -321,7 +321,8 @@ fn current_columns(inputs: &[RunEntry], updated_ts: Timestamp) -> Option<Vec<(u3
 /// out sorted, so projections that need sorted lists (CSR builds) skip sorting vertices held
 /// by one run. Entry order carries no meaning (tombstones name edge offsets).
 fn sort_entries(nbr: &mut Vec<u32>, eid: &mut Vec<u32>) {
-    if nbr.is_sorted() {
+    let sorted = (1..nbr.len()).all(|i| (nbr[i - 1], eid[i - 1]) <= (nbr[i], eid[i]));
+    if sorted {
         return;
     }
     let mut pairs: Vec<(u32, u32)> = nbr.iter().copied().zip(eid.iter().copied()).collect();

@@ -559,6 +559,23 @@ impl Storage {
         Ok(())
     }
 
+    /// The vertex tables that may hold vertices labelled `label`: the label's own table and
+    /// those that installed it as an extra label (the tables a label scan visits).
+    pub fn label_carriers(&self, label: LabelId) -> Vec<VertexTableId> {
+        let catalog = self.catalog();
+        self.vertex_tables()
+            .iter()
+            .filter(|table| {
+                let own = catalog
+                    .vertex_tables
+                    .get(table.id as usize)
+                    .is_some_and(|def| def.label == label);
+                own || table.may_carry_extra_label(label)
+            })
+            .map(|table| table.id)
+            .collect()
+    }
+
     /// The vertices (of the tables that may carry `label`) that may hold a value in `range`
     /// for `key` in a kept version — a superset, possibly with repeats, that the caller
     /// re-checks at its snapshot — or `None` when some such table has no ready index on `key`.
@@ -568,15 +585,13 @@ impl Storage {
         key: PropKeyId,
         range: &KeyRange,
     ) -> Option<Vec<VertexId>> {
-        let catalog = self.catalog();
         let tables = self.vertex_tables();
-        let mut carriers = Vec::new();
-        for table in &tables {
-            let own = catalog.vertex_tables.get(table.id as usize)?.label == label;
-            if own || table.may_carry_extra_label(label) {
-                carriers.push((table.id, &table.indexes));
-            }
-        }
+        let carriers = self.label_carriers(label);
+        let carriers: Vec<_> = tables
+            .iter()
+            .filter(|t| carriers.contains(&t.id))
+            .map(|t| (t.id, &t.indexes))
+            .collect();
         let found = candidates_in(carriers, key, range)?;
         Some(
             found

@@ -701,7 +701,9 @@ impl Transaction {
     /// included), and every vertex this transaction created or changed is a candidate too,
     /// since its writes are not in the index. The re-check is by key, as lossy as the index
     /// (integers beyond 2^53 may pass for a neighbour): the caller's filter applies Cypher's
-    /// comparison. Under SERIALIZABLE the seek records the label scan it replaces.
+    /// comparison. Under SERIALIZABLE the seek records the label scan it replaces and the
+    /// key's values on the tables carrying the label (so a concurrent write of the key there
+    /// is a conflict, as it would be for a scan that read every vertex's value).
     pub fn seek_by_index(
         &mut self,
         label: &str,
@@ -719,7 +721,12 @@ impl Transaction {
         let Some(mut candidates) = self.storage().index_candidates(label_id, key_id, range) else {
             return Ok(None);
         };
+        // The label scan it replaces, and the key's values on the vertices it did not read (a
+        // change moving one into `range` is a phantom).
         self.record(ReadItem::LabelScan(label_id));
+        for table in self.storage().label_carriers(label_id) {
+            self.record(ReadItem::TableProp(table, key_id));
+        }
         let writes = &self.writes;
         candidates.extend(writes.new_vertices.keys());
         candidates.extend(writes.vertex_labels.keys());

@@ -66,6 +66,8 @@ pub struct CommitSummary {
     pub edge_type_members: HashSet<EdgeTypeId>,
     /// (edge type, property key) of every edge property written.
     pub edge_type_props: HashSet<(EdgeTypeId, PropKeyId)>,
+    /// (vertex table, property key) of every vertex property written.
+    pub table_props: HashSet<(VertexTableId, PropKeyId)>,
 }
 
 impl CommitSummary {
@@ -98,6 +100,9 @@ pub enum ReadItem {
     EdgeTypeScan(EdgeTypeId),
     /// The values of a property on the edges of a type (an index seek on them).
     EdgeTypeProp(EdgeTypeId, PropKeyId),
+    /// The values of a property on the vertices of a table (an index seek that did not read
+    /// the vertices it skipped).
+    TableProp(VertexTableId, PropKeyId),
 }
 
 /// A transaction's writes, seen as conflict keys (built from the write set).
@@ -198,6 +203,7 @@ pub fn check_reads(
             &ReadItem::AdjacencyAny(v, out) => theirs.adjacency_any.contains(&(v, out)),
             &ReadItem::EdgeTypeScan(ty) => theirs.edge_type_members.contains(&ty),
             &ReadItem::EdgeTypeProp(ty, key) => theirs.edge_type_props.contains(&(ty, key)),
+            &ReadItem::TableProp(table, key) => theirs.table_props.contains(&(table, key)),
         };
         if changed {
             return Err(read_conflict(describe_read(item, catalog)));
@@ -229,6 +235,11 @@ fn describe_read(item: &ReadItem, catalog: &Catalog) -> String {
             "property '{}' of '{}' edges",
             catalog.prop_name(key),
             type_name(ty)
+        ),
+        &ReadItem::TableProp(table, key) => format!(
+            "property '{}' of the vertices of table '{}'",
+            catalog.prop_name(key),
+            catalog.table_name(table)
         ),
     }
 }

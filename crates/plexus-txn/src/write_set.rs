@@ -179,7 +179,10 @@ impl SummarySource {
         }
         for op in &record.ops {
             match op {
-                WriteOp::SetVertexProp { id, key, .. } => s.record_prop(Entity::Vertex(*id), *key),
+                WriteOp::SetVertexProp { id, key, .. } => {
+                    s.record_prop(Entity::Vertex(*id), *key);
+                    s.table_props.insert((id.table, *key));
+                }
                 WriteOp::SetEdgeProp { id, key, .. } => {
                     s.record_prop(Entity::Edge(*id), *key);
                     s.edge_type_props.insert((edge_type(*id), *key));

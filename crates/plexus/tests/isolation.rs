@@ -244,6 +244,32 @@ fn primary_key_lookup_phantom_aborts_under_serializable_only() {
     );
 }
 
+/// An index seek reads only its candidates; a concurrent update that moves another vertex
+/// into the sought value is a phantom all the same (as it is for the label scan it replaces).
+#[test]
+fn index_seek_phantom_by_update_aborts_under_serializable_only() {
+    assert_phantom_aborts_only_when_serializable(
+        |db| {
+            db.create_index("Doctor", "n", Some("doctor_n")).unwrap();
+        },
+        |t1| {
+            let five = plexus::KeyRange::equal(&Value::from(5)).unwrap();
+            let found = t1.seek_by_index("Doctor", "n", &five).unwrap();
+            assert_eq!(
+                found,
+                Some(Vec::new()),
+                "the index answers: nobody has n = 5"
+            );
+        },
+        |t2| {
+            // A doctor other than the one T1 writes (`seen` on the first created).
+            let doctors = t2.scan_label("Doctor").unwrap();
+            let other = *doctors.iter().max().unwrap();
+            t2.set_vertex_property(other, "n", Value::from(5)).unwrap();
+        },
+    );
+}
+
 #[test]
 fn concurrent_edge_appends_to_one_vertex_do_not_conflict() {
     for level in LEVELS {
