@@ -96,6 +96,12 @@ impl QueryResult {
         out
     }
 
+    /// A row in the TCK notation, cells joined by ` | ` (the golden-test and TCK row format).
+    pub fn render_row(&self, row: &[Value]) -> String {
+        let cells: Vec<String> = row.iter().map(|v| self.render(v)).collect();
+        cells.join(" | ")
+    }
+
     fn render_node(&self, v: VertexId, out: &mut String) {
         out.push('(');
         if let Some(data) = self.nodes.get(&v) {

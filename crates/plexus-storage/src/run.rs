@@ -188,16 +188,20 @@ impl ColumnSlice<'_> {
         self.values.is_empty()
     }
 
+    /// The stored bits of entry `i` (`None`: null).
+    fn bits(&self, i: usize) -> Option<u64> {
+        let at = self.first + i;
+        (self.valid[at / 64] & (1 << (at % 64)) != 0).then(|| self.values[i])
+    }
+
     /// The value of entry `i` (`None`: null).
     pub fn value(&self, i: usize) -> Option<Value> {
-        let at = self.first + i;
-        (self.valid[at / 64] & (1 << (at % 64)) != 0).then(|| self.kind.decode(self.values[i]))
+        self.bits(i).map(|bits| self.kind.decode(bits))
     }
 
     /// The value of entry `i` as a float (integers converted), `None` when null.
     pub fn as_f64(&self, i: usize) -> Option<f64> {
-        let at = self.first + i;
-        (self.valid[at / 64] & (1 << (at % 64)) != 0).then(|| self.kind.to_f64(self.values[i]))
+        self.bits(i).map(|bits| self.kind.to_f64(bits))
     }
 
     /// Appends every value as a float to `out`; false (with `out` partly filled) at the first

@@ -562,18 +562,20 @@ impl Storage {
     /// The vertex tables that may hold vertices labelled `label`: the label's own table and
     /// those that installed it as an extra label (the tables a label scan visits).
     pub fn label_carriers(&self, label: LabelId) -> Vec<VertexTableId> {
+        self.carrier_tables(label).iter().map(|t| t.id).collect()
+    }
+
+    fn carrier_tables(&self, label: LabelId) -> Vec<Arc<VertexTable>> {
         let catalog = self.catalog();
-        self.vertex_tables()
-            .iter()
-            .filter(|table| {
-                let own = catalog
-                    .vertex_tables
-                    .get(table.id as usize)
-                    .is_some_and(|def| def.label == label);
-                own || table.may_carry_extra_label(label)
-            })
-            .map(|table| table.id)
-            .collect()
+        let mut tables = self.vertex_tables();
+        tables.retain(|table| {
+            let own = catalog
+                .vertex_tables
+                .get(table.id as usize)
+                .is_some_and(|def| def.label == label);
+            own || table.may_carry_extra_label(label)
+        });
+        tables
     }
 
     /// The vertices (of the tables that may carry `label`) that may hold a value in `range`
@@ -585,13 +587,8 @@ impl Storage {
         key: PropKeyId,
         range: &KeyRange,
     ) -> Option<Vec<VertexId>> {
-        let tables = self.vertex_tables();
-        let carriers = self.label_carriers(label);
-        let carriers: Vec<_> = tables
-            .iter()
-            .filter(|t| carriers.contains(&t.id))
-            .map(|t| (t.id, &t.indexes))
-            .collect();
+        let tables = self.carrier_tables(label);
+        let carriers = tables.iter().map(|t| (t.id, &t.indexes));
         let found = candidates_in(carriers, key, range)?;
         Some(
             found

@@ -451,12 +451,7 @@ fn check_rows(result: &QueryResult, step: &Step) -> Result<(), String> {
         .rows
         .iter()
         .take(20)
-        .map(|row| {
-            row.iter()
-                .map(|v| result.render(v))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        })
+        .map(|row| result.render_row(row))
         .collect();
     Err(format!(
         "rows differ: expected {} row(s) {:?}, got {} row(s):\n{}",

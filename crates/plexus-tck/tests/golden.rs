@@ -116,16 +116,8 @@ fn run_file(path: &Path) -> Vec<String> {
             "query" => match result {
                 Err(e) => failures.push(format!("{at}: query failed: {e}")),
                 Ok(r) => {
-                    let mut actual: Vec<String> = r
-                        .rows
-                        .iter()
-                        .map(|row| {
-                            row.iter()
-                                .map(|v| r.render(v))
-                                .collect::<Vec<_>>()
-                                .join(" | ")
-                        })
-                        .collect();
+                    let mut actual: Vec<String> =
+                        r.rows.iter().map(|row| r.render_row(row)).collect();
                     let mut expected = record.expected.clone();
                     if words.next() == Some("rowsort") {
                         actual.sort();

@@ -80,10 +80,7 @@ fn rows(conn: &mut Connection, query: &str) -> Result<Vec<String>, String> {
     let mut rows: Vec<String> = result
         .rows
         .iter()
-        .map(|row| {
-            let cells: Vec<String> = row.iter().map(|v| result.render(v)).collect();
-            cells.join(" | ")
-        })
+        .map(|row| result.render_row(row))
         .collect();
     rows.sort();
     Ok(rows)

@@ -22,10 +22,7 @@ fn run(conn: &mut Connection, query: &str) -> Vec<String> {
     let mut rows: Vec<String> = result
         .rows
         .iter()
-        .map(|row| {
-            let cells: Vec<String> = row.iter().map(|v| result.render(v)).collect();
-            cells.join(" | ")
-        })
+        .map(|row| result.render_row(row))
         .collect();
     rows.sort();
     rows
@@ -470,12 +467,7 @@ fn same_answers_with_index(
         let rows = |(text, params): &(String, Params)| {
             let result = conn.execute(text, params).expect("query");
             let mut rows: Vec<String> = (result.rows.iter())
-                .map(|row| {
-                    row.iter()
-                        .map(|v| result.render(v))
-                        .collect::<Vec<_>>()
-                        .join(" | ")
-                })
+                .map(|row| result.render_row(row))
                 .collect();
             rows.sort();
             rows
