@@ -25,7 +25,7 @@
 use crate::bind::Params;
 use crate::error::Result;
 use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, build};
-use crate::plan::{ProcedureRegistry, QueryPlan, plan_statement};
+use crate::plan::{ParallelConfig, ProcedureRegistry, QueryPlan, parallelize, plan_statement};
 use crate::result::QueryResult;
 use plexus_cypher::ast::QueryMode;
 use plexus_txn::{Statistics, Transaction};
@@ -50,8 +50,30 @@ impl Cursor {
         procedures: &ProcedureRegistry,
         stats: Option<&Statistics>,
     ) -> Result<Cursor> {
+        Cursor::open_with(
+            query,
+            params,
+            procedures,
+            stats,
+            &ParallelConfig::from_env(),
+        )
+    }
+
+    /// [`Cursor::open`] with an explicit choice of parallelism: a statement that cannot write
+    /// runs its large scans and the expands, filters and projections over them on
+    /// `parallel.workers` threads (see `plan::parallel` and `exec::parallel`).
+    pub fn open_with(
+        query: &str,
+        params: &Params,
+        procedures: &ProcedureRegistry,
+        stats: Option<&Statistics>,
+        parallel: &ParallelConfig,
+    ) -> Result<Cursor> {
         let statement = plexus_cypher::parse(query)?;
-        let plan = plan_statement(&statement, query, params, procedures, stats)?;
+        let mut plan = plan_statement(&statement, query, params, procedures, stats)?;
+        if !plan.may_write() {
+            parallelize(&mut plan.root, parallel);
+        }
         let profile = statement.mode == QueryMode::Profile;
         let explain =
             (statement.mode == QueryMode::Explain).then(|| plan.root.render(&|_| String::new()));

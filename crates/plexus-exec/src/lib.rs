@@ -31,6 +31,6 @@ pub mod value;
 pub use bind::Params;
 pub use engine::Cursor;
 pub use error::{ErrorClass, Phase, QueryError};
-pub use plan::{Procedure, ProcedureFn, ProcedureRegistry};
+pub use plan::{ParallelConfig, Procedure, ProcedureFn, ProcedureRegistry};
 pub use result::{NodeData, QueryResult, RelData};
 pub use value::{MapValue as CypherValueMap, Value};

@@ -25,7 +25,12 @@
 //! └ Project s1 = s0.name
 //! └ NodeByLabelScan s0:Person est_rows=1
 //! └ Argument
+//!
+//! setting          # a connection setting for the records that follow (not Cypher)
+//! parallel workers=2 min_scan_rows=10 morsel=4
 //! ```
+//! `parallel` sets `Connection::set_parallel` (each key optional, the others keep their
+//! values); `parallel off` runs everything serially.
 //! Values print in the TCK notation (`QueryResult::render`); an empty result has nothing
 //! after `----`.
 
@@ -90,6 +95,34 @@ fn records(text: &str) -> Vec<Record> {
     out
 }
 
+/// A `setting` record (see FORMAT).
+fn apply_setting(conn: &mut plexus::Connection, text: &str) -> Result<(), String> {
+    let mut words = text.split_whitespace();
+    match words.next() {
+        Some("parallel") => {
+            let mut config = conn.parallel().clone();
+            for word in words {
+                match word.split_once('=') {
+                    None if word == "off" => config.workers = 1,
+                    Some(("workers", n)) => {
+                        config.workers = n.parse().map_err(|e| format!("{e}"))?
+                    }
+                    Some(("min_scan_rows", n)) => {
+                        config.min_scan_rows = n.parse().map_err(|e| format!("{e}"))?
+                    }
+                    Some(("morsel", n)) => {
+                        config.morsel_vertices = n.parse().map_err(|e| format!("{e}"))?
+                    }
+                    _ => return Err(format!("unknown parallel setting '{word}'")),
+                }
+            }
+            conn.set_parallel(config);
+            Ok(())
+        }
+        _ => Err(format!("unknown setting '{text}'")),
+    }
+}
+
 fn run_file(path: &Path) -> Vec<String> {
     let mut failures = Vec::new();
     let text = match std::fs::read_to_string(path) {
@@ -106,6 +139,12 @@ fn run_file(path: &Path) -> Vec<String> {
         let at = format!("{}:{}", path.display(), record.line);
         let mut words = record.header.split_whitespace();
         let kind = words.next().unwrap_or("");
+        if kind == "setting" {
+            if let Err(e) = apply_setting(&mut conn, &record.query) {
+                failures.push(format!("{at}: {e}"));
+            }
+            continue;
+        }
         let result = conn.execute(&record.query, &params);
         match kind {
             "statement" => {

@@ -14,6 +14,19 @@
 //! keys must be present and unique — so errors surface at the call that caused them, and
 //! `commit` fails only for conflicts (retryable) or I/O trouble.
 //!
+//! READ FORKS
+//! ==========
+//! [`Transaction::fork_reader`] makes a read-only copy for a parallel statement's worker
+//! threads: same snapshot (start timestamp, registered with the oracle for as long as the fork
+//! lives, so it never reads below the GC horizon even if its parent is dropped first), a copy
+//! of the write set (so it reads the parent's own writes), and an empty read set. A fork
+//! cannot write or commit (`Error::InvalidArgument`; [`Transaction::is_fork`]); the statement
+//! moves what it read into the parent with [`Transaction::take_reads`] and
+//! [`Transaction::absorb_reads`] before it hands on rows derived from those reads, so under
+//! SERIALIZABLE the parent validates everything its forks read, exactly as if it had read it
+//! itself. The write set is copied, not shared: a statement only forks when it cannot write,
+//! so parent and forks hold equal write sets for the fork's whole life.
+//!
 //! LIFETIME
 //! ========
 //! `commit` and `rollback` consume the transaction; dropping an uncommitted one rolls it back.
@@ -46,6 +59,9 @@ pub struct Transaction {
     writes: WriteSet,
     reads: HashSet<ReadItem>,
     active: bool,
+    /// A read-only fork (see READ FORKS): its oracle registration is a snapshot's, and every
+    /// write and `commit` fail.
+    fork: bool,
     /// The edge table of the last `create_edge` (source table, type, destination table):
     /// bulk inserts resolve it once instead of once per edge.
     last_edge_table: Option<(VertexTableId, String, VertexTableId, Arc<EdgeTable>)>,
@@ -53,7 +69,11 @@ pub struct Transaction {
 
 impl Drop for Transaction {
     fn drop(&mut self) {
-        if self.active {
+        if self.fork {
+            self.manager
+                .oracle
+                .release_reader(self.start_ts, ReaderKind::Snapshot);
+        } else if self.active {
             self.manager
                 .oracle
                 .release_reader(self.start_ts, ReaderKind::Transaction);
@@ -71,8 +91,68 @@ impl Transaction {
             writes: WriteSet::default(),
             reads: HashSet::new(),
             active: true,
+            fork: false,
             last_edge_table: None,
         }
+    }
+
+    /// A read-only fork at this transaction's snapshot that sees its writes so far and records
+    /// its own reads (see READ FORKS). Cost: a copy of the write set.
+    pub fn fork_reader(&self) -> Transaction {
+        // The parent's registration protects `start_ts` now; the fork's own keeps it safe
+        // should the parent end first.
+        self.manager.oracle.register_reader_at(self.start_ts);
+        Transaction {
+            manager: self.manager.clone(),
+            start_ts: self.start_ts,
+            isolation: self.isolation,
+            writes: self.writes.clone(),
+            reads: HashSet::new(),
+            active: false,
+            fork: true,
+            last_edge_table: None,
+        }
+    }
+
+    /// Whether this is a read-only fork (see READ FORKS).
+    pub fn is_fork(&self) -> bool {
+        self.fork
+    }
+
+    /// Number of buffered writes (entries of the write set): what a fork copies.
+    pub fn pending_writes(&self) -> usize {
+        let w = &self.writes;
+        w.new_vertices.len()
+            + w.vertex_props.len()
+            + w.vertex_labels.len()
+            + w.deleted_vertices.len()
+            + w.new_edges.len()
+            + w.edge_props.len()
+            + w.deleted_edges.len()
+    }
+
+    /// Removes and returns what this transaction recorded as read so far (empty unless
+    /// SERIALIZABLE).
+    pub fn take_reads(&mut self) -> Vec<ReadItem> {
+        self.reads.drain().collect()
+    }
+
+    /// Adds reads made on this transaction's behalf (by a fork) to its read set, so that
+    /// commit validates them (a no-op unless SERIALIZABLE).
+    pub fn absorb_reads(&mut self, reads: impl IntoIterator<Item = ReadItem>) {
+        if self.isolation == IsolationLevel::Serializable {
+            self.reads.extend(reads);
+        }
+    }
+
+    /// Fails on a fork, which must not write (see READ FORKS).
+    fn check_writable(&self) -> Result<()> {
+        if self.fork {
+            return Err(Error::InvalidArgument(
+                "a read-only fork of a transaction cannot write".into(),
+            ));
+        }
+        Ok(())
     }
 
     pub fn start_ts(&self) -> Timestamp {
@@ -92,6 +172,7 @@ impl Transaction {
     /// Commits; returns the commit timestamp (the start timestamp for a read-only transaction).
     /// A returned `Error::Aborted` means nothing was written and retrying may succeed.
     pub fn commit(mut self) -> Result<Timestamp> {
+        self.check_writable()?;
         self.active = false;
         let writes = std::mem::take(&mut self.writes);
         let result = if writes.is_empty() {
@@ -205,6 +286,7 @@ impl Transaction {
     /// implicit); otherwise an implicit table named after the first label is created. Other
     /// labels are stored in the vertex's label set. Null-valued properties are not stored.
     pub fn create_vertex(&mut self, labels: &[&str], props: &[(&str, Value)]) -> Result<VertexId> {
+        self.check_writable()?;
         let (table_id, extra) = self.table_for_new_vertex(labels)?;
         let table = self.storage().vertex_table(table_id)?;
         let resolved = self.resolve_props(&table.rows, props)?;
@@ -333,6 +415,7 @@ impl Transaction {
 
     /// Deletes a vertex. Fails if it still has edges, unless `detach`, which deletes them too.
     pub fn delete_vertex(&mut self, v: VertexId, detach: bool) -> Result<()> {
+        self.check_writable()?;
         self.check_vertex(v)?;
         let edges = self.neighbors(v, None, Direction::Both)?;
         if !edges.is_empty() && !detach {
@@ -366,6 +449,7 @@ impl Transaction {
 
     /// Sets a property; setting `Value::Null` removes it.
     pub fn set_vertex_property(&mut self, v: VertexId, name: &str, value: Value) -> Result<()> {
+        self.check_writable()?;
         let table = self.check_vertex(v)?;
         let key = self.ensure_token(name, TokenKind::PropKey)?;
         table.rows.check_type(key, &value, name)?;
@@ -480,6 +564,7 @@ impl Transaction {
     }
 
     fn change_labels(&mut self, v: VertexId, name: &str, add: bool) -> Result<()> {
+        self.check_writable()?;
         let table = self.check_vertex(v)?;
         let catalog = self.catalog();
         let def = catalog.vertex_table(v.table)?;
@@ -864,6 +949,7 @@ impl Transaction {
         dst: VertexId,
         props: &[(&str, Value)],
     ) -> Result<EdgeId> {
+        self.check_writable()?;
         self.check_vertex(src)?;
         self.check_vertex(dst)?;
         let table = match &self.last_edge_table {
@@ -912,6 +998,7 @@ impl Transaction {
     }
 
     pub fn delete_edge(&mut self, e: EdgeId) -> Result<()> {
+        self.check_writable()?;
         self.check_edge(e)?;
         self.writes.forget_edge_writes(e);
         if self.writes.new_edges.remove(&e).is_some() {
@@ -953,6 +1040,7 @@ impl Transaction {
     }
 
     pub fn set_edge_property(&mut self, e: EdgeId, name: &str, value: Value) -> Result<()> {
+        self.check_writable()?;
         self.check_edge(e)?;
         let key = self.ensure_token(name, TokenKind::PropKey)?;
         self.storage()

@@ -10,21 +10,21 @@ use plexus_storage::{Catalog, CommitRecord, WriteOp};
 use plexus_types::{EdgeId, LabelId, PropKeyId, Value, VertexId, VertexTableId};
 use std::collections::{BTreeMap, HashMap};
 
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone)]
 pub struct NewVertex {
     /// Labels beyond the table's own.
     pub labels: Vec<LabelId>,
     pub props: BTreeMap<PropKeyId, Value>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct NewEdge {
     pub src: VertexId,
     pub dst: VertexId,
     pub props: BTreeMap<PropKeyId, Value>,
 }
 
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone)]
 pub struct WriteSet {
     pub new_vertices: BTreeMap<VertexId, NewVertex>,
     /// Property writes to vertices that existed at the start; `None` removes.

@@ -43,7 +43,8 @@
 use crate::index_commands::{SHOW_INDEXES, run_index_ddl};
 use plexus_cypher::ast::SchemaCommand;
 use plexus_exec::{
-    Cursor, ErrorClass, Params, Procedure, ProcedureRegistry, QueryError, QueryResult,
+    Cursor, ErrorClass, ParallelConfig, Params, Procedure, ProcedureRegistry, QueryError,
+    QueryResult,
 };
 use plexus_txn::{Transaction, TxnManager};
 use std::sync::Arc;
@@ -58,6 +59,8 @@ pub struct Connection {
     /// STREAMED); a stream records the number of its own statement.
     statements_in_tx: u64,
     procedures: ProcedureRegistry,
+    /// Parallelism of read-only statements (see [`Connection::set_parallel`]).
+    parallel: ParallelConfig,
 }
 
 /// The rows of one statement, pulled with [`Connection::pull`] (see the module docs).
@@ -169,6 +172,7 @@ impl Connection {
             tx: None,
             statements_in_tx: 0,
             procedures: ProcedureRegistry::new(),
+            parallel: ParallelConfig::from_env(),
         };
         let built_in = crate::procedures::algo_procedures()
             .into_iter()
@@ -215,6 +219,20 @@ impl Connection {
         })
     }
 
+    /// How this connection's read-only statements use threads: worker threads per parallel
+    /// pipeline (below 2: everything serial), the estimated scan size from which a pipeline
+    /// runs in parallel, and the vertices per morsel. The default is
+    /// [`ParallelConfig::from_env`]: as many workers as cores, or `PLEXUS_QUERY_THREADS`.
+    /// Applies to statements started afterwards.
+    pub fn set_parallel(&mut self, config: ParallelConfig) {
+        self.parallel = config;
+    }
+
+    /// See [`Connection::set_parallel`].
+    pub fn parallel(&self) -> &ParallelConfig {
+        &self.parallel
+    }
+
     /// Starts one statement (or carries out `BEGIN` / `COMMIT` / `ROLLBACK`); its rows come
     /// from [`Connection::pull`]. Parse and planning errors are reported here, errors while
     /// running by `pull` (statements that may write run here, see module docs).
@@ -233,7 +251,15 @@ impl Connection {
         }
         // O(tables), never a scan: see plexus_storage::stats.
         let stats = self.manager.storage().statistics();
-        let opened = guarded(|| Cursor::open(query, params, &self.procedures, Some(&stats)));
+        let opened = guarded(|| {
+            Cursor::open_with(
+                query,
+                params,
+                &self.procedures,
+                Some(&stats),
+                &self.parallel,
+            )
+        });
         let cursor = if self.tx.is_some() {
             self.fail_in_tx(opened)?
         } else {

@@ -137,6 +137,12 @@ impl Database {
         self.manager.flush_memtables()
     }
 
+    /// The planner's table statistics (vertex counts per label, edge counts per type): what
+    /// `Connection` hands `plexus_exec::Cursor::open_with` with every statement. O(tables).
+    pub fn statistics(&self) -> plexus_txn::Statistics {
+        self.manager.storage().statistics()
+    }
+
     /// Disk-tier figures: memtable and run sizes, bytes ingested, flushed and merged.
     pub fn storage_stats(&self) -> StorageStats {
         let storage = self.manager.storage();

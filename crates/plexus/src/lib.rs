@@ -44,7 +44,9 @@ pub struct ReadmeDoctests;
 
 pub use connection::{Connection, QueryStream, Rows};
 pub use database::{Database, StorageStats};
-pub use plexus_exec::{Params, Procedure, QueryError, QueryResult, Value as CypherValue};
+pub use plexus_exec::{
+    ParallelConfig, Params, Procedure, QueryError, QueryResult, Value as CypherValue,
+};
 pub use plexus_storage::{RecoveryReport, Vfs, fault::FaultVfs};
 pub use plexus_txn::{GraphSnapshot, KeyRange, Transaction, VertexTableSpec};
 pub use plexus_types::{

@@ -33,15 +33,31 @@
 //! clause-at-a-time semantics asks for. MERGE, row by row, sees the nodes it created for
 //! earlier rows (read-your-writes of the transaction).
 //!
+//! PARALLELISM
+//! ===========
+//! In a statement that cannot write, a pipeline of Project / Filter / Expand /
+//! VarLengthExpand over a large node scan of the top-level argument runs on worker threads
+//! under a `Parallel` exchange operator (`parallel`: morsels of the scan, one read-only fork
+//! of the transaction per worker, rows gathered in scan order so they equal the serial
+//! rows). Everything else — the operator consuming its rows included — runs on the calling
+//! thread.
+//!
 //! NOT YET
 //! =======
-//! Morsel-driven parallelism (every operator runs on the calling thread), typed column
-//! vectors (columns hold `Value`s) and push-based pipelines are later steps; the trait and
-//! the batch format are what they will plug into.
+//! Parallel aggregation (partial aggregates per worker, merged: today the Aggregate above a
+//! `Parallel` consumes the gathered rows on the calling thread), parallel sorts, hash-join
+//! builds, seeks and inner plans, typed column vectors (columns hold `Value`s) and push-based
+//! pipelines are later steps; the trait and the batch format are what they will plug into.
 
 mod join;
 mod ops;
+mod parallel;
 mod write;
+
+pub use parallel::{
+    MAX_FORK_WRITES, MORSELS_AHEAD_PER_WORKER, WORKER_QUEUE_BATCHES,
+    live_workers as live_parallel_workers,
+};
 
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::LogicalPlan;

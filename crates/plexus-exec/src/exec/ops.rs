@@ -197,6 +197,7 @@ pub(super) fn build_operator(
         LogicalPlan::Discard { input } => Box::new(Discard {
             input: child(input),
         }),
+        LogicalPlan::Parallel { .. } => super::parallel::build(plan, profile, counter),
         LogicalPlan::Results { input, .. } => Box::new(PassThrough {
             input: child(input),
         }),
@@ -206,6 +207,35 @@ pub(super) fn build_operator(
         | LogicalPlan::Delete { .. }
         | LogicalPlan::Foreach { .. } => write::build_write(plan, &mut child),
     }
+}
+
+/// One streaming stage of a parallel pipeline (see `plan::parallel`) over an operator built
+/// already: the same operator `build_operator` makes for it. `None` for any other operator.
+pub(super) fn build_stage(
+    plan: &LogicalPlan,
+    input: Box<dyn Operator>,
+) -> Option<Box<dyn Operator>> {
+    Some(match plan {
+        LogicalPlan::Expand { spec, .. } => FlatMap::boxed(input, Expand { spec: spec.clone() }),
+        LogicalPlan::VarExpand { spec, length, .. } => FlatMap::boxed(
+            input,
+            VarExpand {
+                spec: spec.clone(),
+                length: length.clone(),
+            },
+        ),
+        LogicalPlan::Filter { predicate, .. } => FlatMap::boxed(
+            input,
+            Filter {
+                predicate: predicate.clone(),
+            },
+        ),
+        LogicalPlan::Project { items, .. } => Box::new(Project {
+            input,
+            items: items.clone(),
+        }),
+        _ => return None,
+    })
 }
 
 // ---- leaves and plumbing -------------------------------------------------------------------

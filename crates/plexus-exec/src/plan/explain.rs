@@ -40,6 +40,7 @@ impl LogicalPlan {
             | LogicalPlan::Delete { input, .. }
             | LogicalPlan::ProcedureCall { input, .. }
             | LogicalPlan::Discard { input }
+            | LogicalPlan::Parallel { input, .. }
             | LogicalPlan::Results { input, .. } => vec![input],
             LogicalPlan::Optional { input, inner, .. }
             | LogicalPlan::Apply { input, inner, .. } => {
@@ -185,6 +186,11 @@ impl LogicalPlan {
                 format!("ProcedureCall {}", procedure.name)
             }
             LogicalPlan::Discard { .. } => "EmptyResult".into(),
+            LogicalPlan::Parallel {
+                workers,
+                morsel_vertices,
+                ..
+            } => format!("Parallel workers={workers} morsel={morsel_vertices}"),
             LogicalPlan::Results { columns, .. } => format!(
                 "Results {}",
                 columns

@@ -62,9 +62,15 @@ mod build;
 mod cost;
 mod explain;
 mod join;
+mod parallel;
 mod pushdown;
 
 pub use build::{MAX_VAR_LENGTH_DEPTH, Procedure, ProcedureFn, ProcedureRegistry, plan_statement};
+pub(crate) use parallel::chain as parallel_chain;
+pub use parallel::{
+    MAX_QUERY_THREADS, MORSEL_VERTICES, PARALLEL_MIN_SCAN_ROWS, ParallelConfig, QUERY_THREADS_ENV,
+    parallelize,
+};
 
 use crate::bind::BExpr;
 use plexus_cypher::ast::ShortestPath;
@@ -429,6 +435,14 @@ pub enum LogicalPlan {
     },
     /// Consumes the input and produces no rows (a query that does not end in RETURN).
     Discard { input: Box<LogicalPlan> },
+    /// Runs `input` — streaming stages over a node scan of the top-level argument (see
+    /// `parallel`) — on `workers` threads, each taking morsels of `morsel_vertices` scanned
+    /// vertices, and yields their rows in scan order (see `exec::parallel`).
+    Parallel {
+        input: Box<LogicalPlan>,
+        workers: usize,
+        morsel_vertices: usize,
+    },
     /// The query's result columns.
     Results {
         input: Box<LogicalPlan>,

@@ -1,0 +1,657 @@
+//! Morsel-driven parallelism: the `Parallel` (exchange) operator.
+//!
+//! WHAT
+//! ====
+//! `Parallel` runs a pipeline of streaming stages (Project / Filter / Expand /
+//! VarLengthExpand) over a node scan of the top-level argument — the chains `plan::parallel`
+//! wraps in read-only statements — on worker threads, and hands their rows to the operator
+//! above it (an Aggregate, Sort, Distinct, Limit, the Results …) on the caller's thread:
+//!
+//! ```text
+//!   caller thread                          worker threads (each: a copy of the stages)
+//!   ─────────────                          ───────────────────────────────────────────
+//!   first next(): run the Argument,        loop: claim the next morsel (in order, at most
+//!     scan the label once (parent tx),       MORSELS_AHEAD_PER_WORKER × workers beyond
+//!     cut the ids into morsels,              the one the caller is waiting for),
+//!     fork the tx per worker, spawn   ───▶   run the stages over its vertices,
+//!   every next(): take the batches of        send each batch (with the reads it took)
+//!     morsel k, in order; buffer later  ◀──  into a bounded queue, then `Done(k)`
+//!     ones; absorb their reads
+//! ```
+//!
+//! A morsel is `morsel_vertices` consecutive ids of the scan's list; workers claim them with a
+//! shared counter, so a slow morsel does not hold up the others (load balancing), and a
+//! worker keeps its own copy of the stages (their caches, the subquery and regex state of its
+//! own `ExecState`).
+//!
+//! WHY IN SCAN ORDER
+//! =================
+//! The caller emits morsel 0's batches, then morsel 1's, …, buffering those that arrive early.
+//! The stages map each row independently of the others, so the concatenation is exactly the
+//! serial output, in the serial order. Hence: results equal serial execution row for row
+//! (not only as multisets), a stable Sort above keeps the same order among ties, a LIMIT
+//! without ORDER BY returns the same rows, and an error is the one the serial plan meets
+//! first — a worker's error is reported when the caller reaches its morsel, after the rows
+//! of all earlier morsels, and dropped if a LIMIT stops before. (Which row's error comes first
+//! inside one batch — a Project evaluates item by item — depends on batch boundaries, which
+//! differ at morsel edges; serially that order depends on batch boundaries too.)
+//!
+//! TRANSACTIONS
+//! ============
+//! A statement reads through `&mut Transaction`, which holds the write set and, under
+//! SERIALIZABLE, records the read set. Workers cannot share it, and cursors lend it only for
+//! one pull at a time while workers run across pulls. So each worker gets an owned read-only
+//! fork (`Transaction::fork_reader`): the same snapshot, a copy of the write set (so the
+//! statement sees its transaction's earlier writes), its own read set. Every message a worker
+//! sends carries the reads it recorded since its last message; the caller absorbs them into
+//! the parent transaction *before* it hands on any row of that message. Therefore:
+//!
+//! - the parent's read set always contains every read the serial plan would have made to
+//!   produce the rows emitted so far (rows of earlier morsels and their rejected rows came
+//!   with their `Done`, the current batch's with it), plus perhaps some more — conflict
+//!   detection is as strong as serial, never weaker, even when the cursor is dropped early;
+//! - the label scan itself runs in the caller on the parent transaction (it records the
+//!   `LabelScan` item, and sees own creations and deletions exactly as the serial scan does).
+//!
+//! Alternatives rejected: `&self` read paths with a locked read set would change every read
+//! of the transaction API for one caller; a borrowed, scoped fork cannot outlive one pull.
+//! The copy of the write set costs O(pending writes) per worker: with more than
+//! [`MAX_FORK_WRITES`] pending writes the pipeline runs serially instead. A fork refuses to
+//! write or commit, and holds its own registration of the snapshot timestamp, so GC never
+//! reclaims what a still-running worker reads even if the parent ended first.
+//!
+//! LIFETIME, BOUNDS, ERRORS
+//! ========================
+//! - Queues are bounded: [`WORKER_QUEUE_BATCHES`] batches per worker in the channel, and
+//!   workers claim no morsel more than `MORSELS_AHEAD_PER_WORKER × workers` beyond the one the
+//!   caller waits for, so at most that many morsels' output is buffered.
+//! - Dropping the operator (a LIMIT satisfied, a cursor dropped) or `reset` sets the stop
+//!   flag, wakes waiting workers, drops the receiver (a blocked `send` fails) and joins every
+//!   thread before returning: no thread outlives the statement's operator tree. A worker also
+//!   checks the flag before each batch of its morsel.
+//! - A worker stops at its first error (or panic, turned into a `DatabaseError`) and reports
+//!   it for its morsel; the caller returns it when it reaches that morsel. Cannot hang: the
+//!   morsel the caller waits for has always been claimed by a running worker or can be
+//!   claimed (claims are in order and within the window); if every worker is gone without
+//!   finishing it, the caller gets an error, not a wait.
+//! - PROFILE: each worker counts rows and time of its copy of the stages under the plan's
+//!   operator numbers, sent with each `Done` and summed by the caller, so rows equal serial
+//!   execution's; times add up the workers' (CPU) time. `Parallel`'s own line counts the rows
+//!   it emitted; the scan's line counts the scanned vertices handed out.
+//! - With fewer than two threads startable, or too many pending writes, the stages run on
+//!   the caller's thread exactly as the serial plan (same operator numbers).
+
+use super::ops::build_stage;
+use super::{BATCH_ROWS, Batch, ExecContext, ExecState, Operator, OperatorProfile, Profiled};
+use crate::bind::Params;
+use crate::error::{ErrorClass, QueryError, Result};
+use crate::plan::{LogicalPlan, parallel_chain};
+use crate::value::Value;
+use plexus_txn::Transaction;
+use plexus_txn::validation::ReadItem;
+use plexus_types::VertexId;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+/// Batches each worker may have queued for the caller.
+pub const WORKER_QUEUE_BATCHES: usize = 4;
+/// Morsels per worker that may be claimed beyond the one the caller is waiting for.
+pub const MORSELS_AHEAD_PER_WORKER: usize = 2;
+/// Most pending writes a transaction may hold for a statement in it to fork per worker.
+pub const MAX_FORK_WRITES: usize = 100_000;
+
+/// Worker threads alive in this process (tests check that none outlive their statement).
+static LIVE_WORKERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Number of morsel worker threads currently running, in the whole process.
+pub fn live_workers() -> usize {
+    LIVE_WORKERS.load(Ordering::SeqCst)
+}
+
+/// Builds the `Parallel` operator of `plan` (a `LogicalPlan::Parallel`), numbering it and its
+/// chain as `build_numbered` would (pre-order: the stages top first, the scan, its argument).
+pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> Box<dyn Operator> {
+    let LogicalPlan::Parallel {
+        input,
+        workers,
+        morsel_vertices,
+    } = plan
+    else {
+        unreachable!("exec::parallel::build is called for Parallel only")
+    };
+    let first_id = *counter;
+    let (stages, scan) = parallel_chain(input);
+    let LogicalPlan::NodeScan {
+        input: scan_input,
+        slot,
+        label,
+        ..
+    } = scan
+    else {
+        unreachable!("plan::parallel wraps chains over a NodeScan only")
+    };
+    *counter += stages.len() + 1;
+    let argument = super::build_numbered(scan_input, profile, counter);
+    Box::new(Parallel {
+        spec: Arc::new(Spec {
+            stages: stages.into_iter().cloned().collect(),
+            first_id,
+            profile,
+        }),
+        slot: *slot,
+        label: label.clone(),
+        workers: *workers,
+        morsel_vertices: (*morsel_vertices).max(1),
+        argument,
+        state: RunState::NotStarted,
+    })
+}
+
+/// What every copy of the stages is built from.
+struct Spec {
+    /// The streaming stages, top first.
+    stages: Vec<LogicalPlan>,
+    /// Operator number of the top stage; the scan's is `first_id + stages.len()`.
+    first_id: usize,
+    profile: bool,
+}
+
+impl Spec {
+    fn scan_id(&self) -> usize {
+        self.first_id + self.stages.len()
+    }
+
+    /// The stages over `source`, profiled under their plan numbers.
+    fn build(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
+        let wrap = |id: usize, op: Box<dyn Operator>| -> Box<dyn Operator> {
+            if self.profile {
+                Box::new(Profiled { id, inner: op })
+            } else {
+                op
+            }
+        };
+        let mut op = wrap(self.scan_id(), source);
+        for (depth, stage) in self.stages.iter().enumerate().rev() {
+            op = match build_stage(stage, op) {
+                Some(built) => wrap(self.first_id + depth, built),
+                None => unreachable!("plan::parallel::chain returns streaming stages only"),
+            };
+        }
+        op
+    }
+}
+
+struct Parallel {
+    spec: Arc<Spec>,
+    slot: usize,
+    label: Option<Arc<str>>,
+    workers: usize,
+    morsel_vertices: usize,
+    /// The scan's input (the top-level `Argument`), run on the caller's thread.
+    argument: Box<dyn Operator>,
+    state: RunState,
+}
+
+enum RunState {
+    NotStarted,
+    /// Workers are running (or done) over the morsels.
+    Running(Box<Run>),
+    /// The stages on the caller's thread (see LIFETIME, BOUNDS, ERRORS).
+    Serial(Box<dyn Operator>),
+    Finished,
+}
+
+impl Operator for Parallel {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        loop {
+            match &mut self.state {
+                RunState::NotStarted => self.state = self.start(ctx)?,
+                RunState::Serial(op) => return op.next(ctx),
+                RunState::Finished => return Ok(None),
+                RunState::Running(run) => {
+                    let result = run.next(ctx);
+                    if !matches!(result, Ok(Some(_))) {
+                        // Done or failed: stop and join the workers now.
+                        self.state = RunState::Finished;
+                    }
+                    return result;
+                }
+            }
+        }
+    }
+
+    fn reset(&mut self) {
+        self.state = RunState::NotStarted;
+        self.argument.reset();
+    }
+}
+
+impl Parallel {
+    /// Runs the argument and the scan, cuts the morsels and starts the workers.
+    fn start(&mut self, ctx: &mut ExecContext) -> Result<RunState> {
+        debug_assert!(
+            ctx.arguments.is_empty(),
+            "Parallel runs at the top level only"
+        );
+        let mut arguments = Vec::new();
+        while let Some(batch) = self.argument.next(ctx)? {
+            arguments.extend((0..batch.len()).map(|row| batch.row(row)));
+        }
+        // The planner only wraps scans of the top-level `Argument`: exactly one row.
+        let [argument] = <[Vec<Value>; 1]>::try_from(arguments).map_err(|rows| {
+            QueryError::runtime(
+                ErrorClass::DatabaseError,
+                "Internal",
+                format!("a parallel scan needs one argument row, got {}", rows.len()),
+            )
+        })?;
+        let ids = match &self.label {
+            Some(label) => ctx.tx.scan_label(label)?,
+            None => ctx.tx.scan_all_vertices()?,
+        };
+        let morsels = ids.len().div_ceil(self.morsel_vertices);
+        let source = Arc::new(Vertices {
+            ids,
+            argument,
+            slot: self.slot,
+            morsel_vertices: self.morsel_vertices,
+        });
+        let workers = self.workers.min(morsels);
+        if workers < 2 || ctx.tx.pending_writes() > MAX_FORK_WRITES {
+            return Ok(RunState::Serial(self.serial(source)));
+        }
+        match Run::start(ctx, &self.spec, &source, workers, morsels) {
+            Some(run) => Ok(RunState::Running(Box::new(run))),
+            None => Ok(RunState::Serial(self.serial(source))),
+        }
+    }
+
+    /// The stages over every vertex of the scan, on the caller's thread.
+    fn serial(&self, source: Arc<Vertices>) -> Box<dyn Operator> {
+        let morsels = source.ids.len().div_ceil(self.morsel_vertices);
+        let scan = MorselScan::new(source, Arc::new(AtomicBool::new(false)));
+        *lock(&scan.range) = 0..morsels;
+        self.spec.build(Box::new(scan))
+    }
+}
+
+/// The scanned ids, shared by all workers.
+struct Vertices {
+    ids: Vec<VertexId>,
+    /// The argument row every scanned vertex extends.
+    argument: Vec<Value>,
+    slot: usize,
+    morsel_vertices: usize,
+}
+
+/// The leaf of a worker's stages: the vertices of the morsels in `range` (set by its worker
+/// before each morsel), as rows of the argument with the scan's slot filled.
+struct MorselScan {
+    source: Arc<Vertices>,
+    range: Arc<Mutex<std::ops::Range<usize>>>,
+    stop: Arc<AtomicBool>,
+    /// Next index into `source.ids`, once started.
+    next: Option<usize>,
+}
+
+impl MorselScan {
+    fn new(source: Arc<Vertices>, stop: Arc<AtomicBool>) -> Self {
+        MorselScan {
+            source,
+            range: Arc::new(Mutex::new(0..0)),
+            stop,
+            next: None,
+        }
+    }
+}
+
+impl Operator for MorselScan {
+    fn next(&mut self, _ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let morsels = lock(&self.range).clone();
+        let per = self.source.morsel_vertices;
+        let end = (morsels.end * per).min(self.source.ids.len());
+        let begin = *self.next.get_or_insert((morsels.start * per).min(end));
+        if begin >= end {
+            return Ok(None);
+        }
+        let stop = end.min(begin + BATCH_ROWS);
+        let mut batch = Batch::new(self.source.argument.len());
+        for v in &self.source.ids[begin..stop] {
+            batch.push_row(self.source.argument.clone());
+            batch.set_last(self.source.slot, Value::Node(*v));
+        }
+        self.next = Some(stop);
+        Ok(Some(batch))
+    }
+
+    fn reset(&mut self) {
+        self.next = None;
+    }
+}
+
+/// What a worker tells the caller.
+enum Message {
+    Batch {
+        morsel: usize,
+        batch: Batch,
+        reads: Vec<ReadItem>,
+    },
+    Done {
+        morsel: usize,
+        reads: Vec<ReadItem>,
+        profile: Option<Vec<OperatorProfile>>,
+    },
+    Failed {
+        morsel: usize,
+        error: QueryError,
+        reads: Vec<ReadItem>,
+    },
+}
+
+/// Coordination between the caller and its workers.
+struct Shared {
+    claims: Mutex<Claims>,
+    wake: Condvar,
+    stop: Arc<AtomicBool>,
+}
+
+struct Claims {
+    /// The next morsel to claim.
+    next: usize,
+    /// Morsels from here on may not be claimed yet (see LIFETIME, BOUNDS, ERRORS).
+    limit: usize,
+    total: usize,
+}
+
+impl Shared {
+    /// The next morsel for a worker, waiting while the window is full; `None` when all are
+    /// claimed or the run stops.
+    fn claim(&self) -> Option<usize> {
+        let mut claims = lock(&self.claims);
+        loop {
+            if self.stop.load(Ordering::SeqCst) || claims.next >= claims.total {
+                return None;
+            }
+            if claims.next < claims.limit {
+                claims.next += 1;
+                return Some(claims.next - 1);
+            }
+            claims = self
+                .wake
+                .wait(claims)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    fn set_limit(&self, limit: usize) {
+        lock(&self.claims).limit = limit;
+        self.wake.notify_all();
+    }
+
+    fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Under the lock, so that no worker misses the wake-up between its check and its wait.
+        drop(lock(&self.claims));
+        self.wake.notify_all();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The output of one morsel, as far as it has arrived.
+#[derive(Default)]
+struct MorselOutput {
+    batches: VecDeque<Batch>,
+    done: bool,
+    error: Option<QueryError>,
+}
+
+/// A running exchange: the caller's side.
+struct Run {
+    shared: Arc<Shared>,
+    receiver: Option<Receiver<Message>>,
+    handles: Vec<JoinHandle<()>>,
+    morsels: usize,
+    /// The morsel whose rows are emitted next.
+    next_emit: usize,
+    ahead: usize,
+    pending: BTreeMap<usize, MorselOutput>,
+}
+
+impl Run {
+    /// Forks the transaction and starts up to `workers` threads; `None` if fewer than two
+    /// could be started (the caller then runs serially).
+    fn start(
+        ctx: &mut ExecContext,
+        spec: &Arc<Spec>,
+        source: &Arc<Vertices>,
+        workers: usize,
+        morsels: usize,
+    ) -> Option<Run> {
+        let ahead = MORSELS_AHEAD_PER_WORKER * workers;
+        let shared = Arc::new(Shared {
+            claims: Mutex::new(Claims {
+                next: 0,
+                limit: ahead,
+                total: morsels,
+            }),
+            wake: Condvar::new(),
+            stop: Arc::new(AtomicBool::new(false)),
+        });
+        let (sender, receiver) = sync_channel(WORKER_QUEUE_BATCHES * workers);
+        let mut run = Run {
+            shared: shared.clone(),
+            receiver: Some(receiver),
+            handles: Vec::new(),
+            morsels,
+            next_emit: 0,
+            ahead,
+            pending: BTreeMap::new(),
+        };
+        for index in 0..workers {
+            let worker = Worker {
+                shared: shared.clone(),
+                sender: sender.clone(),
+                scan: MorselScan::new(source.clone(), shared.stop.clone()),
+                spec: spec.clone(),
+                tx: ctx.tx.fork_reader(),
+                params: ctx.params.clone(),
+                width: ctx.width,
+                state: worker_state(ctx.state),
+            };
+            match std::thread::Builder::new()
+                .name(format!("plexus-morsel-{index}"))
+                .spawn(move || worker.run())
+            {
+                Ok(handle) => run.handles.push(handle),
+                Err(_) => break,
+            }
+        }
+        // Dropping `run` (fewer than two threads) stops and joins the ones started.
+        (run.handles.len() >= 2).then_some(run)
+    }
+
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        loop {
+            if self.next_emit >= self.morsels {
+                return Ok(None);
+            }
+            let output = self.pending.entry(self.next_emit).or_default();
+            if let Some(batch) = output.batches.pop_front() {
+                return Ok(Some(batch));
+            }
+            if let Some(error) = output.error.take() {
+                return Err(error);
+            }
+            if output.done {
+                self.pending.remove(&self.next_emit);
+                self.next_emit += 1;
+                self.shared.set_limit(self.next_emit + self.ahead);
+                continue;
+            }
+            let received = match &self.receiver {
+                Some(receiver) => receiver.recv().ok(),
+                None => None,
+            };
+            let Some(message) = received else {
+                return Err(QueryError::runtime(
+                    ErrorClass::DatabaseError,
+                    "Internal",
+                    format!(
+                        "parallel workers stopped before finishing morsel {}",
+                        self.next_emit
+                    ),
+                ));
+            };
+            self.file(message, ctx);
+        }
+    }
+
+    /// Takes a worker's message in: its reads into the parent transaction first (see
+    /// TRANSACTIONS), its profile into the statement's.
+    fn file(&mut self, message: Message, ctx: &mut ExecContext) {
+        match message {
+            Message::Batch {
+                morsel,
+                batch,
+                reads,
+            } => {
+                ctx.tx.absorb_reads(reads);
+                self.pending
+                    .entry(morsel)
+                    .or_default()
+                    .batches
+                    .push_back(batch);
+            }
+            Message::Done {
+                morsel,
+                reads,
+                profile,
+            } => {
+                ctx.tx.absorb_reads(reads);
+                if let (Some(total), Some(part)) = (ctx.state.profile.as_mut(), profile) {
+                    for (entry, add) in total.iter_mut().zip(part) {
+                        entry.rows += add.rows;
+                        entry.time += add.time;
+                    }
+                }
+                self.pending.entry(morsel).or_default().done = true;
+            }
+            Message::Failed {
+                morsel,
+                error,
+                reads,
+            } => {
+                ctx.tx.absorb_reads(reads);
+                self.pending.entry(morsel).or_default().error = Some(error);
+            }
+        }
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        self.shared.stop();
+        // A worker blocked in `send` fails once the receiver is gone.
+        self.receiver = None;
+        for handle in self.handles.drain(..) {
+            // A worker's panic was reported as its morsel's error already.
+            let _ = handle.join();
+        }
+    }
+}
+
+/// A worker's own state for the statement: empty caches, the parent's statement time.
+fn worker_state(parent: &ExecState) -> ExecState {
+    let mut state = ExecState::new();
+    state.statement_time = parent.statement_time;
+    state.may_write = false;
+    state.deleted_edge_types = parent.deleted_edge_types.clone();
+    state.profile = parent
+        .profile
+        .as_ref()
+        .map(|p| vec![OperatorProfile::default(); p.len()]);
+    state
+}
+
+/// A worker thread's side.
+struct Worker {
+    shared: Arc<Shared>,
+    sender: SyncSender<Message>,
+    scan: MorselScan,
+    spec: Arc<Spec>,
+    tx: Transaction,
+    params: Params,
+    width: usize,
+    state: ExecState,
+}
+
+impl Worker {
+    fn run(mut self) {
+        LIVE_WORKERS.fetch_add(1, Ordering::SeqCst);
+        let range = self.scan.range.clone();
+        let stop = self.shared.stop.clone();
+        let mut stages = self.spec.build(Box::new(self.scan));
+        let mut ctx = ExecContext::new(&mut self.tx, &self.params, self.width, &mut self.state);
+        'morsels: while let Some(morsel) = self.shared.claim() {
+            *lock(&range) = morsel..morsel + 1;
+            stages.reset();
+            loop {
+                if stop.load(Ordering::SeqCst) {
+                    break 'morsels;
+                }
+                let pulled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    stages.next(&mut ctx)
+                }));
+                let message = match pulled {
+                    Ok(Ok(Some(batch))) => Message::Batch {
+                        morsel,
+                        batch,
+                        reads: ctx.tx.take_reads(),
+                    },
+                    Ok(Ok(None)) => Message::Done {
+                        morsel,
+                        reads: ctx.tx.take_reads(),
+                        profile: ctx.state.profile.as_mut().map(|p| {
+                            std::mem::replace(p, vec![OperatorProfile::default(); p.len()])
+                        }),
+                    },
+                    Ok(Err(error)) => Message::Failed {
+                        morsel,
+                        error,
+                        reads: ctx.tx.take_reads(),
+                    },
+                    Err(_) => Message::Failed {
+                        morsel,
+                        error: QueryError::runtime(
+                            ErrorClass::DatabaseError,
+                            "Internal",
+                            format!("a parallel worker panicked in morsel {morsel}"),
+                        ),
+                        reads: ctx.tx.take_reads(),
+                    },
+                };
+                let last = !matches!(message, Message::Batch { .. });
+                let failed = matches!(message, Message::Failed { .. });
+                if self.sender.send(message).is_err() || failed {
+                    break 'morsels;
+                }
+                if last {
+                    break;
+                }
+            }
+        }
+        drop(stages);
+        LIVE_WORKERS.fetch_sub(1, Ordering::SeqCst);
+    }
+}

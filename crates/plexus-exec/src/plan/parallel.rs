@@ -1,0 +1,215 @@
+//! Where a read-only plan runs in parallel: the `Parallel` (exchange) rewrite.
+//!
+//! WHAT IS WRAPPED
+//! ===============
+//! After planning, a statement that cannot write ([`super::QueryPlan::may_write`] false) is
+//! searched from its root along the operators that run once, at the top of the query — the
+//! `input` of every operator, every `Union` branch, never an inner plan (`Optional`, `Apply`,
+//! `Merge`, `Foreach`, a hash join's build side, a subquery expression), which run once per
+//! argument row. The highest chain found there of the form
+//!
+//! ```text
+//!   (Project | Filter | Expand | VarLengthExpand)*  over  NodeScan (no seek)  over  Argument
+//! ```
+//!
+//! whose scan the cost model estimated at [`ParallelConfig::min_scan_rows`] rows or more, and
+//! whose expressions hold no subquery (EXISTS, COUNT, COLLECT, pattern comprehensions: they
+//! run inner plans; kept serial to stay conservative), is wrapped in `Parallel`:
+//!
+//! ```text
+//!   Results [n]                          Results [n]
+//!   └ Aggregate s3 = count(*)            └ Aggregate s3 = count(*)
+//!     └ Filter s2.age > 30        ─▶       └ Parallel workers=2 morsel=10000
+//!       └ Expand (s0)-[s1]->(s2)             └ Filter s2.age > 30
+//!         └ NodeByLabelScan s0:P               └ Expand (s0)-[s1]->(s2)
+//!           └ Argument                           └ NodeByLabelScan s0:P
+//!                                                  └ Argument
+//! ```
+//!
+//! These operators map each input row to output rows independently of every other row, read
+//! the graph only, and hold no state across rows — so running them over disjoint slices of
+//! the scan and concatenating the outputs in scan order gives exactly the serial rows, in the
+//! serial order (how `exec::parallel` runs it). A scan without statistics (no estimate) or with
+//! a seek, and everything else (aggregates, DISTINCT, sorts, joins, UNWIND, procedure calls,
+//! inner plans) stays serial; the breaker above the `Parallel` consumes its rows as before.
+
+use super::LogicalPlan;
+use super::build::visit_children;
+use crate::bind::BExpr;
+
+/// Smallest estimated scan (rows) worth the threads.
+pub const PARALLEL_MIN_SCAN_ROWS: f64 = 50_000.0;
+/// Vertices of the scan per morsel, the unit of work a worker claims.
+pub const MORSEL_VERTICES: usize = 10_000;
+/// Most worker threads one `Parallel` operator may start.
+pub const MAX_QUERY_THREADS: usize = 64;
+/// The environment variable that sets the worker threads (`0` or `1`: all serial).
+pub const QUERY_THREADS_ENV: &str = "PLEXUS_QUERY_THREADS";
+
+/// How (and whether) read-only statements run in parallel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParallelConfig {
+    /// Worker threads per parallel pipeline; below 2, nothing is parallelised.
+    pub workers: usize,
+    /// A scan is parallelised from this estimated number of rows on.
+    pub min_scan_rows: f64,
+    /// Vertices per morsel.
+    pub morsel_vertices: usize,
+}
+
+impl ParallelConfig {
+    /// Everything on the caller's thread.
+    pub fn serial() -> Self {
+        ParallelConfig {
+            workers: 1,
+            min_scan_rows: PARALLEL_MIN_SCAN_ROWS,
+            morsel_vertices: MORSEL_VERTICES,
+        }
+    }
+
+    /// The default: as many workers as cores, or `PLEXUS_QUERY_THREADS` (capped at the
+    /// cores), with the default threshold and morsel size.
+    pub fn from_env() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = std::env::var(QUERY_THREADS_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .map_or(cores, |n| n.min(cores));
+        ParallelConfig {
+            workers: workers.min(MAX_QUERY_THREADS),
+            ..ParallelConfig::serial()
+        }
+    }
+
+    /// Whether any plan may be parallelised under this configuration.
+    pub fn enabled(&self) -> bool {
+        self.workers >= 2 && self.morsel_vertices > 0
+    }
+}
+
+impl Default for ParallelConfig {
+    fn default() -> Self {
+        ParallelConfig::from_env()
+    }
+}
+
+/// Wraps the eligible pipelines of a read-only plan in `Parallel` (see module docs). The
+/// caller checks that the statement cannot write.
+pub fn parallelize(plan: &mut LogicalPlan, config: &ParallelConfig) {
+    if !config.enabled() {
+        return;
+    }
+    if eligible(plan, config) {
+        let chain = std::mem::replace(plan, LogicalPlan::Argument);
+        *plan = LogicalPlan::Parallel {
+            input: Box::new(chain),
+            workers: config.workers.min(MAX_QUERY_THREADS),
+            morsel_vertices: config.morsel_vertices,
+        };
+        return;
+    }
+    match plan {
+        LogicalPlan::Union { branches } => {
+            for branch in branches {
+                parallelize(branch, config);
+            }
+        }
+        // Operators whose input runs once at the top of the query; their inner plans do not.
+        LogicalPlan::NodeScan { input, .. }
+        | LogicalPlan::RelationshipIndexSeek { input, .. }
+        | LogicalPlan::Expand { input, .. }
+        | LogicalPlan::VarExpand { input, .. }
+        | LogicalPlan::Filter { input, .. }
+        | LogicalPlan::Project { input, .. }
+        | LogicalPlan::Aggregate { input, .. }
+        | LogicalPlan::Distinct { input, .. }
+        | LogicalPlan::Sort { input, .. }
+        | LogicalPlan::Skip { input, .. }
+        | LogicalPlan::Limit { input, .. }
+        | LogicalPlan::Unwind { input, .. }
+        | LogicalPlan::Optional { input, .. }
+        | LogicalPlan::Apply { input, .. }
+        | LogicalPlan::HashJoin { input, .. }
+        | LogicalPlan::ProcedureCall { input, .. }
+        | LogicalPlan::Discard { input }
+        | LogicalPlan::Results { input, .. } => parallelize(input, config),
+        // Writes (never in a read-only plan), leaves and existing exchanges.
+        LogicalPlan::Argument
+        | LogicalPlan::Parallel { .. }
+        | LogicalPlan::Create { .. }
+        | LogicalPlan::Merge { .. }
+        | LogicalPlan::Set { .. }
+        | LogicalPlan::Delete { .. }
+        | LogicalPlan::Foreach { .. } => {}
+    }
+}
+
+/// Whether `plan` is a chain of streaming stages over a large enough seek-free scan of the
+/// top-level argument.
+fn eligible(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
+    let mut node = plan;
+    loop {
+        match node {
+            LogicalPlan::NodeScan {
+                input,
+                seek: None,
+                est_rows: Some(rows),
+                ..
+            } => {
+                return matches!(**input, LogicalPlan::Argument) && *rows >= config.min_scan_rows;
+            }
+            LogicalPlan::Expand { input, .. } => node = input,
+            LogicalPlan::VarExpand { input, length, .. } => {
+                if length
+                    .rel_filter
+                    .as_ref()
+                    .is_some_and(|(_, e)| has_subquery(e))
+                {
+                    return false;
+                }
+                node = input;
+            }
+            LogicalPlan::Filter { input, predicate } => {
+                if has_subquery(predicate) {
+                    return false;
+                }
+                node = input;
+            }
+            LogicalPlan::Project { input, items } => {
+                if items.iter().any(|(_, e)| has_subquery(e)) {
+                    return false;
+                }
+                node = input;
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// Whether a subquery (an inner plan) occurs anywhere in `e`.
+fn has_subquery(e: &BExpr) -> bool {
+    if matches!(e, BExpr::Subquery(_)) {
+        return true;
+    }
+    let mut found = false;
+    visit_children(e, &mut |child| found = found || has_subquery(child));
+    found
+}
+
+/// The stages of a wrapped chain, top first, and the scan at its bottom (see module docs).
+pub(crate) fn chain(plan: &LogicalPlan) -> (Vec<&LogicalPlan>, &LogicalPlan) {
+    let mut stages = Vec::new();
+    let mut node = plan;
+    loop {
+        match node {
+            LogicalPlan::Expand { input, .. }
+            | LogicalPlan::VarExpand { input, .. }
+            | LogicalPlan::Filter { input, .. }
+            | LogicalPlan::Project { input, .. } => {
+                stages.push(node);
+                node = input;
+            }
+            scan => return (stages, scan),
+        }
+    }
+}
