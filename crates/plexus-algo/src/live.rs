@@ -156,7 +156,7 @@ pub fn pagerank_from_slices(
                 Ok::<(), AnalyticsError>(())
             },
         )?;
-        Ok(vertices.iter().zip(ranks).collect())
+        Ok(vertices.pair_with(ranks))
     })
 }
 
@@ -188,10 +188,10 @@ pub fn wcc(
                 Ok(())
             })?;
         }
-        let ids: Vec<VertexId> = vertices.iter().collect();
+        let ids = vertices.ids();
         let labels = crate::wcc::roots(&parent);
         Ok(ids
-            .iter()
+            .par_iter()
             .zip(labels)
             .map(|(&v, l)| (v, ids[l as usize]))
             .collect())
@@ -290,7 +290,7 @@ fn per_vertex<T: Send>(
 fn vertex_labels(g: &ProjectedGraph, labels: Vec<u32>) -> Result<Vec<VertexId>, AnalyticsError> {
     let ids = g.vertex_ids();
     Ok(labels
-        .into_iter()
+        .into_par_iter()
         .map(|label| ids[label as usize])
         .collect())
 }

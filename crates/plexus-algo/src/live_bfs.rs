@@ -84,7 +84,7 @@ pub(crate) fn bfs(
             .collect(),
     };
     search.run(source)?;
-    Ok(vertices.iter().zip(into_depths(search.depth)).collect())
+    Ok(vertices.pair_with(into_depths(search.depth)))
 }
 
 /// One traversal: the snapshot's sides in both directions and the depth of every vertex.

@@ -259,13 +259,12 @@ impl ProjectedGraph {
 
     /// Every projected vertex, in dense order (= `VertexId` order).
     pub fn vertex_ids(&self) -> Vec<VertexId> {
-        self.vertices.iter().collect()
+        self.vertices.ids()
     }
 
     /// Pair per-vertex kernel output (indexed by dense id) with the vertices, in dense order.
-    pub fn label_with_vertices<T>(&self, values: Vec<T>) -> Vec<(VertexId, T)> {
-        debug_assert_eq!(values.len(), self.vertex_count());
-        self.vertices.iter().zip(values).collect()
+    pub fn label_with_vertices<T: Send>(&self, values: Vec<T>) -> Vec<(VertexId, T)> {
+        self.vertices.pair_with(values)
     }
 }
 
@@ -400,9 +399,7 @@ impl VertexMap {
         for (id, def) in catalog.vertex_tables.iter().enumerate() {
             let table = id as VertexTableId;
             let rows: Vec<u32> = if whole(def.label) {
-                let mut rows = Vec::new();
-                snapshot.scan_vertices(table, &mut |row| rows.push(row))?;
-                rows
+                table_rows(snapshot, table)?
             } else {
                 let begin = extra.partition_point(|v| v.table < table);
                 let end = extra.partition_point(|v| v.table <= table);
@@ -422,11 +419,29 @@ impl VertexMap {
         Ok(VertexMap { tables, slot_of })
     }
 
-    /// Every selected vertex, in dense order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = VertexId> + '_ {
-        self.tables
-            .iter()
-            .flat_map(|t| (0..t.len()).map(move |i| VertexId::new(t.table, t.offset(i))))
+    /// Every selected vertex, in dense order (in parallel: a result is a million pairs).
+    pub(crate) fn ids(&self) -> Vec<VertexId> {
+        let n = self.vertex_count() as u32;
+        (0..n)
+            .into_par_iter()
+            .map(|dense| {
+                self.vertex_id(dense)
+                    .expect("dense ids below the count are mapped")
+            })
+            .collect()
+    }
+
+    /// Per-vertex kernel output (indexed by dense id) paired with the vertices, in dense order.
+    pub(crate) fn pair_with<T: Send>(&self, values: Vec<T>) -> Vec<(VertexId, T)> {
+        assert_eq!(values.len(), self.vertex_count(), "one value per vertex");
+        values
+            .into_par_iter()
+            .enumerate()
+            .map(|(dense, value)| {
+                let v = self.vertex_id(dense as u32);
+                (v.expect("dense ids below the count are mapped"), value)
+            })
+            .collect()
     }
 
     pub(crate) fn vertex_count(&self) -> usize {
@@ -457,6 +472,23 @@ impl VertexMap {
         let i = dense - t.base;
         (i < t.len()).then(|| VertexId::new(t.table, t.offset(i)))
     }
+}
+
+/// The rows of a vertex table live at the snapshot, ascending. Tables without deleted rows
+/// (the common case) are a prefix `0..count`: counted in a first pass that writes nothing, and
+/// listed without a second scan.
+fn table_rows(snapshot: &GraphSnapshot, table: VertexTableId) -> Result<Vec<u32>, AnalyticsError> {
+    let (mut count, mut prefix) = (0u32, true);
+    snapshot.scan_vertices(table, &mut |row| {
+        prefix &= row == count;
+        count += 1;
+    })?;
+    if prefix {
+        return Ok((0..count).into_par_iter().collect());
+    }
+    let mut rows = Vec::with_capacity(count as usize);
+    snapshot.scan_vertices(table, &mut |row| rows.push(row))?;
+    Ok(rows)
 }
 
 /// One adjacency (an edge table in one direction) feeding the out-lists of the graph: the

@@ -51,6 +51,13 @@
 //! - **read-driven collapse** (leveling and elastic): once the entries read in a range since its
 //!   last merge cover all its entries, all its runs merge into one at its deepest level — the
 //!   rewrite costs about one more read of the range, and one run scans fastest.
+//! - **read-driven flush** (elastic): once scans have read a topology's entries twice over
+//!   since its active memtable began ([`Topology::read_heavy_memtable`]), the maintenance
+//!   round freezes and flushes that memtable whatever its size. A memtable's entries are
+//!   handed out per vertex beside the runs', in insertion order; in runs they are sorted and
+//!   contiguous, and a range of one run is handed out directly. A graph loaded and then
+//!   analysed so reaches the run layout after its first passes; under steady writes the
+//!   memtable restarts small after each such flush.
 //!
 //! PROPERTY COLUMNS
 //! ================
@@ -95,6 +102,8 @@ const TIER_LEVEL: u8 = 1;
 pub const MAX_LEVEL: u8 = 5;
 /// Bound on cascading merges run by one `merge` call.
 const MAX_MERGES_PER_ROUND: usize = 64;
+/// Full passes over a topology's entries that make its active memtable read-heavy.
+const READ_FLUSH_PASSES: u64 = 2;
 
 /// One merge: every listed run of one range into a run at `output_level`.
 struct MergePlan {
@@ -227,6 +236,8 @@ pub struct Topology {
     range_vertices: u32,
     state: RwLock<State>,
     reads: RangeCounters,
+    /// Entries scans read (all components) since the active memtable began.
+    reads_since_freeze: AtomicU64,
     /// Bytes of each range's latest flush run.
     flush_bytes: RangeCounters,
 }
@@ -433,6 +444,7 @@ impl Topology {
                 flushed_ts,
             }),
             reads: RangeCounters::default(),
+            reads_since_freeze: AtomicU64::new(0),
             flush_bytes: RangeCounters::default(),
         }
     }
@@ -492,6 +504,7 @@ impl Topology {
             return;
         }
         let memtable = std::mem::replace(&mut state.active, Arc::new(Adjacency::new()));
+        self.reads_since_freeze.store(0, Ordering::Relaxed);
         state.frozen.push(Frozen {
             memtable,
             hidden_from: NEVER,
@@ -562,6 +575,26 @@ impl Topology {
     /// that finds no entries counts as one).
     pub fn note_read(&self, v: u32, n: u64) {
         self.reads.add((v / self.range_vertices) as usize, n);
+        self.reads_since_freeze.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Whether the active memtable holds entries and scans have read this topology's entries
+    /// `READ_FLUSH_PASSES` times over since it began (see MERGE POLICIES, read-driven flush).
+    pub fn read_heavy_memtable(&self) -> bool {
+        let state = self.state.read();
+        if state.active.max_ts() == 0 {
+            return false;
+        }
+        let reads = self.reads_since_freeze.load(Ordering::Relaxed);
+        let run_entries: u64 = state
+            .runs
+            .iter()
+            .filter(|r| r.current())
+            .map(|r| r.run.meta.entries)
+            .sum();
+        let enough = |entries: u64| reads >= READ_FLUSH_PASSES.saturating_mul(entries);
+        // Counting the memtable's entries latches its segments: only when runs alone pass.
+        enough(run_entries) && enough(run_entries + state.active.entry_count() as u64)
     }
 
     /// Calls `f(vertex, neighbours, edge offsets)` for every vertex of segment `index` with

@@ -45,8 +45,8 @@ use crate::vfs::Vfs;
 use crate::wal::{self, Wal};
 use parking_lot::{Mutex, RwLock};
 use plexus_types::{
-    Config, DataType, Direction, EdgeId, EdgeTableId, EdgeTypeId, Error, LabelId, PropKeyId,
-    Result, Timestamp, Value, VertexId, VertexTableId,
+    Config, DataType, Direction, EdgeId, EdgeTableId, EdgeTypeId, Error, LabelId, MergePolicy,
+    PropKeyId, Result, Timestamp, Value, VertexId, VertexTableId,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -748,7 +748,7 @@ impl Storage {
         // `ts` into runs, so the checkpoint file holds rows only.
         let result = self
             .flush_and_merge(false)
-            .and_then(|()| self.write_checkpoint_file(&name, ts))
+            .and_then(|_| self.write_checkpoint_file(&name, ts))
             .and_then(|()| {
                 self.publish_manifest(|m| {
                     m.checkpoint = Some(name.clone());
@@ -895,10 +895,33 @@ impl Storage {
         }
     }
 
+    /// Under the elastic policy, the topologies whose active memtable scans have made
+    /// read-heavy (see `lsm`, MERGE POLICIES: read-driven flush).
+    fn read_heavy_topologies(&self) -> Vec<(Arc<EdgeTable>, bool)> {
+        if self.config.merge_policy != MergePolicy::Elastic {
+            return Vec::new();
+        }
+        let mut topologies = self.topologies();
+        topologies.retain(|(table, outgoing)| table.adjacency(*outgoing).read_heavy_memtable());
+        topologies
+    }
+
+    pub fn has_read_heavy_memtable(&self) -> bool {
+        !self.read_heavy_topologies().is_empty()
+    }
+
+    /// Freezes the read-heavy active memtables for the next maintenance round to flush. Call
+    /// with the commit lock held, like every freeze (no commit may straddle a freeze).
+    pub fn freeze_read_heavy_memtables(&self) {
+        for (table, outgoing) in self.read_heavy_topologies() {
+            table.adjacency(outgoing).freeze();
+        }
+    }
+
     /// Flushes every frozen memtable to level-1 runs and, when `merge`, runs the merges the
     /// policy asks for; then publishes the manifest. Returns once the runs are durable and
-    /// listed.
-    fn flush_and_merge(&self, merge: bool) -> Result<()> {
+    /// listed, with whether anything was flushed or merged.
+    fn flush_and_merge(&self, merge: bool) -> Result<bool> {
         let _lsm = self.lsm_lock.lock();
         let mut changed = false;
         for (table, outgoing) in self.topologies() {
@@ -914,17 +937,18 @@ impl Storage {
         if changed {
             self.publish_manifest(|_| {})?;
         }
-        Ok(())
+        Ok(changed)
     }
 
     /// One round of disk-tier maintenance: flush frozen memtables, merge, publish the manifest,
     /// then drop components no reader at or after `horizon` needs and delete their files.
-    pub fn maintain_lsm(&self, horizon: Timestamp) -> Result<()> {
+    /// Returns whether the round flushed or merged anything.
+    pub fn maintain_lsm(&self, horizon: Timestamp) -> Result<bool> {
         let result = self.flush_and_merge(true);
         if let Err(e) = &result {
             self.wal.poison(format!("flush or merge failed: {e}"));
         }
-        result?;
+        let changed = result?;
         let _lsm = self.lsm_lock.lock();
         for (table, outgoing) in self.topologies() {
             for file in table.adjacency(outgoing).retire(horizon) {
@@ -932,7 +956,7 @@ impl Storage {
                 let _ = self.vfs.remove(&file);
             }
         }
-        Ok(())
+        Ok(changed)
     }
 
     /// Rewrites the manifest: `update` sets the checkpoint fields; runs and flushed

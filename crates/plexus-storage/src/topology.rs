@@ -763,6 +763,12 @@ impl Adjacency {
         }
     }
 
+    /// Entries in the logs (tombstones included), one segment latch at a time.
+    pub fn entry_count(&self) -> usize {
+        let segments: Vec<_> = self.segments.read().clone();
+        segments.iter().map(|s| s.read().live_entries).sum()
+    }
+
     /// Bytes held by the topology structures (arena capacity, vertex headers, history).
     pub fn size_bytes(&self) -> usize {
         self.bytes.load(Ordering::Relaxed)

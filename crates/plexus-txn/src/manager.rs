@@ -39,6 +39,9 @@ use crate::validation::ReadItem;
 
 /// Longest a committer waits for flushes to catch up before going on regardless.
 pub const WRITE_STALL_MAX_MS: u64 = 10_000;
+/// Bound on the maintenance rounds of one [`TxnManager::settle_lsm`]: each round runs up to
+/// 64 merges per adjacency, so this is far above what any merge cascade needs.
+const MAX_SETTLE_ROUNDS: usize = 100;
 
 struct CommitState {
     last_ts: Timestamp,
@@ -258,6 +261,27 @@ impl TxnManager {
     /// One round of disk-tier maintenance: flush frozen memtables, merge runs, retire what no
     /// reader needs (the facade's background thread calls this).
     pub fn run_maintenance(&self) -> Result<()> {
+        self.maintenance_round().map(drop)
+    }
+
+    /// Maintenance rounds in the caller's thread until one finds nothing to flush or merge
+    /// (at most `MAX_SETTLE_ROUNDS`); returns the rounds that did work.
+    pub fn settle_lsm(&self) -> Result<usize> {
+        for round in 0..MAX_SETTLE_ROUNDS {
+            if !self.maintenance_round()? {
+                return Ok(round);
+            }
+        }
+        Ok(MAX_SETTLE_ROUNDS)
+    }
+
+    /// Freezes the memtables scans made read-heavy (under the commit lock, so no commit
+    /// straddles the freeze), then one disk-tier round; whether it flushed or merged.
+    fn maintenance_round(&self) -> Result<bool> {
+        if self.storage.has_read_heavy_memtable() {
+            let _state = self.commit.lock();
+            self.storage.freeze_read_heavy_memtables();
+        }
         self.storage.maintain_lsm(self.oracle.horizon())
     }
 

@@ -131,6 +131,15 @@ impl Database {
         self.manager.maintain();
     }
 
+    /// Runs, in the caller's thread, the CSR-run merges the merge policy asks for until it asks
+    /// for none (normally the background maintenance thread does this within a second; the
+    /// elastic policy also asks for merges of ranges that reads have made read-heavy). Returns
+    /// the maintenance rounds that merged something. Memtables are not flushed: see
+    /// [`flush`](Self::flush).
+    pub fn merge_runs(&self) -> Result<usize> {
+        self.manager.settle_lsm()
+    }
+
     /// Flushes all topology memtables to CSR runs now and runs the merges the policy asks for
     /// (normally this happens in the background when `memtable_budget_bytes` is exceeded).
     pub fn flush(&self) -> Result<()> {
