@@ -50,8 +50,10 @@ pub enum MergePolicy {
     /// runs to read.
     Tiering,
     /// Per range: merge eagerly when `elastic_weight * tombstone_ratio + (1 - elastic_weight)
-    /// * read_ratio` reaches `elastic_bound`, otherwise behave like tiering. Also flushes an
-    /// active memtable, whatever its size, once scans have read its adjacency twice over.
+    /// * read_ratio` reaches `elastic_bound`, otherwise behave like tiering.
+    ///
+    /// Also flushes an active memtable, whatever its size, once scans have read its adjacency
+    /// twice over.
     #[default]
     Elastic,
 }
