@@ -387,7 +387,7 @@ impl VertexMap {
         let mut extra: Vec<VertexId> = Vec::new();
         if may_carry {
             for name in label_names {
-                extra.extend(snapshot.scan_label(name));
+                extra.extend(snapshot.scan_label(name)?);
             }
             extra.sort_unstable();
             extra.dedup();

@@ -229,6 +229,20 @@ impl Vfs for FaultVfs {
         Ok(state.files[id].volatile.clone())
     }
 
+    fn read_at(&self, name: &str, offset: u64, len_bytes: usize) -> Result<Vec<u8>> {
+        let state = self.state.lock();
+        state.check_alive()?;
+        let content = &state.files[state.file_id(name)?].volatile;
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        match content.get(start..start.saturating_add(len_bytes)) {
+            Some(bytes) => Ok(bytes.to_vec()),
+            None => Err(Error::io(
+                format!("faultvfs:{name}"),
+                io::Error::from(io::ErrorKind::UnexpectedEof),
+            )),
+        }
+    }
+
     fn exists(&self, name: &str) -> bool {
         self.state.lock().dir_volatile.contains_key(name)
     }

@@ -111,7 +111,7 @@
 
 use crate::rows::RowTable;
 use parking_lot::RwLock;
-use plexus_types::{PropKeyId, Value};
+use plexus_types::{PropKeyId, Result, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::mem::discriminant;
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
@@ -361,7 +361,7 @@ impl PropertyIndexes {
     /// catalog's index definitions at open, at `CREATE INDEX` (under the commit lock, so no
     /// commit installs between tracking a key and building it), at `DROP INDEX` and when the
     /// table is created.
-    pub fn keep_exactly(&self, keys: &[PropKeyId], rows: &RowTable) {
+    pub fn keep_exactly(&self, keys: &[PropKeyId], rows: &RowTable) -> Result<()> {
         let unwanted: Vec<PropKeyId> = (self.keys.read().keys())
             .filter(|key| !keys.contains(key))
             .copied()
@@ -371,22 +371,24 @@ impl PropertyIndexes {
         }
         for &key in keys {
             if self.track(key) {
-                self.build(key, rows);
+                self.build(key, rows)?;
             }
         }
+        Ok(())
     }
 
     /// Indexes every value `key` holds in a kept version of any row of `rows`, then marks the
     /// key ready. Commits may install concurrently: they index their own writes.
-    pub fn build(&self, key: PropKeyId, rows: &RowTable) {
+    pub fn build(&self, key: PropKeyId, rows: &RowTable) -> Result<()> {
         for row in 0..rows.row_count() {
-            for value in rows.retained_values(row, key) {
+            for value in rows.retained_values(row, key)? {
                 self.insert(key, &value, row);
             }
         }
         if let Some(index) = self.keys.write().get_mut(&key) {
             index.ready = true;
         }
+        Ok(())
     }
 
     /// Notes that `row` holds `value` for `key`, if `key` is tracked and the value indexable.
@@ -432,10 +434,13 @@ impl PropertyIndexes {
     /// Removes `value → row` entries no kept version of `row` supports (see MAINTENANCE AND
     /// GROWTH); returns how many were removed.
     pub fn prune(&self, rows: &RowTable) -> usize {
+        // A row whose chunk cannot be read back keeps its entry: an index may list extra
+        // rows (readers re-check), never miss one.
         let holds = |key: PropKeyId, value: &IndexKey, row: u32| {
-            rows.retained_values(row, key)
-                .iter()
-                .any(|held| IndexKey::of(held).as_ref() == Some(value))
+            rows.retained_values(row, key).map_or(true, |held| {
+                held.iter()
+                    .any(|held| IndexKey::of(held).as_ref() == Some(value))
+            })
         };
         let mut stale: Vec<(PropKeyId, IndexKey, u32)> = Vec::new();
         for (&key, index) in self.keys.read().iter() {
@@ -490,7 +495,8 @@ mod tests {
         let rows = RowTable::new("T", &[] as &[PropertyDef], &[]);
         rows.ensure_reserved(values.len() as u32);
         for (row, value) in values {
-            rows.install_create(*row, 1, 1, &[], &[(NAME, value.clone())]);
+            rows.install_create(*row, 1, 1, &[], &[(NAME, value.clone())])
+                .unwrap();
         }
         rows
     }
@@ -500,7 +506,7 @@ mod tests {
         let numbered: Vec<(u32, Value)> = (0..).zip(values.iter().cloned()).collect();
         let indexes = PropertyIndexes::default();
         indexes.track(NAME);
-        indexes.build(NAME, &table_with(&numbered));
+        indexes.build(NAME, &table_with(&numbered)).unwrap();
         indexes
     }
 
@@ -790,7 +796,7 @@ mod tests {
         let seven = KeyRange::equal(&Value::Int(7)).expect("indexable");
         indexes.track(NAME);
         assert_eq!(indexes.candidates(NAME, &seven), None);
-        indexes.build(NAME, &rows);
+        indexes.build(NAME, &rows).unwrap();
         assert_eq!(indexes.candidates(NAME, &seven), Some(vec![0]));
         indexes.untrack(NAME);
         assert_eq!(indexes.candidates(NAME, &seven), None);
@@ -801,9 +807,10 @@ mod tests {
         let rows = table_with(&[(0, Value::Int(1))]);
         let indexes = PropertyIndexes::default();
         indexes.track(NAME);
-        indexes.build(NAME, &rows);
+        indexes.build(NAME, &rows).unwrap();
         // ts 5: row 0 becomes 2; a reader at ts 4 may still look for 1.
-        rows.install_prop(0, 5, 4, NAME, Some(Value::Int(2)));
+        rows.install_prop(0, 5, 4, NAME, Some(Value::Int(2)))
+            .unwrap();
         indexes.insert(NAME, &Value::Int(2), 0);
         rows.gc(4);
         assert_eq!(indexes.prune(&rows), 0);

@@ -3,6 +3,7 @@
 //! - [`vfs`]: the file-system seam, with a fault-injecting implementation in [`fault`];
 //! - [`catalog`]: labels, property keys, edge types, vertex and edge tables;
 //! - [`rows`]: columnar, multi-versioned vertex and edge rows;
+//! - [`rowcache`]: bounded memory for rows: cold chunks spilled to a cache file;
 //! - [`index`]: secondary property indexes on vertices and edges (lossy value → rows maps,
 //!   rebuilt at open);
 //! - [`topology`]: the adjacency memtable with per-vertex version tables;
@@ -23,6 +24,7 @@ pub mod fault;
 pub mod index;
 pub mod lsm;
 pub mod record;
+pub mod rowcache;
 pub mod rows;
 pub mod run;
 pub mod stats;
@@ -35,6 +37,7 @@ pub use catalog::{
     Catalog, CatalogOp, EdgeTableDef, IndexDef, IndexTarget, PropertyDef, VertexTableDef,
 };
 pub use record::{CommitRecord, WriteOp};
+pub use rowcache::RowCacheStats;
 pub use stats::{EdgeTypeStatistics, Statistics};
 pub use store::{EdgeTable, RecoveryReport, Storage, VertexTable};
 pub use vfs::{OsVfs, Vfs};

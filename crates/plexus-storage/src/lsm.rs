@@ -217,7 +217,7 @@ pub trait RunContext {
 
     /// The property columns of edge table `table` for the edges `eids` (in entry order; an
     /// entry with the tombstone bit gets null), values as of `ts`.
-    fn capture(&self, table: u32, eids: &[u32], ts: Timestamp) -> Vec<ColumnData>;
+    fn capture(&self, table: u32, eids: &[u32], ts: Timestamp) -> Result<Vec<ColumnData>>;
 }
 
 /// A scan's request for a property column beside the entries: the property key and the edge
@@ -787,7 +787,7 @@ impl Topology {
             .iter()
             .flat_map(|(_, _, eid)| eid.iter().copied())
             .collect();
-        let columns = ctx.capture(self.edge_table, &eids, prop_ts);
+        let columns = ctx.capture(self.edge_table, &eids, prop_ts)?;
         meta.prop_ts = if columns.is_empty() { 0 } else { prop_ts };
         run::write_run(vfs, name, meta, vertices, &columns)
     }
@@ -1160,7 +1160,7 @@ mod tests {
             self.updated.load(Ordering::Acquire)
         }
 
-        fn capture(&self, _table: u32, eids: &[u32], ts: Timestamp) -> Vec<ColumnData> {
+        fn capture(&self, _table: u32, eids: &[u32], ts: Timestamp) -> Result<Vec<ColumnData>> {
             let mut column = ColumnData::new(WEIGHT, ColumnKind::Float64, eids.len());
             for &e in eids {
                 let weight = (e & TOMBSTONE_BIT == 0)
@@ -1168,7 +1168,7 @@ mod tests {
                     .flatten();
                 column.push(weight.map(plexus_types::Value::Float).as_ref());
             }
-            vec![column]
+            Ok(vec![column])
         }
     }
 

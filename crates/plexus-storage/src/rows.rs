@@ -30,13 +30,54 @@
 //! - Only the commit pipeline writes (one commit at a time, under the commit lock); readers take a
 //!   chunk's read latch for the duration of one access.
 //! - Uncommitted data never enters a row table: transactions buffer writes privately.
+//!
+//! EVICTION
+//! ========
+//! Under a finite `Config::row_cache_bytes`, chunks can be evicted to a spill file and read
+//! back (`rowcache` owns the files, the page format and the byte account). Each chunk sits in
+//! a `ChunkSlot`: a latch over `{chunk: Option<Chunk>, page: Option<PageRef>}`, a clock
+//! reference bit, and the chunk's share of the resident bytes.
+//!
+//! ```text
+//!   resident, no page ──evict (cold)──▶ write page ──▶ spilled(page)
+//!        ▲                                                  │ any access: load page
+//!        └──── write (the page is now dead) ◀── resident, clean(page) ◀──┘
+//!                                   resident, clean ──evict──▶ spilled (no write)
+//! ```
+//!
+//! - **One accessor.** Every read and write of a chunk goes through `latch_read` /
+//!   `latch_write` (`with_chunk`, `with_chunk_mut`, `prop_many`, `scan`), which load an evicted
+//!   chunk first. A load happens under the chunk's write latch and re-checks the state, so
+//!   two threads missing at once load it once (loads are idempotent); a reader then keeps the
+//!   latch, downgraded, so the chunk cannot be evicted between its load and its read.
+//! - **Never evicted while latched.** Eviction takes the latch with `try_write` and skips a
+//!   chunk someone holds; readers never wait for an eviction, and an eviction never waits.
+//! - **Only cold chunks.** A chunk is evicted only after collecting its versions below the
+//!   horizon leaves it without chains and without creation timestamps: then every reader
+//!   (none is older than the horizon) reads the in-place values, which are all the page holds.
+//!   The chunk receiving a table's new rows is never evicted (it is being written).
+//! - **Clean pages are reused.** A loaded chunk keeps its page until written; evicting it
+//!   again writes nothing. A write drops the page (it becomes dead bytes in the file).
+//! - **Policy.** A clock sweep per table, starting where the last stopped, skipping (and
+//!   clearing) chunks referenced since the last pass, stopping once the cache is below its
+//!   target. `Storage::evict_rows` runs it after commits, in background maintenance, while a
+//!   checkpoint reads every row, and during recovery.
+//! - **Failures.** A page that fails its checks is an error naming the spill file and offset
+//!   (reads return it; nothing is guessed). A failed spill write leaves the chunk resident.
+//! - `scan` lists a chunk's rows under its latch and calls back after releasing it, so the
+//!   callback may read the table (parking_lot read latches are not recursive: a reader
+//!   re-entering a latch behind a queued writer would deadlock).
 
 use crate::catalog::PropertyDef;
-use parking_lot::RwLock;
-use plexus_types::{DataType, Error, LabelId, PropKeyId, Result, Timestamp, Value};
+use crate::codec::{DecodeResult, Decoder, Encoder};
+use crate::rowcache::{PageRef, RowCache};
+use parking_lot::{
+    MappedRwLockReadGuard, MappedRwLockWriteGuard, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard,
+};
+use plexus_types::{DataType, Error, LabelId, PropKeyId, Result, TemporalValue, Timestamp, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 pub const CHUNK_ROWS: usize = 2048;
 
@@ -348,6 +389,343 @@ impl Chunk {
     }
 }
 
+/// Bytes of one `Value` cell, and what a value holds on the heap beyond it (estimates, see
+/// ACCOUNTING in `rowcache`; shared `Arc`s are counted once per holder).
+const VALUE_BYTES: u64 = size_of::<Value>() as u64;
+/// Per-entry cost of the chain map beyond its key and value (hash table control and slack).
+const CHAIN_ENTRY_OVERHEAD_BYTES: u64 = 16;
+const ARC_HEADER_BYTES: u64 = 16;
+
+fn value_heap_bytes(value: &Value) -> u64 {
+    match value {
+        Value::String(s) => ARC_HEADER_BYTES + s.len() as u64,
+        Value::List(items) => {
+            ARC_HEADER_BYTES
+                + items
+                    .iter()
+                    .map(|v| VALUE_BYTES + value_heap_bytes(v))
+                    .sum::<u64>()
+        }
+        Value::Map(entries) => {
+            ARC_HEADER_BYTES
+                + entries
+                    .iter()
+                    .map(|(k, v)| {
+                        16 + ARC_HEADER_BYTES + k.len() as u64 + VALUE_BYTES + value_heap_bytes(v)
+                    })
+                    .sum::<u64>()
+        }
+        Value::Temporal(TemporalValue::DateTime { zone: Some(z), .. }) => {
+            ARC_HEADER_BYTES + z.len() as u64
+        }
+        _ => 0,
+    }
+}
+
+fn slot_value_heap_bytes(value: &SlotValue) -> u64 {
+    match value {
+        SlotValue::Exists(_) | SlotValue::Labels(None) | SlotValue::Prop(None) => 0,
+        SlotValue::Labels(Some(labels)) => (labels.len() * size_of::<LabelId>()) as u64,
+        SlotValue::Prop(Some(v)) => value_heap_bytes(v),
+    }
+}
+
+/// Column kinds in a spill page (must match the table's layout when read back).
+const KIND_BOOL: u8 = 1;
+const KIND_INT64: u8 = 2;
+const KIND_FLOAT64: u8 = 3;
+const KIND_VALUES: u8 = 4;
+const KIND_FAMILY: u8 = 5;
+/// `Option` markers in a spill page.
+const ABSENT: u8 = 0;
+const PRESENT: u8 = 1;
+
+fn encode_bits(enc: &mut Encoder, bits: &[bool]) {
+    debug_assert_eq!(bits.len(), CHUNK_ROWS);
+    for byte in bits.chunks(8) {
+        enc.u8(byte
+            .iter()
+            .enumerate()
+            .fold(0, |acc, (i, &b)| acc | (u8::from(b) << i)));
+    }
+}
+
+fn decode_bits(dec: &mut Decoder<'_>) -> DecodeResult<Vec<bool>> {
+    let bytes = dec.bytes(CHUNK_ROWS / 8)?;
+    Ok((0..CHUNK_ROWS)
+        .map(|i| bytes[i / 8] & (1 << (i % 8)) != 0)
+        .collect())
+}
+
+fn decode_marker(dec: &mut Decoder<'_>) -> DecodeResult<bool> {
+    match dec.u8()? {
+        ABSENT => Ok(false),
+        PRESENT => Ok(true),
+        other => Err(dec.error(format!("bad presence marker {other}"))),
+    }
+}
+
+impl Chunk {
+    /// True when no reader needs anything but the in-place values: no version chains and no
+    /// creation younger than the GC horizon (see INVARIANTS). Only cold chunks are evicted,
+    /// so a spill page holds exactly the in-place state and `max_write_ts`.
+    fn is_cold(&self) -> bool {
+        self.chains.is_empty() && self.created_at.is_empty()
+    }
+
+    /// Drops versions no reader at or after `horizon` needs; true if anything changed.
+    fn gc(&mut self, horizon: Timestamp) -> bool {
+        let before = (self.chains.len(), self.created_at.len());
+        let mut pruned = false;
+        self.chains.retain(|_, chain| {
+            let len = chain.older.len();
+            prune_chain(chain, horizon);
+            pruned |= chain.older.len() != len;
+            chain.newest_ts > horizon
+        });
+        if self.created_at.iter().all(|&created| created <= horizon) {
+            self.created_at = Vec::new();
+        }
+        pruned || before != (self.chains.len(), self.created_at.len())
+    }
+
+    /// What this chunk holds in memory, estimated (see ACCOUNTING in `rowcache`).
+    fn size_bytes(&self) -> u64 {
+        let rows = CHUNK_ROWS as u64;
+        let mut bytes = size_of::<Chunk>() as u64 + rows; // exists
+        bytes += (self.labels.capacity() * size_of::<Option<Box<[LabelId]>>>()) as u64;
+        bytes += self
+            .labels
+            .iter()
+            .flatten()
+            .map(|l| (l.len() * size_of::<LabelId>()) as u64)
+            .sum::<u64>();
+        for column in &self.columns {
+            bytes += size_of::<Column>() as u64 + rows; // validity
+            bytes += match &column.data {
+                ColumnData::Bool(_) => rows,
+                ColumnData::Int64(_) | ColumnData::Float64(_) => 8 * rows,
+                ColumnData::Values(values) => {
+                    rows * VALUE_BYTES + values.iter().map(value_heap_bytes).sum::<u64>()
+                }
+                ColumnData::Family(cells) => {
+                    rows * size_of::<Option<Box<[Value]>>>() as u64
+                        + cells
+                            .iter()
+                            .flatten()
+                            .flat_map(|cell| cell.iter())
+                            .map(|v| VALUE_BYTES + value_heap_bytes(v))
+                            .sum::<u64>()
+                }
+            };
+        }
+        bytes += (self.dynamic.capacity() * size_of::<DynamicProps>()) as u64;
+        bytes += self
+            .dynamic
+            .iter()
+            .flatten()
+            .flat_map(|props| props.iter())
+            .map(|(_, v)| size_of::<(PropKeyId, Value)>() as u64 + value_heap_bytes(v))
+            .sum::<u64>();
+        bytes += (self.created_at.capacity() * size_of::<Timestamp>()) as u64;
+        bytes += self
+            .chains
+            .values()
+            .map(|chain| {
+                (size_of::<(u32, Slot)>() + size_of::<VersionChain>()) as u64
+                    + CHAIN_ENTRY_OVERHEAD_BYTES
+                    + (chain.older.capacity() * size_of::<(Timestamp, SlotValue)>()) as u64
+                    + chain
+                        .older
+                        .iter()
+                        .map(|(_, v)| slot_value_heap_bytes(v))
+                        .sum::<u64>()
+            })
+            .sum::<u64>();
+        bytes
+    }
+
+    /// The payload of this chunk's spill page (see PAGE FORMAT in `rowcache`). Cold chunks
+    /// only: chains and creation timestamps are not written.
+    fn encode(&self, layout: &Layout) -> Vec<u8> {
+        debug_assert!(self.is_cold(), "only cold chunks are spilled");
+        debug_assert_eq!(self.columns.len(), layout.columns.len());
+        let mut enc = Encoder::default();
+        enc.u64(self.max_write_ts);
+        encode_bits(&mut enc, &self.exists);
+        enc.u8(if self.labels.is_empty() {
+            ABSENT
+        } else {
+            PRESENT
+        });
+        for labels in &self.labels {
+            match labels {
+                None => enc.u8(ABSENT),
+                Some(labels) => {
+                    enc.u8(PRESENT);
+                    enc.u32s(labels);
+                }
+            }
+        }
+        enc.len(self.columns.len());
+        for column in &self.columns {
+            encode_bits(&mut enc, &column.valid);
+            match &column.data {
+                ColumnData::Bool(v) => {
+                    enc.u8(KIND_BOOL);
+                    encode_bits(&mut enc, v);
+                }
+                ColumnData::Int64(v) => {
+                    enc.u8(KIND_INT64);
+                    v.iter().for_each(|&x| enc.u64(x as u64));
+                }
+                ColumnData::Float64(v) => {
+                    enc.u8(KIND_FLOAT64);
+                    v.iter().for_each(|&x| enc.u64(x.to_bits()));
+                }
+                ColumnData::Values(v) => {
+                    enc.u8(KIND_VALUES);
+                    v.iter().for_each(|x| enc.value(x));
+                }
+                ColumnData::Family(cells) => {
+                    enc.u8(KIND_FAMILY);
+                    for cell in cells {
+                        match cell {
+                            None => enc.u8(ABSENT),
+                            Some(values) => {
+                                enc.u8(PRESENT);
+                                enc.len(values.len());
+                                values.iter().for_each(|x| enc.value(x));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        enc.u8(if self.dynamic.is_empty() {
+            ABSENT
+        } else {
+            PRESENT
+        });
+        for props in &self.dynamic {
+            match props {
+                None => enc.u8(ABSENT),
+                Some(props) => {
+                    enc.u8(PRESENT);
+                    enc.len(props.len());
+                    for (key, value) in props.iter() {
+                        enc.u32(*key);
+                        enc.value(value);
+                    }
+                }
+            }
+        }
+        enc.buf
+    }
+
+    /// The chunk encoded by [`encode`](Self::encode), checked against `layout`.
+    fn decode(layout: &Layout, payload: &[u8]) -> DecodeResult<Chunk> {
+        let mut dec = Decoder::new(payload, 0);
+        let max_write_ts = dec.u64()?;
+        let exists = decode_bits(&mut dec)?;
+        let mut labels = Vec::new();
+        if decode_marker(&mut dec)? {
+            labels.reserve_exact(CHUNK_ROWS);
+            for _ in 0..CHUNK_ROWS {
+                labels.push(match decode_marker(&mut dec)? {
+                    false => None,
+                    true => Some(dec.u32s()?.into_boxed_slice()),
+                });
+            }
+        }
+        let column_count = dec.len()?;
+        if column_count != layout.columns.len() {
+            return Err(dec.error(format!(
+                "{column_count} columns, the table has {}",
+                layout.columns.len()
+            )));
+        }
+        let mut columns = Vec::with_capacity(column_count);
+        for &data_type in &layout.columns {
+            let valid = decode_bits(&mut dec)?;
+            let kind = dec.u8()?;
+            let expected = match data_type {
+                DataType::Any => KIND_FAMILY,
+                DataType::Bool => KIND_BOOL,
+                DataType::Int64 => KIND_INT64,
+                DataType::Float64 => KIND_FLOAT64,
+                _ => KIND_VALUES,
+            };
+            if kind != expected {
+                return Err(dec.error(format!("column kind {kind}, expected {expected}")));
+            }
+            let data = match kind {
+                KIND_BOOL => ColumnData::Bool(decode_bits(&mut dec)?),
+                KIND_INT64 => ColumnData::Int64(
+                    (0..CHUNK_ROWS)
+                        .map(|_| dec.u64().map(|x| x as i64))
+                        .collect::<DecodeResult<_>>()?,
+                ),
+                KIND_FLOAT64 => ColumnData::Float64(
+                    (0..CHUNK_ROWS)
+                        .map(|_| dec.u64().map(f64::from_bits))
+                        .collect::<DecodeResult<_>>()?,
+                ),
+                KIND_VALUES => ColumnData::Values(
+                    (0..CHUNK_ROWS)
+                        .map(|_| dec.value())
+                        .collect::<DecodeResult<_>>()?,
+                ),
+                _ => {
+                    let mut cells = Vec::with_capacity(CHUNK_ROWS);
+                    for _ in 0..CHUNK_ROWS {
+                        cells.push(match decode_marker(&mut dec)? {
+                            false => None,
+                            true => {
+                                let n = dec.len()?;
+                                let values = (0..n)
+                                    .map(|_| dec.value())
+                                    .collect::<DecodeResult<Vec<_>>>()?;
+                                Some(values.into_boxed_slice())
+                            }
+                        });
+                    }
+                    ColumnData::Family(cells)
+                }
+            };
+            columns.push(Column { data, valid });
+        }
+        let mut dynamic = Vec::new();
+        if decode_marker(&mut dec)? {
+            dynamic.reserve_exact(CHUNK_ROWS);
+            for _ in 0..CHUNK_ROWS {
+                dynamic.push(match decode_marker(&mut dec)? {
+                    false => None,
+                    true => {
+                        let n = dec.len()?;
+                        let props = (0..n)
+                            .map(|_| Ok((dec.u32()?, dec.value()?)))
+                            .collect::<DecodeResult<Vec<_>>>()?;
+                        Some(props.into_boxed_slice())
+                    }
+                });
+            }
+        }
+        if !dec.is_empty() {
+            return Err(dec.error("trailing bytes after the chunk"));
+        }
+        Ok(Chunk {
+            max_write_ts,
+            exists,
+            labels,
+            columns,
+            dynamic,
+            created_at: Vec::new(),
+            chains: HashMap::new(),
+        })
+    }
+}
+
 fn column_of(at: ColumnRef) -> usize {
     match at {
         ColumnRef::Single(c) | ColumnRef::Family { column: c, .. } => c,
@@ -378,12 +756,44 @@ fn set_dynamic(cell: &mut DynamicProps, key: PropKeyId, value: Option<Value>) {
     *cell = (!props.is_empty()).then(|| props.into_boxed_slice());
 }
 
+/// One chunk's place in its table: the chunk when resident, its spill page when it has one
+/// (see EVICTION in the module documentation).
+struct ChunkSlot {
+    state: RwLock<ChunkState>,
+    /// The clock's reference bit: set by every access, cleared by a passing eviction sweep.
+    referenced: AtomicBool,
+    /// Written since its size was last estimated (it is then listed in `RowTable::stale`).
+    stale: AtomicBool,
+    /// This chunk's share of the cache's resident bytes (0 while spilled).
+    size_bytes: AtomicU64,
+}
+
+struct ChunkState {
+    /// `None`: evicted; `page` then holds it.
+    chunk: Option<Box<Chunk>>,
+    /// A page holding exactly the resident chunk (clean), or the evicted chunk.
+    page: Option<PageRef>,
+}
+
+impl ChunkSlot {
+    fn touch(&self) {
+        if !self.referenced.load(Ordering::Relaxed) {
+            self.referenced.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// One table of rows. See the module documentation.
 pub struct RowTable {
     name: String,
     layout: Layout,
     next_row: AtomicU32,
-    chunks: RwLock<Vec<Arc<RwLock<Chunk>>>>,
+    chunks: RwLock<Vec<Arc<ChunkSlot>>>,
+    cache: Arc<RowCache>,
+    /// Chunks written since their size was last estimated.
+    stale: Mutex<Vec<usize>>,
+    /// Where the next eviction sweep starts.
+    clock_hand: AtomicUsize,
 }
 
 /// A row's complete state at a timestamp.
@@ -394,12 +804,26 @@ pub struct RowImage {
 }
 
 impl RowTable {
+    /// A table whose chunks stay resident (no spill file).
     pub fn new(name: &str, properties: &[PropertyDef], families: &[Vec<usize>]) -> Self {
+        Self::with_cache(name, properties, families, RowCache::unbounded())
+    }
+
+    /// A table accounting its chunks in `cache` and spilling cold ones to its files.
+    pub fn with_cache(
+        name: &str,
+        properties: &[PropertyDef],
+        families: &[Vec<usize>],
+        cache: Arc<RowCache>,
+    ) -> Self {
         Self {
             name: name.to_string(),
             layout: Layout::new(properties, families),
             next_row: AtomicU32::new(0),
             chunks: RwLock::new(Vec::new()),
+            cache,
+            stale: Mutex::new(Vec::new()),
+            clock_hand: AtomicUsize::new(0),
         }
     }
 
@@ -441,47 +865,171 @@ impl RowTable {
         }
     }
 
-    fn chunk(&self, row: u32) -> Option<Arc<RwLock<Chunk>>> {
+    // ---- the chunk accessor: every read and write of a chunk goes through these ----------
+
+    fn slot(&self, row: u32) -> Option<Arc<ChunkSlot>> {
         self.chunks.read().get(row as usize / CHUNK_ROWS).cloned()
     }
 
-    fn chunk_for_write(&self, row: u32) -> Arc<RwLock<Chunk>> {
+    fn slot_for_write(&self, row: u32) -> Arc<ChunkSlot> {
         let index = row as usize / CHUNK_ROWS;
-        if let Some(chunk) = self.chunks.read().get(index) {
-            return chunk.clone();
+        if let Some(slot) = self.chunks.read().get(index) {
+            return slot.clone();
         }
         let mut chunks = self.chunks.write();
         while chunks.len() <= index {
-            chunks.push(Arc::new(RwLock::new(Chunk::new(&self.layout))));
+            let chunk = Chunk::new(&self.layout);
+            let size = chunk.size_bytes();
+            self.cache.account(0, size);
+            self.cache.note_new_chunk();
+            chunks.push(Arc::new(ChunkSlot {
+                state: RwLock::new(ChunkState {
+                    chunk: Some(Box::new(chunk)),
+                    page: None,
+                }),
+                referenced: AtomicBool::new(true),
+                stale: AtomicBool::new(false),
+                size_bytes: AtomicU64::new(size),
+            }));
         }
         chunks[index].clone()
     }
 
-    fn read(&self, row: u32, slot: Slot, ts: Timestamp) -> SlotValue {
-        match self.chunk(row) {
-            Some(chunk) => chunk
-                .read()
-                .read(&self.layout, row as usize % CHUNK_ROWS, slot, ts),
-            None => absent(slot),
+    /// Reads an evicted chunk's page back into `state` (a no-op when another thread did);
+    /// true if this call loaded it.
+    fn load(&self, slot: &ChunkSlot, state: &mut ChunkState, index: usize) -> Result<bool> {
+        if state.chunk.is_some() {
+            return Ok(false);
+        }
+        let Some(page) = state.page else {
+            unreachable!("an evicted chunk has a page")
+        };
+        let payload = self.cache.read_page(page, index as u32)?;
+        let chunk = Chunk::decode(&self.layout, &payload)
+            .map_err(|e| self.cache.decode_error(page, e.offset, e.detail))?;
+        let size = chunk.size_bytes();
+        let old = slot.size_bytes.swap(size, Ordering::AcqRel);
+        self.cache.account(old, size);
+        self.cache.note_load();
+        state.chunk = Some(Box::new(chunk));
+        Ok(true)
+    }
+
+    /// The read latch of chunk `index` of `slot`, loading the chunk first if it was evicted
+    /// (then also `true`: the caller calls [`relieve`](Self::relieve) once it holds no latch).
+    fn latch_read<'a>(
+        &self,
+        slot: &'a ChunkSlot,
+        index: usize,
+    ) -> Result<(MappedRwLockReadGuard<'a, Chunk>, bool)> {
+        slot.touch();
+        let state = slot.state.read();
+        let state = match RwLockReadGuard::try_map(state, |s| s.chunk.as_deref()) {
+            Ok(chunk) => {
+                self.cache.note_hit();
+                return Ok((chunk, false));
+            }
+            Err(state) => state,
+        };
+        drop(state);
+        let mut state = slot.state.write();
+        let loaded = self.load(slot, &mut state, index)?;
+        let state = RwLockWriteGuard::downgrade(state);
+        match RwLockReadGuard::try_map(state, |s| s.chunk.as_deref()) {
+            Ok(chunk) => Ok((chunk, loaded)),
+            Err(_) => unreachable!("loaded under the write latch, downgraded atomically"),
         }
     }
 
-    pub fn exists(&self, row: u32, ts: Timestamp) -> bool {
-        matches!(self.read(row, Slot::Exists, ts), SlotValue::Exists(true))
+    /// After a read loaded chunks, with no latch or directory lock held: while the cache is
+    /// over its budget, evicts cold chunks of this table in one clock pass (no GC — readers do
+    /// not know the horizon — so mostly clean chunks read back earlier, which costs no write;
+    /// one pass, so the chunks just read get a second chance instead of thrashing). Keeps
+    /// read-only workloads bounded between commits and maintenance rounds. A failed spill
+    /// write leaves its chunk resident and is counted in the cache statistics; the read
+    /// itself succeeded and returns its data.
+    fn relieve(&self) {
+        if self.cache.resident_bytes() > self.cache.budget_bytes() {
+            let target = self.cache.target_bytes();
+            if self.sweep(0, target, 1).is_err() {
+                debug_assert!(self.cache.stats().spill_write_errors > 0);
+            }
+        }
     }
 
-    pub fn labels(&self, row: u32, ts: Timestamp) -> Vec<LabelId> {
-        match self.read(row, Slot::Labels, ts) {
+    /// The write latch of chunk `index` of `slot`, loaded; the chunk's page (if any) no longer
+    /// matches it once written, and its size is re-estimated at the next refresh.
+    fn latch_write<'a>(
+        &self,
+        slot: &'a ChunkSlot,
+        index: usize,
+    ) -> Result<MappedRwLockWriteGuard<'a, Chunk>> {
+        slot.touch();
+        let mut state = slot.state.write();
+        self.load(slot, &mut state, index)?;
+        // Writers (the commit pipeline) do not relieve: eviction after the commit does.
+        if let Some(page) = state.page.take() {
+            self.cache.note_dead(page);
+        }
+        self.mark_stale(slot, index);
+        match RwLockWriteGuard::try_map(state, |s| s.chunk.as_deref_mut()) {
+            Ok(chunk) => Ok(chunk),
+            Err(_) => unreachable!("loaded under the write latch"),
+        }
+    }
+
+    fn mark_stale(&self, slot: &ChunkSlot, index: usize) {
+        if !slot.stale.swap(true, Ordering::AcqRel) {
+            self.stale.lock().push(index);
+        }
+    }
+
+    /// `f` with the chunk holding `row` (`None`: past the last chunk).
+    fn with_chunk<T>(&self, row: u32, f: impl FnOnce(&Chunk, usize) -> T) -> Result<Option<T>> {
+        let Some(slot) = self.slot(row) else {
+            return Ok(None);
+        };
+        let (chunk, loaded) = self.latch_read(&slot, row as usize / CHUNK_ROWS)?;
+        let result = f(&chunk, row as usize % CHUNK_ROWS);
+        drop(chunk);
+        if loaded {
+            self.relieve();
+        }
+        Ok(Some(result))
+    }
+
+    fn with_chunk_mut<T>(&self, row: u32, f: impl FnOnce(&mut Chunk, usize) -> T) -> Result<T> {
+        let slot = self.slot_for_write(row);
+        let mut chunk = self.latch_write(&slot, row as usize / CHUNK_ROWS)?;
+        Ok(f(&mut chunk, row as usize % CHUNK_ROWS))
+    }
+
+    // ---- reads ----------------------------------------------------------------------------
+
+    fn read(&self, row: u32, slot: Slot, ts: Timestamp) -> Result<SlotValue> {
+        let value = self.with_chunk(row, |chunk, r| chunk.read(&self.layout, r, slot, ts))?;
+        Ok(value.unwrap_or_else(|| absent(slot)))
+    }
+
+    pub fn exists(&self, row: u32, ts: Timestamp) -> Result<bool> {
+        Ok(matches!(
+            self.read(row, Slot::Exists, ts)?,
+            SlotValue::Exists(true)
+        ))
+    }
+
+    pub fn labels(&self, row: u32, ts: Timestamp) -> Result<Vec<LabelId>> {
+        Ok(match self.read(row, Slot::Labels, ts)? {
             SlotValue::Labels(Some(labels)) => labels.into_vec(),
             _ => Vec::new(),
-        }
+        })
     }
 
-    pub fn prop(&self, row: u32, key: PropKeyId, ts: Timestamp) -> Option<Value> {
-        match self.read(row, Slot::Prop(key), ts) {
+    pub fn prop(&self, row: u32, key: PropKeyId, ts: Timestamp) -> Result<Option<Value>> {
+        Ok(match self.read(row, Slot::Prop(key), ts)? {
             SlotValue::Prop(v) => v,
             _ => None,
-        }
+        })
     }
 
     /// `f(i, value)` with property `key` of `rows[i]` at `ts`, for bulk readers (analytics
@@ -495,85 +1043,109 @@ impl RowTable {
         key: PropKeyId,
         ts: Timestamp,
         f: &mut dyn FnMut(usize, Option<Value>),
-    ) {
+    ) -> Result<()> {
         let chunks = self.chunks.read();
         let at = self.layout.locate(key);
-        let mut latched: Option<(usize, parking_lot::RwLockReadGuard<'_, Chunk>)> = None;
+        let mut latched: Option<(usize, MappedRwLockReadGuard<'_, Chunk>)> = None;
+        let mut loaded_any = false;
         for (i, &row) in rows.iter().enumerate() {
             let index = row as usize / CHUNK_ROWS;
             if latched.as_ref().is_none_or(|(at, _)| *at != index) {
-                latched = chunks.get(index).map(|chunk| (index, chunk.read()));
+                latched = None;
+                if let Some(slot) = chunks.get(index) {
+                    let (chunk, loaded) = self.latch_read(slot, index)?;
+                    loaded_any |= loaded;
+                    latched = Some((index, chunk));
+                }
             }
             let value = latched
                 .as_ref()
                 .and_then(|(_, chunk)| chunk.read_prop(at, key, row as usize % CHUNK_ROWS, ts));
             f(i, value);
         }
+        drop(latched);
+        drop(chunks);
+        if loaded_any {
+            // One batch may hold more than the budget until here.
+            self.relieve();
+        }
+        Ok(())
     }
 
     /// All properties of a row at `ts`, sorted by key.
-    pub fn props(&self, row: u32, ts: Timestamp) -> Vec<(PropKeyId, Value)> {
-        let Some(chunk) = self.chunk(row) else {
-            return Vec::new();
-        };
-        let chunk = chunk.read();
-        let r = row as usize % CHUNK_ROWS;
-        let mut keys: Vec<PropKeyId> = self.layout.declared.keys().copied().collect();
-        if let Some(dynamic) = chunk.dynamic.get(r).and_then(Option::as_ref) {
-            keys.extend(dynamic.iter().map(|(k, _)| *k));
-        }
-        if ts < chunk.max_write_ts {
-            // Properties removed since `ts` are only in the chains.
-            keys.extend(
-                chunk
-                    .chains
-                    .keys()
-                    .filter(|(row, _)| *row as usize == r)
-                    .filter_map(|(_, s)| match s {
-                        Slot::Prop(k) => Some(*k),
-                        _ => None,
-                    }),
-            );
-        }
-        keys.sort_unstable();
-        keys.dedup();
-        keys.into_iter()
-            .filter_map(|k| match chunk.read(&self.layout, r, Slot::Prop(k), ts) {
-                SlotValue::Prop(Some(v)) => Some((k, v)),
-                _ => None,
-            })
-            .collect()
-    }
-
-    pub fn image(&self, row: u32, ts: Timestamp) -> RowImage {
-        RowImage {
-            labels: self.labels(row, ts),
-            props: self.props(row, ts),
-        }
-    }
-
-    /// Calls `f` with every row that exists at `ts`, in offset order.
-    pub fn scan(&self, ts: Timestamp, mut f: impl FnMut(u32)) {
-        let chunks: Vec<_> = self.chunks.read().clone();
-        for (index, chunk) in chunks.iter().enumerate() {
-            let chunk = chunk.read();
-            let base = (index * CHUNK_ROWS) as u32;
-            let fast = ts >= chunk.max_write_ts;
-            for r in 0..CHUNK_ROWS {
-                let exists = if fast {
-                    chunk.exists[r]
-                } else {
-                    matches!(
-                        chunk.read(&self.layout, r, Slot::Exists, ts),
-                        SlotValue::Exists(true)
-                    )
-                };
-                if exists {
-                    f(base + r as u32);
-                }
+    pub fn props(&self, row: u32, ts: Timestamp) -> Result<Vec<(PropKeyId, Value)>> {
+        let props = self.with_chunk(row, |chunk, r| {
+            let mut keys: Vec<PropKeyId> = self.layout.declared.keys().copied().collect();
+            if let Some(dynamic) = chunk.dynamic.get(r).and_then(Option::as_ref) {
+                keys.extend(dynamic.iter().map(|(k, _)| *k));
             }
-        }
+            if ts < chunk.max_write_ts {
+                // Properties removed since `ts` are only in the chains.
+                keys.extend(
+                    chunk
+                        .chains
+                        .keys()
+                        .filter(|(row, _)| *row as usize == r)
+                        .filter_map(|(_, s)| match s {
+                            Slot::Prop(k) => Some(*k),
+                            _ => None,
+                        }),
+                );
+            }
+            keys.sort_unstable();
+            keys.dedup();
+            keys.into_iter()
+                .filter_map(|k| match chunk.read(&self.layout, r, Slot::Prop(k), ts) {
+                    SlotValue::Prop(Some(v)) => Some((k, v)),
+                    _ => None,
+                })
+                .collect()
+        })?;
+        Ok(props.unwrap_or_default())
     }
+
+    pub fn image(&self, row: u32, ts: Timestamp) -> Result<RowImage> {
+        Ok(RowImage {
+            labels: self.labels(row, ts)?,
+            props: self.props(row, ts)?,
+        })
+    }
+
+    /// Calls `f` with every row that exists at `ts`, in offset order. `f` runs with no latch
+    /// held (a chunk's rows are listed first), so it may read the table and chunks may be
+    /// evicted meanwhile.
+    pub fn scan(&self, ts: Timestamp, mut f: impl FnMut(u32)) -> Result<()> {
+        let chunks: Vec<_> = self.chunks.read().clone();
+        let mut found = Vec::with_capacity(CHUNK_ROWS);
+        for (index, slot) in chunks.iter().enumerate() {
+            let base = (index * CHUNK_ROWS) as u32;
+            let loaded = {
+                let (chunk, loaded) = self.latch_read(slot, index)?;
+                let fast = ts >= chunk.max_write_ts;
+                for r in 0..CHUNK_ROWS {
+                    let exists = if fast {
+                        chunk.exists[r]
+                    } else {
+                        matches!(
+                            chunk.read(&self.layout, r, Slot::Exists, ts),
+                            SlotValue::Exists(true)
+                        )
+                    };
+                    if exists {
+                        found.push(base + r as u32);
+                    }
+                }
+                loaded
+            };
+            if loaded {
+                self.relieve();
+            }
+            found.drain(..).for_each(&mut f);
+        }
+        Ok(())
+    }
+
+    // ---- writes (the commit pipeline, one commit at a time) ----------------------------------
 
     pub fn install_create(
         &self,
@@ -582,49 +1154,48 @@ impl RowTable {
         horizon: Timestamp,
         labels: &[LabelId],
         props: &[(PropKeyId, Value)],
-    ) {
-        let chunk = self.chunk_for_write(row);
-        let mut chunk = chunk.write();
-        let r = row as usize % CHUNK_ROWS;
-        assert!(
-            !chunk.exists[r],
-            "row {row} of '{}' created twice",
-            self.name
-        );
-        // Properties and labels of a row that did not exist need no old versions: no reader
-        // can see the row before `ts`.
-        for (key, value) in props {
-            chunk.write_in_place(
-                &self.layout,
-                r,
-                (Slot::Prop(*key), SlotValue::Prop(Some(value.clone()))),
+    ) -> Result<()> {
+        self.with_chunk_mut(row, |chunk, r| {
+            assert!(
+                !chunk.exists[r],
+                "row {row} of '{}' created twice",
+                self.name
             );
-        }
-        let labels = (!labels.is_empty()).then(|| labels.to_vec().into_boxed_slice());
-        chunk.write_in_place(&self.layout, r, (Slot::Labels, SlotValue::Labels(labels)));
-        chunk.write_in_place(&self.layout, r, (Slot::Exists, SlotValue::Exists(true)));
-        assert!(
-            ts >= chunk.max_write_ts,
-            "commits install in timestamp order"
-        );
-        chunk.max_write_ts = ts;
-        if ts > horizon {
-            chunk.created_at.resize(CHUNK_ROWS, 0);
-            chunk.created_at[r] = ts;
-        }
+            // Properties and labels of a row that did not exist need no old versions: no
+            // reader can see the row before `ts`.
+            for (key, value) in props {
+                chunk.write_in_place(
+                    &self.layout,
+                    r,
+                    (Slot::Prop(*key), SlotValue::Prop(Some(value.clone()))),
+                );
+            }
+            let labels = (!labels.is_empty()).then(|| labels.to_vec().into_boxed_slice());
+            chunk.write_in_place(&self.layout, r, (Slot::Labels, SlotValue::Labels(labels)));
+            chunk.write_in_place(&self.layout, r, (Slot::Exists, SlotValue::Exists(true)));
+            assert!(
+                ts >= chunk.max_write_ts,
+                "commits install in timestamp order"
+            );
+            chunk.max_write_ts = ts;
+            if ts > horizon {
+                chunk.created_at.resize(CHUNK_ROWS, 0);
+                chunk.created_at[r] = ts;
+            }
+        })
     }
 
-    pub fn install_delete(&self, row: u32, ts: Timestamp, horizon: Timestamp) {
-        let chunk = self.chunk_for_write(row);
-        let mut chunk = chunk.write();
-        chunk.write(
-            &self.layout,
-            row as usize % CHUNK_ROWS,
-            Slot::Exists,
-            SlotValue::Exists(false),
-            ts,
-            horizon,
-        );
+    pub fn install_delete(&self, row: u32, ts: Timestamp, horizon: Timestamp) -> Result<()> {
+        self.with_chunk_mut(row, |chunk, r| {
+            chunk.write(
+                &self.layout,
+                r,
+                Slot::Exists,
+                SlotValue::Exists(false),
+                ts,
+                horizon,
+            )
+        })
     }
 
     pub fn install_prop(
@@ -634,32 +1205,31 @@ impl RowTable {
         horizon: Timestamp,
         key: PropKeyId,
         value: Option<Value>,
-    ) {
-        let chunk = self.chunk_for_write(row);
-        let mut chunk = chunk.write();
-        chunk.write(
-            &self.layout,
-            row as usize % CHUNK_ROWS,
-            Slot::Prop(key),
-            SlotValue::Prop(value),
-            ts,
-            horizon,
-        );
+    ) -> Result<()> {
+        self.with_chunk_mut(row, |chunk, r| {
+            chunk.write(
+                &self.layout,
+                r,
+                Slot::Prop(key),
+                SlotValue::Prop(value),
+                ts,
+                horizon,
+            )
+        })
     }
 
-    pub fn install_labels(&self, row: u32, ts: Timestamp, horizon: Timestamp, labels: &[LabelId]) {
-        let chunk = self.chunk_for_write(row);
-        let mut chunk = chunk.write();
+    pub fn install_labels(
+        &self,
+        row: u32,
+        ts: Timestamp,
+        horizon: Timestamp,
+        labels: &[LabelId],
+    ) -> Result<()> {
         let value =
             SlotValue::Labels((!labels.is_empty()).then(|| labels.to_vec().into_boxed_slice()));
-        chunk.write(
-            &self.layout,
-            row as usize % CHUNK_ROWS,
-            Slot::Labels,
-            value,
-            ts,
-            horizon,
-        );
+        self.with_chunk_mut(row, |chunk, r| {
+            chunk.write(&self.layout, r, Slot::Labels, value, ts, horizon)
+        })
     }
 
     /// Every value property `key` of `row` holds in a version still kept (in place or in the
@@ -667,40 +1237,39 @@ impl RowTable {
     /// can see; before it, a superset. Empty when the row exists in no kept version (never
     /// created, or deleted before every kept version). Secondary indexes are built and pruned
     /// from this (see `index`).
-    pub fn retained_values(&self, row: u32, key: PropKeyId) -> Vec<Value> {
-        let Some(chunk) = self.chunk(row) else {
-            return Vec::new();
-        };
-        let chunk = chunk.read();
-        let r = row as usize % CHUNK_ROWS;
-        let chain = |slot: Slot| chunk.chains.get(&(row, slot));
-        if !chunk.exists[r] && chain(Slot::Exists).is_none() {
-            return Vec::new();
-        }
-        let mut values: Vec<Value> = chunk
-            .prop_in_place(self.layout.locate(key), key, r)
-            .into_iter()
-            .collect();
-        if let Some(chain) = chain(Slot::Prop(key)) {
-            values.extend(chain.older.iter().filter_map(|(_, old)| match old {
-                SlotValue::Prop(value) => value.clone(),
-                _ => None,
-            }));
-        }
-        values
+    pub fn retained_values(&self, row: u32, key: PropKeyId) -> Result<Vec<Value>> {
+        let values = self.with_chunk(row, |chunk, r| {
+            let chain = |slot: Slot| chunk.chains.get(&(row, slot));
+            if !chunk.exists[r] && chain(Slot::Exists).is_none() {
+                return Vec::new();
+            }
+            let mut values: Vec<Value> = chunk
+                .prop_in_place(self.layout.locate(key), key, r)
+                .into_iter()
+                .collect();
+            if let Some(chain) = chain(Slot::Prop(key)) {
+                values.extend(chain.older.iter().filter_map(|(_, old)| match old {
+                    SlotValue::Prop(value) => value.clone(),
+                    _ => None,
+                }));
+            }
+            values
+        })?;
+        Ok(values.unwrap_or_default())
     }
 
-    /// Drops every version no reader at or after `horizon` needs.
+    // ---- maintenance --------------------------------------------------------------------------
+
+    /// Drops every version no reader at or after `horizon` needs. Evicted chunks have none.
     pub fn gc(&self, horizon: Timestamp) {
         let chunks: Vec<_> = self.chunks.read().clone();
-        for chunk in chunks {
-            let mut chunk = chunk.write();
-            chunk.chains.retain(|_, chain| {
-                prune_chain(chain, horizon);
-                chain.newest_ts > horizon
-            });
-            if chunk.created_at.iter().all(|&created| created <= horizon) {
-                chunk.created_at = Vec::new();
+        for (index, slot) in chunks.iter().enumerate() {
+            let mut state = slot.state.write();
+            if let Some(chunk) = state.chunk.as_mut()
+                && chunk.gc(horizon)
+            {
+                drop(state);
+                self.mark_stale(slot, index);
             }
         }
     }
@@ -710,14 +1279,112 @@ impl RowTable {
         self.chunks
             .read()
             .iter()
-            .map(|c| {
-                c.read()
-                    .chains
-                    .values()
-                    .map(|ch| ch.older.len())
-                    .sum::<usize>()
+            .map(|slot| {
+                slot.state.read().chunk.as_ref().map_or(0, |c| {
+                    c.chains.values().map(|ch| ch.older.len()).sum::<usize>()
+                })
             })
             .sum()
+    }
+
+    /// Chunks of this table held in memory, and chunks evicted to the spill file.
+    pub fn chunk_residency(&self) -> (usize, usize) {
+        let chunks = self.chunks.read();
+        let resident = chunks
+            .iter()
+            .filter(|slot| slot.state.read().chunk.is_some())
+            .count();
+        (resident, chunks.len() - resident)
+    }
+
+    /// Re-estimates the size of every chunk written since the last refresh, so the cache's
+    /// resident bytes are current (see ACCOUNTING in `rowcache`).
+    pub fn refresh_sizes(&self) {
+        let stale = std::mem::take(&mut *self.stale.lock());
+        let chunks = self.chunks.read();
+        for index in stale {
+            let slot = &chunks[index];
+            slot.stale.store(false, Ordering::Release);
+            let state = slot.state.read();
+            if let Some(chunk) = &state.chunk {
+                let size = chunk.size_bytes();
+                let old = slot.size_bytes.swap(size, Ordering::AcqRel);
+                self.cache.account(old, size);
+            }
+        }
+    }
+
+    /// One clock sweep (at most two passes over the chunks): evicts cold chunks until the
+    /// cache holds at most `target_bytes`, collecting versions below `horizon` on the way.
+    /// Returns the number of chunks evicted. A failed spill write stops the sweep with the
+    /// error; the chunk concerned stays resident. See EVICTION.
+    pub fn evict(&self, horizon: Timestamp, target_bytes: u64) -> Result<usize> {
+        self.sweep(horizon, target_bytes, 2)
+    }
+
+    /// A clock sweep of at most `passes` passes: with one pass, every chunk referenced since
+    /// the last sweep (the one just loaded, at least) gets its second chance.
+    fn sweep(&self, horizon: Timestamp, target_bytes: u64, passes: usize) -> Result<usize> {
+        if !self.cache.bounded() {
+            return Ok(0);
+        }
+        let chunks: Vec<_> = self.chunks.read().clone();
+        // The chunk that receives new rows (and any after it) is being written.
+        let tail = (self.row_count().saturating_sub(1)) as usize / CHUNK_ROWS;
+        let n = chunks.len().min(tail);
+        if n == 0 {
+            return Ok(0);
+        }
+        let mut hand = self.clock_hand.load(Ordering::Relaxed) % n;
+        let mut evicted = 0;
+        for _ in 0..passes * n {
+            if self.cache.resident_bytes() <= target_bytes {
+                break;
+            }
+            let index = hand;
+            hand = (hand + 1) % n;
+            let slot = &chunks[index];
+            if slot.referenced.swap(false, Ordering::AcqRel) {
+                continue;
+            }
+            let outcome = self.evict_chunk(slot, index, horizon);
+            self.clock_hand.store(hand, Ordering::Relaxed);
+            evicted += usize::from(outcome?);
+        }
+        self.clock_hand.store(hand, Ordering::Relaxed);
+        Ok(evicted)
+    }
+
+    /// Evicts one chunk if it is resident, unlatched and cold after collecting its versions
+    /// below `horizon`. A clean chunk needs no write: its page still holds it.
+    fn evict_chunk(&self, slot: &ChunkSlot, index: usize, horizon: Timestamp) -> Result<bool> {
+        // Never evicted while latched: a reader or writer holding the latch keeps it.
+        let Some(mut guard) = slot.state.try_write() else {
+            return Ok(false);
+        };
+        let state: &mut ChunkState = &mut guard;
+        let Some(chunk) = state.chunk.as_mut() else {
+            return Ok(false);
+        };
+        if chunk.gc(horizon) {
+            self.mark_stale(slot, index);
+        }
+        if !chunk.is_cold() {
+            return Ok(false);
+        }
+        let page = match state.page {
+            Some(page) => page,
+            None => {
+                let payload = chunk.encode(&self.layout);
+                self.cache.write_page(index as u32, &payload)?
+            }
+        };
+        state.page = Some(page);
+        state.chunk = None;
+        let old = slot.size_bytes.swap(0, Ordering::AcqRel);
+        self.cache.account(old, 0);
+        self.cache.note_eviction();
+        Ok(true)
     }
 }
 
@@ -750,13 +1417,15 @@ mod tests {
             .map(|_| t.reserve(u32::MAX).unwrap())
             .collect();
         for &row in &rows {
-            t.install_create(row, 2, 0, &[], &[(2, Value::Float(f64::from(row)))]);
+            t.install_create(row, 2, 0, &[], &[(2, Value::Float(f64::from(row)))])
+                .unwrap();
         }
         // Rows in both chunks change at ts 5; one has its property removed at ts 8.
         for &row in [3, CHUNK_ROWS as u32 + 4].iter() {
-            t.install_prop(row, 5, 0, 2, Some(Value::Float(-1.0)));
+            t.install_prop(row, 5, 0, 2, Some(Value::Float(-1.0)))
+                .unwrap();
         }
-        t.install_prop(7, 8, 0, 2, None);
+        t.install_prop(7, 8, 0, 2, None).unwrap();
         // Out of order and across chunks, with a row past the last chunk.
         let asked = [
             CHUNK_ROWS as u32 + 4,
@@ -768,11 +1437,12 @@ mod tests {
         ];
         for ts in [1, 2, 5, 8, 9] {
             let mut got = Vec::new();
-            t.prop_many(&asked, 2, ts, &mut |i, v| got.push((i, v)));
+            t.prop_many(&asked, 2, ts, &mut |i, v| got.push((i, v)))
+                .unwrap();
             let want: Vec<_> = asked
                 .iter()
                 .enumerate()
-                .map(|(i, &row)| (i, t.prop(row, 2, ts)))
+                .map(|(i, &row)| (i, t.prop(row, 2, ts).unwrap()))
                 .collect();
             assert_eq!(got, want, "ts {ts}");
         }
@@ -792,41 +1462,44 @@ mod tests {
                 (1, Value::string("a")),
                 (7, Value::Bool(true)),
             ],
-        );
-        t.install_prop(row, 5, 0, 0, Some(Value::Int(41)));
-        t.install_prop(row, 9, 0, 0, Some(Value::Int(42)));
-        t.install_prop(row, 9, 0, 7, None);
-        assert!(!t.exists(row, 1));
-        assert_eq!(t.prop(row, 0, 3), Some(Value::Int(40)));
-        assert_eq!(t.prop(row, 0, 6), Some(Value::Int(41)));
-        assert_eq!(t.prop(row, 0, 9), Some(Value::Int(42)));
+        )
+        .unwrap();
+        t.install_prop(row, 5, 0, 0, Some(Value::Int(41))).unwrap();
+        t.install_prop(row, 9, 0, 0, Some(Value::Int(42))).unwrap();
+        t.install_prop(row, 9, 0, 7, None).unwrap();
+        assert!(!t.exists(row, 1).unwrap());
+        assert_eq!(t.prop(row, 0, 3).unwrap(), Some(Value::Int(40)));
+        assert_eq!(t.prop(row, 0, 6).unwrap(), Some(Value::Int(41)));
+        assert_eq!(t.prop(row, 0, 9).unwrap(), Some(Value::Int(42)));
         assert_eq!(
-            t.props(row, 8).len(),
+            t.props(row, 8).unwrap().len(),
             3,
             "dynamic prop 7 still visible at ts 8"
         );
         assert_eq!(
-            t.props(row, 9),
+            t.props(row, 9).unwrap(),
             vec![(0, Value::Int(42)), (1, Value::string("a"))]
         );
-        t.install_delete(row, 12, 0);
-        assert!(t.exists(row, 11) && !t.exists(row, 12));
+        t.install_delete(row, 12, 0).unwrap();
+        assert!(t.exists(row, 11).unwrap() && !t.exists(row, 12).unwrap());
     }
 
     #[test]
     fn gc_keeps_what_readers_at_the_horizon_need() {
         let t = table();
         let row = t.reserve(u32::MAX).unwrap();
-        t.install_create(row, 1, 0, &[], &[(0, Value::Int(1))]);
+        t.install_create(row, 1, 0, &[], &[(0, Value::Int(1))])
+            .unwrap();
         for ts in 2..10 {
-            t.install_prop(row, ts, 0, 0, Some(Value::Int(ts as i64)));
+            t.install_prop(row, ts, 0, 0, Some(Value::Int(ts as i64)))
+                .unwrap();
         }
         t.gc(5);
-        assert_eq!(t.prop(row, 0, 5), Some(Value::Int(5)));
-        assert_eq!(t.prop(row, 0, 7), Some(Value::Int(7)));
+        assert_eq!(t.prop(row, 0, 5).unwrap(), Some(Value::Int(5)));
+        assert_eq!(t.prop(row, 0, 7).unwrap(), Some(Value::Int(7)));
         t.gc(100);
         assert_eq!(t.version_count(), 0);
-        assert_eq!(t.prop(row, 0, 100), Some(Value::Int(9)));
+        assert_eq!(t.prop(row, 0, 100).unwrap(), Some(Value::Int(9)));
     }
 
     #[test]
@@ -843,15 +1516,252 @@ mod tests {
         let t = table();
         for ts in 1..=3 {
             let row = t.reserve(u32::MAX).unwrap();
-            t.install_create(row, ts, 0, &[], &[]);
+            t.install_create(row, ts, 0, &[], &[]).unwrap();
         }
-        t.install_delete(0, 4, 0);
+        t.install_delete(0, 4, 0).unwrap();
         let rows = |ts| {
             let mut v = vec![];
-            t.scan(ts, |r| v.push(r));
+            t.scan(ts, |r| v.push(r)).unwrap();
             v
         };
         assert_eq!(rows(2), vec![0, 1]);
         assert_eq!(rows(4), vec![1, 2]);
+    }
+
+    // ---- eviction ------------------------------------------------------------------------
+
+    use crate::fault::FaultVfs;
+    use crate::vfs::Vfs;
+
+    /// A table of every column kind, over a fault-injecting file system, whose cache wants
+    /// every evictable chunk out (budget 1 byte).
+    fn spilling_table() -> (FaultVfs, Arc<RowCache>, RowTable) {
+        let vfs = FaultVfs::new();
+        let cache = RowCache::open(Arc::new(vfs.clone()), 1).unwrap();
+        let def = |key, data_type| PropertyDef { key, data_type };
+        let props = [
+            def(0, DataType::Bool),
+            def(1, DataType::Int64),
+            def(2, DataType::Float64),
+            def(3, DataType::String),
+            def(4, DataType::List),
+            def(5, DataType::Map),
+            def(6, DataType::String),
+            def(7, DataType::Int64),
+        ];
+        let table = RowTable::with_cache("t", &props, &[vec![6, 7]], cache.clone());
+        (vfs, cache, table)
+    }
+
+    /// Row `row`'s labels and properties: every column kind, some nulls, dynamic properties
+    /// of several value kinds (keys 20..), and extra labels on some rows.
+    fn row_content(row: u32) -> (Vec<LabelId>, Vec<(PropKeyId, Value)>) {
+        let i = i64::from(row);
+        let mut props = vec![
+            (0, Value::Bool(row.is_multiple_of(3))),
+            (1, Value::Int(i * 1_000_003 - 7)),
+            (2, Value::Float(i as f64 / 3.0)),
+            (6, Value::string(&format!("fam{row}"))),
+        ];
+        if row % 4 != 1 {
+            props.push((3, Value::string(&format!("name-{row}-ü"))));
+            props.push((7, Value::Int(-i)));
+        }
+        if row.is_multiple_of(5) {
+            props.push((
+                4,
+                Value::List(vec![Value::Int(i), Value::string("x"), Value::Null].into()),
+            ));
+            props.push((
+                5,
+                Value::Map(vec![(Arc::from("k"), Value::Float(0.5))].into()),
+            ));
+        }
+        if row.is_multiple_of(7) {
+            props.push((20, Value::string("dynamic")));
+            props.push((21, Value::Temporal(TemporalValue::Date { days: i })));
+            props.push((22, Value::List(vec![Value::Bool(true)].into())));
+        }
+        let labels = match row % 6 {
+            0 => vec![9],
+            1 => vec![9, 11],
+            _ => Vec::new(),
+        };
+        (labels, props)
+    }
+
+    fn fill(t: &RowTable, rows: u32, ts: Timestamp, horizon: Timestamp) {
+        for _ in 0..rows {
+            let row = t.reserve(u32::MAX).unwrap();
+            let (labels, props) = row_content(row);
+            t.install_create(row, ts, horizon, &labels, &props).unwrap();
+        }
+    }
+
+    fn images(t: &RowTable, ts: Timestamp) -> Vec<(u32, RowImage)> {
+        let mut rows = Vec::new();
+        t.scan(ts, |row| rows.push(row)).unwrap();
+        rows.into_iter()
+            .map(|row| (row, t.image(row, ts).unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn evicted_chunks_read_back_every_column_kind_dynamic_properties_and_labels() {
+        let (_vfs, cache, t) = spilling_table();
+        let rows = 2 * CHUNK_ROWS as u32 + 5;
+        fill(&t, rows, 1, 1);
+        let before = images(&t, 1);
+        assert_eq!(before.len(), rows as usize);
+        for (row, image) in &before {
+            let (mut labels, mut props) = row_content(*row);
+            labels.sort_unstable();
+            props.sort_by_key(|(k, _)| *k);
+            assert_eq!(
+                (&image.labels, &image.props),
+                (&labels, &props),
+                "row {row}"
+            );
+        }
+        t.refresh_sizes();
+        let full = cache.resident_bytes();
+        assert_eq!(
+            t.evict(1, 0).unwrap(),
+            2,
+            "all but the chunk taking new rows"
+        );
+        assert_eq!(t.chunk_residency(), (1, 2));
+        assert!(
+            cache.resident_bytes() < full / 2,
+            "{} of {full}",
+            cache.resident_bytes()
+        );
+        let stats = cache.stats();
+        assert_eq!((stats.evictions, stats.pages_written), (2, 2));
+        // Every access path reads the pages back (and a reader's misses evict again).
+        assert_eq!(images(&t, 1), before);
+        assert!(cache.stats().misses >= 2);
+        t.evict(1, 0).unwrap();
+        let asked: Vec<u32> = (0..rows).rev().step_by(3).collect();
+        let mut got = Vec::new();
+        t.prop_many(&asked, 7, 1, &mut |i, v| got.push((asked[i], v)))
+            .unwrap();
+        for (row, value) in got {
+            let want = row_content(row).1.into_iter().find(|(k, _)| *k == 7);
+            assert_eq!(value, want.map(|(_, v)| v), "row {row}");
+        }
+        t.evict(1, 0).unwrap();
+        assert_eq!(
+            t.retained_values(14, 20).unwrap(),
+            vec![Value::string("dynamic")]
+        );
+        assert_eq!(t.labels(1, 1).unwrap(), vec![9, 11]);
+        // Clean chunks are evicted again without writing; a written one gets a new page.
+        t.scan(1, |_| {}).unwrap();
+        t.evict(1, 0).unwrap();
+        assert_eq!(t.chunk_residency(), (1, 2));
+        assert_eq!(cache.stats().pages_written, 2, "clean pages are reused");
+        t.install_prop(3, 2, 2, 20, Some(Value::Int(5))).unwrap();
+        t.install_labels(3, 2, 2, &[11]).unwrap();
+        assert_eq!(t.chunk_residency(), (2, 1));
+        assert!(cache.stats().dead_bytes > 0);
+        assert_eq!(t.evict(2, 0).unwrap(), 1);
+        assert_eq!(cache.stats().pages_written, 3);
+        assert_eq!(t.prop(3, 20, 2).unwrap(), Some(Value::Int(5)));
+        assert_eq!(t.labels(3, 2).unwrap(), vec![11]);
+        assert_eq!(images(&t, 2)[4..], images(&t, 1)[4..]);
+    }
+
+    #[test]
+    fn chunks_with_versions_stay_until_no_reader_needs_them() {
+        let (_vfs, _cache, t) = spilling_table();
+        fill(&t, CHUNK_ROWS as u32 + 1, 1, 0);
+        // Created after the horizon (0): the creation timestamps keep the chunk resident.
+        assert_eq!(t.evict(0, 0).unwrap(), 0);
+        assert!(!t.exists(5, 0).unwrap() && t.exists(5, 1).unwrap());
+        t.install_prop(5, 3, 0, 1, Some(Value::Int(-1))).unwrap();
+        t.install_delete(6, 4, 0).unwrap();
+        // A reader at 2 still needs the chains: GC at horizon 2 keeps them, nothing evicted.
+        assert_eq!(t.evict(2, 0).unwrap(), 0);
+        assert_eq!(t.chunk_residency(), (2, 0));
+        assert_eq!(
+            t.prop(5, 1, 2).unwrap(),
+            row_content(5).1[1].1.clone().into()
+        );
+        assert!(t.exists(6, 3).unwrap());
+        // Once the horizon passes every write, the chunk is cold and goes.
+        assert_eq!(t.evict(4, 0).unwrap(), 1);
+        assert_eq!(t.prop(5, 1, 4).unwrap(), Some(Value::Int(-1)));
+        assert!(!t.exists(6, 4).unwrap());
+        assert!(t.exists(7, 4).unwrap());
+        assert_eq!(t.version_count(), 0);
+    }
+
+    #[test]
+    fn a_latched_chunk_is_not_evicted() {
+        let (_vfs, _cache, t) = spilling_table();
+        fill(&t, CHUNK_ROWS as u32 + 1, 1, 1);
+        let slot = t.slot(0).unwrap();
+        let latch = t.latch_read(&slot, 0).unwrap().0;
+        assert_eq!(t.evict(1, 0).unwrap(), 0);
+        drop(latch);
+        assert_eq!(t.evict(1, 0).unwrap(), 1);
+    }
+
+    #[test]
+    fn a_corrupt_or_truncated_spill_page_is_an_error_naming_the_file_never_data() {
+        let (vfs, _cache, t) = spilling_table();
+        fill(&t, 2 * CHUNK_ROWS as u32 + 1, 1, 1);
+        assert_eq!(t.evict(1, 0).unwrap(), 2);
+        let file = crate::rowcache::spill_name(1);
+        let page = |row: u32| t.slot(row).unwrap().state.read().page.unwrap();
+        let (first, second) = (page(0), page(CHUNK_ROWS as u32));
+        assert_eq!(
+            (first.offset, second.offset),
+            (0, u64::from(first.len_bytes))
+        );
+        let page_len = first.len_bytes as usize;
+        // A flipped byte in the second page's payload.
+        vfs.corrupt(&file, page_len + 100, &[0xFF, 0x00, 0xAB])
+            .unwrap();
+        let err = t.prop(CHUNK_ROWS as u32, 1, 1).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Error::Corruption { .. }), "{text}");
+        assert!(text.contains(&file) && text.contains("checksum"), "{text}");
+        assert!(text.contains(&format!("byte {}", page_len + 12)), "{text}");
+        let mut visited = 0;
+        assert!(t.scan(1, |_| visited += 1).is_err());
+        assert_eq!(
+            visited, CHUNK_ROWS,
+            "the first chunk's rows, then the error"
+        );
+        // The first page is intact.
+        assert_eq!(
+            t.prop(3, 1, 1).unwrap(),
+            Some(Value::Int(3 * 1_000_003 - 7))
+        );
+        // A truncated file: the first page is cut short.
+        t.evict(1, 0).unwrap();
+        vfs.truncate(&file, page_len as u64 / 2).unwrap();
+        let text = t.prop(0, 1, 1).unwrap_err().to_string();
+        assert!(text.contains(&file) && text.contains("truncated"), "{text}");
+        assert!(text.contains("byte 0"), "{text}");
+    }
+
+    #[test]
+    fn a_failed_spill_write_keeps_the_chunk_and_loses_nothing() {
+        let (vfs, cache, t) = spilling_table();
+        fill(&t, 2 * CHUNK_ROWS as u32 + 1, 1, 1);
+        let before = images(&t, 1);
+        vfs.fail_writes_after(1);
+        assert!(t.evict(1, 0).is_err());
+        assert_eq!(t.chunk_residency(), (3, 0));
+        assert_eq!(cache.stats().spill_write_errors, 1);
+        assert_eq!(images(&t, 1), before);
+        // Writes work again: a new spill file takes the pages.
+        vfs.fail_writes_after(u64::MAX);
+        assert_eq!(t.evict(1, 0).unwrap(), 2);
+        assert!(vfs.exists(&crate::rowcache::spill_name(2)));
+        assert_eq!(images(&t, 1), before);
     }
 }

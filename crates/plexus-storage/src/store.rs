@@ -23,6 +23,15 @@
 //! replaced to point at it and at the new WAL segment; (4) older segments and checkpoints are
 //! deleted. A crash between any two steps recovers from the old or the new manifest.
 //!
+//! ROW CACHE
+//! =========
+//! Every row table of the database accounts its chunks in one [`RowCache`] (see `rowcache`,
+//! and EVICTION in `rows`). `evict_rows` sweeps the tables while the cache holds more than
+//! `Config::row_cache_bytes`: after every commit, in background maintenance, while a
+//! checkpoint reads every row back, and during recovery after each checkpoint section and
+//! WAL record, so opening a database larger than the budget stays bounded too. The spill
+//! files are deleted at open: recovery never reads them.
+//!
 //! SECONDARY INDEXES
 //! =================
 //! Index definitions are catalog entries; their content (see `index`), in vertex tables for
@@ -38,6 +47,7 @@ use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
 use crate::index::{KeyRange, MAX_INDEXES, PropertyIndexes};
 use crate::lsm::{LsmStats, RunContext, Topology};
 use crate::record::{CommitRecord, LogRecord, WriteOp};
+use crate::rowcache::{RowCache, RowCacheStats};
 use crate::rows::RowTable;
 use crate::run::{ColumnData, ColumnKind, MAX_COLUMNS, Run};
 use crate::topology::{MAX_EDGE_OFFSET, TOMBSTONE_BIT};
@@ -83,10 +93,10 @@ pub struct EdgeTable {
 }
 
 impl VertexTable {
-    fn new(id: VertexTableId, def: &VertexTableDef) -> Self {
+    fn new(id: VertexTableId, def: &VertexTableDef, cache: &Arc<RowCache>) -> Self {
         Self {
             id,
-            rows: RowTable::new(&def.name, &def.properties, &def.families),
+            rows: RowTable::with_cache(&def.name, &def.properties, &def.families, cache.clone()),
             pk_key: def.primary_key.map(|i| def.properties[i].key),
             pk_index: RwLock::new(HashMap::new()),
             extra_labels: RwLock::new(Vec::new()),
@@ -121,12 +131,20 @@ impl VertexTable {
     }
 
     /// The row holding primary key `key` at `ts`, if any.
-    pub fn lookup_pk(&self, key: &Value, ts: Timestamp) -> Option<u32> {
-        let pk_key = self.pk_key?;
-        let candidates = self.pk_index.read().get(key).cloned()?;
-        candidates.into_iter().find(|&row| {
-            self.rows.exists(row, ts) && self.rows.prop(row, pk_key, ts).as_ref() == Some(key)
-        })
+    pub fn lookup_pk(&self, key: &Value, ts: Timestamp) -> Result<Option<u32>> {
+        let Some(pk_key) = self.pk_key else {
+            return Ok(None);
+        };
+        let Some(candidates) = self.pk_index.read().get(key).cloned() else {
+            return Ok(None);
+        };
+        for row in candidates {
+            if self.rows.exists(row, ts)? && self.rows.prop(row, pk_key, ts)?.as_ref() == Some(key)
+            {
+                return Ok(Some(row));
+            }
+        }
+        Ok(None)
     }
 
     pub fn may_carry_extra_label(&self, label: LabelId) -> bool {
@@ -134,18 +152,24 @@ impl VertexTable {
     }
 
     /// Makes the index content follow `catalog`'s definitions (see `index`).
-    fn sync_indexes(&self, catalog: &Catalog) {
+    fn sync_indexes(&self, catalog: &Catalog) -> Result<()> {
         let keys = catalog.keys_kept_in(IndexHome::VertexTables);
-        self.indexes.keep_exactly(&keys, &self.rows);
+        self.indexes.keep_exactly(&keys, &self.rows)
     }
 }
 
 impl EdgeTable {
-    fn new(id: EdgeTableId, def: &EdgeTableDef, name: &str, out: Topology, inc: Topology) -> Self {
+    fn new(
+        id: EdgeTableId,
+        def: &EdgeTableDef,
+        name: &str,
+        (out, inc): (Topology, Topology),
+        cache: &Arc<RowCache>,
+    ) -> Self {
         Self {
             id,
             def: def.clone(),
-            rows: RowTable::new(name, &def.properties, &[]),
+            rows: RowTable::with_cache(name, &def.properties, &[], cache.clone()),
             endpoints: RwLock::new(Vec::new()),
             out,
             inc,
@@ -155,9 +179,9 @@ impl EdgeTable {
     }
 
     /// Makes the index content follow `catalog`'s definitions (see `index`).
-    fn sync_indexes(&self, catalog: &Catalog) {
+    fn sync_indexes(&self, catalog: &Catalog) -> Result<()> {
         let keys = catalog.keys_kept_in(IndexHome::EdgeTables(self.def.edge_type));
-        self.indexes.keep_exactly(&keys, &self.rows);
+        self.indexes.keep_exactly(&keys, &self.rows)
     }
 
     pub fn endpoints(&self, offset: u32) -> Option<(u32, u32)> {
@@ -237,6 +261,66 @@ pub struct Storage {
     lsm_stats: LsmStats,
     /// Every commit up to this timestamp is installed (run property columns are read as of it).
     installed_ts: AtomicU64,
+    /// Bounded memory for the row tables of every table (see `rowcache`).
+    row_cache: Arc<RowCache>,
+    /// Eviction state shared by the callers of `evict_rows`.
+    eviction: RowEviction,
+}
+
+/// Where the next eviction round starts, and when the last one could not reach its target,
+/// the resident bytes below which another round is not worth trying.
+#[derive(Default)]
+struct RowEviction {
+    next_table: AtomicU64,
+    retry_above_bytes: AtomicU64,
+}
+
+/// How often eviction is asked for: after every commit and checkpoint section (`Patient`: a
+/// round that found too little cold data waits for the cache to grow by a headroom before
+/// sweeping again, instead of sweeping every chunk after every commit), or now (`Now`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Urgency {
+    Patient,
+    Now,
+}
+
+/// Evicts cold chunks of `tables` (see EVICTION in `rows`) while `cache` holds more than its
+/// budget, collecting versions below `horizon` first; returns how many chunks were evicted.
+fn evict_tables(
+    cache: &RowCache,
+    tables: &[&RowTable],
+    horizon: Timestamp,
+    state: &RowEviction,
+    urgency: Urgency,
+) -> Result<usize> {
+    if !cache.bounded() || tables.is_empty() {
+        return Ok(0);
+    }
+    tables.iter().for_each(|t| t.refresh_sizes());
+    let budget = cache.budget_bytes();
+    let resident = cache.resident_bytes();
+    let waiting = resident <= state.retry_above_bytes.load(Ordering::Acquire);
+    if resident <= budget || (urgency == Urgency::Patient && waiting) {
+        return Ok(0);
+    }
+    let target = cache.target_bytes();
+    let start = state.next_table.fetch_add(1, Ordering::Relaxed) as usize;
+    let mut evicted = 0;
+    for i in 0..tables.len() {
+        if cache.resident_bytes() <= target {
+            break;
+        }
+        evicted += tables[(start + i) % tables.len()].evict(horizon, target)?;
+    }
+    // Nothing more is cold now: wait for more growth (or GC) before sweeping again.
+    let after = cache.resident_bytes();
+    let retry = if after > target {
+        after.saturating_add(budget / crate::rowcache::HEADROOM_FRACTION)
+    } else {
+        0
+    };
+    state.retry_above_bytes.store(retry, Ordering::Release);
+    Ok(evicted)
 }
 
 /// Runs listed in the manifest, by (edge table, outgoing), with the topology's flushed ts.
@@ -252,21 +336,29 @@ pub struct RecoveryReport {
 }
 
 /// State being rebuilt during recovery, before the WAL exists.
-#[derive(Default)]
 struct Tables {
     catalog: Catalog,
     vertex: Vec<Arc<VertexTable>>,
     edge: Vec<Arc<EdgeTable>>,
     recovered: RecoveredRuns,
     range_vertices: u32,
+    cache: Arc<RowCache>,
 }
 
 impl Tables {
+    fn evict(&self, horizon: Timestamp, state: &RowEviction) -> Result<usize> {
+        let rows: Vec<&RowTable> = (self.vertex.iter().map(|t| &t.rows))
+            .chain(self.edge.iter().map(|t| &t.rows))
+            .collect();
+        evict_tables(&self.cache, &rows, horizon, state, Urgency::Patient)
+    }
+
     fn apply_catalog(&mut self, op: &CatalogOp) {
         self.catalog.apply(op);
         match op {
             CatalogOp::VertexTable { id, def } if *id as usize == self.vertex.len() => {
-                self.vertex.push(Arc::new(VertexTable::new(*id, def)));
+                let table = VertexTable::new(*id, def, &self.cache);
+                self.vertex.push(Arc::new(table));
             }
             CatalogOp::EdgeTable { id, def } if *id as usize == self.edge.len() => {
                 let name = edge_table_name(&self.catalog, def);
@@ -276,8 +368,8 @@ impl Tables {
                     Topology::recovered(*id, outgoing, self.range_vertices, runs, flushed)
                 };
                 let (out, inc) = (topology(true), topology(false));
-                self.edge
-                    .push(Arc::new(EdgeTable::new(*id, def, &name, out, inc)));
+                let table = EdgeTable::new(*id, def, &name, (out, inc), &self.cache);
+                self.edge.push(Arc::new(table));
             }
             _ => {}
         }
@@ -318,16 +410,26 @@ impl Storage {
             fresh
         };
         let mut tables = Tables {
+            catalog: Catalog::default(),
+            vertex: Vec::new(),
+            edge: Vec::new(),
             recovered: open_runs(vfs.as_ref(), &manifest, &names)?,
             range_vertices: config.lsm_range_vertices,
-            ..Default::default()
+            cache: RowCache::open(vfs.clone(), config.row_cache_bytes)?,
         };
+        let eviction = RowEviction::default();
         let mut report = RecoveryReport {
             checkpoint_ts: manifest.checkpoint_ts,
             ..Default::default()
         };
         if let Some(name) = &manifest.checkpoint {
-            load_checkpoint(vfs.as_ref(), name, manifest.checkpoint_ts, &mut tables)?;
+            load_checkpoint(
+                vfs.as_ref(),
+                name,
+                manifest.checkpoint_ts,
+                &mut tables,
+                &eviction,
+            )?;
         }
         let mut segments: Vec<u64> = names
             .iter()
@@ -355,6 +457,7 @@ impl Storage {
                     LogRecord::Catalog(op) => tables.apply_catalog(&op),
                     LogRecord::Commit(commit) if commit.ts > last_ts => {
                         install_into(&tables, &commit, commit.ts)?;
+                        tables.evict(commit.ts, &eviction)?;
                         last_ts = commit.ts;
                         report.replayed_commits += 1;
                     }
@@ -365,6 +468,7 @@ impl Storage {
         for table in &tables.vertex {
             table.rows.gc(last_ts);
         }
+        tables.evict(last_ts, &eviction)?;
         for table in &tables.edge {
             table.rows.gc(last_ts);
             table.out.compact_memtables(last_ts);
@@ -378,7 +482,7 @@ impl Storage {
                 .map_or(manifest.checkpoint_ts, |(_, ts)| *ts);
             table.prop_updated_ts.fetch_max(recorded, Ordering::AcqRel);
         }
-        sync_indexes(&tables.catalog, &tables.vertex, &tables.edge);
+        sync_indexes(&tables.catalog, &tables.vertex, &tables.edge)?;
         let next_segment = segments.last().map_or(manifest.wal_start, |id| id + 1);
         let wal = Wal::create(
             vfs.clone(),
@@ -402,6 +506,8 @@ impl Storage {
             manifest: Mutex::new(manifest),
             lsm_stats: LsmStats::default(),
             installed_ts: AtomicU64::new(last_ts),
+            row_cache: tables.cache,
+            eviction,
         };
         Ok((storage, report))
     }
@@ -466,8 +572,8 @@ impl Storage {
         match &op {
             // A new table is empty: syncing marks its index keys ready.
             CatalogOp::VertexTable { id, def } => {
-                let table = VertexTable::new(*id, def);
-                table.sync_indexes(&next);
+                let table = VertexTable::new(*id, def, &self.row_cache);
+                table.sync_indexes(&next)?;
                 self.vertex_tables.write().push(Arc::new(table));
             }
             CatalogOp::EdgeTable { id, def } => {
@@ -477,8 +583,8 @@ impl Storage {
                     Topology::new(*id, true, range),
                     Topology::new(*id, false, range),
                 );
-                let table = EdgeTable::new(*id, def, &name, out, inc);
-                table.sync_indexes(&next);
+                let table = EdgeTable::new(*id, def, &name, (out, inc), &self.row_cache);
+                table.sync_indexes(&next)?;
                 self.edge_tables.write().push(Arc::new(table));
             }
             _ => {}
@@ -492,9 +598,12 @@ impl Storage {
     /// commit at a time, in timestamp order.
     pub fn install(&self, record: &CommitRecord, horizon: Timestamp) -> Result<()> {
         let tables = Tables {
+            catalog: Catalog::default(),
             vertex: self.vertex_tables(),
             edge: self.edge_tables(),
-            ..Default::default()
+            recovered: RecoveredRuns::default(),
+            range_vertices: self.config.lsm_range_vertices,
+            cache: self.row_cache.clone(),
         };
         install_into(&tables, record, horizon)?;
         self.installed_ts.store(record.ts, Ordering::Release);
@@ -530,7 +639,7 @@ impl Storage {
         let op = CatalogOp::CreateIndex(def);
         let mut next = (*current).clone();
         next.apply(&op);
-        sync_indexes(&next, &self.vertex_tables(), &self.edge_tables());
+        sync_indexes(&next, &self.vertex_tables(), &self.edge_tables())?;
         self.publish_catalog_op(&current, op)?;
         Ok(None)
     }
@@ -546,7 +655,7 @@ impl Storage {
         }
         let name = name.to_string();
         self.publish_catalog_op(&current, CatalogOp::DropIndex { name })?;
-        sync_indexes(&self.catalog(), &self.vertex_tables(), &self.edge_tables());
+        sync_indexes(&self.catalog(), &self.vertex_tables(), &self.edge_tables())?;
         Ok(true)
     }
 
@@ -613,16 +722,16 @@ impl Storage {
     }
 
     /// The ids of the edges of type `edge_type` that exist at `ts` (an edge-type scan).
-    pub fn scan_edge_type(&self, edge_type: EdgeTypeId, ts: Timestamp) -> Vec<EdgeId> {
+    pub fn scan_edge_type(&self, edge_type: EdgeTypeId, ts: Timestamp) -> Result<Vec<EdgeId>> {
         let mut found = Vec::new();
         for table in self.edge_tables() {
             if table.def.edge_type == edge_type {
                 table
                     .rows
-                    .scan(ts, |row| found.push(EdgeId::new(table.id, row)));
+                    .scan(ts, |row| found.push(EdgeId::new(table.id, row)))?;
             }
         }
-        found
+        Ok(found)
     }
 
     // ---- reads at a timestamp -------------------------------------------------------------
@@ -641,14 +750,18 @@ impl Storage {
         Ok(table)
     }
 
-    pub fn vertex_exists(&self, v: VertexId, ts: Timestamp) -> bool {
-        self.vertex_table(v.table)
-            .is_ok_and(|t| t.rows.exists(v.offset, ts))
+    pub fn vertex_exists(&self, v: VertexId, ts: Timestamp) -> Result<bool> {
+        match self.vertex_table(v.table) {
+            Ok(t) => t.rows.exists(v.offset, ts),
+            Err(_) => Ok(false),
+        }
     }
 
-    pub fn edge_exists(&self, e: EdgeId, ts: Timestamp) -> bool {
-        self.edge_table(e.table)
-            .is_ok_and(|t| t.rows.exists(e.offset, ts))
+    pub fn edge_exists(&self, e: EdgeId, ts: Timestamp) -> Result<bool> {
+        match self.edge_table(e.table) {
+            Ok(t) => t.rows.exists(e.offset, ts),
+            Err(_) => Ok(false),
+        }
     }
 
     /// The endpoints of an edge (fixed at creation).
@@ -709,26 +822,37 @@ impl Storage {
     }
 
     /// Calls `f` with every vertex carrying `label` at `ts`.
-    pub fn scan_label(&self, label: LabelId, ts: Timestamp, f: &mut dyn FnMut(VertexId)) {
+    pub fn scan_label(
+        &self,
+        label: LabelId,
+        ts: Timestamp,
+        f: &mut dyn FnMut(VertexId),
+    ) -> Result<()> {
         let catalog = self.catalog();
         for table in self.vertex_tables() {
             let own = catalog.vertex_tables[table.id as usize].label == label;
+            let mut result = Ok(());
+            let mut keep_if =
+                |row: u32, keep: &dyn Fn(&[LabelId]) -> bool| match table.rows.labels(row, ts) {
+                    Ok(labels) if keep(&labels) => f(VertexId::new(table.id, row)),
+                    Ok(_) => {}
+                    Err(e) if result.is_ok() => result = Err(e),
+                    Err(_) => {}
+                };
             if own && !table.may_carry_extra_label(HIDDEN_TABLE_LABEL) {
-                table.rows.scan(ts, |row| f(VertexId::new(table.id, row)));
+                table.rows.scan(ts, |row| f(VertexId::new(table.id, row)))?;
             } else if own {
                 table.rows.scan(ts, |row| {
-                    if !table.rows.labels(row, ts).contains(&HIDDEN_TABLE_LABEL) {
-                        f(VertexId::new(table.id, row))
-                    }
-                });
+                    keep_if(row, &|labels| !labels.contains(&HIDDEN_TABLE_LABEL))
+                })?;
             } else if table.may_carry_extra_label(label) {
-                table.rows.scan(ts, |row| {
-                    if table.rows.labels(row, ts).contains(&label) {
-                        f(VertexId::new(table.id, row))
-                    }
-                });
+                table
+                    .rows
+                    .scan(ts, |row| keep_if(row, &|labels| labels.contains(&label)))?;
             }
+            result?;
         }
+        Ok(())
     }
 
     // ---- checkpoint ------------------------------------------------------------------------
@@ -780,16 +904,23 @@ impl Storage {
             let row_count = table.rows.row_count();
             let mut result = Ok(());
             table.rows.scan(ts, |row| {
-                let image = table.rows.image(row, ts);
-                rows.push((row, image.labels, image.props));
-                if rows.len() == checkpoint::ROWS_PER_SECTION && result.is_ok() {
-                    result = writer.write(&Section::Vertices {
+                if result.is_err() {
+                    return;
+                }
+                result = table.rows.image(row, ts).and_then(|image| {
+                    rows.push((row, image.labels, image.props));
+                    if rows.len() < checkpoint::ROWS_PER_SECTION {
+                        return Ok(());
+                    }
+                    writer.write(&Section::Vertices {
                         table: table.id,
                         row_count,
                         rows: std::mem::take(&mut rows),
-                    });
-                }
-            });
+                    })?;
+                    self.evict_rows_for_checkpoint();
+                    Ok(())
+                });
+            })?;
             result?;
             writer.write(&Section::Vertices {
                 table: table.id,
@@ -802,18 +933,26 @@ impl Storage {
             let row_count = table.rows.row_count();
             let mut result = Ok(());
             table.rows.scan(ts, |row| {
+                if result.is_err() {
+                    return;
+                }
                 let (src, dst) = table
                     .endpoints(row)
                     .expect("an existing edge has endpoints");
-                rows.push((row, src, dst, table.rows.props(row, ts)));
-                if rows.len() == checkpoint::ROWS_PER_SECTION && result.is_ok() {
-                    result = writer.write(&Section::Edges {
+                result = table.rows.props(row, ts).and_then(|props| {
+                    rows.push((row, src, dst, props));
+                    if rows.len() < checkpoint::ROWS_PER_SECTION {
+                        return Ok(());
+                    }
+                    writer.write(&Section::Edges {
                         table: table.id,
                         row_count,
                         rows: std::mem::take(&mut rows),
-                    });
-                }
-            });
+                    })?;
+                    self.evict_rows_for_checkpoint();
+                    Ok(())
+                });
+            })?;
             result?;
             writer.write(&Section::Edges {
                 table: table.id,
@@ -823,6 +962,50 @@ impl Storage {
         }
         writer.finish(ts)?;
         self.vfs.sync_dir()
+    }
+
+    /// Evicts cold row chunks while the row cache holds more than its budget (see
+    /// `rowcache`), collecting versions below `horizon` on the way; returns how many chunks
+    /// were evicted. A failed spill write is returned (and counted); the chunk it was for
+    /// stays resident, so no data is lost.
+    pub fn evict_rows(&self, horizon: Timestamp) -> Result<usize> {
+        self.evict_rows_with(horizon, Urgency::Now)
+    }
+
+    /// [`evict_rows`](Self::evict_rows) after a commit: a round is skipped while the last
+    /// one found too little cold data and the cache has not grown by a headroom since.
+    pub fn evict_rows_after_commit(&self, horizon: Timestamp) -> Result<usize> {
+        self.evict_rows_with(horizon, Urgency::Patient)
+    }
+
+    fn evict_rows_with(&self, horizon: Timestamp, urgency: Urgency) -> Result<usize> {
+        let (vertex, edge) = (self.vertex_tables(), self.edge_tables());
+        let rows: Vec<&RowTable> = (vertex.iter().map(|t| &t.rows))
+            .chain(edge.iter().map(|t| &t.rows))
+            .collect();
+        evict_tables(&self.row_cache, &rows, horizon, &self.eviction, urgency)
+    }
+
+    /// A checkpoint reads every row back: it evicts again as it goes so the chunks it loaded
+    /// (clean, so eviction writes nothing) do not stay. No GC (`horizon` 0): the checkpoint's
+    /// caller pins the state it writes. A failed spill write does not fail the checkpoint: it
+    /// is counted in the cache statistics and the chunks stay resident.
+    fn evict_rows_for_checkpoint(&self) {
+        if let Err(e) = self.evict_rows_with(0, Urgency::Patient) {
+            debug_assert!(self.row_cache.stats().spill_write_errors > 0, "{e}");
+        }
+    }
+
+    /// The row cache's counters, with the size estimates of recently written chunks
+    /// refreshed first.
+    pub fn row_cache_stats(&self) -> RowCacheStats {
+        for table in self.vertex_tables() {
+            table.rows.refresh_sizes();
+        }
+        for table in self.edge_tables() {
+            table.rows.refresh_sizes();
+        }
+        self.row_cache.stats()
     }
 
     /// Drops versions below `horizon` and compacts the memtables (run after checkpoints).
@@ -1025,9 +1208,9 @@ impl RunContext for Storage {
     }
 
     /// One column per declared integer or float property (the first `MAX_COLUMNS`).
-    fn capture(&self, table: u32, eids: &[u32], ts: Timestamp) -> Vec<ColumnData> {
+    fn capture(&self, table: u32, eids: &[u32], ts: Timestamp) -> Result<Vec<ColumnData>> {
         let Ok(table) = self.edge_table(table) else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         let live: Vec<u32> = eids.iter().map(|e| e & !TOMBSTONE_BIT).collect();
         column_properties(&table.def)
@@ -1036,8 +1219,8 @@ impl RunContext for Storage {
                 table.rows.prop_many(&live, key, ts, &mut |i, value| {
                     let dead = eids[i] & TOMBSTONE_BIT != 0;
                     column.push(value.as_ref().filter(|_| !dead));
-                });
-                column
+                })?;
+                Ok(column)
             })
             .collect()
     }
@@ -1085,7 +1268,13 @@ fn open_runs(vfs: &dyn Vfs, manifest: &Manifest, names: &[String]) -> Result<Rec
     Ok(recovered)
 }
 
-fn load_checkpoint(vfs: &dyn Vfs, name: &str, ts: Timestamp, tables: &mut Tables) -> Result<()> {
+fn load_checkpoint(
+    vfs: &dyn Vfs,
+    name: &str,
+    ts: Timestamp,
+    tables: &mut Tables,
+    eviction: &RowEviction,
+) -> Result<()> {
     let file = vfs.describe(name);
     let (sections, end_ts) = checkpoint::read_checkpoint(&vfs.read(name)?, &file)?;
     if end_ts != ts {
@@ -1111,9 +1300,10 @@ fn load_checkpoint(vfs: &dyn Vfs, name: &str, ts: Timestamp, tables: &mut Tables
                     .ok_or_else(|| bad_table(table))?;
                 t.rows.ensure_reserved(row_count);
                 for (row, labels, props) in rows {
-                    t.rows.install_create(row, ts, ts, &labels, &props);
+                    t.rows.install_create(row, ts, ts, &labels, &props)?;
                     index_new_vertex(t, row, &labels, &props);
                 }
+                tables.evict(ts, eviction)?;
             }
             Section::Edges {
                 table,
@@ -1127,9 +1317,10 @@ fn load_checkpoint(vfs: &dyn Vfs, name: &str, ts: Timestamp, tables: &mut Tables
                 t.rows.ensure_reserved(row_count);
                 // The adjacency of these edges is in the CSR runs the manifest lists.
                 for (row, src, dst, props) in rows {
-                    t.rows.install_create(row, ts, ts, &[], &props);
+                    t.rows.install_create(row, ts, ts, &[], &props)?;
                     t.record_endpoints(row, src, dst);
                 }
+                tables.evict(ts, eviction)?;
             }
             Section::End { .. } => {}
         }
@@ -1151,13 +1342,18 @@ fn index_new_vertex(
 }
 
 /// Makes every table's index content follow `catalog`'s definitions (see `index`).
-fn sync_indexes(catalog: &Catalog, vertex: &[Arc<VertexTable>], edge: &[Arc<EdgeTable>]) {
+fn sync_indexes(
+    catalog: &Catalog,
+    vertex: &[Arc<VertexTable>],
+    edge: &[Arc<EdgeTable>],
+) -> Result<()> {
     for table in vertex {
-        table.sync_indexes(catalog);
+        table.sync_indexes(catalog)?;
     }
     for table in edge {
-        table.sync_indexes(catalog);
+        table.sync_indexes(catalog)?;
     }
+    Ok(())
 }
 
 /// The candidates (table id, row) of `range` for `key` in each of `tables` (id, indexes), or
@@ -1205,19 +1401,20 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
             WriteOp::CreateVertex { id, labels, props } => {
                 let t = vertex(id.table)?;
                 t.rows.ensure_reserved(id.offset + 1);
-                t.rows.install_create(id.offset, ts, horizon, labels, props);
+                t.rows
+                    .install_create(id.offset, ts, horizon, labels, props)?;
                 index_new_vertex(t, id.offset, labels, props);
             }
             WriteOp::DeleteVertex { id } => vertex(id.table)?
                 .rows
-                .install_delete(id.offset, ts, horizon),
+                .install_delete(id.offset, ts, horizon)?,
             WriteOp::SetVertexProp { id, key, value } => {
                 let t = vertex(id.table)?;
                 if let Some(v) = value {
                     t.index_pk(id.offset, *key, v);
                 }
                 t.rows
-                    .install_prop(id.offset, ts, horizon, *key, value.clone());
+                    .install_prop(id.offset, ts, horizon, *key, value.clone())?;
                 // After the install: see MAINTENANCE AND GROWTH in `index`.
                 if let Some(v) = value {
                     t.indexes.insert(*key, v, id.offset);
@@ -1226,7 +1423,7 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
             WriteOp::SetLabels { id, labels } => {
                 let t = vertex(id.table)?;
                 t.note_labels(labels);
-                t.rows.install_labels(id.offset, ts, horizon, labels);
+                t.rows.install_labels(id.offset, ts, horizon, labels)?;
             }
             WriteOp::CreateEdge {
                 id,
@@ -1236,13 +1433,15 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
             } => {
                 let t = edge(id.table)?;
                 t.rows.ensure_reserved(id.offset + 1);
-                t.rows.install_create(id.offset, ts, horizon, &[], props);
+                t.rows.install_create(id.offset, ts, horizon, &[], props)?;
                 t.indexes.insert_all(props, id.offset);
                 t.record_endpoints(id.offset, src.offset, dst.offset);
                 pending.push(id.table, id.offset, src.offset, dst.offset, false);
             }
             WriteOp::DeleteEdge { id, src, dst } => {
-                edge(id.table)?.rows.install_delete(id.offset, ts, horizon);
+                edge(id.table)?
+                    .rows
+                    .install_delete(id.offset, ts, horizon)?;
                 pending.push(id.table, id.offset, src.offset, dst.offset, true);
             }
             WriteOp::SetEdgeProp { id, key, value } => {
@@ -1250,7 +1449,7 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
                 // Before the value: see PROPERTY COLUMNS in `lsm`.
                 t.prop_updated_ts.fetch_max(ts, Ordering::AcqRel);
                 t.rows
-                    .install_prop(id.offset, ts, horizon, *key, value.clone());
+                    .install_prop(id.offset, ts, horizon, *key, value.clone())?;
                 // After the install: see MAINTENANCE AND GROWTH in `index`.
                 if let Some(v) = value {
                     t.indexes.insert(*key, v, id.offset);

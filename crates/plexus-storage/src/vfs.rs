@@ -37,6 +37,9 @@ pub trait Vfs: Send + Sync {
     /// Creates `name` empty (truncating any previous content) for writing.
     fn create(&self, name: &str) -> Result<Box<dyn VfsFile>>;
     fn read(&self, name: &str) -> Result<Vec<u8>>;
+    /// Reads `len_bytes` of `name` starting at `offset` (random access, for the row cache's
+    /// spill pages). A file shorter than `offset + len_bytes` is an `UnexpectedEof` I/O error.
+    fn read_at(&self, name: &str, offset: u64, len_bytes: usize) -> Result<Vec<u8>>;
     fn exists(&self, name: &str) -> bool;
     /// File names in the directory, sorted.
     fn list(&self) -> Result<Vec<String>>;
@@ -115,6 +118,15 @@ impl Vfs for OsVfs {
 
     fn read(&self, name: &str) -> Result<Vec<u8>> {
         fs::read(self.path(name)).map_err(self.err(name))
+    }
+
+    fn read_at(&self, name: &str, offset: u64, len_bytes: usize) -> Result<Vec<u8>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = fs::File::open(self.path(name)).map_err(self.err(name))?;
+        file.seek(SeekFrom::Start(offset)).map_err(self.err(name))?;
+        let mut buf = vec![0; len_bytes];
+        file.read_exact(&mut buf).map_err(self.err(name))?;
+        Ok(buf)
     }
 
     fn exists(&self, name: &str) -> bool {

@@ -202,7 +202,7 @@ impl TxnManager {
     ) -> Result<()> {
         for (table, key, mine) in claims {
             let table_ref = self.storage.vertex_table(*table)?;
-            if let Some(row) = table_ref.lookup_pk(key, newest) {
+            if let Some(row) = table_ref.lookup_pk(key, newest)? {
                 let holder = VertexId::new(*table, row);
                 let released_here = record.ops.iter().any(|op| match op {
                     plexus_storage::WriteOp::DeleteVertex { id } => *id == holder,
@@ -258,10 +258,19 @@ impl TxnManager {
         self.run_maintenance()
     }
 
-    /// One round of disk-tier maintenance: flush frozen memtables, merge runs, retire what no
-    /// reader needs (the facade's background thread calls this).
+    /// One round of maintenance: freeze read-heavy memtables, flush frozen ones, merge runs,
+    /// retire what no reader needs, evict cold row chunks over the row cache budget (the
+    /// facade's background thread calls this).
     pub fn run_maintenance(&self) -> Result<()> {
-        self.maintenance_round().map(drop)
+        let horizon = self.oracle.horizon();
+        self.maintenance_round()?;
+        self.storage.evict_rows(horizon).map(drop)
+    }
+
+    /// Evicts cold row chunks now while the row cache is over its budget (see
+    /// `plexus_storage::rowcache`); returns how many were evicted.
+    pub fn evict_rows(&self) -> Result<usize> {
+        self.storage.evict_rows(self.oracle.horizon())
     }
 
     /// Maintenance rounds in the caller's thread until one finds nothing to flush or merge
@@ -293,6 +302,12 @@ impl TxnManager {
     /// plus one commit.
     pub(crate) fn after_commit(&self) -> Result<()> {
         self.maybe_checkpoint()?;
+        // The commit is durable and visible: a failed spill write must not report it as failed.
+        // The chunk stays resident and the failure is counted (`spill_write_errors`); the next
+        // round, or background maintenance (which returns the error), tries again.
+        if let Err(e) = self.storage.evict_rows_after_commit(self.oracle.horizon()) {
+            debug_assert!(self.storage.row_cache_stats().spill_write_errors > 0, "{e}");
+        }
         if self.storage.frozen_bytes() == 0 {
             return Ok(());
         }

@@ -63,7 +63,7 @@ impl GraphSnapshot {
         Ok(self.manager.storage().edge_table(table)?.rows.row_count())
     }
 
-    pub fn vertex_exists(&self, v: VertexId) -> bool {
+    pub fn vertex_exists(&self, v: VertexId) -> Result<bool> {
         self.manager.storage().vertex_exists(v, self.ts)
     }
 
@@ -71,12 +71,11 @@ impl GraphSnapshot {
         let Some(key) = self.catalog().prop_keys.id(name) else {
             return Ok(None);
         };
-        Ok(self
-            .manager
+        self.manager
             .storage()
             .check_vertex_id(v)?
             .rows
-            .prop(v.offset, key, self.ts))
+            .prop(v.offset, key, self.ts)
     }
 
     /// Vertices of `table` that exist at this snapshot, by offset.
@@ -85,18 +84,17 @@ impl GraphSnapshot {
             .storage()
             .vertex_table(table)?
             .rows
-            .scan(self.ts, f);
-        Ok(())
+            .scan(self.ts, f)
     }
 
-    pub fn scan_label(&self, label: &str) -> Vec<VertexId> {
+    pub fn scan_label(&self, label: &str) -> Result<Vec<VertexId>> {
         let mut found = Vec::new();
         if let Some(id) = self.catalog().labels.id(label) {
             self.manager
                 .storage()
-                .scan_label(id, self.ts, &mut |v| found.push(v));
+                .scan_label(id, self.ts, &mut |v| found.push(v))?;
         }
-        found
+        Ok(found)
     }
 
     /// Edge tables, optionally only those of one edge type.
@@ -249,7 +247,7 @@ impl GraphSnapshot {
     ) -> Result<()> {
         let et = self.manager.storage().edge_table(table)?;
         match self.catalog().prop_keys.id(name) {
-            Some(key) => et.rows.prop_many(offsets, key, self.ts, f),
+            Some(key) => et.rows.prop_many(offsets, key, self.ts, f)?,
             None => (0..offsets.len()).for_each(|i| f(i, None)),
         }
         Ok(())

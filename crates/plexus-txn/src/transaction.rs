@@ -233,7 +233,7 @@ impl Transaction {
             )));
         }
         self.record(ReadItem::Exists(Entity::Vertex(v)));
-        if !table.rows.exists(v.offset, self.start_ts) {
+        if !table.rows.exists(v.offset, self.start_ts)? {
             return Err(Error::NotFound(format!("vertex {v} does not exist")));
         }
         Ok(table)
@@ -256,7 +256,7 @@ impl Transaction {
             return Err(Error::NotFound(format!("edge {e}: offset out of range")));
         }
         self.record(ReadItem::Exists(Entity::Edge(e)));
-        if !table.rows.exists(e.offset, self.start_ts) {
+        if !table.rows.exists(e.offset, self.start_ts)? {
             return Err(Error::NotFound(format!("edge {e} does not exist")));
         }
         Ok(())
@@ -395,7 +395,7 @@ impl Transaction {
         let holder = match self.writes.pk_claims.get(&(table_id, value.clone())) {
             Some(v) => Some(*v),
             None => table
-                .lookup_pk(value, self.start_ts)
+                .lookup_pk(value, self.start_ts)?
                 .map(|row| VertexId::new(table_id, row))
                 .filter(|v| {
                     !self.writes.deleted_vertices.contains_key(v)
@@ -490,7 +490,7 @@ impl Transaction {
             return Ok(answer);
         }
         self.record(ReadItem::Prop(Entity::Vertex(v), key));
-        Ok(table.rows.prop(v.offset, key, self.start_ts))
+        table.rows.prop(v.offset, key, self.start_ts)
     }
 
     /// All properties of a vertex, sorted by name.
@@ -500,7 +500,7 @@ impl Transaction {
             Some(nv) => nv.props.clone(),
             None => {
                 self.record(ReadItem::AllProps(Entity::Vertex(v)));
-                let committed = table.rows.props(v.offset, self.start_ts);
+                let committed = table.rows.props(v.offset, self.start_ts)?;
                 overlay_props(committed, &self.writes.vertex_props, v)
             }
         };
@@ -518,12 +518,12 @@ impl Transaction {
     }
 
     /// Extra labels (beyond the table's) in this view.
-    fn extra_labels(&mut self, v: VertexId, table: &VertexTable) -> Vec<LabelId> {
+    fn extra_labels(&mut self, v: VertexId, table: &VertexTable) -> Result<Vec<LabelId>> {
         if let Some(nv) = self.writes.new_vertices.get(&v) {
-            return nv.labels.clone();
+            return Ok(nv.labels.clone());
         }
         if let Some((_, new)) = self.writes.vertex_labels.get(&v) {
-            return new.clone();
+            return Ok(new.clone());
         }
         self.record(ReadItem::Labels(v));
         table.rows.labels(v.offset, self.start_ts)
@@ -532,7 +532,7 @@ impl Transaction {
     fn label_ids(&mut self, v: VertexId) -> Result<Vec<LabelId>> {
         let table = self.check_vertex(v)?;
         let own = self.catalog().vertex_table(v.table)?.label;
-        let mut labels = self.extra_labels(v, &table);
+        let mut labels = self.extra_labels(v, &table)?;
         if let Some(at) = labels.iter().position(|&l| l == HIDDEN_TABLE_LABEL) {
             labels.remove(at);
         } else {
@@ -583,7 +583,7 @@ impl Transaction {
         if add && id != HIDDEN_TABLE_LABEL {
             check_label_allowed(def, id, name)?;
         }
-        let old = self.extra_labels(v, &table);
+        let old = self.extra_labels(v, &table)?;
         if old.contains(&id) == add {
             return Ok(()); // already as asked: not a write
         }
@@ -625,7 +625,7 @@ impl Transaction {
         };
         let mut found = Vec::new();
         self.storage()
-            .scan_label(id, self.start_ts, &mut |v| found.push(v));
+            .scan_label(id, self.start_ts, &mut |v| found.push(v))?;
         found.retain(|v| {
             !self.writes.deleted_vertices.contains_key(v)
                 && self
@@ -666,7 +666,7 @@ impl Transaction {
         for table in self.storage().vertex_tables() {
             table.rows.scan(self.start_ts, |row| {
                 found.push(VertexId::new(table.id, row))
-            });
+            })?;
         }
         found.retain(|v| !self.writes.deleted_vertices.contains_key(v));
         found.extend(self.writes.new_vertices.keys().copied());
@@ -699,7 +699,7 @@ impl Transaction {
             return Ok(Some(*v));
         }
         let found = vt
-            .lookup_pk(key, self.start_ts)
+            .lookup_pk(key, self.start_ts)?
             .map(|row| VertexId::new(table_id, row));
         Ok(found.filter(|v| {
             !self.writes.deleted_vertices.contains_key(v)
@@ -869,7 +869,7 @@ impl Transaction {
             return Ok(Vec::new());
         };
         self.record(ReadItem::EdgeTypeScan(ty));
-        let committed = self.storage().scan_edge_type(ty, self.start_ts);
+        let committed = self.storage().scan_edge_type(ty, self.start_ts)?;
         let deleted = &self.writes.deleted_edges;
         let mut found: Vec<EdgeId> = (committed.into_iter())
             .filter(|e| !deleted.contains_key(e))
@@ -1069,11 +1069,10 @@ impl Transaction {
             return Ok(answer);
         }
         self.record(ReadItem::Prop(Entity::Edge(e), key));
-        Ok(self
-            .storage()
+        self.storage()
             .edge_table(e.table)?
             .rows
-            .prop(e.offset, key, self.start_ts))
+            .prop(e.offset, key, self.start_ts)
     }
 
     pub fn edge_properties(&mut self, e: EdgeId) -> Result<Vec<(String, Value)>> {
@@ -1086,7 +1085,7 @@ impl Transaction {
                     .storage()
                     .edge_table(e.table)?
                     .rows
-                    .props(e.offset, self.start_ts);
+                    .props(e.offset, self.start_ts)?;
                 overlay_props(committed, &self.writes.edge_props, e)
             }
         };

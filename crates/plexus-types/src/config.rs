@@ -86,6 +86,14 @@ pub struct Config {
     /// Topology memtables (all edge tables and directions) are frozen and flushed to CSR runs
     /// when they hold more than this; writers wait while frozen memtables exceed it too.
     pub memtable_budget_bytes: u64,
+    /// Row tables (vertex and edge rows with their properties) keep at most about this many
+    /// bytes of row chunks in memory; colder chunks are evicted to a spill file in the
+    /// database directory and read back on access (`plexus_storage::rowcache`). The spill file
+    /// is a cache, not durable state. Chunks with versions a reader may still need, and the
+    /// chunk receiving new rows of each table, are never evicted, so the resident bytes can
+    /// exceed the budget while many recent writes are unreclaimed. `u64::MAX`: unbounded,
+    /// never spill. Default 1 GiB (four times the memtable budget).
+    pub row_cache_bytes: u64,
     pub merge_policy: MergePolicy,
     /// Vertices per CSR run range (a multiple of 1,024).
     pub lsm_range_vertices: u32,
@@ -110,6 +118,7 @@ impl Default for Config {
             wal_segment_max_bytes: 64 << 20,
             checkpoint_wal_bytes: 256 << 20,
             memtable_budget_bytes: 256 << 20,
+            row_cache_bytes: 1 << 30,
             merge_policy: MergePolicy::Elastic,
             lsm_range_vertices: 1 << 16,
             lsm_tier_runs: 4,

@@ -30,6 +30,9 @@ pub struct StorageStats {
     pub flushed_runs: u64,
     /// Bytes written by merges.
     pub merged_bytes: u64,
+    /// Row chunks held in memory and spilled (`Config::row_cache_bytes`; see
+    /// `plexus_storage::rowcache`).
+    pub row_cache: plexus_storage::RowCacheStats,
 }
 
 pub struct Database {
@@ -163,7 +166,16 @@ impl Database {
             flushed_bytes: load(&stats.flushed_bytes),
             flushed_runs: load(&stats.flushed_runs),
             merged_bytes: load(&stats.merged_bytes),
+            row_cache: storage.row_cache_stats(),
         }
+    }
+
+    /// Evicts cold row chunks to the spill file now, while the row cache holds more than
+    /// `Config::row_cache_bytes` (this also happens after commits and in background
+    /// maintenance). Returns how many chunks were evicted; a failed spill write is returned
+    /// and leaves the chunk in memory.
+    pub fn evict_rows(&self) -> Result<usize> {
+        self.manager.evict_rows()
     }
 
     pub fn create_vertex_table(&self, spec: &VertexTableSpec) -> Result<VertexTableId> {

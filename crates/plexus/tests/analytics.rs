@@ -154,7 +154,7 @@ fn every_kernel_matches_a_static_copy_in_every_direction() {
     let (db, _vfs) = memory_db();
     random_world(&db, 1);
     let snap = db.snapshot();
-    let persons = snap.scan_label("Person");
+    let persons = snap.scan_label("Person").unwrap();
     assert!(persons.len() < 300, "deleted persons are not selected");
     let source = persons[3];
     for direction in [
@@ -241,8 +241,8 @@ fn labels_types_and_extra_labels_select_the_induced_subgraph() {
     let (db, _vfs) = memory_db();
     random_world(&db, 2);
     let snap = db.snapshot();
-    let vips = snap.scan_label("VIP");
-    let cities = snap.scan_label("City");
+    let vips = snap.scan_label("VIP").unwrap();
+    let cities = snap.scan_label("City").unwrap();
     assert!(!vips.is_empty() && vips.iter().all(|v| v.table == vips[0].table));
 
     // Extra label: VIP vertices live in the Person table; only they are selected.
@@ -263,7 +263,7 @@ fn labels_types_and_extra_labels_select_the_induced_subgraph() {
         .edge_types(&["LIVES_IN"])
         .direction(algo::Direction::In);
     let got = algo::degree(&snap, &p, &degree).unwrap();
-    let persons = snap.scan_label("Person");
+    let persons = snap.scan_label("Person").unwrap();
     assert_eq!(ids(&got), [persons.clone(), cities.clone()].concat());
     let lived_in: u64 = values(&got)[persons.len()..].iter().sum();
     assert_eq!(
@@ -418,7 +418,7 @@ fn bfs_world(db: &Database, rng: &mut Rng, persons: usize, edges: usize, hub_fan
 
 /// Inserts and deletes after the pin, and a compaction, that the pinned snapshot must ignore.
 fn writes_after_pin(db: &Database, rng: &mut Rng) {
-    let persons = db.snapshot().scan_label("Person");
+    let persons = db.snapshot().scan_label("Person").unwrap();
     let mut tx = db.begin();
     let newcomer = tx.create_vertex(&["Person", "VIP"], &[]).unwrap();
     for _ in 0..persons.len() {

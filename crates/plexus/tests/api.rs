@@ -437,7 +437,7 @@ fn the_table_label_can_be_removed_and_restored_without_changing_the_id() {
     let mut tx = db.begin();
     assert_eq!(tx.vertex_labels(v).unwrap(), vec!["Admin"]);
     assert_eq!(tx.scan_label("Person").unwrap(), vec![w]);
-    assert_eq!(db.snapshot().scan_label("Person"), vec![w]);
+    assert_eq!(db.snapshot().scan_label("Person").unwrap(), vec![w]);
     assert_eq!(
         tx.vertex_property(v, "name").unwrap(),
         Some(Value::from("Ada")),

@@ -3,7 +3,7 @@
 mod common;
 
 use common::TempDir;
-use plexus::{Config, Database, Direction, Error, MergePolicy, VertexId};
+use plexus::{Config, Database, Direction, Error, MergePolicy, Value, VertexId};
 use std::collections::BTreeMap;
 
 fn config(policy: MergePolicy) -> Config {
@@ -395,5 +395,135 @@ fn weighted_projections_see_every_weight_update_across_runs_merges_and_reopens()
         projected_weights(&db.snapshot()),
         sorted_model(&model),
         "after merges"
+    );
+}
+
+/// Row tables (vertex and edge rows with properties) spanning over ten times as many chunks
+/// as a small row cache holds load with cold chunks evicted to the spill file; the engine's
+/// resident row bytes (its own estimate, `StorageStats::row_cache`) stay within the budget
+/// plus the documented slack after every commit, while every value is read back, and across
+/// a checkpoint (which reads every row) and a reopen (whose recovery evicts as it loads).
+///
+/// Slack: eviction runs after each commit, so between commits the cache may hold the chunks
+/// no eviction may take — the chunk receiving new rows of each of the two tables — and, while
+/// reading, the chunks just read (one clock pass gives them a second chance). Four chunks of
+/// at most `CHUNK_BYTES_MAX` each bound it.
+#[test]
+fn row_tables_ten_times_the_row_cache_stay_bounded_and_read_back() {
+    const VERTICES: usize = 100_000;
+    const EDGES: usize = 200_000;
+    const BATCH: usize = 10_000;
+    const CHUNK_BYTES_MAX: u64 = 512 << 10;
+    let budget: u64 = 4 << 20;
+    let slack = 4 * CHUNK_BYTES_MAX;
+    let dir = TempDir::new("rowcache");
+    let config = Config {
+        row_cache_bytes: budget,
+        memtable_budget_bytes: 4 << 20,
+        lsm_range_vertices: 4096,
+        checkpoint_wal_bytes: 0,
+        ..config(MergePolicy::Elastic)
+    };
+    let name = |i: usize| format!("vertex-{i}-{}", "n".repeat(i % 17));
+    let db = Database::open(&dir.0, config.clone()).unwrap();
+    let mut max_resident = 0;
+    let mut note = |db: &Database| {
+        let stats = db.storage_stats().row_cache;
+        max_resident = max_resident.max(stats.resident_bytes);
+        stats
+    };
+    let mut vertices = Vec::with_capacity(VERTICES);
+    for start in (0..VERTICES).step_by(BATCH) {
+        let mut tx = db.begin();
+        for i in start..start + BATCH {
+            let props = [
+                ("name", Value::string(&name(i))),
+                ("age", Value::Int(i as i64 * 3)),
+                ("score", Value::Float(i as f64 / 2.0)),
+            ];
+            vertices.push(tx.create_vertex(&["V"], &props).unwrap());
+        }
+        tx.commit().unwrap();
+        note(&db);
+    }
+    // Endpoints advance with the edges: creating an edge reads both endpoints' rows, and
+    // random endpoints would make most of them misses (correct, but slow for a test).
+    let mut edges = Vec::with_capacity(EDGES);
+    for start in (0..EDGES).step_by(BATCH) {
+        let mut tx = db.begin();
+        for j in start..start + BATCH {
+            let (s, d) = (
+                vertices[j / 2],
+                vertices[(j / 2 + 1 + j % 3 * 1000) % VERTICES],
+            );
+            let props = [
+                ("w", Value::Float(j as f64)),
+                ("note", Value::string(&format!("e{j}"))),
+            ];
+            edges.push((tx.create_edge(s, "E", d, &props).unwrap(), s, d));
+        }
+        tx.commit().unwrap();
+        note(&db);
+    }
+    let loaded = note(&db);
+    assert!(
+        loaded.spilled_chunks + loaded.resident_chunks >= 10 * loaded.resident_chunks.max(1),
+        "the rows span ten times the chunks the cache holds: {loaded:?}"
+    );
+    let verify = |db: &Database, note: &mut dyn FnMut(&Database) -> plexus::RowCacheStats| {
+        for (batch, chunk) in vertices.chunks(BATCH).enumerate() {
+            let mut tx = db.begin();
+            for (k, &v) in chunk.iter().enumerate() {
+                let i = batch * BATCH + k;
+                let mut props = tx.vertex_properties(v).unwrap();
+                props.sort_by(|a, b| a.0.cmp(&b.0));
+                let want = vec![
+                    ("age".to_string(), Value::Int(i as i64 * 3)),
+                    ("name".to_string(), Value::string(&name(i))),
+                    ("score".to_string(), Value::Float(i as f64 / 2.0)),
+                ];
+                assert_eq!(props, want, "vertex {i}");
+                if k % 997 == 0 {
+                    note(db);
+                }
+            }
+        }
+        for (batch, chunk) in edges.chunks(BATCH).enumerate() {
+            let mut tx = db.begin();
+            for (k, &(e, s, d)) in chunk.iter().enumerate() {
+                let j = batch * BATCH + k;
+                let mut props = tx.edge_properties(e).unwrap();
+                props.sort_by(|a, b| a.0.cmp(&b.0));
+                let want = vec![
+                    ("note".to_string(), Value::string(&format!("e{j}"))),
+                    ("w".to_string(), Value::Float(j as f64)),
+                ];
+                assert_eq!(props, want, "edge {j}");
+                assert_eq!(tx.edge_endpoints(e).unwrap(), (s, d));
+                if k % 997 == 0 {
+                    note(db);
+                }
+            }
+        }
+    };
+    verify(&db, &mut note);
+    db.checkpoint().unwrap();
+    note(&db);
+    db.close().unwrap();
+    let db = Database::open(&dir.0, config).unwrap();
+    let recovered = note(&db);
+    assert!(recovered.evictions > 0, "recovery evicted: {recovered:?}");
+    verify(&db, &mut note);
+    let stats = note(&db);
+    println!(
+        "row cache budget {budget} B, max resident {max_resident} B; loaded {loaded:?}; after reopen {stats:?}"
+    );
+    assert!(
+        stats.misses > 0 && stats.spill_write_errors == 0,
+        "{stats:?}"
+    );
+    assert!(
+        max_resident <= budget + slack,
+        "resident row bytes reached {max_resident} with a {budget}-byte budget (slack {slack})"
     );
 }

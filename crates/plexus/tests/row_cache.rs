@@ -1,0 +1,468 @@
+//! Bounded memory for row tables (`plexus_storage::rowcache`) through the public API: a model
+//! of every vertex and edge row checked against the engine while a tiny row cache evicts
+//! chunks after every commit and at random points, across checkpoints and reopens; and spill
+//! write failures injected through the fault `Vfs`.
+
+mod common;
+
+use plexus::{
+    Config, DataType, Database, DurabilityMode, EdgeId, FaultVfs, Transaction, Value, VertexId,
+    VertexTableSpec,
+};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Rows per chunk in the row tables: only chunks before the one taking new rows are evicted,
+/// so the model starts with more than two chunks of vertices and edges.
+const CHUNK_ROWS: usize = 2048;
+const PREFILL_VERTICES: usize = 2 * CHUNK_ROWS + 100;
+const PREFILL_EDGES: usize = CHUNK_ROWS + 100;
+const KEYS: [&str; 5] = ["age", "name", "score", "tags", "free"];
+
+type Props = BTreeMap<String, Value>;
+
+#[derive(Default, Clone, Debug)]
+struct Model {
+    vertices: BTreeMap<VertexId, (Vec<String>, Props)>,
+    edges: BTreeMap<EdgeId, (VertexId, VertexId, Props)>,
+}
+
+/// The value written for `key` from a small seed: declared types for the declared keys
+/// (`age` INT64, `name` STRING, `score` FLOAT64 — the last two in a column family), any value
+/// for `tags` (declared LIST) and `free` (undeclared: the dynamic column).
+fn value_for(key: &str, seed: i64) -> Value {
+    match key {
+        "age" => Value::Int(seed * 7919 - 3),
+        "name" => Value::string(&format!(
+            "n{seed}-{}",
+            "x".repeat(seed.rem_euclid(13) as usize)
+        )),
+        "score" => Value::Float(seed as f64 / 8.0),
+        "tags" => Value::List(vec![Value::Int(seed), Value::string("t")].into()),
+        _ if seed % 3 == 0 => Value::Bool(seed % 2 == 0),
+        _ => Value::Map(vec![(Arc::from("m"), Value::Int(seed))].into()),
+    }
+}
+
+fn config(row_cache_bytes: u64) -> Config {
+    Config {
+        row_cache_bytes,
+        durability: DurabilityMode::None,
+        background_maintenance: false,
+        checkpoint_wal_bytes: 0,
+        // No background WAL write-back while a test breaks the disk.
+        sync_interval_ms: 3_600_000,
+        ..Config::default()
+    }
+}
+
+struct Harness {
+    vfs: FaultVfs,
+    config: Config,
+    db: Option<Database>,
+    model: Model,
+    /// A reader left open across later steps, with the state it must keep seeing: its
+    /// snapshot holds the GC horizon back, so the chunks written since keep their versions.
+    pinned: Option<(Transaction, Model)>,
+}
+
+impl Harness {
+    fn new(row_cache_bytes: u64) -> Self {
+        let vfs = FaultVfs::new();
+        let config = config(row_cache_bytes);
+        let db = Database::open_with_vfs(Arc::new(vfs.clone()), config.clone()).unwrap();
+        let spec = VertexTableSpec::new("P")
+            .property("age", DataType::Int64)
+            .property("name", DataType::String)
+            .property("score", DataType::Float64)
+            .property("tags", DataType::List)
+            .family(&["name", "score"])
+            .extra_label("Q");
+        db.create_vertex_table(&spec).unwrap();
+        let mut h = Harness {
+            vfs,
+            config,
+            db: Some(db),
+            model: Model::default(),
+            pinned: None,
+        };
+        h.prefill();
+        h
+    }
+
+    fn db(&self) -> &Database {
+        self.db.as_ref().expect("open")
+    }
+
+    fn prefill(&mut self) {
+        let mut tx = self.db().begin();
+        let mut vertices = Vec::new();
+        for i in 0..PREFILL_VERTICES as i64 {
+            // Every third vertex is unlabeled-table "U" with only dynamic properties.
+            let (labels, keys): (Vec<&str>, &[&str]) = match i % 3 {
+                0 => (vec!["U"], &["free", "name"]),
+                1 => (vec!["P", "Q"], &["age", "name", "score", "free"]),
+                _ => (vec!["P"], &["age", "tags"]),
+            };
+            let props: Vec<(&str, Value)> = keys.iter().map(|&k| (k, value_for(k, i))).collect();
+            let v = tx.create_vertex(&labels, &props).unwrap();
+            let owned = props.iter().map(|(k, v)| (k.to_string(), v.clone()));
+            let labels = labels.iter().map(|l| l.to_string()).collect();
+            self.model.vertices.insert(v, (labels, owned.collect()));
+            vertices.push(v);
+        }
+        for i in 0..PREFILL_EDGES {
+            let (src, dst) = (vertices[i * 7 % vertices.len()], vertices[i]);
+            let props = [
+                ("w", Value::Float(i as f64)),
+                ("free", value_for("free", i as i64)),
+            ];
+            let e = tx.create_edge(src, "E", dst, &props).unwrap();
+            let owned = props.iter().map(|(k, v)| (k.to_string(), v.clone()));
+            self.model.edges.insert(e, (src, dst, owned.collect()));
+        }
+        tx.commit().unwrap();
+    }
+
+    fn check_vertex(&self, v: VertexId) {
+        check_vertex(&mut self.db().begin(), &self.model, v);
+    }
+
+    fn check_edge(&self, e: EdgeId) {
+        check_edge(&mut self.db().begin(), &self.model, e);
+    }
+
+    /// The pinned reader still sees the state of its start, every row of it.
+    fn check_pinned(&mut self) {
+        if let Some((mut tx, model)) = self.pinned.take() {
+            for &v in model.vertices.keys() {
+                check_vertex(&mut tx, &model, v);
+            }
+            for &e in model.edges.keys() {
+                check_edge(&mut tx, &model, e);
+            }
+        }
+    }
+}
+
+fn check_vertex(tx: &mut Transaction, model: &Model, v: VertexId) {
+    match model.vertices.get(&v) {
+        None => assert!(!tx.vertex_exists(v).unwrap(), "{v} was deleted"),
+        Some((labels, props)) => {
+            let got: Props = tx.vertex_properties(v).unwrap().into_iter().collect();
+            assert_eq!(&got, props, "properties of {v}");
+            let mut got = tx.vertex_labels(v).unwrap();
+            let mut want = labels.clone();
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "labels of {v}");
+        }
+    }
+}
+
+fn check_edge(tx: &mut Transaction, model: &Model, e: EdgeId) {
+    match model.edges.get(&e) {
+        None => assert!(!tx.edge_exists(e).unwrap(), "{e:?} was deleted"),
+        Some((src, dst, props)) => {
+            let got: Props = tx.edge_properties(e).unwrap().into_iter().collect();
+            assert_eq!(&got, props, "properties of {e:?}");
+            assert_eq!(tx.edge_endpoints(e).unwrap(), (*src, *dst));
+        }
+    }
+}
+
+impl Harness {
+    fn check_all(&self) {
+        let mut tx = self.db().begin();
+        let mut scanned = tx.scan_all_vertices().unwrap();
+        scanned.sort();
+        let want: Vec<VertexId> = self.model.vertices.keys().copied().collect();
+        assert_eq!(scanned, want, "vertex scan");
+        let mut q = tx.scan_label("Q").unwrap();
+        q.sort();
+        let want_q: Vec<VertexId> = (self.model.vertices.iter())
+            .filter(|(_, (labels, _))| labels.iter().any(|l| l == "Q"))
+            .map(|(v, _)| *v)
+            .collect();
+        assert_eq!(q, want_q, "label scan of Q");
+        let mut edges = tx.scan_edges("E").unwrap();
+        edges.sort();
+        let want: Vec<EdgeId> = self.model.edges.keys().copied().collect();
+        assert_eq!(edges, want, "edge scan");
+        drop(tx);
+        for &v in self.model.vertices.keys() {
+            self.check_vertex(v);
+        }
+        for &e in self.model.edges.keys() {
+            self.check_edge(e);
+        }
+    }
+
+    fn pick_vertex(&self, pick: usize) -> VertexId {
+        *self
+            .model
+            .vertices
+            .keys()
+            .nth(pick % self.model.vertices.len())
+            .expect("vertices remain")
+    }
+
+    fn apply(&mut self, op: &Op) {
+        match *op {
+            Op::SetProp { vertex, key, seed } => {
+                let v = self.pick_vertex(vertex);
+                let key = KEYS[key];
+                let (labels, _) = &self.model.vertices[&v];
+                if labels[0] != "P" && ["age", "tags"].contains(&key) {
+                    return; // Keep types simple: the "U" table has no declared types anyway.
+                }
+                let mut tx = self.db().begin();
+                let value = seed.map(|s| value_for(key, i64::from(s)));
+                match &value {
+                    Some(value) => tx.set_vertex_property(v, key, value.clone()).unwrap(),
+                    None => tx.remove_vertex_property(v, key).unwrap(),
+                }
+                tx.commit().unwrap();
+                let props = &mut self.model.vertices.get_mut(&v).unwrap().1;
+                match value {
+                    Some(value) => props.insert(key.to_string(), value),
+                    None => props.remove(key),
+                };
+                self.check_vertex(v);
+            }
+            Op::SetEdgeProp { edge, seed } => {
+                let Some(&e) = self
+                    .model
+                    .edges
+                    .keys()
+                    .nth(edge % self.model.edges.len().max(1))
+                else {
+                    return;
+                };
+                let mut tx = self.db().begin();
+                let value = Value::Float(f64::from(seed));
+                tx.set_edge_property(e, "w", value.clone()).unwrap();
+                tx.commit().unwrap();
+                self.model
+                    .edges
+                    .get_mut(&e)
+                    .unwrap()
+                    .2
+                    .insert("w".into(), value);
+                self.check_edge(e);
+            }
+            Op::AddLabel { vertex } => {
+                let v = self.pick_vertex(vertex);
+                if self.model.vertices[&v].0[0] != "P" {
+                    return;
+                }
+                let mut tx = self.db().begin();
+                tx.add_label(v, "Q").unwrap();
+                tx.commit().unwrap();
+                let labels = &mut self.model.vertices.get_mut(&v).unwrap().0;
+                if !labels.iter().any(|l| l == "Q") {
+                    labels.push("Q".into());
+                }
+                self.check_vertex(v);
+            }
+            Op::CreateVertex { seed } => {
+                let mut tx = self.db().begin();
+                let props = [("age", value_for("age", i64::from(seed)))];
+                let v = tx.create_vertex(&["P"], &props).unwrap();
+                tx.commit().unwrap();
+                let owned = props.iter().map(|(k, v)| (k.to_string(), v.clone()));
+                self.model
+                    .vertices
+                    .insert(v, (vec!["P".into()], owned.collect()));
+                self.check_vertex(v);
+            }
+            Op::CreateEdge { src, dst, seed } => {
+                let (src, dst) = (self.pick_vertex(src), self.pick_vertex(dst));
+                let mut tx = self.db().begin();
+                let props = [("w", Value::Float(f64::from(seed)))];
+                let e = tx.create_edge(src, "E", dst, &props).unwrap();
+                tx.commit().unwrap();
+                let owned = props.iter().map(|(k, v)| (k.to_string(), v.clone()));
+                self.model.edges.insert(e, (src, dst, owned.collect()));
+                self.check_edge(e);
+            }
+            Op::DeleteEdge { edge } => {
+                let Some(&e) = self
+                    .model
+                    .edges
+                    .keys()
+                    .nth(edge % self.model.edges.len().max(1))
+                else {
+                    return;
+                };
+                let mut tx = self.db().begin();
+                tx.delete_edge(e).unwrap();
+                tx.commit().unwrap();
+                self.model.edges.remove(&e);
+                self.check_edge(e);
+            }
+            Op::DeleteVertex { vertex } => {
+                let v = self.pick_vertex(vertex);
+                let mut tx = self.db().begin();
+                tx.delete_vertex(v, true).unwrap();
+                tx.commit().unwrap();
+                self.model.vertices.remove(&v);
+                self.model
+                    .edges
+                    .retain(|_, (src, dst, _)| *src != v && *dst != v);
+                self.check_vertex(v);
+            }
+            Op::Evict => {
+                self.db().evict_rows().unwrap();
+            }
+            Op::Pin => {
+                if self.pinned.is_none() {
+                    self.pinned = Some((self.db().begin(), self.model.clone()));
+                }
+            }
+            Op::CheckPinned => self.check_pinned(),
+            Op::Checkpoint => self.db().checkpoint().unwrap(),
+            Op::Reopen { checkpoint } => {
+                self.check_pinned();
+                let db = self.db.take().expect("open");
+                if checkpoint {
+                    db.checkpoint().unwrap();
+                }
+                db.close().unwrap();
+                let db = Database::open_with_vfs(Arc::new(self.vfs.clone()), self.config.clone());
+                self.db = Some(db.unwrap());
+                self.check_all();
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    SetProp {
+        vertex: usize,
+        key: usize,
+        seed: Option<i16>,
+    },
+    SetEdgeProp {
+        edge: usize,
+        seed: i16,
+    },
+    AddLabel {
+        vertex: usize,
+    },
+    CreateVertex {
+        seed: i16,
+    },
+    CreateEdge {
+        src: usize,
+        dst: usize,
+        seed: i16,
+    },
+    DeleteEdge {
+        edge: usize,
+    },
+    DeleteVertex {
+        vertex: usize,
+    },
+    Evict,
+    Pin,
+    CheckPinned,
+    Checkpoint,
+    Reopen {
+        checkpoint: bool,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let index = 0..100_000usize;
+    prop_oneof![
+        6 => (index.clone(), 0..KEYS.len(), proptest::option::weighted(0.8, any::<i16>()))
+            .prop_map(|(vertex, key, seed)| Op::SetProp { vertex, key, seed }),
+        3 => (index.clone(), any::<i16>()).prop_map(|(edge, seed)| Op::SetEdgeProp { edge, seed }),
+        2 => index.clone().prop_map(|vertex| Op::AddLabel { vertex }),
+        2 => any::<i16>().prop_map(|seed| Op::CreateVertex { seed }),
+        2 => (index.clone(), index.clone(), any::<i16>())
+            .prop_map(|(src, dst, seed)| Op::CreateEdge { src, dst, seed }),
+        1 => index.clone().prop_map(|edge| Op::DeleteEdge { edge }),
+        1 => index.prop_map(|vertex| Op::DeleteVertex { vertex }),
+        2 => Just(Op::Evict),
+        1 => Just(Op::Pin),
+        1 => Just(Op::CheckPinned),
+        1 => Just(Op::Checkpoint),
+        1 => any::<bool>().prop_map(|checkpoint| Op::Reopen { checkpoint }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// Every read equals the model while a tiny row cache evicts: a one-byte budget (every
+    /// cold chunk leaves after every commit) and a budget of a few chunks (evictions only past
+    /// it, and on the explicit `Evict` steps).
+    #[test]
+    fn rows_read_back_equal_the_model_under_a_tiny_row_cache(
+        tiny in any::<bool>(),
+        ops in proptest::collection::vec(op(), 1..40),
+    ) {
+        let mut h = Harness::new(if tiny { 1 } else { 512 << 10 });
+        let stats = h.db().storage_stats().row_cache;
+        prop_assert!(stats.evictions > 0, "the prefill alone overflows the cache: {stats:?}");
+        for op in &ops {
+            h.apply(op);
+        }
+        h.check_pinned();
+        h.check_all();
+        let stats = h.db().storage_stats().row_cache;
+        prop_assert!(stats.misses > 0, "evicted chunks were read back: {stats:?}");
+        prop_assert_eq!(stats.spill_write_errors, 0);
+    }
+}
+
+/// A spill write that fails does not fail the commit that triggered it and loses nothing: the
+/// chunk stays in memory, the failure is counted, explicit eviction returns the error, and once
+/// the disk works again eviction resumes in a new spill file.
+#[test]
+fn a_failed_spill_write_surfaces_and_loses_no_data() {
+    let h = Harness::new(1);
+    let evictions = h.db().storage_stats().row_cache.evictions;
+    h.check_all();
+    // A vertex in the first chunk of table P (the chunk taking new rows is never evicted).
+    let v = *h
+        .model
+        .vertices
+        .iter()
+        .find(|(_, (labels, _))| labels[0] == "P")
+        .unwrap()
+        .0;
+    // Every write fails from here: durability `None` only buffers the commit's WAL record.
+    h.vfs.fail_writes_after(0);
+    let mut tx = h.db().begin();
+    tx.set_vertex_property(v, "free", Value::Int(42)).unwrap();
+    tx.commit()
+        .expect("a failed spill write does not fail the commit");
+    let stats = h.db().storage_stats().row_cache;
+    assert!(stats.spill_write_errors > 0, "{stats:?}");
+    let err = h.db().evict_rows().unwrap_err();
+    assert!(err.to_string().contains("injected"), "{err}");
+    let mut tx = h.db().begin();
+    assert_eq!(tx.vertex_property(v, "free").unwrap(), Some(Value::Int(42)));
+    drop(tx);
+    h.vfs.fail_writes_after(u64::MAX);
+    h.db().evict_rows().unwrap();
+    let stats = h.db().storage_stats().row_cache;
+    assert!(stats.evictions > evictions, "{stats:?}");
+    let mut tx = h.db().begin();
+    assert_eq!(tx.vertex_property(v, "free").unwrap(), Some(Value::Int(42)));
+    drop(tx);
+    let mut model = h.model.clone();
+    model
+        .vertices
+        .get_mut(&v)
+        .unwrap()
+        .1
+        .insert("free".into(), Value::Int(42));
+    let h = Harness { model, ..h };
+    h.check_all();
+}
