@@ -52,12 +52,15 @@
 //!   last merge cover all its entries, all its runs merge into one at its deepest level — the
 //!   rewrite costs about one more read of the range, and one run scans fastest.
 //! - **read-driven flush** (elastic): once scans have read a topology's entries twice over
-//!   since its active memtable began ([`Topology::read_heavy_memtable`]), the maintenance
-//!   round freezes and flushes that memtable whatever its size. A memtable's entries are
-//!   handed out per vertex beside the runs', in insertion order; in runs they are sorted and
-//!   contiguous, and a range of one run is handed out directly. A graph loaded and then
-//!   analysed so reaches the run layout after its first passes; under steady writes the
-//!   memtable restarts small after each such flush.
+//!   since its active memtable last received a commit ([`Topology::read_heavy_memtable`]),
+//!   the maintenance round freezes and flushes that memtable whatever its size. A memtable's
+//!   entries are handed out per vertex beside the runs', in insertion order; in runs they are
+//!   sorted and contiguous, and a range of one run is handed out directly. A graph loaded and
+//!   then analysed so reaches the run layout after its first passes. Any commit restarts the
+//!   count: under steady writes a flush would scatter small runs over every range the writes
+//!   touched, and the read-driven collapse would then rewrite those ranges whole at the next
+//!   pass (measured: PageRank under a single-edge writer went from 2.2 s to 8.5 s when the
+//!   count ignored commits).
 //!
 //! PROPERTY COLUMNS
 //! ================
@@ -236,8 +239,8 @@ pub struct Topology {
     range_vertices: u32,
     state: RwLock<State>,
     reads: RangeCounters,
-    /// Entries scans read (all components) since the active memtable began.
-    reads_since_freeze: AtomicU64,
+    /// Entries scans read (all components) since the active memtable last received a commit.
+    reads_since_write: AtomicU64,
     /// Bytes of each range's latest flush run.
     flush_bytes: RangeCounters,
 }
@@ -444,7 +447,7 @@ impl Topology {
                 flushed_ts,
             }),
             reads: RangeCounters::default(),
-            reads_since_freeze: AtomicU64::new(0),
+            reads_since_write: AtomicU64::new(0),
             flush_bytes: RangeCounters::default(),
         }
     }
@@ -456,6 +459,7 @@ impl Topology {
     /// Installs a commit's entries into the active memtable (commit pipeline only).
     pub fn install(&self, entries: &[(u32, u32, u32)], ts: Timestamp, horizon: Timestamp) {
         self.state.read().active.append_batch(entries, ts, horizon);
+        self.reads_since_write.store(0, Ordering::Relaxed);
     }
 
     /// Bytes held in memtables (active and frozen).
@@ -504,7 +508,6 @@ impl Topology {
             return;
         }
         let memtable = std::mem::replace(&mut state.active, Arc::new(Adjacency::new()));
-        self.reads_since_freeze.store(0, Ordering::Relaxed);
         state.frozen.push(Frozen {
             memtable,
             hidden_from: NEVER,
@@ -575,17 +578,18 @@ impl Topology {
     /// that finds no entries counts as one).
     pub fn note_read(&self, v: u32, n: u64) {
         self.reads.add((v / self.range_vertices) as usize, n);
-        self.reads_since_freeze.fetch_add(n, Ordering::Relaxed);
+        self.reads_since_write.fetch_add(n, Ordering::Relaxed);
     }
 
     /// Whether the active memtable holds entries and scans have read this topology's entries
-    /// `READ_FLUSH_PASSES` times over since it began (see MERGE POLICIES, read-driven flush).
+    /// `READ_FLUSH_PASSES` times over since its last commit (see MERGE POLICIES, read-driven
+    /// flush).
     pub fn read_heavy_memtable(&self) -> bool {
         let state = self.state.read();
         if state.active.max_ts() == 0 {
             return false;
         }
-        let reads = self.reads_since_freeze.load(Ordering::Relaxed);
+        let reads = self.reads_since_write.load(Ordering::Relaxed);
         let run_entries: u64 = state
             .runs
             .iter()

@@ -115,3 +115,21 @@ fn two_read_passes_flush_the_memtable_under_elastic_merging_only() {
         assert_eq!(adjacency(&db, &vertices), expected, "{policy:?}: reopened");
     }
 }
+
+#[test]
+fn commits_between_read_passes_keep_the_memtable() {
+    let dir = TempDir::new("read-flush-writes");
+    let db = open(&dir, MergePolicy::Elastic);
+    let vertices = load(&db);
+    // One pass between commits, eight passes in all: never twice over without a commit.
+    for i in 0..8 {
+        let mut tx = db.begin();
+        tx.create_edge(vertices[i], "E", vertices[i + 1], &[]).unwrap();
+        tx.commit().unwrap();
+        let stats = read_pass(&db, &vertices);
+        assert!(stats.memtable_bytes > 0, "pass {i}: a commit restarts the count");
+        assert_eq!(stats.run_bytes, 0);
+    }
+    read_pass(&db, &vertices);
+    assert_eq!(read_pass(&db, &vertices).memtable_bytes, 0, "quiet: flushed");
+}
