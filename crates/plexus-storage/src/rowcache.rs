@@ -97,8 +97,6 @@ pub struct RowCacheStats {
     /// Chunks in memory and chunks evicted, over every row table of the database.
     pub resident_chunks: u64,
     pub spilled_chunks: u64,
-    /// Chunk accesses that found the chunk resident (counted only under a finite budget).
-    pub hits: u64,
     /// Chunk accesses that read a page back.
     pub misses: u64,
     pub evictions: u64,
@@ -127,7 +125,6 @@ pub struct RowCache {
     resident_bytes: AtomicU64,
     resident_chunks: AtomicU64,
     spilled_chunks: AtomicU64,
-    hits: AtomicU64,
     misses: AtomicU64,
     evictions: AtomicU64,
     pages_written: AtomicU64,
@@ -173,7 +170,6 @@ impl RowCache {
             resident_bytes: AtomicU64::new(0),
             resident_chunks: AtomicU64::new(0),
             spilled_chunks: AtomicU64::new(0),
-            hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
             pages_written: AtomicU64::new(0),
@@ -213,12 +209,6 @@ impl RowCache {
         }
     }
 
-    pub(crate) fn note_hit(&self) {
-        if self.budget_bytes != u64::MAX {
-            self.hits.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
     pub(crate) fn note_eviction(&self) {
         self.evictions.fetch_add(1, Ordering::Relaxed);
         self.resident_chunks.fetch_sub(1, Ordering::Relaxed);
@@ -247,7 +237,6 @@ impl RowCache {
             resident_bytes: self.resident_bytes(),
             resident_chunks: load(&self.resident_chunks),
             spilled_chunks: load(&self.spilled_chunks),
-            hits: load(&self.hits),
             misses: load(&self.misses),
             evictions: load(&self.evictions),
             pages_written: load(&self.pages_written),

@@ -925,10 +925,7 @@ impl RowTable {
         slot.touch();
         let state = slot.state.read();
         let state = match RwLockReadGuard::try_map(state, |s| s.chunk.as_deref()) {
-            Ok(chunk) => {
-                self.cache.note_hit();
-                return Ok((chunk, false));
-            }
+            Ok(chunk) => return Ok((chunk, false)),
             Err(state) => state,
         };
         drop(state);
