@@ -124,12 +124,20 @@ fn commits_between_read_passes_keep_the_memtable() {
     // One pass between commits, eight passes in all: never twice over without a commit.
     for i in 0..8 {
         let mut tx = db.begin();
-        tx.create_edge(vertices[i], "E", vertices[i + 1], &[]).unwrap();
+        tx.create_edge(vertices[i], "E", vertices[i + 1], &[])
+            .unwrap();
         tx.commit().unwrap();
         let stats = read_pass(&db, &vertices);
-        assert!(stats.memtable_bytes > 0, "pass {i}: a commit restarts the count");
+        assert!(
+            stats.memtable_bytes > 0,
+            "pass {i}: a commit restarts the count"
+        );
         assert_eq!(stats.run_bytes, 0);
     }
     read_pass(&db, &vertices);
-    assert_eq!(read_pass(&db, &vertices).memtable_bytes, 0, "quiet: flushed");
+    assert_eq!(
+        read_pass(&db, &vertices).memtable_bytes,
+        0,
+        "quiet: flushed"
+    );
 }
