@@ -288,7 +288,7 @@ impl Csr {
 
     /// Sort every neighbour list by id, in parallel over vertex ranges; weights move with their
     /// targets and parallel edges keep their relative order.
-    fn sort_neighbors(&mut self) {
+    pub(crate) fn sort_neighbors(&mut self) {
         let ranges = vertex_ranges(&self.offsets, task_count());
         let offsets = &self.offsets;
         let target_parts = split_by_ranges(&mut self.targets, offsets, &ranges);

@@ -32,7 +32,7 @@
 use rayon::prelude::*;
 
 use crate::AlgoError;
-use crate::csr::Graph;
+use crate::csr::{Csr, Graph};
 use crate::par::det_sum_by;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,11 +57,21 @@ impl Default for PageRankParams {
 
 /// PageRank of every vertex (see the module doc). An empty graph gives an empty vector.
 pub fn pagerank(g: &Graph, params: &PageRankParams) -> Result<Vec<f64>, AlgoError> {
-    let (out, inc) = (g.out(), g.inc());
+    let out = g.out();
+    pagerank_pull(g.inc(), |u| out.degree(u as u32), params)
+}
+
+/// PageRank over the in-adjacency `inc` (sorted lists, so every vertex sums in a fixed order)
+/// and each vertex's out-degree: all the kernel reads, so a projection can build just these.
+pub(crate) fn pagerank_pull(
+    inc: &Csr,
+    out_degree: impl Fn(usize) -> usize + Sync,
+    params: &PageRankParams,
+) -> Result<Vec<f64>, AlgoError> {
     iterate(
-        g.vertex_count(),
+        inc.vertex_count(),
         params,
-        |u| out.degree(u as u32),
+        out_degree,
         |contrib, step, next| {
             next.par_iter_mut().enumerate().for_each(|(v, r)| {
                 let pulled = inc

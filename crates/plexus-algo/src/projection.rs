@@ -166,6 +166,26 @@ impl Projection {
         })
     }
 
+    /// What a pull kernel (PageRank) reads, built without a transpose: the vertices, the
+    /// in-adjacency as a CSR with sorted lists (scanned from the reversed sides: the in-runs
+    /// hold each vertex's entries sorted, so mostly nothing is left to sort), and every
+    /// vertex's out-degree. [`build`](Self::build) would build the out-CSR and transpose it.
+    pub(crate) fn build_pull(
+        &self,
+        snapshot: &GraphSnapshot,
+    ) -> Result<(VertexMap, Csr, Vec<u64>), AnalyticsError> {
+        let vertices = VertexMap::select(snapshot, &self.vertex_labels)?;
+        let n = vertices.vertex_count();
+        let out_sides = self.sides(snapshot, &vertices, self.direction)?;
+        let out_degrees = count_degrees(snapshot, &vertices, &out_sides, n)?;
+        let in_sides = self.sides(snapshot, &vertices, self.direction.reversed())?;
+        let offsets = exclusive_scan(&count_degrees(snapshot, &vertices, &in_sides, n)?);
+        let (targets, _) = fill(snapshot, &vertices, &in_sides, &offsets, None)?;
+        let mut inc = Csr::from_parts(offsets, targets, None);
+        inc.sort_neighbors();
+        Ok((vertices, inc, out_degrees))
+    }
+
     /// The adjacency sides whose lists are the out-lists of the projected graph when read in
     /// `direction` (the projection's own, or the reverse for kernels that pull along
     /// in-edges), in a fixed order: edge table id, then out before in.
