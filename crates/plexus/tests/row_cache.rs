@@ -91,6 +91,12 @@ impl Harness {
         h
     }
 
+    /// The `i`-th live edge of the model (modulo their count), if any.
+    fn pick_edge(&self, i: usize) -> Option<EdgeId> {
+        let count = self.model.edges.len().max(1);
+        self.model.edges.keys().nth(i % count).copied()
+    }
+
     fn db(&self) -> &Database {
         self.db.as_ref().expect("open")
     }
@@ -232,12 +238,7 @@ impl Harness {
                 self.check_vertex(v);
             }
             Op::SetEdgeProp { edge, seed } => {
-                let Some(&e) = self
-                    .model
-                    .edges
-                    .keys()
-                    .nth(edge % self.model.edges.len().max(1))
-                else {
+                let Some(e) = self.pick_edge(edge) else {
                     return;
                 };
                 let mut tx = self.db().begin();
@@ -288,12 +289,7 @@ impl Harness {
                 self.check_edge(e);
             }
             Op::DeleteEdge { edge } => {
-                let Some(&e) = self
-                    .model
-                    .edges
-                    .keys()
-                    .nth(edge % self.model.edges.len().max(1))
-                else {
+                let Some(e) = self.pick_edge(edge) else {
                     return;
                 };
                 let mut tx = self.db().begin();
