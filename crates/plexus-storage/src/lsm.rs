@@ -53,7 +53,8 @@
 //!   rewrite costs about one more read of the range, and one run scans fastest.
 //! - **read-driven flush** (elastic): once scans have read a topology's entries twice over
 //!   since its active memtable last received a commit ([`Topology::read_heavy_memtable`]),
-//!   the maintenance round freezes and flushes that memtable whatever its size. A memtable's
+//!   the maintenance round freezes and flushes that memtable if it holds at least 1/16 of
+//!   `memtable_budget_bytes` (smaller ones cost scans little, and would make tiny runs). A memtable's
 //!   entries are handed out per vertex beside the runs', in insertion order; in runs they are
 //!   sorted and contiguous, and a range of one run is handed out directly. A graph loaded and
 //!   then analysed so reaches the run layout after its first passes. Any commit restarts the
@@ -581,12 +582,12 @@ impl Topology {
         self.reads_since_write.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Whether the active memtable holds entries and scans have read this topology's entries
-    /// `READ_FLUSH_PASSES` times over since its last commit (see MERGE POLICIES, read-driven
-    /// flush).
-    pub fn read_heavy_memtable(&self) -> bool {
+    /// Whether the active memtable holds at least `min_bytes` and scans have read this
+    /// topology's entries `READ_FLUSH_PASSES` times over since its last commit (see MERGE
+    /// POLICIES, read-driven flush).
+    pub fn read_heavy_memtable(&self, min_bytes: usize) -> bool {
         let state = self.state.read();
-        if state.active.max_ts() == 0 {
+        if state.active.max_ts() == 0 || state.active.size_bytes() < min_bytes {
             return false;
         }
         let reads = self.reads_since_write.load(Ordering::Relaxed);

@@ -284,6 +284,11 @@ struct RowEviction {
 /// write them, so the estimate lags by at most about this share of the budget.
 const ROW_RECHECK_WAL_FRACTION: u64 = 64;
 
+/// A read-heavy memtable is flushed only if it holds at least `memtable_budget_bytes /
+/// READ_FLUSH_MIN_BUDGET_FRACTION`: a small one costs scans little, and flushing it would make
+/// tiny runs (and, in small databases, reorder neighbours for no gain).
+const READ_FLUSH_MIN_BUDGET_FRACTION: u64 = 16;
+
 /// How often eviction is asked for: after every commit and checkpoint section (`Patient`: a
 /// round that found too little cold data waits for the cache to grow by a headroom before
 /// sweeping again, instead of sweeping every chunk after every commit), or now (`Now`).
@@ -1113,8 +1118,11 @@ impl Storage {
         if self.config.merge_policy != MergePolicy::Elastic {
             return Vec::new();
         }
+        let min_bytes = self.config.memtable_budget_bytes / READ_FLUSH_MIN_BUDGET_FRACTION;
+        let min_bytes = usize::try_from(min_bytes).unwrap_or(usize::MAX);
         let mut topologies = self.topologies();
-        topologies.retain(|(table, outgoing)| table.adjacency(*outgoing).read_heavy_memtable());
+        topologies
+            .retain(|(table, outgoing)| table.adjacency(*outgoing).read_heavy_memtable(min_bytes));
         topologies
     }
 

@@ -24,8 +24,8 @@ pub use plexus_storage::index::KeyRange;
 /// The planner's table statistics (defined by storage, read through [`TxnManager::storage`]).
 pub use plexus_storage::{EdgeTypeStatistics, Statistics};
 pub use schema::{
-    IndexCreated, IndexOn, VertexTableSpec, create_edge_table, create_index, create_vertex_table,
-    default_index_name,
+    IndexCreated, IndexOn, VertexTableSpec, create_edge_table, create_index, create_unnamed_index,
+    create_vertex_table,
 };
 pub use snapshot::GraphSnapshot;
 pub use transaction::Transaction;

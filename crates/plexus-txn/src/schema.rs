@@ -240,8 +240,11 @@ pub fn create_edge_table(
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IndexCreated {
     Created,
-    /// An index of that name existed already (with any definition); nothing changed.
-    NameTaken,
+    /// An index of that name existed already; nothing changed. `same_definition`: it indexes
+    /// the same label or type and property.
+    NameTaken {
+        same_definition: bool,
+    },
     /// An index with another name indexes the same label or type and property (its name);
     /// nothing changed.
     Equivalent(String),
@@ -272,12 +275,44 @@ impl IndexOn<'_> {
     }
 }
 
-/// The name Neo4j 5 gives an unnamed index: `index_<label or type>_<property>`, which keeps
-/// it deterministic so that a repeated `CREATE INDEX IF NOT EXISTS` finds its own index. (A
-/// label and a relationship type of the same name give the same default name: name one of
-/// the two indexes.)
-pub fn default_index_name(on: IndexOn, key: &str) -> String {
+/// The name an unnamed index gets: `index_<label or type>_<property>`, deterministic so that
+/// a repeated `CREATE INDEX IF NOT EXISTS` finds its own index. A label and a relationship
+/// type of the same name would share it: see [`create_unnamed_index`].
+fn default_index_name(on: IndexOn, key: &str) -> String {
     format!("index_{}_{key}", on.name())
+}
+
+/// Bound on the suffixes [`create_unnamed_index`] tries after the default name.
+const MAX_DEFAULT_NAME_SUFFIX: u32 = 100;
+
+/// [`create_index`] under the default name, or — when an index on something else (a label
+/// and a relationship type of the same name) holds that name — under the first free
+/// `<default>_2`, `<default>_3`, …; returns the name it settled on. An index on the same
+/// label or type and property under any of those names is found, not duplicated.
+pub fn create_unnamed_index(
+    manager: &crate::TxnManager,
+    on: IndexOn,
+    key: &str,
+) -> Result<(String, IndexCreated)> {
+    let default = default_index_name(on, key);
+    for suffix in 1..=MAX_DEFAULT_NAME_SUFFIX {
+        let name = match suffix {
+            1 => default.clone(),
+            n => format!("{default}_{n}"),
+        };
+        let created = create_index(manager, &name, on, key)?;
+        if created
+            != (IndexCreated::NameTaken {
+                same_definition: false,
+            })
+        {
+            return Ok((name, created));
+        }
+    }
+    Err(Error::LimitExceeded(format!(
+        "indexes named {default} to {default}_{MAX_DEFAULT_NAME_SUFFIX} all exist on other \
+         labels or types; name the index"
+    )))
 }
 
 /// Creates secondary index `name` on the vertices carrying a label, or the edges of a type,
@@ -311,7 +346,9 @@ pub fn create_index(
     let existing = manager.with_commits_paused(|| storage.create_index(def))?;
     Ok(match existing {
         None => IndexCreated::Created,
-        Some(index) if index.name == name => IndexCreated::NameTaken,
+        Some(index) if index.name == name => IndexCreated::NameTaken {
+            same_definition: index.target == target && index.key == key,
+        },
         Some(index) => IndexCreated::Equivalent(index.name),
     })
 }

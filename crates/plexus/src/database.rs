@@ -193,7 +193,8 @@ impl Database {
     }
 
     /// Creates a secondary index on the vertices carrying `label` by `property` and returns
-    /// its name (`name`, or `index_<label>_<property>` by default, as in Neo4j 5). The label and
+    /// its name (`name`, or `index_<label>_<property>` by default, with a `_2`, `_3`, … suffix
+    /// if a relationship-type index of the same name holds that name). The label and
     /// property need not exist yet. Commits wait while the index is built: one pass over every
     /// vertex row (see `plexus_storage::index`). The definition is durable; the content is
     /// rebuilt from the rows at every open. Fails with `Error::Constraint` if an index of that
@@ -215,11 +216,13 @@ impl Database {
     }
 
     fn create_index_on(&self, on: IndexOn, property: &str, name: Option<&str>) -> Result<String> {
-        let name = name.map_or_else(
-            || plexus_txn::default_index_name(on, property),
-            str::to_string,
-        );
-        let created = plexus_txn::create_index(&self.manager, &name, on, property)?;
+        let (name, created) = match name {
+            Some(name) => (
+                name.to_string(),
+                plexus_txn::create_index(&self.manager, name, on, property)?,
+            ),
+            None => plexus_txn::create_unnamed_index(&self.manager, on, property)?,
+        };
         match crate::index_commands::refusal(&created, &name, on, property) {
             None => Ok(name),
             Some(message) => Err(Error::Constraint(message)),

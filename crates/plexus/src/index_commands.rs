@@ -56,11 +56,17 @@ pub(crate) fn run_index_ddl(
                 IndexFor::Label(label) => IndexOn::Label(&label.name),
                 IndexFor::RelationshipType(ty) => IndexOn::RelationshipType(&ty.name),
             };
-            let (name, span) = match name {
-                Some(Ident { name, span }) => (name, Some(span)),
-                None => (plexus_txn::default_index_name(on, &property.name), None),
+            let (name, span, created) = match name {
+                Some(Ident { name, span }) => {
+                    let created = plexus_txn::create_index(manager, &name, on, &property.name)?;
+                    (name, Some(span), created)
+                }
+                None => {
+                    let (name, created) =
+                        plexus_txn::create_unnamed_index(manager, on, &property.name)?;
+                    (name, None, created)
+                }
             };
-            let created = plexus_txn::create_index(manager, &name, on, &property.name)?;
             if let Some(message) = refusal(&created, &name, on, &property.name)
                 && !if_not_exists
             {
@@ -88,7 +94,7 @@ pub(crate) fn refusal(
 ) -> Option<String> {
     match created {
         IndexCreated::Created => None,
-        IndexCreated::NameTaken => Some(format!("an index named '{name}' already exists")),
+        IndexCreated::NameTaken { .. } => Some(format!("an index named '{name}' already exists")),
         IndexCreated::Equivalent(other) => Some(format!(
             "index '{other}' already indexes {}",
             on.describe(property)

@@ -14,6 +14,9 @@ fn open(dir: &TempDir, policy: MergePolicy) -> Database {
     let config = Config {
         merge_policy: policy,
         lsm_range_vertices: 1024,
+        // Above the load's memtables (~150 KB), 1/16 of it below each topology's (~75 KB):
+        // read-heavy memtables are flushed only from that size on.
+        memtable_budget_bytes: 512 << 10,
         // Maintenance runs only when the test asks (`merge_runs`), never behind its back.
         background_maintenance: false,
         ..Config::default()
@@ -140,4 +143,19 @@ fn commits_between_read_passes_keep_the_memtable() {
         0,
         "quiet: flushed"
     );
+}
+
+#[test]
+fn a_memtable_below_a_sixteenth_of_the_budget_stays() {
+    let dir = TempDir::new("read-flush-small");
+    let config = Config {
+        background_maintenance: false,
+        ..Config::default()
+    };
+    let db = Database::open(&dir.0, config).unwrap();
+    let vertices = load(&db);
+    let loaded = db.storage_stats().memtable_bytes;
+    for _ in 0..3 {
+        assert_eq!(read_pass(&db, &vertices).memtable_bytes, loaded);
+    }
 }
