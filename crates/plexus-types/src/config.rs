@@ -52,8 +52,8 @@ pub enum MergePolicy {
     /// Per range: merge eagerly when `elastic_weight * tombstone_ratio + (1 - elastic_weight)
     /// * read_ratio` reaches `elastic_bound`, otherwise behave like tiering.
     ///
-    /// Also flushes an active memtable, whatever its size, once scans have read its adjacency
-    /// twice over.
+    /// Also flushes an active memtable of at least 1/16 of `memtable_budget_bytes` once scans
+    /// have read its adjacency twice over since its last commit.
     #[default]
     Elastic,
 }
