@@ -24,7 +24,7 @@ pub use plexus_storage::index::KeyRange;
 /// The planner's table statistics (defined by storage, read through [`TxnManager::storage`]).
 pub use plexus_storage::{EdgeTypeStatistics, Statistics};
 pub use schema::{
-    IndexCreated, IndexOn, VertexTableSpec, create_edge_table, create_index, create_unnamed_index,
+    IndexCreated, IndexOn, VertexTableSpec, create_edge_table, create_index, create_index_as,
     create_vertex_table,
 };
 pub use snapshot::GraphSnapshot;

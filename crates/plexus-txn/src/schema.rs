@@ -277,23 +277,28 @@ impl IndexOn<'_> {
 
 /// The name an unnamed index gets: `index_<label or type>_<property>`, deterministic so that
 /// a repeated `CREATE INDEX IF NOT EXISTS` finds its own index. A label and a relationship
-/// type of the same name would share it: see [`create_unnamed_index`].
+/// type of the same name would share it: see [`create_index_as`].
 fn default_index_name(on: IndexOn, key: &str) -> String {
     format!("index_{}_{key}", on.name())
 }
 
-/// Bound on the suffixes [`create_unnamed_index`] tries after the default name.
+/// Bound on the suffixes [`create_index_as`] tries after the default name.
 const MAX_DEFAULT_NAME_SUFFIX: u32 = 100;
 
-/// [`create_index`] under the default name, or — when an index on something else (a label
-/// and a relationship type of the same name) holds that name — under the first free
-/// `<default>_2`, `<default>_3`, …; returns the name it settled on. An index on the same
-/// label or type and property under any of those names is found, not duplicated.
-pub fn create_unnamed_index(
+/// [`create_index`] under `name`, or when there is none under the default name — and when an
+/// index on something else (a label and a relationship type of the same name) holds that
+/// name, under the first free `<default>_2`, `<default>_3`, …; returns the name it settled on.
+/// An index on the same label or type and property under any of those names is found, not
+/// duplicated.
+pub fn create_index_as(
     manager: &crate::TxnManager,
+    name: Option<&str>,
     on: IndexOn,
     key: &str,
 ) -> Result<(String, IndexCreated)> {
+    if let Some(name) = name {
+        return Ok((name.to_string(), create_index(manager, name, on, key)?));
+    }
     let default = default_index_name(on, key);
     for suffix in 1..=MAX_DEFAULT_NAME_SUFFIX {
         let name = match suffix {

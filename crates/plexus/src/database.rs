@@ -136,9 +136,9 @@ impl Database {
 
     /// Runs, in the caller's thread, the CSR-run merges the merge policy asks for until it asks
     /// for none (normally the background maintenance thread does this within a second; the
-    /// elastic policy also asks for merges of ranges that reads have made read-heavy). Returns
-    /// the maintenance rounds that merged something. Memtables are not flushed: see
-    /// [`flush`](Self::flush).
+    /// elastic policy also asks for merges of ranges that reads have made read-heavy, and
+    /// flushes memtables they made read-heavy). Returns the maintenance rounds that did work.
+    /// Other memtables are not flushed: see [`flush`](Self::flush).
     pub fn merge_runs(&self) -> Result<usize> {
         self.manager.settle_lsm()
     }
@@ -216,13 +216,7 @@ impl Database {
     }
 
     fn create_index_on(&self, on: IndexOn, property: &str, name: Option<&str>) -> Result<String> {
-        let (name, created) = match name {
-            Some(name) => (
-                name.to_string(),
-                plexus_txn::create_index(&self.manager, name, on, property)?,
-            ),
-            None => plexus_txn::create_unnamed_index(&self.manager, on, property)?,
-        };
+        let (name, created) = plexus_txn::create_index_as(&self.manager, name, on, property)?;
         match crate::index_commands::refusal(&created, &name, on, property) {
             None => Ok(name),
             Some(message) => Err(Error::Constraint(message)),

@@ -23,7 +23,7 @@
 //! (`SchemaCommandInTransaction`) and the transaction stays open: a catalog change cannot be
 //! rolled back with it.
 
-use plexus_cypher::ast::{Ident, IndexFor, SchemaCommand};
+use plexus_cypher::ast::{IndexFor, SchemaCommand};
 use plexus_exec::{ErrorClass, QueryError, QueryResult};
 use plexus_txn::{IndexCreated, IndexOn, TxnManager};
 
@@ -56,17 +56,9 @@ pub(crate) fn run_index_ddl(
                 IndexFor::Label(label) => IndexOn::Label(&label.name),
                 IndexFor::RelationshipType(ty) => IndexOn::RelationshipType(&ty.name),
             };
-            let (name, span, created) = match name {
-                Some(Ident { name, span }) => {
-                    let created = plexus_txn::create_index(manager, &name, on, &property.name)?;
-                    (name, Some(span), created)
-                }
-                None => {
-                    let (name, created) =
-                        plexus_txn::create_unnamed_index(manager, on, &property.name)?;
-                    (name, None, created)
-                }
-            };
+            let span = name.as_ref().map(|ident| ident.span);
+            let given = name.as_ref().map(|ident| ident.name.as_str());
+            let (name, created) = plexus_txn::create_index_as(manager, given, on, &property.name)?;
             if let Some(message) = refusal(&created, &name, on, &property.name)
                 && !if_not_exists
             {
