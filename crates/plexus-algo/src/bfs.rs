@@ -50,7 +50,7 @@ pub struct BfsParams {
 
 /// Hop depth of every vertex from `params.source` following out-edges.
 pub fn bfs(g: &Graph, params: &BfsParams) -> Result<Vec<i64>, AlgoError> {
-    check_source(g, params.source)?;
+    check_source(g.vertex_count(), params.source)?;
     let n = g.vertex_count();
     let (out, inc) = (g.out(), g.inc());
     let depth: Vec<AtomicU32> = (0..n)
@@ -89,14 +89,20 @@ pub fn bfs(g: &Graph, params: &BfsParams) -> Result<Vec<i64>, AlgoError> {
 }
 
 /// Final depths: UNVISITED becomes [`BFS_UNREACHABLE`].
-pub(crate) fn into_depths(depth: Vec<AtomicU32>) -> Vec<i64> {
+fn into_depths(depth: Vec<AtomicU32>) -> Vec<i64> {
     depth
         .into_par_iter()
-        .map(|d| match d.into_inner() {
-            UNVISITED => BFS_UNREACHABLE,
-            d => i64::from(d),
-        })
+        .map(|d| depth_value(d.into_inner()))
         .collect()
+}
+
+/// One final depth: UNVISITED becomes [`BFS_UNREACHABLE`].
+#[inline]
+pub(crate) fn depth_value(depth: u32) -> i64 {
+    match depth {
+        UNVISITED => BFS_UNREACHABLE,
+        d => i64::from(d),
+    }
 }
 
 enum Frontier {

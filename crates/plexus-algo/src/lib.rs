@@ -146,13 +146,13 @@ pub enum AlgoError {
 }
 
 /// Check a source vertex against the graph; shared by the single-source kernels.
-fn check_source(g: &Graph, source: u32) -> Result<(), AlgoError> {
-    if (source as usize) < g.vertex_count() {
+fn check_source(vertex_count: usize, source: u32) -> Result<(), AlgoError> {
+    if (source as usize) < vertex_count {
         Ok(())
     } else {
         Err(AlgoError::SourceOutOfRange {
             source_vertex: source,
-            vertex_count: g.vertex_count(),
+            vertex_count,
         })
     }
 }

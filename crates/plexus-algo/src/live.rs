@@ -31,7 +31,11 @@
 //!   ([`Projection::build`]) and run the [`crate::kernels`] on it: PageRank's 20 passes run
 //!   faster over dense arrays than over storage slices, CDLP and LCC want sorted, merged
 //!   neighbour lists, SSSP wants weights beside the targets (read from the runs' property
-//!   columns where current). PageRank builds only what it pulls along — the in-adjacency,
+//!   columns where current). SSSP builds only the out-lists, in storage order
+//!   (`Projection::build_out`): its result does not depend on the order of relaxations, and
+//!   it never reads in-lists, so the sort and the transposition of a full build (with a
+//!   weight per edge to move) are skipped (`docs/benchmarks.md` has the figures).
+//!   PageRank builds only what it pulls along — the in-adjacency,
 //!   scanned from the reversed sides, and the out-degrees — instead of the out-CSR plus its
 //!   transpose: on the run layout analytics settle into (in-runs hold sorted lists) that is
 //!   0.85 s instead of 0.90–0.97 s at scale 20; with most lists split over run and memtable
@@ -235,12 +239,14 @@ pub fn sssp(
     source: VertexId,
     delta: Option<f64>,
 ) -> Result<Vec<(VertexId, f64)>, AnalyticsError> {
-    per_vertex(snapshot, projection, |g| {
+    crate::priority::run(|| {
+        let (vertices, out) = projection.build_out(snapshot)?;
         let params = SsspParams {
-            source: g.require(source)?,
+            source: vertices.require(source)?,
             delta,
         };
-        Ok(kernels::sssp(g.graph(), &params)?)
+        let distances = crate::sssp::sssp_out(&out, &params)?;
+        Ok(vertices.pair_with(distances))
     })
 }
 

@@ -61,7 +61,7 @@ use plexus_txn::GraphSnapshot;
 use plexus_types::VertexId;
 use rayon::prelude::*;
 
-use crate::bfs::{ALPHA, BETA, UNVISITED, into_depths};
+use crate::bfs::{ALPHA, BETA, UNVISITED, depth_value};
 use crate::projection::{AnalyticsError, Projection, Side, TableMap, VertexMap};
 
 /// Hop depth from `source` along the projection's edges, in `VertexId` order.
@@ -84,7 +84,7 @@ pub(crate) fn bfs(
             .collect(),
     };
     search.run(source)?;
-    Ok(vertices.pair_with(into_depths(search.depth)))
+    Ok(vertices.pair_map(search.depth, |d| depth_value(d.into_inner())))
 }
 
 /// One traversal: the snapshot's sides in both directions and the depth of every vertex.

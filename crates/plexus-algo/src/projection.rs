@@ -144,26 +144,25 @@ impl Projection {
 
     /// Build the compact graph of this projection at the snapshot's timestamp.
     pub fn build(&self, snapshot: &GraphSnapshot) -> Result<ProjectedGraph, AnalyticsError> {
-        let vertices = VertexMap::select(snapshot, &self.vertex_labels)?;
-        let sides = self.sides(snapshot, &vertices, self.direction)?;
-        let n = vertices.vertex_count();
-        let degrees = count_degrees(snapshot, &vertices, &sides, n)?;
-        let offsets = exclusive_scan(&degrees);
-        drop(degrees);
-        let (targets, weights) = fill(
-            snapshot,
-            &vertices,
-            &sides,
-            &offsets,
-            self.weight.as_deref(),
-        )?;
-        let out = Csr::from_parts(offsets, targets, weights);
+        let (vertices, out) = self.build_out(snapshot)?;
         let graph = Graph::from_out(out, self.direction != Direction::Both);
         Ok(ProjectedGraph {
             graph,
             vertices,
             ts: snapshot.ts(),
         })
+    }
+
+    /// What a kernel that only pushes along out-edges, in any order, reads (SSSP): the
+    /// vertices and the projected graph's out-lists with their weights, in storage order.
+    /// [`build`](Self::build) adds the sort of every list and the in-CSR by transposition.
+    pub(crate) fn build_out(
+        &self,
+        snapshot: &GraphSnapshot,
+    ) -> Result<(VertexMap, Csr), AnalyticsError> {
+        let vertices = VertexMap::select(snapshot, &self.vertex_labels)?;
+        let out = self.lists(snapshot, &vertices, self.direction, self.weight.as_deref())?;
+        Ok((vertices, out))
     }
 
     /// What a pull kernel (PageRank) reads, built without a transpose: the vertices, the
@@ -175,15 +174,27 @@ impl Projection {
         snapshot: &GraphSnapshot,
     ) -> Result<(VertexMap, Csr, Vec<u64>), AnalyticsError> {
         let vertices = VertexMap::select(snapshot, &self.vertex_labels)?;
-        let n = vertices.vertex_count();
         let out_sides = self.sides(snapshot, &vertices, self.direction)?;
-        let out_degrees = count_degrees(snapshot, &vertices, &out_sides, n)?;
-        let in_sides = self.sides(snapshot, &vertices, self.direction.reversed())?;
-        let offsets = exclusive_scan(&count_degrees(snapshot, &vertices, &in_sides, n)?);
-        let (targets, _) = fill(snapshot, &vertices, &in_sides, &offsets, None)?;
-        let mut inc = Csr::from_parts(offsets, targets, None);
+        let out_degrees = count_degrees(snapshot, &vertices, &out_sides, vertices.vertex_count())?;
+        let mut inc = self.lists(snapshot, &vertices, self.direction.reversed(), None)?;
         inc.sort_neighbors();
         Ok((vertices, inc, out_degrees))
+    }
+
+    /// The lists of the projected graph read in `direction`, unsorted, with `weight` beside
+    /// them if named: the two passes (count, fill) over the sides.
+    fn lists(
+        &self,
+        snapshot: &GraphSnapshot,
+        vertices: &VertexMap,
+        direction: Direction,
+        weight: Option<&str>,
+    ) -> Result<Csr, AnalyticsError> {
+        let sides = self.sides(snapshot, vertices, direction)?;
+        let n = vertices.vertex_count();
+        let offsets = exclusive_scan(&count_degrees(snapshot, vertices, &sides, n)?);
+        let (targets, weights) = fill(snapshot, vertices, &sides, &offsets, weight)?;
+        Ok(Csr::from_parts(offsets, targets, weights))
     }
 
     /// The adjacency sides whose lists are the out-lists of the projected graph when read in
@@ -308,23 +319,43 @@ enum Members {
     },
 }
 
-impl TableMap {
-    fn new(table: VertexTableId, base: u32, rows: Vec<u32>) -> TableMap {
-        debug_assert!(rows.is_sorted() && !rows.is_empty());
+impl Members {
+    /// The members listed by ascending `rows`.
+    fn of_rows(rows: Vec<u32>) -> Members {
+        debug_assert!(rows.is_sorted());
         let count = rows.len() as u32;
-        let members = if rows.last() == Some(&(count - 1)) {
-            Members::Prefix { count }
-        } else {
-            let span = rows.last().map_or(0, |&last| last as usize + 1);
-            let mut dense_of = vec![NOT_SELECTED; span];
-            for (i, &row) in rows.iter().enumerate() {
-                dense_of[row as usize] = base + i as u32;
-            }
-            Members::Sparse {
-                offsets: rows,
-                dense_of,
-            }
-        };
+        if rows.last().is_none_or(|&last| last == count - 1) {
+            return Members::Prefix { count };
+        }
+        let span = rows.last().map_or(0, |&last| last as usize + 1);
+        let mut dense_of = vec![NOT_SELECTED; span];
+        for (i, &row) in rows.iter().enumerate() {
+            dense_of[row as usize] = i as u32;
+        }
+        Members::Sparse {
+            offsets: rows,
+            dense_of,
+        }
+    }
+
+    fn len(&self) -> u32 {
+        match self {
+            Members::Prefix { count } => *count,
+            Members::Sparse { offsets, .. } => offsets.len() as u32,
+        }
+    }
+}
+
+impl TableMap {
+    /// `members` of `table`, the first at dense id `base`.
+    fn new(table: VertexTableId, base: u32, mut members: Members) -> TableMap {
+        debug_assert!(members.len() > 0);
+        if let Members::Sparse { dense_of, .. } = &mut members {
+            dense_of
+                .iter_mut()
+                .filter(|d| **d != NOT_SELECTED)
+                .for_each(|d| *d += base);
+        }
         TableMap {
             table,
             base,
@@ -333,10 +364,7 @@ impl TableMap {
     }
 
     fn len(&self) -> u32 {
-        match &self.members {
-            Members::Prefix { count } => *count,
-            Members::Sparse { offsets, .. } => offsets.len() as u32,
-        }
+        self.members.len()
     }
 
     #[inline]
@@ -418,22 +446,23 @@ impl VertexMap {
         let mut next_base = 0usize;
         for (id, def) in catalog.vertex_tables.iter().enumerate() {
             let table = id as VertexTableId;
-            let rows: Vec<u32> = if whole(def.label) {
-                table_rows(snapshot, table)?
+            let members = if whole(def.label) {
+                table_members(snapshot, table)?
             } else {
                 let begin = extra.partition_point(|v| v.table < table);
                 let end = extra.partition_point(|v| v.table <= table);
-                extra[begin..end].iter().map(|v| v.offset).collect()
+                Members::of_rows(extra[begin..end].iter().map(|v| v.offset).collect())
             };
-            if rows.is_empty() {
+            let selected = members.len() as usize;
+            if selected == 0 {
                 continue;
             }
-            let vertex_count = next_base + rows.len();
+            let vertex_count = next_base + selected;
             if vertex_count > MAX_VERTICES {
                 return Err(GraphError::TooManyVertices { vertex_count }.into());
             }
             slot_of[id] = Some(tables.len());
-            tables.push(TableMap::new(table, next_base as u32, rows));
+            tables.push(TableMap::new(table, next_base as u32, members));
             next_base = vertex_count;
         }
         Ok(VertexMap { tables, slot_of })
@@ -453,13 +482,27 @@ impl VertexMap {
 
     /// Per-vertex kernel output (indexed by dense id) paired with the vertices, in dense order.
     pub(crate) fn pair_with<T: Send>(&self, values: Vec<T>) -> Vec<(VertexId, T)> {
+        self.pair_map(values, |value| value)
+    }
+
+    /// [`pair_with`](Self::pair_with) converting each value on the way, so that a kernel's
+    /// working array becomes the result without an intermediate vector (a million values
+    /// are megabytes of fresh pages to fault in).
+    pub(crate) fn pair_map<S: Send, T: Send>(
+        &self,
+        values: Vec<S>,
+        convert: impl Fn(S) -> T + Sync,
+    ) -> Vec<(VertexId, T)> {
         assert_eq!(values.len(), self.vertex_count(), "one value per vertex");
         values
             .into_par_iter()
             .enumerate()
             .map(|(dense, value)| {
                 let v = self.vertex_id(dense as u32);
-                (v.expect("dense ids below the count are mapped"), value)
+                (
+                    v.expect("dense ids below the count are mapped"),
+                    convert(value),
+                )
             })
             .collect()
     }
@@ -494,21 +537,23 @@ impl VertexMap {
     }
 }
 
-/// The rows of a vertex table live at the snapshot, ascending. Tables without deleted rows
-/// (the common case) are a prefix `0..count`: counted in a first pass that writes nothing, and
-/// listed without a second scan.
-fn table_rows(snapshot: &GraphSnapshot, table: VertexTableId) -> Result<Vec<u32>, AnalyticsError> {
-    let (mut count, mut prefix) = (0u32, true);
-    snapshot.scan_vertices(table, &mut |row| {
-        prefix &= row == count;
-        count += 1;
+/// The rows of a vertex table live at the snapshot, read as runs of consecutive rows. A table
+/// without deleted rows (the common case) is one run `0..count`, kept as that count with no
+/// list of rows.
+fn table_members(
+    snapshot: &GraphSnapshot,
+    table: VertexTableId,
+) -> Result<Members, AnalyticsError> {
+    let mut runs: Vec<Range<u32>> = Vec::new();
+    snapshot.scan_vertex_ranges(table, &mut |rows| match runs.last_mut() {
+        Some(last) if last.end == rows.start => last.end = rows.end,
+        _ => runs.push(rows),
     })?;
-    if prefix {
-        return Ok((0..count).into_par_iter().collect());
-    }
-    let mut rows = Vec::with_capacity(count as usize);
-    snapshot.scan_vertices(table, &mut |row| rows.push(row))?;
-    Ok(rows)
+    Ok(match runs.as_slice() {
+        [] => Members::Prefix { count: 0 },
+        [only] if only.start == 0 => Members::Prefix { count: only.end },
+        _ => Members::of_rows(runs.into_iter().flatten().collect()),
+    })
 }
 
 /// One adjacency (an edge table in one direction) feeding the out-lists of the graph: the
@@ -570,7 +615,8 @@ pub(crate) fn count_degrees(
             Ok(())
         })?;
     }
-    Ok(degrees.into_par_iter().map(AtomicU64::into_inner).collect())
+    // In place, as the lists in `fill`.
+    Ok(degrees.into_iter().map(AtomicU64::into_inner).collect())
 }
 
 /// Pass 2: neighbours (and weights) in CSR layout for `offsets`.
@@ -675,9 +721,12 @@ fn fill(
     {
         return Err(GraphError::SourceChanged { vertex: v as u32 }.into());
     }
-    let targets = targets.into_par_iter().map(AtomicU32::into_inner).collect();
+    // Sequential on purpose: `Vec::into_iter().map(..).collect()` between types of one size
+    // reuses the allocation, where a parallel collect would allocate, fault in and copy
+    // another 4 (12 weighted) bytes per edge.
+    let targets = targets.into_iter().map(AtomicU32::into_inner).collect();
     let weights = weights.map(|w| {
-        w.into_par_iter()
+        w.into_iter()
             .map(|bits| f64::from_bits(bits.into_inner()))
             .collect()
     });

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use crate::csr::Graph;
+use crate::csr::{Csr, Graph};
 use crate::par::det_sum_by;
 use crate::{AlgoError, check_source};
 
@@ -47,9 +47,15 @@ pub struct SsspParams {
 
 /// Shortest-path distance from `params.source` to every vertex along out-edges.
 pub fn sssp(g: &Graph, params: &SsspParams) -> Result<Vec<f64>, AlgoError> {
-    check_source(g, params.source)?;
-    let out = g.out();
-    let n = g.vertex_count();
+    sssp_out(g.out(), params)
+}
+
+/// [`sssp`] on out-lists alone: they need not be sorted (see DETERMINISM), and no in-lists
+/// are read, so the snapshot API runs it on [`crate::Projection`]'s out-CSR without the sort
+/// and transposition of a full [`Graph`].
+pub(crate) fn sssp_out(out: &Csr, params: &SsspParams) -> Result<Vec<f64>, AlgoError> {
+    let n = out.vertex_count();
+    check_source(n, params.source)?;
     let weights: &[f64] = match out.weights() {
         Some(w) => w,
         None if out.edge_count() == 0 => &[],

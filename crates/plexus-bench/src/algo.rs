@@ -28,7 +28,8 @@
 //!    `_reserved_core` runs PageRank in a normal-priority rayon pool one thread short of the
 //!    cores.
 //!
-//! Times are the median of `--repeats` runs. With `--write-edges DIR` the command only writes
+//! Times are the median of `--repeats` runs, or of more runs for measurements shorter than a
+//! second in all (see `median`). With `--write-edges DIR` the command only writes
 //! the generated list for `bench/peers/` (`rmat-<scale>.bin`: little-endian `u32 src, u32 dst,
 //! f64 weight` records; `rmat-<scale>.csv`: `src,dst,weight` with a header) and exits.
 
@@ -54,7 +55,7 @@ pub struct Options {
     /// RMAT scale: 2^scale vertices, 16 edges per vertex.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=26))]
     pub scale: u32,
-    /// Runs per measurement; the median is printed.
+    /// Runs per measurement (at least; short ones repeat for a second); the median is printed.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeats: u32,
     /// Seconds the writer runs alone to measure its commit rate.
@@ -94,6 +95,10 @@ const DAMPING: f64 = 0.85;
 const CDLP_ITERATIONS: usize = 10;
 /// Largest relative difference accepted between Plexus and static floating-point results.
 const CHECK_EPSILON: f64 = 1e-9;
+/// Short measurements repeat until their runs add up to this (see `median`).
+const MIN_MEASURE_SECONDS: f64 = 1.0;
+/// Most runs of one measurement, whatever `--repeats` and `MIN_MEASURE_SECONDS` ask.
+const MAX_RUNS: usize = 100;
 /// Bound on the read passes of the warm-up (see `settle`).
 const MAX_WARM_UP_PASSES: usize = 4;
 
@@ -254,7 +259,7 @@ impl Bench<'_> {
             median(self.repeats, || kernel.on_graph(&self.fixed, self.source))?;
         let source = self.ids[self.source as usize];
         let (api_s, actual) = median(self.repeats, || kernel.on_snapshot(&self.snapshot, source))?;
-        expected.check(&actual, kernel.name())?;
+        expected.check(&actual.into_output(), kernel.name())?;
         let built = kernel.projection().build(&self.snapshot).map_err(failure)?;
         let (kernel_s, _) = median(self.repeats, || kernel.on_graph(built.graph(), self.source))?;
         Figure::new(kernel.name(), api_s, "s")
@@ -266,7 +271,7 @@ impl Bench<'_> {
             // Measure the design the API did not take for this kernel beside it.
             let (other_s, actual) =
                 median(self.repeats, || kernel.alternative(&self.snapshot, source))?;
-            expected.check(&actual, alternative)?;
+            expected.check(&actual.into_output(), alternative)?;
             Figure::new(alternative, other_s, "s")
                 .baseline(static_s)
                 .with("scale", self.scale)
@@ -334,23 +339,21 @@ impl Kernel {
 
     /// The design not taken: PageRank pulling from the snapshot's slices in every pass; WCC
     /// and BFS building the projection's CSR first (BFS from `source`, as the API's).
-    fn alternative(self, snap: &GraphSnapshot, source: VertexId) -> Result<Output, Error> {
+    fn alternative(self, snap: &GraphSnapshot, source: VertexId) -> Result<Keyed, Error> {
         let p = self.projection();
-        match self {
-            Kernel::PageRank => {
-                let ranks = plexus::algo::pagerank_from_slices(snap, &p, &Self::pagerank_params())
-                    .map_err(failure)?;
-                Ok(Output::Floats(ranks.into_iter().map(|(_, x)| x).collect()))
-            }
+        Ok(match self {
+            Kernel::PageRank => Keyed::Floats(
+                plexus::algo::pagerank_from_slices(snap, &p, &Self::pagerank_params())
+                    .map_err(failure)?,
+            ),
             Kernel::Bfs => {
-                let depths = plexus::algo::bfs_via_csr(snap, &p, source).map_err(failure)?;
-                Ok(Output::Ints(depths.into_iter().map(|(_, d)| d).collect()))
+                Keyed::Ints(plexus::algo::bfs_via_csr(snap, &p, source).map_err(failure)?)
             }
             _ => {
                 let built = p.build(snap).map_err(failure)?;
-                self.on_graph(built.graph(), 0)
+                Keyed::Dense(self.on_graph(built.graph(), 0)?)
             }
-        }
+        })
     }
 
     fn pagerank_params() -> PageRankParams {
@@ -394,36 +397,57 @@ impl Kernel {
     }
 
     /// Through the snapshot API, as a user calls it.
-    fn on_snapshot(self, snap: &GraphSnapshot, source: VertexId) -> Result<Output, Error> {
+    fn on_snapshot(self, snap: &GraphSnapshot, source: VertexId) -> Result<Keyed, Error> {
         use plexus::algo as api;
         let p = self.projection();
-        let values = |pairs: Vec<(VertexId, f64)>| {
-            Output::Floats(pairs.into_iter().map(|(_, x)| x).collect())
-        };
-        let labels = |pairs: Vec<(VertexId, VertexId)>| {
-            Output::Labels(pairs.into_iter().map(|(_, l)| l.offset).collect())
-        };
         Ok(match self {
             Kernel::PageRank => {
-                values(api::pagerank(snap, &p, &Self::pagerank_params()).map_err(failure)?)
+                Keyed::Floats(api::pagerank(snap, &p, &Self::pagerank_params()).map_err(failure)?)
             }
-            Kernel::Wcc => labels(api::wcc(snap, &p, &WccParams::default()).map_err(failure)?),
-            Kernel::Bfs => Output::Ints(
-                api::bfs(snap, &p, source)
-                    .map_err(failure)?
-                    .into_iter()
-                    .map(|(_, d)| d)
-                    .collect(),
-            ),
+            Kernel::Wcc => {
+                Keyed::Labels(api::wcc(snap, &p, &WccParams::default()).map_err(failure)?)
+            }
+            Kernel::Bfs => Keyed::Ints(api::bfs(snap, &p, source).map_err(failure)?),
             Kernel::Cdlp => {
                 let params = CdlpParams {
                     iterations: CDLP_ITERATIONS,
                 };
-                labels(api::cdlp(snap, &p, &params).map_err(failure)?)
+                Keyed::Labels(api::cdlp(snap, &p, &params).map_err(failure)?)
             }
-            Kernel::Lcc => values(api::lcc(snap, &p, &LccParams::default()).map_err(failure)?),
-            Kernel::Sssp => values(api::sssp(snap, &p, source, None).map_err(failure)?),
+            Kernel::Lcc => {
+                Keyed::Floats(api::lcc(snap, &p, &LccParams::default()).map_err(failure)?)
+            }
+            Kernel::Sssp => Keyed::Floats(api::sssp(snap, &p, source, None).map_err(failure)?),
         })
+    }
+}
+
+/// A kernel's result as the snapshot API returns it, keyed by vertex: what a timed call
+/// yields. Turned into an [`Output`] for the comparison only after the clock stops, so the
+/// API's figure holds the call and nothing of the benchmark's own bookkeeping.
+enum Keyed {
+    Floats(Vec<(VertexId, f64)>),
+    Ints(Vec<(VertexId, i64)>),
+    Labels(Vec<(VertexId, VertexId)>),
+    /// Already indexed by RMAT vertex id (a kernel run on a built projection).
+    Dense(Output),
+}
+
+impl Keyed {
+    /// Values in `VertexId` order, which is RMAT vertex id order (vertex `i` is the `i`-th
+    /// created); labels as the offsets of the vertices they name.
+    fn into_output(self) -> Output {
+        fn values<T>(pairs: Vec<(VertexId, T)>) -> Vec<T> {
+            pairs.into_iter().map(|(_, value)| value).collect()
+        }
+        match self {
+            Keyed::Floats(pairs) => Output::Floats(values(pairs)),
+            Keyed::Ints(pairs) => Output::Ints(values(pairs)),
+            Keyed::Labels(pairs) => {
+                Output::Labels(pairs.into_iter().map(|(_, l)| l.offset).collect())
+            }
+            Keyed::Dense(output) => output,
+        }
     }
 }
 
@@ -622,17 +646,26 @@ fn write_file(
     out.flush().map_err(io)
 }
 
-/// Median wall-clock seconds of `repeats` runs of `f`, and the last run's result.
+/// Median wall-clock seconds of the runs of `f`, and the last run's result: `repeats` runs,
+/// or more while they add up to less than `MIN_MEASURE_SECONDS` (at most `MAX_RUNS`). A kernel
+/// of 20 ms measured three times mostly measures the allocator faulting in fresh pages for
+/// its first result vectors; repeated for a second, the median is the steady state — on both
+/// sides of every ratio, as both are measured by this function.
 fn median<T>(repeats: usize, mut f: impl FnMut() -> Result<T, Error>) -> Result<(f64, T), Error> {
     let mut times = Vec::with_capacity(repeats);
-    let mut last = None;
-    for _ in 0..repeats.max(1) {
+    let mut total_s = 0.0;
+    let result = loop {
         let started = Instant::now();
-        last = Some(f()?);
-        times.push(started.elapsed().as_secs_f64());
-    }
+        let result = f()?;
+        let seconds = started.elapsed().as_secs_f64();
+        times.push(seconds);
+        total_s += seconds;
+        let enough = times.len() >= repeats.max(1) && total_s >= MIN_MEASURE_SECONDS;
+        if enough || times.len() >= MAX_RUNS {
+            break result;
+        }
+    };
     times.sort_by(f64::total_cmp);
-    let result = last.ok_or_else(|| failure("no run"))?;
     Ok((times[times.len() / 2], result))
 }
 

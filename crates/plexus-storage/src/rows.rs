@@ -76,6 +76,7 @@ use parking_lot::{
 };
 use plexus_types::{DataType, Error, LabelId, PropKeyId, Result, TemporalValue, Timestamp, Value};
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -1112,25 +1113,43 @@ impl RowTable {
     /// held (a chunk's rows are listed first), so it may read the table and chunks may be
     /// evicted meanwhile.
     pub fn scan(&self, ts: Timestamp, mut f: impl FnMut(u32)) -> Result<()> {
+        self.scan_ranges(ts, |rows| rows.for_each(&mut f))
+    }
+
+    /// [`scan`](Self::scan) by runs of rows: `f` gets the maximal ranges of consecutive rows
+    /// that exist at `ts` within each chunk, in offset order — one range per chunk for a table
+    /// without deleted rows, where a caller that wants counts or bounds (analytics' vertex
+    /// selection) need not visit every row. Latching as in `scan`.
+    pub fn scan_ranges(&self, ts: Timestamp, mut f: impl FnMut(Range<u32>)) -> Result<()> {
         let chunks: Vec<_> = self.chunks.read().clone();
-        let mut found = Vec::with_capacity(CHUNK_ROWS);
+        let mut found: Vec<Range<u32>> = Vec::new();
         for (index, slot) in chunks.iter().enumerate() {
             let base = (index * CHUNK_ROWS) as u32;
             let loaded = {
                 let (chunk, loaded) = self.latch_read(slot, index)?;
-                let fast = ts >= chunk.max_write_ts;
-                for r in 0..CHUNK_ROWS {
-                    let exists = if fast {
+                let exists = |r: usize| {
+                    if ts >= chunk.max_write_ts {
                         chunk.exists[r]
                     } else {
                         matches!(
                             chunk.read(&self.layout, r, Slot::Exists, ts),
                             SlotValue::Exists(true)
                         )
-                    };
-                    if exists {
-                        found.push(base + r as u32);
                     }
+                };
+                let mut start = None;
+                for r in 0..CHUNK_ROWS {
+                    match (exists(r), start) {
+                        (true, None) => start = Some(r),
+                        (false, Some(first)) => {
+                            found.push(base + first as u32..base + r as u32);
+                            start = None;
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(first) = start {
+                    found.push(base + first as u32..base + CHUNK_ROWS as u32);
                 }
                 loaded
             };
