@@ -22,9 +22,11 @@
 //!    `pagerank_from_slices`, `wcc_via_csr` and `bfs_via_csr` measure the other design of each
 //!    in the same run. `docs/design/analytics.md` explains the choices.
 //! 7. `algo_under_writes[_from_slices|_reserved_core]`: PageRank (fresh snapshot per run) while one
-//!    writer thread commits single-edge transactions, against the idle time right before;
+//!    writer thread commits single-edge transactions, against the idle time right before (on
+//!    the compacted and warmed-up layout: each variant starts from the same state);
 //!    and `writer_commit_rate_under_algo[...]`, the writer's rate meanwhile against its rate
-//!    alone. The first two run on the API's analytics pool (all cores, lowered CPU priority);
+//!    alone (the mean of `--writer-seconds` right before and right after, also printed as
+//!    `alone_before` / `alone_after`). The first two run on the API's analytics pool (all cores, lowered CPU priority);
 //!    `_reserved_core` runs PageRank in a normal-priority rayon pool one thread short of the
 //!    cores.
 //!
@@ -58,7 +60,7 @@ pub struct Options {
     /// Runs per measurement (at least; short ones repeat for a second); the median is printed.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeats: u32,
-    /// Seconds the writer runs alone to measure its commit rate.
+    /// Seconds the writer runs alone, before and after each busy phase, to measure its rate.
     #[arg(long, default_value_t = 5.0)]
     pub writer_seconds: f64,
     /// Directory for the benchmark database (default: the system temp dir).
@@ -506,7 +508,6 @@ fn under_writes(
     s: f64,
 ) -> Result<(), Error> {
     let repeats = options.repeats as usize;
-    let alone = single_edge_rate(db, ids, 1, options.writer_seconds)?;
     let threads = rayon::current_num_threads();
     for variant in [Variant::Api, Variant::FromSlices, Variant::ReservedCore] {
         eprintln!("pagerank under writes{}", variant.suffix());
@@ -532,8 +533,17 @@ fn under_writes(
             }
             (_, None) => Kernel::PageRank.on_snapshot(&db.snapshot(), ids[0]),
         };
+        // Each variant starts from the layout the kernels above were timed on (the previous
+        // variant's writes compacted and settled), so the variants and the idle runs compare.
         db.compact();
+        if !options.no_warm_up {
+            settle(db)?;
+        }
         let (idle_s, _) = median(repeats, pagerank)?;
+        // The writer alone right before and right after the busy phase: its rate drifts with
+        // the memtables it fills and the merges they cause, so the baseline brackets the
+        // state the busy phase ran in.
+        let alone_before = single_edge_rate(db, ids, 1, options.writer_seconds)?;
         let stop = Arc::new(AtomicBool::new(false));
         let writer = {
             let (db, ids, stop) = (db.clone(), ids.clone(), stop.clone());
@@ -547,6 +557,7 @@ fn under_writes(
             .join()
             .map_err(|_| failure("the writer thread panicked"))??;
         let (busy_s, _) = busy?;
+        let alone_after = single_edge_rate(db, ids, 1, options.writer_seconds)?;
         let suffix = variant.suffix();
         Figure::new(&format!("algo_under_writes{suffix}"), busy_s, "s")
             .baseline(idle_s)
@@ -559,7 +570,9 @@ fn under_writes(
             commits as f64 / elapsed,
             "txn/s",
         )
-        .baseline(alone)
+        .baseline((alone_before + alone_after) / 2.0)
+        .with("alone_before", alone_before)
+        .with("alone_after", alone_after)
         .with("threads", pool_threads as f64)
         .with("scale", s)
         .print();
