@@ -50,9 +50,53 @@
 //! cache just holds more than its budget until a later write succeeds — and the failure is
 //! counted (`spill_write_errors`) and returned to the caller of the eviction.
 //!
-//! Pages of chunks that were written after being loaded become dead (`dead_bytes`); the file
-//! only grows while the database is open. (Rewriting live pages into a new generation when
-//! dead bytes dominate is not implemented; reopening starts from empty files.)
+//! COMPACTION
+//! ==========
+//! Every spill file has an account: the bytes of its pages that a chunk slot refers to
+//! (*live*: the page of a spilled chunk, or of a clean resident one) and of those none does
+//! any more (*dead*: the chunk was written after a load, so its page went stale, or the page
+//! was copied elsewhere). Without compaction the files only grow while the database is open.
+//!
+//! ```text
+//!   rows-000001.spill  [A][b][c][D][e]    live A, D   dead b, c, e   (dead > live)
+//!   round 1: seal 000001, copy A and D ──▶ rows-000002.spill  [A'][D']   slots repoint
+//!   000001 now has no live bytes ──▶ deleted; its dead bytes are reclaimed
+//! ```
+//!
+//! A compaction starts when dead bytes dominate: more dead than live bytes, and at least
+//! `SPILL_COMPACT_MIN_DEAD_BYTES` of them. Dead > live bounds the files to about twice what
+//! chunks refer to (plus the minimum), and means a compaction copies no more bytes than it
+//! frees — at most one byte written per byte reclaimed; the minimum keeps small caches from
+//! rewriting a few pages over and over for nothing worth having. Starting one seals the file
+//! being appended to and notes the first generation after it; every page of an earlier
+//! generation is then *moved* — read and verified like a load, appended to the current file
+//! through the same writer as evictions, and its slot repointed — by rounds of at most
+//! `SPILL_COMPACT_ROUND_MAX_BYTES` (the maintenance paths call them: background
+//! maintenance, `Storage::evict_rows`, recovery's eviction, and the explicit
+//! `Database::compact_row_spill`), until no slot refers to an earlier generation; it is then
+//! counted as done (`spill_compactions`). A spill file with no live bytes that is not being
+//! appended to is deleted through the `Vfs` at the end of every round, compacting or not (so
+//! the garbage file of a failed write goes too); its dead bytes leave `dead_bytes` and are
+//! counted in `spill_bytes_reclaimed`.
+//!
+//! Invariants that make it safe with concurrent readers, writers and evictions:
+//! - A `PageRef` is only followed, replaced or dropped under its chunk slot's latch, and a
+//!   page's bytes move between a file's live and dead accounts under that same latch.
+//! - Pages are only appended to the current generation, and a compaction moves pages of
+//!   generations below the current one: a file being compacted never receives a page.
+//! - So a file whose live bytes are zero and which is not being appended to is referred to by
+//!   no slot, and no reader can be reading it (a reader loads a page under the latch, and the
+//!   page is live until then): deleting it cannot pull a page from under a load.
+//! - A move takes the latch with `try_write`, like eviction: a chunk someone holds keeps its
+//!   old page until a later round, and its file stays until then. Compaction never waits for
+//!   a reader, and a reader never waits for more than one page copy.
+//!
+//! Failures lose nothing. A page that fails its checks during the copy is the same
+//! `Error::Corruption` (file and offset) a load returns: its slot keeps the old page, so the
+//! file stays and the chunk's reads keep reporting it; the round moves the other pages and
+//! returns the error. A failed write of the copy leaves the slot on its old, readable page,
+//! is counted in `spill_write_errors` like a spill write of an eviction, ends the round and is
+//! returned; a later round retries.
 //!
 //! ACCOUNTING
 //! ==========
@@ -66,6 +110,7 @@
 use crate::vfs::{Vfs, VfsFile};
 use parking_lot::Mutex;
 use plexus_types::{Error, Result};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -79,6 +124,16 @@ pub const PAGE_MAX_PAYLOAD_BYTES: usize = u32::MAX as usize - PAGE_HEADER_BYTES;
 
 /// Eviction rounds stop at the budget less this fraction of it (see `RowCache::target_bytes`).
 pub const HEADROOM_FRACTION: u64 = 8;
+
+/// A compaction starts only once the spill files hold at least this many dead bytes (and more
+/// dead than live ones, see COMPACTION): below it the waste is small next to any useful row
+/// cache budget, and rewriting would cost more than it saves.
+pub const SPILL_COMPACT_MIN_DEAD_BYTES: u64 = 4 << 20;
+
+/// A compaction round copies pages until it has copied at least this many bytes (so at most
+/// this plus one page): it runs in the maintenance paths, which must not stall for the
+/// length of a whole file rewrite. 32 MiB is tens of milliseconds of sequential I/O.
+pub const SPILL_COMPACT_ROUND_MAX_BYTES: u64 = 32 << 20;
 
 /// Where a spilled chunk's page is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,17 +157,80 @@ pub struct RowCacheStats {
     pub evictions: u64,
     pub pages_written: u64,
     pub spill_bytes_written: u64,
-    /// Bytes of pages no chunk refers to any more.
+    /// Bytes of pages chunk slots refer to (spilled chunks and clean resident ones).
+    pub live_bytes: u64,
+    /// Bytes of pages no chunk refers to any more, in spill files not yet deleted.
     pub dead_bytes: u64,
+    /// Spill files not yet deleted.
+    pub spill_files: u64,
+    /// Failed page writes, of evictions and of compactions.
     pub spill_write_errors: u64,
+    /// Compactions finished: no chunk refers to a file older than the compaction any more.
+    pub spill_compactions: u64,
+    /// Bytes of live pages compactions copied (also counted in `spill_bytes_written`).
+    pub spill_bytes_copied: u64,
+    /// Dead bytes of the spill files deleted since the cache opened.
+    pub spill_bytes_reclaimed: u64,
 }
 
-struct SpillWriter {
+/// Whether a compaction round starts a compaction only when dead bytes dominate, or whenever
+/// there are any (see COMPACTION).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactTrigger {
+    WhenDue,
+    Now,
+}
+
+/// One spill file's account (see COMPACTION).
+#[derive(Clone, Copy, Debug, Default)]
+struct FileAccount {
+    live_bytes: u64,
+    dead_bytes: u64,
+}
+
+/// The spill files: the one being appended to, and the account of every one not deleted.
+struct SpillFiles {
     /// Generation of the file being appended to (the next one is `generation + 1`).
     generation: u32,
-    /// `None`: no file yet, or the last write failed (the file's end is unknown).
+    /// `None`: no file yet, the last write failed (the file's end is unknown), or a
+    /// compaction sealed it.
     file: Option<Box<dyn VfsFile>>,
     len_bytes: u64,
+    /// Every spill file created and not yet deleted, by generation.
+    accounts: BTreeMap<u32, FileAccount>,
+    /// While a compaction runs: pages of generations below this one are moved.
+    compact_below: Option<u32>,
+}
+
+impl SpillFiles {
+    /// The account of the file holding `page`, which a slot refers to (or did until now).
+    fn account(&mut self, page: PageRef) -> &mut FileAccount {
+        match self.accounts.get_mut(&page.generation) {
+            Some(account) => account,
+            None => panic!(
+                "spill page {page:?} refers to a file that was deleted: a slot outlived its file"
+            ),
+        }
+    }
+
+    fn totals(&self) -> FileAccount {
+        self.accounts
+            .values()
+            .fold(FileAccount::default(), |sum, a| FileAccount {
+                live_bytes: sum.live_bytes + a.live_bytes,
+                dead_bytes: sum.dead_bytes + a.dead_bytes,
+            })
+    }
+}
+
+/// The work left to a compaction round (see [`RowCache::begin_round`]).
+pub(crate) struct CompactionRound {
+    /// Pages of generations below this one are moved.
+    pub(crate) below_generation: u32,
+    /// Bytes still to copy in this round (it stops at zero; a page may overshoot).
+    pub(crate) budget_bytes: u64,
+    /// The first page the round could not read back (its slot keeps it).
+    pub(crate) unreadable: Option<Error>,
 }
 
 /// One database's row cache: the budget, the spill files and the counters. Shared by every
@@ -121,7 +239,8 @@ pub struct RowCache {
     budget_bytes: u64,
     /// `None`: nothing can be spilled (tables built outside a database, in tests).
     vfs: Option<Arc<dyn Vfs>>,
-    writer: Mutex<SpillWriter>,
+    /// Lock order: a chunk slot's latch, then this (see COMPACTION).
+    files: Mutex<SpillFiles>,
     resident_bytes: AtomicU64,
     resident_chunks: AtomicU64,
     spilled_chunks: AtomicU64,
@@ -129,8 +248,10 @@ pub struct RowCache {
     evictions: AtomicU64,
     pages_written: AtomicU64,
     spill_bytes_written: AtomicU64,
-    dead_bytes: AtomicU64,
     spill_write_errors: AtomicU64,
+    spill_compactions: AtomicU64,
+    spill_bytes_copied: AtomicU64,
+    spill_bytes_reclaimed: AtomicU64,
 }
 
 /// The name of the spill file of `generation`.
@@ -162,10 +283,12 @@ impl RowCache {
         Self {
             budget_bytes,
             vfs,
-            writer: Mutex::new(SpillWriter {
+            files: Mutex::new(SpillFiles {
                 generation: 0,
                 file: None,
                 len_bytes: 0,
+                accounts: BTreeMap::new(),
+                compact_below: None,
             }),
             resident_bytes: AtomicU64::new(0),
             resident_chunks: AtomicU64::new(0),
@@ -174,8 +297,10 @@ impl RowCache {
             evictions: AtomicU64::new(0),
             pages_written: AtomicU64::new(0),
             spill_bytes_written: AtomicU64::new(0),
-            dead_bytes: AtomicU64::new(0),
             spill_write_errors: AtomicU64::new(0),
+            spill_compactions: AtomicU64::new(0),
+            spill_bytes_copied: AtomicU64::new(0),
+            spill_bytes_reclaimed: AtomicU64::new(0),
         }
     }
 
@@ -220,18 +345,38 @@ impl RowCache {
     }
 
     pub(crate) fn note_load(&self) {
+        self.misses.fetch_add(1, Ordering::Relaxed);
         self.resident_chunks.fetch_add(1, Ordering::Relaxed);
         self.spilled_chunks.fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// A chunk was written after being loaded: its page no longer matches it.
+    /// No slot refers to `page` any more (its chunk was written after being loaded, or the
+    /// page was copied by a compaction). Called under the slot's latch.
     pub(crate) fn note_dead(&self, page: PageRef) {
-        self.dead_bytes
+        let len_bytes = u64::from(page.len_bytes);
+        let mut files = self.files.lock();
+        let account = files.account(page);
+        assert!(
+            account.live_bytes >= len_bytes,
+            "spill page {page:?} is not live: {account:?}"
+        );
+        account.live_bytes -= len_bytes;
+        account.dead_bytes += len_bytes;
+    }
+
+    /// `page` was copied by a compaction (the slot now refers to the copy).
+    pub(crate) fn note_moved(&self, page: PageRef) {
+        self.note_dead(page);
+        self.spill_bytes_copied
             .fetch_add(u64::from(page.len_bytes), Ordering::Relaxed);
     }
 
     pub fn stats(&self) -> RowCacheStats {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let (totals, spill_files) = {
+            let files = self.files.lock();
+            (files.totals(), files.accounts.len() as u64)
+        };
         RowCacheStats {
             budget_bytes: self.budget_bytes,
             resident_bytes: self.resident_bytes(),
@@ -241,8 +386,13 @@ impl RowCache {
             evictions: load(&self.evictions),
             pages_written: load(&self.pages_written),
             spill_bytes_written: load(&self.spill_bytes_written),
-            dead_bytes: load(&self.dead_bytes),
+            live_bytes: totals.live_bytes,
+            dead_bytes: totals.dead_bytes,
+            spill_files,
             spill_write_errors: load(&self.spill_write_errors),
+            spill_compactions: load(&self.spill_compactions),
+            spill_bytes_copied: load(&self.spill_bytes_copied),
+            spill_bytes_reclaimed: load(&self.spill_bytes_reclaimed),
         }
     }
 
@@ -268,33 +418,39 @@ impl RowCache {
         page.extend_from_slice(&chunk_index.to_le_bytes());
         page.extend_from_slice(&page_crc(chunk_index, payload).to_le_bytes());
         page.extend_from_slice(payload);
-        let mut writer = self.writer.lock();
-        if writer.file.is_none() {
-            writer.generation += 1;
-            writer.len_bytes = 0;
-            match vfs.create(&spill_name(writer.generation)) {
-                Ok(file) => writer.file = Some(file),
+        let mut files = self.files.lock();
+        if files.file.is_none() {
+            files.generation += 1;
+            files.len_bytes = 0;
+            match vfs.create(&spill_name(files.generation)) {
+                Ok(file) => {
+                    files.file = Some(file);
+                    let generation = files.generation;
+                    files.accounts.insert(generation, FileAccount::default());
+                }
                 Err(e) => {
                     self.spill_write_errors.fetch_add(1, Ordering::Relaxed);
                     return Err(e);
                 }
             }
         }
-        let written = match writer.file.as_mut() {
+        let written = match files.file.as_mut() {
             Some(file) => file.write_all(&page),
             None => unreachable!("a spill file was just opened"),
         };
         if let Err(e) = written {
-            writer.file = None;
+            files.file = None;
             self.spill_write_errors.fetch_add(1, Ordering::Relaxed);
             return Err(e);
         }
         let at = PageRef {
-            generation: writer.generation,
-            offset: writer.len_bytes,
+            generation: files.generation,
+            offset: files.len_bytes,
             len_bytes: page.len() as u32,
         };
-        writer.len_bytes += page.len() as u64;
+        files.len_bytes += page.len() as u64;
+        // Live from here: the caller installs it in the slot whose latch it holds.
+        files.account(at).live_bytes += page.len() as u64;
         self.pages_written.fetch_add(1, Ordering::Relaxed);
         self.spill_bytes_written
             .fetch_add(page.len() as u64, Ordering::Relaxed);
@@ -302,6 +458,7 @@ impl RowCache {
     }
 
     /// The payload of the page of chunk `chunk_index` at `page`, verified (see PAGE FORMAT).
+    /// Called under the chunk slot's latch (see COMPACTION).
     pub(crate) fn read_page(&self, page: PageRef, chunk_index: u32) -> Result<Vec<u8>> {
         let vfs = self.vfs()?;
         let name = spill_name(page.generation);
@@ -318,7 +475,6 @@ impl RowCache {
             }
             Err(e) => return Err(e),
         };
-        self.misses.fetch_add(1, Ordering::Relaxed);
         let word = |at: usize| {
             u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
         };
@@ -347,6 +503,76 @@ impl RowCache {
             return Err(corrupt(12, "spill page checksum mismatch".into()));
         }
         Ok(payload)
+    }
+
+    /// The start of a compaction round (see COMPACTION): the round of the compaction under
+    /// way, else of a new one if `trigger` asks for it (sealing the file being appended to),
+    /// else `None`.
+    pub(crate) fn begin_round(&self, trigger: CompactTrigger) -> Option<CompactionRound> {
+        // (Without a file system nothing is spilled, so nothing is ever dead or due.)
+        let mut files = self.files.lock();
+        let below_generation = match files.compact_below {
+            Some(below) => below,
+            None => {
+                let FileAccount {
+                    live_bytes,
+                    dead_bytes,
+                } = files.totals();
+                let due = match trigger {
+                    CompactTrigger::WhenDue => {
+                        dead_bytes >= SPILL_COMPACT_MIN_DEAD_BYTES && dead_bytes > live_bytes
+                    }
+                    CompactTrigger::Now => dead_bytes > 0,
+                };
+                if !due {
+                    return None;
+                }
+                // Sealed: the next page, evicted or copied, starts the next generation.
+                files.file = None;
+                let below = files.generation + 1;
+                files.compact_below = Some(below);
+                below
+            }
+        };
+        Some(CompactionRound {
+            below_generation,
+            budget_bytes: SPILL_COMPACT_ROUND_MAX_BYTES,
+            unreadable: None,
+        })
+    }
+
+    /// The end of every maintenance round: deletes each spill file that no slot refers to
+    /// and that is not being appended to, and finishes the compaction under way once no file
+    /// older than it is left. Returns the dead bytes reclaimed. A failed delete is returned;
+    /// the file keeps its account and the next round tries again.
+    pub(crate) fn remove_unreferenced_files(&self) -> Result<u64> {
+        let Some(vfs) = self.vfs.as_ref() else {
+            return Ok(0);
+        };
+        let mut files = self.files.lock();
+        let appending = files.file.as_ref().map(|_| files.generation);
+        let unreferenced: Vec<u32> = (files.accounts.iter())
+            .filter(|&(&generation, account)| {
+                account.live_bytes == 0 && Some(generation) != appending
+            })
+            .map(|(&generation, _)| generation)
+            .collect();
+        let mut reclaimed_bytes = 0;
+        for generation in unreferenced {
+            vfs.remove(&spill_name(generation))?;
+            if let Some(account) = files.accounts.remove(&generation) {
+                reclaimed_bytes += account.dead_bytes;
+                self.spill_bytes_reclaimed
+                    .fetch_add(account.dead_bytes, Ordering::Relaxed);
+            }
+        }
+        if let Some(below) = files.compact_below
+            && files.accounts.range(..below).next().is_none()
+        {
+            files.compact_below = None;
+            self.spill_compactions.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(reclaimed_bytes)
     }
 
     /// The error for a payload that checked out but does not decode (`offset` within it).
@@ -418,6 +644,101 @@ mod tests {
         assert_eq!(cache.read_page(a, 0).unwrap(), b"kept");
         assert_eq!(cache.read_page(c, 2).unwrap(), b"after");
         assert_eq!(cache.stats().spill_write_errors, 1);
+    }
+
+    /// Moves the pages of `round`, given as (chunk index, page), the way `rows` does.
+    fn move_all(cache: &RowCache, round: &CompactionRound, pages: &mut [(u32, PageRef)]) {
+        for (index, page) in pages.iter_mut() {
+            if page.generation < round.below_generation {
+                let payload = cache.read_page(*page, *index).unwrap();
+                let moved = cache.write_page(*index, &payload).unwrap();
+                cache.note_moved(*page);
+                *page = moved;
+            }
+        }
+    }
+
+    #[test]
+    fn a_compaction_starts_when_dead_bytes_dominate_and_deletes_the_files_it_emptied() {
+        let (vfs, cache) = cache();
+        let payload = vec![7u8; (SPILL_COMPACT_MIN_DEAD_BYTES / 4) as usize];
+        let page_bytes = (payload.len() + PAGE_HEADER_BYTES) as u64;
+        let written: Vec<PageRef> = (0..8)
+            .map(|i| cache.write_page(i, &payload).unwrap())
+            .collect();
+        assert_eq!(cache.stats().live_bytes, 8 * page_bytes);
+        // Four dead pages reach the minimum but are not more than the four live ones.
+        written[..4].iter().for_each(|&page| cache.note_dead(page));
+        let stats = cache.stats();
+        assert!(
+            stats.dead_bytes >= SPILL_COMPACT_MIN_DEAD_BYTES,
+            "{stats:?}"
+        );
+        assert_eq!(
+            (stats.live_bytes, stats.dead_bytes),
+            (4 * page_bytes, 4 * page_bytes)
+        );
+        assert!(cache.begin_round(CompactTrigger::WhenDue).is_none());
+        cache.note_dead(written[4]);
+        let round = cache.begin_round(CompactTrigger::WhenDue).unwrap();
+        assert_eq!(round.below_generation, 2, "the first file was sealed");
+        let again = cache.begin_round(CompactTrigger::WhenDue).unwrap();
+        assert_eq!(
+            again.below_generation, 2,
+            "a round continues the compaction under way"
+        );
+        let mut pages: Vec<(u32, PageRef)> = (5..).zip(written[5..].iter().copied()).collect();
+        move_all(&cache, &round, &mut pages);
+        assert!(pages.iter().all(|(_, p)| p.generation == 2));
+        assert!(vfs.exists(&spill_name(1)));
+        assert_eq!(cache.remove_unreferenced_files().unwrap(), 8 * page_bytes);
+        assert!(!vfs.exists(&spill_name(1)) && vfs.exists(&spill_name(2)));
+        let stats = cache.stats();
+        assert_eq!(
+            (stats.live_bytes, stats.dead_bytes, stats.spill_files),
+            (3 * page_bytes, 0, 1)
+        );
+        assert_eq!(stats.spill_compactions, 1);
+        assert_eq!(stats.spill_bytes_copied, 3 * page_bytes);
+        assert_eq!(stats.spill_bytes_reclaimed, 8 * page_bytes);
+        for &(index, page) in &pages {
+            assert_eq!(cache.read_page(page, index).unwrap(), payload);
+        }
+        // Nothing dead: nothing to do, even when asked; the file being appended to stays.
+        assert!(cache.begin_round(CompactTrigger::Now).is_none());
+        assert_eq!(cache.remove_unreferenced_files().unwrap(), 0);
+        assert!(vfs.exists(&spill_name(2)));
+    }
+
+    #[test]
+    fn below_the_minimum_only_an_explicit_compaction_runs() {
+        let (_vfs, cache) = cache();
+        let a = cache.write_page(0, b"dead soon").unwrap();
+        cache.write_page(1, b"live").unwrap();
+        cache.note_dead(a);
+        let stats = cache.stats();
+        assert!(stats.dead_bytes > stats.live_bytes, "{stats:?}");
+        assert!(cache.begin_round(CompactTrigger::WhenDue).is_none());
+        assert!(cache.begin_round(CompactTrigger::Now).is_some());
+    }
+
+    #[test]
+    fn the_file_of_a_failed_write_is_deleted_once_nothing_refers_to_it() {
+        let (vfs, cache) = cache();
+        let a = cache.write_page(0, b"kept").unwrap();
+        vfs.fail_writes_after(1);
+        assert!(cache.write_page(1, b"lost").is_err());
+        vfs.fail_writes_after(u64::MAX);
+        // Generation 1 is no longer appended to, but `a` is live in it.
+        assert_eq!(cache.remove_unreferenced_files().unwrap(), 0);
+        assert!(vfs.exists(&spill_name(1)));
+        cache.note_dead(a);
+        assert_eq!(
+            cache.remove_unreferenced_files().unwrap(),
+            u64::from(a.len_bytes)
+        );
+        assert!(!vfs.exists(&spill_name(1)));
+        assert_eq!(cache.stats().spill_files, 0);
     }
 
     #[test]

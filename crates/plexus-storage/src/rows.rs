@@ -62,6 +62,9 @@
 //!   clearing) chunks referenced since the last pass, stopping once the cache is below its
 //!   target. `Storage::evict_rows` runs it after commits, in background maintenance, while a
 //!   checkpoint reads every row, and during recovery.
+//! - **Compaction** (see COMPACTION in `rowcache`) moves a slot's page to a newer spill file
+//!   under the slot's latch (`try_write`, as eviction: a latched chunk keeps its page until a
+//!   later round), so a load never reads a page whose file is being deleted.
 //! - **Failures.** A page that fails its checks is an error naming the spill file and offset
 //!   (reads return it; nothing is guessed). A failed spill write leaves the chunk resident.
 //! - `scan` lists a chunk's rows under its latch and calls back after releasing it, so the
@@ -70,7 +73,7 @@
 
 use crate::catalog::PropertyDef;
 use crate::codec::{DecodeResult, Decoder, Encoder};
-use crate::rowcache::{PageRef, RowCache};
+use crate::rowcache::{CompactTrigger, CompactionRound, PageRef, RowCache};
 use parking_lot::{
     MappedRwLockReadGuard, MappedRwLockWriteGuard, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
@@ -1330,6 +1333,43 @@ impl RowTable {
         }
     }
 
+    /// Moves this table's pages of generations below `round.below_generation` to the spill
+    /// file being appended to, until the round's budget is spent (see COMPACTION in
+    /// `rowcache`). A chunk someone holds keeps its page for a later round. A page that does
+    /// not read back is noted in `round.unreadable` and keeps its slot; a failed write of a
+    /// copy is returned at once (counted like any spill write error) and the slot keeps its
+    /// old page.
+    fn move_pages(&self, round: &mut CompactionRound) -> Result<()> {
+        let chunks: Vec<_> = self.chunks.read().clone();
+        for (index, slot) in chunks.iter().enumerate() {
+            if round.budget_bytes == 0 {
+                break;
+            }
+            let Some(mut state) = slot.state.try_write() else {
+                continue;
+            };
+            let Some(page) = state
+                .page
+                .filter(|page| page.generation < round.below_generation)
+            else {
+                continue;
+            };
+            let payload = match self.cache.read_page(page, index as u32) {
+                Ok(payload) => payload,
+                Err(e) => {
+                    round.unreadable.get_or_insert(e);
+                    continue;
+                }
+            };
+            let moved = self.cache.write_page(index as u32, &payload)?;
+            debug_assert!(moved.generation >= round.below_generation);
+            self.cache.note_moved(page);
+            state.page = Some(moved);
+            round.budget_bytes = round.budget_bytes.saturating_sub(u64::from(page.len_bytes));
+        }
+        Ok(())
+    }
+
     /// One clock sweep (at most two passes over the chunks): evicts cold chunks until the
     /// cache holds at most `target_bytes`, collecting versions below `horizon` on the way.
     /// Returns the number of chunks evicted. A failed spill write stops the sweep with the
@@ -1402,6 +1442,34 @@ impl RowTable {
         self.cache.note_eviction();
         Ok(true)
     }
+}
+
+/// One round of spill-file compaction over `tables`, which are every table accounting its
+/// chunks in `cache` (see COMPACTION in `rowcache`): continues the compaction under way, or
+/// starts one as `trigger` asks, moves at most `SPILL_COMPACT_ROUND_MAX_BYTES` (plus one
+/// page) of pages, then deletes the files no slot refers to. Returns the dead bytes reclaimed.
+/// A failed copy write is returned (first); else a page that did not read back; else a failed
+/// delete. Nothing referenced is ever lost: a slot leaves its page only for a verified copy.
+pub fn compact_spill(
+    cache: &RowCache,
+    tables: &[&RowTable],
+    trigger: CompactTrigger,
+) -> Result<u64> {
+    let mut moved = Ok(());
+    let mut unreadable = None;
+    if let Some(mut round) = cache.begin_round(trigger) {
+        moved = tables.iter().try_for_each(|t| {
+            debug_assert!(std::ptr::eq(t.cache.as_ref(), cache));
+            t.move_pages(&mut round)
+        });
+        unreadable = round.unreadable;
+    }
+    let reclaimed_bytes = cache.remove_unreferenced_files();
+    moved?;
+    if let Some(e) = unreadable {
+        return Err(e);
+    }
+    reclaimed_bytes
 }
 
 #[cfg(test)]
@@ -1779,5 +1847,230 @@ mod tests {
         assert_eq!(t.evict(1, 0).unwrap(), 2);
         assert!(vfs.exists(&crate::rowcache::spill_name(2)));
         assert_eq!(images(&t, 1), before);
+    }
+
+    // ---- spill-file compaction -----------------------------------------------------------
+
+    use crate::rowcache::spill_name;
+
+    fn page_of(t: &RowTable, chunk: usize) -> Option<PageRef> {
+        t.slot((chunk * CHUNK_ROWS) as u32)
+            .unwrap()
+            .state
+            .read()
+            .page
+    }
+
+    /// Rewrites property 1 of a row of `chunk` with the value it holds (at `ts`, collected at
+    /// once): the rows read the same, but the chunk's page is dead.
+    fn rewrite_in_place(t: &RowTable, chunk: usize, ts: Timestamp) {
+        let row = (chunk * CHUNK_ROWS) as u32 + 1;
+        let value = t.prop(row, 1, ts).unwrap();
+        t.install_prop(row, ts, ts, 1, value).unwrap();
+    }
+
+    fn spill_files(vfs: &FaultVfs) -> Vec<String> {
+        let names = vfs.list().unwrap();
+        names
+            .into_iter()
+            .filter(|n| n.ends_with(".spill"))
+            .collect()
+    }
+
+    /// Four evictable chunks spilled to generation 1, chunks 0 and 1 then written (dead pages,
+    /// new pages in generation 1 again) and chunk 2 read back (clean, resident).
+    fn table_with_dead_pages() -> (FaultVfs, Arc<RowCache>, RowTable, Vec<(u32, RowImage)>) {
+        let (vfs, cache, t) = spilling_table();
+        fill(&t, 4 * CHUNK_ROWS as u32 + 1, 1, 1);
+        let before = images(&t, 1);
+        assert_eq!(t.evict(1, 0).unwrap(), 4);
+        rewrite_in_place(&t, 0, 2);
+        rewrite_in_place(&t, 1, 2);
+        assert_eq!(t.evict(2, 0).unwrap(), 2);
+        assert!(t.prop((2 * CHUNK_ROWS) as u32, 1, 2).unwrap().is_some());
+        assert_eq!(
+            t.chunk_residency(),
+            (2, 3),
+            "chunk 2 read back and still clean"
+        );
+        assert!(page_of(&t, 2).is_some());
+        (vfs, cache, t, before)
+    }
+
+    #[test]
+    fn compaction_moves_every_live_page_and_deletes_the_old_file() {
+        let (vfs, cache, t, before) = table_with_dead_pages();
+        let stats = cache.stats();
+        let referenced_bytes = |t: &RowTable| {
+            (0..4)
+                .map(|chunk| u64::from(page_of(t, chunk).unwrap().len_bytes))
+                .sum::<u64>()
+        };
+        assert_eq!(stats.live_bytes, referenced_bytes(&t), "{stats:?}");
+        assert_eq!(
+            stats.live_bytes + stats.dead_bytes,
+            stats.spill_bytes_written
+        );
+        assert!(stats.dead_bytes > 0, "{stats:?}");
+        assert_eq!(spill_files(&vfs), vec![spill_name(1)]);
+        // Below the minimum: maintenance leaves it; an explicit compaction runs.
+        assert_eq!(
+            compact_spill(&cache, &[&t], CompactTrigger::WhenDue).unwrap(),
+            0
+        );
+        assert_eq!(cache.stats().spill_compactions, 0);
+        let file_bytes = stats.live_bytes + stats.dead_bytes;
+        assert_eq!(
+            compact_spill(&cache, &[&t], CompactTrigger::Now).unwrap(),
+            file_bytes
+        );
+        let after = cache.stats();
+        assert_eq!(
+            spill_files(&vfs),
+            vec![spill_name(2)],
+            "the old file is deleted"
+        );
+        assert_eq!(after.dead_bytes, 0);
+        assert_eq!(after.live_bytes, stats.live_bytes);
+        assert_eq!(after.live_bytes, referenced_bytes(&t));
+        assert_eq!(after.spill_bytes_copied, stats.live_bytes);
+        assert_eq!(after.spill_bytes_reclaimed, file_bytes);
+        assert_eq!((after.spill_files, after.spill_compactions), (1, 1));
+        for chunk in 0..4 {
+            assert_eq!(page_of(&t, chunk).unwrap().generation, 2, "chunk {chunk}");
+        }
+        assert_eq!(t.chunk_residency(), (2, 3), "compaction loads nothing");
+        assert_eq!(images(&t, 2), before);
+        // The clean chunk's copy is its page: evicting it again writes nothing.
+        let written = cache.stats().pages_written;
+        t.evict(2, 0).unwrap();
+        assert_eq!(cache.stats().pages_written, written);
+        assert_eq!(images(&t, 2), before);
+    }
+
+    #[test]
+    fn a_latched_chunk_keeps_its_page_and_its_file_until_a_later_round() {
+        let (vfs, cache, t, before) = table_with_dead_pages();
+        let slot = t.slot(3 * CHUNK_ROWS as u32).unwrap();
+        let latch = t.latch_read(&slot, 3).unwrap().0;
+        compact_spill(&cache, &[&t], CompactTrigger::Now).unwrap();
+        assert_eq!(page_of(&t, 3).unwrap().generation, 1);
+        assert_eq!(page_of(&t, 0).unwrap().generation, 2);
+        assert_eq!(spill_files(&vfs), vec![spill_name(1), spill_name(2)]);
+        assert_eq!(cache.stats().spill_compactions, 0);
+        assert_eq!(images(&t, 2)[..CHUNK_ROWS], before[..CHUNK_ROWS]);
+        drop(latch);
+        // The compaction under way continues without a new trigger.
+        compact_spill(&cache, &[&t], CompactTrigger::WhenDue).unwrap();
+        assert_eq!(spill_files(&vfs), vec![spill_name(2)]);
+        assert_eq!(cache.stats().spill_compactions, 1);
+        assert_eq!(images(&t, 2), before);
+    }
+
+    #[test]
+    fn readers_during_compaction_see_every_row() {
+        let (_vfs, cache, t) = spilling_table();
+        fill(&t, 4 * CHUNK_ROWS as u32 + 1, 1, 1);
+        let before = images(&t, 1);
+        t.evict(1, 0).unwrap();
+        const ROUNDS: u64 = 12;
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let readers: Vec<_> = (0..2)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut passes = 0;
+                        while passes == 0 || !done.load(Ordering::Acquire) {
+                            assert_eq!(images(&t, Timestamp::MAX), before);
+                            passes += 1;
+                        }
+                        passes
+                    })
+                })
+                .collect();
+            for round in 0..ROUNDS {
+                let ts = 2 + round;
+                rewrite_in_place(&t, (round % 4) as usize, ts);
+                while t.evict(ts, 0).is_err() {}
+                compact_spill(&cache, &[&t], CompactTrigger::Now).unwrap();
+            }
+            done.store(true, Ordering::Release);
+            for reader in readers {
+                assert!(reader.join().unwrap() > 0);
+            }
+        });
+        // Latched chunks may have kept pages back: later rounds finish the compaction.
+        while cache.stats().dead_bytes > 0 {
+            compact_spill(&cache, &[&t], CompactTrigger::Now).unwrap();
+        }
+        let stats = cache.stats();
+        assert!(stats.spill_compactions >= 1, "{stats:?}");
+        assert_eq!(stats.spill_files, 1, "{stats:?}");
+        assert_eq!(images(&t, Timestamp::MAX), before);
+    }
+
+    #[test]
+    fn a_corrupt_page_met_by_compaction_is_an_error_naming_the_file_and_stays_referenced() {
+        let (vfs, cache, t, before) = table_with_dead_pages();
+        let damaged = page_of(&t, 3).unwrap();
+        let file = spill_name(1);
+        vfs.corrupt(&file, damaged.offset as usize + 200, &[0xEE, 0x11])
+            .unwrap();
+        let err = compact_spill(&cache, &[&t], CompactTrigger::Now).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Error::Corruption { .. }), "{text}");
+        assert!(text.contains(&file) && text.contains("checksum"), "{text}");
+        assert!(
+            text.contains(&format!("byte {}", damaged.offset + 12)),
+            "{text}"
+        );
+        // Never copied, never dropped: the chunk still refers to it and its reads still fail.
+        assert_eq!(page_of(&t, 3), Some(damaged));
+        assert!(vfs.exists(&file));
+        let read = t.prop(3 * CHUNK_ROWS as u32, 1, 2).unwrap_err().to_string();
+        assert!(read.contains(&file) && read.contains("checksum"), "{read}");
+        // The other pages moved and read back.
+        for chunk in 0..3 {
+            assert_eq!(page_of(&t, chunk).unwrap().generation, 2, "chunk {chunk}");
+        }
+        let mut rows = Vec::new();
+        for row in 0..3 * CHUNK_ROWS as u32 {
+            rows.push((row, t.image(row, 2).unwrap()));
+        }
+        assert_eq!(rows, before[..3 * CHUNK_ROWS]);
+        assert_eq!(cache.stats().spill_compactions, 0);
+        assert!(compact_spill(&cache, &[&t], CompactTrigger::Now).is_err());
+    }
+
+    #[test]
+    fn a_failed_write_during_compaction_loses_nothing() {
+        let (vfs, cache, t, before) = table_with_dead_pages();
+        let pages: Vec<_> = (0..4).map(|chunk| page_of(&t, chunk)).collect();
+        let errors = cache.stats().spill_write_errors;
+        vfs.fail_writes_after(1);
+        let err = compact_spill(&cache, &[&t], CompactTrigger::Now).unwrap_err();
+        assert!(err.to_string().contains("injected"), "{err}");
+        assert_eq!(cache.stats().spill_write_errors, errors + 1);
+        assert_eq!(
+            (0..4).map(|chunk| page_of(&t, chunk)).collect::<Vec<_>>(),
+            pages
+        );
+        assert!(vfs.exists(&spill_name(1)));
+        assert_eq!(images(&t, 2), before);
+        // The disk works again: the next round finishes, in a new file.
+        vfs.fail_writes_after(u64::MAX);
+        compact_spill(&cache, &[&t], CompactTrigger::Now).unwrap();
+        let stats = cache.stats();
+        assert_eq!(
+            (stats.spill_compactions, stats.dead_bytes),
+            (1, 0),
+            "{stats:?}"
+        );
+        assert_eq!(
+            spill_files(&vfs),
+            vec![spill_name(3)],
+            "1 and the failed 2 are gone"
+        );
+        assert_eq!(images(&t, 2), before);
     }
 }

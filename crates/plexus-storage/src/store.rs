@@ -30,7 +30,10 @@
 //! `Config::row_cache_bytes`: after every commit, in background maintenance, while a
 //! checkpoint reads every row back, and during recovery after each checkpoint section and
 //! WAL record, so opening a database larger than the budget stays bounded too. The spill
-//! files are deleted at open: recovery never reads them.
+//! files are deleted at open: recovery never reads them. The maintenance paths among these
+//! (background maintenance and explicit `evict_rows`, and recovery's rounds) also run a round
+//! of spill-file compaction (COMPACTION in `rowcache`) when dead pages dominate; commits and
+//! checkpoint scans do not, so a commit never waits for a file rewrite.
 //!
 //! SECONDARY INDEXES
 //! =================
@@ -47,8 +50,8 @@ use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
 use crate::index::{KeyRange, MAX_INDEXES, PropertyIndexes};
 use crate::lsm::{LsmStats, RunContext, Topology};
 use crate::record::{CommitRecord, LogRecord, WriteOp};
-use crate::rowcache::{RowCache, RowCacheStats};
-use crate::rows::RowTable;
+use crate::rowcache::{CompactTrigger, RowCache, RowCacheStats};
+use crate::rows::{self, RowTable};
 use crate::run::{ColumnData, ColumnKind, MAX_COLUMNS, Run};
 use crate::topology::{MAX_EDGE_OFFSET, TOMBSTONE_BIT};
 use crate::vfs::Vfs;
@@ -360,11 +363,14 @@ struct Tables {
 }
 
 impl Tables {
+    /// Eviction, then a compaction round when due (recovery rewrites chunks it loaded).
     fn evict(&self, horizon: Timestamp, state: &RowEviction) -> Result<usize> {
         let rows: Vec<&RowTable> = (self.vertex.iter().map(|t| &t.rows))
             .chain(self.edge.iter().map(|t| &t.rows))
             .collect();
-        evict_tables(&self.cache, &rows, horizon, state, Urgency::Patient)
+        let evicted = evict_tables(&self.cache, &rows, horizon, state, Urgency::Patient)?;
+        rows::compact_spill(&self.cache, &rows, CompactTrigger::WhenDue)?;
+        Ok(evicted)
     }
 
     fn apply_catalog(&mut self, op: &CatalogOp) {
@@ -979,11 +985,29 @@ impl Storage {
     }
 
     /// Evicts cold row chunks while the row cache holds more than its budget (see
-    /// `rowcache`), collecting versions below `horizon` on the way; returns how many chunks
-    /// were evicted. A failed spill write is returned (and counted); the chunk it was for
-    /// stays resident, so no data is lost.
+    /// `rowcache`), collecting versions below `horizon` on the way, then runs a round of
+    /// spill-file compaction if dead pages dominate; returns how many chunks were evicted. A
+    /// failed spill write is returned (and counted); the chunk it was for stays resident, so
+    /// no data is lost. A page that fails its checks during a compaction is returned too.
     pub fn evict_rows(&self, horizon: Timestamp) -> Result<usize> {
-        self.evict_rows_with(horizon, Urgency::Now)
+        let evicted = self.evict_rows_with(horizon, Urgency::Now)?;
+        self.compact_spill(CompactTrigger::WhenDue)?;
+        Ok(evicted)
+    }
+
+    /// One round of spill-file compaction (COMPACTION in `rowcache`), starting a compaction
+    /// if `trigger` asks for one; returns the dead bytes reclaimed by deleting files.
+    pub fn compact_spill(&self, trigger: CompactTrigger) -> Result<u64> {
+        self.with_row_tables(|rows| rows::compact_spill(&self.row_cache, rows, trigger))
+    }
+
+    /// `f` with the row tables of every vertex and edge table.
+    fn with_row_tables<T>(&self, f: impl FnOnce(&[&RowTable]) -> T) -> T {
+        let (vertex, edge) = (self.vertex_tables(), self.edge_tables());
+        let rows: Vec<&RowTable> = (vertex.iter().map(|t| &t.rows))
+            .chain(edge.iter().map(|t| &t.rows))
+            .collect();
+        f(&rows)
     }
 
     /// [`evict_rows`](Self::evict_rows) after a commit: a round is skipped while the last
@@ -1013,11 +1037,9 @@ impl Storage {
     }
 
     fn evict_rows_with(&self, horizon: Timestamp, urgency: Urgency) -> Result<usize> {
-        let (vertex, edge) = (self.vertex_tables(), self.edge_tables());
-        let rows: Vec<&RowTable> = (vertex.iter().map(|t| &t.rows))
-            .chain(edge.iter().map(|t| &t.rows))
-            .collect();
-        evict_tables(&self.row_cache, &rows, horizon, &self.eviction, urgency)
+        self.with_row_tables(|rows| {
+            evict_tables(&self.row_cache, rows, horizon, &self.eviction, urgency)
+        })
     }
 
     /// A checkpoint reads every row back: it evicts again as it goes so the chunks it loaded

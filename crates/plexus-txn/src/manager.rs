@@ -268,9 +268,17 @@ impl TxnManager {
     }
 
     /// Evicts cold row chunks now while the row cache is over its budget (see
-    /// `plexus_storage::rowcache`); returns how many were evicted.
+    /// `plexus_storage::rowcache`), then compacts the spill file if dead pages dominate;
+    /// returns how many chunks were evicted.
     pub fn evict_rows(&self) -> Result<usize> {
         self.storage.evict_rows(self.oracle.horizon())
+    }
+
+    /// A round of spill-file compaction now, whenever the spill files hold dead pages (see
+    /// COMPACTION in `plexus_storage::rowcache`); returns the dead bytes reclaimed.
+    pub fn compact_row_spill(&self) -> Result<u64> {
+        self.storage
+            .compact_spill(plexus_storage::rowcache::CompactTrigger::Now)
     }
 
     /// Maintenance rounds in the caller's thread until one finds nothing to flush or merge

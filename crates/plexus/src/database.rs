@@ -172,10 +172,20 @@ impl Database {
 
     /// Evicts cold row chunks to the spill file now, while the row cache holds more than
     /// `Config::row_cache_bytes` (this also happens after commits and in background
-    /// maintenance). Returns how many chunks were evicted; a failed spill write is returned
-    /// and leaves the chunk in memory.
+    /// maintenance), then runs a round of spill-file compaction if dead pages dominate.
+    /// Returns how many chunks were evicted; a failed spill write is returned and leaves the
+    /// chunk in memory, and a spill page that fails its checks is a `Corruption` error.
     pub fn evict_rows(&self) -> Result<usize> {
         self.manager.evict_rows()
+    }
+
+    /// Compacts the row cache's spill files now if they hold any dead pages, whatever the
+    /// thresholds background maintenance waits for: live pages are copied to a new file
+    /// (at most `SPILL_COMPACT_ROUND_MAX_BYTES` per call; a chunk being read keeps its page
+    /// until a later call) and files no chunk refers to are deleted. Returns the dead bytes
+    /// reclaimed; see `StorageStats::row_cache` and `plexus_storage::rowcache`.
+    pub fn compact_row_spill(&self) -> Result<u64> {
+        self.manager.compact_row_spill()
     }
 
     pub fn create_vertex_table(&self, spec: &VertexTableSpec) -> Result<VertexTableId> {
