@@ -62,10 +62,7 @@ const AGGREGATES: [(&str, bool); 10] = [
          min(a.x), collect(a.x), collect(DISTINCT a.x)",
         true,
     ),
-    (
-        "MATCH (a:P) WHERE a.i < 0 RETURN a.x, count(*)",
-        true,
-    ),
+    ("MATCH (a:P) WHERE a.i < 0 RETURN a.x, count(*)", true),
     (
         "MATCH (a)-[r]->(b) RETURN a.x AS k, b.f IS NULL AS z, count(DISTINCT b.x), \
          collect(DISTINCT b.x), sum(DISTINCT b.f), avg(DISTINCT r.w), min(DISTINCT b.f), \
@@ -76,10 +73,7 @@ const AGGREGATES: [(&str, bool); 10] = [
         "MATCH (a)-->(b)-->(c) RETURN c.f, collect(a.i), sum(b.f + c.f), count(DISTINCT a)",
         true,
     ),
-    (
-        "MATCH (a:P)-[r]->(b) RETURN a.i % 3 AS k, sum(b.x)",
-        true,
-    ),
+    ("MATCH (a:P)-[r]->(b) RETURN a.i % 3 AS k, sum(b.x)", true),
     (
         "MATCH (a)-[r]->(b) RETURN sum(CASE WHEN b.i % 3 = 0 THEN 4000000000000000000 \
          ELSE b.x END), count(*)",

@@ -81,7 +81,10 @@ impl Aggregation {
     }
 
     fn empty_states(&self) -> Vec<Accumulator> {
-        self.calls.iter().map(|(_, c)| Accumulator::new(c)).collect()
+        self.calls
+            .iter()
+            .map(|(_, c)| Accumulator::new(c))
+            .collect()
     }
 }
 
@@ -165,7 +168,10 @@ impl Groups {
         }
         // (4)
         for (group, later) in merged_into.into_iter().zip(groups.states) {
-            let calls = self.states[group].iter_mut().zip(later).zip(&aggregation.calls);
+            let calls = self.states[group]
+                .iter_mut()
+                .zip(later)
+                .zip(&aggregation.calls);
             for ((acc, later), (_, call)) in calls {
                 if partial_form(call) == Some(PartialForm::Merged) {
                     acc.merge(call, later);

@@ -16,8 +16,8 @@ use crate::bind::BExpr;
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::{Env, eval, truthy};
 use crate::plan::{
-    ExpandSpec, KeySeek, LogicalPlan, Procedure, RangeBound, RelSeekSpec, SeekPredicate,
-    SortKey, TopCount, VarLengthSpec,
+    ExpandSpec, KeySeek, LogicalPlan, Procedure, RangeBound, RelSeekSpec, SeekPredicate, SortKey,
+    TopCount, VarLengthSpec,
 };
 use crate::value::{GroupKey, Value, equals, order};
 use plexus_cypher::ast::ShortestPath;

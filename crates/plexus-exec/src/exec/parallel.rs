@@ -614,7 +614,9 @@ impl Run {
         let mut groups = Groups::default();
         while let Some(payload) = self.next(ctx)? {
             let Payload::Partial(partial) = payload else {
-                return Err(internal("a parallel worker sent rows for a partial aggregate"));
+                return Err(internal(
+                    "a parallel worker sent rows for a partial aggregate",
+                ));
             };
             let started = Instant::now();
             groups.merge(aggregation, *partial)?;
@@ -715,39 +717,21 @@ impl Worker {
             *lock(&range) = morsel..morsel + 1;
             stages.reset();
             let go_on = match &self.spec.aggregate {
-                None => stream_morsel(morsel, stages.as_mut(), &mut ctx, &self.shared, &self.sender),
-                Some((id, aggregation)) => {
-                    let started = Instant::now();
-                    let mut partial = MorselAggregator::default();
-                    let end = guarded(morsel, || {
-                        while let Some(batch) = stages.next(&mut ctx)? {
-                            partial.feed(aggregation, &batch, &mut ctx)?;
-                            if self.shared.stop.load(Ordering::SeqCst) {
-                                return Ok(false);
-                            }
-                        }
-                        Ok(true)
-                    });
-                    add_profile(&mut ctx, *id, 0, started.elapsed());
-                    let (finished, error) = match end {
-                        Ok(finished) => (finished, None),
-                        Err(error) => (false, Some(error)),
-                    };
-                    // Stopped: nobody waits for the partial. Failed: the caller reports the
-                    // error after merging what came before it, so it needs the partial.
-                    let failed = error.is_some();
-                    (finished || failed)
-                        && self
-                            .sender
-                            .send(Message::Batch {
-                                morsel,
-                                payload: Payload::Partial(Box::new(partial.finish(error))),
-                                reads: ctx.tx.take_reads(),
-                            })
-                            .is_ok()
-                        && !failed
-                        && self.sender.send(done(morsel, &mut ctx)).is_ok()
-                }
+                None => stream_morsel(
+                    morsel,
+                    stages.as_mut(),
+                    &mut ctx,
+                    &self.shared,
+                    &self.sender,
+                ),
+                Some((id, aggregation)) => aggregate_morsel(
+                    morsel,
+                    stages.as_mut(),
+                    (*id, aggregation),
+                    &mut ctx,
+                    &self.shared,
+                    &self.sender,
+                ),
             };
             if !go_on {
                 break;
@@ -801,6 +785,47 @@ fn stream_morsel(
             return true;
         }
     }
+}
+
+/// Aggregates the claimed morsel's rows (operator `id`: `aggregation`) and sends the partial
+/// aggregate, then `Done`; whether the worker may claim another morsel.
+fn aggregate_morsel(
+    morsel: usize,
+    stages: &mut dyn Operator,
+    (id, aggregation): (usize, &Aggregation),
+    ctx: &mut ExecContext,
+    shared: &Shared,
+    sender: &SyncSender<Message>,
+) -> bool {
+    let started = Instant::now();
+    let mut partial = MorselAggregator::default();
+    let end = guarded(morsel, || {
+        while let Some(batch) = stages.next(ctx)? {
+            partial.feed(aggregation, &batch, ctx)?;
+            if shared.stop.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    });
+    add_profile(ctx, id, 0, started.elapsed());
+    let error = match end {
+        // Stopped: nobody waits for the partial.
+        Ok(false) => return false,
+        Ok(true) => None,
+        // The caller reports the error after merging what came before it in the morsel.
+        Err(error) => Some(error),
+    };
+    let failed = error.is_some();
+    let message = Message::Batch {
+        morsel,
+        payload: Payload::Partial(Box::new(partial.finish(error))),
+        reads: ctx.tx.take_reads(),
+    };
+    if sender.send(message).is_err() || failed {
+        return false;
+    }
+    sender.send(done(morsel, ctx)).is_ok()
 }
 
 /// The end of a morsel: the reads since the last message and the morsel's profile.

@@ -66,11 +66,11 @@ mod parallel;
 mod pushdown;
 
 pub use build::{MAX_VAR_LENGTH_DEPTH, Procedure, ProcedureFn, ProcedureRegistry, plan_statement};
-pub(crate) use parallel::{PartialForm, chain as parallel_chain, partial_form};
 pub use parallel::{
     MAX_QUERY_THREADS, MORSEL_VERTICES, PARALLEL_MIN_SCAN_ROWS, ParallelConfig, QUERY_THREADS_ENV,
     parallelize,
 };
+pub(crate) use parallel::{PartialForm, chain as parallel_chain, partial_form};
 
 use crate::bind::BExpr;
 use plexus_cypher::ast::ShortestPath;
