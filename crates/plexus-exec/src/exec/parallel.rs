@@ -500,7 +500,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The output of one morsel, as far as it has arrived.
 #[derive(Default)]
 struct MorselOutput {
-    batches: VecDeque<Payload>,
+    payloads: VecDeque<Payload>,
     done: bool,
     error: Option<QueryError>,
 }
@@ -577,8 +577,8 @@ impl Run {
                 return Ok(None);
             }
             let output = self.pending.entry(self.next_emit).or_default();
-            if let Some(batch) = output.batches.pop_front() {
-                return Ok(Some(batch));
+            if let Some(payload) = output.payloads.pop_front() {
+                return Ok(Some(payload));
             }
             if let Some(error) = output.error.take() {
                 return Err(error);
@@ -641,7 +641,7 @@ impl Run {
                 self.pending
                     .entry(morsel)
                     .or_default()
-                    .batches
+                    .payloads
                     .push_back(payload);
             }
             Message::Done {
@@ -799,14 +799,15 @@ fn aggregate_morsel(
 ) -> bool {
     let started = Instant::now();
     let mut partial = MorselAggregator::default();
+    // Whether the morsel was aggregated to its end (its scan also ends early on a stop).
     let end = guarded(morsel, || {
         while let Some(batch) = stages.next(ctx)? {
-            partial.feed(aggregation, &batch, ctx)?;
             if shared.stop.load(Ordering::SeqCst) {
                 return Ok(false);
             }
+            partial.feed(aggregation, &batch, ctx)?;
         }
-        Ok(true)
+        Ok(!shared.stop.load(Ordering::SeqCst))
     });
     add_profile(ctx, id, 0, started.elapsed());
     let error = match end {
