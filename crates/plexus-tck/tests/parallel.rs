@@ -1,11 +1,16 @@
 //! Morsel-driven parallelism returns the serial plan's rows, in the serial order. On random
-//! graphs — `P` and `Q` nodes with a property `x` drawn from integers, a float, a string, a
-//! boolean and null, relationships of types `R` and `S` with a weight `w` — every query runs
-//! on two connections to the same database: one serial, one with two workers, every scan
-//! parallel (threshold 0) and morsels of 1 to 5 vertices. Rows must be equal row for row (not
-//! only as multisets), errors alike (`a.x + 1` on a boolean fails in a worker), and PROFILE
-//! must count the same rows per operator. Also: a SERIALIZABLE transaction whose read ran in
-//! the workers still conflicts with a concurrent write to what the workers read.
+//! graphs — `P` and `Q` nodes with a property `x` drawn from integers, floats (`2.0`, equal
+//! to `2`), a string, a boolean and null, a property `f` drawn from floats whose sums depend on
+//! the order of the additions (`0.1`, `1e16`, …), relationships of types `R` and `S` with a
+//! weight `w` — every query runs on two connections to the same database: one serial, one
+//! with two workers, every scan parallel (threshold 0) and morsels of 1 to 5 vertices. Rows
+//! must be equal row for row (not only as multisets), errors alike (`a.x + 1` on a boolean
+//! fails in a worker; `sum` over a string, or overflowing, fails in the merge), and PROFILE
+//! must count the same rows per operator. Partial aggregation (an Aggregate computed per
+//! morsel in the workers and merged) must give the same groups in the same order, the same
+//! `collect` lists, and float sums equal to the last bit. Also: a SERIALIZABLE transaction
+//! whose read ran in the workers still conflicts with a concurrent write to what the workers
+//! read.
 
 use plexus::{Config, Connection, Database, FaultVfs, IsolationLevel, ParallelConfig, Params};
 use plexus_exec::{Cursor, ProcedureRegistry};
@@ -13,7 +18,7 @@ use proptest::prelude::*;
 use std::sync::Arc;
 
 /// Values of `x`, as Cypher literals; `None`: missing.
-const VALUES: [Option<&str>; 9] = [
+const VALUES: [Option<&str>; 10] = [
     None,
     Some("0"),
     Some("1"),
@@ -21,8 +26,68 @@ const VALUES: [Option<&str>; 9] = [
     Some("3"),
     Some("5"),
     Some("2.5"),
+    Some("2.0"),
     Some("'a'"),
     Some("true"),
+];
+
+/// Values of `f`: floats whose sum depends on the order of the additions (and an integer).
+const FLOATS: [Option<&str>; 7] = [
+    None,
+    Some("0.1"),
+    Some("0.2"),
+    Some("0.3"),
+    Some("1e16"),
+    Some("-1e16"),
+    Some("3"),
+];
+
+/// Aggregates directly above a parallel chain, and whether the workers aggregate partially:
+/// every aggregate function, with and without DISTINCT, grouping keys that are null or
+/// equivalent (`2` and `2.0`), no grouping key over no rows (one row), errors in `sum` (a
+/// string, a boolean, an overflow: which one depends on which row comes first), and the
+/// percentiles, which stay serial.
+const AGGREGATES: [(&str, bool); 10] = [
+    (
+        "MATCH (a:P)-[r]->(b) RETURN b.x, count(*), count(b.x), sum(r.w), sum(b.f), avg(b.f), \
+         min(b.f), max(b.x), collect(b.i), collect(b.f)",
+        true,
+    ),
+    (
+        "MATCH (n) RETURN count(*), sum(n.f), avg(n.i), min(n.x), collect(n.f), stDev(n.f)",
+        true,
+    ),
+    (
+        "MATCH (a:P) WHERE a.i < 0 RETURN count(*), count(a.x), sum(a.f), avg(a.f), \
+         min(a.x), collect(a.x), collect(DISTINCT a.x)",
+        true,
+    ),
+    ("MATCH (a:P) WHERE a.i < 0 RETURN a.x, count(*)", true),
+    (
+        "MATCH (a)-[r]->(b) RETURN a.x AS k, b.f IS NULL AS z, count(DISTINCT b.x), \
+         collect(DISTINCT b.x), sum(DISTINCT b.f), avg(DISTINCT r.w), min(DISTINCT b.f), \
+         max(DISTINCT b.i), stDevP(b.f)",
+        true,
+    ),
+    (
+        "MATCH (a)-->(b)-->(c) RETURN c.f, collect(a.i), sum(b.f + c.f), count(DISTINCT a)",
+        true,
+    ),
+    ("MATCH (a:P)-[r]->(b) RETURN a.i % 3 AS k, sum(b.x)", true),
+    (
+        "MATCH (a)-[r]->(b) RETURN sum(CASE WHEN b.i % 3 = 0 THEN 4000000000000000000 \
+         ELSE b.x END), count(*)",
+        true,
+    ),
+    (
+        "MATCH (a:P)-[r]->(b) WITH a.x AS k, sum(b.f) AS s WHERE s > 0.25 RETURN k, s",
+        true,
+    ),
+    (
+        "MATCH (a)-[r]->(b) RETURN a.x, percentileCont(b.f, 0.5), percentileDisc(b.i, 0.5), \
+         count(*)",
+        false,
+    ),
 ];
 
 /// Query shapes: counts, grouping aggregates, filters, expands of one, two and variable
@@ -61,11 +126,13 @@ fn parallel(morsel: usize) -> ParallelConfig {
     }
 }
 
-/// Nodes (label P or Q, value index of `x`) and relationships (source, target, type S, w).
-type Graph = (Vec<(bool, usize)>, Vec<(usize, usize, bool, i64)>);
+/// Nodes (label P or Q, value index of `x`, of `f`) and relationships (source, target,
+/// type S, w).
+type Graph = (Vec<(bool, usize, usize)>, Vec<(usize, usize, bool, i64)>);
 
 fn graphs() -> impl Strategy<Value = Graph> {
-    proptest::collection::vec((any::<bool>(), 0..VALUES.len()), 1..40).prop_flat_map(|nodes| {
+    let node = (any::<bool>(), 0..VALUES.len(), 0..FLOATS.len());
+    proptest::collection::vec(node, 1..40).prop_flat_map(|nodes| {
         let n = nodes.len();
         let rels = proptest::collection::vec((0..n, 0..n, any::<bool>(), 0i64..6), 0..(3 * n));
         (Just(nodes), rels)
@@ -73,10 +140,11 @@ fn graphs() -> impl Strategy<Value = Graph> {
 }
 
 fn create(conn: &mut Connection, (nodes, rels): &Graph) {
-    for (i, (q, x)) in nodes.iter().enumerate() {
+    for (i, (q, x, f)) in nodes.iter().enumerate() {
         let label = if *q { "Q" } else { "P" };
         let x = VALUES[*x].map(|v| format!(", x: {v}")).unwrap_or_default();
-        let query = format!("CREATE (:{label} {{i: {i}{x}}})");
+        let f = FLOATS[*f].map(|v| format!(", f: {v}")).unwrap_or_default();
+        let query = format!("CREATE (:{label} {{i: {i}{x}{f}}})");
         conn.execute(&query, &Params::new()).expect(&query);
     }
     for (a, b, s, w) in rels {
@@ -137,8 +205,22 @@ proptest! {
             let expected = rows(&mut serial, query);
             prop_assert_eq!(rows(&mut par, query), expected, "{}", query);
         }
-        let query = QUERIES[0];
-        prop_assert_eq!(profile_rows(&mut par, query), profile_rows(&mut serial, query));
+        for (query, partial) in AGGREGATES {
+            prop_assert!(!plan(&mut serial, query).contains("Parallel"), "{}", query);
+            let parallel_plan = plan(&mut par, query);
+            prop_assert!(parallel_plan.contains("Parallel workers=2"), "{}", query);
+            prop_assert_eq!(
+                parallel_plan.contains("partial-aggregate"),
+                partial,
+                "{}",
+                parallel_plan
+            );
+            let expected = rows(&mut serial, query);
+            prop_assert_eq!(rows(&mut par, query), expected, "{}", query);
+        }
+        for query in [QUERIES[0], AGGREGATES[0].0, AGGREGATES[4].0] {
+            prop_assert_eq!(profile_rows(&mut par, query), profile_rows(&mut serial, query));
+        }
     }
 }
 

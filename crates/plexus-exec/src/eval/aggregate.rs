@@ -4,6 +4,21 @@
 //! rows). With DISTINCT each value is fed once (under equivalence, see `value::GroupKey`).
 //! `sum`/`avg` stay integers while all inputs are integers, switch to floats otherwise, and
 //! reject non-numbers; `sum` of durations adds durations.
+//!
+//! PARTIAL STATES
+//! ==============
+//! A parallel aggregation (`exec::aggregate`) builds accumulators in worker threads, one set
+//! per morsel, and combines them on the caller's thread in morsel order. Two ways exist:
+//!
+//! - [`Accumulator::merge`] folds another accumulator of the same call into this one, for
+//!   the calls whose state combines exactly ([`crate::plan::PartialForm::Merged`]): counts
+//!   add; `min`/`max` offer the other side's best to this one with the rule
+//!   [`Accumulator::add`] applies to single values (a strictly better value replaces, so the
+//!   earliest of equally ordered values stays, as serially); `collect` appends.
+//! - [`Accumulator::add`] takes one already evaluated, non-null value, for the calls whose
+//!   state depends on the order of every value ([`crate::plan::PartialForm::Replayed`]):
+//!   float sums round at each step, integer sums overflow at a running total, DISTINCT keeps
+//!   first occurrences. The caller replays the workers' values through it in serial order.
 
 use super::{Env, eval};
 use crate::bind::ArithOp;
@@ -48,9 +63,23 @@ impl Accumulator {
         {
             self.percentile = Some(eval(extra, env, ctx)?);
         }
-        if let Some(seen) = &mut self.seen
-            && !seen.insert(GroupKey(vec![value.clone()]))
-        {
+        self.add(call, value)
+    }
+
+    /// Whether `value` is the first of its equivalence class this accumulator meets: always
+    /// true without DISTINCT; with it, records `value` as seen.
+    pub fn first_occurrence(&mut self, value: &Value) -> bool {
+        match &mut self.seen {
+            Some(seen) => seen.insert(GroupKey(vec![value.clone()])),
+            None => true,
+        }
+    }
+
+    /// Feeds one evaluated, non-null argument value (see PARTIAL STATES; `percentileCont` /
+    /// `percentileDisc` take their second argument in [`Accumulator::update`] only).
+    pub fn add(&mut self, call: &AggCall, value: Value) -> Result<()> {
+        debug_assert!(!value.is_null(), "aggregates skip nulls before add");
+        if !self.first_occurrence(&value) {
             return Ok(());
         }
         self.count += 1;
@@ -76,22 +105,7 @@ impl Accumulator {
                     self.sum = super::arith(ArithOp::Add, &self.sum, &value)?;
                 }
             }
-            AggFunction::Min | AggFunction::Max => {
-                let replace = match &self.best {
-                    None => true,
-                    Some(best) => {
-                        let o = order(&value, best);
-                        if call.function == AggFunction::Min {
-                            o == std::cmp::Ordering::Less
-                        } else {
-                            o == std::cmp::Ordering::Greater
-                        }
-                    }
-                };
-                if replace {
-                    self.best = Some(value);
-                }
-            }
+            AggFunction::Min | AggFunction::Max => self.offer_best(call, value),
             AggFunction::Collect => self.values.push(value),
             AggFunction::StDev
             | AggFunction::StDevP
@@ -108,6 +122,45 @@ impl Accumulator {
             }
         }
         Ok(())
+    }
+
+    /// `min`/`max`: `value` replaces the best so far only if strictly better, so among
+    /// equally ordered values the first one met stays.
+    fn offer_best(&mut self, call: &AggCall, value: Value) {
+        let replace = match &self.best {
+            None => true,
+            Some(best) => {
+                let o = order(&value, best);
+                if call.function == AggFunction::Min {
+                    o == std::cmp::Ordering::Less
+                } else {
+                    o == std::cmp::Ordering::Greater
+                }
+            }
+        };
+        if replace {
+            self.best = Some(value);
+        }
+    }
+
+    /// Folds `later`, the state of the same call over rows that come after all of this
+    /// one's, into this one (see PARTIAL STATES): the state the rows of both would give.
+    /// Only for calls of [`crate::plan::PartialForm::Merged`] form.
+    pub fn merge(&mut self, call: &AggCall, later: Accumulator) {
+        debug_assert_eq!(
+            crate::plan::partial_form(call),
+            Some(crate::plan::PartialForm::Merged),
+            "{} does not merge",
+            call.function.name()
+        );
+        // Without DISTINCT, a state over rows A then B is count(A) + count(B), the earliest
+        // strict best of A then B, and A's values then B's (`order` is a total preorder, so
+        // B's best beats A's exactly when some value of B would have replaced it serially).
+        self.count += later.count;
+        if let Some(best) = later.best {
+            self.offer_best(call, best);
+        }
+        self.values.extend(later.values);
     }
 
     pub fn finish(self, call: &AggCall) -> Result<Value> {

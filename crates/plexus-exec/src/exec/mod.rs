@@ -39,16 +39,16 @@
 //! VarLengthExpand over a large node scan of the top-level argument runs on worker threads
 //! under a `Parallel` exchange operator (`parallel`: morsels of the scan, one read-only fork
 //! of the transaction per worker, rows gathered in scan order so they equal the serial
-//! rows). Everything else — the operator consuming its rows included — runs on the calling
-//! thread.
+//! rows). An Aggregate directly above such a pipeline runs partially in the workers, one
+//! partial state per morsel, merged on the calling thread in morsel order (`aggregate`).
+//! Everything else — the operator consuming the rows included — runs on the calling thread.
 //!
 //! NOT YET
 //! =======
-//! Parallel aggregation (partial aggregates per worker, merged: today the Aggregate above a
-//! `Parallel` consumes the gathered rows on the calling thread), parallel sorts, hash-join
-//! builds, seeks and inner plans, typed column vectors (columns hold `Value`s) and push-based
+//! Parallel sorts, DISTINCT, hash-join builds, seeks and inner plans, typed column vectors (columns hold `Value`s) and push-based
 //! pipelines are later steps; the trait and the batch format are what they will plug into.
 
+mod aggregate;
 mod join;
 mod ops;
 mod parallel;

@@ -5,6 +5,7 @@
 //! [`FlatMap`] driver and differ in their [`RowFn`]. The others work on whole batches
 //! (Project) or on their whole input (Aggregate, Sort).
 
+use super::aggregate::{Aggregation, Groups};
 use super::join::HashJoin;
 use super::write;
 use super::{
@@ -13,10 +14,10 @@ use super::{
 };
 use crate::bind::BExpr;
 use crate::error::{ErrorClass, QueryError, Result};
-use crate::eval::{Env, aggregate::Accumulator, eval, truthy};
+use crate::eval::{Env, eval, truthy};
 use crate::plan::{
-    AggCall, ExpandSpec, KeySeek, LogicalPlan, Procedure, RangeBound, RelSeekSpec, SeekPredicate,
-    SortKey, TopCount, VarLengthSpec,
+    ExpandSpec, KeySeek, LogicalPlan, Procedure, RangeBound, RelSeekSpec, SeekPredicate, SortKey,
+    TopCount, VarLengthSpec,
 };
 use crate::value::{GroupKey, Value, equals, order};
 use plexus_cypher::ast::ShortestPath;
@@ -87,12 +88,13 @@ pub(super) fn build_operator(
             input,
             keys,
             aggregates,
-        } => Box::new(Aggregate {
-            input: child(input),
-            keys: keys.clone(),
-            aggregates: aggregates.clone(),
-            output: Materialized::default(),
-        }),
+        } => aggregate_operator(
+            child(input),
+            Aggregation {
+                keys: keys.clone(),
+                calls: aggregates.clone(),
+            },
+        ),
         LogicalPlan::Distinct { input, slots } => FlatMap::boxed(
             child(input),
             Distinct {
@@ -1270,9 +1272,20 @@ impl Operator for Project {
 
 struct Aggregate {
     input: Box<dyn Operator>,
-    keys: Vec<(usize, BExpr)>,
-    aggregates: Vec<(usize, AggCall)>,
+    aggregation: Aggregation,
     output: Materialized,
+}
+
+/// The serial Aggregate over `input` (see `aggregate`, GROUPS).
+pub(super) fn aggregate_operator(
+    input: Box<dyn Operator>,
+    aggregation: Aggregation,
+) -> Box<dyn Operator> {
+    Box::new(Aggregate {
+        input,
+        aggregation,
+        output: Materialized::default(),
+    })
 }
 
 impl Breaker for Aggregate {
@@ -1281,58 +1294,11 @@ impl Breaker for Aggregate {
     }
 
     fn compute(&mut self, ctx: &mut ExecContext) -> Result<Vec<Batch>> {
-        let mut groups: HashMap<GroupKey, usize> = HashMap::new();
-        let mut group_keys: Vec<Vec<Value>> = Vec::new();
-        let mut states: Vec<Vec<Accumulator>> = Vec::new();
+        let mut groups = Groups::default();
         while let Some(batch) = self.input.next(ctx)? {
-            for row in 0..batch.len() {
-                let mut env = Env::new(&batch, row);
-                let mut key = Vec::with_capacity(self.keys.len());
-                for (_, e) in &self.keys {
-                    key.push(eval(e, &mut env, ctx)?);
-                }
-                let index = match groups.get(&GroupKey(key.clone())) {
-                    Some(&i) => i,
-                    None => {
-                        check_materialized(groups.len() + 1)?;
-                        let i = states.len();
-                        groups.insert(GroupKey(key.clone()), i);
-                        group_keys.push(key);
-                        states.push(
-                            self.aggregates
-                                .iter()
-                                .map(|(_, c)| Accumulator::new(c))
-                                .collect(),
-                        );
-                        i
-                    }
-                };
-                for (acc, (_, call)) in states[index].iter_mut().zip(&self.aggregates) {
-                    acc.update(call, &mut env, ctx)?;
-                }
-            }
+            groups.feed(&self.aggregation, &batch, ctx)?;
         }
-        if states.is_empty() && self.keys.is_empty() {
-            group_keys.push(Vec::new());
-            states.push(
-                self.aggregates
-                    .iter()
-                    .map(|(_, c)| Accumulator::new(c))
-                    .collect(),
-            );
-        }
-        let mut rows = Vec::with_capacity(group_keys.len());
-        for (key, accs) in group_keys.into_iter().zip(states) {
-            let mut row = vec![Value::Null; ctx.width];
-            for ((slot, _), value) in self.keys.iter().zip(key) {
-                row[*slot] = value;
-            }
-            for ((slot, call), acc) in self.aggregates.iter().zip(accs) {
-                row[*slot] = acc.finish(call)?;
-            }
-            rows.push(row);
-        }
-        Ok(into_batches(rows, ctx.width))
+        groups.finish(&self.aggregation, ctx.width)
     }
 }
 

@@ -5,7 +5,8 @@
 //! `Parallel` runs a pipeline of streaming stages (Project / Filter / Expand /
 //! VarLengthExpand) over a node scan of the top-level argument — the chains `plan::parallel`
 //! wraps in read-only statements — on worker threads, and hands their rows to the operator
-//! above it (an Aggregate, Sort, Distinct, Limit, the Results …) on the caller's thread:
+//! above it (an Aggregate, Sort, Distinct, Limit, the Results …) on the caller's thread, or
+//! aggregates them in the workers (PARTIAL AGGREGATION below):
 //!
 //! ```text
 //!   caller thread                          worker threads (each: a copy of the stages)
@@ -23,6 +24,16 @@
 //! shared counter, so a slow morsel does not hold up the others (load balancing), and a
 //! worker keeps its own copy of the stages (their caches, the subquery and regex state of its
 //! own `ExecState`).
+//!
+//! PARTIAL AGGREGATION
+//! ===================
+//! When the plan's `Parallel` wraps an Aggregate over the stages (`partial-aggregate` in
+//! EXPLAIN, chosen by `plan::parallel`), a worker does not send its morsel's rows: it feeds
+//! them to a `MorselAggregator` and sends one `MorselAggregate` when the morsel ends (or
+//! fails). The caller takes them in morsel order, exactly as it takes batches, merges each
+//! into one table, and emits the groups once all morsels are merged. `aggregate` explains
+//! why that equals the serial Aggregate — groups in first-seen order, `collect` lists in row
+//! order, sums added value by value in row order — and which error wins.
 //!
 //! WHY IN SCAN ORDER
 //! =================
@@ -70,18 +81,25 @@
 //!   thread before returning: no thread outlives the statement's operator tree. A worker also
 //!   checks the flag before each batch of its morsel.
 //! - A worker stops at its first error (or panic, turned into a `DatabaseError`) and reports
-//!   it for its morsel; the caller returns it when it reaches that morsel. Cannot hang: the
+//!   it for its morsel — aggregating, inside the morsel's partial aggregate, after what was
+//!   aggregated before it; the caller returns it when it reaches that morsel. Cannot hang: the
 //!   morsel the caller waits for has always been claimed by a running worker or can be
 //!   claimed (claims are in order and within the window); if every worker is gone without
 //!   finishing it, the caller gets an error, not a wait.
 //! - PROFILE: each worker counts rows and time of its copy of the stages under the plan's
 //!   operator numbers, sent with each `Done` and summed by the caller, so rows equal serial
 //!   execution's; times add up the workers' (CPU) time. `Parallel`'s own line counts the rows
-//!   it emitted; the scan's line counts the scanned vertices handed out.
-//! - With fewer than two threads startable, or too many pending writes, the stages run on
-//!   the caller's thread exactly as the serial plan (same operator numbers).
+//!   it emitted; the scan's line counts the scanned vertices handed out. With partial
+//!   aggregation the Aggregate's line counts the merged groups handed on (the serial
+//!   Aggregate's rows; the workers' per-morsel groups are not counted), and its time is the
+//!   workers' time over their morsels (stages included, as serial times include inputs) plus
+//!   the caller's merging.
+//! - With fewer than two threads startable, or too many pending writes, the stages (and the
+//!   Aggregate over them) run on the caller's thread exactly as the serial plan (same
+//!   operator numbers).
 
-use super::ops::build_stage;
+use super::aggregate::{Aggregation, Groups, MorselAggregate, MorselAggregator};
+use super::ops::{aggregate_operator, build_stage};
 use super::{BATCH_ROWS, Batch, ExecContext, ExecState, Operator, OperatorProfile, Profiled};
 use crate::bind::Params;
 use crate::error::{ErrorClass, QueryError, Result};
@@ -95,6 +113,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 /// Batches each worker may have queued for the caller.
 pub const WORKER_QUEUE_BATCHES: usize = 4;
@@ -112,7 +131,8 @@ pub fn live_workers() -> usize {
 }
 
 /// Builds the `Parallel` operator of `plan` (a `LogicalPlan::Parallel`), numbering it and its
-/// chain as `build_numbered` would (pre-order: the stages top first, the scan, its argument).
+/// chain as `build_numbered` would (pre-order: the Aggregate if partial, the stages top first,
+/// the scan, its argument).
 pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> Box<dyn Operator> {
     let LogicalPlan::Parallel {
         input,
@@ -122,8 +142,23 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
     else {
         unreachable!("exec::parallel::build is called for Parallel only")
     };
+    let (aggregate, chain) = match &**input {
+        LogicalPlan::Aggregate {
+            input,
+            keys,
+            aggregates,
+        } => {
+            let aggregation = Aggregation {
+                keys: keys.clone(),
+                calls: aggregates.clone(),
+            };
+            *counter += 1;
+            (Some((*counter - 1, aggregation)), &**input)
+        }
+        chain => (None, chain),
+    };
     let first_id = *counter;
-    let (stages, scan) = parallel_chain(input);
+    let (stages, scan) = parallel_chain(chain);
     let LogicalPlan::NodeScan {
         input: scan_input,
         slot,
@@ -139,6 +174,7 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
         spec: Arc::new(Spec {
             stages: stages.into_iter().cloned().collect(),
             first_id,
+            aggregate,
             profile,
         }),
         slot: *slot,
@@ -156,6 +192,9 @@ struct Spec {
     stages: Vec<LogicalPlan>,
     /// Operator number of the top stage; the scan's is `first_id + stages.len()`.
     first_id: usize,
+    /// With partial aggregation (see `aggregate`): the Aggregate's operator number and what
+    /// it computes.
+    aggregate: Option<(usize, Aggregation)>,
     profile: bool,
 }
 
@@ -164,23 +203,36 @@ impl Spec {
         self.first_id + self.stages.len()
     }
 
+    fn profiled(&self, id: usize, op: Box<dyn Operator>) -> Box<dyn Operator> {
+        if self.profile {
+            Box::new(Profiled { id, inner: op })
+        } else {
+            op
+        }
+    }
+
     /// The stages over `source`, profiled under their plan numbers.
     fn build(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
-        let wrap = |id: usize, op: Box<dyn Operator>| -> Box<dyn Operator> {
-            if self.profile {
-                Box::new(Profiled { id, inner: op })
-            } else {
-                op
-            }
-        };
-        let mut op = wrap(self.scan_id(), source);
+        let mut op = self.profiled(self.scan_id(), source);
         for (depth, stage) in self.stages.iter().enumerate().rev() {
             op = match build_stage(stage, op) {
-                Some(built) => wrap(self.first_id + depth, built),
+                Some(built) => self.profiled(self.first_id + depth, built),
                 None => unreachable!("plan::parallel::chain returns streaming stages only"),
             };
         }
         op
+    }
+
+    /// The whole wrapped plan over `source` on one thread: the stages, and the serial
+    /// Aggregate over them when the workers would have aggregated.
+    fn build_serial(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
+        let stages = self.build(source);
+        match &self.aggregate {
+            Some((id, aggregation)) => {
+                self.profiled(*id, aggregate_operator(stages, aggregation.clone()))
+            }
+            None => stages,
+        }
     }
 }
 
@@ -201,6 +253,8 @@ enum RunState {
     Running(Box<Run>),
     /// The stages on the caller's thread (see LIFETIME, BOUNDS, ERRORS).
     Serial(Box<dyn Operator>),
+    /// The merged groups of a partial aggregation, handed out batch by batch.
+    Merged(std::vec::IntoIter<Batch>),
     Finished,
 }
 
@@ -211,8 +265,35 @@ impl Operator for Parallel {
                 RunState::NotStarted => self.state = self.start(ctx)?,
                 RunState::Serial(op) => return op.next(ctx),
                 RunState::Finished => return Ok(None),
+                RunState::Merged(batches) => {
+                    let Some(batch) = batches.next() else {
+                        self.state = RunState::Finished;
+                        return Ok(None);
+                    };
+                    // The Aggregate's rows are the merged groups handed on, as serially.
+                    if let Some((id, _)) = &self.spec.aggregate {
+                        add_profile(ctx, *id, batch.len(), std::time::Duration::ZERO);
+                    }
+                    return Ok(Some(batch));
+                }
                 RunState::Running(run) => {
-                    let result = run.next(ctx);
+                    let result = match &self.spec.aggregate {
+                        None => run.next(ctx).and_then(|payload| match payload {
+                            None => Ok(None),
+                            Some(Payload::Rows(batch)) => Ok(Some(batch)),
+                            Some(Payload::Partial(_)) => Err(internal(
+                                "a parallel worker aggregated for a plain exchange",
+                            )),
+                        }),
+                        Some((id, aggregation)) => match run.merge(ctx, *id, aggregation) {
+                            Ok(batches) => {
+                                // The workers are done: join them now.
+                                self.state = RunState::Merged(batches.into_iter());
+                                continue;
+                            }
+                            Err(e) => Err(e),
+                        },
+                    };
                     if !matches!(result, Ok(Some(_))) {
                         // Done or failed: stop and join the workers now.
                         self.state = RunState::Finished;
@@ -269,12 +350,12 @@ impl Parallel {
         }
     }
 
-    /// The stages over every vertex of the scan, on the caller's thread.
+    /// The wrapped plan over every vertex of the scan, on the caller's thread.
     fn serial(&self, source: Arc<Vertices>) -> Box<dyn Operator> {
         let morsels = source.ids.len().div_ceil(self.morsel_vertices);
         let scan = MorselScan::new(source, Arc::new(AtomicBool::new(false)));
         *lock(&scan.range) = 0..morsels;
-        self.spec.build(Box::new(scan))
+        self.spec.build_serial(Box::new(scan))
     }
 }
 
@@ -335,11 +416,19 @@ impl Operator for MorselScan {
     }
 }
 
+/// What a worker computed over (part of) a morsel.
+enum Payload {
+    /// A batch of the stages' rows (a plain exchange).
+    Rows(Batch),
+    /// The morsel's partial aggregate, its only payload (partial aggregation).
+    Partial(Box<MorselAggregate>),
+}
+
 /// What a worker tells the caller.
 enum Message {
     Batch {
         morsel: usize,
-        batch: Batch,
+        payload: Payload,
         reads: Vec<ReadItem>,
     },
     Done {
@@ -411,7 +500,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The output of one morsel, as far as it has arrived.
 #[derive(Default)]
 struct MorselOutput {
-    batches: VecDeque<Batch>,
+    payloads: VecDeque<Payload>,
     done: bool,
     error: Option<QueryError>,
 }
@@ -481,14 +570,15 @@ impl Run {
         (run.handles.len() >= 2).then_some(run)
     }
 
-    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+    /// The next payload, in morsel order.
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Payload>> {
         loop {
             if self.next_emit >= self.morsels {
                 return Ok(None);
             }
             let output = self.pending.entry(self.next_emit).or_default();
-            if let Some(batch) = output.batches.pop_front() {
-                return Ok(Some(batch));
+            if let Some(payload) = output.payloads.pop_front() {
+                return Ok(Some(payload));
             }
             if let Some(error) = output.error.take() {
                 return Err(error);
@@ -504,17 +594,38 @@ impl Run {
                 None => None,
             };
             let Some(message) = received else {
-                return Err(QueryError::runtime(
-                    ErrorClass::DatabaseError,
-                    "Internal",
-                    format!(
-                        "parallel workers stopped before finishing morsel {}",
-                        self.next_emit
-                    ),
-                ));
+                return Err(internal(&format!(
+                    "parallel workers stopped before finishing morsel {}",
+                    self.next_emit
+                )));
             };
             self.file(message, ctx);
         }
+    }
+
+    /// Merges every morsel's partial aggregate in morsel order and returns the groups (see
+    /// `aggregate`). The time spent merging counts for the Aggregate's line (`id`).
+    fn merge(
+        &mut self,
+        ctx: &mut ExecContext,
+        id: usize,
+        aggregation: &Aggregation,
+    ) -> Result<Vec<Batch>> {
+        let mut groups = Groups::default();
+        while let Some(payload) = self.next(ctx)? {
+            let Payload::Partial(partial) = payload else {
+                return Err(internal(
+                    "a parallel worker sent rows for a partial aggregate",
+                ));
+            };
+            let started = Instant::now();
+            groups.merge(aggregation, *partial)?;
+            add_profile(ctx, id, 0, started.elapsed());
+        }
+        let started = Instant::now();
+        let batches = groups.finish(aggregation, ctx.width)?;
+        add_profile(ctx, id, 0, started.elapsed());
+        Ok(batches)
     }
 
     /// Takes a worker's message in: its reads into the parent transaction first (see
@@ -523,15 +634,15 @@ impl Run {
         match message {
             Message::Batch {
                 morsel,
-                batch,
+                payload,
                 reads,
             } => {
                 ctx.tx.absorb_reads(reads);
                 self.pending
                     .entry(morsel)
                     .or_default()
-                    .batches
-                    .push_back(batch);
+                    .payloads
+                    .push_back(payload);
             }
             Message::Done {
                 morsel,
@@ -600,58 +711,154 @@ impl Worker {
     fn run(mut self) {
         LIVE_WORKERS.fetch_add(1, Ordering::SeqCst);
         let range = self.scan.range.clone();
-        let stop = self.shared.stop.clone();
         let mut stages = self.spec.build(Box::new(self.scan));
         let mut ctx = ExecContext::new(&mut self.tx, &self.params, self.width, &mut self.state);
-        'morsels: while let Some(morsel) = self.shared.claim() {
+        while let Some(morsel) = self.shared.claim() {
             *lock(&range) = morsel..morsel + 1;
             stages.reset();
-            loop {
-                if stop.load(Ordering::SeqCst) {
-                    break 'morsels;
-                }
-                let pulled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    stages.next(&mut ctx)
-                }));
-                let message = match pulled {
-                    Ok(Ok(Some(batch))) => Message::Batch {
-                        morsel,
-                        batch,
-                        reads: ctx.tx.take_reads(),
-                    },
-                    Ok(Ok(None)) => Message::Done {
-                        morsel,
-                        reads: ctx.tx.take_reads(),
-                        profile: ctx.state.profile.as_mut().map(|p| {
-                            std::mem::replace(p, vec![OperatorProfile::default(); p.len()])
-                        }),
-                    },
-                    Ok(Err(error)) => Message::Failed {
-                        morsel,
-                        error,
-                        reads: ctx.tx.take_reads(),
-                    },
-                    Err(_) => Message::Failed {
-                        morsel,
-                        error: QueryError::runtime(
-                            ErrorClass::DatabaseError,
-                            "Internal",
-                            format!("a parallel worker panicked in morsel {morsel}"),
-                        ),
-                        reads: ctx.tx.take_reads(),
-                    },
-                };
-                let last = !matches!(message, Message::Batch { .. });
-                let failed = matches!(message, Message::Failed { .. });
-                if self.sender.send(message).is_err() || failed {
-                    break 'morsels;
-                }
-                if last {
-                    break;
-                }
+            let go_on = match &self.spec.aggregate {
+                None => stream_morsel(
+                    morsel,
+                    stages.as_mut(),
+                    &mut ctx,
+                    &self.shared,
+                    &self.sender,
+                ),
+                Some((id, aggregation)) => aggregate_morsel(
+                    morsel,
+                    stages.as_mut(),
+                    (*id, aggregation),
+                    &mut ctx,
+                    &self.shared,
+                    &self.sender,
+                ),
+            };
+            if !go_on {
+                break;
             }
         }
         drop(stages);
         LIVE_WORKERS.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// Runs the stages over the claimed morsel and sends their batches (a plain exchange);
+/// whether the worker may claim another morsel.
+fn stream_morsel(
+    morsel: usize,
+    stages: &mut dyn Operator,
+    ctx: &mut ExecContext,
+    shared: &Shared,
+    sender: &SyncSender<Message>,
+) -> bool {
+    loop {
+        if shared.stop.load(Ordering::SeqCst) {
+            return false;
+        }
+        let (message, last) = match guarded(morsel, || stages.next(ctx)) {
+            Ok(Some(batch)) => {
+                let reads = ctx.tx.take_reads();
+                let payload = Payload::Rows(batch);
+                let message = Message::Batch {
+                    morsel,
+                    payload,
+                    reads,
+                };
+                (message, false)
+            }
+            Ok(None) => (done(morsel, ctx), true),
+            Err(error) => {
+                let reads = ctx.tx.take_reads();
+                let failed = Message::Failed {
+                    morsel,
+                    error,
+                    reads,
+                };
+                let _ = sender.send(failed);
+                return false;
+            }
+        };
+        if sender.send(message).is_err() {
+            return false;
+        }
+        if last {
+            return true;
+        }
+    }
+}
+
+/// Aggregates the claimed morsel's rows (operator `id`: `aggregation`) and sends the partial
+/// aggregate, then `Done`; whether the worker may claim another morsel.
+fn aggregate_morsel(
+    morsel: usize,
+    stages: &mut dyn Operator,
+    (id, aggregation): (usize, &Aggregation),
+    ctx: &mut ExecContext,
+    shared: &Shared,
+    sender: &SyncSender<Message>,
+) -> bool {
+    let started = Instant::now();
+    let mut partial = MorselAggregator::default();
+    // Whether the morsel was aggregated to its end (its scan also ends early on a stop).
+    let end = guarded(morsel, || {
+        while let Some(batch) = stages.next(ctx)? {
+            if shared.stop.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
+            partial.feed(aggregation, &batch, ctx)?;
+        }
+        Ok(!shared.stop.load(Ordering::SeqCst))
+    });
+    add_profile(ctx, id, 0, started.elapsed());
+    let error = match end {
+        // Stopped: nobody waits for the partial.
+        Ok(false) => return false,
+        Ok(true) => None,
+        // The caller reports the error after merging what came before it in the morsel.
+        Err(error) => Some(error),
+    };
+    let failed = error.is_some();
+    let message = Message::Batch {
+        morsel,
+        payload: Payload::Partial(Box::new(partial.finish(error))),
+        reads: ctx.tx.take_reads(),
+    };
+    if sender.send(message).is_err() || failed {
+        return false;
+    }
+    sender.send(done(morsel, ctx)).is_ok()
+}
+
+/// The end of a morsel: the reads since the last message and the morsel's profile.
+fn done(morsel: usize, ctx: &mut ExecContext) -> Message {
+    Message::Done {
+        morsel,
+        reads: ctx.tx.take_reads(),
+        profile: ctx
+            .state
+            .profile
+            .as_mut()
+            .map(|p| std::mem::replace(p, vec![OperatorProfile::default(); p.len()])),
+    }
+}
+
+/// Runs `f`, turning a panic into the morsel's error.
+fn guarded<T>(morsel: usize, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(internal(&format!(
+            "a parallel worker panicked in morsel {morsel}"
+        )))
+    })
+}
+
+/// Adds rows and time to operator `id`'s PROFILE line, when profiling.
+fn add_profile(ctx: &mut ExecContext, id: usize, rows: usize, time: std::time::Duration) {
+    if let Some(entry) = ctx.state.profile.as_mut().and_then(|p| p.get_mut(id)) {
+        entry.rows += rows as u64;
+        entry.time += time;
+    }
+}
+
+fn internal(message: &str) -> QueryError {
+    QueryError::runtime(ErrorClass::DatabaseError, "Internal", message)
 }

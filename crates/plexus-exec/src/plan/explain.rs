@@ -187,10 +187,17 @@ impl LogicalPlan {
             }
             LogicalPlan::Discard { .. } => "EmptyResult".into(),
             LogicalPlan::Parallel {
+                input,
                 workers,
                 morsel_vertices,
-                ..
-            } => format!("Parallel workers={workers} morsel={morsel_vertices}"),
+            } => format!(
+                "Parallel workers={workers} morsel={morsel_vertices}{}",
+                if matches!(**input, LogicalPlan::Aggregate { .. }) {
+                    " partial-aggregate"
+                } else {
+                    ""
+                }
+            ),
             LogicalPlan::Results { columns, .. } => format!(
                 "Results {}",
                 columns

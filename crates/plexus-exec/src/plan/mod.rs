@@ -66,11 +66,11 @@ mod parallel;
 mod pushdown;
 
 pub use build::{MAX_VAR_LENGTH_DEPTH, Procedure, ProcedureFn, ProcedureRegistry, plan_statement};
-pub(crate) use parallel::chain as parallel_chain;
 pub use parallel::{
     MAX_QUERY_THREADS, MORSEL_VERTICES, PARALLEL_MIN_SCAN_ROWS, ParallelConfig, QUERY_THREADS_ENV,
     parallelize,
 };
+pub(crate) use parallel::{PartialForm, chain as parallel_chain, partial_form};
 
 use crate::bind::BExpr;
 use plexus_cypher::ast::ShortestPath;
@@ -436,8 +436,10 @@ pub enum LogicalPlan {
     /// Consumes the input and produces no rows (a query that does not end in RETURN).
     Discard { input: Box<LogicalPlan> },
     /// Runs `input` — streaming stages over a node scan of the top-level argument (see
-    /// `parallel`) — on `workers` threads, each taking morsels of `morsel_vertices` scanned
-    /// vertices, and yields their rows in scan order (see `exec::parallel`).
+    /// `parallel`), or an `Aggregate` directly over such stages (partial aggregation) — on
+    /// `workers` threads, each taking morsels of `morsel_vertices` scanned vertices, and
+    /// yields their rows in scan order, or the merged groups in the serial Aggregate's order
+    /// (see `exec::parallel`, `exec::aggregate`).
     Parallel {
         input: Box<LogicalPlan>,
         workers: usize,

@@ -30,11 +30,44 @@
 //! the graph only, and hold no state across rows — so running them over disjoint slices of
 //! the scan and concatenating the outputs in scan order gives exactly the serial rows, in the
 //! serial order (how `exec::parallel` runs it). A scan without statistics (no estimate) or with
-//! a seek, and everything else (aggregates, DISTINCT, sorts, joins, UNWIND, procedure calls,
-//! inner plans) stays serial; the breaker above the `Parallel` consumes its rows as before.
+//! a seek, and everything else (DISTINCT, sorts, joins, UNWIND, procedure calls, inner plans)
+//! stays serial; the breaker above the `Parallel` consumes its rows as before.
+//!
+//! PARTIAL AGGREGATION
+//! ===================
+//! When the operator directly above such a chain is an `Aggregate` whose every call has a
+//! [`PartialForm`] and whose keys and arguments hold no subquery, the `Parallel` goes above
+//! the Aggregate instead, and EXPLAIN says so:
+//!
+//! ```text
+//!   Results [n]                          Results [n]
+//!   └ Aggregate s3 = count(*)            └ Parallel workers=2 morsel=10000 partial-aggregate
+//!     └ Filter s2.age > 30        ─▶       └ Aggregate s3 = count(*)
+//!       └ Expand (s0)-[s1]->(s2)             └ Filter s2.age > 30
+//!         └ NodeByLabelScan s0:P               └ …
+//! ```
+//!
+//! Each worker then aggregates the rows of its morsels itself, one partial state per morsel,
+//! and the caller combines the states in morsel order (`exec::aggregate`), so the
+//! aggregate's input rows never cross threads. How a call's state is combined is its
+//! [`PartialForm`]:
+//!
+//! - `Merged` — `count(*)`, `count(x)`, `min`, `max`, `collect` without DISTINCT: the
+//!   morsel's accumulator is folded into the caller's exactly (counts add, the earliest
+//!   strict best wins, lists append in morsel order);
+//! - `Replayed` — `sum`, `avg`, `stDev`, `stDevP` and every DISTINCT call: the worker
+//!   evaluates the argument and keeps the morsel's non-null values (with DISTINCT only
+//!   their first occurrences in the morsel), and the caller feeds them to its accumulator in
+//!   serial order. Their states cannot be combined exactly: float addition rounds at every
+//!   step, so `(a + b) + (c + d)` may differ from `((a + b) + c) + d` in the last bits; an
+//!   integer sum fails on overflow at the running total serial execution reaches; DISTINCT
+//!   must keep a value's first occurrence. Replaying keeps those bit for bit, at the cost of
+//!   one value (not a row) per input row crossing threads;
+//! - none — `percentileCont` / `percentileDisc` read a second argument from the row of
+//!   their first value: an Aggregate holding one stays serial above the `Parallel`.
 
-use super::LogicalPlan;
 use super::build::visit_children;
+use super::{AggCall, AggFunction, LogicalPlan};
 use crate::bind::BExpr;
 
 /// Smallest estimated scan (rows) worth the threads.
@@ -99,7 +132,7 @@ pub fn parallelize(plan: &mut LogicalPlan, config: &ParallelConfig) {
     if !config.enabled() {
         return;
     }
-    if eligible(plan, config) {
+    if eligible(plan, config) || aggregates_partially(plan, config) {
         let chain = std::mem::replace(plan, LogicalPlan::Argument);
         *plan = LogicalPlan::Parallel {
             input: Box::new(chain),
@@ -184,6 +217,55 @@ fn eligible(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
             _ => return false,
         }
     }
+}
+
+/// How the partial states of one aggregate call are combined (see PARTIAL AGGREGATION).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PartialForm {
+    /// The morsel's accumulator folds into the caller's (`Accumulator::merge`).
+    Merged,
+    /// The morsel's argument values are fed to the caller's accumulator in serial order.
+    Replayed,
+}
+
+/// How `call` aggregates partially, or `None` when it must see every row on one thread.
+pub(crate) fn partial_form(call: &AggCall) -> Option<PartialForm> {
+    if call.arg.is_none() {
+        // `count(*)`: a row count, whatever else the call says.
+        return Some(PartialForm::Merged);
+    }
+    match call.function {
+        AggFunction::PercentileCont | AggFunction::PercentileDisc => None,
+        AggFunction::Count | AggFunction::Min | AggFunction::Max | AggFunction::Collect
+            if !call.distinct =>
+        {
+            Some(PartialForm::Merged)
+        }
+        AggFunction::Count
+        | AggFunction::Min
+        | AggFunction::Max
+        | AggFunction::Collect
+        | AggFunction::Sum
+        | AggFunction::Avg
+        | AggFunction::StDev
+        | AggFunction::StDevP => Some(PartialForm::Replayed),
+    }
+}
+
+/// Whether `plan` is an Aggregate the workers can compute partially over an eligible chain.
+fn aggregates_partially(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
+    let LogicalPlan::Aggregate {
+        input,
+        keys,
+        aggregates,
+    } = plan
+    else {
+        return false;
+    };
+    let calls_merge = aggregates.iter().all(|(_, call)| {
+        partial_form(call).is_some() && call.arg.as_ref().is_none_or(|e| !has_subquery(e))
+    });
+    calls_merge && !keys.iter().any(|(_, e)| has_subquery(e)) && eligible(input, config)
 }
 
 /// Whether a subquery (an inner plan) occurs anywhere in `e`.

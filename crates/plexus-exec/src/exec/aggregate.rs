@@ -1,0 +1,295 @@
+//! Grouping and aggregation state: the serial Aggregate's table, and partial aggregation per
+//! morsel merged in morsel order.
+//!
+//! GROUPS
+//! ======
+//! [`Groups`] is an Aggregate's table: the groups' key values in first-seen order, an index by
+//! key (under `GroupKey` equivalence: `1 ≡ 1.0`, `null ≡ null`), one `Accumulator` per group
+//! and call. Each input row takes three steps, in this order: its keys are evaluated, its
+//! group is found or created (beyond `MAX_MATERIALIZED_ROWS` groups: `LimitExceeded`), then
+//! each call is updated in order. The output is one row per group in first-seen order; with no
+//! input rows and no grouping keys, one row of empty states (`count(*)` 0, `sum` 0, `collect`
+//! [], `min` null). The serial Aggregate (`ops::Aggregate`) feeds all its rows to one table.
+//!
+//! PARTIAL AGGREGATION
+//! ===================
+//! Under `Parallel … partial-aggregate` (`plan::parallel`), each worker feeds the rows of one
+//! morsel, in the order its stages produce them, to a [`MorselAggregator`] and sends the
+//! result, a [`MorselAggregate`], when the morsel ends. The caller merges them into its own
+//! table strictly in morsel order ([`Groups::merge`]), then emits the table as above:
+//!
+//! ```text
+//!   morsel 0  groups [b, a]     replayed sums [(row 0, b, 1.5), (row 2, a, 2)]
+//!   morsel 1  groups [c, a]     replayed sums [(row 0, c, 0.1), (row 1, a, 1e16)]
+//!   caller    groups [b, a, c]  a: (0 + 2) + 1e16, the serial additions in the serial order
+//! ```
+//!
+//! Why the result is the serial plan's, bit for bit and in the same order:
+//! - Serially the Aggregate sees morsel 0's rows, then morsel 1's, …, each morsel's in the
+//!   order its stages produce them (`exec::parallel`, WHY IN SCAN ORDER). The caller merges
+//!   morsels in that order, and a morsel's groups and values are recorded in row order.
+//! - Group order: a morsel's groups are in their first-seen order within the morsel; the
+//!   caller appends the ones it has not seen yet in that order, which is their first-seen
+//!   order over the concatenated rows.
+//! - A `Merged` call's morsel state folds in with `Accumulator::merge`, which gives the state
+//!   over the earlier rows then the morsel's (`eval::aggregate`, PARTIAL STATES).
+//! - A `Replayed` call's values reach the caller's accumulator in serial order: sums round and
+//!   overflow at the same step; with DISTINCT a value's first occurrence overall is its first
+//!   occurrence in its morsel, the one the worker keeps, so `collect(DISTINCT x)` keeps the
+//!   serial order. (A replayed call's accumulator in a morsel only remembers what it saw.)
+//!
+//! ERRORS
+//! ======
+//! Serially the first failing step of the first failing row wins. A worker stops at its first
+//! error — a key, an argument or a stage; a `Merged` call can only fail evaluating its
+//! argument — and sends what it recorded before it with the error. What is recorded precedes
+//! the error, so [`Groups::merge`] of morsel k: (1) creates the morsel's new groups until one
+//! would exceed the limit, at the row that first met it; (2) replays the values recorded
+//! before that row, stopping at the first failure (a non-number in `sum`, an overflow, a
+//! duration added to a number); (3) returns the limit error, if any; (4) folds the merged
+//! calls; (5) returns the worker's error, if any. Morsels before k merged without error, so
+//! this is the serial plan's first error. (As serially, which of two failing rows of one
+//! batch a Project reports depends on batch boundaries, which differ at morsel edges.)
+//!
+//! BOUNDS
+//! ======
+//! A `MorselAggregate` holds at most one group per input row of its morsel and one value per
+//! replayed call and row: never more than the morsel's rows, which the exchange would have
+//! buffered instead; the caller buffers at most the morsel window's
+//! (`MORSELS_AHEAD_PER_WORKER` × workers) of them. The caller's table is bounded by
+//! `MAX_MATERIALIZED_ROWS` groups, as serially.
+
+use super::{Batch, ExecContext, check_materialized, into_batches};
+use crate::bind::BExpr;
+use crate::error::{QueryError, Result};
+use crate::eval::{Env, aggregate::Accumulator, eval};
+use crate::plan::{AggCall, PartialForm, partial_form};
+use crate::value::{GroupKey, Value};
+use std::collections::HashMap;
+
+/// What an Aggregate computes: grouping keys and calls, each with its output slot.
+#[derive(Clone)]
+pub(super) struct Aggregation {
+    pub keys: Vec<(usize, BExpr)>,
+    pub calls: Vec<(usize, AggCall)>,
+}
+
+impl Aggregation {
+    /// The grouping key of the current row (the first step of a row).
+    fn key(&self, env: &mut Env, ctx: &mut ExecContext) -> Result<Vec<Value>> {
+        self.keys.iter().map(|(_, e)| eval(e, env, ctx)).collect()
+    }
+
+    fn empty_states(&self) -> Vec<Accumulator> {
+        self.calls
+            .iter()
+            .map(|(_, c)| Accumulator::new(c))
+            .collect()
+    }
+}
+
+/// An Aggregate's table (see GROUPS).
+#[derive(Default)]
+pub(super) struct Groups {
+    index: HashMap<GroupKey, usize>,
+    /// Key values per group, in first-seen order.
+    keys: Vec<Vec<Value>>,
+    /// One accumulator per call, per group.
+    states: Vec<Vec<Accumulator>>,
+}
+
+impl Groups {
+    /// The index of `key`'s group, created with empty states if new.
+    fn group(&mut self, key: Vec<Value>, aggregation: &Aggregation) -> Result<usize> {
+        let key = GroupKey(key);
+        if let Some(&group) = self.index.get(&key) {
+            return Ok(group);
+        }
+        check_materialized(self.keys.len() + 1)?;
+        let group = self.keys.len();
+        self.keys.push(key.0.clone());
+        self.index.insert(key, group);
+        self.states.push(aggregation.empty_states());
+        debug_assert_eq!(self.keys.len(), self.states.len());
+        Ok(group)
+    }
+
+    /// Feeds every row of `batch`, each through its three steps (see GROUPS).
+    pub(super) fn feed(
+        &mut self,
+        aggregation: &Aggregation,
+        batch: &Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        for row in 0..batch.len() {
+            let mut env = Env::new(batch, row);
+            let key = aggregation.key(&mut env, ctx)?;
+            let group = self.group(key, aggregation)?;
+            for (acc, (_, call)) in self.states[group].iter_mut().zip(&aggregation.calls) {
+                acc.update(call, &mut env, ctx)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds in the next morsel's partial aggregate (see ERRORS for which failure wins).
+    pub(super) fn merge(&mut self, aggregation: &Aggregation, part: MorselAggregate) -> Result<()> {
+        let MorselAggregate {
+            groups,
+            first_rows,
+            replays,
+            error,
+        } = part;
+        debug_assert_eq!(groups.keys.len(), first_rows.len());
+        // (1) This table's group of each of the morsel's groups, in the morsel's order.
+        let mut merged_into = Vec::with_capacity(groups.keys.len());
+        let mut limit = None;
+        for (key, first_row) in groups.keys.into_iter().zip(first_rows) {
+            match self.group(key, aggregation) {
+                Ok(group) => merged_into.push(group),
+                Err(e) => {
+                    limit = Some((first_row, e));
+                    break;
+                }
+            }
+        }
+        // (2) A value recorded at or after the row that exceeded the limit never met its
+        // accumulator serially. Earlier values belong to groups created before that row.
+        for replay in replays {
+            if limit.as_ref().is_some_and(|(row, _)| replay.row >= *row) {
+                break;
+            }
+            let (_, call) = &aggregation.calls[replay.call];
+            self.states[merged_into[replay.group]][replay.call].add(call, replay.value)?;
+        }
+        // (3)
+        if let Some((_, e)) = limit {
+            return Err(e);
+        }
+        // (4)
+        for (group, later) in merged_into.into_iter().zip(groups.states) {
+            let calls = self.states[group]
+                .iter_mut()
+                .zip(later)
+                .zip(&aggregation.calls);
+            for ((acc, later), (_, call)) in calls {
+                if partial_form(call) == Some(PartialForm::Merged) {
+                    acc.merge(call, later);
+                }
+            }
+        }
+        // (5)
+        error.map_or(Ok(()), Err)
+    }
+
+    /// The output rows, one per group in first-seen order (see GROUPS).
+    pub(super) fn finish(mut self, aggregation: &Aggregation, width: usize) -> Result<Vec<Batch>> {
+        if self.keys.is_empty() && aggregation.keys.is_empty() {
+            self.keys.push(Vec::new());
+            self.states.push(aggregation.empty_states());
+        }
+        let mut rows = Vec::with_capacity(self.keys.len());
+        for (key, states) in self.keys.into_iter().zip(self.states) {
+            let mut row = vec![Value::Null; width];
+            for ((slot, _), value) in aggregation.keys.iter().zip(key) {
+                row[*slot] = value;
+            }
+            for ((slot, call), acc) in aggregation.calls.iter().zip(states) {
+                row[*slot] = acc.finish(call)?;
+            }
+            rows.push(row);
+        }
+        Ok(into_batches(rows, width))
+    }
+}
+
+/// One value of a `Replayed` call, recorded in a worker for the caller to feed in order.
+struct Replay {
+    /// The morsel's input row it came from (0 = the morsel's first row into the Aggregate).
+    row: u64,
+    /// Index of the group in its `MorselAggregate`.
+    group: usize,
+    /// Index of the call in `Aggregation::calls`.
+    call: usize,
+    value: Value,
+}
+
+/// A worker's aggregation of one morsel, as it goes (see PARTIAL AGGREGATION).
+#[derive(Default)]
+pub(super) struct MorselAggregator {
+    groups: Groups,
+    /// The morsel row that created each group.
+    first_rows: Vec<u64>,
+    replays: Vec<Replay>,
+    /// Rows fed so far.
+    rows: u64,
+}
+
+impl MorselAggregator {
+    /// Feeds every row of `batch`: the steps of GROUPS, except that a `Replayed` call's
+    /// non-null argument values (with DISTINCT, the first of each in the morsel) are recorded
+    /// for the caller instead of accumulated.
+    pub(super) fn feed(
+        &mut self,
+        aggregation: &Aggregation,
+        batch: &Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        for row in 0..batch.len() {
+            let mut env = Env::new(batch, row);
+            let key = aggregation.key(&mut env, ctx)?;
+            let known = self.groups.keys.len();
+            let group = self.groups.group(key, aggregation)?;
+            if group == known {
+                self.first_rows.push(self.rows);
+            }
+            let calls = self.groups.states[group].iter_mut().zip(&aggregation.calls);
+            for (index, (acc, (_, call))) in calls.enumerate() {
+                match (partial_form(call), &call.arg) {
+                    (Some(PartialForm::Replayed), Some(arg)) => {
+                        let value = eval(arg, &mut env, ctx)?;
+                        if !value.is_null() && acc.first_occurrence(&value) {
+                            self.replays.push(Replay {
+                                row: self.rows,
+                                group,
+                                call: index,
+                                value,
+                            });
+                        }
+                    }
+                    (form, _) => {
+                        // `partial_form` calls every argument-less call Merged, and the
+                        // planner pushes down no call without a form.
+                        debug_assert_eq!(form, Some(PartialForm::Merged));
+                        acc.update(call, &mut env, ctx)?;
+                    }
+                }
+            }
+            self.rows += 1;
+        }
+        Ok(())
+    }
+
+    /// What the caller merges: everything recorded, and the error that ended the morsel early.
+    pub(super) fn finish(self, error: Option<QueryError>) -> MorselAggregate {
+        MorselAggregate {
+            groups: Groups {
+                // The caller looks groups up in its own table.
+                index: HashMap::new(),
+                ..self.groups
+            },
+            first_rows: self.first_rows,
+            replays: self.replays,
+            error,
+        }
+    }
+}
+
+/// A morsel's partial aggregate, sent from its worker to the caller.
+pub(super) struct MorselAggregate {
+    groups: Groups,
+    first_rows: Vec<u64>,
+    /// In the order recorded: by row, then by call.
+    replays: Vec<Replay>,
+    error: Option<QueryError>,
+}
