@@ -25,8 +25,8 @@
 //!    writer thread commits single-edge transactions, against the idle time right before (on
 //!    the compacted and warmed-up layout: each variant starts from the same state);
 //!    and `writer_commit_rate_under_algo[...]`, the writer's rate meanwhile against its rate
-//!    alone (the mean of `--writer-seconds` right before and right after, also printed as
-//!    `alone_before` / `alone_after`). The first two run on the API's analytics pool (all cores, lowered CPU priority);
+//!    alone, measured in windows that alternate with the PageRank runs (see `interleaved`).
+//!    The first two run on the API's analytics pool (all cores, lowered CPU priority);
 //!    `_reserved_core` runs PageRank in a normal-priority rayon pool one thread short of the
 //!    cores.
 //!
@@ -37,7 +37,7 @@
 
 use crate::report::Figure;
 use crate::rmat::{self, Rng};
-use crate::storage::{create_vertices, single_edge_rate, single_edge_writer};
+use crate::storage::{create_vertices, single_edge_writer_counted};
 use plexus::algo::{
     BfsParams, CdlpParams, Direction, Graph, LccParams, PageRankParams, Projection, SsspParams,
     WccParams, kernels,
@@ -49,7 +49,7 @@ use plexus::{
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -60,7 +60,7 @@ pub struct Options {
     /// Runs per measurement (at least; short ones repeat for a second); the median is printed.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeats: u32,
-    /// Seconds the writer runs alone, before and after each busy phase, to measure its rate.
+    /// Seconds the writer runs alone in all, in windows between the busy PageRank runs.
     #[arg(long, default_value_t = 5.0)]
     pub writer_seconds: f64,
     /// Directory for the benchmark database (default: the system temp dir).
@@ -540,44 +540,101 @@ fn under_writes(
             settle(db)?;
         }
         let (idle_s, _) = median(repeats, pagerank)?;
-        // The writer alone right before and right after the busy phase: its rate drifts with
-        // the memtables it fills and the merges they cause, so the baseline brackets the
-        // state the busy phase ran in.
-        let alone_before = single_edge_rate(db, ids, 1, options.writer_seconds)?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let writer = {
-            let (db, ids, stop) = (db.clone(), ids.clone(), stop.clone());
-            std::thread::spawn(move || single_edge_writer(&db, &ids, WRITER_SEED, &stop))
-        };
-        let started = Instant::now();
-        let busy = median(repeats, pagerank);
-        let elapsed = started.elapsed().as_secs_f64();
-        stop.store(true, Ordering::Relaxed);
-        let commits = writer
-            .join()
-            .map_err(|_| failure("the writer thread panicked"))??;
-        let (busy_s, _) = busy?;
-        let alone_after = single_edge_rate(db, ids, 1, options.writer_seconds)?;
+        let windows = interleaved(db, ids, repeats, options.writer_seconds, pagerank)?;
         let suffix = variant.suffix();
-        Figure::new(&format!("algo_under_writes{suffix}"), busy_s, "s")
-            .baseline(idle_s)
-            .with("threads", pool_threads as f64)
-            .with("writer_commits", commits as f64)
-            .with("scale", s)
-            .print();
+        Figure::new(
+            &format!("algo_under_writes{suffix}"),
+            windows.busy_median_s,
+            "s",
+        )
+        .baseline(idle_s)
+        .with("threads", pool_threads as f64)
+        .with("writer_commits", windows.commits as f64)
+        .with("scale", s)
+        .print();
         Figure::new(
             &format!("writer_commit_rate_under_algo{suffix}"),
-            commits as f64 / elapsed,
+            windows.busy_rate(),
             "txn/s",
         )
-        .baseline((alone_before + alone_after) / 2.0)
-        .with("alone_before", alone_before)
-        .with("alone_after", alone_after)
+        .baseline(windows.alone_rate())
         .with("threads", pool_threads as f64)
         .with("scale", s)
         .print();
     }
     Ok(())
+}
+
+/// What one writer did in the windows of [`interleaved`].
+struct Windows {
+    busy_median_s: f64,
+    busy_commits: u64,
+    busy_s: f64,
+    alone_commits: u64,
+    alone_s: f64,
+    commits: u64,
+}
+
+impl Windows {
+    fn busy_rate(&self) -> f64 {
+        self.busy_commits as f64 / self.busy_s
+    }
+
+    fn alone_rate(&self) -> f64 {
+        self.alone_commits as f64 / self.alone_s
+    }
+}
+
+/// One writer commits throughout while windows alternate: the writer alone for
+/// `alone_seconds / runs`, then `pagerank` once, `runs` times. The writer's rate alone and
+/// under PageRank are its commits over the summed window times of each kind. Interleaving
+/// keeps both measured on the same, growing graph: measured in separate phases, the rate
+/// alone drifted by up to a fifth between right before and right after the busy phase (the
+/// memtables the writer fills, the merges they cause).
+fn interleaved(
+    db: &Arc<Database>,
+    ids: &Arc<Vec<VertexId>>,
+    runs: usize,
+    alone_seconds: f64,
+    pagerank: impl Fn() -> Result<Keyed, Error>,
+) -> Result<Windows, Error> {
+    let runs = runs.max(1);
+    let window = std::time::Duration::from_secs_f64(alone_seconds / runs as f64);
+    let stop = Arc::new(AtomicBool::new(false));
+    let progress = Arc::new(AtomicU64::new(0));
+    let writer = {
+        let (db, ids, stop, progress) = (db.clone(), ids.clone(), stop.clone(), progress.clone());
+        std::thread::spawn(move || {
+            single_edge_writer_counted(&db, &ids, WRITER_SEED, &stop, &progress)
+        })
+    };
+    let mut busy_times = Vec::with_capacity(runs);
+    let (mut busy_commits, mut alone_commits, mut alone_s) = (0, 0, 0.0);
+    let measured = (0..runs).try_for_each(|_| {
+        let (started, before) = (Instant::now(), progress.load(Ordering::Relaxed));
+        std::thread::sleep(window);
+        alone_s += started.elapsed().as_secs_f64();
+        let (started, between) = (Instant::now(), progress.load(Ordering::Relaxed));
+        alone_commits += between - before;
+        pagerank()?;
+        busy_times.push(started.elapsed().as_secs_f64());
+        busy_commits += progress.load(Ordering::Relaxed) - between;
+        Ok::<(), Error>(())
+    });
+    stop.store(true, Ordering::Relaxed);
+    let commits = writer
+        .join()
+        .map_err(|_| failure("the writer thread panicked"))??;
+    measured?;
+    let busy_s = busy_times.iter().sum();
+    Ok(Windows {
+        busy_median_s: median_of(&mut busy_times),
+        busy_commits,
+        busy_s,
+        alone_commits,
+        alone_s,
+        commits,
+    })
 }
 
 /// Vertices, then weighted edges in batched transactions (vertex `i` = `ids[i]`).
@@ -678,8 +735,13 @@ fn median<T>(repeats: usize, mut f: impl FnMut() -> Result<T, Error>) -> Result<
             break result;
         }
     };
+    Ok((median_of(&mut times), result))
+}
+
+/// The median of `times` (not empty), which it sorts.
+fn median_of(times: &mut [f64]) -> f64 {
     times.sort_by(f64::total_cmp);
-    Ok((times[times.len() / 2], result))
+    times[times.len() / 2]
 }
 
 /// The driver reports every failure as a `plexus::Error` (what `main` prints).

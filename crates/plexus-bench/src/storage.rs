@@ -173,6 +173,18 @@ pub(crate) fn single_edge_writer(
     seed: u64,
     stop: &AtomicBool,
 ) -> Result<u64, Error> {
+    single_edge_writer_counted(db, ids, seed, stop, &AtomicU64::new(0))
+}
+
+/// [`single_edge_writer`] keeping the commits so far in `progress` (this writer's own counter)
+/// for an observer that measures the rate over windows while it runs.
+pub(crate) fn single_edge_writer_counted(
+    db: &Database,
+    ids: &[VertexId],
+    seed: u64,
+    stop: &AtomicBool,
+    progress: &AtomicU64,
+) -> Result<u64, Error> {
     let mut rng = Rng::new(seed);
     let mut commits = 0;
     while !stop.load(Ordering::Relaxed) {
@@ -184,6 +196,7 @@ pub(crate) fn single_edge_writer(
         tx.create_edge(ids[s], "E", ids[d], &[])?;
         tx.commit()?;
         commits += 1;
+        progress.store(commits, Ordering::Relaxed);
     }
     Ok(commits)
 }
