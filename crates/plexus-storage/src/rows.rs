@@ -45,6 +45,10 @@
 //!                                   resident, clean ──evict──▶ spilled (no write)
 //! ```
 //!
+//! - **Finding a chunk takes no lock.** Slots live in an append-only two-level directory of
+//!   `OnceLock`s (`ChunkDirectory`) for the table's lifetime: a lookup is two atomic loads,
+//!   with no shared counter written, so threads reading one table (the workers of a
+//!   parallel query) do not bounce a cache line per row.
 //! - **One accessor.** Every read and write of a chunk goes through `latch_read` /
 //!   `latch_write` (`with_chunk`, `with_chunk_mut`, `prop_many`, `scan`), which load an evicted
 //!   chunk first. A load happens under the chunk's write latch and re-checks the state, so
@@ -80,8 +84,8 @@ use parking_lot::{
 use plexus_types::{DataType, Error, LabelId, PropKeyId, Result, TemporalValue, Timestamp, Value};
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 pub const CHUNK_ROWS: usize = 2048;
 
@@ -787,12 +791,81 @@ impl ChunkSlot {
     }
 }
 
+/// `DIRECTORY_BLOCK_CHUNKS` slots of a `ChunkDirectory`, allocated on first use.
+type DirectoryBlock = Box<[OnceLock<ChunkSlot>]>;
+
+/// Chunks per directory block (2 M rows).
+const DIRECTORY_BLOCK_CHUNKS: usize = 1024;
+/// Directory blocks: enough for every `u32` row offset.
+const DIRECTORY_BLOCKS: usize = (1usize << 32) / CHUNK_ROWS / DIRECTORY_BLOCK_CHUNKS;
+
+/// A table's chunk slots: append-only, and read without a lock. Two levels of `OnceLock`s, so
+/// finding a slot is two atomic loads and a slot lives (at a fixed address) as long as its
+/// table. A `RwLock<Vec<Arc<ChunkSlot>>>` cost every row read a read-modify-write on the lock
+/// word and on the slot's `Arc` count — cache lines that two threads reading one table
+/// bounced between their cores on every row (`docs/benchmarks.md`, "Parallel Cypher on a
+/// million vertices"). Slots `0..len` are published in order by `grow`, under its mutex.
+struct ChunkDirectory {
+    blocks: Box<[OnceLock<DirectoryBlock>]>,
+    len: AtomicUsize,
+    grow: Mutex<()>,
+}
+
+impl ChunkDirectory {
+    fn new() -> Self {
+        ChunkDirectory {
+            blocks: (0..DIRECTORY_BLOCKS).map(|_| OnceLock::new()).collect(),
+            len: AtomicUsize::new(0),
+            grow: Mutex::new(()),
+        }
+    }
+
+    fn get(&self, index: usize) -> Option<&ChunkSlot> {
+        self.blocks
+            .get(index / DIRECTORY_BLOCK_CHUNKS)?
+            .get()?
+            .get(index % DIRECTORY_BLOCK_CHUNKS)?
+            .get()
+    }
+
+    /// Slots published so far; every index below is present.
+    fn len(&self) -> usize {
+        self.len.load(Ordering::Acquire)
+    }
+
+    /// The published slots with their indexes, as of the call.
+    fn iter(&self) -> impl Iterator<Item = (usize, &ChunkSlot)> {
+        (0..self.len()).map(|index| (index, self.get(index).expect("published slot")))
+    }
+
+    /// Slot `index`, publishing `make()` for it and every missing slot below it first.
+    fn grow(&self, index: usize, mut make: impl FnMut() -> ChunkSlot) -> &ChunkSlot {
+        let _one_writer = self.grow.lock();
+        assert!(
+            index < DIRECTORY_BLOCKS * DIRECTORY_BLOCK_CHUNKS,
+            "chunk {index} past the directory"
+        );
+        while self.len() <= index {
+            let next = self.len();
+            let block = self.blocks[next / DIRECTORY_BLOCK_CHUNKS].get_or_init(|| {
+                (0..DIRECTORY_BLOCK_CHUNKS)
+                    .map(|_| OnceLock::new())
+                    .collect()
+            });
+            let fresh = block[next % DIRECTORY_BLOCK_CHUNKS].set(make()).is_ok();
+            assert!(fresh, "slot {next} published twice");
+            self.len.store(next + 1, Ordering::Release);
+        }
+        self.get(index).expect("published above")
+    }
+}
+
 /// One table of rows. See the module documentation.
 pub struct RowTable {
     name: String,
     layout: Layout,
     next_row: AtomicU32,
-    chunks: RwLock<Vec<Arc<ChunkSlot>>>,
+    chunks: ChunkDirectory,
     cache: Arc<RowCache>,
     /// Chunks written since their size was last estimated.
     stale: Mutex<Vec<usize>>,
@@ -824,7 +897,7 @@ impl RowTable {
             name: name.to_string(),
             layout: Layout::new(properties, families),
             next_row: AtomicU32::new(0),
-            chunks: RwLock::new(Vec::new()),
+            chunks: ChunkDirectory::new(),
             cache,
             stale: Mutex::new(Vec::new()),
             clock_hand: AtomicUsize::new(0),
@@ -871,22 +944,21 @@ impl RowTable {
 
     // ---- the chunk accessor: every read and write of a chunk goes through these ----------
 
-    fn slot(&self, row: u32) -> Option<Arc<ChunkSlot>> {
-        self.chunks.read().get(row as usize / CHUNK_ROWS).cloned()
+    fn slot(&self, row: u32) -> Option<&ChunkSlot> {
+        self.chunks.get(row as usize / CHUNK_ROWS)
     }
 
-    fn slot_for_write(&self, row: u32) -> Arc<ChunkSlot> {
+    fn slot_for_write(&self, row: u32) -> &ChunkSlot {
         let index = row as usize / CHUNK_ROWS;
-        if let Some(slot) = self.chunks.read().get(index) {
-            return slot.clone();
+        if let Some(slot) = self.chunks.get(index) {
+            return slot;
         }
-        let mut chunks = self.chunks.write();
-        while chunks.len() <= index {
+        self.chunks.grow(index, || {
             let chunk = Chunk::new(&self.layout);
             let size = chunk.size_bytes();
             self.cache.account(0, size);
             self.cache.note_new_chunk();
-            chunks.push(Arc::new(ChunkSlot {
+            ChunkSlot {
                 state: RwLock::new(ChunkState {
                     chunk: Some(Box::new(chunk)),
                     page: None,
@@ -894,9 +966,8 @@ impl RowTable {
                 referenced: AtomicBool::new(true),
                 stale: AtomicBool::new(false),
                 size_bytes: AtomicU64::new(size),
-            }));
-        }
-        chunks[index].clone()
+            }
+        })
     }
 
     /// Reads an evicted chunk's page back into `state` (a no-op when another thread did);
@@ -990,7 +1061,7 @@ impl RowTable {
         let Some(slot) = self.slot(row) else {
             return Ok(None);
         };
-        let (chunk, loaded) = self.latch_read(&slot, row as usize / CHUNK_ROWS)?;
+        let (chunk, loaded) = self.latch_read(slot, row as usize / CHUNK_ROWS)?;
         let result = f(&chunk, row as usize % CHUNK_ROWS);
         drop(chunk);
         if loaded {
@@ -1001,7 +1072,7 @@ impl RowTable {
 
     fn with_chunk_mut<T>(&self, row: u32, f: impl FnOnce(&mut Chunk, usize) -> T) -> Result<T> {
         let slot = self.slot_for_write(row);
-        let mut chunk = self.latch_write(&slot, row as usize / CHUNK_ROWS)?;
+        let mut chunk = self.latch_write(slot, row as usize / CHUNK_ROWS)?;
         Ok(f(&mut chunk, row as usize % CHUNK_ROWS))
     }
 
@@ -1045,7 +1116,6 @@ impl RowTable {
         ts: Timestamp,
         f: &mut dyn FnMut(usize, Option<Value>),
     ) -> Result<()> {
-        let chunks = self.chunks.read();
         let at = self.layout.locate(key);
         let mut latched: Option<(usize, MappedRwLockReadGuard<'_, Chunk>)> = None;
         let mut loaded_any = false;
@@ -1053,7 +1123,7 @@ impl RowTable {
             let index = row as usize / CHUNK_ROWS;
             if latched.as_ref().is_none_or(|(at, _)| *at != index) {
                 latched = None;
-                if let Some(slot) = chunks.get(index) {
+                if let Some(slot) = self.chunks.get(index) {
                     let (chunk, loaded) = self.latch_read(slot, index)?;
                     loaded_any |= loaded;
                     latched = Some((index, chunk));
@@ -1065,7 +1135,6 @@ impl RowTable {
             f(i, value);
         }
         drop(latched);
-        drop(chunks);
         if loaded_any {
             // One batch may hold more than the budget until here.
             self.relieve();
@@ -1124,9 +1193,8 @@ impl RowTable {
     /// without deleted rows, where a caller that wants counts or bounds (analytics' vertex
     /// selection) need not visit every row. Latching as in `scan`.
     pub fn scan_ranges(&self, ts: Timestamp, mut f: impl FnMut(Range<u32>)) -> Result<()> {
-        let chunks: Vec<_> = self.chunks.read().clone();
         let mut found: Vec<Range<u32>> = Vec::new();
-        for (index, slot) in chunks.iter().enumerate() {
+        for (index, slot) in self.chunks.iter() {
             let base = (index * CHUNK_ROWS) as u32;
             let loaded = {
                 let (chunk, loaded) = self.latch_read(slot, index)?;
@@ -1281,8 +1349,7 @@ impl RowTable {
 
     /// Drops every version no reader at or after `horizon` needs. Evicted chunks have none.
     pub fn gc(&self, horizon: Timestamp) {
-        let chunks: Vec<_> = self.chunks.read().clone();
-        for (index, slot) in chunks.iter().enumerate() {
+        for (index, slot) in self.chunks.iter() {
             let mut state = slot.state.write();
             if let Some(chunk) = state.chunk.as_mut()
                 && chunk.gc(horizon)
@@ -1296,9 +1363,8 @@ impl RowTable {
     /// Number of version-chain entries still held (for tests and statistics).
     pub fn version_count(&self) -> usize {
         self.chunks
-            .read()
             .iter()
-            .map(|slot| {
+            .map(|(_, slot)| {
                 slot.state.read().chunk.as_ref().map_or(0, |c| {
                     c.chains.values().map(|ch| ch.older.len()).sum::<usize>()
                 })
@@ -1308,21 +1374,22 @@ impl RowTable {
 
     /// Chunks of this table held in memory, and chunks evicted to the spill file.
     pub fn chunk_residency(&self) -> (usize, usize) {
-        let chunks = self.chunks.read();
-        let resident = chunks
+        let chunks = self.chunks.len();
+        let resident = self
+            .chunks
             .iter()
-            .filter(|slot| slot.state.read().chunk.is_some())
+            .take(chunks)
+            .filter(|(_, slot)| slot.state.read().chunk.is_some())
             .count();
-        (resident, chunks.len() - resident)
+        (resident, chunks - resident)
     }
 
     /// Re-estimates the size of every chunk written since the last refresh, so the cache's
     /// resident bytes are current (see ACCOUNTING in `rowcache`).
     pub fn refresh_sizes(&self) {
         let stale = std::mem::take(&mut *self.stale.lock());
-        let chunks = self.chunks.read();
         for index in stale {
-            let slot = &chunks[index];
+            let slot = self.chunks.get(index).expect("a stale chunk exists");
             slot.stale.store(false, Ordering::Release);
             let state = slot.state.read();
             if let Some(chunk) = &state.chunk {
@@ -1340,8 +1407,7 @@ impl RowTable {
     /// copy is returned at once (counted like any spill write error) and the slot keeps its
     /// old page.
     fn move_pages(&self, round: &mut CompactionRound) -> Result<()> {
-        let chunks: Vec<_> = self.chunks.read().clone();
-        for (index, slot) in chunks.iter().enumerate() {
+        for (index, slot) in self.chunks.iter() {
             if round.budget_bytes == 0 {
                 break;
             }
@@ -1384,10 +1450,9 @@ impl RowTable {
         if !self.cache.bounded() {
             return Ok(0);
         }
-        let chunks: Vec<_> = self.chunks.read().clone();
         // The chunk that receives new rows (and any after it) is being written.
         let tail = (self.row_count().saturating_sub(1)) as usize / CHUNK_ROWS;
-        let n = chunks.len().min(tail);
+        let n = self.chunks.len().min(tail);
         if n == 0 {
             return Ok(0);
         }
@@ -1399,7 +1464,7 @@ impl RowTable {
             }
             let index = hand;
             hand = (hand + 1) % n;
-            let slot = &chunks[index];
+            let slot = self.chunks.get(index).expect("below the published length");
             if slot.referenced.swap(false, Ordering::AcqRel) {
                 continue;
             }
@@ -1786,7 +1851,7 @@ mod tests {
         let (_vfs, _cache, t) = spilling_table();
         fill(&t, CHUNK_ROWS as u32 + 1, 1, 1);
         let slot = t.slot(0).unwrap();
-        let latch = t.latch_read(&slot, 0).unwrap().0;
+        let latch = t.latch_read(slot, 0).unwrap().0;
         assert_eq!(t.evict(1, 0).unwrap(), 0);
         drop(latch);
         assert_eq!(t.evict(1, 0).unwrap(), 1);
@@ -1952,7 +2017,7 @@ mod tests {
     fn a_latched_chunk_keeps_its_page_and_its_file_until_a_later_round() {
         let (vfs, cache, t, before) = table_with_dead_pages();
         let slot = t.slot(3 * CHUNK_ROWS as u32).unwrap();
-        let latch = t.latch_read(&slot, 3).unwrap().0;
+        let latch = t.latch_read(slot, 3).unwrap().0;
         compact_spill(&cache, &[&t], CompactTrigger::Now).unwrap();
         assert_eq!(page_of(&t, 3).unwrap().generation, 1);
         assert_eq!(page_of(&t, 0).unwrap().generation, 2);

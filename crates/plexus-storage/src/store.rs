@@ -245,11 +245,26 @@ impl PendingAdjacency {
     }
 }
 
+/// Fails unless `v`'s offset was ever allocated in `table` (its table).
+pub fn check_vertex_offset(table: &VertexTable, v: VertexId) -> Result<()> {
+    if v.offset >= table.rows.row_count() {
+        return Err(Error::NotFound(format!(
+            "vertex {v}: offset out of range ({} rows allocated)",
+            table.rows.row_count()
+        )));
+    }
+    Ok(())
+}
+
 pub struct Storage {
     vfs: Arc<dyn Vfs>,
     catalog: RwLock<Arc<Catalog>>,
     vertex_tables: RwLock<Vec<Arc<VertexTable>>>,
     edge_tables: RwLock<Vec<Arc<EdgeTable>>>,
+    /// Bumped after every publication of a catalog (tables are added before theirs): readers
+    /// that keep the catalog and the tables between reads check it with a plain load instead
+    /// of taking the shared locks and `Arc` counts above on every read (see `schema_version`).
+    schema_version: AtomicU64,
     /// Serialises catalog changes so ids are dense and logged in order.
     catalog_writer: Mutex<()>,
     wal: Wal,
@@ -516,6 +531,7 @@ impl Storage {
             catalog: RwLock::new(Arc::new(tables.catalog)),
             vertex_tables: RwLock::new(tables.vertex),
             edge_tables: RwLock::new(tables.edge),
+            schema_version: AtomicU64::new(0),
             catalog_writer: Mutex::new(()),
             wal,
             checkpoint_lock: Mutex::new(()),
@@ -543,6 +559,13 @@ impl Storage {
     /// The current catalog (an immutable copy; catalog changes publish a new one).
     pub fn catalog(&self) -> Arc<Catalog> {
         self.catalog.read().clone()
+    }
+
+    /// Changes whenever a new catalog is published. A reader that loaded this, then the
+    /// catalog and the tables, may keep using them while it stays unchanged: what they hold
+    /// can only have grown since (ids are never reused, tables never removed).
+    pub fn schema_version(&self) -> u64 {
+        self.schema_version.load(Ordering::Acquire)
     }
 
     pub fn vertex_table(&self, id: VertexTableId) -> Result<Arc<VertexTable>> {
@@ -610,6 +633,7 @@ impl Storage {
             _ => {}
         }
         *self.catalog.write() = Arc::new(next);
+        self.schema_version.fetch_add(1, Ordering::AcqRel);
         let catalog = self.catalog();
         Ok(lookup(&catalog).expect("catalog op creates what was looked up"))
     }
@@ -685,6 +709,7 @@ impl Storage {
         let mut next = current.clone();
         next.apply(&op);
         *self.catalog.write() = Arc::new(next);
+        self.schema_version.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 
@@ -761,12 +786,7 @@ impl Storage {
         let table = self
             .vertex_table(v.table)
             .map_err(|_| Error::NotFound(format!("vertex {v}: no such vertex table")))?;
-        if v.offset >= table.rows.row_count() {
-            return Err(Error::NotFound(format!(
-                "vertex {v}: offset out of range ({} rows allocated)",
-                table.rows.row_count()
-            )));
-        }
+        check_vertex_offset(&table, v)?;
         Ok(table)
     }
 

@@ -222,7 +222,7 @@ impl Connection {
     /// How this connection's read-only statements use threads: worker threads per parallel
     /// pipeline (below 2: everything serial), the estimated scan size from which a pipeline
     /// runs in parallel, and the vertices per morsel. The default is
-    /// [`ParallelConfig::from_env`]: `PLEXUS_QUERY_THREADS` workers, else serial.
+    /// [`ParallelConfig::from_env`]: as many workers as cores, or `PLEXUS_QUERY_THREADS`.
     /// Applies to statements started afterwards.
     pub fn set_parallel(&mut self, config: ParallelConfig) {
         self.parallel = config;

@@ -100,19 +100,14 @@ impl ParallelConfig {
         }
     }
 
-    /// The default: `PLEXUS_QUERY_THREADS` workers (capped at the cores), else serial, with
-    /// the default threshold and morsel size. Serial unless asked for, because two workers
-    /// reading properties contend on shared counters of the read path — the catalog and
-    /// vertex-table `Arc`s and locks, each table's chunk directory — that every property
-    /// read touches: at 1 M vertices on 2 cores, scans that filter and aggregate on
-    /// properties took 1.45–1.8 times their serial time, a bare `count(*)` 0.9
-    /// (`docs/benchmarks.md`, "Parallel Cypher on a million vertices").
+    /// The default: as many workers as cores, or `PLEXUS_QUERY_THREADS` (capped at the
+    /// cores), with the default threshold and morsel size.
     pub fn from_env() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let workers = std::env::var(QUERY_THREADS_ENV)
             .ok()
             .and_then(|v| v.trim().parse::<usize>().ok())
-            .map_or(1, |n| n.min(cores));
+            .map_or(cores, |n| n.min(cores));
         ParallelConfig {
             workers: workers.min(MAX_QUERY_THREADS),
             ..ParallelConfig::serial()
