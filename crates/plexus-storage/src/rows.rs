@@ -1914,6 +1914,50 @@ mod tests {
         assert_eq!(images(&t, 1), before);
     }
 
+    // ---- chunk directory --------------------------------------------------------------------
+
+    fn bare_slot() -> ChunkSlot {
+        ChunkSlot {
+            state: RwLock::new(ChunkState {
+                chunk: None,
+                page: None,
+            }),
+            referenced: AtomicBool::new(false),
+            stale: AtomicBool::new(false),
+            size_bytes: AtomicU64::new(0),
+        }
+    }
+
+    #[test]
+    fn the_chunk_directory_publishes_slots_in_order_across_blocks() {
+        let dir = ChunkDirectory::new();
+        assert!(dir.get(0).is_none());
+        let n = DIRECTORY_BLOCK_CHUNKS + 3;
+        let made = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            // A reader sees every published slot, never one past the length.
+            let reader = scope.spawn(|| {
+                while dir.len() < n {
+                    let len = dir.len();
+                    assert!((0..len).all(|i| dir.get(i).is_some()));
+                }
+            });
+            for index in [0, 5, DIRECTORY_BLOCK_CHUNKS - 1, n - 1] {
+                let slot = dir.grow(index, || {
+                    made.fetch_add(1, Ordering::Relaxed);
+                    bare_slot()
+                });
+                assert!(std::ptr::eq(slot, dir.get(index).unwrap()));
+            }
+            reader.join().unwrap();
+        });
+        assert_eq!(made.into_inner(), n, "each slot made once");
+        assert_eq!(dir.iter().count(), n);
+        assert!(dir.get(n).is_none());
+        // Growing to a published index makes nothing.
+        dir.grow(3, || unreachable!("slot 3 exists"));
+    }
+
     // ---- spill-file compaction -----------------------------------------------------------
 
     use crate::rowcache::spill_name;

@@ -196,6 +196,49 @@ fn ids_out_of_range_are_not_found_errors() {
     );
 }
 
+/// A transaction keeps the catalog and tables it read through (its schema cache); what the
+/// schema gains afterwards — a property key, a vertex table, from this transaction or a
+/// committed one — must still be seen.
+#[test]
+fn reads_see_schema_added_after_the_first_read() {
+    let (db, _) = memory_db();
+    let mut setup = db.begin();
+    let a = setup
+        .create_vertex(&["A"], &[("x", Value::from(1))])
+        .unwrap();
+    setup.commit().unwrap();
+
+    let mut tx = db.begin();
+    assert_eq!(tx.vertex_property(a, "x").unwrap(), Some(Value::from(1)));
+    // Another transaction adds a key and a table meanwhile (invisible data, new schema).
+    let mut other = db.begin();
+    let b = other
+        .create_vertex(&["B"], &[("other_key", Value::from(2))])
+        .unwrap();
+    other.commit().unwrap();
+    assert_eq!(tx.vertex_property(a, "other_key").unwrap(), None);
+    assert!(
+        tx.vertex_property(b, "other_key").is_err(),
+        "not in tx's snapshot"
+    );
+    // This transaction adds a key and a table and reads them back.
+    tx.set_vertex_property(a, "fresh", Value::from(3)).unwrap();
+    assert_eq!(
+        tx.vertex_property(a, "fresh").unwrap(),
+        Some(Value::from(3))
+    );
+    let c = tx.create_vertex(&["C"], &[("y", Value::from(4))]).unwrap();
+    assert_eq!(tx.vertex_property(c, "y").unwrap(), Some(Value::from(4)));
+    assert_eq!(tx.vertex_property(a, "x").unwrap(), Some(Value::from(1)));
+    tx.commit().unwrap();
+    let mut after = db.begin();
+    assert_eq!(
+        after.vertex_property(b, "other_key").unwrap(),
+        Some(Value::from(2))
+    );
+    assert_eq!(after.vertex_property(c, "y").unwrap(), Some(Value::from(4)));
+}
+
 #[test]
 fn snapshot_is_stable_while_commits_continue() {
     let (db, _) = memory_db();
