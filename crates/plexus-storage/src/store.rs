@@ -58,8 +58,8 @@ use crate::vfs::Vfs;
 use crate::wal::{self, Wal};
 use parking_lot::{Mutex, RwLock};
 use plexus_types::{
-    Config, DataType, Direction, EdgeId, EdgeTableId, EdgeTypeId, Error, LabelId, MergePolicy,
-    PropKeyId, Result, Timestamp, Value, VertexId, VertexTableId,
+    Config, DataType, Direction, DurabilityMode, EdgeId, EdgeTableId, EdgeTypeId, Error, LabelId,
+    MergePolicy, PropKeyId, Result, Timestamp, Value, VertexId, VertexTableId,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -684,7 +684,8 @@ impl Storage {
         let mut next = (*current).clone();
         next.apply(&op);
         sync_indexes(&next, &self.vertex_tables(), &self.edge_tables())?;
-        self.publish_catalog_op(&current, op)?;
+        let lsn = self.publish_catalog_op(&current, op)?;
+        self.persist_ddl(lsn)?;
         Ok(None)
     }
 
@@ -698,19 +699,34 @@ impl Storage {
             return Ok(false);
         }
         let name = name.to_string();
-        self.publish_catalog_op(&current, CatalogOp::DropIndex { name })?;
+        let lsn = self.publish_catalog_op(&current, CatalogOp::DropIndex { name })?;
         sync_indexes(&self.catalog(), &self.vertex_tables(), &self.edge_tables())?;
+        self.persist_ddl(lsn)?;
         Ok(true)
     }
 
-    /// Logs `op` and publishes `current` with it applied. Call with `catalog_writer` held.
-    fn publish_catalog_op(&self, current: &Catalog, op: CatalogOp) -> Result<()> {
-        self.wal.append(&LogRecord::Catalog(op.clone()))?;
+    /// Makes an explicit schema statement (index DDL), which no commit follows to carry its
+    /// catalog record to disk, as durable as a commit is in this durability mode: under
+    /// `Fsync` it returns once the record is synced (a crash right after a `CREATE INDEX`
+    /// used to lose it); under `Periodic` and `None` the background flusher writes it within
+    /// `sync_interval_ms`, as it does commits. Catalog records a transaction's writes need
+    /// (new labels, keys, tables) are carried by that transaction's commit record.
+    fn persist_ddl(&self, lsn: u64) -> Result<()> {
+        match self.config.durability {
+            DurabilityMode::Fsync => self.wal.wait_durable(lsn),
+            DurabilityMode::Periodic | DurabilityMode::None => Ok(()),
+        }
+    }
+
+    /// Logs `op` and publishes `current` with it applied; returns the record's LSN. Call with
+    /// `catalog_writer` held.
+    fn publish_catalog_op(&self, current: &Catalog, op: CatalogOp) -> Result<u64> {
+        let lsn = self.wal.append(&LogRecord::Catalog(op.clone()))?;
         let mut next = current.clone();
         next.apply(&op);
         *self.catalog.write() = Arc::new(next);
         self.schema_version.fetch_add(1, Ordering::AcqRel);
-        Ok(())
+        Ok(lsn)
     }
 
     /// The vertex tables that may hold vertices labelled `label`: the label's own table and

@@ -788,3 +788,31 @@ fn rel_predicate(op: usize, param: &str) -> String {
         op => format!("t.v {op} {param}"),
     }
 }
+
+/// An index statement is acknowledged only once its definition is as durable as a commit:
+/// with `Fsync` durability a crash right after `create_index` / `drop_index` (no commit after
+/// them to carry their catalog records) must not lose them. Failed before the DDL waited for
+/// the WAL: the index was gone after the crash.
+#[test]
+fn index_statements_survive_a_crash_right_after_them() {
+    let vfs = plexus::FaultVfs::new();
+    let config = Config::default();
+    assert_eq!(config.durability, plexus::DurabilityMode::Fsync);
+    let db = Database::open_with_vfs(std::sync::Arc::new(vfs.clone()), config.clone()).unwrap();
+    let mut tx = db.begin();
+    tx.create_vertex(&["P"], &[("x", plexus::Value::from(1))])
+        .unwrap();
+    tx.commit().unwrap();
+    db.create_index("P", "x", None).unwrap();
+    db.create_index("P", "y", Some("by_y")).unwrap();
+    let names = |db: &Database| -> Vec<String> {
+        db.schema().indexes.into_iter().map(|i| i.name).collect()
+    };
+    let crashed = |vfs: &plexus::FaultVfs| {
+        Database::open_with_vfs(std::sync::Arc::new(vfs.after_crash(false)), config.clone())
+            .unwrap()
+    };
+    assert_eq!(names(&crashed(&vfs)), ["index_P_x", "by_y"]);
+    db.drop_index("by_y").unwrap();
+    assert_eq!(names(&crashed(&vfs)), ["index_P_x"]);
+}
