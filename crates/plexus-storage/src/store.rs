@@ -632,8 +632,7 @@ impl Storage {
             }
             _ => {}
         }
-        *self.catalog.write() = Arc::new(next);
-        self.schema_version.fetch_add(1, Ordering::AcqRel);
+        self.install_catalog(next);
         let catalog = self.catalog();
         Ok(lookup(&catalog).expect("catalog op creates what was looked up"))
     }
@@ -718,14 +717,20 @@ impl Storage {
         }
     }
 
+    /// Makes `next` the current catalog and moves the schema version after it (see
+    /// `schema_version`: readers load the version before the catalog).
+    fn install_catalog(&self, next: Catalog) {
+        *self.catalog.write() = Arc::new(next);
+        self.schema_version.fetch_add(1, Ordering::AcqRel);
+    }
+
     /// Logs `op` and publishes `current` with it applied; returns the record's LSN. Call with
     /// `catalog_writer` held.
     fn publish_catalog_op(&self, current: &Catalog, op: CatalogOp) -> Result<u64> {
         let lsn = self.wal.append(&LogRecord::Catalog(op.clone()))?;
         let mut next = current.clone();
         next.apply(&op);
-        *self.catalog.write() = Arc::new(next);
-        self.schema_version.fetch_add(1, Ordering::AcqRel);
+        self.install_catalog(next);
         Ok(lsn)
     }
 

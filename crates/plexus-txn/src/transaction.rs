@@ -541,12 +541,9 @@ impl Transaction {
             .expect("check_vertex_cached refreshed it");
         // A key named after the cached catalog was published is unknown to it: ask the
         // current one (rare: a key created since, by this or another transaction).
-        let key = match cache.catalog.prop_keys.id(name) {
-            Some(key) => key,
-            None => match self.catalog().prop_keys.id(name) {
-                Some(key) => key,
-                None => return Ok(None),
-            },
+        let key = cache.catalog.prop_keys.id(name);
+        let Some(key) = key.or_else(|| self.catalog().prop_keys.id(name)) else {
+            return Ok(None);
         };
         let created = self.writes.new_vertices.get(&v).map(|nv| &nv.props);
         if let Some(answer) = written_prop(created, &self.writes.vertex_props, v, key) {

@@ -114,6 +114,17 @@ impl Groups {
         Ok(group)
     }
 
+    /// The group of the row `env` reads (its key evaluated), created if new.
+    fn group_of_row(
+        &mut self,
+        aggregation: &Aggregation,
+        env: &mut Env<'_>,
+        ctx: &mut ExecContext,
+    ) -> Result<usize> {
+        let key = aggregation.key(env, ctx)?;
+        self.group(key, aggregation)
+    }
+
     /// Feeds every row of `batch`, each through its three steps (see GROUPS).
     pub(super) fn feed(
         &mut self,
@@ -123,8 +134,7 @@ impl Groups {
     ) -> Result<()> {
         for row in 0..batch.len() {
             let mut env = Env::new(batch, row);
-            let key = aggregation.key(&mut env, ctx)?;
-            let group = self.group(key, aggregation)?;
+            let group = self.group_of_row(aggregation, &mut env, ctx)?;
             for (acc, (_, call)) in self.states[group].iter_mut().zip(&aggregation.calls) {
                 acc.update(call, &mut env, ctx)?;
             }
@@ -237,9 +247,8 @@ impl MorselAggregator {
     ) -> Result<()> {
         for row in 0..batch.len() {
             let mut env = Env::new(batch, row);
-            let key = aggregation.key(&mut env, ctx)?;
             let known = self.groups.keys.len();
-            let group = self.groups.group(key, aggregation)?;
+            let group = self.groups.group_of_row(aggregation, &mut env, ctx)?;
             if group == known {
                 self.first_rows.push(self.rows);
             }
