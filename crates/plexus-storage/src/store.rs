@@ -267,6 +267,8 @@ pub struct Storage {
     schema_version: AtomicU64,
     /// Serialises catalog changes so ids are dense and logged in order.
     catalog_writer: Mutex<()>,
+    /// The WAL position of the last catalog record appended (see `persist_catalog`).
+    catalog_lsn: AtomicU64,
     wal: Wal,
     checkpoint_lock: Mutex<()>,
     recovered_ts: Timestamp,
@@ -533,6 +535,7 @@ impl Storage {
             edge_tables: RwLock::new(tables.edge),
             schema_version: AtomicU64::new(0),
             catalog_writer: Mutex::new(()),
+            catalog_lsn: AtomicU64::new(0),
             wal,
             checkpoint_lock: Mutex::new(()),
             recovered_ts: last_ts,
@@ -609,7 +612,7 @@ impl Storage {
         }
         current.check_token_limit()?;
         let op = make(&current)?;
-        self.wal.append(&LogRecord::Catalog(op.clone()))?;
+        self.log_catalog_op(&op)?;
         let mut next = (*current).clone();
         next.apply(&op);
         match &op {
@@ -704,7 +707,7 @@ impl Storage {
         Ok(true)
     }
 
-    /// Makes an explicit schema statement (index DDL), which no commit follows to carry its
+    /// Makes an explicit schema statement (index or table DDL), which no commit follows to carry its
     /// catalog record to disk, as durable as a commit is in this durability mode: under
     /// `Fsync` it returns once the record is synced (a crash right after a `CREATE INDEX`
     /// used to lose it); under `Periodic` and `None` the background flusher writes it within
@@ -717,6 +720,21 @@ impl Storage {
         }
     }
 
+    /// Makes every catalog change logged so far durable as `persist_ddl` does: explicit schema
+    /// statements (declared vertex and edge tables) call it before they return, so a crash
+    /// right after one no longer loses the table.
+    pub fn persist_catalog(&self) -> Result<()> {
+        self.persist_ddl(self.catalog_lsn.load(Ordering::Acquire))
+    }
+
+    /// Appends catalog record `op` to the WAL and remembers its position; returns it. Call with
+    /// `catalog_writer` held.
+    fn log_catalog_op(&self, op: &CatalogOp) -> Result<u64> {
+        let lsn = self.wal.append(&LogRecord::Catalog(op.clone()))?;
+        self.catalog_lsn.fetch_max(lsn, Ordering::AcqRel);
+        Ok(lsn)
+    }
+
     /// Makes `next` the current catalog and moves the schema version after it (see
     /// `schema_version`: readers load the version before the catalog).
     fn install_catalog(&self, next: Catalog) {
@@ -727,7 +745,7 @@ impl Storage {
     /// Logs `op` and publishes `current` with it applied; returns the record's LSN. Call with
     /// `catalog_writer` held.
     fn publish_catalog_op(&self, current: &Catalog, op: CatalogOp) -> Result<u64> {
-        let lsn = self.wal.append(&LogRecord::Catalog(op.clone()))?;
+        let lsn = self.log_catalog_op(&op)?;
         let mut next = current.clone();
         next.apply(&op);
         self.install_catalog(next);

@@ -182,6 +182,7 @@ pub fn create_vertex_table(storage: &Storage, spec: &VertexTableSpec) -> Result<
             spec.name
         )));
     }
+    storage.persist_catalog()?;
     Ok(id)
 }
 
@@ -233,6 +234,7 @@ pub fn create_edge_table(
             "edge table ({from})-[{edge_type}]->({to}) already exists"
         )));
     }
+    storage.persist_catalog()?;
     Ok(id)
 }
 

@@ -279,3 +279,30 @@ fn short_write_is_cut_on_recovery() {
     workload(&reference, Setup::Default, &mut |db| states.push(dump(db))).unwrap();
     assert_eq!(dump(&db), states[acked]);
 }
+
+/// A declared table is acknowledged only once its catalog record is durable: a crash right
+/// after `create_vertex_table` / `create_edge_table` (no commit follows to carry the record to
+/// disk) keeps the table.
+#[test]
+fn declared_tables_survive_a_crash_right_after_them() {
+    let vfs = FaultVfs::new();
+    let config = Config::default();
+    assert_eq!(config.durability, plexus::DurabilityMode::Fsync);
+    let db = Database::open_with_vfs(Arc::new(vfs.clone()), config.clone()).unwrap();
+    let crashed = || {
+        let db = Database::open_with_vfs(Arc::new(vfs.after_crash(false)), config.clone());
+        db.unwrap().schema()
+    };
+    db.create_vertex_table(&VertexTableSpec::new("City").property("name", DataType::String))
+        .unwrap();
+    let tables = crashed().vertex_tables;
+    assert_eq!(
+        tables.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["City"]
+    );
+    db.create_edge_table("City", "ROAD", "City", &[("km", DataType::Float64)])
+        .unwrap();
+    let edges = crashed().edge_tables;
+    assert_eq!(edges.len(), 1);
+    assert_eq!(edges[0].edge_type, "ROAD");
+}
