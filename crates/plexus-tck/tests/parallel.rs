@@ -8,7 +8,9 @@
 //! fails in a worker; `sum` over a string, or overflowing, fails in the merge), and PROFILE
 //! must count the same rows per operator. Partial aggregation (an Aggregate computed per
 //! morsel in the workers and merged) must give the same groups in the same order, the same
-//! `collect` lists, and float sums equal to the last bit. Also: a SERIALIZABLE transaction
+//! `collect` lists, and float sums equal to the last bit; partial sorts (each morsel sorted in
+//! its worker, the runs merged) the same rows in the same order, ties included, and the same
+//! first error; partial DISTINCT the same first occurrences in the same order. Also: a SERIALIZABLE transaction
 //! whose read ran in the workers still conflicts with a concurrent write to what the workers
 //! read.
 
@@ -105,6 +107,70 @@ const QUERIES: [&str; 12] = [
     "MATCH (a:P)-[r:R]->(b:Q) RETURN b.x, r.w ORDER BY r.w",
     "MATCH (a:P) OPTIONAL MATCH (a)-[:S]->(b) RETURN a.i, b.i",
     "MATCH (a:P)-[r]->(b) WHERE r.w % 2 = 0 RETURN a.i + b.i AS s, type(r) ORDER BY s LIMIT 4",
+];
+
+/// Sorts and DISTINCT directly above a parallel chain, and what the workers compute of them
+/// (the EXPLAIN marker after `Parallel workers=2`, `""` when they stay serial above it): ties
+/// (`w` takes 6 values, `x` holds `2` and `2.0`, which order as equal) whose order must be the
+/// serial input order, DESC, several keys, nulls, mixed types, top-k with SKIP / LIMIT (small,
+/// and larger than a morsel), errors in keys (a string or a boolean times 2: which one is
+/// reported depends on which row comes first), DISTINCT over equivalent values and nulls,
+/// WITH DISTINCT, DISTINCT + ORDER BY (the Sort stays serial over a partial-distinct),
+/// keys holding a subquery (serial).
+const SORTS: [(&str, &str); 14] = [
+    (
+        "MATCH (a:P)-[r]->(b) RETURN a.i, b.i, r.w ORDER BY r.w",
+        "partial-sort",
+    ),
+    (
+        "MATCH (a)-[r]->(b) RETURN a.i, b.x ORDER BY b.x DESC",
+        "partial-sort",
+    ),
+    (
+        "MATCH (a:P)-->(b) RETURN a.x, b.f, b.i ORDER BY a.x, b.f DESC, b.i % 2",
+        "partial-sort",
+    ),
+    (
+        "MATCH (n) RETURN n.i, n.x ORDER BY n.x SKIP 2 LIMIT 5",
+        "partial-sort",
+    ),
+    (
+        "MATCH (a)-[r]->(b) RETURN a.i, b.i ORDER BY r.w DESC LIMIT 3",
+        "partial-sort",
+    ),
+    (
+        "MATCH (a)-[r]->(b) RETURN a.i, b.i ORDER BY b.f SKIP 1 LIMIT 30",
+        "partial-sort",
+    ),
+    ("MATCH (n) RETURN n.i, n.x ORDER BY n.x * 2", "partial-sort"),
+    (
+        "MATCH (a)-[r]->(b) RETURN a.i ORDER BY CASE WHEN b.i % 4 = 3 THEN b.x * 2 ELSE r.w END          LIMIT 2",
+        "partial-sort",
+    ),
+    (
+        "MATCH (a:P)-[r]->(b) WITH a, b ORDER BY b.x, a.i RETURN a.i, b.x",
+        "partial-sort",
+    ),
+    (
+        "MATCH (a)-->(b) RETURN DISTINCT b.x, a.f",
+        "partial-distinct",
+    ),
+    (
+        "MATCH (a:P)-->(b) WITH DISTINCT b.x AS x, a.x AS y WHERE y IS NOT NULL RETURN x, y",
+        "partial-distinct",
+    ),
+    (
+        "MATCH (a)-->(b) RETURN DISTINCT b.x ORDER BY b.x DESC",
+        "partial-distinct",
+    ),
+    (
+        "MATCH (a)-[r]->(b) RETURN DISTINCT b.x, r.w ORDER BY r.w SKIP 1 LIMIT 4",
+        "partial-distinct",
+    ),
+    (
+        "MATCH (a:P) RETURN a.i ORDER BY EXISTS { (a)-[:S]->() }, a.i",
+        "",
+    ),
 ];
 
 /// Rows are compared in order, and the order of a vertex's neighbours follows the storage
@@ -205,20 +271,20 @@ proptest! {
             let expected = rows(&mut serial, query);
             prop_assert_eq!(rows(&mut par, query), expected, "{}", query);
         }
-        for (query, partial) in AGGREGATES {
+        let aggregates = AGGREGATES.map(|(q, partial)| (q, if partial { "partial-aggregate" } else { "" }));
+        for (query, partial) in aggregates.into_iter().chain(SORTS) {
             prop_assert!(!plan(&mut serial, query).contains("Parallel"), "{}", query);
             let parallel_plan = plan(&mut par, query);
-            prop_assert!(parallel_plan.contains("Parallel workers=2"), "{}", query);
-            prop_assert_eq!(
-                parallel_plan.contains("partial-aggregate"),
-                partial,
-                "{}",
-                parallel_plan
-            );
+            let line = parallel_plan.split("Parallel workers=2 ").nth(1);
+            prop_assert!(line.is_some(), "{}", parallel_plan);
+            // `morsel=N` then the marker, if any, on the Parallel's line.
+            let line = line.unwrap_or_default().lines().next().unwrap_or_default();
+            let marker = line.split_whitespace().nth(1).unwrap_or_default();
+            prop_assert_eq!(marker, partial, "{}", parallel_plan);
             let expected = rows(&mut serial, query);
             prop_assert_eq!(rows(&mut par, query), expected, "{}", query);
         }
-        for query in [QUERIES[0], AGGREGATES[0].0, AGGREGATES[4].0] {
+        for query in [QUERIES[0], AGGREGATES[0].0, AGGREGATES[4].0, SORTS[0].0, SORTS[4].0, SORTS[9].0] {
             prop_assert_eq!(profile_rows(&mut par, query), profile_rows(&mut serial, query));
         }
     }

@@ -39,19 +39,22 @@
 //! VarLengthExpand over a large node scan of the top-level argument runs on worker threads
 //! under a `Parallel` exchange operator (`parallel`: morsels of the scan, one read-only fork
 //! of the transaction per worker, rows gathered in scan order so they equal the serial
-//! rows). An Aggregate directly above such a pipeline runs partially in the workers, one
-//! partial state per morsel, merged on the calling thread in morsel order (`aggregate`).
+//! rows). An Aggregate, Sort or Distinct directly above such a pipeline runs partially in the
+//! workers, per morsel, merged on the calling thread in morsel order (`aggregate`: partial
+//! states; `sort`: sorted runs, k-way merged; `parallel`: per-morsel first occurrences).
 //! Everything else — the operator consuming the rows included — runs on the calling thread.
 //!
 //! NOT YET
 //! =======
-//! Parallel sorts, DISTINCT, hash-join builds, seeks and inner plans, typed column vectors (columns hold `Value`s) and push-based
-//! pipelines are later steps; the trait and the batch format are what they will plug into.
+//! Parallel hash-join builds, seeks, inner plans and breakers above anything but a scan
+//! pipeline, typed column vectors (columns hold `Value`s) and push-based pipelines are later
+//! steps; the trait and the batch format are what they will plug into.
 
 mod aggregate;
 mod join;
 mod ops;
 mod parallel;
+mod sort;
 mod write;
 
 pub use parallel::{

@@ -3,23 +3,24 @@
 //!
 //! Most operators map each input row to zero or more output rows; they share the
 //! [`FlatMap`] driver and differ in their [`RowFn`]. The others work on whole batches
-//! (Project) or on their whole input (Aggregate, Sort).
+//! (Project) or on their whole input (Aggregate, Sort: their buffers, shared with the
+//! parallel workers, are in `aggregate` and `sort`).
 
 use super::aggregate::{Aggregation, Groups};
 use super::join::HashJoin;
+use super::sort::{SortBuffer, SortSpec};
 use super::write;
 use super::{
     BATCH_ROWS, Batch, ExecContext, Materialized, Operator, build_numbered, check_materialized,
-    into_batches,
 };
 use crate::bind::BExpr;
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::{Env, eval, truthy};
 use crate::plan::{
-    ExpandSpec, KeySeek, LogicalPlan, Procedure, RangeBound, RelSeekSpec, SeekPredicate, SortKey,
-    TopCount, VarLengthSpec,
+    ExpandSpec, KeySeek, LogicalPlan, Procedure, RangeBound, RelSeekSpec, SeekPredicate,
+    VarLengthSpec,
 };
-use crate::value::{GroupKey, Value, equals, order};
+use crate::value::{GroupKey, Value, equals};
 use plexus_cypher::ast::ShortestPath;
 use plexus_txn::KeyRange;
 use plexus_types::{Direction, EdgeId, Value as StorageValue, VertexId};
@@ -95,19 +96,16 @@ pub(super) fn build_operator(
                 calls: aggregates.clone(),
             },
         ),
-        LogicalPlan::Distinct { input, slots } => FlatMap::boxed(
+        LogicalPlan::Distinct { input, slots } => {
+            FlatMap::boxed(child(input), Distinct::new(slots.clone()))
+        }
+        LogicalPlan::Sort { input, keys, top } => sort_operator(
             child(input),
-            Distinct {
-                slots: slots.clone(),
-                seen: HashSet::new(),
+            SortSpec {
+                keys: keys.clone(),
+                top: top.clone(),
             },
         ),
-        LogicalPlan::Sort { input, keys, top } => Box::new(Sort {
-            input: child(input),
-            keys: keys.clone(),
-            top: top.clone(),
-            output: Materialized::default(),
-        }),
         LogicalPlan::Skip { input, count } => FlatMap::boxed(
             child(input),
             Skip {
@@ -1113,19 +1111,32 @@ impl RowFn for Unwind {
     }
 }
 
-struct Distinct {
+/// DISTINCT: the first occurrence of each combination of `slots` (under `GroupKey`
+/// equivalence); the set of those seen is bounded by `MAX_MATERIALIZED_ROWS`.
+pub(super) struct Distinct {
     slots: Vec<usize>,
     seen: HashSet<GroupKey>,
 }
 
-impl RowFn for Distinct {
-    fn apply(
-        &mut self,
-        input: &Batch,
-        row: usize,
-        out: &mut Batch,
-        _ctx: &mut ExecContext,
-    ) -> Result<()> {
+impl Distinct {
+    pub(super) fn new(slots: Vec<usize>) -> Self {
+        Distinct {
+            slots,
+            seen: HashSet::new(),
+        }
+    }
+
+    /// The rows of `input` not seen before, in order (the caller's side of partial-distinct).
+    pub(super) fn first_occurrences(&mut self, input: &Batch) -> Result<Batch> {
+        let mut out = Batch::new(input.width());
+        for row in 0..input.len() {
+            self.admit(input, row, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Appends row `row` of `input` to `out` if it was not seen before.
+    fn admit(&mut self, input: &Batch, row: usize, out: &mut Batch) -> Result<()> {
         let key = GroupKey(
             self.slots
                 .iter()
@@ -1138,6 +1149,18 @@ impl RowFn for Distinct {
         }
         Ok(())
     }
+}
+
+impl RowFn for Distinct {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        _ctx: &mut ExecContext,
+    ) -> Result<()> {
+        self.admit(input, row, out)
+    }
 
     fn reset(&mut self) {
         self.seen.clear();
@@ -1145,7 +1168,7 @@ impl RowFn for Distinct {
 }
 
 /// Evaluates a SKIP / LIMIT count: a non-negative integer.
-fn eval_count(expr: &BExpr, ctx: &mut ExecContext) -> Result<u64> {
+pub(super) fn eval_count(expr: &BExpr, ctx: &mut ExecContext) -> Result<u64> {
     let empty = Batch::single(vec![Value::Null; ctx.width]);
     let mut env = Env::new(&empty, 0);
     match eval(expr, &mut env, ctx)? {
@@ -1304,54 +1327,17 @@ impl Breaker for Aggregate {
 
 struct Sort {
     input: Box<dyn Operator>,
-    keys: Vec<SortKey>,
-    /// The SKIP + LIMIT that follows, if any: only that many leading rows are kept.
-    top: Option<TopCount>,
+    spec: SortSpec,
     output: Materialized,
 }
 
-/// Rows a top-k sort lets accumulate (at least this many, at most twice the rows it keeps)
-/// before cutting back to the rows it keeps: the cut costs O(buffer), so it runs O(input / k)
-/// times.
-const TOP_K_MIN_BUFFER_ROWS: usize = 4096;
-
-/// A row waiting in a sort: its key values, its input position (ties keep input order, as a
-/// stable sort does), and the row.
-type SortRow = (Vec<Value>, u64, Vec<Value>);
-
-impl Sort {
-    /// How many leading rows the output needs (`None`: all). Counts that do not evaluate to
-    /// non-negative integers give `None`; SKIP and LIMIT report those errors themselves.
-    fn rows_needed(&self, ctx: &mut ExecContext) -> Option<usize> {
-        let top = self.top.as_ref()?;
-        let skip = match &top.skip {
-            Some(skip) => eval_count(skip, ctx).ok()?,
-            None => 0,
-        };
-        let limit = eval_count(&top.limit, ctx).ok()?;
-        usize::try_from(skip.saturating_add(limit)).ok()
-    }
-
-    fn compare(&self, a: &SortRow, b: &SortRow) -> std::cmp::Ordering {
-        for (i, k) in self.keys.iter().enumerate() {
-            let o = order(&a.0[i], &b.0[i]);
-            let o = if k.descending { o.reverse() } else { o };
-            if o != std::cmp::Ordering::Equal {
-                return o;
-            }
-        }
-        a.1.cmp(&b.1)
-    }
-
-    /// Keeps the `keep` first rows in order (unsorted), dropping the rest.
-    fn cut(&self, rows: &mut Vec<SortRow>, keep: usize) {
-        if rows.len() > keep {
-            if keep > 0 {
-                rows.select_nth_unstable_by(keep - 1, |a, b| self.compare(a, b));
-            }
-            rows.truncate(keep);
-        }
-    }
+/// The serial Sort over `input` (see `sort`, THE BUFFER).
+pub(super) fn sort_operator(input: Box<dyn Operator>, spec: SortSpec) -> Box<dyn Operator> {
+    Box::new(Sort {
+        input,
+        spec,
+        output: Materialized::default(),
+    })
 }
 
 impl Breaker for Sort {
@@ -1360,35 +1346,11 @@ impl Breaker for Sort {
     }
 
     fn compute(&mut self, ctx: &mut ExecContext) -> Result<Vec<Batch>> {
-        let needed = self.rows_needed(ctx);
-        let buffer_rows = needed.map(|k| k.saturating_mul(2).max(TOP_K_MIN_BUFFER_ROWS));
-        let mut rows: Vec<SortRow> = Vec::new();
-        let mut position = 0u64;
+        let mut buffer = SortBuffer::new(&self.spec, ctx);
         while let Some(batch) = self.input.next(ctx)? {
-            for row in 0..batch.len() {
-                let mut env = Env::new(&batch, row);
-                let mut key = Vec::with_capacity(self.keys.len());
-                for k in &self.keys {
-                    key.push(eval(&k.expr, &mut env, ctx)?);
-                }
-                rows.push((key, position, batch.row(row)));
-                position += 1;
-            }
-            if let (Some(k), Some(limit)) = (needed, buffer_rows)
-                && rows.len() >= limit
-            {
-                self.cut(&mut rows, k);
-            }
-            check_materialized(rows.len())?;
+            buffer.feed(&self.spec, &batch, ctx)?;
         }
-        if let Some(k) = needed {
-            self.cut(&mut rows, k);
-        }
-        rows.sort_unstable_by(|a, b| self.compare(a, b));
-        Ok(into_batches(
-            rows.into_iter().map(|(_, _, row)| row),
-            ctx.width,
-        ))
+        Ok(buffer.finish(&self.spec, ctx.width))
     }
 }
 

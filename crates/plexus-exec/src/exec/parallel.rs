@@ -6,7 +6,8 @@
 //! VarLengthExpand) over a node scan of the top-level argument — the chains `plan::parallel`
 //! wraps in read-only statements — on worker threads, and hands their rows to the operator
 //! above it (an Aggregate, Sort, Distinct, Limit, the Results …) on the caller's thread, or
-//! aggregates them in the workers (PARTIAL AGGREGATION below):
+//! computes that operator partially in the workers (PARTIAL AGGREGATION, PARTIAL SORTS AND
+//! DISTINCT below):
 //!
 //! ```text
 //!   caller thread                          worker threads (each: a copy of the stages)
@@ -34,6 +35,23 @@
 //! into one table, and emits the groups once all morsels are merged. `aggregate` explains
 //! why that equals the serial Aggregate — groups in first-seen order, `collect` lists in row
 //! order, sums added value by value in row order — and which error wins.
+//!
+//! PARTIAL SORTS AND DISTINCT
+//! ==========================
+//! `partial-sort` works the same way (both are a `MorselReduce`: a worker state per morsel,
+//! a payload per morsel, a caller state merged in morsel order): a worker feeds its morsel's
+//! rows to a `SortBuffer` and sends the sorted run (its k first with a top-k); the caller
+//! k-way merges the runs, equal keys in morsel order. `sort` explains why that is the serial
+//! stable sort, ties included, which error wins, and how a top-k stays bounded.
+//!
+//! `partial-distinct` streams: a worker's copy of the stages ends in a Distinct, reset with
+//! each morsel, so it sends the first occurrence in the morsel of each row; the caller passes
+//! each batch, in morsel order, through a second Distinct kept across morsels. A row's first
+//! occurrence overall is the first in the earliest morsel holding it — the one its worker
+//! kept, and the first the caller meets — so the caller emits the serial Distinct's rows in
+//! its order, as they arrive. DISTINCT compares slots and evaluates nothing: its only error
+//! is `LimitExceeded` (more than `MAX_MATERIALIZED_ROWS` distinct rows), met in the caller
+//! after as many distinct rows as serially; a worker's set is bounded by its morsel's rows.
 //!
 //! WHY IN SCAN ORDER
 //! =================
@@ -93,13 +111,16 @@
 //!   aggregation the Aggregate's line counts the merged groups handed on (the serial
 //!   Aggregate's rows; the workers' per-morsel groups are not counted), and its time is the
 //!   workers' time over their morsels (stages included, as serial times include inputs) plus
-//!   the caller's merging.
+//!   the caller's merging; a partial Sort's line likewise. A partial Distinct's line counts
+//!   the rows the caller keeps (the serial Distinct's), its time is the caller's filtering;
+//!   the workers' per-morsel Distinct is not profiled.
 //! - With fewer than two threads startable, or too many pending writes, the stages (and the
-//!   Aggregate over them) run on the caller's thread exactly as the serial plan (same
-//!   operator numbers).
+//!   Aggregate, Sort or Distinct over them) run on the caller's thread exactly as the serial
+//!   plan (same operator numbers).
 
 use super::aggregate::{Aggregation, Groups, MorselAggregate, MorselAggregator};
-use super::ops::{aggregate_operator, build_stage};
+use super::ops::{Distinct, FlatMap, aggregate_operator, build_stage, sort_operator};
+use super::sort::{SortBuffer, SortSpec, SortedRun, SortedRuns};
 use super::{BATCH_ROWS, Batch, ExecContext, ExecState, Operator, OperatorProfile, Profiled};
 use crate::bind::Params;
 use crate::error::{ErrorClass, QueryError, Result};
@@ -131,7 +152,7 @@ pub fn live_workers() -> usize {
 }
 
 /// Builds the `Parallel` operator of `plan` (a `LogicalPlan::Parallel`), numbering it and its
-/// chain as `build_numbered` would (pre-order: the Aggregate if partial, the stages top first,
+/// chain as `build_numbered` would (pre-order: the breaker if partial, the stages top first,
 /// the scan, its argument).
 pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> Box<dyn Operator> {
     let LogicalPlan::Parallel {
@@ -142,21 +163,7 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
     else {
         unreachable!("exec::parallel::build is called for Parallel only")
     };
-    let (aggregate, chain) = match &**input {
-        LogicalPlan::Aggregate {
-            input,
-            keys,
-            aggregates,
-        } => {
-            let aggregation = Aggregation {
-                keys: keys.clone(),
-                calls: aggregates.clone(),
-            };
-            *counter += 1;
-            (Some((*counter - 1, aggregation)), &**input)
-        }
-        chain => (None, chain),
-    };
+    let (partial, chain) = partial(input, counter);
     let first_id = *counter;
     let (stages, scan) = parallel_chain(chain);
     let LogicalPlan::NodeScan {
@@ -174,7 +181,7 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
         spec: Arc::new(Spec {
             stages: stages.into_iter().cloned().collect(),
             first_id,
-            aggregate,
+            partial,
             profile,
         }),
         slot: *slot,
@@ -186,15 +193,78 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
     })
 }
 
+/// What the workers compute above the stages of `plan` (the `Parallel`'s input), numbering
+/// the breaker computed partially, if any; and the chain of stages.
+fn partial<'a>(plan: &'a LogicalPlan, counter: &mut usize) -> (Partial, &'a LogicalPlan) {
+    let id = *counter;
+    let (partial, chain) = match plan {
+        LogicalPlan::Aggregate {
+            input,
+            keys,
+            aggregates,
+        } => {
+            let aggregation = Aggregation {
+                keys: keys.clone(),
+                calls: aggregates.clone(),
+            };
+            let reduction = Reduction::Aggregate(aggregation);
+            (Partial::Reduce { id, reduction }, &**input)
+        }
+        LogicalPlan::Sort { input, keys, top } => {
+            let spec = SortSpec {
+                keys: keys.clone(),
+                top: top.clone(),
+            };
+            let reduction = Reduction::Sort(spec);
+            (Partial::Reduce { id, reduction }, &**input)
+        }
+        LogicalPlan::Distinct { input, slots } => {
+            let slots = slots.clone();
+            (Partial::Distinct { id, slots }, &**input)
+        }
+        chain => return (Partial::Rows, chain),
+    };
+    *counter += 1;
+    (partial, chain)
+}
+
+/// What the workers compute above the stages (see PARTIAL AGGREGATION, PARTIAL SORTS AND
+/// DISTINCT).
+enum Partial {
+    /// A plain exchange: the stages' rows.
+    Rows,
+    /// `partial-distinct`: each worker keeps the first occurrences in its morsel, the caller
+    /// those not seen in an earlier morsel. `id`: the Distinct's operator number.
+    Distinct { id: usize, slots: Vec<usize> },
+    /// `partial-aggregate`, `partial-sort`: each worker reduces each morsel's rows into one
+    /// payload, which the caller merges in morsel order. `id`: the breaker's operator number.
+    Reduce { id: usize, reduction: Reduction },
+}
+
+impl Partial {
+    /// The operator number of the breaker computed partially.
+    fn id(&self) -> Option<usize> {
+        match self {
+            Partial::Rows => None,
+            Partial::Distinct { id, .. } | Partial::Reduce { id, .. } => Some(*id),
+        }
+    }
+}
+
+/// A breaker computed per morsel and merged (`Partial::Reduce`).
+enum Reduction {
+    Aggregate(Aggregation),
+    Sort(SortSpec),
+}
+
 /// What every copy of the stages is built from.
 struct Spec {
     /// The streaming stages, top first.
     stages: Vec<LogicalPlan>,
     /// Operator number of the top stage; the scan's is `first_id + stages.len()`.
     first_id: usize,
-    /// With partial aggregation (see `aggregate`): the Aggregate's operator number and what
-    /// it computes.
-    aggregate: Option<(usize, Aggregation)>,
+    /// The breaker the workers compute partially above the stages, if any.
+    partial: Partial,
     profile: bool,
 }
 
@@ -212,7 +282,7 @@ impl Spec {
     }
 
     /// The stages over `source`, profiled under their plan numbers.
-    fn build(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
+    fn build_stages(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
         let mut op = self.profiled(self.scan_id(), source);
         for (depth, stage) in self.stages.iter().enumerate().rev() {
             op = match build_stage(stage, op) {
@@ -223,16 +293,29 @@ impl Spec {
         op
     }
 
-    /// The whole wrapped plan over `source` on one thread: the stages, and the serial
-    /// Aggregate over them when the workers would have aggregated.
-    fn build_serial(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
-        let stages = self.build(source);
-        match &self.aggregate {
-            Some((id, aggregation)) => {
-                self.profiled(*id, aggregate_operator(stages, aggregation.clone()))
-            }
-            None => stages,
+    /// A worker's copy of the stages over `source`: with partial-distinct, under a Distinct
+    /// that a worker resets with each morsel (not profiled: the caller counts the Distinct's
+    /// rows).
+    fn build_worker(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
+        let stages = self.build_stages(source);
+        match &self.partial {
+            Partial::Distinct { slots, .. } => FlatMap::boxed(stages, Distinct::new(slots.clone())),
+            Partial::Rows | Partial::Reduce { .. } => stages,
         }
+    }
+
+    /// The whole wrapped plan over `source` on one thread: the stages, and the serial
+    /// breaker over them when the workers would have computed it partially.
+    fn build_serial(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
+        let stages = self.build_stages(source);
+        let (id, breaker) = match &self.partial {
+            Partial::Rows => return stages,
+            Partial::Distinct { id, slots } => {
+                (id, FlatMap::boxed(stages, Distinct::new(slots.clone())))
+            }
+            Partial::Reduce { id, reduction } => (id, reduction.serial(stages)),
+        };
+        self.profiled(*id, breaker)
     }
 }
 
@@ -270,22 +353,18 @@ impl Operator for Parallel {
                         self.state = RunState::Finished;
                         return Ok(None);
                     };
-                    // The Aggregate's rows are the merged groups handed on, as serially.
-                    if let Some((id, _)) = &self.spec.aggregate {
-                        add_profile(ctx, *id, batch.len(), std::time::Duration::ZERO);
+                    // The breaker's rows are the merged rows handed on, as serially.
+                    if let Some(id) = self.spec.partial.id() {
+                        add_profile(ctx, id, batch.len(), std::time::Duration::ZERO);
                     }
                     return Ok(Some(batch));
                 }
                 RunState::Running(run) => {
-                    let result = match &self.spec.aggregate {
-                        None => run.next(ctx).and_then(|payload| match payload {
-                            None => Ok(None),
-                            Some(Payload::Rows(batch)) => Ok(Some(batch)),
-                            Some(Payload::Partial(_)) => Err(internal(
-                                "a parallel worker aggregated for a plain exchange",
-                            )),
-                        }),
-                        Some((id, aggregation)) => match run.merge(ctx, *id, aggregation) {
+                    let result = match &self.spec.partial {
+                        Partial::Rows | Partial::Distinct { .. } => {
+                            run.rows(ctx, &self.spec.partial)
+                        }
+                        Partial::Reduce { id, reduction } => match run.merge(ctx, *id, reduction) {
                             Ok(batches) => {
                                 // The workers are done: join them now.
                                 self.state = RunState::Merged(batches.into_iter());
@@ -418,10 +497,12 @@ impl Operator for MorselScan {
 
 /// What a worker computed over (part of) a morsel.
 enum Payload {
-    /// A batch of the stages' rows (a plain exchange).
+    /// A batch of the stages' rows (a plain exchange, partial-distinct).
     Rows(Batch),
-    /// The morsel's partial aggregate, its only payload (partial aggregation).
-    Partial(Box<MorselAggregate>),
+    /// The morsel's partial aggregate, its only payload (partial-aggregate).
+    Aggregated(Box<MorselAggregate>),
+    /// The morsel's sorted rows, its only payload (partial-sort).
+    Sorted(Box<SortedRun>),
 }
 
 /// What a worker tells the caller.
@@ -515,6 +596,8 @@ struct Run {
     next_emit: usize,
     ahead: usize,
     pending: BTreeMap<usize, MorselOutput>,
+    /// With partial-distinct: the rows seen in the morsels emitted so far.
+    first_seen: Option<Distinct>,
 }
 
 impl Run {
@@ -546,6 +629,7 @@ impl Run {
             next_emit: 0,
             ahead,
             pending: BTreeMap::new(),
+            first_seen: None,
         };
         for index in 0..workers {
             let worker = Worker {
@@ -603,27 +687,61 @@ impl Run {
         }
     }
 
-    /// Merges every morsel's partial aggregate in morsel order and returns the groups (see
-    /// `aggregate`). The time spent merging counts for the Aggregate's line (`id`).
+    /// The next batch of rows in morsel order; with partial-distinct (operator `id`) only
+    /// the rows no earlier morsel had, counted for the Distinct's line.
+    fn rows(&mut self, ctx: &mut ExecContext, partial: &Partial) -> Result<Option<Batch>> {
+        loop {
+            let Some(payload) = self.next(ctx)? else {
+                return Ok(None);
+            };
+            let Payload::Rows(batch) = payload else {
+                return Err(internal(
+                    "a parallel worker reduced a morsel for an exchange",
+                ));
+            };
+            let Partial::Distinct { id, slots } = partial else {
+                return Ok(Some(batch));
+            };
+            let started = Instant::now();
+            let seen = self
+                .first_seen
+                .get_or_insert_with(|| Distinct::new(slots.clone()));
+            let kept = seen.first_occurrences(&batch)?;
+            add_profile(ctx, *id, kept.len(), started.elapsed());
+            if !kept.is_empty() {
+                return Ok(Some(kept));
+            }
+        }
+    }
+
+    /// Merges every morsel's payload in morsel order and returns the breaker's output (see
+    /// `aggregate`, `sort`). The time spent merging counts for the breaker's line (`id`).
     fn merge(
         &mut self,
         ctx: &mut ExecContext,
         id: usize,
-        aggregation: &Aggregation,
+        reduction: &Reduction,
     ) -> Result<Vec<Batch>> {
-        let mut groups = Groups::default();
+        match reduction {
+            Reduction::Aggregate(aggregation) => self.merge_with(ctx, id, aggregation),
+            Reduction::Sort(spec) => self.merge_with(ctx, id, spec),
+        }
+    }
+
+    fn merge_with<R: MorselReduce>(
+        &mut self,
+        ctx: &mut ExecContext,
+        id: usize,
+        reduce: &R,
+    ) -> Result<Vec<Batch>> {
+        let mut merged = reduce.merged(ctx);
         while let Some(payload) = self.next(ctx)? {
-            let Payload::Partial(partial) = payload else {
-                return Err(internal(
-                    "a parallel worker sent rows for a partial aggregate",
-                ));
-            };
             let started = Instant::now();
-            groups.merge(aggregation, *partial)?;
+            reduce.merge(&mut merged, payload)?;
             add_profile(ctx, id, 0, started.elapsed());
         }
         let started = Instant::now();
-        let batches = groups.finish(aggregation, ctx.width)?;
+        let batches = reduce.finish(merged, ctx.width)?;
         add_profile(ctx, id, 0, started.elapsed());
         Ok(batches)
     }
@@ -711,28 +829,13 @@ impl Worker {
     fn run(mut self) {
         LIVE_WORKERS.fetch_add(1, Ordering::SeqCst);
         let range = self.scan.range.clone();
-        let mut stages = self.spec.build(Box::new(self.scan));
+        let mut stages = self.spec.build_worker(Box::new(self.scan));
         let mut ctx = ExecContext::new(&mut self.tx, &self.params, self.width, &mut self.state);
         while let Some(morsel) = self.shared.claim() {
             *lock(&range) = morsel..morsel + 1;
             stages.reset();
-            let go_on = match &self.spec.aggregate {
-                None => stream_morsel(
-                    morsel,
-                    stages.as_mut(),
-                    &mut ctx,
-                    &self.shared,
-                    &self.sender,
-                ),
-                Some((id, aggregation)) => aggregate_morsel(
-                    morsel,
-                    stages.as_mut(),
-                    (*id, aggregation),
-                    &mut ctx,
-                    &self.shared,
-                    &self.sender,
-                ),
-            };
+            let to = (morsel, &*self.shared, &self.sender);
+            let go_on = run_morsel(&self.spec, stages.as_mut(), &mut ctx, to);
             if !go_on {
                 break;
             }
@@ -742,14 +845,29 @@ impl Worker {
     }
 }
 
+/// Runs the claimed morsel through `spec` and sends what it computes; whether the worker may
+/// claim another morsel.
+fn run_morsel(
+    spec: &Spec,
+    stages: &mut dyn Operator,
+    ctx: &mut ExecContext,
+    to: (usize, &Shared, &SyncSender<Message>),
+) -> bool {
+    match &spec.partial {
+        Partial::Rows | Partial::Distinct { .. } => stream_morsel(stages, ctx, to),
+        Partial::Reduce { id, reduction } => match reduction {
+            Reduction::Aggregate(aggregation) => reduce_morsel(stages, (*id, aggregation), ctx, to),
+            Reduction::Sort(sort) => reduce_morsel(stages, (*id, sort), ctx, to),
+        },
+    }
+}
+
 /// Runs the stages over the claimed morsel and sends their batches (a plain exchange);
 /// whether the worker may claim another morsel.
 fn stream_morsel(
-    morsel: usize,
     stages: &mut dyn Operator,
     ctx: &mut ExecContext,
-    shared: &Shared,
-    sender: &SyncSender<Message>,
+    (morsel, shared, sender): (usize, &Shared, &SyncSender<Message>),
 ) -> bool {
     loop {
         if shared.stop.load(Ordering::SeqCst) {
@@ -787,31 +905,29 @@ fn stream_morsel(
     }
 }
 
-/// Aggregates the claimed morsel's rows (operator `id`: `aggregation`) and sends the partial
-/// aggregate, then `Done`; whether the worker may claim another morsel.
-fn aggregate_morsel(
-    morsel: usize,
+/// Reduces the claimed morsel's rows (operator `id`: `reduce`) and sends the payload, then
+/// `Done`; whether the worker may claim another morsel.
+fn reduce_morsel<R: MorselReduce>(
     stages: &mut dyn Operator,
-    (id, aggregation): (usize, &Aggregation),
+    (id, reduce): (usize, &R),
     ctx: &mut ExecContext,
-    shared: &Shared,
-    sender: &SyncSender<Message>,
+    (morsel, shared, sender): (usize, &Shared, &SyncSender<Message>),
 ) -> bool {
     let started = Instant::now();
-    let mut partial = MorselAggregator::default();
-    // Whether the morsel was aggregated to its end (its scan also ends early on a stop).
+    let mut state = reduce.morsel(ctx);
+    // Whether the morsel was reduced to its end (its scan also ends early on a stop).
     let end = guarded(morsel, || {
         while let Some(batch) = stages.next(ctx)? {
             if shared.stop.load(Ordering::SeqCst) {
                 return Ok(false);
             }
-            partial.feed(aggregation, &batch, ctx)?;
+            reduce.feed(&mut state, &batch, ctx)?;
         }
         Ok(!shared.stop.load(Ordering::SeqCst))
     });
     add_profile(ctx, id, 0, started.elapsed());
     let error = match end {
-        // Stopped: nobody waits for the partial.
+        // Stopped: nobody waits for the payload.
         Ok(false) => return false,
         Ok(true) => None,
         // The caller reports the error after merging what came before it in the morsel.
@@ -820,13 +936,109 @@ fn aggregate_morsel(
     let failed = error.is_some();
     let message = Message::Batch {
         morsel,
-        payload: Payload::Partial(Box::new(partial.finish(error))),
+        payload: reduce.payload(state, error),
         reads: ctx.tx.take_reads(),
     };
     if sender.send(message).is_err() || failed {
         return false;
     }
     sender.send(done(morsel, ctx)).is_ok()
+}
+
+/// A breaker the workers compute per morsel and the caller merges in morsel order
+/// (`Partial::Reduce`).
+trait MorselReduce {
+    /// A worker's state over one morsel.
+    type Morsel;
+    /// The caller's state over the morsels merged so far.
+    type Merged;
+    fn morsel(&self, ctx: &mut ExecContext) -> Self::Morsel;
+    fn feed(&self, morsel: &mut Self::Morsel, batch: &Batch, ctx: &mut ExecContext) -> Result<()>;
+    /// What the worker sends: what was fed before `error`, and the error.
+    fn payload(&self, morsel: Self::Morsel, error: Option<QueryError>) -> Payload;
+    fn merged(&self, ctx: &mut ExecContext) -> Self::Merged;
+    /// Merges the next morsel's payload; its error, if any, after what preceded it.
+    fn merge(&self, merged: &mut Self::Merged, payload: Payload) -> Result<()>;
+    fn finish(&self, merged: Self::Merged, width: usize) -> Result<Vec<Batch>>;
+}
+
+impl MorselReduce for Aggregation {
+    type Morsel = MorselAggregator;
+    type Merged = Groups;
+
+    fn morsel(&self, _ctx: &mut ExecContext) -> MorselAggregator {
+        MorselAggregator::default()
+    }
+
+    fn feed(
+        &self,
+        morsel: &mut MorselAggregator,
+        batch: &Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        morsel.feed(self, batch, ctx)
+    }
+
+    fn payload(&self, morsel: MorselAggregator, error: Option<QueryError>) -> Payload {
+        Payload::Aggregated(Box::new(morsel.finish(error)))
+    }
+
+    fn merged(&self, _ctx: &mut ExecContext) -> Groups {
+        Groups::default()
+    }
+
+    fn merge(&self, merged: &mut Groups, payload: Payload) -> Result<()> {
+        match payload {
+            Payload::Aggregated(partial) => merged.merge(self, *partial),
+            _ => Err(internal("a parallel worker sent no partial aggregate")),
+        }
+    }
+
+    fn finish(&self, merged: Groups, width: usize) -> Result<Vec<Batch>> {
+        merged.finish(self, width)
+    }
+}
+
+impl MorselReduce for SortSpec {
+    type Morsel = SortBuffer;
+    type Merged = SortedRuns;
+
+    fn morsel(&self, ctx: &mut ExecContext) -> SortBuffer {
+        SortBuffer::new(self, ctx)
+    }
+
+    fn feed(&self, morsel: &mut SortBuffer, batch: &Batch, ctx: &mut ExecContext) -> Result<()> {
+        morsel.feed(self, batch, ctx)
+    }
+
+    fn payload(&self, morsel: SortBuffer, error: Option<QueryError>) -> Payload {
+        Payload::Sorted(Box::new(morsel.finish_run(self, error)))
+    }
+
+    fn merged(&self, ctx: &mut ExecContext) -> SortedRuns {
+        SortedRuns::new(self, ctx)
+    }
+
+    fn merge(&self, merged: &mut SortedRuns, payload: Payload) -> Result<()> {
+        match payload {
+            Payload::Sorted(run) => merged.merge(self, *run),
+            _ => Err(internal("a parallel worker sent no sorted run")),
+        }
+    }
+
+    fn finish(&self, merged: SortedRuns, width: usize) -> Result<Vec<Batch>> {
+        Ok(merged.finish(self, width))
+    }
+}
+
+impl Reduction {
+    /// The serial breaker over `input`.
+    fn serial(&self, input: Box<dyn Operator>) -> Box<dyn Operator> {
+        match self {
+            Reduction::Aggregate(aggregation) => aggregate_operator(input, aggregation.clone()),
+            Reduction::Sort(spec) => sort_operator(input, spec.clone()),
+        }
+    }
 }
 
 /// The end of a morsel: the reads since the last message and the morsel's profile.

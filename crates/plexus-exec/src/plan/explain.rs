@@ -192,11 +192,9 @@ impl LogicalPlan {
                 morsel_vertices,
             } => format!(
                 "Parallel workers={workers} morsel={morsel_vertices}{}",
-                if matches!(**input, LogicalPlan::Aggregate { .. }) {
-                    " partial-aggregate"
-                } else {
-                    ""
-                }
+                super::parallel::partial_name(input)
+                    .map(|name| format!(" {name}"))
+                    .unwrap_or_default()
             ),
             LogicalPlan::Results { columns, .. } => format!(
                 "Results {}",

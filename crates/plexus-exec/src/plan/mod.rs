@@ -436,10 +436,11 @@ pub enum LogicalPlan {
     /// Consumes the input and produces no rows (a query that does not end in RETURN).
     Discard { input: Box<LogicalPlan> },
     /// Runs `input` — streaming stages over a node scan of the top-level argument (see
-    /// `parallel`), or an `Aggregate` directly over such stages (partial aggregation) — on
-    /// `workers` threads, each taking morsels of `morsel_vertices` scanned vertices, and
-    /// yields their rows in scan order, or the merged groups in the serial Aggregate's order
-    /// (see `exec::parallel`, `exec::aggregate`).
+    /// `parallel`), or an `Aggregate`, `Sort` or `Distinct` directly over such stages
+    /// (computed partially per morsel) — on `workers` threads, each taking morsels of
+    /// `morsel_vertices` scanned vertices, and yields their rows in scan order, or the merged
+    /// output in the serial breaker's order (see `exec::parallel`, `exec::aggregate`,
+    /// `exec::sort`).
     Parallel {
         input: Box<LogicalPlan>,
         workers: usize,

@@ -30,8 +30,9 @@
 //! the graph only, and hold no state across rows — so running them over disjoint slices of
 //! the scan and concatenating the outputs in scan order gives exactly the serial rows, in the
 //! serial order (how `exec::parallel` runs it). A scan without statistics (no estimate) or with
-//! a seek, and everything else (DISTINCT, sorts, joins, UNWIND, procedure calls, inner plans)
-//! stays serial; the breaker above the `Parallel` consumes its rows as before.
+//! a seek, and everything else (joins, UNWIND, procedure calls, inner plans, an Aggregate,
+//! Sort or Distinct not directly above such a chain) stays serial; the breaker above the
+//! `Parallel` consumes its rows as before — unless the workers compute it partially (below).
 //!
 //! PARTIAL AGGREGATION
 //! ===================
@@ -65,9 +66,36 @@
 //!   one value (not a row) per input row crossing threads;
 //! - none — `percentileCont` / `percentileDisc` read a second argument from the row of
 //!   their first value: an Aggregate holding one stays serial above the `Parallel`.
+//!
+//! PARTIAL SORTS AND DISTINCT
+//! ==========================
+//! Likewise for a `Sort` (ORDER BY, top-k included) or a `Distinct` (RETURN / WITH DISTINCT)
+//! directly above an eligible chain — `partial-sort`, `partial-distinct` in EXPLAIN:
+//!
+//! ```text
+//!   Results [x]                          Results [x]
+//!   └ Limit 10                           └ Limit 10
+//!     └ Sort s1 (top 10)          ─▶       └ Parallel workers=2 morsel=10000 partial-sort
+//!       └ Project s1 = s0.x                  └ Sort s1 (top 10)
+//!         └ NodeByLabelScan s0:P               └ Project s1 = s0.x
+//!                                                └ …
+//! ```
+//!
+//! - Sort: each worker sorts each morsel's rows (with a top-k it keeps the morsel's k first)
+//!   and the caller merges the sorted runs, equal keys in morsel order — the serial stable
+//!   order (`exec::sort`). Keys holding a subquery or calling `rand()` keep the Sort serial
+//!   above the `Parallel`: the first runs inner plans, the second would draw its numbers in
+//!   another order on other threads;
+//! - Distinct: each worker keeps the first occurrences in each morsel, the caller those no
+//!   earlier morsel had — the serial first occurrences, in the serial order
+//!   (`exec::parallel`). Its slots hold no expression, so it always qualifies.
+//!
+//! Only the breaker directly above the chain is pushed down: in `ORDER BY` over `DISTINCT`
+//! the Distinct runs partially and the Sort serially above the `Parallel` (its input is then
+//! de-duplicated already, usually far smaller).
 
 use super::build::visit_children;
-use super::{AggCall, AggFunction, LogicalPlan};
+use super::{AggCall, AggFunction, LogicalPlan, SortKey};
 use crate::bind::BExpr;
 
 /// Smallest estimated scan (rows) worth the threads.
@@ -132,7 +160,7 @@ pub fn parallelize(plan: &mut LogicalPlan, config: &ParallelConfig) {
     if !config.enabled() {
         return;
     }
-    if eligible(plan, config) || aggregates_partially(plan, config) {
+    if eligible(plan, config) || computes_partially(plan, config) {
         let chain = std::mem::replace(plan, LogicalPlan::Argument);
         *plan = LogicalPlan::Parallel {
             input: Box::new(chain),
@@ -252,29 +280,64 @@ pub(crate) fn partial_form(call: &AggCall) -> Option<PartialForm> {
     }
 }
 
-/// Whether `plan` is an Aggregate the workers can compute partially over an eligible chain.
-fn aggregates_partially(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
-    let LogicalPlan::Aggregate {
-        input,
-        keys,
-        aggregates,
-    } = plan
-    else {
-        return false;
+/// Whether the workers can compute the breaker `plan` partially, over an eligible chain
+/// directly below it (see PARTIAL AGGREGATION, PARTIAL SORTS AND DISTINCT).
+fn computes_partially(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
+    let (plain, input) = match plan {
+        LogicalPlan::Aggregate {
+            input,
+            keys,
+            aggregates,
+        } => {
+            let calls_merge = aggregates.iter().all(|(_, call)| {
+                partial_form(call).is_some() && call.arg.as_ref().is_none_or(|e| !has_subquery(e))
+            });
+            (
+                calls_merge && !keys.iter().any(|(_, e)| has_subquery(e)),
+                input,
+            )
+        }
+        LogicalPlan::Sort { input, keys, .. } => {
+            let plain = |k: &SortKey| !has_subquery(&k.expr) && !calls_rand(&k.expr);
+            (keys.iter().all(plain), input)
+        }
+        LogicalPlan::Distinct { input, .. } => (true, input),
+        _ => return false,
     };
-    let calls_merge = aggregates.iter().all(|(_, call)| {
-        partial_form(call).is_some() && call.arg.as_ref().is_none_or(|e| !has_subquery(e))
-    });
-    calls_merge && !keys.iter().any(|(_, e)| has_subquery(e)) && eligible(input, config)
+    plain && eligible(input, config)
+}
+
+/// The name EXPLAIN gives the work done in the workers of a `Parallel` over `input` (see
+/// `computes_partially`), if they do more than the stages.
+pub(crate) fn partial_name(input: &LogicalPlan) -> Option<&'static str> {
+    match input {
+        LogicalPlan::Aggregate { .. } => Some("partial-aggregate"),
+        LogicalPlan::Sort { .. } => Some("partial-sort"),
+        LogicalPlan::Distinct { .. } => Some("partial-distinct"),
+        _ => None,
+    }
 }
 
 /// Whether a subquery (an inner plan) occurs anywhere in `e`.
 fn has_subquery(e: &BExpr) -> bool {
-    if matches!(e, BExpr::Subquery(_)) {
+    occurs(e, &|e| matches!(e, BExpr::Subquery(_)))
+}
+
+/// Whether `rand()` occurs anywhere in `e`.
+fn calls_rand(e: &BExpr) -> bool {
+    occurs(
+        e,
+        &|e| matches!(e, BExpr::Call(name, _) if &**name == "rand"),
+    )
+}
+
+/// Whether `e` or an expression inside it is `wanted`.
+fn occurs(e: &BExpr, wanted: &dyn Fn(&BExpr) -> bool) -> bool {
+    if wanted(e) {
         return true;
     }
     let mut found = false;
-    visit_children(e, &mut |child| found = found || has_subquery(child));
+    visit_children(e, &mut |child| found = found || occurs(child, wanted));
     found
 }
 

@@ -1,0 +1,419 @@
+//! Sorting: the serial Sort's buffer (top-k included), and partial sorting per morsel merged
+//! in morsel order.
+//!
+//! THE BUFFER
+//! ==========
+//! A [`SortBuffer`] takes its input rows batch by batch. For each row, in input order, it
+//! evaluates the keys (the first failing key of the first failing row is the Sort's error)
+//! and keeps `(keys, position, row)`, `position` counting the rows fed. Rows compare by their
+//! keys (`value::order`, DESC reversed), then by position: ties keep input order, exactly as
+//! a stable sort. With a top-k (`Sort … (top s + l)`: a SKIP/LIMIT follows) only the `k =
+//! s + l` first rows can be returned, so whenever the buffer reaches `max(2k,
+//! TOP_K_MIN_BUFFER_ROWS)` rows it is cut back to its k first (a selection, O(buffer)); every
+//! row's key is still evaluated. At the end it is cut to k and sorted. The serial Sort
+//! (`ops::Sort`) feeds all its input to one buffer.
+//!
+//! PARTIAL SORTING
+//! ===============
+//! Under `Parallel … partial-sort` (`plan::parallel`), each worker feeds the rows of one
+//! morsel, in the order its stages produce them, to its own buffer and sends the morsel's
+//! sorted rows — its k first with a top-k — as a [`SortedRun`]. The caller collects the runs
+//! in morsel order ([`SortedRuns`]) and, once all arrived, merges them (k-way, a binary heap
+//! of run heads) into the output:
+//!
+//! ```text
+//!   morsel 0  run [(1, r0), (2, r1), (2, r3)]      keys, then the row's place in the morsel
+//!   morsel 1  run [(0, r6), (2, r4)]
+//!   merged    (0, r6) (1, r0) (2, r1) (2, r3) (2, r4)     equal keys: the earlier run first
+//! ```
+//!
+//! Why this is the serial output, ties included: serially the Sort sees morsel 0's rows,
+//! then morsel 1's, … (`exec::parallel`, WHY IN SCAN ORDER), so a row's serial position
+//! orders like (morsel, place in the morsel). A run is sorted by (keys, place in the morsel);
+//! the merge takes the smallest head by keys and, among equal keys, the head of the earliest
+//! run — so the merged order is (keys, morsel, place): the serial one. With a top-k, a
+//! morsel's k first rows include every row of that morsel among the k first overall, so the
+//! prefix of k merged rows is the serial output. The caller also compacts: when the runs it
+//! holds reach the serial buffer's bound, it merges them into one run of their k first,
+//! which goes where they were (before every later morsel), so the order argument still holds.
+//!
+//! ERRORS
+//! ======
+//! Serially the first failing key of the first failing row wins (or a stage's error met while
+//! pulling that row's batch). A worker stops at its morsel's first error and sends its error
+//! inside the run (the rows before it are sorted and kept, for the row count); the caller
+//! returns it when it reaches that morsel, after every earlier morsel arrived without error —
+//! the serial plan's error. As for the exchange and partial aggregation: when one batch holds
+//! both a failing stage row and a failing key, which one is reported depends on batch
+//! boundaries, and morsel edges cut batches where the serial scan does not.
+//! `LimitExceeded` (`MAX_MATERIALIZED_ROWS`) is checked on the rows the caller holds after
+//! each morsel (serially: after each batch), so which of it and a key error wins may differ
+//! within the morsel that crosses the limit.
+//!
+//! BOUNDS
+//! ======
+//! A worker's buffer holds at most its morsel's rows (`MAX_MATERIALIZED_ROWS` checked), and
+//! with a top-k at most `max(2k, TOP_K_MIN_BUFFER_ROWS)`; the exchange would have buffered
+//! those rows instead. The caller holds the runs received: without a top-k, at most the rows
+//! the serial Sort holds (the whole input, `MAX_MATERIALIZED_ROWS` checked); with one, at
+//! most the serial buffer's bound plus one morsel's run, compacted back to k. Runs waiting
+//! for an earlier morsel are bounded by the morsel window (`MORSELS_AHEAD_PER_WORKER` ×
+//! workers), as for partial aggregation.
+
+use super::{Batch, ExecContext, check_materialized, into_batches};
+use crate::error::{QueryError, Result};
+use crate::eval::{Env, eval};
+use crate::plan::{SortKey, TopCount};
+use crate::value::{Value, order};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Rows a top-k sort lets accumulate (at least this many, at most twice the rows it keeps)
+/// before cutting back to the rows it keeps: the cut costs O(buffer), so it runs O(input / k)
+/// times.
+pub const TOP_K_MIN_BUFFER_ROWS: usize = 4096;
+
+/// A row waiting in a sort: its key values, its input position (ties keep input order, as a
+/// stable sort does), and the row.
+type SortRow = (Vec<Value>, u64, Vec<Value>);
+
+/// What a Sort computes: its keys, and the SKIP + LIMIT that follows, if any.
+#[derive(Clone)]
+pub(super) struct SortSpec {
+    pub keys: Vec<SortKey>,
+    /// Only that many leading rows are kept (top-k).
+    pub top: Option<TopCount>,
+}
+
+impl SortSpec {
+    /// How many leading rows the output needs (`None`: all). Counts that do not evaluate to
+    /// non-negative integers give `None`; SKIP and LIMIT report those errors themselves.
+    fn rows_needed(&self, ctx: &mut ExecContext) -> Option<usize> {
+        let top = self.top.as_ref()?;
+        let skip = match &top.skip {
+            Some(skip) => super::ops::eval_count(skip, ctx).ok()?,
+            None => 0,
+        };
+        let limit = super::ops::eval_count(&top.limit, ctx).ok()?;
+        usize::try_from(skip.saturating_add(limit)).ok()
+    }
+
+    /// Orders key values (DESC keys reversed), ties left equal.
+    fn compare_keys(&self, a: &[Value], b: &[Value]) -> Ordering {
+        for (i, k) in self.keys.iter().enumerate() {
+            let o = order(&a[i], &b[i]);
+            let o = if k.descending { o.reverse() } else { o };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// Orders rows of one buffer: keys, then input position.
+    fn compare(&self, a: &SortRow, b: &SortRow) -> Ordering {
+        self.compare_keys(&a.0, &b.0).then(a.1.cmp(&b.1))
+    }
+
+    /// Keeps the `keep` first rows in order (unsorted), dropping the rest.
+    fn cut(&self, rows: &mut Vec<SortRow>, keep: usize) {
+        if rows.len() > keep {
+            if keep > 0 {
+                rows.select_nth_unstable_by(keep - 1, |a, b| self.compare(a, b));
+            }
+            rows.truncate(keep);
+        }
+    }
+}
+
+/// The buffer rows accumulate in before a top-k cut (`None`: no top-k).
+fn buffer_bound(needed: Option<usize>) -> Option<usize> {
+    needed.map(|k| k.saturating_mul(2).max(TOP_K_MIN_BUFFER_ROWS))
+}
+
+/// A sort's rows as they come in (see THE BUFFER).
+pub(super) struct SortBuffer {
+    rows: Vec<SortRow>,
+    /// The top-k's k.
+    needed: Option<usize>,
+    /// Rows fed so far: the next row's position.
+    fed_rows: u64,
+}
+
+impl SortBuffer {
+    pub(super) fn new(spec: &SortSpec, ctx: &mut ExecContext) -> Self {
+        SortBuffer {
+            rows: Vec::new(),
+            needed: spec.rows_needed(ctx),
+            fed_rows: 0,
+        }
+    }
+
+    /// Evaluates the keys of every row of `batch` and keeps the rows (cut back with a top-k).
+    pub(super) fn feed(
+        &mut self,
+        spec: &SortSpec,
+        batch: &Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        for row in 0..batch.len() {
+            let mut env = Env::new(batch, row);
+            let mut key = Vec::with_capacity(spec.keys.len());
+            for k in &spec.keys {
+                key.push(eval(&k.expr, &mut env, ctx)?);
+            }
+            self.rows.push((key, self.fed_rows, batch.row(row)));
+            self.fed_rows += 1;
+        }
+        if let (Some(k), Some(bound)) = (self.needed, buffer_bound(self.needed))
+            && self.rows.len() >= bound
+        {
+            spec.cut(&mut self.rows, k);
+        }
+        check_materialized(self.rows.len())
+    }
+
+    /// The rows in order (only the k first with a top-k).
+    fn sorted(mut self, spec: &SortSpec) -> Vec<SortRow> {
+        if let Some(k) = self.needed {
+            spec.cut(&mut self.rows, k);
+        }
+        self.rows.sort_unstable_by(|a, b| spec.compare(a, b));
+        self.rows
+    }
+
+    /// The serial Sort's output.
+    pub(super) fn finish(self, spec: &SortSpec, width: usize) -> Vec<Batch> {
+        into_batches(self.sorted(spec).into_iter().map(|(_, _, row)| row), width)
+    }
+
+    /// A worker's run for its morsel: the sorted rows fed before `error`, if any.
+    pub(super) fn finish_run(self, spec: &SortSpec, error: Option<QueryError>) -> SortedRun {
+        SortedRun {
+            rows: self.sorted(spec),
+            error,
+        }
+    }
+}
+
+/// A morsel's rows in sort order, sent from its worker to the caller.
+pub(super) struct SortedRun {
+    rows: Vec<SortRow>,
+    /// The error that ended the morsel early.
+    error: Option<QueryError>,
+}
+
+/// The caller's side of a partial sort: the runs received, in morsel order.
+pub(super) struct SortedRuns {
+    runs: Vec<Vec<SortRow>>,
+    held_rows: usize,
+    /// The top-k's k.
+    needed: Option<usize>,
+    /// With a top-k: the rows held from which the runs are compacted to the k first.
+    compact_at_rows: Option<usize>,
+}
+
+impl SortedRuns {
+    pub(super) fn new(spec: &SortSpec, ctx: &mut ExecContext) -> Self {
+        let needed = spec.rows_needed(ctx);
+        SortedRuns {
+            runs: Vec::new(),
+            held_rows: 0,
+            needed,
+            compact_at_rows: buffer_bound(needed),
+        }
+    }
+
+    /// Takes the next morsel's run (see ERRORS for which failure wins).
+    pub(super) fn merge(&mut self, spec: &SortSpec, run: SortedRun) -> Result<()> {
+        debug_assert!(run.rows.is_sorted_by(|a, b| spec.compare(a, b).is_le()));
+        self.held_rows += run.rows.len();
+        self.runs.push(run.rows);
+        check_materialized(self.held_rows)?;
+        if let (Some(k), Some(bound)) = (self.needed, self.compact_at_rows)
+            && self.held_rows >= bound
+        {
+            debug_assert!(bound > k, "a compaction must drop rows");
+            // The k first rows so far, in place of the runs they come from (see PARTIAL SORTING).
+            let first: Vec<SortRow> = merged(spec, std::mem::take(&mut self.runs))
+                .take(k)
+                .collect();
+            self.held_rows = first.len();
+            self.runs.push(first);
+        }
+        run.error.map_or(Ok(()), Err)
+    }
+
+    /// The output rows: the runs merged, the k first with a top-k.
+    pub(super) fn finish(self, spec: &SortSpec, width: usize) -> Vec<Batch> {
+        let rows = merged(spec, self.runs).take(self.needed.unwrap_or(usize::MAX));
+        into_batches(rows.map(|(_, _, row)| row), width)
+    }
+}
+
+/// The rows of sorted `runs` (in morsel order) in sort order, equal keys in run order.
+fn merged(spec: &SortSpec, runs: Vec<Vec<SortRow>>) -> impl Iterator<Item = SortRow> + '_ {
+    let mut runs: Vec<_> = runs.into_iter().map(Vec::into_iter).collect();
+    let mut heads = BinaryHeap::with_capacity(runs.len());
+    for (run, rows) in runs.iter_mut().enumerate() {
+        if let Some(row) = rows.next() {
+            heads.push(Head { spec, row, run });
+        }
+    }
+    std::iter::from_fn(move || {
+        let Head { row, run, .. } = heads.pop()?;
+        if let Some(next) = runs[run].next() {
+            heads.push(Head {
+                spec,
+                row: next,
+                run,
+            });
+        }
+        Some(row)
+    })
+}
+
+/// The next row of one run in the merge's heap.
+struct Head<'a> {
+    spec: &'a SortSpec,
+    row: SortRow,
+    /// The run's index: its morsel order.
+    run: usize,
+}
+
+impl Ord for Head<'_> {
+    /// Reversed (`BinaryHeap` pops the greatest): the smallest keys, then the earliest run.
+    fn cmp(&self, other: &Self) -> Ordering {
+        let by_keys = self.spec.compare_keys(&self.row.0, &other.row.0);
+        by_keys.then(self.run.cmp(&other.run)).reverse()
+    }
+}
+
+impl PartialOrd for Head<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Head<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Head<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bind::BExpr;
+
+    /// A sort on one key of `descending`; the expression is never evaluated here.
+    fn spec(descending: bool) -> SortSpec {
+        let key = SortKey {
+            expr: BExpr::Const(Value::Null),
+            descending,
+        };
+        SortSpec {
+            keys: vec![key],
+            top: None,
+        }
+    }
+
+    /// Pseudo-random morsels of rows `(key, [morsel, place])`, keys drawn from 0..4 (ties).
+    fn morsels(seed: u64) -> Vec<Vec<SortRow>> {
+        let mut state = seed;
+        let mut next = move |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        (0..7)
+            .map(|morsel| {
+                let rows = next(9);
+                (0..rows)
+                    .map(|place| {
+                        let key = vec![Value::Int(next(4) as i64)];
+                        let row = vec![Value::Int(morsel), Value::Int(place as i64)];
+                        (key, place, row)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// A row's `[morsel, place]`.
+    fn id(row: &[Value]) -> (i64, i64) {
+        match row {
+            [Value::Int(morsel), Value::Int(place)] => (*morsel, *place),
+            _ => unreachable!("rows of `morsels`"),
+        }
+    }
+
+    /// The serial Sort's rows: all rows in input order, stable-sorted, the k first.
+    fn serial(spec: &SortSpec, morsels: &[Vec<SortRow>], k: Option<usize>) -> Vec<(i64, i64)> {
+        let mut rows: Vec<SortRow> = morsels.concat();
+        rows.sort_by(|a, b| spec.compare_keys(&a.0, &b.0));
+        let k = k.unwrap_or(usize::MAX);
+        rows.into_iter()
+            .take(k)
+            .map(|(_, _, row)| id(&row))
+            .collect()
+    }
+
+    /// The caller's merge of the morsels' runs (each sorted, cut to k in its worker).
+    fn merged_runs(
+        spec: &SortSpec,
+        morsels: &[Vec<SortRow>],
+        needed: Option<usize>,
+        compact_at_rows: Option<usize>,
+    ) -> Vec<(i64, i64)> {
+        let mut runs = SortedRuns {
+            runs: Vec::new(),
+            held_rows: 0,
+            needed,
+            compact_at_rows,
+        };
+        for morsel in morsels {
+            let mut rows = morsel.clone();
+            rows.sort_by(|a, b| spec.compare(a, b));
+            rows.truncate(needed.unwrap_or(usize::MAX));
+            runs.merge(spec, SortedRun { rows, error: None })
+                .expect("merge");
+        }
+        let batches = runs.finish(spec, 2);
+        batches
+            .iter()
+            .flat_map(|b| (0..b.len()).map(move |row| id(&b.row(row))))
+            .collect()
+    }
+
+    #[test]
+    fn merged_runs_are_the_stable_sort_ties_in_morsel_order() {
+        for seed in 0..50 {
+            for descending in [false, true] {
+                let spec = spec(descending);
+                let morsels = morsels(seed);
+                let expected = serial(&spec, &morsels, None);
+                assert_eq!(merged_runs(&spec, &morsels, None, None), expected, "{seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn compacted_top_k_runs_are_the_serial_top_k() {
+        for seed in 0..50 {
+            for k in [0, 1, 3, 10] {
+                let spec = spec(seed % 2 == 0);
+                let morsels = morsels(seed);
+                let expected = serial(&spec, &morsels, Some(k));
+                // Compacting after almost every morsel, and never.
+                for compact_at_rows in [Some(k + 1), None] {
+                    let got = merged_runs(&spec, &morsels, Some(k), compact_at_rows);
+                    assert_eq!(got, expected, "seed {seed}, k {k}, {compact_at_rows:?}");
+                }
+            }
+        }
+    }
+}
