@@ -595,6 +595,12 @@ impl RowFn for RelationshipIndexSeek {
 /// The union (sorted, each once) of what `find` answers for each look-up of `seek` for this
 /// input row, or `None` — scan instead — when the operands cannot be sought or `find` cannot
 /// answer one of the look-ups.
+///
+/// An operand that fails to evaluate (`1 / 0`, a type error) scans too: the filter above
+/// evaluates the same operand on the same input row for every node the scan offers, so it
+/// raises the error on the first one — or never, when the label is empty or an earlier
+/// conjunct of the filter is false for every node — exactly as the plan without the seek.
+/// Storage errors (`DatabaseError`) are not the operand's and fail the statement.
 fn sought<T: Ord>(
     seek: &KeySeek,
     input: &Batch,
@@ -602,8 +608,11 @@ fn sought<T: Ord>(
     ctx: &mut ExecContext,
     mut find: impl FnMut(&mut ExecContext, &Lookup) -> plexus_types::Result<Option<Vec<T>>>,
 ) -> Result<Option<Vec<T>>> {
-    let Some(lookups) = lookups(seek, input, row, ctx)? else {
-        return Ok(None);
+    let lookups = match lookups(seek, input, row, ctx) {
+        Ok(Some(lookups)) => lookups,
+        Ok(None) => return Ok(None),
+        Err(e) if e.class != ErrorClass::DatabaseError => return Ok(None),
+        Err(e) => return Err(e),
     };
     let mut found = Vec::new();
     for lookup in &lookups {

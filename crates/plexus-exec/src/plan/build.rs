@@ -33,16 +33,18 @@
 //! equality. Without statistics — and for `shortestPath`, which binds both ends first — the
 //! rule stands: a bound node, else the first node with a label, else the first node, right
 //! then left. The WHERE is then pushed down into the pattern's operators (`pushdown`), where a
-//! key equality right above a label scan becomes its seek; with statistics, each label scan
-//! then takes the best of its key predicates (`choose_seeks`: primary key, else a secondary
-//! index, which also answers ranges and prefixes).
+//! key equality right above a label scan — with an operand of values bound before the scan,
+//! however computed (`pushdown`, SEEK OPERANDS) — becomes its seek; with statistics, each
+//! label scan then takes the best of its key predicates (`choose_seeks`: primary key, else a
+//! secondary index, which also answers ranges and prefixes).
 //!
 //! A part that shares no variable with the rows it is planned on — a disconnected part of the
 //! pattern, or the first part of a later MATCH — is planned under each of those rows (a
-//! nested cartesian product, which the WHERE then filters), unless the WHERE equates it with
-//! them and the cost model prefers hashing it: it is then planned once, on its own, as the
-//! build side of a `HashJoin` (`join`). To judge that, the planner carries an estimate of the
-//! rows of the plan so far from clause to clause (`plan_single`).
+//! nested cartesian product, which the WHERE then filters), unless the WHERE or the part's
+//! property maps (`(b:P {x: a.y + 1})`) equate it with them and the cost model prefers hashing
+//! it: it is then planned once, on its own, as the build side of a `HashJoin` (`join`), the
+//! property-map equalities moved into a filter above the join. To judge that, the planner
+//! carries an estimate of the rows of the plan so far from clause to clause (`plan_single`).
 //!
 //! Not done yet (the optimizer's job, later): join ordering across disconnected parts and
 //! across clauses (parts are planned in pattern order).
@@ -585,14 +587,17 @@ fn part_path(ctx: &PartContext) -> BExpr {
     Binder::path_expr(elements)
 }
 
-/// A part chosen as the build side of a hash join: the key pairs (input side, part side),
-/// and how the part is planned on its own (with an estimate).
-struct JoinChoice {
+/// A part chosen as the build side of a hash join: the key pairs (input side, part side) —
+/// first the `map_keys` from its property maps, then those from the WHERE — the part without
+/// those property-map entries (`alone`), and how it is planned on its own (with an estimate).
+struct JoinChoice<'p> {
     keys: Vec<(BExpr, BExpr)>,
+    map_keys: usize,
+    alone: PartContext<'p>,
     part: PartOrder,
 }
 
-impl JoinChoice {
+impl JoinChoice<'_> {
     /// The estimated rows of the build side (a join is chosen by its estimate).
     fn build_rows(&self) -> f64 {
         let estimate = self.part.estimate.as_ref();
@@ -606,6 +611,50 @@ struct PartOrder {
     order: Order,
     estimate: Option<Estimate>,
     rel_seek: Option<KeySeek>,
+}
+
+/// `ctx`'s part as the build side of a join onto rows binding `bound`: without the
+/// property-map entries that read those rows, with the keys they give (input side, part side,
+/// see `join::map_entry`); `None` when an entry reads both sides or cannot be a key — one
+/// on a variable-length relationship is a per-hop filter, no equality on a slot.
+fn split_map_keys<'p>(
+    ctx: &PartContext<'p>,
+    bound: &HashSet<usize>,
+    part: &[usize],
+) -> Option<(PartContext<'p>, Vec<(BExpr, BExpr)>)> {
+    let mut keys = Vec::new();
+    let mut own = |slot: usize, props: &Properties, per_hop: bool| -> Option<Properties> {
+        let mut kept = Vec::new();
+        for (key, value) in props {
+            match join::map_entry(slot, key, value, bound, part) {
+                join::MapEntry::Own => kept.push((key.clone(), value.clone())),
+                join::MapEntry::Key(input, build) if !per_hop => keys.push((input, build)),
+                _ => return None,
+            }
+        }
+        Some(kept)
+    };
+    let node_props = (ctx.node_props.iter().enumerate())
+        .map(|(i, props)| own(ctx.slots.nodes[i].0, props, false))
+        .collect::<Option<Vec<_>>>()?;
+    let chain = &ctx.part.element.chain;
+    let rel_props = (ctx.rel_props.iter().enumerate())
+        .map(|(i, props)| {
+            own(
+                ctx.slots.rels[i].0,
+                props,
+                chain[i].relationship.length.is_some(),
+            )
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let alone = PartContext {
+        part: ctx.part,
+        nodes: ctx.nodes.clone(),
+        slots: ctx.slots,
+        node_props,
+        rel_props,
+    };
+    Some((alone, keys))
 }
 
 /// The slots of a part's variables (nodes, relationships, path), sorted, each once.
@@ -1120,7 +1169,7 @@ impl Binder<'_> {
             if let Some(join) = join {
                 let build_rows = join.build_rows();
                 rows = rows.map(|probe_rows| cost::hash_join_rows(probe_rows, build_rows));
-                plan = self.plan_hash_join(plan, &ctx, join, &mut bound, &mut expanded)?;
+                plan = self.plan_hash_join(plan, join, &mut bound, &mut expanded)?;
             } else {
                 rows = rows.zip(nested.estimate.as_ref()).map(|(r, e)| r * e.rows);
                 plan = self.plan_part_in_order(plan, &ctx, nested, &mut bound, &mut expanded)?;
@@ -1137,65 +1186,86 @@ impl Binder<'_> {
     }
 
     /// The hash join that planning `ctx`'s part on `probe_rows` input rows should become,
-    /// if any (see `join` for when): the part must share no variable with them, read none of
-    /// theirs, be equated with them by the WHERE, and be cheaper hashed than `nested`.
-    fn join_choice(
+    /// if any (see `join` for when): the part must share no variable with them, be equated
+    /// with them by its property maps or the WHERE, read nothing of theirs otherwise, and be
+    /// cheaper hashed than `nested`.
+    fn join_choice<'p>(
         &self,
-        ctx: &PartContext,
+        ctx: &PartContext<'p>,
         bound: &HashSet<usize>,
         expanded: &[usize],
         conjuncts: &[Conjunct],
         probe_rows: f64,
         nested: &Estimate,
-    ) -> Option<JoinChoice> {
+    ) -> Option<JoinChoice<'p>> {
         let part = part_slots(ctx.slots);
         let shares_variable = part.iter().any(|s| bound.contains(s));
         // Relationship uniqueness between the sides is not checked by the join.
         let unique_across = !expanded.is_empty() && !ctx.slots.rels.is_empty();
-        let reads_only_itself = properties_read_only(ctx, |s| part.contains(s));
-        if shares_variable || unique_across || !reads_only_itself {
+        if shares_variable || unique_across {
             return None;
         }
-        let keys: Vec<(BExpr, BExpr)> = conjuncts
-            .iter()
-            .filter_map(|(c, _)| join::key(c, bound, &part))
-            .collect();
+        let (alone, mut keys) = split_map_keys(ctx, bound, &part)?;
+        let map_keys = keys.len();
+        keys.extend(
+            conjuncts
+                .iter()
+                .filter_map(|(c, _)| join::key(c, bound, &part)),
+        );
         if keys.is_empty() {
             return None;
         }
-        let part = self.part_order(ctx, &HashSet::new(), conjuncts);
+        let part = self.part_order(&alone, &HashSet::new(), conjuncts);
         let build = part.estimate.as_ref()?;
-        cost::hash_join_pays(probe_rows, nested, build).then_some(JoinChoice { keys, part })
+        cost::hash_join_pays(probe_rows, nested, build).then_some(JoinChoice {
+            keys,
+            map_keys,
+            alone,
+            part,
+        })
     }
 
-    /// `ctx`'s part planned on its own as the build side of a hash join on `plan`.
+    /// The part of `join` planned on its own as the build side of a hash join on `plan`, under
+    /// the filter of the equalities its property maps gave as keys (they read both sides).
     fn plan_hash_join(
         &mut self,
         plan: LogicalPlan,
-        ctx: &PartContext,
         join: JoinChoice,
         bound: &mut HashSet<usize>,
         expanded: &mut Vec<usize>,
     ) -> Result<LogicalPlan> {
+        let ctx = &join.alone;
         debug_assert!(expanded.is_empty() || ctx.slots.rels.is_empty());
         let mut build_bound = HashSet::new();
         let est_rows = join.build_rows();
-        let part = join.part;
-        let build =
-            self.plan_part_in_order(LogicalPlan::Argument, ctx, part, &mut build_bound, expanded)?;
+        let build = self.plan_part_in_order(
+            LogicalPlan::Argument,
+            ctx,
+            join.part,
+            &mut build_bound,
+            expanded,
+        )?;
         let build_slots = part_slots(ctx.slots);
         debug_assert!(
             build_bound.iter().all(|s| build_slots.contains(s)),
             "the build side binds only its part's variables"
         );
         bound.extend(build_slots.iter().copied());
-        Ok(LogicalPlan::HashJoin {
+        let map_equalities = join.keys[..join.map_keys]
+            .iter()
+            .fold(None, |acc, (input, build)| {
+                let equality =
+                    BExpr::Compare(vec![build.clone(), input.clone()], vec![ComparisonOp::Eq]);
+                chain_and(acc, equality)
+            });
+        let joined = LogicalPlan::HashJoin {
             input: Box::new(plan),
             build: Box::new(build),
             keys: join.keys,
             build_slots,
             est_rows,
-        })
+        };
+        Ok(filter(joined, map_equalities))
     }
 
     /// A part's elements with their property maps bound (once, in pattern order).

@@ -25,10 +25,14 @@
 //! ====
 //! While a MATCH's parts are planned one after the other, a part becomes the build side of a
 //! `HashJoin` on the plan so far (earlier clauses and parts: the input) when
-//! - none of its variables is bound already, by an earlier clause or part, and its property
-//!   maps read only its own variables: it reads nothing of an input row;
+//! - none of its variables is bound already, by an earlier clause or part;
 //! - the WHERE has conjuncts `x = y` ([`key`]) with one side reading only variables bound
-//!   already and the other only the part's; each is a key of the join;
+//!   already and the other only the part's, or its property maps have entries reading only
+//!   variables bound already ([`map_entry`]: `(b:P {x: i * 2})` is `b.x = i * 2`); each is a
+//!   key of the join. Every other property-map entry reads only the part's own variables (or
+//!   none), so the build side reads nothing of an input row; an entry reading both sides,
+//!   one that cannot be listed or calls `rand()`, and one on a variable-length relationship
+//!   (a per-hop filter) that reads an earlier variable keep the part nested;
 //! - no relationship was expanded earlier in the same MATCH, or the part has none: Cypher's
 //!   relationship uniqueness between the two sides would need a check in the join;
 //! - statistics are at hand and the cost model finds hashing cheaper than nesting under the
@@ -41,17 +45,36 @@
 //! EXACTNESS
 //! =========
 //! The equalities stay in the WHERE, which pushdown leaves right above the join (they read
-//! both sides), so every joined row is still checked with Cypher's `=`. The join itself only
-//! has to find every pair for which `=` is true, and it does: keys are compared under the
-//! equivalence of `value::GroupKey`, where equal values are equivalent and hash alike (`1` and
-//! `1.0`, lists and maps element by element), and a key holding null or NaN anywhere, which
-//! `=` never finds equal to anything, is left out on both sides (`value::can_be_equal`).
+//! both sides), and those from property maps go into a filter right above the join (they
+//! left the build side's filters), so every joined row is still checked with Cypher's `=`.
+//! The join itself only has to find every pair for which `=` is true, and it does: keys are
+//! compared under the equivalence of `value::GroupKey`, where equal values are equivalent and
+//! hash alike (`1` and `1.0`, lists and maps element by element), and a key holding null or
+//! NaN anywhere, which `=` never finds equal to anything, is left out on both sides
+//! (`value::can_be_equal`).
 //! Keys never call `rand()` (they must give the filter the values the join saw). So the join
 //! returns the rows of the nested plan: per input row, its partners in the order the build
 //! side produced them (which may differ from the nested part's order when the two start at
 //! different nodes; Cypher leaves it unspecified without ORDER BY). Expressions that fail on
 //! some rows (type errors) may fail one plan and not the other, since the two evaluate them
 //! on different rows (see `exec::join`, ERRORS).
+//!
+//! A property-map key, planned nested, is the filter right above the part's scan (and with an
+//! index, its seek: see `pushdown`, SEEK OPERANDS); joined, it is the same equality above the
+//! join:
+//!
+//! ```text
+//!   UNWIND range(1, 10) AS i MATCH (a:P {x: i}), (b:P {x: (i * 7) % 1000 + 1})   (no index)
+//!
+//!   Filter s2.x = (((s0 * 7) % 1000) + 1)
+//!   └ HashJoin (((s0 * 7) % 1000) + 1) = s2.x est_rows=1000
+//!     └ Filter s1.x = s0
+//!       └ NodeByKeySeek s1:P(x = s0) [primary key, else label scan]
+//!         └ Unwind range(1, 10) AS s0
+//!           └ Argument
+//!     └ NodeByLabelScan s2:P                       (build side: no filter on x)
+//!       └ Argument
+//! ```
 //!
 //! Other conjuncts go where pushdown puts them: those on the part alone into the build side
 //! (where an equality with a constant can become its seek), those on the input alone below
@@ -65,11 +88,11 @@
 //! equality, join ordering (parts are joined in pattern order, the new part always the build
 //! side).
 
-use super::build::visit_children;
-use super::pushdown::slots_of;
+use super::pushdown::{calls_rand, slots_of};
 use crate::bind::BExpr;
 use plexus_cypher::ast::ComparisonOp;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// The key `conjunct` gives a join of a part binding `part` onto rows binding `bound`:
 /// (input side, part side) when it is `x = y` with one side reading only `bound` slots and the
@@ -103,22 +126,44 @@ pub(super) fn key(
     }
 }
 
-/// Whether `e` calls `rand()` anywhere in it.
-fn calls_rand(e: &BExpr) -> bool {
-    let mut pending = vec![e];
-    while let Some(e) = pending.pop() {
-        if matches!(e, BExpr::Call(name, _) if &**name == "rand") {
-            return true;
-        }
-        visit_children(e, &mut |child| pending.push(child));
+/// What the property-map entry `{key: value}` of the part's element in slot `element` is to a
+/// join of the part (binding `part`) onto rows binding `bound`.
+#[derive(Debug)]
+pub(super) enum MapEntry {
+    /// It reads only the part's own variables, or none: it stays in the build side.
+    Own,
+    /// It reads only variables bound already: `element.key = value` is a key of the join,
+    /// (input side, part side), as if the WHERE held it.
+    Key(BExpr, BExpr),
+    /// It reads both sides, or what cannot be listed, or calls `rand()`: no join.
+    Neither,
+}
+
+/// The [`MapEntry`] of `{key: value}` on the part's element in slot `element`.
+pub(super) fn map_entry(
+    element: usize,
+    key: &Arc<str>,
+    value: &BExpr,
+    bound: &HashSet<usize>,
+    part: &[usize],
+) -> MapEntry {
+    let Some(slots) = slots_of(value) else {
+        return MapEntry::Neither;
+    };
+    if slots.iter().all(|s| part.contains(s)) {
+        return MapEntry::Own;
     }
-    false
+    let property = BExpr::Property(Box::new(BExpr::Slot(element)), key.clone());
+    let equality = BExpr::Compare(vec![property, value.clone()], vec![ComparisonOp::Eq]);
+    match self::key(&equality, bound, part) {
+        Some((input, build)) => MapEntry::Key(input, build),
+        None => MapEntry::Neither,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     fn property(slot: usize, key: &str) -> BExpr {
         BExpr::Property(Box::new(BExpr::Slot(slot)), Arc::from(key))
@@ -174,5 +219,32 @@ mod tests {
         // rand().
         let random = BExpr::List(vec![a, BExpr::Call("rand".into(), Vec::new())]);
         assert!(key(&compare(random, ComparisonOp::Eq, b)).is_none());
+    }
+
+    #[test]
+    fn a_property_map_entry_reading_earlier_variables_is_a_key() {
+        let bound = HashSet::from([0]);
+        let entry = |value: &BExpr| map_entry(1, &Arc::from("x"), value, &bound, &[1, 2]);
+        let computed = BExpr::Arith(
+            crate::bind::ArithOp::Multiply,
+            Box::new(property(0, "k")),
+            Box::new(BExpr::Const(crate::value::Value::Int(2))),
+        );
+        assert_eq!(
+            format!("{:?}", entry(&computed)),
+            format!("{:?}", MapEntry::Key(computed.clone(), property(1, "x")))
+        );
+        // The part's own variables, or none: stays in the build side.
+        assert!(matches!(entry(&property(2, "k")), MapEntry::Own));
+        assert!(matches!(entry(&BExpr::Param("p".into())), MapEntry::Own));
+        // Both sides, rand(), a variable of neither: no join.
+        let both = BExpr::List(vec![property(0, "k"), property(2, "k")]);
+        assert!(matches!(entry(&both), MapEntry::Neither));
+        let random = BExpr::List(vec![
+            property(0, "k"),
+            BExpr::Call("rand".into(), Vec::new()),
+        ]);
+        assert!(matches!(entry(&random), MapEntry::Neither));
+        assert!(matches!(entry(&property(7, "k")), MapEntry::Neither));
     }
 }

@@ -18,8 +18,8 @@
 //! ===========
 //! Pushdown takes the first such equality. With statistics, [`choose_seeks`] then looks at
 //! every *key predicate* in the filters right above each label scan — a conjunct on one
-//! property of the scanned node whose other operand does not depend on that node (a
-//! constant, a parameter, another variable or its property, a list of those):
+//! property of the scanned node whose other operand is a *seek operand* (below): any
+//! expression of values bound before the scan, such as `$id`, `a.x + 1` or `(i * 7) % 1000`:
 //!
 //! ```text
 //!   n.p = v              Equal    either way round (`v = n.p`)
@@ -47,9 +47,35 @@
 //! type the index cannot seek, such as a list or a map) — so every choice returns the same
 //! rows, and seek code never needs to be exact: an index may list extra candidates (integers
 //! beyond 2^53 share an `f64` key, see `plexus_storage::index`) but never miss one. Operands
-//! are evaluated per input row, so a bound from an earlier clause is a seek too; a null or
-//! NaN operand, or bounds of different kinds (a number and a string), make the seek find
-//! nothing, as no row passes the filter then.
+//! are evaluated per input row (see SEEK OPERANDS), so a bound from an earlier clause is a
+//! seek too; a null or NaN operand, or bounds of different kinds (a number and a string),
+//! make the seek find nothing, as no row passes the filter then.
+//!
+//! SEEK OPERANDS
+//! =============
+//! An operand is a seek operand of the scan binding `n` ([`seek_operand`]) when it
+//! - reads no `n`: it must be known before the scan, from the scan's input row;
+//! - reads only slots [`slots_of`] can list: no subquery, comprehension, quantifier, `reduce`
+//!   or aggregate (they are left to the filter);
+//! - calls no `rand()`: evaluated once for the seek and again by the filter, it must give the
+//!   same value both times.
+//!
+//! Then the operand has one value per input row, which the filter above sees on every row
+//! the scan produces for it: the filter's rows are the input row plus `n`, and the operand
+//! does not read `n`. So `UNWIND range(1, 10) AS i MATCH (b:P {x: (i * 7) % 1000 + 1})` seeks
+//! `P(x = ((s0 * 7) % 1000) + 1)` once per `i`, where a label scan and filter read every `P`
+//! per `i`. What pushdown places above a scan reads only slots bound below it (it places each
+//! conjunct above the operator binding its last variable), and a pattern's property maps
+//! read earlier variables, or variables of their own part bound later, which are null at the
+//! scan as they are in the filter (`MATCH (a:P {x: b.x})-->(b)` then finds nothing either
+//! way).
+//!
+//! How the operand's value is sought — and when it cannot be — is the executor's
+//! (`exec::ops`, `lookups`): null finds nothing; a value of a type the index does not hold
+//! (a string against integers) finds nothing; a value it cannot seek at all (a list, a map)
+//! scans the label; an operand whose evaluation fails (`1 / 0`, `'a' * 2`) scans the label
+//! too, and the filter above raises the error on the first node it checks — or never, when
+//! the label is empty or another conjunct rules every node out first — as without the seek.
 //!
 //! Not done: chained comparisons (`1 < n.p < 5`) and `<>` are never seeks; `ENDS WITH`,
 //! `CONTAINS` and `=~` are not; an `OR` of key predicates is not (no index union).
@@ -222,7 +248,7 @@ fn set_input(plan: &mut LogicalPlan, input: LogicalPlan) {
 }
 
 /// The first conjunct of `predicate` of the form `slot.key = value` (either way round) whose
-/// value is a constant, a parameter, another variable or a property of another variable.
+/// value is a [`seek_operand`].
 pub(super) fn key_seek(slot: usize, predicate: &BExpr) -> Option<KeySeek> {
     key_seeks(slot, predicate)
         .into_iter()
@@ -259,14 +285,14 @@ fn collect_key_seeks(slot: usize, predicate: &BExpr, seeks: &mut Vec<KeySeek>) {
         }
         BExpr::In(item, list) => {
             if let Some(key) = scanned_property(slot, item)
-                && independent_of(slot, list)
+                && seek_operand(slot, list)
             {
                 seeks.push(seek(key, SeekPredicate::In((**list).clone())));
             }
         }
         BExpr::StringOp(StringOp::StartsWith, item, prefix) => {
             if let Some(key) = scanned_property(slot, item)
-                && independent_of(slot, prefix)
+                && seek_operand(slot, prefix)
             {
                 seeks.push(seek(key, SeekPredicate::Prefix((**prefix).clone())));
             }
@@ -285,7 +311,7 @@ fn scanned_property(slot: usize, e: &BExpr) -> Option<&Arc<str>> {
     }
 }
 
-/// `[a, b]` compared by `op`, as `slot.key op value` with `value` independent of `slot`
+/// `[a, b]` compared by `op`, as `slot.key op value` with `value` a [`seek_operand`]
 /// (the operator mirrored when the property is on the right), if it has that form.
 fn property_comparison(
     slot: usize,
@@ -296,7 +322,7 @@ fn property_comparison(
         return None;
     };
     if let Some(key) = scanned_property(slot, left)
-        && independent_of(slot, right)
+        && seek_operand(slot, right)
     {
         return Some((key, op, right));
     }
@@ -308,7 +334,7 @@ fn property_comparison(
         ComparisonOp::Ge => ComparisonOp::Le,
         ComparisonOp::Eq | ComparisonOp::NotEq => op,
     };
-    independent_of(slot, left).then_some((key, mirrored, left))
+    seek_operand(slot, left).then_some((key, mirrored, left))
 }
 
 /// The seek for `key op value`: an equality or a one-sided range; `<>` has none.
@@ -472,14 +498,27 @@ pub(super) fn choose_seeks(plan: &mut LogicalPlan, stats: &Statistics) {
     }
 }
 
-fn independent_of(slot: usize, value: &BExpr) -> bool {
-    match value {
-        BExpr::Const(_) | BExpr::Param(_) => true,
-        BExpr::Slot(s) => *s != slot,
-        BExpr::Property(entity, _) => matches!(**entity, BExpr::Slot(s) if s != slot),
-        BExpr::List(items) => items.iter().all(|item| independent_of(slot, item)),
-        _ => false,
+/// Whether `value` can be the operand of a seek of the scan binding `slot`: it does not read
+/// `slot`, every slot it reads can be listed ([`slots_of`]: no subquery, comprehension,
+/// quantifier, `reduce` or aggregate) and it calls no `rand()`. Such a value, evaluated on the
+/// scan's input row, is the value the filter above sees on every row the scan produces for
+/// that input row (see SEEK OPERANDS).
+pub(super) fn seek_operand(slot: usize, value: &BExpr) -> bool {
+    slots_of(value).is_some_and(|slots| !slots.contains(&slot)) && !calls_rand(value)
+}
+
+/// Whether `e` calls `rand()` anywhere in it: its value may differ between two evaluations
+/// on one row (`rand` is Plexus's only such function; `timestamp()` and the temporal
+/// constructors read the statement's clock).
+pub(super) fn calls_rand(e: &BExpr) -> bool {
+    let mut pending = vec![e];
+    while let Some(e) = pending.pop() {
+        if matches!(e, BExpr::Call(name, _) if &**name == "rand") {
+            return true;
+        }
+        visit_children(e, &mut |child| pending.push(child));
     }
+    false
 }
 
 /// The slots `e` reads, or `None` if it holds an expression whose reads are not listed here
@@ -502,4 +541,80 @@ pub(super) fn slots_of(e: &BExpr) -> Option<Vec<usize>> {
         }
     }
     Some(slots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bind::ArithOp;
+    use crate::value::Value;
+
+    fn property(slot: usize, key: &str) -> BExpr {
+        BExpr::Property(Box::new(BExpr::Slot(slot)), Arc::from(key))
+    }
+
+    fn arith(op: ArithOp, a: BExpr, b: BExpr) -> BExpr {
+        BExpr::Arith(op, Box::new(a), Box::new(b))
+    }
+
+    /// `(s0 * 7) % s2.k`: computed from two other slots.
+    fn computed() -> BExpr {
+        let times = arith(
+            ArithOp::Multiply,
+            BExpr::Slot(0),
+            BExpr::Const(Value::Int(7)),
+        );
+        arith(ArithOp::Modulo, times, property(2, "k"))
+    }
+
+    #[test]
+    fn a_deterministic_expression_of_other_slots_is_a_seek_operand() {
+        assert!(seek_operand(1, &computed()));
+        assert!(seek_operand(
+            1,
+            &BExpr::Call("tostring".into(), vec![computed()])
+        ));
+        // Reads the scanned node.
+        let own = arith(ArithOp::Add, BExpr::Slot(0), property(1, "y"));
+        assert!(!seek_operand(1, &own));
+        // rand(), however deep.
+        let random = BExpr::Call("rand".into(), Vec::new());
+        assert!(!seek_operand(1, &arith(ArithOp::Add, computed(), random)));
+        // Reads that cannot be listed (a comprehension).
+        let comprehension = BExpr::ListComprehension {
+            slot: 5,
+            list: Box::new(BExpr::List(vec![BExpr::Slot(0)])),
+            predicate: None,
+            projection: None,
+        };
+        assert!(!seek_operand(1, &comprehension));
+    }
+
+    #[test]
+    fn a_computed_operand_seeks_either_way_round() {
+        let equality = |a, b| BExpr::Compare(vec![a, b], vec![ComparisonOp::Eq]);
+        for predicate in [
+            equality(property(1, "x"), computed()),
+            equality(computed(), property(1, "x")),
+        ] {
+            let seek = key_seek(1, &predicate).expect("a seek");
+            assert_eq!(&*seek.key, "x");
+            let SeekPredicate::Equal(value) = seek.predicate else {
+                panic!("an equality seek");
+            };
+            assert_eq!(format!("{value:?}"), format!("{:?}", computed()));
+        }
+        let lower = BExpr::Compare(vec![computed(), property(1, "x")], vec![ComparisonOp::Lt]);
+        let seeks = key_seeks(1, &lower);
+        assert!(matches!(
+            seeks.as_slice(),
+            [KeySeek {
+                predicate: SeekPredicate::Range {
+                    lower: Some(_),
+                    upper: None
+                },
+                ..
+            }]
+        ));
+    }
 }
