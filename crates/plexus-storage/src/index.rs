@@ -418,6 +418,15 @@ impl PropertyIndexes {
         }
     }
 
+    /// How many distinct values `key`'s ready index holds (stale values not pruned yet
+    /// included), or `None` when `key` has no ready index: the planner's estimate of an
+    /// equality's selectivity (see `stats`).
+    pub fn distinct_values(&self, key: PropKeyId) -> Option<u64> {
+        let keys = self.keys.read();
+        let index = keys.get(&key).filter(|index| index.ready)?;
+        Some(index.rows.len() as u64)
+    }
+
     /// The rows that may hold a value in `range` for `key` (a row may be listed once per key
     /// it was found under), or `None` when `key` has no ready index.
     pub fn candidates(&self, key: PropKeyId, range: &KeyRange) -> Option<Vec<u32>> {
@@ -800,6 +809,21 @@ mod tests {
         assert_eq!(indexes.candidates(NAME, &seven), Some(vec![0]));
         indexes.untrack(NAME);
         assert_eq!(indexes.candidates(NAME, &seven), None);
+    }
+
+    #[test]
+    fn distinct_values_count_keys_once_ready() {
+        let values = [Value::Int(7), Value::Float(7.0), Value::Int(8), Value::Null];
+        let rows = table_with(&[(0, values[0].clone()), (1, values[1].clone())]);
+        let indexes = PropertyIndexes::default();
+        indexes.track(NAME);
+        assert_eq!(indexes.distinct_values(NAME), None);
+        indexes.build(NAME, &rows).unwrap();
+        // 7 and 7.0 share a key (Cypher calls them equal); null is not indexed.
+        assert_eq!(indexes.distinct_values(NAME), Some(1));
+        indexes.insert(NAME, &values[2], 2);
+        indexes.insert(NAME, &values[3], 3);
+        assert_eq!(indexes.distinct_values(NAME), Some(2));
     }
 
     #[test]

@@ -29,6 +29,15 @@
 //! installed it. That is the right side to err on for a planner choosing where to start, and
 //! it costs nothing; the counts decide only the order of work, never which rows a query
 //! returns.
+//!
+//! DISTINCT VALUES
+//! ===============
+//! A secondary index is an ordered map from value to rows per table, so the number of
+//! distinct values it holds is its map's length, read in O(1) per table. The planner divides
+//! a label's (or type's) count by it to estimate what an equality seek finds. It too errs
+//! high on values: values no kept version holds any more stay until pruned, and a value held
+//! in two tables is counted twice — so an equality looks more selective than it is, which
+//! favours the per-row seek over hashing the whole label, a bounded loss either way.
 
 use crate::catalog::{Catalog, IndexTarget, VertexTableDef};
 use crate::store::{EdgeTable, Storage, VertexTable};
@@ -101,6 +110,30 @@ impl Statistics {
     pub fn edge_type_index(&self, edge_type: &str, key: &str) -> Option<&str> {
         let ty = self.catalog.edge_types.id(edge_type)?;
         self.index_on(IndexTarget::EdgeType(ty), key)
+    }
+
+    /// The distinct values of `key` among `label`'s vertices as its secondary index holds
+    /// them (summed over the tables that may carry the label), or `None` without a ready
+    /// index on every such table. `label_vertices / distinct` estimates the vertices one
+    /// value finds (see DISTINCT VALUES).
+    pub fn label_index_distinct_values(&self, label: &str, key: &str) -> Option<u64> {
+        let key = self.catalog.prop_keys.id(key)?;
+        let mut tables = self.carriers(label).peekable();
+        tables.peek()?;
+        tables
+            .map(|(table, _)| table.indexes.distinct_values(key))
+            .sum()
+    }
+
+    /// The distinct values of `key` among the edges of type `edge_type` (as
+    /// [`label_index_distinct_values`](Self::label_index_distinct_values)).
+    pub fn edge_type_index_distinct_values(&self, edge_type: &str, key: &str) -> Option<u64> {
+        let ty = self.catalog.edge_types.id(edge_type)?;
+        let key = self.catalog.prop_keys.id(key)?;
+        let of_type = |t: &&Arc<EdgeTable>| t.def.edge_type == ty;
+        let mut tables = self.edge_tables.iter().filter(of_type).peekable();
+        tables.peek()?;
+        tables.map(|table| table.indexes.distinct_values(key)).sum()
     }
 
     fn index_on(&self, target: IndexTarget, key: &str) -> Option<&str> {

@@ -296,10 +296,10 @@ fn node_shape(
             label.and_then(|label| best_seek(stats, label, seeks))
         });
     let key_seek = seek.as_ref().is_some_and(|s| s.index.is_none());
-    let index_seek = seek
-        .as_ref()
-        .filter(|s| s.index.is_some())
-        .map(index_seek_selectivity);
+    let index_seek = seek.as_ref().filter(|s| s.index.is_some()).map(|s| {
+        let distinct = label.and_then(|label| stats.label_index_distinct_values(label, &s.key));
+        index_seek_selectivity(s, distinct)
+    });
     NodeShape {
         slot,
         bound: bound.contains(&slot),
@@ -369,12 +369,40 @@ fn seek_values(seek: &KeySeek) -> f64 {
     }
 }
 
-/// The fraction of its label a secondary-index seek is guessed to read (see `cost`).
-fn index_seek_selectivity(seek: &KeySeek) -> f64 {
-    let fraction = match &seek.predicate {
-        SeekPredicate::Equal(_) | SeekPredicate::In(_) => {
-            cost::EQUALITY_SELECTIVITY * seek_values(seek)
+/// The rows `UNWIND expr` makes of each input row, as estimated for hash joins: a literal
+/// list's length, the length of `range()` over integer literals, else
+/// [`cost::UNWIND_UNKNOWN_LIST_ROWS`] (a parameter or a computed list, which loads pass by
+/// the thousand).
+fn unwind_rows(expr: &BExpr) -> f64 {
+    let int = |e: &BExpr| match e {
+        BExpr::Const(Value::Int(i)) => Some(*i as f64),
+        _ => None,
+    };
+    match expr {
+        BExpr::List(items) => items.len() as f64,
+        BExpr::Const(Value::List(items)) => items.len() as f64,
+        BExpr::Call(name, args) if &**name == "range" => {
+            let bounds = args.first().and_then(int).zip(args.get(1).and_then(int));
+            let step = args.get(2).map_or(Some(1.0), int).filter(|s| *s != 0.0);
+            match (bounds, step) {
+                (Some((start, end)), Some(step)) => ((end - start) / step + 1.0).floor().max(0.0),
+                _ => cost::UNWIND_UNKNOWN_LIST_ROWS,
+            }
         }
+        _ => cost::UNWIND_UNKNOWN_LIST_ROWS,
+    }
+}
+
+/// The fraction of its label a secondary-index seek is estimated to read (see `cost`): for an
+/// equality or `IN`, one index value's share (`distinct`: the values the index holds) per
+/// value looked up, else a guess.
+fn index_seek_selectivity(seek: &KeySeek, distinct: Option<u64>) -> f64 {
+    let per_value = match distinct {
+        Some(distinct) if distinct > 0 => 1.0 / distinct as f64,
+        _ => cost::EQUALITY_SELECTIVITY,
+    };
+    let fraction = match &seek.predicate {
+        SeekPredicate::Equal(_) | SeekPredicate::In(_) => per_value * seek_values(seek),
         SeekPredicate::Range {
             lower: Some(_),
             upper: Some(_),
@@ -442,7 +470,10 @@ fn rel_shape(
         element_predicates(slot, &ctx.rel_props[index], bound, conjuncts, |seeks| {
             seekable_type.and_then(|rel_type| best_rel_seek(stats, rel_type, seeks))
         });
-    shape.index_seek = seek.as_ref().map(index_seek_selectivity);
+    shape.index_seek = seek.as_ref().map(|s| {
+        let distinct = seekable_type.and_then(|t| stats.edge_type_index_distinct_values(t, &s.key));
+        index_seek_selectivity(s, distinct)
+    });
     shape.selectivity = selectivity;
     (shape, seek)
 }
@@ -752,10 +783,10 @@ impl Binder<'_> {
     ) -> Result<(LogicalPlan, Option<Columns>, Scope)> {
         let mut plan = LogicalPlan::Argument;
         // The cost model's estimate of `plan`'s rows per argument row, for hash joins (see
-        // `join`): MATCH multiplies it by its estimate; every other clause keeps it — too
-        // high after one that drops rows (WITH ... WHERE, LIMIT), too low after one whose
-        // rows are not estimated (UNWIND, OPTIONAL MATCH, MERGE, CALL), where it then never
-        // makes a hash join look cheaper than it is.
+        // `join`): MATCH multiplies it by its estimate, UNWIND by its list's (`unwind_rows`);
+        // every other clause keeps it — too high after one that drops rows (WITH ... WHERE,
+        // LIMIT), too low after one whose rows are not estimated (OPTIONAL MATCH, MERGE,
+        // CALL), where it then never makes a hash join look cheaper than it is.
         let mut rows = Some(1.0);
         let mut columns = None;
         for clause in &query.clauses {
@@ -774,6 +805,7 @@ impl Binder<'_> {
                     }
                     let slot = self.new_slot(Ty::Any, u.variable.span)?;
                     scope.insert(&u.variable.name, slot);
+                    rows = rows.map(|rows| rows * unwind_rows(&expr));
                     plan = LogicalPlan::Unwind {
                         input: Box::new(plan),
                         expr,

@@ -14,9 +14,11 @@
 //! ```text
 //!   start (n)      rows = 1                 n bound earlier, or a seek on its label's primary key
 //!                         k                 `n.key IN list` seek on the primary key, k values
-//!                         count(label) × EQUALITY_SELECTIVITY × k
+//!                         count(label) × k / distinct(label, property)
 //!                                           a seek on a secondary index (label, property), k = 1
-//!                                           for `=`, the list's length for `IN`
+//!                                           for `=`, the list's length for `IN`; distinct: the
+//!                                           values the index holds (EQUALITY_SELECTIVITY when
+//!                                           it holds none)
 //!                         count(label) × RANGE_SELECTIVITY
 //!                                           a one-sided range seek on one (`n.p > x`)
 //!                         count(label) × BOUNDED_RANGE_SELECTIVITY
@@ -24,8 +26,8 @@
 //!                         count(label)      label scan (first label)
 //!                         count(all nodes)  all-nodes scan
 //!   start -[r:T]-  rows = count(T) × o × f  a relationship index seek on (T, property): f as
-//!                                           for a node's index seek (0.1 × values for `=` and
-//!                                           `IN`, 0.3 one-sided, 0.1 two-sided or prefix), o =
+//!                                           for a node's index seek (values / distinct for `=`
+//!                                           and `IN`, 0.3 one-sided, 0.1 two-sided or prefix), o =
 //!                                           2 undirected (both orientations), else 1; then ×
 //!                                           the selectivity of r's other predicates and of
 //!                                           each end's (a seek on an end counted as kept rows)
@@ -43,8 +45,14 @@
 //!                                           fraction its start would read (above)
 //! ```
 //!
-//! Selectivities are guesses, not statistics: [`EQUALITY_SELECTIVITY`] for an equality on a
-//! property (from the pattern's map or a WHERE conjunct on that node alone),
+//! An equality answered by a secondary index reads one value's share of the label: the label's
+//! count over the distinct values the index holds (`Statistics::label_index_distinct_values`,
+//! an O(1) read per table; `edge_type_index_distinct_values` for relationships). With 1,000
+//! `P` nodes whose indexed `x` is unique, `MATCH (b:P {x: i * 2})` reads 1 row, not 100: so an
+//! edge load `UNWIND … MATCH (a:P {x: i}), (b:P {x: f(i)})` seeks both ends per row instead
+//! of hashing the whole label. Other selectivities are guesses, not statistics:
+//! [`EQUALITY_SELECTIVITY`] for an equality on a property that no index answers (from the
+//! pattern's map or a WHERE conjunct on that node alone),
 //! [`PREDICATE_SELECTIVITY`] for any other WHERE conjunct on the node alone, and for range
 //! seeks [`RANGE_SELECTIVITY`] / [`BOUNDED_RANGE_SELECTIVITY`] (a range's conjuncts are then
 //! not counted again as predicates). Labels other than
@@ -113,12 +121,15 @@
 //!
 //! `probe_rows` is the product of the earlier parts' estimates (`Estimate::rows`, per row of
 //! the MATCH's input, a joined part counting as above) times the estimated rows of the
-//! MATCH's input: the product of the earlier MATCH clauses' estimates, every other clause
-//! counted as keeping its rows (see `build::plan_single`). Without statistics nothing is
+//! MATCH's input: the product of the earlier MATCH clauses' estimates and of each UNWIND's
+//! list length (a literal list's, `range()` over literals', else
+//! [`UNWIND_UNKNOWN_LIST_ROWS`]), every other clause counted as keeping its rows (see
+//! `build::plan_single`). So `UNWIND $rows AS row MATCH (a:P {x: row.a})` without an index
+//! hashes the label once instead of scanning it per row. Without statistics nothing is
 //! estimated and no hash join is planned.
 //!
-//! Not done: join ordering across parts and clauses, histograms or distinct-value counts,
-//! correlated predicates, costs of filters themselves.
+//! Not done: join ordering across parts and clauses, histograms, distinct-value counts for
+//! properties without an index, correlated predicates, costs of filters themselves.
 
 use plexus_txn::EdgeTypeStatistics;
 use plexus_types::Direction;
@@ -134,6 +145,9 @@ pub(super) const RANGE_SELECTIVITY: f64 = 0.3;
 pub(super) const BOUNDED_RANGE_SELECTIVITY: f64 = 0.1;
 /// Values an `IN` seek is guessed to look up when its list is not a literal.
 pub(super) const IN_LIST_ESTIMATE_VALUES: f64 = 3.0;
+/// Rows an `UNWIND` of a list whose length is not known when planning (a parameter, a
+/// computed list) is estimated to make of each input row.
+pub(super) const UNWIND_UNKNOWN_LIST_ROWS: f64 = 10.0;
 /// Hops up to which a variable-length expand is estimated (`*`, `*1..1000` count as `*1..3`).
 pub(super) const VAR_LENGTH_ESTIMATE_HOPS: u64 = 3;
 

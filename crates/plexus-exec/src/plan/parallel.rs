@@ -94,7 +94,7 @@
 //! the Distinct runs partially and the Sort serially above the `Parallel` (its input is then
 //! de-duplicated already, usually far smaller).
 
-use super::build::visit_children;
+use super::pushdown::{calls_rand, occurs};
 use super::{AggCall, AggFunction, LogicalPlan, SortKey};
 use crate::bind::BExpr;
 
@@ -320,25 +320,7 @@ pub(crate) fn partial_name(input: &LogicalPlan) -> Option<&'static str> {
 
 /// Whether a subquery (an inner plan) occurs anywhere in `e`.
 fn has_subquery(e: &BExpr) -> bool {
-    occurs(e, &|e| matches!(e, BExpr::Subquery(_)))
-}
-
-/// Whether `rand()` occurs anywhere in `e`.
-fn calls_rand(e: &BExpr) -> bool {
-    occurs(
-        e,
-        &|e| matches!(e, BExpr::Call(name, _) if &**name == "rand"),
-    )
-}
-
-/// Whether `e` or an expression inside it is `wanted`.
-fn occurs(e: &BExpr, wanted: &dyn Fn(&BExpr) -> bool) -> bool {
-    if wanted(e) {
-        return true;
-    }
-    let mut found = false;
-    visit_children(e, &mut |child| found = found || occurs(child, wanted));
-    found
+    occurs(e, |e| matches!(e, BExpr::Subquery(_)))
 }
 
 /// The stages of a wrapped chain, top first, and the scan at its bottom (see module docs).

@@ -511,9 +511,17 @@ pub(super) fn seek_operand(slot: usize, value: &BExpr) -> bool {
 /// on one row (`rand` is Plexus's only such function; `timestamp()` and the temporal
 /// constructors read the statement's clock).
 pub(super) fn calls_rand(e: &BExpr) -> bool {
+    occurs(
+        e,
+        |e| matches!(e, BExpr::Call(name, _) if &**name == "rand"),
+    )
+}
+
+/// Whether `e` or an expression inside it is `wanted` (a walk with an explicit stack).
+pub(super) fn occurs(e: &BExpr, wanted: impl Fn(&BExpr) -> bool) -> bool {
     let mut pending = vec![e];
     while let Some(e) = pending.pop() {
-        if matches!(e, BExpr::Call(name, _) if &**name == "rand") {
+        if wanted(e) {
             return true;
         }
         visit_children(e, &mut |child| pending.push(child));
