@@ -10,7 +10,12 @@
 //! - `lsm_write_amplification`: bytes written to runs (flushes + merges) over the bytes of the
 //!   entries inserted (8 bytes per entry, one entry per edge and direction);
 //! - `lsm_flush_run_bytes`: average size of the level-1 runs flushes wrote (one per frozen
-//!   memtable, direction and vertex range) — small flushes multiply merges.
+//!   memtable, direction and vertex range) — small flushes multiply merges;
+//! - `lsm_run_bytes_per_entry`: bytes of the current run files after the final flush over the
+//!   entries inserted (one per edge and direction).
+//!
+//! Bytes are file bytes as written, so they follow `--lsm-run-packing` (neighbours
+//! delta/bit-packed when it pays, by default; `never` gives the raw layout to compare with).
 //!
 //! `lsm_peak_rss_bytes`: peak resident memory (VmHWM) of a child process that loads the graph
 //! with the budget, against a child that loads it with no effective budget (all memtables).
@@ -27,12 +32,13 @@ const POLICIES: [(&str, MergePolicy); 3] = [
     ("elastic", MergePolicy::Elastic),
 ];
 
-fn config(policy: MergePolicy, budget: u64) -> Config {
+fn config(options: &Options, policy: MergePolicy, budget: u64) -> Config {
     Config {
         durability: DurabilityMode::Periodic,
         checkpoint_wal_bytes: 0,
         memtable_budget_bytes: budget,
         merge_policy: policy,
+        run_packing: options.lsm_run_packing,
         ..Config::default()
     }
 }
@@ -75,7 +81,7 @@ pub fn run(
             "disk tier, {name}: inserting {total} edges with a {} MiB memtable budget",
             budget >> 20
         );
-        let (db, rate) = load(options, name, config(policy, budget), n, edges)?;
+        let (db, rate) = load(options, name, config(options, policy, budget), n, edges)?;
         Figure::new("lsm_insert_random", rate, "edges/s")
             .with("scale", s)
             .with_label("policy", name)
@@ -113,9 +119,18 @@ pub fn run(
         .with("scale", s)
         .with_label("policy", name)
         .print();
+        Figure::new(
+            "lsm_run_bytes_per_entry",
+            stats.run_bytes as f64 / (edges.len() * 2) as f64,
+            "bytes/entry",
+        )
+        .with("scale", s)
+        .with_label("policy", name)
+        .with_label("packing", &format!("{:?}", options.lsm_run_packing))
+        .print();
         drop(db);
         let _ = std::fs::remove_dir_all(fresh_dir(options, name));
-        let (db, rate) = load(options, name, config(policy, budget), n, &sorted)?;
+        let (db, rate) = load(options, name, config(options, policy, budget), n, &sorted)?;
         Figure::new("lsm_insert_sequential", rate, "edges/s")
             .with("scale", s)
             .with_label("policy", name)
@@ -170,7 +185,7 @@ pub fn load_and_report_peak(options: &Options, budget: u64) -> Result<(), Error>
     let (db, _) = load(
         options,
         "rss",
-        config(MergePolicy::Elastic, budget),
+        config(options, MergePolicy::Elastic, budget),
         n,
         &edges,
     )?;

@@ -47,6 +47,9 @@ enum Command {
         /// Only the disk-tier (`lsm_*`) figures.
         #[arg(long)]
         lsm_only: bool,
+        /// Neighbour packing of the disk-tier runs: never, when-it-pays or always.
+        #[arg(long, default_value = "when-it-pays")]
+        lsm_run_packing: plexus::RunPacking,
     },
     /// (Internal) the child process of `lsm_peak_rss_bytes`: loads the RMAT graph with a
     /// memtable budget and prints its peak resident memory in bytes.
@@ -74,12 +77,14 @@ fn main() {
             dir,
             lsm_budget_mb,
             lsm_only,
+            lsm_run_packing,
         } => storage::run(&storage::Options {
             scale,
             seconds,
             dir: dir.unwrap_or_else(std::env::temp_dir),
             lsm_budget_bytes: lsm_budget_mb << 20,
             lsm_only,
+            lsm_run_packing,
         }),
         Command::LsmLoad {
             scale,
@@ -92,6 +97,7 @@ fn main() {
                 dir,
                 lsm_budget_bytes: budget_bytes,
                 lsm_only: true,
+                lsm_run_packing: plexus::RunPacking::default(),
             };
             lsm::load_and_report_peak(&options, budget_bytes)
         }

@@ -31,6 +31,8 @@ pub struct Options {
     pub lsm_budget_bytes: u64,
     /// Only the disk-tier figures.
     pub lsm_only: bool,
+    /// Neighbour packing of the disk-tier runs.
+    pub lsm_run_packing: plexus::RunPacking,
 }
 
 const BULK_BATCH_EDGES: usize = 100_000;

@@ -18,6 +18,11 @@
 //! component hides the entry it deletes in an older one. After merges the common case is one
 //! run slice per vertex — the static-CSR loop.
 //!
+//! Flushes and merges write runs with `Config::run_packing`: neighbours delta/bit-packed when
+//! it pays (see `run`, NEIGHBOUR PACKING). Readers hand a raw run's slices out of the mapping
+//! and a packed run's neighbours decoded into a [`Scratch`] per run read (per vertex read, scan
+//! or merge), so callers see plain slices either way.
+//!
 //! VISIBILITY ACROSS FLUSHES AND MERGES (file snapshots)
 //! =====================================================
 //! Runs have no per-entry versions. Instead every component carries an interval of read
@@ -90,7 +95,7 @@
 //! delete inside the merge; when no older run of the range remains outside it, every tombstone
 //! goes (garbage collection happens here). Cascading merges are bounded per round.
 
-use crate::run::{self, ColumnData, ColumnKind, ColumnSlice, Run, RunMeta, RunVertex};
+use crate::run::{self, ColumnData, ColumnKind, ColumnSlice, Run, RunMeta, RunVertex, Scratch};
 use crate::topology::{Adjacency, SEGMENT_VERTICES, SegmentReader, TOMBSTONE_BIT};
 use crate::vfs::Vfs;
 use parking_lot::RwLock;
@@ -410,6 +415,45 @@ fn merge_live<'a>(
     out
 }
 
+/// The merged entries of every vertex of `range` held by `inputs` (oldest first), sorted per
+/// vertex: tombstones dropped with the entries they delete (`drop_tombstones`) or cancelled
+/// only against them; `columns` (copied from the inputs, possibly none) receive the values.
+fn merge_vertices(
+    inputs: &[RunEntry],
+    (lo, hi): (u32, u32),
+    drop_tombstones: bool,
+    columns: &mut [ColumnData],
+) -> Vec<(u32, Vec<u32>, Vec<u32>)> {
+    let mut merged = Vec::new();
+    let mut scratch = Scratch::many(inputs.len());
+    for v in lo..hi {
+        let parts: Vec<(&[u32], &[u32], &Run)> = inputs
+            .iter()
+            .zip(&mut scratch)
+            .map(|(e, scratch)| {
+                let (nbr, eid) = e.run.entries(v, scratch);
+                (nbr, eid, &*e.run)
+            })
+            .filter(|(nbr, _, _)| !nbr.is_empty())
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
+        let slices: Vec<(&[u32], &[u32])> = parts.iter().map(|p| (p.0, p.1)).collect();
+        let (mut nbr, mut eid) = if drop_tombstones {
+            merge_live(slices.iter().copied())
+        } else {
+            concat_cancelling(&slices)
+        };
+        if !nbr.is_empty() {
+            sort_entries(&mut nbr, &mut eid);
+            copy_values(columns, &parts, v, &eid);
+            merged.push((v, nbr, eid));
+        }
+    }
+    merged
+}
+
 impl Topology {
     pub fn new(edge_table: u32, outgoing: bool, range_vertices: u32) -> Self {
         Self::recovered(edge_table, outgoing, range_vertices, Vec::new(), 0)
@@ -540,9 +584,10 @@ impl Topology {
             .collect()
     }
 
-    /// `v`'s parts, oldest component first.
+    /// `v`'s parts, oldest component first (`scratch`: one per run, for packed runs).
     fn gather<'a>(
         runs: &[&'a RunEntry],
+        scratch: &'a mut [Scratch],
         readers: &'a [SegmentReader],
         v: u32,
         ts: Timestamp,
@@ -551,8 +596,8 @@ impl Topology {
             slices: Vec::with_capacity(runs.len() + readers.len()),
             tombstones: false,
         };
-        for entry in runs {
-            let (nbr, eid) = entry.run.entries(v);
+        for (entry, scratch) in runs.iter().zip(scratch) {
+            let (nbr, eid) = entry.run.entries(v, scratch);
             parts.push((nbr, eid, None), entry.run.meta.tombstones > 0);
         }
         for reader in readers {
@@ -572,7 +617,8 @@ impl Topology {
             .filter(|r| r.visible_at(ts) && r.run.contains_vertex(v))
             .collect();
         let readers = Self::readers(&state, v as usize / SEGMENT_VERTICES, ts);
-        Self::gather(&runs, &readers, v, ts).emit(&mut |nbr, eid, _| f(nbr, eid));
+        let mut scratch = Scratch::many(runs.len());
+        Self::gather(&runs, &mut scratch, &readers, v, ts).emit(&mut |nbr, eid, _| f(nbr, eid));
     }
 
     /// Records `n` entries read at vertex `v`'s range (elastic policy input; a vertex read
@@ -654,20 +700,27 @@ impl Topology {
             && only.run.meta.tombstones == 0
         {
             let values = usable_column(&only.run);
-            return only.run.scan_range(lo, hi, &want, values, &mut f);
+            let mut scratch = Scratch::default();
+            return only
+                .run
+                .scan_range(lo, hi, &want, values, &mut scratch, &mut f);
         }
         // Each component lists its vertices in order with one sequential walk; the lists are
         // then merged by vertex. No per-vertex lookups (bitmap rank, header search).
+        let mut scratch = Scratch::many(runs.len());
         let mut listings: Vec<Listing> = Vec::with_capacity(runs.len() + readers.len());
-        for entry in &runs {
+        for (entry, scratch) in runs.iter().zip(&mut scratch) {
             let tombstones = entry.run.meta.tombstones > 0;
             let mut listing = Vec::new();
             let values = usable_column(&entry.run);
-            entry
-                .run
-                .scan_range(lo, hi, &want, values, &mut |v, nbr, eid, values| {
-                    listing.push((v, (nbr, eid, values), tombstones))
-                });
+            entry.run.scan_range(
+                lo,
+                hi,
+                &want,
+                values,
+                scratch,
+                &mut |v, nbr, eid, values| listing.push((v, (nbr, eid, values), tombstones)),
+            );
             listings.push(listing);
         }
         for reader in &readers {
@@ -696,8 +749,9 @@ impl Topology {
             })
             .collect();
         let readers = Self::readers(&state, src as usize / SEGMENT_VERTICES, ts);
+        let mut scratch = Scratch::many(runs.len());
         let mut found = Vec::new();
-        Self::gather(&runs, &readers, src, ts).emit(&mut |nbr, eid, _| {
+        Self::gather(&runs, &mut scratch, &readers, src, ts).emit(&mut |nbr, eid, _| {
             found.extend(
                 nbr.iter()
                     .zip(eid)
@@ -718,8 +772,14 @@ impl Topology {
     }
 
     /// Flushes the oldest frozen memtable that is not yet flushed into level-1 runs (one per
-    /// range with entries). Returns whether there was one.
-    pub fn flush_one(&self, vfs: &dyn Vfs, ctx: &dyn RunContext, stats: &LsmStats) -> Result<bool> {
+    /// range with entries, packed per `config.run_packing`). Returns whether there was one.
+    pub fn flush_one(
+        &self,
+        vfs: &dyn Vfs,
+        ctx: &dyn RunContext,
+        config: &Config,
+        stats: &LsmStats,
+    ) -> Result<bool> {
         let Some(memtable) = self
             .state
             .read()
@@ -751,7 +811,7 @@ impl Topology {
                 .collect();
             let (seq, name) = ctx.next_run();
             let mut meta = self.meta(TIER_LEVEL, r * range, (r + 1) * range, 0, max_ts);
-            let written = self.write_captured(vfs, ctx, &name, &mut meta, &vertices)?;
+            let written = self.write_captured(vfs, ctx, config, &name, &mut meta, &vertices)?;
             stats.flushed_bytes.fetch_add(written, Ordering::Relaxed);
             stats.flushed_runs.fetch_add(1, Ordering::Relaxed);
             self.flush_bytes.set(r as usize, written);
@@ -783,6 +843,7 @@ impl Topology {
         &self,
         vfs: &dyn Vfs,
         ctx: &dyn RunContext,
+        config: &Config,
         name: &str,
         meta: &mut RunMeta,
         vertices: &[RunVertex<'_>],
@@ -794,7 +855,7 @@ impl Topology {
             .collect();
         let columns = ctx.capture(self.edge_table, &eids, prop_ts)?;
         meta.prop_ts = if columns.is_empty() { 0 } else { prop_ts };
-        run::write_run(vfs, name, meta, vertices, &columns)
+        run::write_run(vfs, name, meta, vertices, &columns, config.run_packing)
     }
 
     fn meta(&self, level: u8, lo: u32, hi: u32, min_ts: Timestamp, max_ts: Timestamp) -> RunMeta {
@@ -809,6 +870,7 @@ impl Topology {
             min_ts,
             max_ts,
             prop_ts: 0,
+            packed: false,
         }
     }
 
@@ -959,7 +1021,7 @@ impl Topology {
             let Some(plan) = self.next_merge(config) else {
                 break;
             };
-            self.execute(vfs, ctx, stats, &plan)?;
+            self.execute(vfs, ctx, config, stats, &plan)?;
             // Halved rather than cleared: a read-heavy range keeps its history through the
             // merges of one level, so its deeper levels get leveled too.
             self.reads.halve(plan.range as usize);
@@ -975,6 +1037,7 @@ impl Topology {
         &self,
         vfs: &dyn Vfs,
         ctx: &dyn RunContext,
+        config: &Config,
         stats: &LsmStats,
         plan: &MergePlan,
     ) -> Result<()> {
@@ -1007,32 +1070,7 @@ impl Topology {
             .flatten()
             .map(|&(key, kind)| ColumnData::new(key, kind, 0))
             .collect();
-        let mut merged: Vec<(u32, Vec<u32>, Vec<u32>)> = Vec::new();
-        for v in lo..hi {
-            let parts: Vec<(&[u32], &[u32], &Run)> = inputs
-                .iter()
-                .map(|e| {
-                    let (nbr, eid) = e.run.entries(v);
-                    (nbr, eid, &*e.run)
-                })
-                .filter(|(nbr, _, _)| !nbr.is_empty())
-                .collect();
-            if parts.is_empty() {
-                continue;
-            }
-            let slices: Vec<(&[u32], &[u32])> = parts.iter().map(|p| (p.0, p.1)).collect();
-            let (nbr, eid) = if drop_tombstones {
-                merge_live(slices.iter().copied())
-            } else {
-                concat_cancelling(&slices)
-            };
-            if !nbr.is_empty() {
-                let (mut nbr, mut eid) = (nbr, eid);
-                sort_entries(&mut nbr, &mut eid);
-                copy_values(&mut columns, &parts, v, &eid);
-                merged.push((v, nbr, eid));
-            }
-        }
+        let merged = merge_vertices(&inputs, (lo, hi), drop_tombstones, &mut columns);
         let visible_from = inputs.iter().map(|e| e.visible_from).max().unwrap_or(0);
         let min_ts = inputs.iter().map(|e| e.run.meta.min_ts).min().unwrap_or(0);
         let max_ts = inputs.iter().map(|e| e.run.meta.max_ts).max().unwrap_or(0);
@@ -1048,9 +1086,16 @@ impl Topology {
                     true => 0,
                     false => inputs.iter().map(|e| e.run.meta.prop_ts).min().unwrap_or(0),
                 };
-                run::write_run(vfs, &name, &mut meta, &vertices, &columns)?
+                run::write_run(
+                    vfs,
+                    &name,
+                    &mut meta,
+                    &vertices,
+                    &columns,
+                    config.run_packing,
+                )?
             }
-            None => self.write_captured(vfs, ctx, &name, &mut meta, &vertices)?,
+            None => self.write_captured(vfs, ctx, config, &name, &mut meta, &vertices)?,
         };
         stats.merged_bytes.fetch_add(written, Ordering::Relaxed);
         let output = RunEntry {
@@ -1116,6 +1161,7 @@ mod tests {
     use super::*;
     use crate::fault::FaultVfs;
     use parking_lot::Mutex;
+    use plexus_types::RunPacking;
 
     /// Run names, and a model of one float property (key `WEIGHT`) for the run columns.
     #[derive(Default)]
@@ -1197,16 +1243,21 @@ mod tests {
 
     #[test]
     fn every_snapshot_reads_the_same_across_flushes_merges_and_retirement() {
-        for policy in [
+        let policies = [
             MergePolicy::Leveling,
             MergePolicy::Tiering,
             MergePolicy::Elastic,
-        ] {
+        ];
+        let packings = [RunPacking::Never, RunPacking::Always];
+        for (policy, packing) in policies.into_iter().flat_map(|p| packings.map(|k| (p, k))) {
             let (vfs, names, stats, config) = (
                 FaultVfs::new(),
                 Names::default(),
                 LsmStats::default(),
-                config(policy),
+                Config {
+                    run_packing: packing,
+                    ..config(policy)
+                },
             );
             let t = Topology::new(0, true, 1024);
             let mut expected: Vec<Vec<Vec<(u32, u32)>>> = Vec::new(); // [ts][v]
@@ -1229,7 +1280,7 @@ mod tests {
                 );
                 if ts % 4 == 0 {
                     t.freeze();
-                    t.flush_one(&vfs, &names, &stats).unwrap();
+                    t.flush_one(&vfs, &names, &config, &stats).unwrap();
                     t.merge(&vfs, &names, &config, &stats).unwrap();
                 }
                 for (i, want) in expected.iter().enumerate() {
@@ -1268,11 +1319,18 @@ mod tests {
 
     impl Harness {
         fn new(policy: MergePolicy) -> Self {
+            Self::with_packing(policy, RunPacking::WhenItPays)
+        }
+
+        fn with_packing(policy: MergePolicy, packing: RunPacking) -> Self {
             Harness {
                 vfs: FaultVfs::new(),
                 names: Names::default(),
                 stats: LsmStats::default(),
-                config: config(policy),
+                config: Config {
+                    run_packing: packing,
+                    ..config(policy)
+                },
                 topology: Topology::new(0, true, 1024),
             }
         }
@@ -1282,7 +1340,7 @@ mod tests {
             self.topology.install(entries, ts, ts);
             self.topology.freeze();
             self.topology
-                .flush_one(&self.vfs, &self.names, &self.stats)
+                .flush_one(&self.vfs, &self.names, &self.config, &self.stats)
                 .unwrap();
             self.merge();
         }
@@ -1370,7 +1428,8 @@ mod tests {
         let t = Topology::new(0, true, 1024);
         t.install(&[(3, 1, 0), (3, 2, 1), (9, 4, 2)], 1, 0);
         t.freeze();
-        t.flush_one(&vfs, &names, &stats).unwrap();
+        t.flush_one(&vfs, &names, &config(MergePolicy::Leveling), &stats)
+            .unwrap();
         t.install(&[(3, 5, 3), (3, 1, TOMBSTONE_BIT)], 2, 0);
         let mut seen: Vec<(u32, Vec<u32>)> = Vec::new();
         t.scan_segment(0, 2, |_| true, |v, n, _| seen.push((v, n.to_vec())));
@@ -1414,7 +1473,7 @@ mod tests {
         }
         assert_eq!(weights_at(2), [(0, None), (1, None)], "memtable: rows");
         t.freeze();
-        t.flush_one(&h.vfs, &h.names, &h.stats).unwrap();
+        t.flush_one(&h.vfs, &h.names, &h.config, &h.stats).unwrap();
         assert_eq!(
             weights_at(2),
             [(0, Some(0.25)), (1, Some(1.25))],
@@ -1434,7 +1493,7 @@ mod tests {
         t.install(&[(5, 8, 2)], 4, 0);
         h.names.set_weight(2, 4, 2.25, false);
         t.freeze();
-        t.flush_one(&h.vfs, &h.names, &h.stats).unwrap();
+        t.flush_one(&h.vfs, &h.names, &h.config, &h.stats).unwrap();
         t.note_read(0, 1 << 20);
         h.merge();
         assert_eq!(t.run_counts().0, 1, "collapsed into one run");
@@ -1486,8 +1545,11 @@ mod tests {
             policy in proptest::sample::select(vec![
                 MergePolicy::Leveling, MergePolicy::Tiering, MergePolicy::Elastic,
             ]),
+            packing in proptest::sample::select(vec![
+                RunPacking::Never, RunPacking::WhenItPays, RunPacking::Always,
+            ]),
         ) {
-            let h = Harness::new(policy);
+            let h = Harness::with_packing(policy, packing);
             let t = &h.topology;
             let mut live: Vec<(u32, u32)> = Vec::new(); // (source, edge offset)
             let (mut ts, mut eid) = (0u64, 0u32);
@@ -1514,7 +1576,7 @@ mod tests {
                     Step::Delete(_) | Step::Reweight(_) => {}
                     Step::Freeze => t.freeze(),
                     Step::Flush => {
-                        t.flush_one(&h.vfs, &h.names, &h.stats).unwrap();
+                        t.flush_one(&h.vfs, &h.names, &h.config, &h.stats).unwrap();
                     }
                     Step::Merge => {
                         t.note_read(0, 1 << 20);
@@ -1523,8 +1585,15 @@ mod tests {
                 }
             }
             for entry in &t.state.read().runs {
+                let mut scratch = Scratch::default();
+                let configured = match packing {
+                    RunPacking::Never => !entry.run.meta.packed,
+                    RunPacking::Always => entry.run.meta.packed,
+                    RunPacking::WhenItPays => true,
+                };
+                proptest::prop_assert!(configured, "runs packed as configured ({:?})", packing);
                 for v in 0..2048 {
-                    let (nbr, eid) = entry.run.entries(v);
+                    let (nbr, eid) = entry.run.entries(v, &mut scratch);
                     let pairs: Vec<(u32, u32)> = nbr.iter().copied().zip(eid.iter().copied()).collect();
                     proptest::prop_assert!(pairs.is_sorted(), "run entries of {} by neighbour", v);
                 }

@@ -25,32 +25,82 @@
 //! FILE LAYOUT (little-endian, every section 8-byte aligned)
 //! =========================================================
 //! ```text
-//!   "PLXRUN03" | header (80 bytes) | offsets [u64; p+1] | nbr [u32; m] | eid [u32; m]
+//!   "PLXRUN04" | header (80 bytes) | offsets [u64; p+1] | nbr | eid [u32; m]
 //!            | bitmap [u64; ceil(n/64)] | bloom [u64; bloom_words] | rank [u32; ceil(n/64)]
 //!            [ | columns [(key u32, kind u32); k] | k x (values [u64; m], valid [u64; ceil(m/64)]) ]
 //!            | footer: s x (offset u64, length u64, crc32c u32, 0u32) | header crc u32
 //!            | crc32c of the s footer entries u32 | "PLXRUNFT"
 //! ```
 //!
-//! `k` (the property column count, header bytes 60..64) decides the section count: `s = 6`
-//! without columns, `s = 7 + 2k` with. A "PLXRUN02" file (written before property columns) is
-//! the same layout with `k = 0` and opens as a run without columns.
+//! Header byte 6 is the neighbour encoding of the `nbr` section: 0, raw (`[u32; m]`); 1,
+//! packed (see NEIGHBOUR PACKING). `k` (the property column count, header bytes 60..64)
+//! decides the section count: `s = 6` without columns, `s = 7 + 2k` with. A "PLXRUN03" file
+//! (written before packing) is the same layout with raw neighbours; a "PLXRUN02" file (before
+//! property columns) is that with `k = 0` and opens as a run without columns.
 //!
 //! Offsets are *sparse*: one per vertex present (`p` of the range's `n`), found through the
 //! source bitmap and `rank` (set bits before each bitmap word), so a run holding a few vertices
 //! of a large range costs bytes for those vertices only.
 //! Every byte is covered by a magic number or a checksum. Opening a run verifies the magic
 //! numbers, the header and footer checksums, every section's checksum and
-//! the CSR invariants (offsets ascend, end at `m`, sections sized as the header says). A
-//! damaged file is an `Error::Corruption` naming it: the database refuses to open rather than
-//! return wrong neighbours.
+//! the CSR invariants (offsets ascend, end at `m`, sections sized as the header says, a packed
+//! block index consistent with `m` and its widths at most 32). A damaged file is an
+//! `Error::Corruption` naming it: the database refuses to open rather than return wrong
+//! neighbours.
+//!
+//! NEIGHBOUR PACKING
+//! =================
+//! A vertex's entries are sorted by (neighbour, edge offset), so its neighbours ascend and the
+//! gaps between them are small next to the ids. A packed `nbr` section stores, per entry, the
+//! *delta* from the previous neighbour of the same vertex (the first entry of a vertex: from
+//! 0), in blocks of [`PACK_BLOCK_ENTRIES`] consecutive entries of the run, each block
+//! bit-packed at the width of its largest delta:
+//!
+//! ```text
+//!   index [u64; B+1]   entry k < B: word offset of block k << 8 | bit width of block k (0..=32)
+//!                      entry B: total block words << 8
+//!   blocks [u64; ..]   block k: its entries' deltas, `width` bits each, LSB first;
+//!                      ceil(entries of block k × width / 64) words
+//!   pad [u64; 1]       zero (lets the decoder read two words at any bit position)
+//! ```
+//!
+//! with `B = ceil(m / PACK_BLOCK_ENTRIES)`. Example: a vertex with neighbours 1000, 1003, 1003,
+//! 1010 stores deltas 1000, 3, 0, 7. The entries of a vertex are found as in a raw run (offsets
+//! `a..b`), and decoded from entry `a` by unpacking each block they touch with shifts and a
+//! running sum (no per-entry branch); the block index gives any entry's block in O(1). Edge
+//! offsets stay raw: they are not sorted within a vertex, so their deltas would not be small.
+//!
+//! *When it pays:* the writer packs a run (under `RunPacking::WhenItPays`, the default) only
+//! when the packed section is at most [`PACK_MAX_PERCENT_OF_RAW`] % of the raw one. Decoding
+//! costs a few operations per entry on every read, while raw neighbours are handed out in
+//! place; a saving under a quarter of the bytes is not worth that. Dense ranges (many entries
+//! per vertex, neighbours close together) pack to a third or less of raw; tiny runs and runs
+//! of scattered single edges often do not pay and stay raw.
+//!
+//! A raw run's neighbours are zero-copy: [`Run::entries`] and [`Run::scan_range`] hand out
+//! slices of the mapping. A packed run decodes them into the caller's [`Scratch`], so the
+//! slices it hands out borrow the scratch (the same lifetime either way).
 
 use crate::vfs::{MappedBytes, Vfs};
-use plexus_types::{Error, Result, Timestamp, Value};
+use plexus_types::{Error, Result, RunPacking, Timestamp, Value};
 
-const MAGIC: &[u8; 8] = b"PLXRUN03";
+const MAGIC: &[u8; 8] = b"PLXRUN04";
+/// Runs written before neighbour packing: read as raw runs.
+const MAGIC_RAW_ONLY: &[u8; 8] = b"PLXRUN03";
 /// Runs written before property columns: read as runs with none.
 const MAGIC_WITHOUT_COLUMNS: &[u8; 8] = b"PLXRUN02";
+/// Header byte holding the neighbour encoding (see FILE LAYOUT).
+const ENCODING_BYTE: usize = 6;
+const ENCODING_RAW: u8 = 0;
+const ENCODING_PACKED: u8 = 1;
+/// Entries per packed neighbour block (one bit width each; see NEIGHBOUR PACKING).
+pub const PACK_BLOCK_ENTRIES: usize = 128;
+/// A run's neighbours are packed (when it pays) only if the packed section takes at most this
+/// percentage of the raw section's bytes (see NEIGHBOUR PACKING).
+pub const PACK_MAX_PERCENT_OF_RAW: u64 = 75;
+/// Bits of a packed block index entry below the block's word offset (they hold its width).
+const INDEX_WIDTH_BITS: u32 = 8;
+const INDEX_WIDTH_MASK: u64 = (1 << INDEX_WIDTH_BITS) - 1;
 const FOOTER_MAGIC: &[u8; 8] = b"PLXRUNFT";
 const HEADER_BYTES: usize = 80;
 /// Sections every run has: offsets, nbr, eid, bitmap, bloom, rank.
@@ -79,6 +129,8 @@ pub struct RunMeta {
     pub max_ts: Timestamp,
     /// The timestamp the property columns' values were read at (0 without columns).
     pub prop_ts: Timestamp,
+    /// Whether the neighbours are packed (decided by the writer; see NEIGHBOUR PACKING).
+    pub packed: bool,
 }
 
 /// How a property column's 8-byte values are read.
@@ -236,20 +288,162 @@ fn push_u64s(out: &mut Vec<u8>, items: impl Iterator<Item = u64>) {
     }
 }
 
-/// Writes a run file (and fsyncs it). `vertices` must ascend and lie in the meta's range;
-/// `meta.entries`, `tombstones`, `min_ts` and `max_ts` are filled in from them / by the caller.
-/// `columns` (at most [`MAX_COLUMNS`], read as of `meta.prop_ts`) hold one value per entry.
-/// Returns the file size in bytes.
-pub fn write_run(
-    vfs: &dyn Vfs,
-    name: &str,
-    meta: &mut RunMeta,
+/// Per entry, the delta from the previous neighbour of its vertex (the first from 0), in
+/// entry order. Wrapping, so unsorted neighbours still round-trip (at a wide width).
+fn neighbour_deltas(vertices: &[RunVertex<'_>]) -> Vec<u32> {
+    let mut deltas = Vec::with_capacity(vertices.iter().map(|(_, n, _)| n.len()).sum());
+    for (_, nbr, _) in vertices {
+        let mut previous = 0u32;
+        for &n in nbr.iter() {
+            deltas.push(n.wrapping_sub(previous));
+            previous = n;
+        }
+    }
+    deltas
+}
+
+/// Words of a block of `entries` deltas of `width` bits.
+fn block_words(entries: usize, width: u32) -> u64 {
+    (entries as u64 * u64::from(width)).div_ceil(64)
+}
+
+/// The packed neighbour section (see NEIGHBOUR PACKING) of `deltas`, if `packing` asks for it
+/// and, under `WhenItPays`, it takes at most `PACK_MAX_PERCENT_OF_RAW` % of the raw bytes.
+fn pack_neighbours(deltas: &[u32], packing: RunPacking) -> Option<Vec<u64>> {
+    if packing == RunPacking::Never {
+        return None;
+    }
+    let blocks: Vec<&[u32]> = deltas.chunks(PACK_BLOCK_ENTRIES).collect();
+    let widths: Vec<u32> = blocks
+        .iter()
+        .map(|block| u32::BITS - block.iter().fold(0, |all, d| all | d).leading_zeros())
+        .collect();
+    let block_total: u64 = blocks
+        .iter()
+        .zip(&widths)
+        .map(|(block, &width)| block_words(block.len(), width))
+        .sum();
+    let packed_bytes = 8 * (blocks.len() as u64 + 1 + block_total + 1);
+    let raw_bytes = (4 * deltas.len() as u64).next_multiple_of(8);
+    let pays = packed_bytes * 100 <= raw_bytes * PACK_MAX_PERCENT_OF_RAW;
+    if packing == RunPacking::WhenItPays && !pays {
+        return None;
+    }
+    let mut words = Vec::with_capacity((packed_bytes / 8) as usize);
+    let mut offset = 0u64;
+    for (block, &width) in blocks.iter().zip(&widths) {
+        words.push(offset << INDEX_WIDTH_BITS | u64::from(width));
+        offset += block_words(block.len(), width);
+    }
+    words.push(offset << INDEX_WIDTH_BITS);
+    for (block, &width) in blocks.iter().zip(&widths) {
+        pack_block(&mut words, block, width);
+    }
+    words.push(0);
+    debug_assert_eq!(8 * words.len() as u64, packed_bytes);
+    Some(words)
+}
+
+/// Appends `block`'s values, `width` bits each, LSB first.
+fn pack_block(words: &mut Vec<u64>, block: &[u32], width: u32) {
+    let first = words.len();
+    words.resize(first + block_words(block.len(), width) as usize, 0);
+    if width == 0 {
+        return; // every delta is 0: the block takes no words
+    }
+    let width = width as usize;
+    for (j, &d) in block.iter().enumerate() {
+        let (at, shift) = (first + j * width / 64, j * width % 64);
+        words[at] |= u64::from(d) << shift;
+        if shift + width > 64 {
+            words[at + 1] |= u64::from(d) >> (64 - shift);
+        }
+    }
+}
+
+/// Decodes entries `first..first + out.len()` of a packed section (`index`, then `words`:
+/// blocks and the pad word), `first` being the first entry of a vertex: per block touched,
+/// shifts and a running sum of the deltas.
+fn unpack(index: &[u64], words: &[u64], first: usize, out: &mut [u32]) {
+    let mut sum = 0u32;
+    let mut done = 0;
+    while done < out.len() {
+        let entry = first + done;
+        let (block, in_block) = (entry / PACK_BLOCK_ENTRIES, entry % PACK_BLOCK_ENTRIES);
+        let n = (PACK_BLOCK_ENTRIES - in_block).min(out.len() - done);
+        let start = (index[block] >> INDEX_WIDTH_BITS) as usize;
+        let width = (index[block] & INDEX_WIDTH_MASK) as usize;
+        let slots = &mut out[done..done + n];
+        if width == 0 {
+            slots.fill(sum); // every delta is 0
+        } else {
+            let mask = (1u64 << width) - 1;
+            let data = &words[start..];
+            for (j, slot) in (in_block..).zip(slots.iter_mut()) {
+                let (at, shift) = (j * width / 64, j * width % 64);
+                let pair = u128::from(data[at]) | u128::from(data[at + 1]) << 64;
+                sum = sum.wrapping_add(((pair >> shift) as u64 & mask) as u32);
+                *slot = sum;
+            }
+        }
+        done += n;
+    }
+}
+
+/// The 80 header bytes (see FILE LAYOUT).
+fn header(meta: &RunMeta, bloom_bits: u64, columns: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_BYTES);
+    out.extend_from_slice(&meta.edge_table.to_le_bytes());
+    out.push(meta.outgoing as u8);
+    out.push(meta.level);
+    out.push(match meta.packed {
+        true => ENCODING_PACKED,
+        false => ENCODING_RAW,
+    });
+    out.push(0);
+    out.extend_from_slice(&meta.vertex_lo.to_le_bytes());
+    out.extend_from_slice(&meta.vertex_hi.to_le_bytes());
+    for x in [
+        meta.entries,
+        meta.tombstones,
+        meta.min_ts,
+        meta.max_ts,
+        bloom_bits,
+    ] {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.extend_from_slice(&BLOOM_HASHES.to_le_bytes());
+    out.extend_from_slice(&(columns as u32).to_le_bytes());
+    out.extend_from_slice(&meta.prop_ts.to_le_bytes());
+    out.resize(HEADER_BYTES, 0);
+    out
+}
+
+/// The source-vertex bitmap and the bloom filter (`bloom_bits` bits) of `vertices`.
+fn bitmap_and_bloom(
+    meta: &RunMeta,
     vertices: &[RunVertex<'_>],
-    columns: &[ColumnData],
-) -> Result<u64> {
-    assert!(meta.vertex_lo <= meta.vertex_hi, "run range is ordered");
-    assert!(columns.len() <= MAX_COLUMNS, "too many property columns");
+    bloom_bits: u64,
+) -> (Vec<u64>, Vec<u64>) {
     let n = (meta.vertex_hi - meta.vertex_lo) as usize;
+    let mut bloom = vec![0u64; (bloom_bits / 64) as usize];
+    let mut bitmap = vec![0u64; n.div_ceil(64)];
+    for &(v, nbr, _) in vertices {
+        if !nbr.is_empty() {
+            let i = (v - meta.vertex_lo) as usize;
+            bitmap[i / 64] |= 1 << (i % 64);
+        }
+        for &d in nbr {
+            for bit in bloom_positions(v, d, bloom_bits) {
+                bloom[(bit / 64) as usize] |= 1 << (bit % 64);
+            }
+        }
+    }
+    (bitmap, bloom)
+}
+
+/// The sparse offsets of `vertices` (see FILE LAYOUT), checking the writer's preconditions.
+fn sparse_offsets(meta: &RunMeta, vertices: &[RunVertex<'_>]) -> Vec<u64> {
     let mut offsets = vec![0u64];
     let mut previous = None;
     for &(v, nbr, eid) in vertices {
@@ -264,50 +458,45 @@ pub fn write_run(
             offsets.push(offsets[offsets.len() - 1] + nbr.len() as u64);
         }
     }
+    offsets
+}
+
+/// Writes a run file (and fsyncs it). `vertices` must ascend and lie in the meta's range;
+/// `meta.entries`, `tombstones`, `packed`, `min_ts` and `max_ts` are filled in from them / by
+/// the caller. `columns` (at most [`MAX_COLUMNS`], read as of `meta.prop_ts`) hold one value
+/// per entry. `packing` decides whether the neighbours are packed (see NEIGHBOUR PACKING).
+/// Returns the file size in bytes.
+pub fn write_run(
+    vfs: &dyn Vfs,
+    name: &str,
+    meta: &mut RunMeta,
+    vertices: &[RunVertex<'_>],
+    columns: &[ColumnData],
+    packing: RunPacking,
+) -> Result<u64> {
+    assert!(meta.vertex_lo <= meta.vertex_hi, "run range is ordered");
+    assert!(columns.len() <= MAX_COLUMNS, "too many property columns");
+    let offsets = sparse_offsets(meta, vertices);
     let m = offsets[offsets.len() - 1];
     assert!(
         columns.iter().all(|c| c.len() as u64 == m),
         "property columns aligned with the entries"
     );
+    let packed = pack_neighbours(&neighbour_deltas(vertices), packing);
     meta.entries = m;
+    meta.packed = packed.is_some();
     meta.tombstones = vertices
         .iter()
         .flat_map(|(_, _, e)| e.iter())
         .filter(|e| *e & TOMBSTONE_BIT != 0)
         .count() as u64;
     let bloom_bits = (m * BLOOM_BITS_PER_ENTRY).next_multiple_of(64).max(64);
-    let mut bloom = vec![0u64; (bloom_bits / 64) as usize];
-    let mut bitmap = vec![0u64; n.div_ceil(64)];
-    for &(v, nbr, _) in vertices {
-        if !nbr.is_empty() {
-            let i = (v - meta.vertex_lo) as usize;
-            bitmap[i / 64] |= 1 << (i % 64);
-        }
-        for &d in nbr {
-            for bit in bloom_positions(v, d, bloom_bits) {
-                bloom[(bit / 64) as usize] |= 1 << (bit % 64);
-            }
-        }
-    }
+    let (bitmap, bloom) = bitmap_and_bloom(meta, vertices, bloom_bits);
 
-    let mut out =
-        Vec::with_capacity(HEADER_BYTES + 8 * offsets.len() + 8 * m as usize + n / 4 + 64);
+    let mut out = Vec::with_capacity(HEADER_BYTES + 8 * offsets.len() + 8 * m as usize + 64);
     out.extend_from_slice(MAGIC);
-    let header_start = out.len();
-    out.extend_from_slice(&meta.edge_table.to_le_bytes());
-    out.push(meta.outgoing as u8);
-    out.push(meta.level);
-    out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(&meta.vertex_lo.to_le_bytes());
-    out.extend_from_slice(&meta.vertex_hi.to_le_bytes());
-    for x in [m, meta.tombstones, meta.min_ts, meta.max_ts, bloom_bits] {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    out.extend_from_slice(&BLOOM_HASHES.to_le_bytes());
-    out.extend_from_slice(&(columns.len() as u32).to_le_bytes());
-    out.extend_from_slice(&meta.prop_ts.to_le_bytes());
-    out.resize(header_start + HEADER_BYTES, 0);
-    let header_crc = crc32c::crc32c(&out[header_start..]);
+    out.extend_from_slice(&header(meta, bloom_bits, columns.len()));
+    let header_crc = crc32c::crc32c(&out[MAGIC.len()..]);
 
     let mut sections = Vec::with_capacity(section_count(columns.len()));
     let mut section = |out: &mut Vec<u8>, write: &dyn Fn(&mut Vec<u8>)| {
@@ -320,11 +509,12 @@ pub fn write_run(
         ));
     };
     section(&mut out, &|o| push_u64s(o, offsets.iter().copied()));
-    section(&mut out, &|o| {
-        push_u32s(
+    section(&mut out, &|o| match &packed {
+        Some(words) => push_u64s(o, words.iter().copied()),
+        None => push_u32s(
             o,
             vertices.iter().flat_map(|(_, nbr, _)| nbr.iter().copied()),
-        )
+        ),
     });
     section(&mut out, &|o| {
         push_u32s(
@@ -377,6 +567,22 @@ fn section_count(columns: usize) -> usize {
     }
 }
 
+/// Buffers a packed run's neighbours are decoded into (reused across calls; a raw run leaves
+/// them alone). Slices handed out by [`Run::entries`] and [`Run::scan_range`] borrow it.
+#[derive(Default)]
+pub struct Scratch {
+    nbr: Vec<u32>,
+    /// The (vertex, index among present vertices) a packed scan decoded, in order.
+    wanted: Vec<(u32, usize)>,
+}
+
+impl Scratch {
+    /// One scratch each for `n` runs read side by side.
+    pub fn many(n: usize) -> Vec<Scratch> {
+        (0..n).map(|_| Scratch::default()).collect()
+    }
+}
+
 /// An open, verified run. Cheap to share (`Arc<Run>`); the bytes are mapped, not copied.
 pub struct Run {
     pub name: String,
@@ -424,7 +630,9 @@ impl Run {
         };
         let h = 8;
         let magic_ok = b.len() >= h + HEADER_BYTES
-            && (&b[..8] == MAGIC || &b[..8] == MAGIC_WITHOUT_COLUMNS)
+            && [MAGIC, MAGIC_RAW_ONLY, MAGIC_WITHOUT_COLUMNS]
+                .iter()
+                .any(|magic| &b[..8] == *magic)
             && &b[b.len() - 8..] == FOOTER_MAGIC;
         if !magic_ok {
             return Err(bad(0, "bad magic or truncated file"));
@@ -461,6 +669,11 @@ impl Run {
             min_ts: read_u64(b, h + 32),
             max_ts: read_u64(b, h + 40),
             prop_ts: read_u64(b, h + 64),
+            packed: match (b[h + ENCODING_BYTE], &b[..8] == MAGIC) {
+                (ENCODING_RAW, _) => false,
+                (ENCODING_PACKED, true) => true,
+                _ => return Err(bad(h + ENCODING_BYTE, "unknown neighbour encoding")),
+            },
         };
         let bloom_bits = read_u64(b, h + 48);
         if meta.vertex_hi < meta.vertex_lo || bloom_bits == 0 || !bloom_bits.is_multiple_of(64) {
@@ -470,8 +683,9 @@ impl Run {
         for i in 0..section_total {
             let at = footer + i * 24;
             let (offset, len) = (read_u64(b, at) as usize, read_u64(b, at + 8) as usize);
-            if !offset.is_multiple_of(8) || offset.checked_add(len).is_none_or(|end| end > footer) {
-                return Err(bad(at, "section outside the file"));
+            let aligned = offset.is_multiple_of(8) && len.is_multiple_of(8);
+            if !aligned || offset.checked_add(len).is_none_or(|end| end > footer) {
+                return Err(bad(at, "section outside the file or not aligned"));
             }
             if crc32c::crc32c(&b[offset..offset + len]) != read_u32(b, at + 16) {
                 return Err(bad(offset, &format!("section {i} checksum mismatch")));
@@ -538,8 +752,13 @@ impl Run {
         if offsets.windows(2).any(|w| w[0] >= w[1]) {
             return Err("offsets do not strictly ascend".into());
         }
-        if self.u32_section(1).len() < m || self.u32_section(2).len() < m {
-            return Err("neighbour columns shorter than the entry count".into());
+        if self.meta.packed {
+            self.check_packed()?;
+        } else if self.u32_section(1).len() < m {
+            return Err("neighbour column shorter than the entry count".into());
+        }
+        if self.u32_section(2).len() < m {
+            return Err("edge offset column shorter than the entry count".into());
         }
         for c in 0..self.columns.len() {
             let (values, valid) = self.column_sections(c);
@@ -550,6 +769,58 @@ impl Run {
             }
         }
         Ok(())
+    }
+
+    /// A packed neighbour section's structure (see NEIGHBOUR PACKING): one index entry per
+    /// block of the `m` entries and one more, widths at most 32, each block's words where the
+    /// index puts them, then the pad word. With it, decoding stays within the section.
+    fn check_packed(&self) -> Result<(), String> {
+        let m = self.meta.entries as usize;
+        let section = self.u64_section(1);
+        let blocks = m.div_ceil(PACK_BLOCK_ENTRIES);
+        if section.len() < blocks + 2 {
+            return Err("packed neighbours shorter than their block index".into());
+        }
+        let (index, words) = self.packed_sections();
+        let mut expected = 0u64;
+        for (k, &entry) in index.iter().enumerate() {
+            let (offset, width) = (entry >> INDEX_WIDTH_BITS, entry & INDEX_WIDTH_MASK);
+            if offset != expected || width > 32 || (k == blocks && width != 0) {
+                return Err(format!("packed neighbour block {k} has a bad index entry"));
+            }
+            let entries = PACK_BLOCK_ENTRIES.min(m.saturating_sub(k * PACK_BLOCK_ENTRIES));
+            expected += block_words(entries, width as u32);
+        }
+        if words.len() as u64 != expected + 1 {
+            return Err("packed neighbour blocks do not match their index".into());
+        }
+        Ok(())
+    }
+
+    /// A packed neighbour section split into (block index, blocks and the pad word).
+    fn packed_sections(&self) -> (&[u64], &[u64]) {
+        let blocks = (self.meta.entries as usize).div_ceil(PACK_BLOCK_ENTRIES);
+        self.u64_section(1).split_at(blocks + 1)
+    }
+
+    /// Neighbours of entries `a..b` (a vertex's span): the mapped slice of a raw run, or
+    /// decoded into `out` (replacing its content) for a packed one.
+    fn neighbours<'a>(&'a self, a: usize, b: usize, out: &'a mut Vec<u32>) -> &'a [u32] {
+        if !self.meta.packed {
+            return &self.u32_section(1)[a..b];
+        }
+        out.clear();
+        self.decode_into(a, b, out);
+        out
+    }
+
+    /// Appends the decoded neighbours of entries `a..b` (a vertex's span) of a packed run.
+    fn decode_into(&self, a: usize, b: usize, out: &mut Vec<u32>) {
+        debug_assert!(self.meta.packed);
+        let at = out.len();
+        out.resize(at + (b - a), 0);
+        let (index, words) = self.packed_sections();
+        unpack(index, words, a, &mut out[at..]);
     }
 
     /// (values, validity bitmap) of property column `c`.
@@ -614,10 +885,14 @@ impl Run {
         self.index(v).is_some()
     }
 
-    /// (neighbours, edge offsets) of vertex `v`; empty when the run does not hold it.
-    pub fn entries(&self, v: u32) -> (&[u32], &[u32]) {
+    /// (neighbours, edge offsets) of vertex `v`; empty when the run does not hold it. A packed
+    /// run decodes the neighbours into `scratch`.
+    pub fn entries<'a>(&'a self, v: u32, scratch: &'a mut Scratch) -> (&'a [u32], &'a [u32]) {
         let (a, b) = self.span(v);
-        (&self.u32_section(1)[a..b], &self.u32_section(2)[a..b])
+        (
+            self.neighbours(a, b, &mut scratch.nbr),
+            &self.u32_section(2)[a..b],
+        )
     }
 
     /// `v`'s slice of property column `c` (aligned with [`Run::entries`]).
@@ -631,33 +906,23 @@ impl Run {
         let Some(k) = self.index(v) else {
             return (0, 0);
         };
+        self.span_of(k)
+    }
+
+    /// The entry positions of the `k`-th vertex present.
+    fn span_of(&self, k: usize) -> (usize, usize) {
         let offsets = self.offsets();
         (offsets[k] as usize, offsets[k + 1] as usize)
     }
 
-    /// Calls `f(vertex, neighbours, edge offsets, values)` for every vertex in `[lo, hi)`
-    /// with entries for which `want(vertex)` holds, in order — a walk over the bitmap's set
-    /// bits and the offsets, the static-CSR loop. `values` is the vertex's slice of property
-    /// column `column` (see [`Run::column`]), when one is asked for.
-    pub fn scan_range<'a>(
-        &'a self,
-        lo: u32,
-        hi: u32,
-        want: &impl Fn(u32) -> bool,
-        column: Option<usize>,
-        f: &mut impl FnMut(u32, &'a [u32], &'a [u32], Option<ColumnSlice<'a>>),
-    ) {
+    /// Calls `f(vertex, k)` for every vertex in `[lo, hi)` with entries, in order, `k` being
+    /// its index among the vertices present — a walk over the bitmap's set bits.
+    fn walk(&self, lo: u32, hi: u32, mut f: impl FnMut(u32, usize)) {
         let (lo, hi) = (lo.max(self.meta.vertex_lo), hi.min(self.meta.vertex_hi));
         if lo >= hi {
             return;
         }
-        let (bitmap, rank, offsets, nbr, eid) = (
-            self.u64_section(3),
-            self.u32_section(5),
-            self.offsets(),
-            self.u32_section(1),
-            self.u32_section(2),
-        );
+        let (bitmap, rank) = (self.u64_section(3), self.u32_section(5));
         let (first, last) = (
             (lo - self.meta.vertex_lo) as usize,
             (hi - self.meta.vertex_lo) as usize,
@@ -676,15 +941,58 @@ impl Run {
             }
             while word != 0 {
                 let bit = word.trailing_zeros() as usize;
-                let v = self.meta.vertex_lo + (w * 64 + bit) as u32;
-                if want(v) {
-                    let (a, b) = (offsets[k] as usize, offsets[k + 1] as usize);
-                    let values = column.map(|c| self.column_slice(c, a, b));
-                    f(v, &nbr[a..b], &eid[a..b], values);
-                }
+                f(self.meta.vertex_lo + (w * 64 + bit) as u32, k);
                 word &= word - 1;
                 k += 1;
             }
+        }
+    }
+
+    /// Calls `f(vertex, neighbours, edge offsets, values)` for every vertex in `[lo, hi)`
+    /// with entries for which `want(vertex)` holds, in order — a walk over the bitmap's set
+    /// bits and the offsets, the static-CSR loop. `values` is the vertex's slice of property
+    /// column `column` (see [`Run::column`]), when one is asked for. A packed run first
+    /// decodes the wanted vertices' neighbours into `scratch` (one walk), then hands them out
+    /// (`want` is called once per vertex either way).
+    pub fn scan_range<'a>(
+        &'a self,
+        lo: u32,
+        hi: u32,
+        want: &impl Fn(u32) -> bool,
+        column: Option<usize>,
+        scratch: &'a mut Scratch,
+        f: &mut impl FnMut(u32, &'a [u32], &'a [u32], Option<ColumnSlice<'a>>),
+    ) {
+        let eid = self.u32_section(2);
+        let mut emit = |v: u32, (a, b): (usize, usize), nbr: &'a [u32]| {
+            let values = column.map(|c| self.column_slice(c, a, b));
+            f(v, nbr, &eid[a..b], values);
+        };
+        if !self.meta.packed {
+            let nbr = self.u32_section(1);
+            return self.walk(lo, hi, |v, k| {
+                if want(v) {
+                    let (a, b) = self.span_of(k);
+                    emit(v, (a, b), &nbr[a..b]);
+                }
+            });
+        }
+        let Scratch { nbr, wanted } = scratch;
+        nbr.clear();
+        wanted.clear();
+        self.walk(lo, hi, |v, k| {
+            if want(v) {
+                let (a, b) = self.span_of(k);
+                self.decode_into(a, b, nbr);
+                wanted.push((v, k));
+            }
+        });
+        let nbr: &'a [u32] = nbr;
+        let mut at = 0;
+        for &(v, k) in wanted.iter() {
+            let (a, b) = self.span_of(k);
+            emit(v, (a, b), &nbr[at..at + (b - a)]);
+            at += b - a;
         }
     }
 
@@ -705,20 +1013,28 @@ impl Run {
 mod tests {
     use super::*;
     use crate::fault::FaultVfs;
+    use proptest::prelude::*;
 
-    fn sample(vfs: &FaultVfs) -> RunMeta {
-        let mut meta = RunMeta {
+    const PACKINGS: [RunPacking; 2] = [RunPacking::Never, RunPacking::Always];
+
+    fn meta(lo: u32, hi: u32) -> RunMeta {
+        RunMeta {
             edge_table: 3,
             outgoing: true,
             level: 1,
-            vertex_lo: 100,
-            vertex_hi: 300,
+            vertex_lo: lo,
+            vertex_hi: hi,
             entries: 0,
             tombstones: 0,
             min_ts: 5,
             max_ts: 9,
             prop_ts: 11,
-        };
+            packed: false,
+        }
+    }
+
+    fn sample(vfs: &FaultVfs, packing: RunPacking) -> RunMeta {
+        let mut meta = meta(100, 300);
         let vertices: Vec<RunVertex> = vec![
             (100, &[1, 2][..], &[10, 11][..]),
             (250, &[7][..], &[12 | TOMBSTONE_BIT][..]),
@@ -730,39 +1046,79 @@ mod tests {
             weight.push(w.map(Value::Float).as_ref());
             rank.push(r.map(Value::Int).as_ref());
         }
-        write_run(vfs, "r.run", &mut meta, &vertices, &[weight, rank]).unwrap();
+        write_run(vfs, "r.run", &mut meta, &vertices, &[weight, rank], packing).unwrap();
         meta
+    }
+
+    /// `v`'s (neighbours, edge offsets) as vectors.
+    fn entries_of(run: &Run, v: u32) -> (Vec<u32>, Vec<u32>) {
+        let mut scratch = Scratch::default();
+        let (nbr, eid) = run.entries(v, &mut scratch);
+        (nbr.to_vec(), eid.to_vec())
+    }
+
+    /// Every (vertex, neighbours, edge offsets) a scan of `lo..hi` hands out.
+    fn scanned(
+        run: &Run,
+        lo: u32,
+        hi: u32,
+        want: impl Fn(u32) -> bool,
+    ) -> Vec<(u32, Vec<u32>, Vec<u32>)> {
+        let mut out = Vec::new();
+        let mut scratch = Scratch::default();
+        run.scan_range(lo, hi, &want, None, &mut scratch, &mut |v, n, e, _| {
+            out.push((v, n.to_vec(), e.to_vec()))
+        });
+        out
+    }
+
+    /// A file system holding `bytes` as `name`.
+    fn holding(name: &str, bytes: &[u8]) -> FaultVfs {
+        let vfs = FaultVfs::new();
+        vfs.create(name).unwrap().write_all(bytes).unwrap();
+        vfs
     }
 
     #[test]
     fn property_columns_round_trip_aligned_with_the_entries() {
-        let vfs = FaultVfs::new();
-        sample(&vfs);
-        let run = Run::open(&vfs, "r.run").unwrap();
-        assert_eq!(run.meta.prop_ts, 11);
-        assert_eq!(
-            run.columns(),
-            &[(4, ColumnKind::Float64), (9, ColumnKind::Int64)]
-        );
-        let (weight, rank) = (run.column(4).unwrap(), run.column(9).unwrap());
-        assert_eq!(run.column(5), None);
-        let at_100 = run.column_entries(weight, 100);
-        assert_eq!((at_100.as_f64(0), at_100.as_f64(1)), (Some(0.5), None));
-        assert_eq!(run.column_entries(rank, 100).value(0), Some(Value::Int(-3)));
-        assert_eq!(run.column_entries(rank, 100).as_f64(1), Some(7.0));
-        assert_eq!(run.column_entries(rank, 250).value(0), None);
-        assert!(run.column_entries(rank, 299).is_empty());
-        let mut scanned = Vec::new();
-        run.scan_range(0, 1000, &|_| true, Some(rank), &mut |v, _, _, values| {
-            let values = values.unwrap();
-            scanned.extend((0..values.len()).map(|i| (v, values.value(i))));
-        });
-        let expected = [(100, Some(-3)), (100, Some(7)), (250, None)];
-        let expected: Vec<_> = expected
-            .iter()
-            .map(|&(v, r)| (v, r.map(Value::Int)))
-            .collect();
-        assert_eq!(scanned, expected);
+        for packing in PACKINGS {
+            let vfs = FaultVfs::new();
+            sample(&vfs, packing);
+            let run = Run::open(&vfs, "r.run").unwrap();
+            assert_eq!(run.meta.prop_ts, 11);
+            assert_eq!(
+                run.columns(),
+                &[(4, ColumnKind::Float64), (9, ColumnKind::Int64)]
+            );
+            let (weight, rank) = (run.column(4).unwrap(), run.column(9).unwrap());
+            assert_eq!(run.column(5), None);
+            let at_100 = run.column_entries(weight, 100);
+            assert_eq!((at_100.as_f64(0), at_100.as_f64(1)), (Some(0.5), None));
+            assert_eq!(run.column_entries(rank, 100).value(0), Some(Value::Int(-3)));
+            assert_eq!(run.column_entries(rank, 100).as_f64(1), Some(7.0));
+            assert_eq!(run.column_entries(rank, 250).value(0), None);
+            assert!(run.column_entries(rank, 299).is_empty());
+            let mut scanned = Vec::new();
+            let mut scratch = Scratch::default();
+            run.scan_range(
+                0,
+                1000,
+                &|_| true,
+                Some(rank),
+                &mut scratch,
+                &mut |v, n, _, values| {
+                    let values = values.unwrap();
+                    assert_eq!(values.len(), n.len());
+                    scanned.extend((0..values.len()).map(|i| (v, values.value(i))));
+                },
+            );
+            let expected = [(100, Some(-3)), (100, Some(7)), (250, None)];
+            let expected: Vec<_> = expected
+                .iter()
+                .map(|&(v, r)| (v, r.map(Value::Int)))
+                .collect();
+            assert_eq!(scanned, expected, "{packing:?}");
+        }
     }
 
     #[test]
@@ -770,67 +1126,267 @@ mod tests {
         let vfs = FaultVfs::new();
         let mut meta = RunMeta {
             prop_ts: 0,
-            ..sample(&vfs)
+            ..sample(&vfs, RunPacking::Never)
         };
         let vertices: Vec<RunVertex> = vec![(100, &[1][..], &[10][..])];
-        write_run(&vfs, "old.run", &mut meta, &vertices, &[]).unwrap();
+        write_run(
+            &vfs,
+            "old.run",
+            &mut meta,
+            &vertices,
+            &[],
+            RunPacking::Never,
+        )
+        .unwrap();
         let mut bytes = vfs.read("old.run").unwrap();
         bytes[..8].copy_from_slice(MAGIC_WITHOUT_COLUMNS);
-        let old = FaultVfs::new();
-        old.create("old.run").unwrap().write_all(&bytes).unwrap();
-        let run = Run::open(&old, "old.run").unwrap();
+        let run = Run::open(&holding("old.run", &bytes), "old.run").unwrap();
         assert!(run.columns().is_empty());
-        assert_eq!(run.entries(100), (&[1][..], &[10][..]));
+        assert_eq!(entries_of(&run, 100), (vec![1], vec![10]));
+    }
+
+    /// A "PLXRUN03" file as the writer before neighbour packing wrote it: range 100..300 at
+    /// level 2, vertex 100 -> (1, eid 10), (2, eid 11), vertex 250 -> a tombstone for edge 12
+    /// at neighbour 7, and an integer column (key 9) of -3, 7, null.
+    const PLXRUN03_FIXTURE: [&str; 10] = [
+        "504c5852554e30330300000001020000640000002c010000030000000000000001000000000000000500000000000000",
+        "0900000000000000400000000000000007000000010000000b0000000000000000000000000000000000000000000000",
+        "02000000000000000300000000000000010000000200000007000000000000000a0000000b0000000c00008000000000",
+        "010000000000000000000000000000000000400000000000000000000000000002430c318ce09f000000000001000000",
+        "01000000020000000900000001000000fdffffffffffffff070000000000000000000000000000000300000000000000",
+        "580000000000000018000000000000008a064bbe0000000070000000000000001000000000000000703ac62800000000",
+        "800000000000000010000000000000000a2015fa0000000090000000000000002000000000000000c47578fa00000000",
+        "b0000000000000000800000000000000873835f300000000b80000000000000010000000000000007c105a8500000000",
+        "c8000000000000000800000000000000cf616a5a00000000d0000000000000001800000000000000cb694a1800000000",
+        "e8000000000000000800000000000000e3356c5700000000c2ce70c29b0a9a54504c5852554e4654",
+    ];
+
+    fn plxrun03_fixture() -> Vec<u8> {
+        let hex: String = PLXRUN03_FIXTURE.concat();
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     #[test]
-    fn round_trip_with_bitmap_and_bloom() {
-        let vfs = FaultVfs::new();
-        let meta = sample(&vfs);
-        let run = Run::open(&vfs, "r.run").unwrap();
-        assert_eq!(run.meta, meta);
-        assert_eq!((meta.entries, meta.tombstones), (3, 1));
-        assert_eq!(run.entries(100), (&[1, 2][..], &[10, 11][..]));
-        assert_eq!(run.entries(250).1, &[12 | TOMBSTONE_BIT]);
-        assert_eq!(run.entries(101), (&[][..], &[][..]));
-        assert!(run.contains_vertex(250) && !run.contains_vertex(299) && !run.contains_vertex(5));
-        assert!(run.may_contain_edge(100, 2) && run.may_contain_edge(250, 7));
-        let false_positives = (0..1000)
-            .filter(|&d| run.may_contain_edge(100, 1000 + d))
-            .count();
+    fn a_plxrun03_file_opens_as_a_raw_run() {
+        let bytes = plxrun03_fixture();
+        assert_eq!(&bytes[..8], MAGIC_RAW_ONLY);
+        let run = Run::open(&holding("v3.run", &bytes), "v3.run").unwrap();
+        assert_eq!(
+            run.meta,
+            RunMeta {
+                level: 2,
+                entries: 3,
+                tombstones: 1,
+                ..meta(100, 300)
+            }
+        );
+        assert_eq!(entries_of(&run, 100), (vec![1, 2], vec![10, 11]));
+        assert_eq!(entries_of(&run, 250), (vec![7], vec![12 | TOMBSTONE_BIT]));
+        assert_eq!(entries_of(&run, 101), (vec![], vec![]));
+        let rank = run.column(9).unwrap();
+        assert_eq!(run.column_entries(rank, 100).value(0), Some(Value::Int(-3)));
+        assert!(run.may_contain_edge(100, 2));
+        assert_eq!(scanned(&run, 0, 1000, |_| true).len(), 2);
+        // The encoding byte is new: a PLXRUN03 file claiming packed neighbours is corrupt.
+        let mut packed = bytes.clone();
+        packed[8 + ENCODING_BYTE] = ENCODING_PACKED;
+        reseal(&mut packed);
+        let err = Run::open(&holding("v3.run", &packed), "v3.run")
+            .err()
+            .unwrap();
         assert!(
-            false_positives < 50,
-            "{false_positives} false positives in 1000"
+            err.to_string().contains("v3.run") && err.to_string().contains("encoding"),
+            "{err}"
         );
     }
 
     #[test]
-    fn every_truncation_and_corruption_is_detected() {
-        let vfs = FaultVfs::new();
-        sample(&vfs);
-        let bytes = vfs.read("r.run").unwrap();
-        for cut in 0..bytes.len() {
-            let v = FaultVfs::new();
-            let mut f = v.create("r.run").unwrap();
-            f.write_all(&bytes[..cut]).unwrap();
-            assert!(Run::open(&v, "r.run").is_err(), "truncated at {cut}");
+    fn round_trip_with_bitmap_and_bloom() {
+        for packing in PACKINGS {
+            let vfs = FaultVfs::new();
+            let meta = sample(&vfs, packing);
+            let run = Run::open(&vfs, "r.run").unwrap();
+            assert_eq!(run.meta, meta);
+            assert_eq!(meta.packed, packing == RunPacking::Always);
+            assert_eq!((meta.entries, meta.tombstones), (3, 1));
+            assert_eq!(entries_of(&run, 100), (vec![1, 2], vec![10, 11]));
+            assert_eq!(entries_of(&run, 250).1, [12 | TOMBSTONE_BIT]);
+            assert_eq!(entries_of(&run, 101), (vec![], vec![]));
+            assert!(
+                run.contains_vertex(250) && !run.contains_vertex(299) && !run.contains_vertex(5)
+            );
+            assert!(run.may_contain_edge(100, 2) && run.may_contain_edge(250, 7));
+            let false_positives = (0..1000)
+                .filter(|&d| run.may_contain_edge(100, 1000 + d))
+                .count();
+            assert!(
+                false_positives < 50,
+                "{false_positives} false positives in 1000"
+            );
         }
-        for at in 0..bytes.len() {
-            let v = FaultVfs::new();
-            let mut corrupt = bytes.clone();
-            corrupt[at] ^= 0x5a;
-            let mut f = v.create("r.run").unwrap();
-            f.write_all(&corrupt).unwrap();
-            let err = Run::open(&v, "r.run")
-                .err()
-                .unwrap_or_else(|| panic!("corruption at byte {at} not detected"));
-            assert!(err.to_string().contains("r.run"), "{err}");
+    }
+
+    /// Recomputes every checksum of a run file (to test the structure checks behind them).
+    fn reseal(bytes: &mut [u8]) {
+        let sections = section_count(read_u32(bytes, 8 + 60) as usize);
+        let footer = bytes.len() - (sections * 24 + 16);
+        for i in 0..sections {
+            let at = footer + i * 24;
+            let (offset, len) = (
+                read_u64(bytes, at) as usize,
+                read_u64(bytes, at + 8) as usize,
+            );
+            let crc = crc32c::crc32c(&bytes[offset..(offset + len).min(footer)]);
+            bytes[at + 16..at + 20].copy_from_slice(&crc.to_le_bytes());
+        }
+        let entries_end = footer + sections * 24;
+        let footer_crc = crc32c::crc32c(&bytes[footer..entries_end]);
+        let header_crc = crc32c::crc32c(&bytes[8..8 + HEADER_BYTES]);
+        bytes[entries_end..entries_end + 4].copy_from_slice(&header_crc.to_le_bytes());
+        bytes[entries_end + 4..entries_end + 8].copy_from_slice(&footer_crc.to_le_bytes());
+    }
+
+    #[test]
+    fn every_truncation_and_corruption_is_detected() {
+        for packing in PACKINGS {
+            let vfs = FaultVfs::new();
+            sample(&vfs, packing);
+            let bytes = vfs.read("r.run").unwrap();
+            for cut in 0..bytes.len() {
+                let v = holding("r.run", &bytes[..cut]);
+                assert!(
+                    Run::open(&v, "r.run").is_err(),
+                    "{packing:?}: truncated at {cut}"
+                );
+            }
+            for at in 0..bytes.len() {
+                let mut corrupt = bytes.clone();
+                corrupt[at] ^= 0x5a;
+                let err = Run::open(&holding("r.run", &corrupt), "r.run")
+                    .err()
+                    .unwrap_or_else(|| panic!("{packing:?}: corruption at byte {at} not detected"));
+                assert!(err.to_string().contains("r.run"), "{err}");
+            }
+        }
+    }
+
+    /// A packed run of `degree` entries at vertex 0: neighbours `i * gap`.
+    fn packed_bytes(degree: u32, gap: u32) -> Vec<u8> {
+        let vfs = FaultVfs::new();
+        let nbr: Vec<u32> = (0..degree).map(|i| i * gap).collect();
+        let eid: Vec<u32> = (0..degree).collect();
+        let vertices: Vec<RunVertex> = vec![(0, &nbr[..], &eid[..])];
+        write_run(
+            &vfs,
+            "p.run",
+            &mut meta(0, 64),
+            &vertices,
+            &[],
+            RunPacking::Always,
+        )
+        .unwrap();
+        vfs.read("p.run").unwrap()
+    }
+
+    /// The byte offset of section `i` of a run file without property columns.
+    fn section_offset(bytes: &[u8], i: usize) -> usize {
+        let footer = bytes.len() - (BASE_SECTIONS * 24 + 16);
+        read_u64(bytes, footer + i * 24) as usize
+    }
+
+    /// Applies `damage` to a packed run's bytes, reseals the checksums, and returns the error.
+    fn open_damaged(damage: impl Fn(&mut Vec<u8>)) -> String {
+        let mut bytes = packed_bytes(300, 5);
+        damage(&mut bytes);
+        reseal(&mut bytes);
+        match Run::open(&holding("p.run", &bytes), "p.run") {
+            Ok(run) => panic!(
+                "damaged packed run opened (entries {:?})",
+                entries_of(&run, 0).0.len()
+            ),
+            Err(err) => err.to_string(),
+        }
+    }
+
+    #[test]
+    fn damaged_packed_structure_behind_valid_checksums_is_corruption() {
+        let index_entry = |bytes: &[u8], k: usize| section_offset(bytes, 1) + 8 * k;
+        let set = |bytes: &mut Vec<u8>, at: usize, value: u64| {
+            bytes[at..at + 8].copy_from_slice(&value.to_le_bytes())
+        };
+        let intact = packed_bytes(300, 5);
+        assert!(
+            Run::open(&holding("p.run", &intact), "p.run")
+                .unwrap()
+                .meta
+                .packed
+        );
+        let width = read_u64(&intact, index_entry(&intact, 0)) & 0xff;
+        assert_eq!(width, 3, "deltas of 5 (and a first of 0)");
+        type Damage<'a> = Box<dyn Fn(&mut Vec<u8>) + 'a>;
+        let cases: Vec<(&str, Damage)> = vec![
+            (
+                "width 33",
+                Box::new(move |b| {
+                    let at = index_entry(b, 1);
+                    let entry = read_u64(b, at);
+                    set(b, at, (entry & !0xff) | 33)
+                }),
+            ),
+            (
+                "narrower width",
+                Box::new(move |b| {
+                    let at = index_entry(b, 0);
+                    set(b, at, read_u64(b, at) - 1)
+                }),
+            ),
+            (
+                "block offset",
+                Box::new(move |b| {
+                    let at = index_entry(b, 2);
+                    set(b, at, read_u64(b, at) + (1 << INDEX_WIDTH_BITS))
+                }),
+            ),
+            (
+                "width in the final entry",
+                Box::new(move |b| {
+                    let at = index_entry(b, 3);
+                    set(b, at, read_u64(b, at) | 1)
+                }),
+            ),
+            (
+                "more entries than blocks",
+                Box::new(|b| set(b, 8 + 16, 300 + PACK_BLOCK_ENTRIES as u64)),
+            ),
+            (
+                "section cut short",
+                Box::new(|b| {
+                    let footer = b.len() - (BASE_SECTIONS * 24 + 16);
+                    let len = read_u64(b, footer + 24 + 8);
+                    set(b, footer + 24 + 8, len - 8)
+                }),
+            ),
+            (
+                "section length not whole words",
+                Box::new(|b| {
+                    let footer = b.len() - (BASE_SECTIONS * 24 + 16);
+                    let len = read_u64(b, footer + 24 + 8);
+                    set(b, footer + 24 + 8, len - 4)
+                }),
+            ),
+            ("unknown encoding", Box::new(|b| b[8 + ENCODING_BYTE] = 2)),
+        ];
+        for (what, damage) in cases {
+            let err = open_damaged(damage);
+            assert!(err.contains("p.run"), "{what}: {err}");
         }
     }
 
     #[test]
     fn sparse_offsets_serve_lookups_and_range_scans_alike() {
-        let vfs = FaultVfs::new();
         let present: Vec<u32> = (0..500u32).filter(|v| v % 7 == 0 || v % 64 == 63).collect();
         let columns: Vec<(Vec<u32>, Vec<u32>)> = present
             .iter()
@@ -846,39 +1402,209 @@ mod tests {
             .zip(&columns)
             .map(|(&v, (n, e))| (v + 1000, &n[..], &e[..]))
             .collect();
-        let mut meta = RunMeta {
-            edge_table: 0,
-            outgoing: false,
-            level: 1,
-            vertex_lo: 1000,
-            vertex_hi: 1600,
-            entries: 0,
-            tombstones: 0,
-            min_ts: 1,
-            max_ts: 1,
-            prop_ts: 0,
-        };
-        write_run(&vfs, "s.run", &mut meta, &vertices, &[]).unwrap();
-        let run = Run::open(&vfs, "s.run").unwrap();
-        for (lo, hi) in [
-            (1000, 1600),
-            (1003, 1070),
-            (1063, 1064),
-            (1128, 1500),
-            (900, 1100),
-            (1599, 1700),
-        ] {
-            let mut scanned = Vec::new();
-            run.scan_range(lo, hi, &|v| v != 1007, None, &mut |v, n, e, _| {
-                scanned.push((v, n.to_vec(), e.to_vec()))
-            });
-            let looked_up: Vec<(u32, Vec<u32>, Vec<u32>)> = (lo..hi)
-                .map(|v| (v, run.entries(v).0.to_vec(), run.entries(v).1.to_vec()))
-                .filter(|(v, n, _)| !n.is_empty() && *v != 1007)
-                .collect();
-            assert_eq!(scanned, looked_up, "range {lo}..{hi}");
+        for packing in PACKINGS {
+            let vfs = FaultVfs::new();
+            write_run(
+                &vfs,
+                "s.run",
+                &mut meta(1000, 1600),
+                &vertices,
+                &[],
+                packing,
+            )
+            .unwrap();
+            let run = Run::open(&vfs, "s.run").unwrap();
+            for (lo, hi) in [
+                (1000, 1600),
+                (1003, 1070),
+                (1063, 1064),
+                (1128, 1500),
+                (900, 1100),
+                (1599, 1700),
+            ] {
+                let looked_up: Vec<(u32, Vec<u32>, Vec<u32>)> = (lo..hi)
+                    .map(|v| (v, entries_of(&run, v).0, entries_of(&run, v).1))
+                    .filter(|(v, n, _)| !n.is_empty() && *v != 1007)
+                    .collect();
+                assert_eq!(
+                    scanned(&run, lo, hi, |v| v != 1007),
+                    looked_up,
+                    "range {lo}..{hi}"
+                );
+            }
+            assert_eq!(entries_of(&run, 1007).1, &[70, 71, 72]);
+            assert!(!run.contains_vertex(1001) && run.contains_vertex(1063));
         }
-        assert_eq!(run.entries(1007).1, &[70, 71, 72]);
-        assert!(!run.contains_vertex(1001) && run.contains_vertex(1063));
+    }
+
+    #[test]
+    fn raw_runs_hand_out_the_mapping_and_packed_runs_the_scratch() {
+        let vfs = FaultVfs::new();
+        sample(&vfs, RunPacking::Never);
+        let run = Run::open(&vfs, "r.run").unwrap();
+        let mut scratch = Scratch::default();
+        assert_eq!(run.entries(100, &mut scratch).0, &[1, 2]);
+        scanned(&run, 0, 1000, |_| true);
+        assert_eq!(scratch.nbr.capacity(), 0, "a raw run decodes nothing");
+        sample(&vfs, RunPacking::Always);
+        let run = Run::open(&vfs, "r.run").unwrap();
+        let nbr = run.entries(100, &mut scratch).0.as_ptr();
+        assert_eq!(nbr, scratch.nbr.as_ptr());
+    }
+
+    /// Empty and single-entry runs, neighbours at both ends of `u32`, all-equal neighbours
+    /// (zero-width blocks), vertices spanning blocks.
+    #[test]
+    fn packing_edge_cases_round_trip() {
+        let all_equal = vec![u32::MAX - 1; 300];
+        let extremes = vec![0, 1, u32::MAX - 1, u32::MAX, u32::MAX];
+        let long: Vec<u32> = (0..1000).map(|i| i * 3 + 1).collect();
+        let cases: Vec<Vec<(u32, Vec<u32>)>> = vec![
+            vec![],
+            vec![(5, vec![0])],
+            vec![(5, vec![u32::MAX])],
+            vec![(0, all_equal.clone()), (1, extremes.clone()), (63, vec![7])],
+            vec![(2, extremes), (3, long), (4, all_equal)],
+        ];
+        for case in cases {
+            let eids: Vec<Vec<u32>> = case
+                .iter()
+                .map(|(_, n)| (0..n.len() as u32).map(|e| e | ((e % 3) << 31)).collect())
+                .collect();
+            let vertices: Vec<RunVertex> = case
+                .iter()
+                .zip(&eids)
+                .map(|((v, n), e)| (*v, &n[..], &e[..]))
+                .collect();
+            for packing in PACKINGS {
+                let vfs = FaultVfs::new();
+                let mut meta = meta(0, 64);
+                write_run(&vfs, "e.run", &mut meta, &vertices, &[], packing).unwrap();
+                let run = Run::open(&vfs, "e.run").unwrap();
+                assert_eq!(run.meta.packed, packing == RunPacking::Always);
+                for &(v, n, e) in &vertices {
+                    assert_eq!(
+                        entries_of(&run, v),
+                        (n.to_vec(), e.to_vec()),
+                        "{packing:?} at {v}"
+                    );
+                }
+                let expected: Vec<_> = vertices
+                    .iter()
+                    .map(|&(v, n, e)| (v, n.to_vec(), e.to_vec()))
+                    .collect();
+                assert_eq!(scanned(&run, 0, 64, |_| true), expected, "{packing:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn packing_happens_only_where_it_pays() {
+        let write = |nbr: &[u32]| {
+            let vfs = FaultVfs::new();
+            let eid: Vec<u32> = (0..nbr.len() as u32).collect();
+            let vertices: Vec<RunVertex> = vec![(1, nbr, &eid[..])];
+            let mut meta = meta(0, 64);
+            let bytes = write_run(
+                &vfs,
+                "w.run",
+                &mut meta,
+                &vertices,
+                &[],
+                RunPacking::WhenItPays,
+            )
+            .unwrap();
+            let raw_bytes = write_run(
+                &vfs,
+                "w.run",
+                &mut meta.clone(),
+                &vertices,
+                &[],
+                RunPacking::Never,
+            )
+            .unwrap();
+            (meta.packed, bytes, raw_bytes)
+        };
+        // Dense neighbours: 1-bit deltas against 32-bit ids.
+        let dense: Vec<u32> = (0..10_000).map(|i| 1_000_000 + 2 * i).collect();
+        let (packed, bytes, raw_bytes) = write(&dense);
+        assert!(
+            packed && bytes < raw_bytes - 30_000,
+            "{bytes} of {raw_bytes}"
+        );
+        // Scattered: gaps of about 2^27 need 27 bits of 32, more than 75%.
+        let scattered: Vec<u32> = (0..40u32)
+            .map(|i| i * 0x0600_0000 + i.wrapping_mul(0x9E37_79B9) % (1 << 25))
+            .collect();
+        let (packed, bytes, raw_bytes) = write(&scattered);
+        assert!(!packed && bytes == raw_bytes);
+        // Tiny: the block index and padding outweigh the saving.
+        assert!(!write(&[1, 2]).0);
+    }
+
+    /// One vertex's neighbours: none, a few far apart, all equal, or ascending small gaps.
+    fn neighbour_list() -> impl Strategy<Value = Vec<u32>> {
+        prop_oneof![
+            Just(Vec::new()),
+            proptest::collection::vec(any::<u32>(), 1..4),
+            (any::<u32>(), 1..300usize).prop_map(|(n, d)| vec![n; d]),
+            (any::<u32>(), proptest::collection::vec(0..64u32, 1..400)).prop_map(
+                |(start, gaps)| {
+                    gaps.iter()
+                        .scan(start, |at, g| {
+                            *at = at.saturating_add(*g);
+                            Some(*at)
+                        })
+                        .collect()
+                }
+            ),
+        ]
+        .prop_map(|mut n| {
+            n.sort_unstable();
+            n
+        })
+    }
+
+    proptest! {
+        /// Random adjacency round-trips through every packing: per-vertex reads and range
+        /// scans (filtered, clipped) return what was written.
+        #[test]
+        fn random_adjacency_round_trips(
+            lists in proptest::collection::vec(neighbour_list(), 0..24),
+            tombstones in any::<u64>(),
+            (lo, hi, skip) in (0..200u32, 0..200u32, 1..5u32),
+        ) {
+            let eids: Vec<Vec<u32>> = lists
+                .iter()
+                .enumerate()
+                .map(|(v, n)| {
+                    (0..n.len() as u32)
+                        .map(|e| (v as u32 * 1000 + e) | ((tombstones >> ((v + e as usize) % 64) & 1) as u32) << 31)
+                        .collect()
+                })
+                .collect();
+            let vertices: Vec<RunVertex> = lists
+                .iter()
+                .zip(&eids)
+                .enumerate()
+                .map(|(i, (n, e))| (100 + 7 * i as u32, &n[..], &e[..]))
+                .collect();
+            let (lo, hi) = (lo + 90, hi + 90);
+            for packing in [RunPacking::Never, RunPacking::WhenItPays, RunPacking::Always] {
+                let vfs = FaultVfs::new();
+                write_run(&vfs, "q.run", &mut meta(100, 300), &vertices, &[], packing).unwrap();
+                let run = Run::open(&vfs, "q.run").unwrap();
+                for &(v, n, e) in &vertices {
+                    prop_assert_eq!(entries_of(&run, v), (n.to_vec(), e.to_vec()));
+                }
+                let want = |v: u32| v.is_multiple_of(skip);
+                let expected: Vec<_> = vertices
+                    .iter()
+                    .filter(|(v, n, _)| !n.is_empty() && want(*v) && (lo..hi).contains(v))
+                    .map(|&(v, n, e)| (v, n.to_vec(), e.to_vec()))
+                    .collect();
+                prop_assert_eq!(scanned(&run, lo, hi, want), expected);
+            }
+        }
     }
 }

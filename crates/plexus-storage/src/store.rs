@@ -1227,7 +1227,7 @@ impl Storage {
         let mut changed = false;
         for (table, outgoing) in self.topologies() {
             let topology = table.adjacency(outgoing);
-            while topology.flush_one(self.vfs.as_ref(), self, &self.lsm_stats)? {
+            while topology.flush_one(self.vfs.as_ref(), self, &self.config, &self.lsm_stats)? {
                 changed = true;
             }
             if merge {

@@ -72,6 +72,34 @@ impl std::str::FromStr for MergePolicy {
     }
 }
 
+/// Whether flushes and merges bit-pack the neighbour array of the CSR runs they write (see
+/// `plexus_storage::run`, NEIGHBOUR PACKING).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum RunPacking {
+    /// Raw `u32` neighbours: scans hand out the mapped array itself.
+    Never,
+    /// Packed when the packed array is small enough against the raw one to be worth decoding
+    /// (`plexus_storage::run::PACK_MAX_PERCENT_OF_RAW`), decided per run.
+    #[default]
+    WhenItPays,
+    /// Packed whatever it saves (tests and benchmarks: exercises the decoder on any data).
+    Always,
+}
+
+impl std::str::FromStr for RunPacking {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "never" => Ok(Self::Never),
+            "when-it-pays" => Ok(Self::WhenItPays),
+            "always" => Ok(Self::Always),
+            other => Err(format!(
+                "unknown run packing '{other}' (expected never, when-it-pays or always)"
+            )),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub durability: DurabilityMode,
@@ -105,6 +133,8 @@ pub struct Config {
     pub lsm_level1_bytes: u64,
     pub elastic_weight: f64,
     pub elastic_bound: f64,
+    /// Whether CSR runs store their neighbours delta- and bit-packed (default: when it pays).
+    pub run_packing: RunPacking,
     /// Run flushes and merges on a background thread (`true`) or inline in the committing
     /// thread (`false`: deterministic, for tests).
     pub background_maintenance: bool,
@@ -125,6 +155,7 @@ impl Default for Config {
             lsm_level1_bytes: 64 << 10,
             elastic_weight: 0.5,
             elastic_bound: 0.3,
+            run_packing: RunPacking::WhenItPays,
             background_maintenance: true,
         }
     }

@@ -7,7 +7,7 @@ mod error;
 mod ids;
 mod value;
 
-pub use config::{Config, DurabilityMode, IsolationLevel, MergePolicy};
+pub use config::{Config, DurabilityMode, IsolationLevel, MergePolicy, RunPacking};
 pub use error::{AbortReason, Error, Result};
 pub use ids::{
     Direction, EdgeId, EdgeTableId, EdgeTypeId, LabelId, PropKeyId, Timestamp, VertexId,

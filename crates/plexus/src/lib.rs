@@ -51,7 +51,7 @@ pub use plexus_storage::{RecoveryReport, RowCacheStats, Vfs, fault::FaultVfs};
 pub use plexus_txn::{GraphSnapshot, KeyRange, Transaction, VertexTableSpec};
 pub use plexus_types::{
     AbortReason, Config, DataType, Direction, DurabilityMode, EdgeId, EdgeTableId, Error,
-    IsolationLevel, MergePolicy, Result, Timestamp, Value, VertexId, VertexTableId,
+    IsolationLevel, MergePolicy, Result, RunPacking, Timestamp, Value, VertexId, VertexTableId,
 };
 pub use procedures::algo_procedures;
 pub use schema::{
