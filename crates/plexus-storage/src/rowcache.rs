@@ -32,9 +32,15 @@
 //! PAGE FORMAT
 //! ===========
 //! ```text
-//!   [magic "PXSP" u32][payload length u32][chunk index u32][crc32c u32 of chunk index + payload]
-//!   [payload: the chunk, see `rows::Chunk::encode`]
+//!   [magic "PXS2" u32][payload length u32][chunk index u32][crc32c u32 of chunk index + payload]
+//!   [payload: the chunk, see `rows::Chunk::encode`: max_write_ts, existence, labels, columns,
+//!    dynamic properties, then the edge endpoints column (presence marker + (u32, u32) per row)]
 //! ```
+//! The magic is the format's version. "PXSP" (version 1) had no endpoints column: edge
+//! endpoints were then kept in memory outside the chunks. Spill files are never read across
+//! processes — `RowCache::open` deletes every `rows-*.spill` before recovery, whatever its
+//! version — so no version-1 page is ever read; and were one met, it would fail the magic
+//! check (`Corruption`, "bad magic") rather than decode as a chunk without endpoints.
 //! A page is located by a [`PageRef`] (generation, byte offset, total length) held in memory
 //! by its chunk slot. Reading a page re-checks the magic, the length, the chunk index and the
 //! checksum; any mismatch, and a file shorter than the page, is `Error::Corruption` naming the
@@ -101,8 +107,9 @@
 //! ACCOUNTING
 //! ==========
 //! `resident_bytes` is the sum of the size estimates (`rows::Chunk::size_bytes`) of the
-//! resident chunks of every table of the database: column buffers, heap values (strings,
-//! lists, maps), label sets, dynamic properties, version chains. Estimates of chunks written
+//! resident chunks of every table of the database: column buffers (with the 8-byte endpoints
+//! of every row of an edge chunk), heap values (strings, lists, maps), label sets, dynamic
+//! properties, version chains. Estimates of chunks written
 //! since the last look are refreshed lazily (`RowTable::refresh_sizes`), before every
 //! eviction decision. It is an estimate of what the engine holds, not of what the allocator
 //! has mapped.
@@ -114,8 +121,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// "PXSP", little-endian.
-const PAGE_MAGIC: u32 = u32::from_le_bytes(*b"PXSP");
+/// "PXS2", little-endian: version 2 of the page format, whose chunks carry the edge endpoints
+/// column (version 1, "PXSP", did not; see PAGE FORMAT).
+const PAGE_MAGIC: u32 = u32::from_le_bytes(*b"PXS2");
 /// Magic, payload length, chunk index, checksum.
 pub const PAGE_HEADER_BYTES: usize = 16;
 /// A page payload is at most this long (a chunk of 2,048 rows with huge strings is the worst
@@ -739,6 +747,17 @@ mod tests {
         );
         assert!(!vfs.exists(&spill_name(1)));
         assert_eq!(cache.stats().spill_files, 0);
+    }
+
+    #[test]
+    fn a_page_of_the_format_without_endpoints_is_refused() {
+        let (vfs, cache) = cache();
+        let page = cache.write_page(0, b"chunk").unwrap();
+        vfs.corrupt(&spill_name(page.generation), 0, b"PXSP")
+            .unwrap();
+        let err = cache.read_page(page, 0).unwrap_err();
+        assert!(matches!(err, Error::Corruption { .. }), "{err}");
+        assert!(err.to_string().contains("bad magic"), "{err}");
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! Rows are addressed by a dense offset and grouped into chunks of `CHUNK_ROWS`. A chunk holds,
 //! per row: an existence flag, an optional set of extra labels, one typed column per declared
 //! property (or one row-wise column per declared *column family*), and a dynamic column with
-//! the undeclared properties as a small key/value list.
+//! the undeclared properties as a small key/value list. Chunks of edge rows also hold each
+//! edge's endpoints (see ENDPOINTS).
 //!
 //! VERSIONS
 //! ========
@@ -30,6 +31,35 @@
 //! - Only the commit pipeline writes (one commit at a time, under the commit lock); readers take a
 //!   chunk's read latch for the duration of one access.
 //! - Uncommitted data never enters a row table: transactions buffer writes privately.
+//!
+//! ENDPOINTS
+//! =========
+//! An edge row carries its (source offset, destination offset), written by the creation that
+//! installs the row (`install_create_edge`, under the same latch as its properties) and never
+//! changed after: a column of the chunk, `(u32, u32)` per row, allocated on the chunk's first
+//! edge, with `NO_ENDPOINTS` for rows never created (a rolled-back transaction's hole).
+//!
+//! ```text
+//!   edge chunk 3 (rows 6144..8191):  exists    [1, 0, 1, 0, ...]
+//!                                    endpoints [(7, 9), (MAX, MAX), (2, 7), (4, 4), ...]
+//!   row 6145: a hole (never created)        → endpoints None
+//!   row 6147: created, then deleted at ts 12 → endpoints (4, 4) at every ts
+//! ```
+//!
+//! - **Not versioned.** Endpoints need no chain: they exist from the row's creation and no
+//!   write replaces them, so every reader that can see the edge (`exists` at its timestamp,
+//!   checked by the caller) reads the same pair, and a deleted edge keeps it for the readers
+//!   older than the deletion. It does not keep a chunk from being cold.
+//! - **Spilled with the row.** The column is part of the chunk's spill page and of its size
+//!   estimate (8 bytes per row of a chunk holding any edge), so endpoints are evicted and read
+//!   back like every other column: no per-edge state stays resident outside the chunks.
+//! - **Cheap to read.** `endpoints(row)` is the one chunk lookup every row read makes (two
+//!   atomic loads in the `ChunkDirectory`) and the chunk's read latch; no table-wide lock.
+//! - **Recovery** rebuilds them with the rows: a checkpoint stores the endpoints of every
+//!   edge existing at its timestamp, and WAL replay re-installs every later creation (so an
+//!   edge created after the checkpoint and deleted since has them again). An edge deleted
+//!   before the checkpoint is not in it and has none after a restart — as none of its other
+//!   columns; no reader of the reopened database is old enough to see it.
 //!
 //! EVICTION
 //! ========
@@ -143,6 +173,10 @@ struct Chunk {
     columns: Vec<Column>,
     /// Allocated on first use: empty means no row has undeclared properties.
     dynamic: Vec<DynamicProps>,
+    /// (source offset, destination offset) per edge row, fixed when the row is created (see
+    /// ENDPOINTS). Allocated on the chunk's first edge creation: vertex chunks never hold
+    /// one; `NO_ENDPOINTS` marks rows never created (holes of rolled-back transactions).
+    endpoints: Vec<(u32, u32)>,
     /// Creation timestamps of rows created after the GC horizon; allocated while any row of
     /// the chunk is that young, dropped by GC. A reader older than a row's creation sees
     /// nothing of it. (Cheaper than a version chain per created row.)
@@ -152,6 +186,10 @@ struct Chunk {
 
 /// Undeclared properties of one row: a boxed slice keeps the per-row cost at one pointer.
 type DynamicProps = Option<Box<[(PropKeyId, Value)]>>;
+
+/// The endpoints of a row never created as an edge. Vertex offsets stop below `u32::MAX`
+/// (`store::MAX_VERTEX_ROWS`), so no edge has it as an endpoint.
+const NO_ENDPOINTS: (u32, u32) = (u32::MAX, u32::MAX);
 
 /// Declared properties of a table and how they map to columns.
 struct Layout {
@@ -268,9 +306,31 @@ impl Chunk {
                 .map(|&t| Column::new(t, t == DataType::Any))
                 .collect(),
             dynamic: Vec::new(),
+            endpoints: Vec::new(),
             created_at: Vec::new(),
             chains: HashMap::new(),
         }
+    }
+
+    /// The endpoints of `row`, if it was ever created as an edge (whatever its existence now).
+    fn endpoints_of(&self, row: usize) -> Option<(u32, u32)> {
+        self.endpoints
+            .get(row)
+            .copied()
+            .filter(|&ends| ends != NO_ENDPOINTS)
+    }
+
+    /// Records the endpoints of edge row `row` at its creation; they never change after.
+    fn set_endpoints(&mut self, row: usize, ends: (u32, u32)) {
+        assert!(ends != NO_ENDPOINTS, "vertex offsets stop below u32::MAX");
+        if self.endpoints.is_empty() {
+            self.endpoints = vec![NO_ENDPOINTS; CHUNK_ROWS];
+        }
+        assert_eq!(
+            self.endpoints[row], NO_ENDPOINTS,
+            "an edge's endpoints are written once, at its creation"
+        );
+        self.endpoints[row] = ends;
     }
 
     fn read_in_place(&self, layout: &Layout, row: usize, slot: Slot) -> SlotValue {
@@ -535,6 +595,7 @@ impl Chunk {
             .flat_map(|props| props.iter())
             .map(|(_, v)| size_of::<(PropKeyId, Value)>() as u64 + value_heap_bytes(v))
             .sum::<u64>();
+        bytes += (self.endpoints.capacity() * size_of::<(u32, u32)>()) as u64;
         bytes += (self.created_at.capacity() * size_of::<Timestamp>()) as u64;
         bytes += self
             .chains
@@ -628,6 +689,15 @@ impl Chunk {
                 }
             }
         }
+        enc.u8(if self.endpoints.is_empty() {
+            ABSENT
+        } else {
+            PRESENT
+        });
+        for &(src, dst) in &self.endpoints {
+            enc.u32(src);
+            enc.u32(dst);
+        }
         enc.buf
     }
 
@@ -719,6 +789,12 @@ impl Chunk {
                 });
             }
         }
+        let mut endpoints = Vec::new();
+        if decode_marker(&mut dec)? {
+            endpoints = (0..CHUNK_ROWS)
+                .map(|_| Ok((dec.u32()?, dec.u32()?)))
+                .collect::<DecodeResult<_>>()?;
+        }
         if !dec.is_empty() {
             return Err(dec.error("trailing bytes after the chunk"));
         }
@@ -728,6 +804,7 @@ impl Chunk {
             labels,
             columns,
             dynamic,
+            endpoints,
             created_at: Vec::new(),
             chains: HashMap::new(),
         })
@@ -1142,6 +1219,15 @@ impl RowTable {
         Ok(())
     }
 
+    /// The (source, destination) offsets of edge row `row`: `None` for a row never created
+    /// (a hole, or past the last chunk). Endpoints are fixed at creation and not versioned, so
+    /// a deleted edge keeps them; the caller decides visibility with [`exists`](Self::exists).
+    /// One lock-free chunk lookup and the chunk's read latch (a load if it was evicted).
+    pub fn endpoints(&self, row: u32) -> Result<Option<(u32, u32)>> {
+        let ends = self.with_chunk(row, |chunk, r| chunk.endpoints_of(r))?;
+        Ok(ends.flatten())
+    }
+
     /// All properties of a row at `ts`, sorted by key.
     pub fn props(&self, row: u32, ts: Timestamp) -> Result<Vec<(PropKeyId, Value)>> {
         let props = self.with_chunk(row, |chunk, r| {
@@ -1234,6 +1320,7 @@ impl RowTable {
 
     // ---- writes (the commit pipeline, one commit at a time) ----------------------------------
 
+    /// Creates vertex row `row` at `ts` with `labels` and `props`.
     pub fn install_create(
         &self,
         row: u32,
@@ -1242,12 +1329,39 @@ impl RowTable {
         labels: &[LabelId],
         props: &[(PropKeyId, Value)],
     ) -> Result<()> {
+        self.install_row(row, (ts, horizon), labels, props, None)
+    }
+
+    /// Creates edge row `row` at `ts` with its endpoints `ends` (source offset, destination
+    /// offset: fixed from here on, see ENDPOINTS) and `props`, under one latch.
+    pub fn install_create_edge(
+        &self,
+        row: u32,
+        ts: Timestamp,
+        horizon: Timestamp,
+        ends: (u32, u32),
+        props: &[(PropKeyId, Value)],
+    ) -> Result<()> {
+        self.install_row(row, (ts, horizon), &[], props, Some(ends))
+    }
+
+    fn install_row(
+        &self,
+        row: u32,
+        (ts, horizon): (Timestamp, Timestamp),
+        labels: &[LabelId],
+        props: &[(PropKeyId, Value)],
+        endpoints: Option<(u32, u32)>,
+    ) -> Result<()> {
         self.with_chunk_mut(row, |chunk, r| {
             assert!(
                 !chunk.exists[r],
                 "row {row} of '{}' created twice",
                 self.name
             );
+            if let Some(ends) = endpoints {
+                chunk.set_endpoints(r, ends);
+            }
             // Properties and labels of a row that did not exist need no old versions: no
             // reader can see the row before `ts`.
             for (key, value) in props {
@@ -1739,20 +1853,36 @@ mod tests {
         (labels, props)
     }
 
+    /// The endpoints of row `row` when the tests create it as an edge: the rows without
+    /// labels, so every chunk mixes rows with and without endpoints.
+    fn row_endpoints(row: u32) -> Option<(u32, u32)> {
+        (row % 6 >= 2).then(|| (row.wrapping_mul(2_654_435_761) >> 3, u32::MAX - 1 - row))
+    }
+
     fn fill(t: &RowTable, rows: u32, ts: Timestamp, horizon: Timestamp) {
         for _ in 0..rows {
             let row = t.reserve(u32::MAX).unwrap();
             let (labels, props) = row_content(row);
-            t.install_create(row, ts, horizon, &labels, &props).unwrap();
+            match row_endpoints(row) {
+                Some(ends) => t.install_create_edge(row, ts, horizon, ends, &props),
+                None => t.install_create(row, ts, horizon, &labels, &props),
+            }
+            .unwrap();
         }
     }
 
-    fn images(t: &RowTable, ts: Timestamp) -> Vec<(u32, RowImage)> {
+    /// A row, its labels and properties, and its endpoints.
+    type RowState = (u32, RowImage, Option<(u32, u32)>);
+
+    /// What a reader at `ts` reads of `row`: its labels, properties and endpoints.
+    fn row_state(t: &RowTable, row: u32, ts: Timestamp) -> RowState {
+        (row, t.image(row, ts).unwrap(), t.endpoints(row).unwrap())
+    }
+
+    fn images(t: &RowTable, ts: Timestamp) -> Vec<RowState> {
         let mut rows = Vec::new();
         t.scan(ts, |row| rows.push(row)).unwrap();
-        rows.into_iter()
-            .map(|row| (row, t.image(row, ts).unwrap()))
-            .collect()
+        rows.into_iter().map(|row| row_state(t, row, ts)).collect()
     }
 
     #[test]
@@ -1762,13 +1892,13 @@ mod tests {
         fill(&t, rows, 1, 1);
         let before = images(&t, 1);
         assert_eq!(before.len(), rows as usize);
-        for (row, image) in &before {
+        for (row, image, ends) in &before {
             let (mut labels, mut props) = row_content(*row);
             labels.sort_unstable();
             props.sort_by_key(|(k, _)| *k);
             assert_eq!(
-                (&image.labels, &image.props),
-                (&labels, &props),
+                (&image.labels, &image.props, *ends),
+                (&labels, &props, row_endpoints(*row)),
                 "row {row}"
             );
         }
@@ -1819,6 +1949,68 @@ mod tests {
         assert_eq!(t.prop(3, 20, 2).unwrap(), Some(Value::Int(5)));
         assert_eq!(t.labels(3, 2).unwrap(), vec![11]);
         assert_eq!(images(&t, 2)[4..], images(&t, 1)[4..]);
+    }
+
+    /// Endpoints are a column of the chunk: counted in its size, spilled with it, read back
+    /// for created rows (deleted ones too), `None` for holes; a damaged page is an error.
+    #[test]
+    fn endpoints_are_spilled_with_their_chunk_and_counted_in_its_size() {
+        let (vfs, cache, t) = spilling_table();
+        let mut chunk = Chunk::new(&t.layout);
+        let bare_bytes = chunk.size_bytes();
+        chunk.set_endpoints(5, (1, 2));
+        let edge_bytes = (CHUNK_ROWS * size_of::<(u32, u32)>()) as u64;
+        assert_eq!(chunk.size_bytes(), bare_bytes + edge_bytes);
+        // What stays resident of an evicted chunk (docs/design/storage.md says under 100 B).
+        assert!(size_of::<OnceLock<ChunkSlot>>() < 100);
+        assert_eq!(
+            Chunk::decode(&t.layout, &chunk.encode(&t.layout))
+                .unwrap()
+                .endpoints,
+            chunk.endpoints
+        );
+        // Rows 0..2 chunks + 1: every 5th a hole, every 7th created and then deleted.
+        let rows = 2 * CHUNK_ROWS as u32 + 1;
+        let created = |row: u32| row < rows && !row.is_multiple_of(5);
+        let want = |row: u32| created(row).then_some((row / 3, row ^ 0x5555));
+        for row in 0..rows {
+            assert_eq!(t.reserve(u32::MAX).unwrap(), row);
+            if let Some(ends) = want(row) {
+                t.install_create_edge(row, 1, 1, ends, &[]).unwrap();
+            }
+        }
+        for row in (0..rows).step_by(7) {
+            if want(row).is_some() {
+                t.install_delete(row, 2, 2).unwrap();
+            }
+        }
+        t.refresh_sizes();
+        assert!(cache.resident_bytes() >= 3 * (bare_bytes + edge_bytes));
+        assert_eq!(t.evict(2, 0).unwrap(), 2);
+        assert_eq!(
+            cache.resident_bytes(),
+            bare_bytes + edge_bytes,
+            "only the chunk taking new rows"
+        );
+        for row in 0..rows + 3 {
+            assert_eq!(t.endpoints(row).unwrap(), want(row), "row {row}");
+            let exists = created(row) && !row.is_multiple_of(7);
+            assert_eq!(t.exists(row, 2).unwrap(), exists, "row {row}");
+        }
+        assert!(cache.stats().misses >= 2);
+        // A damaged page: the endpoints of its rows are an error naming the file, never data.
+        t.evict(2, 0).unwrap();
+        let page = t.slot(0).unwrap().state.read().page.unwrap();
+        let file = crate::rowcache::spill_name(page.generation);
+        let end = (page.offset + u64::from(page.len_bytes)) as usize;
+        vfs.corrupt(&file, end - 20, &[0xAB]).unwrap();
+        let err = t.endpoints(1).unwrap_err();
+        assert!(matches!(err, Error::Corruption { .. }), "{err}");
+        assert!(err.to_string().contains(&file), "{err}");
+        assert_eq!(
+            t.endpoints(CHUNK_ROWS as u32 + 1).unwrap(),
+            want(CHUNK_ROWS as u32 + 1)
+        );
     }
 
     #[test]
@@ -1988,7 +2180,7 @@ mod tests {
 
     /// Four evictable chunks spilled to generation 1, chunks 0 and 1 then written (dead pages,
     /// new pages in generation 1 again) and chunk 2 read back (clean, resident).
-    fn table_with_dead_pages() -> (FaultVfs, Arc<RowCache>, RowTable, Vec<(u32, RowImage)>) {
+    fn table_with_dead_pages() -> (FaultVfs, Arc<RowCache>, RowTable, Vec<RowState>) {
         let (vfs, cache, t) = spilling_table();
         fill(&t, 4 * CHUNK_ROWS as u32 + 1, 1, 1);
         let before = images(&t, 1);
@@ -2144,7 +2336,7 @@ mod tests {
         }
         let mut rows = Vec::new();
         for row in 0..3 * CHUNK_ROWS as u32 {
-            rows.push((row, t.image(row, 2).unwrap()));
+            rows.push(row_state(&t, row, 2));
         }
         assert_eq!(rows, before[..3 * CHUNK_ROWS]);
         assert_eq!(cache.stats().spill_compactions, 0);

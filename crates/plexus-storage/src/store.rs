@@ -3,10 +3,10 @@
 //! WHAT IT OWNS
 //! ============
 //! The catalog, one [`VertexTable`] per vertex table (rows + primary-key index), one
-//! [`EdgeTable`] per edge table (edge rows, endpoints, and the out- and in-[`Adjacency`]), the
-//! WAL, checkpoints and recovery. It knows nothing about transactions: the commit pipeline
-//! (`plexus-txn`) hands it validated [`CommitRecord`]s to `install` in timestamp order, and
-//! readers ask for state *at a timestamp*.
+//! [`EdgeTable`] per edge table (edge rows with their endpoints, and the out- and
+//! in-[`Topology`]), the WAL, checkpoints and recovery. It knows nothing about transactions:
+//! the commit pipeline (`plexus-txn`) hands it validated [`CommitRecord`]s to `install` in
+//! timestamp order, and readers ask for state *at a timestamp*.
 //!
 //! RECOVERY
 //! ========
@@ -26,7 +26,9 @@
 //! ROW CACHE
 //! =========
 //! Every row table of the database accounts its chunks in one [`RowCache`] (see `rowcache`,
-//! and EVICTION in `rows`). `evict_rows` sweeps the tables while the cache holds more than
+//! and EVICTION in `rows`). Edge endpoints are a column of the edge rows' chunks (ENDPOINTS
+//! in `rows`), evicted and read back with them: an edge keeps no state resident outside its
+//! chunk and the topology. `evict_rows` sweeps the tables while the cache holds more than
 //! `Config::row_cache_bytes`: after every commit, in background maintenance, while a
 //! checkpoint reads every row back, and during recovery after each checkpoint section and
 //! WAL record, so opening a database larger than the budget stays bounded too. The spill
@@ -83,9 +85,8 @@ pub struct VertexTable {
 pub struct EdgeTable {
     pub id: EdgeTableId,
     pub def: EdgeTableDef,
+    /// Edge rows, each with its (source offset, destination offset): see ENDPOINTS in `rows`.
     pub rows: RowTable,
-    /// (source offset, destination offset) per edge offset.
-    endpoints: RwLock<Vec<(u32, u32)>>,
     pub out: Topology,
     pub inc: Topology,
     /// `U`: the newest commit that changed a property of an existing edge of this table
@@ -173,7 +174,6 @@ impl EdgeTable {
             id,
             def: def.clone(),
             rows: RowTable::with_cache(name, &def.properties, &[], cache.clone()),
-            endpoints: RwLock::new(Vec::new()),
             out,
             inc,
             prop_updated_ts: AtomicU64::new(0),
@@ -187,24 +187,31 @@ impl EdgeTable {
         self.indexes.keep_exactly(&keys, &self.rows)
     }
 
-    pub fn endpoints(&self, offset: u32) -> Option<(u32, u32)> {
-        self.endpoints.read().get(offset as usize).copied()
+    /// (source offset, destination offset) of edge `offset`, `None` if it was never created
+    /// (a deleted edge keeps its endpoints: see ENDPOINTS in `rows`). Reads the row's chunk,
+    /// so an evicted chunk is read back: a page that fails its checks is `Corruption`.
+    pub fn endpoints(&self, offset: u32) -> Result<Option<(u32, u32)>> {
+        self.rows.endpoints(offset)
     }
 
     pub fn adjacency(&self, outgoing: bool) -> &Topology {
         if outgoing { &self.out } else { &self.inc }
     }
 
-    fn record_endpoints(&self, offset: u32, src: u32, dst: u32) {
+    /// Installs edge row `offset`, created at `ts` from `src` to `dst`.
+    fn install_create(
+        &self,
+        offset: u32,
+        (ts, horizon): (Timestamp, Timestamp),
+        (src, dst): (u32, u32),
+        props: &[(PropKeyId, Value)],
+    ) -> Result<()> {
         assert!(
             offset <= MAX_EDGE_OFFSET,
             "edge offsets were bounded at reservation"
         );
-        let mut endpoints = self.endpoints.write();
-        if endpoints.len() <= offset as usize {
-            endpoints.resize(offset as usize + 1, (u32::MAX, u32::MAX));
-        }
-        endpoints[offset as usize] = (src, dst);
+        self.rows
+            .install_create_edge(offset, ts, horizon, (src, dst), props)
     }
 }
 
@@ -843,16 +850,19 @@ impl Storage {
         }
     }
 
-    /// The endpoints of an edge (fixed at creation).
-    pub fn edge_endpoints(&self, e: EdgeId) -> Option<(VertexId, VertexId)> {
-        let table = self.edge_table(e.table).ok()?;
-        let (src, dst) = table.endpoints(e.offset)?;
-        (src != u32::MAX).then(|| {
+    /// The endpoints of an edge (fixed at creation): `None` if it was never created. Reads the
+    /// edge's row chunk (see [`EdgeTable::endpoints`]).
+    pub fn edge_endpoints(&self, e: EdgeId) -> Result<Option<(VertexId, VertexId)>> {
+        let Ok(table) = self.edge_table(e.table) else {
+            return Ok(None);
+        };
+        let ends = table.endpoints(e.offset)?;
+        Ok(ends.map(|(src, dst)| {
             (
                 VertexId::new(table.def.src, src),
                 VertexId::new(table.def.dst, dst),
             )
-        })
+        }))
     }
 
     /// Calls `f(edge, neighbour)` for each edge of `v` visible at `ts`, restricted to edge
@@ -978,69 +988,70 @@ impl Storage {
     fn write_checkpoint_file(&self, name: &str, ts: Timestamp) -> Result<()> {
         let mut writer = CheckpointWriter::create(self.vfs.as_ref(), name)?;
         writer.write(&Section::Catalog(self.catalog().to_ops()))?;
-        for table in self.vertex_tables() {
-            let mut rows = Vec::new();
-            let row_count = table.rows.row_count();
-            let mut result = Ok(());
-            table.rows.scan(ts, |row| {
-                if result.is_err() {
-                    return;
-                }
-                result = table.rows.image(row, ts).and_then(|image| {
-                    rows.push((row, image.labels, image.props));
-                    if rows.len() < checkpoint::ROWS_PER_SECTION {
-                        return Ok(());
-                    }
-                    writer.write(&Section::Vertices {
-                        table: table.id,
-                        row_count,
-                        rows: std::mem::take(&mut rows),
-                    })?;
-                    self.evict_rows_for_checkpoint();
-                    Ok(())
-                });
-            })?;
-            result?;
-            writer.write(&Section::Vertices {
-                table: table.id,
-                row_count,
-                rows,
-            })?;
+        for t in self.vertex_tables() {
+            self.write_row_sections(
+                &mut writer,
+                (&t.rows, ts),
+                |row| {
+                    t.rows
+                        .image(row, ts)
+                        .map(|image| (row, image.labels, image.props))
+                },
+                |row_count, rows| Section::Vertices {
+                    table: t.id,
+                    row_count,
+                    rows,
+                },
+            )?;
         }
-        for table in self.edge_tables() {
-            let mut rows = Vec::new();
-            let row_count = table.rows.row_count();
-            let mut result = Ok(());
-            table.rows.scan(ts, |row| {
-                if result.is_err() {
-                    return;
-                }
-                let (src, dst) = table
-                    .endpoints(row)
-                    .expect("an existing edge has endpoints");
-                result = table.rows.props(row, ts).and_then(|props| {
-                    rows.push((row, src, dst, props));
-                    if rows.len() < checkpoint::ROWS_PER_SECTION {
-                        return Ok(());
-                    }
-                    writer.write(&Section::Edges {
-                        table: table.id,
-                        row_count,
-                        rows: std::mem::take(&mut rows),
-                    })?;
-                    self.evict_rows_for_checkpoint();
-                    Ok(())
-                });
-            })?;
-            result?;
-            writer.write(&Section::Edges {
-                table: table.id,
-                row_count,
-                rows,
-            })?;
+        for t in self.edge_tables() {
+            self.write_row_sections(
+                &mut writer,
+                (&t.rows, ts),
+                |row| {
+                    let (src, dst) = t.endpoints(row)?.expect("an existing edge has endpoints");
+                    Ok((row, src, dst, t.rows.props(row, ts)?))
+                },
+                |row_count, rows| Section::Edges {
+                    table: t.id,
+                    row_count,
+                    rows,
+                },
+            )?;
         }
         writer.finish(ts)?;
         self.vfs.sync_dir()
+    }
+
+    /// Writes the rows of `rows` existing at `ts`, each read by `read`, in sections made by
+    /// `section` (from the table's row count and at most `ROWS_PER_SECTION` rows), evicting
+    /// between sections: a checkpoint reads every row back (see `evict_rows_for_checkpoint`).
+    fn write_row_sections<R>(
+        &self,
+        writer: &mut CheckpointWriter,
+        (rows, ts): (&RowTable, Timestamp),
+        read: impl Fn(u32) -> Result<R>,
+        section: impl Fn(u32, Vec<R>) -> Section,
+    ) -> Result<()> {
+        let row_count = rows.row_count();
+        let mut batch = Vec::new();
+        let mut result = Ok(());
+        rows.scan(ts, |row| {
+            if result.is_err() {
+                return;
+            }
+            result = read(row).and_then(|read| {
+                batch.push(read);
+                if batch.len() < checkpoint::ROWS_PER_SECTION {
+                    return Ok(());
+                }
+                writer.write(&section(row_count, std::mem::take(&mut batch)))?;
+                self.evict_rows_for_checkpoint();
+                Ok(())
+            });
+        })?;
+        result?;
+        writer.write(&section(row_count, batch))
     }
 
     /// Evicts cold row chunks while the row cache holds more than its budget (see
@@ -1435,8 +1446,7 @@ fn load_checkpoint(
                 t.rows.ensure_reserved(row_count);
                 // The adjacency of these edges is in the CSR runs the manifest lists.
                 for (row, src, dst, props) in rows {
-                    t.rows.install_create(row, ts, ts, &[], &props)?;
-                    t.record_endpoints(row, src, dst);
+                    t.install_create(row, (ts, ts), (src, dst), &props)?;
                 }
                 tables.evict(ts, eviction)?;
             }
@@ -1551,9 +1561,8 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
             } => {
                 let t = edge(id.table)?;
                 t.rows.ensure_reserved(id.offset + 1);
-                t.rows.install_create(id.offset, ts, horizon, &[], props)?;
+                t.install_create(id.offset, (ts, horizon), (src.offset, dst.offset), props)?;
                 t.indexes.insert_all(props, id.offset);
-                t.record_endpoints(id.offset, src.offset, dst.offset);
                 pending.push(id.table, id.offset, src.offset, dst.offset, false);
             }
             WriteOp::DeleteEdge { id, src, dst } => {
@@ -1577,4 +1586,167 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
     }
     pending.apply(&tables.edge, ts, horizon);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::VertexTableDef;
+    use crate::fault::FaultVfs;
+    use std::ops::Range;
+
+    /// An edge offset, its endpoints, and whether it exists.
+    type EdgeState = (u32, Option<(VertexId, VertexId)>, bool);
+
+    /// Storage over `vfs` whose row cache (a one-byte budget) evicts every cold chunk.
+    fn open(vfs: &FaultVfs) -> Storage {
+        let config = Config {
+            row_cache_bytes: 1,
+            ..Config::default()
+        };
+        Storage::open(Arc::new(vfs.clone()), &config).unwrap().0
+    }
+
+    /// Vertex table 0 (label `V`) and edge table 0, `(V)-[E]->(V)`.
+    fn define_schema(storage: &Storage) {
+        let vertex = VertexTableDef {
+            name: "V".into(),
+            label: 0,
+            declared: false,
+            properties: Vec::new(),
+            primary_key: None,
+            families: Vec::new(),
+            extra_labels: None,
+        };
+        let edge = EdgeTableDef {
+            src: 0,
+            edge_type: 0,
+            dst: 0,
+            declared: false,
+            properties: Vec::new(),
+        };
+        let ops = [
+            CatalogOp::Label {
+                id: 0,
+                name: "V".into(),
+            },
+            CatalogOp::EdgeType {
+                id: 0,
+                name: "E".into(),
+            },
+            CatalogOp::VertexTable { id: 0, def: vertex },
+            CatalogOp::EdgeTable { id: 0, def: edge },
+        ];
+        for (i, op) in ops.into_iter().enumerate() {
+            let defined = |c: &Catalog| match i {
+                0 => !c.labels.is_empty(),
+                1 => !c.edge_types.is_empty(),
+                2 => !c.vertex_tables.is_empty(),
+                _ => !c.edge_tables.is_empty(),
+            };
+            storage
+                .change_catalog(|c| defined(c).then_some(()), |_| Ok(op))
+                .unwrap();
+        }
+    }
+
+    /// Installs and logs a commit at `ts` (no reader is older), then evicts.
+    fn commit(storage: &Storage, ts: Timestamp, ops: Vec<WriteOp>) {
+        let record = CommitRecord { ts, ops };
+        storage.install(&record, ts).unwrap();
+        storage.log_commit(&record).unwrap();
+        storage.evict_rows(ts).unwrap();
+    }
+
+    /// The endpoints edge `offset` is created with.
+    fn ends_of(offset: u32) -> (VertexId, VertexId) {
+        (
+            VertexId::new(0, offset % 997),
+            VertexId::new(0, offset.wrapping_mul(31) % 991),
+        )
+    }
+
+    /// Creates the edges of `offsets` at `ts` but every fifth (a rolled-back transaction's
+    /// hole), then deletes at `ts + 1` those `deleted` picks among the created ones.
+    fn create_and_delete(
+        storage: &Storage,
+        offsets: Range<u32>,
+        ts: Timestamp,
+        deleted: impl Fn(u32) -> bool,
+    ) {
+        let created: Vec<u32> = offsets.filter(|e| !e.is_multiple_of(5)).collect();
+        let create = |&e: &u32| {
+            let (src, dst) = ends_of(e);
+            let id = EdgeId::new(0, e);
+            let props = Vec::new();
+            WriteOp::CreateEdge {
+                id,
+                src,
+                dst,
+                props,
+            }
+        };
+        commit(storage, ts, created.iter().map(create).collect());
+        let delete = |&e: &u32| {
+            let (src, dst) = ends_of(e);
+            let id = EdgeId::new(0, e);
+            WriteOp::DeleteEdge { id, src, dst }
+        };
+        let gone = created.iter().filter(|&&e| deleted(e));
+        commit(storage, ts + 1, gone.map(delete).collect());
+    }
+
+    /// Every offset's endpoints and existence at `ts`, read through `Storage`.
+    fn read_all(storage: &Storage, offsets: Range<u32>, ts: Timestamp) -> Vec<EdgeState> {
+        offsets
+            .map(|e| {
+                let id = EdgeId::new(0, e);
+                let ends = storage.edge_endpoints(id).unwrap();
+                (e, ends, storage.edge_exists(id, ts).unwrap())
+            })
+            .collect()
+    }
+
+    /// Endpoints live in spilled row chunks, and a checkpoint, a restart and WAL replay bring
+    /// them back identically: for edges in the checkpoint, edges created after it (deleted
+    /// since or not), and holes; only edges deleted before the checkpoint have none after
+    /// (see ENDPOINTS in `rows`).
+    #[test]
+    fn endpoints_come_back_identically_after_checkpoint_restart_and_replay() {
+        const CHUNK: u32 = rows::CHUNK_ROWS as u32;
+        let (before_ckpt, after_ckpt) = (0..2 * CHUNK + 100, 2 * CHUNK + 100..4 * CHUNK + 7);
+        let all = 0..after_ckpt.end + 3;
+        let vfs = FaultVfs::new();
+        let storage = open(&vfs);
+        define_schema(&storage);
+        create_and_delete(&storage, before_ckpt, 2, |e| e.is_multiple_of(7));
+        let wal_start = storage.rotate_wal().unwrap();
+        storage.freeze_all();
+        storage.write_checkpoint(3, wal_start).unwrap();
+        create_and_delete(&storage, after_ckpt.clone(), 4, |e| {
+            e.is_multiple_of(7) || e.is_multiple_of(11)
+        });
+        let before = read_all(&storage, all.clone(), 5);
+        let stats = storage.row_cache_stats();
+        assert!(stats.evictions >= 4 && stats.misses >= 4, "{stats:?}");
+        for &(e, ends, exists) in &before {
+            let created = e < after_ckpt.end && !e.is_multiple_of(5);
+            assert_eq!(ends, created.then(|| ends_of(e)), "edge {e}");
+            let deleted = e.is_multiple_of(7) || (after_ckpt.contains(&e) && e.is_multiple_of(11));
+            assert_eq!(exists, created && !deleted, "edge {e}");
+        }
+        storage.wal().flush(true).unwrap();
+        drop(storage);
+        let storage = open(&vfs);
+        let after = read_all(&storage, all, 5);
+        assert!(storage.row_cache_stats().misses > 0);
+        let want: Vec<EdgeState> = before
+            .into_iter()
+            .map(|(e, ends, exists)| {
+                let in_checkpoint = exists || after_ckpt.contains(&e);
+                (e, ends.filter(|_| in_checkpoint), exists)
+            })
+            .collect();
+        assert_eq!(after, want);
+    }
 }

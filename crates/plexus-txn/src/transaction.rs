@@ -1066,7 +1066,7 @@ impl Transaction {
         }
         let (src, dst) = self
             .storage()
-            .edge_endpoints(e)
+            .edge_endpoints(e)?
             .ok_or_else(|| Error::NotFound(format!("edge {e}")))?;
         self.writes.deleted_edges.insert(e, (src, dst));
         Ok(())
@@ -1088,7 +1088,7 @@ impl Transaction {
             return Ok((ne.src, ne.dst));
         }
         self.storage()
-            .edge_endpoints(e)
+            .edge_endpoints(e)?
             .ok_or_else(|| Error::NotFound(format!("edge {e}")))
     }
 
