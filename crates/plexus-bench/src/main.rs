@@ -47,8 +47,9 @@ enum Command {
         /// Only the disk-tier (`lsm_*`) figures.
         #[arg(long)]
         lsm_only: bool,
-        /// Neighbour packing of the disk-tier runs: never, when-it-pays or always.
-        #[arg(long, default_value = "when-it-pays")]
+        /// Neighbour packing of the disk-tier runs: never (the engine's default),
+        /// when-it-pays or always.
+        #[arg(long, default_value = "never")]
         lsm_run_packing: plexus::RunPacking,
     },
     /// (Internal) the child process of `lsm_peak_rss_bytes`: loads the RMAT graph with a

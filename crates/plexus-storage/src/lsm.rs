@@ -424,12 +424,24 @@ fn merge_vertices(
     drop_tombstones: bool,
     columns: &mut [ColumnData],
 ) -> Vec<(u32, Vec<u32>, Vec<u32>)> {
+    Scratch::with_many(inputs.len(), |scratch| {
+        merge_vertices_with(inputs, (lo, hi), drop_tombstones, columns, scratch)
+    })
+}
+
+/// [`merge_vertices`] with a scratch per input.
+fn merge_vertices_with(
+    inputs: &[RunEntry],
+    (lo, hi): (u32, u32),
+    drop_tombstones: bool,
+    columns: &mut [ColumnData],
+    scratch: &mut [Scratch],
+) -> Vec<(u32, Vec<u32>, Vec<u32>)> {
     let mut merged = Vec::new();
-    let mut scratch = Scratch::many(inputs.len());
     for v in lo..hi {
         let parts: Vec<(&[u32], &[u32], &Run)> = inputs
             .iter()
-            .zip(&mut scratch)
+            .zip(scratch.iter_mut())
             .map(|(e, scratch)| {
                 let (nbr, eid) = e.run.entries(v, scratch);
                 (nbr, eid, &*e.run)
@@ -617,8 +629,9 @@ impl Topology {
             .filter(|r| r.visible_at(ts) && r.run.contains_vertex(v))
             .collect();
         let readers = Self::readers(&state, v as usize / SEGMENT_VERTICES, ts);
-        let mut scratch = Scratch::many(runs.len());
-        Self::gather(&runs, &mut scratch, &readers, v, ts).emit(&mut |nbr, eid, _| f(nbr, eid));
+        Scratch::with_many(runs.len(), |scratch| {
+            Self::gather(&runs, scratch, &readers, v, ts).emit(&mut |nbr, eid, _| f(nbr, eid))
+        });
     }
 
     /// Records `n` entries read at vertex `v`'s range (elastic policy input; a vertex read
@@ -700,38 +713,39 @@ impl Topology {
             && only.run.meta.tombstones == 0
         {
             let values = usable_column(&only.run);
-            let mut scratch = Scratch::default();
-            return only
-                .run
-                .scan_range(lo, hi, &want, values, &mut scratch, &mut f);
+            return Scratch::with_many(1, |scratch| {
+                only.run
+                    .scan_range(lo, hi, &want, values, &mut scratch[0], &mut f)
+            });
         }
         // Each component lists its vertices in order with one sequential walk; the lists are
         // then merged by vertex. No per-vertex lookups (bitmap rank, header search).
-        let mut scratch = Scratch::many(runs.len());
-        let mut listings: Vec<Listing> = Vec::with_capacity(runs.len() + readers.len());
-        for (entry, scratch) in runs.iter().zip(&mut scratch) {
-            let tombstones = entry.run.meta.tombstones > 0;
-            let mut listing = Vec::new();
-            let values = usable_column(&entry.run);
-            entry.run.scan_range(
-                lo,
-                hi,
-                &want,
-                values,
-                scratch,
-                &mut |v, nbr, eid, values| listing.push((v, (nbr, eid, values), tombstones)),
-            );
-            listings.push(listing);
-        }
-        for reader in &readers {
-            let mut listing = Vec::new();
-            reader.scan_raw(lo, ts, &want, &mut |v, nbr, eid, tombstones| {
-                listing.push((v, (nbr, eid, None), tombstones))
+        Scratch::with_many(runs.len(), |scratch| {
+            let mut listings: Vec<Listing> = Vec::with_capacity(runs.len() + readers.len());
+            for (entry, scratch) in runs.iter().zip(scratch.iter_mut()) {
+                let tombstones = entry.run.meta.tombstones > 0;
+                let mut listing = Vec::new();
+                let values = usable_column(&entry.run);
+                entry.run.scan_range(
+                    lo,
+                    hi,
+                    &want,
+                    values,
+                    scratch,
+                    &mut |v, nbr, eid, values| listing.push((v, (nbr, eid, values), tombstones)),
+                );
+                listings.push(listing);
+            }
+            for reader in &readers {
+                let mut listing = Vec::new();
+                reader.scan_raw(lo, ts, &want, &mut |v, nbr, eid, tombstones| {
+                    listing.push((v, (nbr, eid, None), tombstones))
+                });
+                listings.push(listing);
+            }
+            merge_listings(&listings, &mut |v, parts| {
+                parts.emit(&mut |nbr, eid, values| f(v, nbr, eid, values))
             });
-            listings.push(listing);
-        }
-        merge_listings(&listings, &mut |v, parts| {
-            parts.emit(&mut |nbr, eid, values| f(v, nbr, eid, values))
         });
     }
 
@@ -749,15 +763,16 @@ impl Topology {
             })
             .collect();
         let readers = Self::readers(&state, src as usize / SEGMENT_VERTICES, ts);
-        let mut scratch = Scratch::many(runs.len());
         let mut found = Vec::new();
-        Self::gather(&runs, &mut scratch, &readers, src, ts).emit(&mut |nbr, eid, _| {
-            found.extend(
-                nbr.iter()
-                    .zip(eid)
-                    .filter(|(n, _)| **n == dst)
-                    .map(|(_, e)| *e),
-            )
+        Scratch::with_many(runs.len(), |scratch| {
+            Self::gather(&runs, scratch, &readers, src, ts).emit(&mut |nbr, eid, _| {
+                found.extend(
+                    nbr.iter()
+                        .zip(eid)
+                        .filter(|(n, _)| **n == dst)
+                        .map(|(_, e)| *e),
+                )
+            })
         });
         found
     }

@@ -70,7 +70,8 @@
 //! running sum (no per-entry branch); the block index gives any entry's block in O(1). Edge
 //! offsets stay raw: they are not sorted within a vertex, so their deltas would not be small.
 //!
-//! *When it pays:* the writer packs a run (under `RunPacking::WhenItPays`, the default) only
+//! *When it pays:* the writer packs a run (under `RunPacking::WhenItPays`; the default is
+//! `Never`, since decoding measured slower than the bytes saved while runs are in memory) only
 //! when the packed section is at most [`PACK_MAX_PERCENT_OF_RAW`] % of the raw one. Decoding
 //! costs a few operations per entry on every read, while raw neighbours are handed out in
 //! place; a saving under a quarter of the bytes is not worth that. Dense ranges (many entries
@@ -361,29 +362,32 @@ fn pack_block(words: &mut Vec<u64>, block: &[u32], width: u32) {
     }
 }
 
-/// Decodes entries `first..first + out.len()` of a packed section (`index`, then `words`:
-/// blocks and the pad word), `first` being the first entry of a vertex: per block touched,
-/// shifts and a running sum of the deltas.
-fn unpack(index: &[u64], words: &[u64], first: usize, out: &mut [u32]) {
+/// Decodes entries `first..first + out.len()` of a packed section (`index`, then `blocks`: the
+/// blocks and the pad word as bytes), `first` being the first entry of a vertex: per block
+/// touched, one unaligned 8-byte load, a shift and a mask per entry, and a running sum of the
+/// deltas. An entry starts in its block's words, so its load ends at most 8 bytes past them:
+/// within the next block or the pad word (`check_packed` guarantees the layout).
+fn unpack(index: &[u64], blocks: &[u8], first: usize, out: &mut [u32]) {
     let mut sum = 0u32;
     let mut done = 0;
     while done < out.len() {
         let entry = first + done;
         let (block, in_block) = (entry / PACK_BLOCK_ENTRIES, entry % PACK_BLOCK_ENTRIES);
         let n = (PACK_BLOCK_ENTRIES - in_block).min(out.len() - done);
-        let start = (index[block] >> INDEX_WIDTH_BITS) as usize;
+        let start_bit = 64 * (index[block] >> INDEX_WIDTH_BITS) as usize;
         let width = (index[block] & INDEX_WIDTH_MASK) as usize;
         let slots = &mut out[done..done + n];
         if width == 0 {
             slots.fill(sum); // every delta is 0
         } else {
             let mask = (1u64 << width) - 1;
-            let data = &words[start..];
-            for (j, slot) in (in_block..).zip(slots.iter_mut()) {
-                let (at, shift) = (j * width / 64, j * width % 64);
-                let pair = u128::from(data[at]) | u128::from(data[at + 1]) << 64;
-                sum = sum.wrapping_add(((pair >> shift) as u64 & mask) as u32);
+            let mut bit = start_bit + in_block * width;
+            for slot in slots {
+                let at = bit / 8;
+                let word = u64::from_le_bytes(blocks[at..at + 8].try_into().expect("8 bytes"));
+                sum = sum.wrapping_add(((word >> (bit % 8)) & mask) as u32);
                 *slot = sum;
+                bit += width;
             }
         }
         done += n;
@@ -576,10 +580,35 @@ pub struct Scratch {
     wanted: Vec<(u32, usize)>,
 }
 
+/// Scratches a thread keeps between reads (see [`Scratch::with_many`]).
+const MAX_POOLED_SCRATCHES: usize = 64;
+/// A pooled scratch whose buffer grew past this many neighbours is dropped, not kept.
+const MAX_POOLED_SCRATCH_ENTRIES: usize = 1 << 20;
+
+thread_local! {
+    static SCRATCH_POOL: std::cell::Cell<Vec<Scratch>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 impl Scratch {
-    /// One scratch each for `n` runs read side by side.
-    pub fn many(n: usize) -> Vec<Scratch> {
-        (0..n).map(|_| Scratch::default()).collect()
+    /// Runs `f` with one scratch each for `n` runs read side by side, reused from this
+    /// thread's earlier reads: a scan decodes segment after segment, and fresh buffers per
+    /// segment cost an allocation, page faults and regrowth copies each time. A nested call
+    /// (from inside `f`) gets fresh scratches. At most [`MAX_POOLED_SCRATCHES`] are kept,
+    /// none grown past [`MAX_POOLED_SCRATCH_ENTRIES`].
+    pub fn with_many<R>(n: usize, f: impl FnOnce(&mut [Scratch]) -> R) -> R {
+        let mut pool = SCRATCH_POOL.with(|pool| pool.take());
+        if pool.len() < n {
+            pool.resize_with(n, Scratch::default);
+        }
+        let result = f(&mut pool[..n]);
+        pool.truncate(MAX_POOLED_SCRATCHES);
+        for scratch in &mut pool {
+            if scratch.nbr.capacity() > MAX_POOLED_SCRATCH_ENTRIES {
+                *scratch = Scratch::default();
+            }
+        }
+        SCRATCH_POOL.with(|slot| slot.set(pool));
+        result
     }
 }
 
@@ -803,6 +832,14 @@ impl Run {
         self.u64_section(1).split_at(blocks + 1)
     }
 
+    /// [`packed_sections`](Self::packed_sections) with the blocks as bytes, as `unpack` reads
+    /// them.
+    fn packed_bytes(&self) -> (&[u64], &[u8]) {
+        let blocks = (self.meta.entries as usize).div_ceil(PACK_BLOCK_ENTRIES);
+        let (index, words) = self.section(1).split_at(8 * (blocks + 1));
+        (cast(index), words)
+    }
+
     /// Neighbours of entries `a..b` (a vertex's span): the mapped slice of a raw run, or
     /// decoded into `out` (replacing its content) for a packed one.
     fn neighbours<'a>(&'a self, a: usize, b: usize, out: &'a mut Vec<u32>) -> &'a [u32] {
@@ -819,8 +856,8 @@ impl Run {
         debug_assert!(self.meta.packed);
         let at = out.len();
         out.resize(at + (b - a), 0);
-        let (index, words) = self.packed_sections();
-        unpack(index, words, a, &mut out[at..]);
+        let (index, blocks) = self.packed_bytes();
+        unpack(index, blocks, a, &mut out[at..]);
     }
 
     /// (values, validity bitmap) of property column `c`.
@@ -968,11 +1005,12 @@ impl Run {
             let values = column.map(|c| self.column_slice(c, a, b));
             f(v, nbr, &eid[a..b], values);
         };
+        let offsets = self.offsets();
         if !self.meta.packed {
             let nbr = self.u32_section(1);
             return self.walk(lo, hi, |v, k| {
                 if want(v) {
-                    let (a, b) = self.span_of(k);
+                    let (a, b) = (offsets[k] as usize, offsets[k + 1] as usize);
                     emit(v, (a, b), &nbr[a..b]);
                 }
             });
@@ -980,17 +1018,26 @@ impl Run {
         let Scratch { nbr, wanted } = scratch;
         nbr.clear();
         wanted.clear();
+        // Sections looked up once for the whole walk, not per vertex.
+        let (index, blocks) = self.packed_bytes();
+        let span = |k: usize| (offsets[k] as usize, offsets[k + 1] as usize);
         self.walk(lo, hi, |v, k| {
             if want(v) {
-                let (a, b) = self.span_of(k);
-                self.decode_into(a, b, nbr);
                 wanted.push((v, k));
             }
         });
+        // Sized once, then decoded in place: no regrowth copies.
+        nbr.resize(wanted.iter().map(|&(_, k)| span(k).1 - span(k).0).sum(), 0);
+        let mut at = 0;
+        for &(_, k) in wanted.iter() {
+            let (a, b) = span(k);
+            unpack(index, blocks, a, &mut nbr[at..at + (b - a)]);
+            at += b - a;
+        }
         let nbr: &'a [u32] = nbr;
         let mut at = 0;
         for &(v, k) in wanted.iter() {
-            let (a, b) = self.span_of(k);
+            let (a, b) = span(k);
             emit(v, (a, b), &nbr[at..at + (b - a)]);
             at += b - a;
         }

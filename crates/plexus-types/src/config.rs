@@ -76,11 +76,15 @@ impl std::str::FromStr for MergePolicy {
 /// `plexus_storage::run`, NEIGHBOUR PACKING).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub enum RunPacking {
-    /// Raw `u32` neighbours: scans hand out the mapped array itself.
+    /// Raw `u32` neighbours: scans hand out the mapped array itself. The default: with the
+    /// runs in memory, decoding costs scans more than the bytes saved (measured: leveled
+    /// scans at 0.32 of a static CSR packed against 0.94 raw; `docs/benchmarks.md`).
+    #[default]
     Never,
     /// Packed when the packed array is small enough against the raw one to be worth decoding
-    /// (`plexus_storage::run::PACK_MAX_PERCENT_OF_RAW`), decided per run.
-    #[default]
+    /// (`plexus_storage::run::PACK_MAX_PERCENT_OF_RAW`), decided per run: for run files
+    /// larger than memory, where a quarter fewer bytes read and written (write amplification
+    /// too) outweighs the decoding.
     WhenItPays,
     /// Packed whatever it saves (tests and benchmarks: exercises the decoder on any data).
     Always,
@@ -133,7 +137,8 @@ pub struct Config {
     pub lsm_level1_bytes: u64,
     pub elastic_weight: f64,
     pub elastic_bound: f64,
-    /// Whether CSR runs store their neighbours delta- and bit-packed (default: when it pays).
+    /// Whether CSR runs store their neighbours delta- and bit-packed (default: never, see
+    /// [`RunPacking`]).
     pub run_packing: RunPacking,
     /// Run flushes and merges on a background thread (`true`) or inline in the committing
     /// thread (`false`: deterministic, for tests).
@@ -155,7 +160,7 @@ impl Default for Config {
             lsm_level1_bytes: 64 << 10,
             elastic_weight: 0.5,
             elastic_bound: 0.3,
-            run_packing: RunPacking::WhenItPays,
+            run_packing: RunPacking::Never,
             background_maintenance: true,
         }
     }
