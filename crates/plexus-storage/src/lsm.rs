@@ -158,6 +158,81 @@ struct State {
     flushed_ts: Timestamp,
 }
 
+/// Entries a thread's read tally gathers before it adds them to the shared counters.
+const READ_TALLY_FLUSH_ENTRIES: u64 = 1 << 16;
+
+/// The read counters of one topology: the elastic policy's and the read-driven flush's input.
+#[derive(Default)]
+struct ReadCounters {
+    /// Entries read per range since the range's last merge.
+    ranges: RangeCounters,
+    /// Entries scans read (all components) since the active memtable last received a commit.
+    since_write: AtomicU64,
+}
+
+impl ReadCounters {
+    fn add(&self, range: usize, n: u64) {
+        self.ranges.add(range, n);
+        self.since_write.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// Reads one thread has counted and not yet added to the shared [`ReadCounters`]. Every
+/// vertex an expand reads is counted; adding each to the shared counters wrote their cache
+/// lines from every worker of a parallel statement, and those lines bounced between the cores
+/// (`docs/benchmarks.md`, "Expand-heavy parallel Cypher"). The tally moves to the counters
+/// when the thread reads another topology or range, when it holds
+/// [`READ_TALLY_FLUSH_ENTRIES`], before a merge or read-driven flush decision on this thread
+/// (`flush_read_tally`: inline maintenance sees its own reads exactly), and when the thread
+/// exits. Other threads' decisions may miss up to that many entries per reading thread — they
+/// are heuristics.
+#[derive(Default)]
+struct ReadTally {
+    counters: Option<Arc<ReadCounters>>,
+    range: usize,
+    entries: u64,
+}
+
+impl ReadTally {
+    fn add(&mut self, counters: &Arc<ReadCounters>, range: usize, n: u64) {
+        let same = self.range == range
+            && (self.counters.as_ref()).is_some_and(|c| Arc::ptr_eq(c, counters));
+        if !same {
+            self.flush();
+            self.counters = Some(counters.clone());
+            self.range = range;
+        }
+        self.entries += n;
+        if self.entries >= READ_TALLY_FLUSH_ENTRIES {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(counters) = &self.counters
+            && self.entries > 0
+        {
+            counters.add(self.range, self.entries);
+        }
+        self.entries = 0;
+    }
+}
+
+impl Drop for ReadTally {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+thread_local! {
+    static READ_TALLY: std::cell::RefCell<ReadTally> = std::cell::RefCell::default();
+}
+
+/// Adds this thread's read tally to its counters (see [`ReadTally`]).
+fn flush_read_tally() {
+    let _ = READ_TALLY.try_with(|tally| tally.borrow_mut().flush());
+}
+
 /// One counter per vertex range: entries read since the range's last merge (elastic policy
 /// input; the writes are the entries of the range's level-1 runs), or the size of the range's
 /// latest flush (sizes the leveled levels).
@@ -244,9 +319,8 @@ pub struct Topology {
     /// Vertices per run range (`Config::lsm_range_vertices`).
     range_vertices: u32,
     state: RwLock<State>,
-    reads: RangeCounters,
-    /// Entries scans read (all components) since the active memtable last received a commit.
-    reads_since_write: AtomicU64,
+    /// What readers read here (counted through their threads' tallies, see `ReadTally`).
+    reads: Arc<ReadCounters>,
     /// Bytes of each range's latest flush run.
     flush_bytes: RangeCounters,
 }
@@ -503,8 +577,7 @@ impl Topology {
                 runs,
                 flushed_ts,
             }),
-            reads: RangeCounters::default(),
-            reads_since_write: AtomicU64::new(0),
+            reads: Arc::default(),
             flush_bytes: RangeCounters::default(),
         }
     }
@@ -516,7 +589,7 @@ impl Topology {
     /// Installs a commit's entries into the active memtable (commit pipeline only).
     pub fn install(&self, entries: &[(u32, u32, u32)], ts: Timestamp, horizon: Timestamp) {
         self.state.read().active.append_batch(entries, ts, horizon);
-        self.reads_since_write.store(0, Ordering::Relaxed);
+        self.reads.since_write.store(0, Ordering::Relaxed);
     }
 
     /// Bytes held in memtables (active and frozen).
@@ -637,19 +710,23 @@ impl Topology {
     /// Records `n` entries read at vertex `v`'s range (elastic policy input; a vertex read
     /// that finds no entries counts as one).
     pub fn note_read(&self, v: u32, n: u64) {
-        self.reads.add((v / self.range_vertices) as usize, n);
-        self.reads_since_write.fetch_add(n, Ordering::Relaxed);
+        let range = (v / self.range_vertices) as usize;
+        let tallied = READ_TALLY.try_with(|tally| tally.borrow_mut().add(&self.reads, range, n));
+        if tallied.is_err() {
+            self.reads.add(range, n); // the thread is exiting: its tally is gone
+        }
     }
 
     /// Whether the active memtable holds at least `min_bytes` and scans have read this
     /// topology's entries `READ_FLUSH_PASSES` times over since its last commit (see MERGE
     /// POLICIES, read-driven flush).
     pub fn read_heavy_memtable(&self, min_bytes: usize) -> bool {
+        flush_read_tally();
         let state = self.state.read();
         if state.active.max_ts() == 0 || state.active.size_bytes() < min_bytes {
             return false;
         }
-        let reads = self.reads_since_write.load(Ordering::Relaxed);
+        let reads = self.reads.since_write.load(Ordering::Relaxed);
         let run_entries: u64 = state
             .runs
             .iter()
@@ -902,7 +979,7 @@ impl Topology {
                 } else {
                     tombstones as f64 / entries as f64
                 };
-                let reads = self.reads.get(range as usize) as f64;
+                let reads = self.reads.ranges.get(range as usize) as f64;
                 let read_ratio = if reads == 0.0 {
                     0.0
                 } else {
@@ -935,7 +1012,7 @@ impl Topology {
             return None;
         }
         let entries: u64 = runs.iter().map(|r| r.run.meta.entries).sum();
-        if self.reads.get(range as usize) < entries.max(1) {
+        if self.reads.ranges.get(range as usize) < entries.max(1) {
             return None;
         }
         Some(MergePlan {
@@ -1031,6 +1108,7 @@ impl Topology {
         config: &Config,
         stats: &LsmStats,
     ) -> Result<bool> {
+        flush_read_tally();
         let mut merged = false;
         for _ in 0..MAX_MERGES_PER_ROUND {
             let Some(plan) = self.next_merge(config) else {
@@ -1039,7 +1117,7 @@ impl Topology {
             self.execute(vfs, ctx, config, stats, &plan)?;
             // Halved rather than cleared: a read-heavy range keeps its history through the
             // merges of one level, so its deeper levels get leveled too.
-            self.reads.halve(plan.range as usize);
+            self.reads.ranges.halve(plan.range as usize);
             merged = true;
         }
         Ok(merged)

@@ -263,6 +263,51 @@ pub fn check_vertex_offset(table: &VertexTable, v: VertexId) -> Result<()> {
     Ok(())
 }
 
+/// [`Storage::neighbors`] over a catalog and the edge tables it names, as a caller keeps them
+/// (a transaction's schema cache) instead of loading them from the storage's shared locks on
+/// every vertex. Edge tables the catalog names but `edge_tables` lacks are skipped.
+pub fn neighbors_in(
+    (catalog, edge_tables): (&Catalog, &[Arc<EdgeTable>]),
+    v: VertexId,
+    dir: Direction,
+    ts: Timestamp,
+    filter: impl Fn(&EdgeTableDef) -> bool,
+    f: &mut dyn FnMut(EdgeId, VertexId),
+) {
+    let sides: &[bool] = match dir {
+        Direction::Out => &[true],
+        Direction::In => &[false],
+        Direction::Both => &[true, false],
+    };
+    for &outgoing in sides {
+        for &et in catalog.edge_tables_of(v.table, outgoing) {
+            let Some(table) = edge_tables.get(et as usize) else {
+                continue;
+            };
+            if !filter(&table.def) {
+                continue;
+            }
+            let other = if outgoing {
+                table.def.dst
+            } else {
+                table.def.src
+            };
+            let mut entries_read = 0;
+            table
+                .adjacency(outgoing)
+                .visit(v.offset, ts, &mut |nbrs, eids| {
+                    entries_read += nbrs.len() as u64;
+                    for (&n, &e) in nbrs.iter().zip(eids) {
+                        f(EdgeId::new(et, e), VertexId::new(other, n));
+                    }
+                });
+            table
+                .adjacency(outgoing)
+                .note_read(v.offset, entries_read.max(1));
+        }
+    }
+}
+
 pub struct Storage {
     vfs: Arc<dyn Vfs>,
     catalog: RwLock<Arc<Catalog>>,
@@ -875,39 +920,8 @@ impl Storage {
         filter: impl Fn(&EdgeTableDef) -> bool,
         f: &mut dyn FnMut(EdgeId, VertexId),
     ) {
-        let catalog = self.catalog();
-        let sides: &[bool] = match dir {
-            Direction::Out => &[true],
-            Direction::In => &[false],
-            Direction::Both => &[true, false],
-        };
-        for &outgoing in sides {
-            for &et in catalog.edge_tables_of(v.table, outgoing) {
-                let Ok(table) = self.edge_table(et) else {
-                    continue;
-                };
-                if !filter(&table.def) {
-                    continue;
-                }
-                let other = if outgoing {
-                    table.def.dst
-                } else {
-                    table.def.src
-                };
-                let mut entries_read = 0;
-                table
-                    .adjacency(outgoing)
-                    .visit(v.offset, ts, &mut |nbrs, eids| {
-                        entries_read += nbrs.len() as u64;
-                        for (&n, &e) in nbrs.iter().zip(eids) {
-                            f(EdgeId::new(et, e), VertexId::new(other, n));
-                        }
-                    });
-                table
-                    .adjacency(outgoing)
-                    .note_read(v.offset, entries_read.max(1));
-            }
-        }
+        let (catalog, edge_tables) = (self.catalog(), self.edge_tables());
+        neighbors_in((&catalog, &edge_tables), v, dir, ts, filter, f);
     }
 
     /// Calls `f` with every vertex carrying `label` at `ts`.

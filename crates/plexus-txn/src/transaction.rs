@@ -65,12 +65,12 @@ pub struct Transaction {
     /// The edge table of the last `create_edge` (source table, type, destination table):
     /// bulk inserts resolve it once instead of once per edge.
     last_edge_table: Option<(VertexTableId, String, VertexTableId, Arc<EdgeTable>)>,
-    /// The catalog and vertex tables the vertex read path uses (see [`SchemaCache`]).
+    /// The catalog and tables the vertex and adjacency read paths use (see [`SchemaCache`]).
     schema: Option<SchemaCache>,
 }
 
-/// The catalog and the vertex tables as of one storage schema version. Reading a vertex's
-/// existence and properties takes them from here, after one plain load of the version,
+/// The catalog and the vertex and edge tables as of one storage schema version. Reading a
+/// vertex's existence, properties and neighbours takes them from here, after one plain load of the version,
 /// instead of cloning the storage's shared `Arc`s under its shared locks on every read: with
 /// two workers of a parallel statement reading properties, those counters' cache lines
 /// bounced between the cores on every row (`docs/benchmarks.md`, "Parallel Cypher on a
@@ -80,6 +80,7 @@ struct SchemaCache {
     version: u64,
     catalog: Arc<Catalog>,
     vertex_tables: Vec<Arc<VertexTable>>,
+    edge_tables: Vec<Arc<EdgeTable>>,
 }
 
 impl Drop for Transaction {
@@ -275,6 +276,7 @@ impl Transaction {
             version,
             catalog: self.storage().catalog(),
             vertex_tables: self.storage().vertex_tables(),
+            edge_tables: self.storage().edge_tables(),
         };
         if (v.table as usize) >= cache.vertex_tables.len() {
             return Err(Error::NotFound(format!("vertex {v}: no such vertex table")));
@@ -283,13 +285,14 @@ impl Transaction {
         Ok(())
     }
 
+    /// The schema cache; call after [`refresh_schema`](Self::refresh_schema) succeeded.
+    fn schema_cache(&self) -> &SchemaCache {
+        self.schema.as_ref().expect("refresh_schema loaded it")
+    }
+
     /// `v`'s table; call after [`refresh_schema`](Self::refresh_schema) succeeded for `v`.
     fn cached_table(&self, v: VertexId) -> &Arc<VertexTable> {
-        let cache = self
-            .schema
-            .as_ref()
-            .expect("refresh_schema ran for this vertex");
-        &cache.vertex_tables[v.table as usize]
+        &self.schema_cache().vertex_tables[v.table as usize]
     }
 
     fn check_edge(&mut self, e: EdgeId) -> Result<()> {
@@ -904,7 +907,12 @@ impl Transaction {
     /// has it — except under SERIALIZABLE, where the name is registered so that the read can
     /// be recorded (a later commit may create the first such edge).
     fn read_edge_type(&self, name: &str) -> Result<Option<EdgeTypeId>> {
-        match self.catalog().edge_types.id(name) {
+        self.read_edge_type_in(&self.catalog(), name)
+    }
+
+    /// [`read_edge_type`](Self::read_edge_type) against `catalog`.
+    fn read_edge_type_in(&self, catalog: &Catalog, name: &str) -> Result<Option<EdgeTypeId>> {
+        match catalog.edge_types.id(name) {
             Some(id) => Ok(Some(id)),
             None if self.isolation == IsolationLevel::Serializable => {
                 Ok(Some(self.ensure_token(name, TokenKind::EdgeType)?))
@@ -1201,9 +1209,9 @@ impl Transaction {
         edge_type: Option<&str>,
         dir: Direction,
     ) -> Result<Vec<(EdgeId, VertexId)>> {
-        self.check_vertex(v)?;
+        self.check_vertex_cached(v)?;
         let ty: Option<EdgeTypeId> = match edge_type {
-            Some(name) => match self.read_edge_type(name)? {
+            Some(name) => match self.read_edge_type_in(&self.schema_cache().catalog, name)? {
                 Some(id) => Some(id),
                 None => return Ok(Vec::new()),
             },
@@ -1220,11 +1228,17 @@ impl Transaction {
                 None => ReadItem::AdjacencyAny(v, out),
             });
         }
-        let catalog = self.catalog();
+        // Borrowed, not cloned: cloning the `Arc`s per call is what contended (see SchemaCache).
+        let SchemaCache {
+            catalog,
+            edge_tables,
+            ..
+        } = self.schema_cache();
         let mut found = Vec::new();
         for &out in sides {
             let d = if out { Direction::Out } else { Direction::In };
-            self.storage().neighbors(
+            plexus_storage::store::neighbors_in(
+                (catalog, edge_tables),
                 v,
                 d,
                 self.start_ts,
@@ -1236,7 +1250,7 @@ impl Transaction {
                 },
             );
             for (e, ne) in &self.writes.new_edges {
-                let type_ok = ty.is_none_or(|t| is_of_type(&catalog, *e, t));
+                let type_ok = ty.is_none_or(|t| is_of_type(catalog, *e, t));
                 let (from, to) = if out {
                     (ne.src, ne.dst)
                 } else {
