@@ -4,6 +4,10 @@
 //! rewritten as `NOT (x <> y)`, the same predicate, which the planner cannot join on and so
 //! plans nested. The two must return the same rows, or fail alike (`a.k + 1` on a boolean:
 //! each query has one key that can fail, which both plans evaluate on every row).
+//!
+//! OPTIONAL MATCH alike (`OPTIONAL_QUERIES`): as written a `LeftOuterHashJoin`, rewritten an
+//! `Optional` over the nested part; the two must return the same rows in the same order (input
+//! order, then build order), the null-extended ones included.
 
 use plexus::{Config, Connection, Database, FaultVfs, Params};
 use proptest::prelude::*;
@@ -59,6 +63,36 @@ const QUERIES: [(&str, &[(&str, &str)]); 7] = [
     ),
 ];
 
+/// OPTIONAL MATCH queries over the same nodes, as `QUERIES`: keys, residuals on the input, on
+/// both sides and on the build side alone, a failing key.
+const OPTIONAL_QUERIES: [(&str, &[(&str, &str)]); 6] = [
+    (
+        "MATCH (a:A) OPTIONAL MATCH (b:B) WHERE {where} RETURN a.i, b.i",
+        &[("a.k", "b.k")],
+    ),
+    (
+        "MATCH (a:A) OPTIONAL MATCH (b:B) WHERE {where} RETURN a.i, b.i",
+        &[("b.k", "a.k"), ("a.j", "b.j")],
+    ),
+    (
+        "MATCH (a:A) WITH a.k AS k, a.i AS i OPTIONAL MATCH (b:B) WHERE {where} RETURN i, b.i",
+        &[("k", "b.k")],
+    ),
+    (
+        "MATCH (a:A) OPTIONAL MATCH (b:B) WHERE {where} AND a.i < b.i AND a.j IS NULL \
+         RETURN a.i, b.i",
+        &[("[a.k, a.j]", "[b.k, b.j]")],
+    ),
+    (
+        "MATCH (a:A) OPTIONAL MATCH (b:B) WHERE {where} AND b.j <> 'a' RETURN a.i, b.k",
+        &[("{x: a.k}", "{x: b.k}")],
+    ),
+    (
+        "MATCH (a:A) OPTIONAL MATCH (b:B) WHERE {where} AND b.j IS NOT NULL RETURN a.i, b.k",
+        &[("a.k + 1", "b.k + 1")],
+    ),
+];
+
 /// `CREATE`s the nodes of `label`, one per (k, j) pair of value indexes.
 fn create(conn: &mut Connection, label: &str, nodes: &[(usize, usize)]) {
     for (i, (k, j)) in nodes.iter().enumerate() {
@@ -74,16 +108,39 @@ fn create(conn: &mut Connection, label: &str, nodes: &[(usize, usize)]) {
 
 /// `query`'s rows, rendered and sorted.
 fn rows(conn: &mut Connection, query: &str) -> Result<Vec<String>, String> {
+    let mut rows = rows_in_order(conn, query)?;
+    rows.sort();
+    Ok(rows)
+}
+
+/// `query`'s rows, rendered, in the order they came.
+fn rows_in_order(conn: &mut Connection, query: &str) -> Result<Vec<String>, String> {
     let result = conn
         .execute(query, &Params::new())
         .map_err(|e| e.to_string())?;
-    let mut rows: Vec<String> = result
+    Ok(result
         .rows
         .iter()
         .map(|row| result.render_row(row))
-        .collect();
-    rows.sort();
-    Ok(rows)
+        .collect())
+}
+
+/// `template` with its `{where}` the conjunction of `equalities`, each written by `form`.
+fn with_equalities(
+    template: &str,
+    equalities: &[(&str, &str)],
+    form: &dyn Fn(&str, &str) -> String,
+) -> String {
+    let conjuncts: Vec<String> = equalities.iter().map(|(x, y)| form(x, y)).collect();
+    template.replace("{where}", &conjuncts.join(" AND "))
+}
+
+/// The joined and the nested form of a query: `x = y`, and `NOT (x <> y)`.
+fn joined_and_nested(template: &str, equalities: &[(&str, &str)]) -> (String, String) {
+    (
+        with_equalities(template, equalities, &|x, y| format!("{x} = {y}")),
+        with_equalities(template, equalities, &|x, y| format!("NOT ({x} <> {y})")),
+    )
 }
 
 fn plan(conn: &mut Connection, query: &str) -> String {
@@ -109,16 +166,30 @@ proptest! {
         create(&mut conn, "A", &a);
         create(&mut conn, "B", &b);
         for (template, equalities) in QUERIES {
-            let with = |form: &dyn Fn(&str, &str) -> String| {
-                let conjuncts: Vec<String> = equalities.iter().map(|(x, y)| form(x, y)).collect();
-                template.replace("{where}", &conjuncts.join(" AND "))
-            };
-            let joined = with(&|x, y| format!("{x} = {y}"));
-            let nested = with(&|x, y| format!("NOT ({x} <> {y})"));
+            let (joined, nested) = joined_and_nested(template, equalities);
             prop_assert!(plan(&mut conn, &joined).contains("HashJoin"), "{}", joined);
             prop_assert!(!plan(&mut conn, &nested).contains("HashJoin"), "{}", nested);
             let expected = rows(&mut conn, &nested);
             prop_assert_eq!(rows(&mut conn, &joined), expected, "{}", joined);
+        }
+    }
+
+    #[test]
+    fn left_outer_hash_joins_return_the_rows_of_the_nested_optional_match(
+        a in nodes(),
+        b in nodes(),
+    ) {
+        let db = database();
+        let mut conn = db.connect();
+        create(&mut conn, "A", &a);
+        create(&mut conn, "B", &b);
+        for (template, equalities) in OPTIONAL_QUERIES {
+            let (joined, nested) = joined_and_nested(template, equalities);
+            prop_assert!(plan(&mut conn, &joined).contains("LeftOuterHashJoin"), "{}", joined);
+            prop_assert!(plan(&mut conn, &nested).contains("Optional"), "{}", nested);
+            prop_assert!(!plan(&mut conn, &nested).contains("HashJoin"), "{}", nested);
+            let expected = rows_in_order(&mut conn, &nested);
+            prop_assert_eq!(rows_in_order(&mut conn, &joined), expected, "{}", joined);
         }
     }
 }
@@ -172,5 +243,49 @@ fn a_group_larger_than_a_batch_continues_in_the_next() {
     let query = "MATCH (a:A), (b:B) WHERE a.k = b.k RETURN a.i, count(*), sum(b.i)";
     assert!(plan(&mut conn, query).contains("HashJoin"));
     let expected: Vec<String> = (1..=3).map(|i| format!("{i} | 5000 | 12502500")).collect();
+    assert_eq!(rows(&mut conn, query).unwrap(), expected);
+}
+
+#[test]
+fn a_left_outer_hash_join_profiles_its_rows_and_builds_once() {
+    let db = database();
+    let mut conn = db.connect();
+    // A: k = 1, 1, 2, 'a', null; B: k = 1, 1.0, 2.5. A's 1s find two partners each, the rest
+    // none: 2 × 2 + 3 rows.
+    create(&mut conn, "A", &[(3, 0), (3, 0), (5, 0), (8, 0), (0, 0)]);
+    create(&mut conn, "B", &[(3, 0), (4, 0), (6, 0)]);
+    let query = "MATCH (a:A) OPTIONAL MATCH (b:B) WHERE a.k = b.k RETURN a.i, b.i";
+    assert!(plan(&mut conn, query).contains("LeftOuterHashJoin"));
+    assert_eq!(rows(&mut conn, query).unwrap().len(), 7);
+    assert_eq!(profiled_rows(&mut conn, query, "LeftOuterHashJoin"), 7);
+    assert_eq!(profiled_rows(&mut conn, query, "NodeByLabelScan s1:B"), 3);
+    // In an inner plan of a read-only statement, the build side still runs once.
+    let inner = "UNWIND range(1, 4) AS x CALL { MATCH (a:A) OPTIONAL MATCH (b:B) \
+                 WHERE a.k = b.k RETURN a.i AS ai, b.i AS bi } RETURN x, ai, bi";
+    assert!(plan(&mut conn, inner).contains("LeftOuterHashJoin"));
+    assert_eq!(rows(&mut conn, inner).unwrap().len(), 28);
+    assert_eq!(profiled_rows(&mut conn, inner, "LeftOuterHashJoin"), 28);
+    assert_eq!(profiled_rows(&mut conn, inner, ":B"), 3);
+}
+
+#[test]
+fn a_left_outer_join_group_larger_than_a_batch_continues_in_the_next() {
+    let db = database();
+    let mut conn = db.connect();
+    let params = Params::new();
+    conn.execute(
+        "UNWIND range(1, 3) AS i CREATE (:A {k: i % 2, i: i})",
+        &params,
+    )
+    .expect("create");
+    conn.execute(
+        "UNWIND range(1, 5000) AS i CREATE (:B {k: 1, i: i})",
+        &params,
+    )
+    .expect("create");
+    let query = "MATCH (a:A) OPTIONAL MATCH (b:B) WHERE a.k = b.k AND b.i > 10 \
+                 RETURN a.i, count(b), sum(b.i)";
+    assert!(plan(&mut conn, query).contains("LeftOuterHashJoin"));
+    let expected = ["1 | 4990 | 12502445", "2 | 0 | 0", "3 | 4990 | 12502445"];
     assert_eq!(rows(&mut conn, query).unwrap(), expected);
 }

@@ -26,6 +26,17 @@
 //! or NaN in their key, or no group, produce nothing. The input streams: only the table is
 //! held.
 //!
+//! LEFT OUTER
+//! ==========
+//! For an OPTIONAL MATCH (`optional`, see `plan::join` LEFT OUTER) each partner of an input
+//! row is first written into a one-row scratch batch (the input row with its build values)
+//! and kept only if the `residual` is true there (false and null drop it, another value is a
+//! type error, as in a Filter). An input row that keeps none — no group, a null or NaN in
+//! its key, an empty build side — is emitted once with the `nulls` slots null, exactly as
+//! the `Optional` operator does (`ops::push_null_extended`). Output order is input order,
+//! then build order within an input row. PROFILE counts the rows emitted, null-extended ones
+//! included.
+//!
 //! ERRORS
 //! ======
 //! A key expression can fail (`a.k + 1` on a boolean). The nested plan evaluates the lowest
@@ -35,7 +46,8 @@
 //! fails both. Beyond that the two evaluate expressions on different rows — the join all its
 //! keys on every row, the filters above it only on joined pairs — so an expression that fails
 //! on some rows may fail one plan and not the other: the latitude predicate pushdown takes
-//! too (`plan::pushdown`).
+//! too (`plan::pushdown`). A left outer join's residual is evaluated on the pairs with equal
+//! keys only; the nested plan evaluates the WHERE on every pair its filters reach.
 //!
 //! MEMORY
 //! ======
@@ -54,11 +66,12 @@
 //! [`MAX_MATERIALIZED_ROWS`]: super::MAX_MATERIALIZED_ROWS
 //! [`ExecState::may_write`]: super::ExecState::may_write
 
-use super::ops::{FanOut, RowFn};
+use super::ops::{FanOut, RowFn, passes, push_null_extended};
 use super::{Batch, ExecContext, Operator, check_materialized};
 use crate::bind::BExpr;
 use crate::error::Result;
 use crate::eval::{Env, eval};
+use crate::plan::OuterJoin;
 use crate::value::{GroupKey, Value, can_be_equal};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -84,6 +97,8 @@ pub(super) struct HashJoin {
     rerun: bool,
     /// The current input row's matches that did not fit in the last batch.
     rest: Option<FanOut<Vec<Value>>>,
+    /// A left outer join's residual and null slots (see LEFT OUTER).
+    optional: Option<OuterJoin>,
 }
 
 impl HashJoin {
@@ -91,8 +106,13 @@ impl HashJoin {
         build: Box<dyn Operator>,
         keys: &[(BExpr, BExpr)],
         build_slots: Vec<usize>,
+        optional: Option<OuterJoin>,
     ) -> Self {
         debug_assert!(!keys.is_empty(), "a hash join has a key");
+        debug_assert!(
+            (optional.as_ref()).is_none_or(|o| build_slots.iter().all(|s| o.nulls.contains(s))),
+            "a left outer join nulls every slot its build side fills"
+        );
         let (input_keys, build_keys) = keys.iter().cloned().unzip();
         HashJoin {
             build,
@@ -102,6 +122,7 @@ impl HashJoin {
             table: None,
             rerun: false,
             rest: None,
+            optional,
         }
     }
 
@@ -124,6 +145,31 @@ impl HashJoin {
         }
         let key = key_of(&self.input_keys, input, row, ctx)?;
         Ok(key.and_then(|key| table.groups.get(&key).cloned()))
+    }
+
+    /// The build rows input row `row` is joined to, if any: those of its key's group, and
+    /// under a left outer join only those whose joined row passes the residual.
+    fn partners(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        ctx: &mut ExecContext,
+    ) -> Result<Option<Arc<Vec<Vec<Value>>>>> {
+        let group = self.matches(input, row, ctx)?;
+        let residual = self.optional.as_ref().and_then(|o| o.residual.as_ref());
+        let (Some(group), Some(residual)) = (group.as_deref(), residual) else {
+            return Ok(group);
+        };
+        let mut joined = Batch::new(input.width());
+        joined.push_from(input, row);
+        let mut kept = Vec::new();
+        for values in group {
+            fill(&self.build_slots, &mut joined, values);
+            if passes(residual, &joined, 0, ctx)? {
+                kept.push(values.clone());
+            }
+        }
+        Ok((!kept.is_empty()).then(|| Arc::new(kept)))
     }
 
     /// Runs the build side from its start into a table (see BUILD).
@@ -164,6 +210,13 @@ fn key_of(
     Ok(values.iter().all(can_be_equal).then_some(GroupKey(values)))
 }
 
+/// Sets `slots` of `out`'s last row to a build row's `values`.
+fn fill(slots: &[usize], out: &mut Batch, values: &[Value]) {
+    for (slot, value) in slots.iter().zip(values) {
+        out.set_last(*slot, value.clone());
+    }
+}
+
 impl RowFn for HashJoin {
     fn apply(
         &mut self,
@@ -174,17 +227,18 @@ impl RowFn for HashJoin {
     ) -> Result<()> {
         let fan = match self.rest.take() {
             Some(rest) => rest,
-            None => match self.matches(input, row, ctx)? {
+            None => match self.partners(input, row, ctx)? {
                 Some(group) => FanOut::new(group),
-                None => return Ok(()),
+                None => {
+                    if let Some(outer) = &self.optional {
+                        push_null_extended(input, row, out, &outer.nulls);
+                    }
+                    return Ok(());
+                }
             },
         };
         let slots = &self.build_slots;
-        self.rest = fan.emit(input, row, out, |out, values| {
-            for (slot, value) in slots.iter().zip(values) {
-                out.set_last(*slot, value.clone());
-            }
-        });
+        self.rest = fan.emit(input, row, out, |out, values| fill(slots, out, values));
         Ok(())
     }
 

@@ -171,11 +171,13 @@ pub(super) fn build_operator(
             build,
             keys,
             build_slots,
+            optional,
             ..
         } => {
             let input = child(input);
             let build = child(build);
-            FlatMap::boxed(input, HashJoin::new(build, keys, build_slots.clone()))
+            let join = HashJoin::new(build, keys, build_slots.clone(), optional.clone());
+            FlatMap::boxed(input, join)
         }
         LogicalPlan::Union { branches } => Box::new(Union {
             branches: branches.iter().map(&mut child).collect(),
@@ -1060,19 +1062,28 @@ impl RowFn for Filter {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
-        let mut env = Env::new(input, row);
-        let value = eval(&self.predicate, &mut env, ctx)?;
-        match value {
-            Value::Bool(true) => out.push_from(input, row),
-            Value::Bool(false) | Value::Null => {}
-            other => {
-                return Err(QueryError::type_error(format!(
-                    "a predicate must be a boolean, not {}",
-                    other.type_name()
-                )));
-            }
+        if passes(&self.predicate, input, row, ctx)? {
+            out.push_from(input, row);
         }
         Ok(())
+    }
+}
+
+/// Whether `predicate` is true on `batch`'s row `row` (false and null are not; any other
+/// value is a type error).
+pub(super) fn passes(
+    predicate: &BExpr,
+    batch: &Batch,
+    row: usize,
+    ctx: &mut ExecContext,
+) -> Result<bool> {
+    match eval(predicate, &mut Env::new(batch, row), ctx)? {
+        Value::Bool(value) => Ok(value),
+        Value::Null => Ok(false),
+        other => Err(QueryError::type_error(format!(
+            "a predicate must be a boolean, not {}",
+            other.type_name()
+        ))),
     }
 }
 
@@ -1459,10 +1470,7 @@ impl RowFn for RunInner {
                 if let InnerMode::Optional(nulls) = &self.mode
                     && !any
                 {
-                    out.push_from(input, row);
-                    for slot in nulls {
-                        out.set_last(*slot, Value::Null);
-                    }
+                    push_null_extended(input, row, out, nulls);
                 }
             }
         }
@@ -1471,6 +1479,15 @@ impl RowFn for RunInner {
 
     fn reset(&mut self) {
         self.inner.reset();
+    }
+}
+
+/// Appends `input`'s row `row` with `nulls` set to null: an OPTIONAL MATCH's row for an input
+/// row that matched nothing.
+pub(super) fn push_null_extended(input: &Batch, row: usize, out: &mut Batch, nulls: &[usize]) {
+    out.push_from(input, row);
+    for slot in nulls {
+        out.set_last(*slot, Value::Null);
     }
 }
 

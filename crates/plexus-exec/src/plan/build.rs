@@ -6,7 +6,8 @@
 //! ```text
 //!   MATCH p          → pattern operators (NodeScan / Expand / VarExpand / Filter /
 //!                      HashJoin { build: a part's operators over Argument })
-//!   OPTIONAL MATCH p → Optional { inner: pattern operators over Argument }
+//!   OPTIONAL MATCH p → Optional { inner: pattern operators over Argument }, or
+//!                      HashJoin { optional, build: its one part over Argument }
 //!   UNWIND e AS x    → Unwind
 //!   WITH / RETURN    → [Aggregate] Project [Distinct] [Sort] [Skip] [Limit] [Filter]
 //!   CREATE           → Create            SET / REMOVE → Set
@@ -45,6 +46,8 @@
 //! it: it is then planned once, on its own, as the build side of a `HashJoin` (`join`), the
 //! property-map equalities moved into a filter above the join. To judge that, the planner
 //! carries an estimate of the rows of the plan so far from clause to clause (`plan_single`).
+//! An OPTIONAL MATCH of one such part becomes a left outer `HashJoin` the same way
+//! (`plan_optional_match`, `join` LEFT OUTER); any other runs as an inner plan per row.
 //!
 //! Not done yet (the optimizer's job, later): join ordering across disconnected parts and
 //! across clauses (parts are planned in pattern order).
@@ -54,12 +57,12 @@ use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape, Start};
 use crate::plan::join;
 use crate::plan::pushdown::{
-    best_rel_seek, best_seek, choose_seeks, key_seek, key_seeks, push_filter, slots_of,
+    best_rel_seek, best_seek, calls_rand, choose_seeks, key_seek, key_seeks, push_filter, slots_of,
     split_conjuncts,
 };
 use crate::plan::{
-    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, KeySeek, LogicalPlan, QueryPlan,
-    RelSeekSpec, SeekPredicate, SetOp, SortKey, TopCount, VarLengthSpec,
+    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, KeySeek, LogicalPlan, OuterJoin,
+    QueryPlan, RelSeekSpec, SeekPredicate, SetOp, SortKey, TopCount, VarLengthSpec,
 };
 use crate::value::Value;
 use plexus_cypher::ast::{
@@ -688,6 +691,11 @@ fn split_map_keys<'p>(
     Some((alone, keys))
 }
 
+/// The slots of the variables in `scope`.
+fn bound_slots(scope: &Scope) -> HashSet<usize> {
+    scope.vars().iter().map(|(_, s)| *s).collect()
+}
+
 /// The slots of a part's variables (nodes, relationships, path), sorted, each once.
 fn part_slots(slots: &PartSlots) -> Vec<usize> {
     let elements = slots.nodes.iter().chain(&slots.rels).map(|(s, _)| *s);
@@ -956,8 +964,7 @@ impl Binder<'_> {
         Ok((plan, columns, scope))
     }
 
-    /// A MATCH on `plan` (estimated at `rows`), and the estimated rows after it. An OPTIONAL
-    /// MATCH keeps at least every input row; its inner plan runs on one argument row.
+    /// A MATCH on `plan` (estimated at `rows`), and the estimated rows after it.
     fn plan_match(
         &mut self,
         plan: LogicalPlan,
@@ -966,27 +973,65 @@ impl Binder<'_> {
         m: &ast::Match,
     ) -> Result<(LogicalPlan, Option<f64>)> {
         if m.optional {
-            let before: HashSet<usize> = scope.vars().iter().map(|(_, s)| *s).collect();
-            let first_new = self.slot_types.len();
-            let mut inner_scope = scope.clone();
-            let (inner, _) = self.plan_pattern(
-                (LogicalPlan::Argument, Some(1.0)),
-                &mut inner_scope,
-                &m.pattern.parts,
-                m.predicate.as_ref(),
-            )?;
-            let nulls: Vec<usize> = (first_new..self.slot_types.len())
-                .filter(|s| !before.contains(s))
-                .collect();
-            *scope = inner_scope;
-            let optional = LogicalPlan::Optional {
-                input: Box::new(plan),
-                inner: Box::new(inner),
-                nulls,
-            };
-            return Ok((optional, rows));
+            return self.plan_optional_match(plan, rows, scope, m);
         }
         self.plan_pattern((plan, rows), scope, &m.pattern.parts, m.predicate.as_ref())
+    }
+
+    /// An OPTIONAL MATCH on `plan`: a left outer hash join when its single part can be joined
+    /// onto `plan`'s rows and the cost model prefers it (see `join`, LEFT OUTER), else an
+    /// inner plan run on each row as its argument. It keeps at least every input row; the
+    /// estimate stays `rows`.
+    fn plan_optional_match(
+        &mut self,
+        plan: LogicalPlan,
+        rows: Option<f64>,
+        scope: &mut Scope,
+        m: &ast::Match,
+    ) -> Result<(LogicalPlan, Option<f64>)> {
+        let before = bound_slots(scope);
+        let first_new = self.slot_types.len();
+        let mut inner_scope = scope.clone();
+        let parts = &m.pattern.parts;
+        let (slots, predicate) =
+            self.bind_pattern(&mut inner_scope, parts, m.predicate.as_ref())?;
+        let contexts = self.part_contexts(parts, &slots, &inner_scope)?;
+        let join = rows.and_then(|probe_rows| {
+            self.optional_join_choice(&contexts, &before, predicate.as_ref(), probe_rows)
+        });
+        let plan = match join {
+            Some(join) => self.plan_outer_hash_join(plan, join, predicate, first_new)?,
+            None => {
+                let argument = (LogicalPlan::Argument, Some(1.0));
+                let (inner, _) = self.plan_parts(argument, before, contexts, predicate)?;
+                LogicalPlan::Optional {
+                    input: Box::new(plan),
+                    inner: Box::new(inner),
+                    nulls: (first_new..self.slot_types.len()).collect(),
+                }
+            }
+        };
+        *scope = inner_scope;
+        Ok((plan, rows))
+    }
+
+    /// The left outer hash join an OPTIONAL MATCH of the parts `contexts`, under the WHERE
+    /// `predicate`, should become on `probe_rows` rows binding `bound`: only for one part,
+    /// by the rules and cost of a MATCH's join ([`Self::join_choice`]).
+    fn optional_join_choice<'p>(
+        &self,
+        contexts: &[PartContext<'p>],
+        bound: &HashSet<usize>,
+        predicate: Option<&BExpr>,
+        probe_rows: f64,
+    ) -> Option<JoinChoice<'p>> {
+        let [ctx] = contexts else {
+            return None;
+        };
+        let conjuncts = predicate.map(conjuncts).unwrap_or_default();
+        let nested = self.part_order(ctx, bound, &conjuncts);
+        let nested = nested.estimate.as_ref()?;
+        self.join_choice(ctx, bound, &[], &conjuncts, probe_rows, nested)
     }
 
     /// Declares the variables of a pattern (type checks and reuse rules) and returns the slot
@@ -1172,12 +1217,25 @@ impl Binder<'_> {
     /// estimated rows.
     pub(crate) fn plan_pattern(
         &mut self,
-        (mut plan, mut rows): (LogicalPlan, Option<f64>),
+        input: (LogicalPlan, Option<f64>),
         scope: &mut Scope,
         parts: &[ast::PatternPart],
         predicate: Option<&Expr>,
     ) -> Result<(LogicalPlan, Option<f64>)> {
-        let before: HashSet<usize> = scope.vars().iter().map(|(_, s)| *s).collect();
+        let before = bound_slots(scope);
+        let (slots, predicate) = self.bind_pattern(scope, parts, predicate)?;
+        let contexts = self.part_contexts(parts, &slots, scope)?;
+        self.plan_parts(input, before, contexts, predicate)
+    }
+
+    /// Declares a pattern's variables in `scope` and binds its WHERE there: the slots of each
+    /// part, and the predicate.
+    fn bind_pattern(
+        &mut self,
+        scope: &mut Scope,
+        parts: &[ast::PatternPart],
+        predicate: Option<&Expr>,
+    ) -> Result<(Vec<PartSlots>, Option<BExpr>)> {
         let slots = self.declare_pattern(scope, parts, PatternUse::Match)?;
         let predicate = match predicate {
             Some(p) => {
@@ -1187,16 +1245,38 @@ impl Binder<'_> {
             }
             None => None,
         };
+        Ok((slots, predicate))
+    }
+
+    /// The [`PartContext`] of each part, in pattern order.
+    fn part_contexts<'p>(
+        &mut self,
+        parts: &'p [ast::PatternPart],
+        slots: &'p [PartSlots],
+        scope: &Scope,
+    ) -> Result<Vec<PartContext<'p>>> {
+        (parts.iter().zip(slots))
+            .map(|(part, slots)| self.part_context(part, slots, scope))
+            .collect()
+    }
+
+    /// The parts `contexts` planned one after the other on `plan` (estimated at `rows`), whose
+    /// rows bind `bound`, each nested or hash-joined, under the WHERE `predicate`.
+    fn plan_parts(
+        &mut self,
+        (mut plan, mut rows): (LogicalPlan, Option<f64>),
+        mut bound: HashSet<usize>,
+        contexts: Vec<PartContext>,
+        predicate: Option<BExpr>,
+    ) -> Result<(LogicalPlan, Option<f64>)> {
         let conjuncts = predicate.as_ref().map(conjuncts).unwrap_or_default();
-        let mut bound: HashSet<usize> = before;
         let mut expanded: Vec<usize> = Vec::new();
-        for (part, slots) in parts.iter().zip(&slots) {
-            let ctx = self.part_context(part, slots, scope)?;
-            let nested = self.part_order(&ctx, &bound, &conjuncts);
+        for ctx in &contexts {
+            let nested = self.part_order(ctx, &bound, &conjuncts);
             let join = rows
                 .zip(nested.estimate.as_ref())
                 .and_then(|(probe_rows, nested)| {
-                    self.join_choice(&ctx, &bound, &expanded, &conjuncts, probe_rows, nested)
+                    self.join_choice(ctx, &bound, &expanded, &conjuncts, probe_rows, nested)
                 });
             if let Some(join) = join {
                 let build_rows = join.build_rows();
@@ -1204,7 +1284,7 @@ impl Binder<'_> {
                 plan = self.plan_hash_join(plan, join, &mut bound, &mut expanded)?;
             } else {
                 rows = rows.zip(nested.estimate.as_ref()).map(|(r, e)| r * e.rows);
-                plan = self.plan_part_in_order(plan, &ctx, nested, &mut bound, &mut expanded)?;
+                plan = self.plan_part_in_order(plan, ctx, nested, &mut bound, &mut expanded)?;
             }
         }
         let mut plan = match predicate {
@@ -1266,6 +1346,63 @@ impl Binder<'_> {
         bound: &mut HashSet<usize>,
         expanded: &mut Vec<usize>,
     ) -> Result<LogicalPlan> {
+        bound.extend(part_slots(join.alone.slots));
+        let (joined, map_equalities) = self.hash_join(plan, join, expanded)?;
+        Ok(filter(joined, map_equalities))
+    }
+
+    /// The part of `join` planned on its own as the build side of a left outer hash join on
+    /// `plan` (an OPTIONAL MATCH, see `join`, LEFT OUTER): the conjuncts of `predicate` that
+    /// read only the part (and call no `rand()`) filter the build side; the rest, and the
+    /// equalities its property maps gave as keys, are the residual each partner must pass.
+    /// The slots from `first_new` on are the OPTIONAL MATCH's, nulled without a partner.
+    fn plan_outer_hash_join(
+        &mut self,
+        plan: LogicalPlan,
+        join: JoinChoice,
+        predicate: Option<BExpr>,
+        first_new: usize,
+    ) -> Result<LogicalPlan> {
+        let (mut joined, mut residual) = self.hash_join(plan, join, &mut Vec::new())?;
+        let LogicalPlan::HashJoin {
+            build,
+            build_slots,
+            optional,
+            ..
+        } = &mut joined
+        else {
+            unreachable!("hash_join plans a HashJoin");
+        };
+        let mut own = None;
+        for (conjunct, slots) in predicate.as_ref().map(conjuncts).unwrap_or_default() {
+            let reads_part = slots.is_some_and(|s| s.iter().all(|s| build_slots.contains(s)));
+            if reads_part && !calls_rand(&conjunct) {
+                own = chain_and(own, conjunct);
+            } else {
+                residual = chain_and(residual, conjunct);
+            }
+        }
+        if let Some(own) = own {
+            let side = std::mem::replace(&mut **build, LogicalPlan::Argument);
+            **build = push_filter(side, own);
+        }
+        if let Some(stats) = self.stats {
+            choose_seeks(build, stats);
+        }
+        let nulls = (first_new..self.slot_types.len()).collect();
+        *optional = Some(OuterJoin { residual, nulls });
+        Ok(joined)
+    }
+
+    /// The `HashJoin` of `join`'s part, planned on its own as the build side, onto `plan`;
+    /// and the equalities its property maps gave as keys (they read both sides, so the join
+    /// cannot leave them to either).
+    fn hash_join(
+        &mut self,
+        plan: LogicalPlan,
+        join: JoinChoice,
+        expanded: &mut Vec<usize>,
+    ) -> Result<(LogicalPlan, Option<BExpr>)> {
         let ctx = &join.alone;
         debug_assert!(expanded.is_empty() || ctx.slots.rels.is_empty());
         let mut build_bound = HashSet::new();
@@ -1282,7 +1419,6 @@ impl Binder<'_> {
             build_bound.iter().all(|s| build_slots.contains(s)),
             "the build side binds only its part's variables"
         );
-        bound.extend(build_slots.iter().copied());
         let map_equalities = join.keys[..join.map_keys]
             .iter()
             .fold(None, |acc, (input, build)| {
@@ -1296,8 +1432,9 @@ impl Binder<'_> {
             keys: join.keys,
             build_slots,
             est_rows,
+            optional: None,
         };
-        Ok(filter(joined, map_equalities))
+        Ok((joined, map_equalities))
     }
 
     /// A part's elements with their property maps bound (once, in pattern order).

@@ -114,10 +114,14 @@
 //! people and 50 cities, `MATCH (p:Person), (c:City) WHERE p.cityName = c.name` (no index on
 //! `name`): nested = 1,000 × (50 + 5) = 55,000 (the equality guessed to keep a tenth of the
 //! cities), hashed = 50 + 50 + 1,000 = 1,100. A single input row never pays (the part alone
-//! costs at least what it costs nested, and the probe comes on top), so OPTIONAL MATCH,
-//! EXISTS and other inner plans, which run once per argument row, join only parts within
-//! themselves. The join's output is guessed as the larger side's rows (a key–foreign-key
-//! join).
+//! costs at least what it costs nested, and the probe comes on top), so EXISTS and other
+//! inner plans, which run once per argument row, join only parts within themselves. An
+//! OPTIONAL MATCH of one part is judged by the same formula at the outer level, with the
+//! estimated rows before it as `probe_rows` (`MATCH (p:Person) OPTIONAL MATCH (c:City) WHERE
+//! c.name = p.cityName`: the 1,100 above against 55,000): when it pays, the part becomes the
+//! build side of a left outer hash join instead of an inner plan run per row (see `join`,
+//! LEFT OUTER). The join's output is guessed as the larger side's rows (a key–foreign-key
+//! join); a left outer join's as its input's, as the nested OPTIONAL MATCH's is.
 //!
 //! `probe_rows` is the product of the earlier parts' estimates (`Estimate::rows`, per row of
 //! the MATCH's input, a joined part counting as above) times the estimated rows of the

@@ -8,11 +8,13 @@
 //! input row of their pattern part (see `cost`): the numbers the start of the part was chosen
 //! by, next to PROFILE's actual `rows=`. A `HashJoin`'s children are its input (the probe
 //! side) and then its build side; its `est_rows` is the build side's estimated rows, the size
-//! of its hash table.
+//! of its hash table. An OPTIONAL MATCH's join prints as `LeftOuterHashJoin`, with the
+//! predicate its partners must pass (`residual`) and the slots nulled on an input row
+//! without one (`nulls`).
 
 use super::{
-    CreatePattern, ExpandSpec, KeySeek, LogicalPlan, RangeBound, RelSeekSpec, SeekPredicate, SetOp,
-    TopCount,
+    CreatePattern, ExpandSpec, KeySeek, LogicalPlan, OuterJoin, RangeBound, RelSeekSpec,
+    SeekPredicate, SetOp, TopCount,
 };
 use crate::bind::{ArithOp, BExpr, PathElement, StringOp};
 use plexus_types::Direction;
@@ -160,12 +162,21 @@ impl LogicalPlan {
                     "Apply".into()
                 }
             }
-            LogicalPlan::HashJoin { keys, est_rows, .. } => {
+            LogicalPlan::HashJoin {
+                keys,
+                est_rows,
+                optional,
+                ..
+            } => {
                 let keys: Vec<String> = keys
                     .iter()
                     .map(|(probe, build)| format!("{} = {}", expr_text(probe), expr_text(build)))
                     .collect();
-                format!("HashJoin {}", keys.join(" AND ")) + &estimate_text(Some(*est_rows))
+                let (name, outer) = match optional {
+                    None => ("HashJoin", String::new()),
+                    Some(outer) => ("LeftOuterHashJoin", outer_text(outer)),
+                };
+                format!("{name} {}{outer}", keys.join(" AND ")) + &estimate_text(Some(*est_rows))
             }
             LogicalPlan::Union { .. } => "Union".into(),
             LogicalPlan::Create { pattern, .. } => format!("Create {}", pattern_slots(pattern)),
@@ -480,6 +491,18 @@ pub fn expr_text(e: &BExpr) -> String {
                 .join(", ")
         ),
     }
+}
+
+/// ` (residual …) (nulls …)` of a left outer hash join.
+fn outer_text(outer: &OuterJoin) -> String {
+    let residual = outer.residual.as_ref().map(|residual| {
+        let mut conjuncts = Vec::new();
+        super::pushdown::split_conjuncts(residual.clone(), &mut conjuncts);
+        let texts: Vec<String> = conjuncts.iter().map(expr_text).collect();
+        format!(" (residual {})", texts.join(" AND "))
+    });
+    let nulls = format!(" (nulls {})", slots(&outer.nulls));
+    residual.unwrap_or_default() + &nulls
 }
 
 fn slots(s: &[usize]) -> String {

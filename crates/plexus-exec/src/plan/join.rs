@@ -80,13 +80,52 @@
 //! (where an equality with a constant can become its seek), those on the input alone below
 //! the join, the rest above it.
 //!
+//! LEFT OUTER
+//! ==========
+//! An OPTIONAL MATCH is an inner plan run on each input row as its argument, where hashing
+//! never pays. But when it has exactly one part, and that part could be joined onto the
+//! input rows by the rules above (no shared variable, keys from the WHERE or property maps,
+//! the cost model's verdict with the input's estimated rows), it is planned at the outer
+//! level as a `HashJoin` with `optional` set — EXPLAIN's `LeftOuterHashJoin`:
+//!
+//! ```text
+//!   MATCH (p:Person) OPTIONAL MATCH (c:City) WHERE c.name = p.cityName AND p.age > 30
+//!
+//!   nested                                   left outer hash join
+//!   Optional (nulls s1)                      LeftOuterHashJoin s0.cityName = s1.name
+//!   └ NodeByLabelScan s0:Person                (residual s1.name = s0.cityName AND
+//!     └ Argument                                s0.age > 30) (nulls s1)
+//!   └ Filter s1.name = s0.cityName           └ NodeByLabelScan s0:Person   (input: probes)
+//!     └ NodeByLabelScan s1:City                └ Argument
+//!       └ Filter s0.age > 30                 └ NodeByLabelScan s1:City     (build side)
+//!         └ Argument                           └ Argument
+//! ```
+//!
+//! The whole WHERE belongs to the match: a row that fails it is no match, and an input row
+//! without any match is kept once, its OPTIONAL MATCH variables null. So nothing of it may go
+//! above the join, where it would drop rows. Its conjuncts reading only the part (and not
+//! calling `rand()`) filter the build side, as in a MATCH join; every other one — the key
+//! equalities, those reading the input alone or both sides — and the property-map keys
+//! become the join's `residual`, checked on each (input row, partner) pair the table
+//! finds. An input row keeps the partners that pass it, in build order, or else becomes one
+//! null-extended row: also when its key holds null or NaN, or the build side is empty. Key
+//! equivalence is exact as above, so the partners are those the nested plan finds, and the
+//! rows come in the same order when the build side starts where the nested part does: input
+//! order, then the part's own order (the nested part may start elsewhere, with the input's
+//! variables bound — a seek —, and then order differently; Cypher leaves it unspecified).
+//!
+//! The plan binds the part's variables for later clauses like the `Optional` does, and a
+//! later clause's conjunct reading them stays above the join (`pushdown`): it must see the
+//! null-extended rows. An OPTIONAL MATCH with several parts, or one part sharing a variable
+//! with the rows before it, keeps the `Optional` plan (its own parts may still join each
+//! other inside it). Inside a subquery the rule is the same, on the subquery's rows: the
+//! build side reads nothing of the argument row either, so `exec::join` RUNS holds.
+//!
 //! NOT DONE
 //! ========
-//! OPTIONAL MATCH against its input rows (a left outer hash join: the inner plan of an
-//! OPTIONAL MATCH runs on one argument row, where hashing never pays; its own parts still
-//! join each other), relationship uniqueness across the sides, joins on anything but
-//! equality, join ordering (parts are joined in pattern order, the new part always the build
-//! side).
+//! OPTIONAL MATCH of several parts against its input rows (the whole match as the build
+//! side), relationship uniqueness across the sides, joins on anything but equality, join
+//! ordering (parts are joined in pattern order, the new part always the build side).
 
 use super::pushdown::{calls_rand, slots_of};
 use crate::bind::BExpr;

@@ -57,6 +57,10 @@
 //!       └ NodeScan s1:City
 //!         └ Argument
 //! ```
+//!
+//! An OPTIONAL MATCH is an `Optional` whose inner plan runs on each input row, or, when it is
+//! one such part, a `HashJoin` with `optional` set (a left outer join: EXPLAIN's
+//! `LeftOuterHashJoin`, see `join`, LEFT OUTER).
 
 mod build;
 mod cost;
@@ -76,6 +80,17 @@ use crate::bind::BExpr;
 use plexus_cypher::ast::ShortestPath;
 use plexus_types::Direction;
 use std::sync::Arc;
+
+/// What makes a `HashJoin` a left outer join (OPTIONAL MATCH).
+#[derive(Debug, Clone)]
+pub struct OuterJoin {
+    /// The OPTIONAL MATCH's WHERE (and property-map keys) except what moved into the build
+    /// side, evaluated on each joined row: a partner counts only where it is true.
+    pub residual: Option<BExpr>,
+    /// The slots set to null on an input row without a partner: the OPTIONAL MATCH's new
+    /// variables.
+    pub nulls: Vec<usize>,
+}
 
 /// A node to create: fill `slot` unless it is already bound.
 #[derive(Debug, Clone)]
@@ -393,6 +408,9 @@ pub enum LogicalPlan {
         build_slots: Vec<usize>,
         /// The cost model's estimate of `build`'s rows: the rows the hash table holds.
         est_rows: f64,
+        /// A left outer join (an OPTIONAL MATCH, see `join`, LEFT OUTER): only partners that
+        /// pass its residual count, and an input row with none is kept once, null-extended.
+        optional: Option<OuterJoin>,
     },
     /// The rows of every branch, in order.
     Union { branches: Vec<LogicalPlan> },

@@ -94,7 +94,10 @@
 //! - At a `HashJoin` (see `join`) a conjunct reading none of the build side's variables walks
 //!   on down the input; one reading only build-side variables moves into the build side (so
 //!   `b.name = 'x'` filters the hash table's rows, and may become the build scan's seek); one
-//!   reading both — the join's own equalities among them — stays above the join.
+//!   reading both — the join's own equalities among them — stays above the join. Under a
+//!   left outer join (OPTIONAL MATCH) a later clause's conjunct on the build side stays above
+//!   it too: it must see the null-extended rows, and in the build side it would turn a
+//!   failing partner into a null-extended row instead of dropping the row.
 //! - Moving a pure predicate below operators that only drop or multiply rows does not change
 //!   which rows survive; Plexus's predicates have no side effects. A conjunct may now be
 //!   evaluated on rows a later operator would have dropped, so an expression that fails on
@@ -159,10 +162,14 @@ fn descent(plan: &LogicalPlan, slots: &[usize]) -> Descent {
                 Descent::Input
             }
         }
-        LogicalPlan::HashJoin { build_slots, .. } => {
+        LogicalPlan::HashJoin {
+            build_slots,
+            optional,
+            ..
+        } => {
             if !slots.iter().any(|s| build_slots.contains(s)) {
                 Descent::Input
-            } else if slots.iter().all(|s| build_slots.contains(s)) {
+            } else if optional.is_none() && slots.iter().all(|s| build_slots.contains(s)) {
                 Descent::Build
             } else {
                 Descent::Here
