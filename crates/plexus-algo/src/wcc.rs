@@ -80,6 +80,10 @@ fn find(parent: &[AtomicU32], mut x: u32) -> u32 {
     }
 }
 
+/// Inlined into the scan callbacks that call it per edge: left to the optimiser, a larger
+/// caller (the segment scan with its scratch pool) kept it out of line, and the call per edge
+/// cost the live WCC 5–15 ms at scale 20 (`docs/benchmarks.md`, packed runs).
+#[inline(always)]
 pub(crate) fn union(parent: &[AtomicU32], u: u32, v: u32) {
     let (mut a, mut b) = (u, v);
     loop {
