@@ -602,7 +602,8 @@ impl Scratch {
         }
         let result = f(&mut pool[..n]);
         pool.truncate(MAX_POOLED_SCRATCHES);
-        for scratch in &mut pool {
+        // Only the scratches `f` used can have grown.
+        for scratch in pool.iter_mut().take(n) {
             if scratch.nbr.capacity() > MAX_POOLED_SCRATCH_ENTRIES {
                 *scratch = Scratch::default();
             }

@@ -920,8 +920,10 @@ impl Storage {
         filter: impl Fn(&EdgeTableDef) -> bool,
         f: &mut dyn FnMut(EdgeId, VertexId),
     ) {
-        let (catalog, edge_tables) = (self.catalog(), self.edge_tables());
-        neighbors_in((&catalog, &edge_tables), v, dir, ts, filter, f);
+        // The table list is read under its latch, not cloned per call; `f` must not create
+        // edge tables (it would wait for the latch).
+        let catalog = self.catalog();
+        neighbors_in((&catalog, &self.edge_tables.read()), v, dir, ts, filter, f);
     }
 
     /// Calls `f` with every vertex carrying `label` at `ts`.
