@@ -86,7 +86,7 @@ struct Table {
     any_rows: bool,
 }
 
-/// The probing half, driven by `FlatMap` over the input; owns the build side.
+/// The probing half, a pipeline stage over the input; owns the build side.
 pub(super) struct HashJoin {
     build: Box<dyn Operator>,
     input_keys: Vec<BExpr>,

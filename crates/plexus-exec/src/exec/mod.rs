@@ -1,4 +1,4 @@
-//! Physical execution: operators that pull batches of columns from their inputs.
+//! Physical execution: push-based pipelines of streaming stages between pipeline breakers.
 //!
 //! BATCHES
 //! =======
@@ -6,16 +6,25 @@
 //! [`BATCH_ROWS`] rows. An operator that binds a variable writes its column; the others are
 //! passed through (a `Project` moves whole columns into place without touching rows).
 //!
-//! THE OPERATOR TRAIT
-//! ==================
+//! PIPELINES AND OPERATORS
+//! =======================
+//! The plan is cut at its pipeline breakers. The streaming operators between two breakers
+//! (scans and seeks, expands, Filter, Project, Unwind, Distinct, Skip, Limit, a hash join's
+//! probe, Apply / Optional, procedure calls) are *stages* of one `pipeline::Pipeline`: one
+//! driver loop pulls a batch from the pipeline's source and pushes it through every stage,
+//! depth first, bounded, stopping early when a LIMIT is reached (see `pipeline`). Breakers
+//! and leaves are *operators*:
+//!
 //! ```text
 //!   trait Operator { fn next(&mut self, ctx) -> Result<Option<Batch>>; fn reset(&mut self); }
 //! ```
-//! Execution is pull-based ("Volcano over batches"): the root asks its input for the next
-//! batch until it gets `None`. Pipeline breakers (Sort, Aggregate, Distinct's hash set,
-//! every writing operator, a HashJoin's build side) consume their whole input before
-//! producing. `reset` rewinds an operator tree so that an `Apply`-style parent can run it
-//! again for its next argument row.
+//!
+//! A pipeline is itself an operator, so the breaker above it, the parallel exchange or the
+//! result cursor pulls its output batch by batch (results stream to the client), and a
+//! breaker's output is pulled as the source of the next pipeline. Pipeline breakers (Sort,
+//! Aggregate, every writing operator, a HashJoin's build side) consume their whole input
+//! before producing. `reset` rewinds an operator tree so that an `Apply`-style parent can run
+//! it again for its next argument row.
 //!
 //! ARGUMENTS
 //! =========
@@ -47,13 +56,14 @@
 //! NOT YET
 //! =======
 //! Parallel hash-join builds, seeks, inner plans and breakers above anything but a scan
-//! pipeline, typed column vectors (columns hold `Value`s) and push-based pipelines are later
-//! steps; the trait and the batch format are what they will plug into.
+//! pipeline, and typed column vectors (columns hold `Value`s) are later steps; the stage
+//! trait and the batch format are what they will plug into.
 
 mod aggregate;
 mod join;
 mod ops;
 mod parallel;
+mod pipeline;
 mod sort;
 mod write;
 
@@ -65,6 +75,7 @@ pub use parallel::{
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::LogicalPlan;
 use crate::value::Value;
+use pipeline::Pipeline;
 use plexus_txn::Transaction;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -328,25 +339,48 @@ impl Operator for Profiled {
     }
 }
 
-/// Builds the operator tree of a plan. With `profile`, every operator is wrapped to record
-/// its rows and time under its pre-order number (operator times include their inputs').
+/// Builds the operator tree of a plan. With `profile`, every operator records its rows and
+/// time under its pre-order number (operator times include their inputs').
 pub fn build(plan: &LogicalPlan, profile: bool) -> Box<dyn Operator> {
     let mut counter = 0;
-    build_numbered(plan, profile, &mut counter)
+    build_numbered(plan, profile, &mut counter).into_operator()
 }
 
-pub(crate) fn build_numbered(
-    plan: &LogicalPlan,
-    profile: bool,
-    counter: &mut usize,
-) -> Box<dyn Operator> {
+/// What building a plan node gives: a pipeline that more stages may go on top of, or an
+/// operator of its own (a breaker, a leaf) — which a stage on top makes the source of a new
+/// pipeline.
+enum Built {
+    Operator(Box<dyn Operator>),
+    Pipeline(Pipeline),
+}
+
+impl Built {
+    fn into_operator(self) -> Box<dyn Operator> {
+        match self {
+            Built::Operator(op) => op,
+            Built::Pipeline(pipeline) => Box::new(pipeline),
+        }
+    }
+
+    /// `stage` on top of this, profiled under `profile_id`.
+    fn then(self, stage: Box<dyn pipeline::Stage>, profile_id: Option<usize>) -> Built {
+        let mut pipeline = match self {
+            Built::Pipeline(pipeline) => pipeline,
+            Built::Operator(source) => Pipeline::new(source),
+        };
+        pipeline.push(stage, profile_id);
+        Built::Pipeline(pipeline)
+    }
+}
+
+/// Builds `plan` numbered from `counter` in pre-order; with `profile`, an operator is wrapped
+/// to record its rows and time, a stage records them in its pipeline.
+fn build_numbered(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> Built {
     let id = *counter;
     *counter += 1;
-    let op = ops::build_operator(plan, profile, counter);
-    if profile {
-        Box::new(Profiled { id, inner: op })
-    } else {
-        op
+    match ops::build_operator(plan, profile, counter, profile.then_some(id)) {
+        Built::Operator(inner) if profile => Built::Operator(Box::new(Profiled { id, inner })),
+        built => built,
     }
 }
 

@@ -1,17 +1,20 @@
 //! Reading operators: scans, expands, filters, projections, aggregation, sorting, and the
 //! operators that run inner plans (Optional, Apply, Union).
 //!
-//! Most operators map each input row to zero or more output rows; they share the
-//! [`FlatMap`] driver and differ in their [`RowFn`]. The others work on whole batches
-//! (Project) or on their whole input (Aggregate, Sort: their buffers, shared with the
-//! parallel workers, are in `aggregate` and `sort`).
+//! The streaming operators are pipeline stages (see `pipeline`). Most map each input row to
+//! zero or more output rows; they share the [`RowStage`] driver and differ in their
+//! [`RowFn`]. Project and Limit work on whole batches. The breakers work on their whole
+//! input (Aggregate, Sort: their buffers, shared with the parallel workers, are in
+//! `aggregate` and `sort`).
 
 use super::aggregate::{Aggregation, Groups};
 use super::join::HashJoin;
+use super::pipeline::{Flow, Stage};
 use super::sort::{SortBuffer, SortSpec};
 use super::write;
 use super::{
-    BATCH_ROWS, Batch, ExecContext, Materialized, Operator, build_numbered, check_materialized,
+    BATCH_ROWS, Batch, Built, ExecContext, Materialized, Operator, build_numbered,
+    check_materialized,
 };
 use crate::bind::BExpr;
 use crate::error::{ErrorClass, QueryError, Result};
@@ -28,123 +31,30 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
 
+/// Builds the operator of `plan`, numbered `profile_id` for PROFILE (a stage carries it
+/// itself; the caller wraps an operator): a streaming operator goes on top of its input's
+/// pipeline (see `pipeline`), anything else is an operator of its own.
 pub(super) fn build_operator(
     plan: &LogicalPlan,
     profile: bool,
     counter: &mut usize,
-) -> Box<dyn Operator> {
+    profile_id: Option<usize>,
+) -> Built {
     let mut child = |p: &LogicalPlan| build_numbered(p, profile, counter);
-    match plan {
+    if let Some((input, stage)) = simple_stage(plan) {
+        return child(input).then(stage, profile_id);
+    }
+    let operator: Box<dyn Operator> = match plan {
         LogicalPlan::Argument => Box::new(Argument { done: false }),
-        LogicalPlan::NodeScan {
-            input,
-            slot,
-            label,
-            seek,
-            ..
-        } => FlatMap::boxed(
-            child(input),
-            NodeScan {
-                slot: *slot,
-                label: label.clone(),
-                seek: seek.clone(),
-                cache: None,
-                rest: None,
-            },
-        ),
-        LogicalPlan::RelationshipIndexSeek { input, spec, .. } => FlatMap::boxed(
-            child(input),
-            RelationshipIndexSeek {
-                spec: spec.clone(),
-                scanned: None,
-                rest: None,
-            },
-        ),
-        LogicalPlan::Expand { input, spec, .. } => {
-            FlatMap::boxed(child(input), Expand { spec: spec.clone() })
-        }
-        LogicalPlan::VarExpand {
-            input,
-            spec,
-            length,
-            ..
-        } => FlatMap::boxed(
-            child(input),
-            VarExpand {
-                spec: spec.clone(),
-                length: length.clone(),
-            },
-        ),
-        LogicalPlan::Filter { input, predicate } => FlatMap::boxed(
-            child(input),
-            Filter {
-                predicate: predicate.clone(),
-            },
-        ),
-        LogicalPlan::Project { input, items } => Box::new(Project {
-            input: child(input),
-            items: items.clone(),
-        }),
-        LogicalPlan::Aggregate {
-            input,
-            keys,
-            aggregates,
-        } => aggregate_operator(
-            child(input),
-            Aggregation {
-                keys: keys.clone(),
-                calls: aggregates.clone(),
-            },
-        ),
-        LogicalPlan::Distinct { input, slots } => {
-            FlatMap::boxed(child(input), Distinct::new(slots.clone()))
-        }
-        LogicalPlan::Sort { input, keys, top } => sort_operator(
-            child(input),
-            SortSpec {
-                keys: keys.clone(),
-                top: top.clone(),
-            },
-        ),
-        LogicalPlan::Skip { input, count } => FlatMap::boxed(
-            child(input),
-            Skip {
-                count: count.clone(),
-                remaining: None,
-            },
-        ),
-        LogicalPlan::Limit {
-            input,
-            count,
-            drain,
-        } => Box::new(Limit {
-            input: child(input),
-            count: count.clone(),
-            remaining: None,
-            drain: *drain,
-        }),
-        LogicalPlan::Unwind { input, expr, slot } => FlatMap::boxed(
-            child(input),
-            Unwind {
-                expr: expr.clone(),
-                slot: *slot,
-                rest: None,
-            },
-        ),
         LogicalPlan::Optional {
             input,
             inner,
             nulls,
         } => {
             let input = child(input);
-            let inner = child(inner);
-            FlatMap::boxed(
-                input,
-                RunInner {
-                    inner,
-                    mode: InnerMode::Optional(nulls.clone()),
-                },
-            )
+            let inner = child(inner).into_operator();
+            let mode = InnerMode::Optional(nulls.clone());
+            return input.then(RowStage::boxed(RunInner { inner, mode }), profile_id);
         }
         LogicalPlan::Apply {
             input,
@@ -153,18 +63,13 @@ pub(super) fn build_operator(
             unit,
         } => {
             let input = child(input);
-            let inner = child(inner);
-            FlatMap::boxed(
-                input,
-                RunInner {
-                    inner,
-                    mode: if *unit {
-                        InnerMode::Unit
-                    } else {
-                        InnerMode::Cross(returns.clone())
-                    },
-                },
-            )
+            let inner = child(inner).into_operator();
+            let mode = if *unit {
+                InnerMode::Unit
+            } else {
+                InnerMode::Cross(returns.clone())
+            };
+            return input.then(RowStage::boxed(RunInner { inner, mode }), profile_id);
         }
         LogicalPlan::HashJoin {
             input,
@@ -175,67 +80,160 @@ pub(super) fn build_operator(
             ..
         } => {
             let input = child(input);
-            let build = child(build);
+            let build = child(build).into_operator();
             let join = HashJoin::new(build, keys, build_slots.clone(), optional.clone());
-            FlatMap::boxed(input, join)
+            return input.then(RowStage::boxed(join), profile_id);
         }
-        LogicalPlan::Union { branches } => Box::new(Union {
-            branches: branches.iter().map(&mut child).collect(),
-            current: 0,
-        }),
-        LogicalPlan::ProcedureCall {
+        LogicalPlan::Aggregate {
             input,
-            procedure,
-            args,
-            yields,
-        } => FlatMap::boxed(
-            child(input),
-            ProcedureCall {
-                procedure: procedure.clone(),
-                args: args.clone(),
-                yields: yields.clone(),
+            keys,
+            aggregates,
+        } => aggregate_operator(
+            child(input).into_operator(),
+            Aggregation {
+                keys: keys.clone(),
+                calls: aggregates.clone(),
             },
         ),
+        LogicalPlan::Sort { input, keys, top } => sort_operator(
+            child(input).into_operator(),
+            SortSpec {
+                keys: keys.clone(),
+                top: top.clone(),
+            },
+        ),
+        LogicalPlan::Union { branches } => Box::new(Union {
+            branches: branches.iter().map(|b| child(b).into_operator()).collect(),
+            current: 0,
+        }),
         LogicalPlan::Discard { input } => Box::new(Discard {
-            input: child(input),
+            input: child(input).into_operator(),
         }),
         LogicalPlan::Parallel { .. } => super::parallel::build(plan, profile, counter),
         LogicalPlan::Results { input, .. } => Box::new(PassThrough {
-            input: child(input),
+            input: child(input).into_operator(),
         }),
         LogicalPlan::Create { .. }
         | LogicalPlan::Merge { .. }
         | LogicalPlan::Set { .. }
         | LogicalPlan::Delete { .. }
-        | LogicalPlan::Foreach { .. } => write::build_write(plan, &mut child),
-    }
+        | LogicalPlan::Foreach { .. } => {
+            write::build_write(plan, &mut |p: &LogicalPlan| child(p).into_operator())
+        }
+        LogicalPlan::NodeScan { .. }
+        | LogicalPlan::RelationshipIndexSeek { .. }
+        | LogicalPlan::Expand { .. }
+        | LogicalPlan::VarExpand { .. }
+        | LogicalPlan::Filter { .. }
+        | LogicalPlan::Project { .. }
+        | LogicalPlan::Distinct { .. }
+        | LogicalPlan::Skip { .. }
+        | LogicalPlan::Limit { .. }
+        | LogicalPlan::Unwind { .. }
+        | LogicalPlan::ProcedureCall { .. } => unreachable!("built by simple_stage"),
+    };
+    Built::Operator(operator)
 }
 
-/// One streaming stage of a parallel pipeline (see `plan::parallel`) over an operator built
-/// already: the same operator `build_operator` makes for it. `None` for any other operator.
-pub(super) fn build_stage(
-    plan: &LogicalPlan,
-    input: Box<dyn Operator>,
-) -> Option<Box<dyn Operator>> {
+/// The stage of a streaming operator whose only child is its input, and that input; `None`
+/// for any other operator. Also builds the stages of a parallel pipeline (see
+/// `plan::parallel`), so workers run the very stages the serial plan would.
+pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn Stage>)> {
     Some(match plan {
-        LogicalPlan::Expand { spec, .. } => FlatMap::boxed(input, Expand { spec: spec.clone() }),
-        LogicalPlan::VarExpand { spec, length, .. } => FlatMap::boxed(
+        LogicalPlan::NodeScan {
             input,
-            VarExpand {
+            slot,
+            label,
+            seek,
+            ..
+        } => (
+            &**input,
+            RowStage::boxed(NodeScan {
+                slot: *slot,
+                label: label.clone(),
+                seek: seek.clone(),
+                cache: None,
+                rest: None,
+            }),
+        ),
+        LogicalPlan::RelationshipIndexSeek { input, spec, .. } => (
+            &**input,
+            RowStage::boxed(RelationshipIndexSeek {
+                spec: spec.clone(),
+                scanned: None,
+                rest: None,
+            }),
+        ),
+        LogicalPlan::Expand { input, spec, .. } => {
+            (&**input, RowStage::boxed(Expand { spec: spec.clone() }))
+        }
+        LogicalPlan::VarExpand {
+            input,
+            spec,
+            length,
+            ..
+        } => (
+            &**input,
+            RowStage::boxed(VarExpand {
                 spec: spec.clone(),
                 length: length.clone(),
-            },
+            }),
         ),
-        LogicalPlan::Filter { predicate, .. } => FlatMap::boxed(
-            input,
-            Filter {
+        LogicalPlan::Filter { input, predicate } => (
+            &**input,
+            RowStage::boxed(Filter {
                 predicate: predicate.clone(),
-            },
+            }),
         ),
-        LogicalPlan::Project { items, .. } => Box::new(Project {
+        LogicalPlan::Project { input, items } => (
+            &**input,
+            Box::new(Project {
+                items: items.clone(),
+            }),
+        ),
+        LogicalPlan::Distinct { input, slots } => {
+            (&**input, RowStage::boxed(Distinct::new(slots.clone())))
+        }
+        LogicalPlan::Skip { input, count } => (
+            &**input,
+            RowStage::boxed(Skip {
+                count: count.clone(),
+                remaining: None,
+            }),
+        ),
+        LogicalPlan::Limit {
             input,
-            items: items.clone(),
-        }),
+            count,
+            drain,
+        } => (
+            &**input,
+            Box::new(Limit {
+                count: count.clone(),
+                remaining: 0,
+                drain: *drain,
+            }),
+        ),
+        LogicalPlan::Unwind { input, expr, slot } => (
+            &**input,
+            RowStage::boxed(Unwind {
+                expr: expr.clone(),
+                slot: *slot,
+                rest: None,
+            }),
+        ),
+        LogicalPlan::ProcedureCall {
+            input,
+            procedure,
+            args,
+            yields,
+        } => (
+            &**input,
+            RowStage::boxed(ProcedureCall {
+                procedure: procedure.clone(),
+                args: args.clone(),
+                yields: yields.clone(),
+            }),
+        ),
         _ => return None,
     })
 }
@@ -314,7 +312,7 @@ impl Operator for Union {
     }
 }
 
-/// Per-row logic of a [`FlatMap`] operator: append the output rows for input row `row`.
+/// Per-row logic of a [`RowStage`]: append the output rows for input row `row`.
 pub(super) trait RowFn: Send {
     fn apply(
         &mut self,
@@ -324,92 +322,53 @@ pub(super) trait RowFn: Send {
         ctx: &mut ExecContext,
     ) -> Result<()>;
     fn reset(&mut self) {}
-    /// True once no further input can produce output (LIMIT-like early exit).
-    fn exhausted(&self) -> bool {
-        false
-    }
     /// True if the last `apply` stopped at a full batch with output of its row still to come;
-    /// the driver then calls `apply` again with the same row.
+    /// the stage then calls `apply` again with the same row.
     fn pending(&self) -> bool {
         false
     }
 }
 
-/// Drives a [`RowFn`] over the input, cutting output into batches of at most [`BATCH_ROWS`]
-/// rows: a row function that can resume ([`RowFn::pending`]) stops at a full batch; the
-/// surplus of one that cannot waits in `overflow`.
-pub(super) struct FlatMap<R: RowFn> {
-    input: Box<dyn Operator>,
+/// A pipeline [`Stage`] driving a [`RowFn`] over each input batch, row by row from where it
+/// stopped, until the output holds [`BATCH_ROWS`] rows: a row function that can resume
+/// ([`RowFn::pending`]) stops in the middle of a row; one that cannot may overshoot, and the
+/// pipeline cuts its surplus.
+pub(super) struct RowStage<R: RowFn> {
     f: R,
-    current: Option<Batch>,
+    /// The next row of the input being worked on.
     row: usize,
-    overflow: Option<Batch>,
 }
 
-impl<R: RowFn + 'static> FlatMap<R> {
-    pub(super) fn boxed(input: Box<dyn Operator>, f: R) -> Box<dyn Operator> {
-        Box::new(FlatMap {
-            input,
-            f,
-            current: None,
-            row: 0,
-            overflow: None,
-        })
+impl<R: RowFn + 'static> RowStage<R> {
+    pub(super) fn boxed(f: R) -> Box<dyn Stage> {
+        Box::new(RowStage { f, row: 0 })
     }
 }
 
-impl<R: RowFn> Operator for FlatMap<R> {
-    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
-        if let Some(mut surplus) = self.overflow.take() {
-            self.overflow = surplus.split_off(BATCH_ROWS);
-            return Ok(Some(surplus));
-        }
-        let mut out: Option<Batch> = None;
-        loop {
-            if self.f.exhausted() {
-                break;
-            }
-            let need_input = self.current.as_ref().is_none_or(|b| self.row >= b.len());
-            if need_input {
-                match self.input.next(ctx)? {
-                    Some(batch) => {
-                        self.current = Some(batch);
-                        self.row = 0;
-                        continue;
-                    }
-                    None => {
-                        self.current = None;
-                        break;
-                    }
-                }
-            }
-            let Some(batch) = self.current.take() else {
-                break;
-            };
-            let target = out.get_or_insert_with(|| Batch::new(batch.width()));
-            let result = self.f.apply(&batch, self.row, target, ctx);
+impl<R: RowFn> Stage for RowStage<R> {
+    fn execute(
+        &mut self,
+        input: &mut Batch,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<Flow> {
+        while self.row < input.len() {
+            let result = self.f.apply(input, self.row, out, ctx);
             if !self.f.pending() {
                 self.row += 1;
             }
-            self.current = Some(batch);
             result?;
-            if target.len() >= BATCH_ROWS {
-                break;
+            if out.len() >= BATCH_ROWS && self.row < input.len() {
+                return Ok(Flow::HaveMoreOutput);
             }
         }
-        let mut out = out.filter(|b| !b.is_empty());
-        if let Some(batch) = out.as_mut() {
-            self.overflow = batch.split_off(BATCH_ROWS);
-        }
-        Ok(out)
+        self.row = 0;
+        Ok(Flow::NeedMoreInput)
     }
 
     fn reset(&mut self) {
-        self.input.reset();
         self.f.reset();
-        self.current = None;
         self.row = 0;
-        self.overflow = None;
     }
 }
 
@@ -1242,75 +1201,88 @@ impl RowFn for Skip {
     }
 }
 
+/// A LIMIT stage of `count` that stops its input once reached (tests).
+#[cfg(test)]
+pub(super) fn limit_stage(count: BExpr) -> Box<dyn Stage> {
+    Box::new(Limit {
+        count,
+        remaining: 0,
+        drain: false,
+    })
+}
+
 struct Limit {
-    input: Box<dyn Operator>,
     count: BExpr,
-    remaining: Option<u64>,
+    /// Rows still to let through (set by `open`).
+    remaining: u64,
+    /// Read the input to its end even after the last row (it has writes to make).
     drain: bool,
 }
 
-impl Operator for Limit {
-    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
-        let remaining = match self.remaining {
-            Some(r) => r,
-            None => eval_count(&self.count, ctx)?,
-        };
-        self.remaining = Some(remaining);
-        if remaining == 0 {
-            if self.drain {
-                while self.input.next(ctx)?.is_some() {}
-            }
-            return Ok(None);
+impl Limit {
+    fn flow(&self) -> Flow {
+        if self.remaining == 0 && !self.drain {
+            Flow::Finished
+        } else {
+            Flow::NeedMoreInput
         }
-        let Some(batch) = self.input.next(ctx)? else {
-            return Ok(None);
-        };
-        if (batch.len() as u64) <= remaining {
-            self.remaining = Some(remaining - batch.len() as u64);
-            return Ok(Some(batch));
+    }
+}
+
+impl Stage for Limit {
+    fn open(&mut self, ctx: &mut ExecContext) -> Result<Flow> {
+        self.remaining = eval_count(&self.count, ctx)?;
+        Ok(self.flow())
+    }
+
+    fn execute(
+        &mut self,
+        input: &mut Batch,
+        out: &mut Batch,
+        _ctx: &mut ExecContext,
+    ) -> Result<Flow> {
+        let kept = self.remaining.min(input.len() as u64);
+        if kept > 0 {
+            input.split_off(kept as usize);
+            *out = std::mem::replace(input, Batch::new(0));
+            self.remaining -= kept;
         }
-        let mut out = Batch::new(batch.width());
-        for row in 0..remaining as usize {
-            out.push_from(&batch, row);
-        }
-        self.remaining = Some(0);
-        Ok(Some(out))
+        Ok(self.flow())
     }
 
     fn reset(&mut self) {
-        self.input.reset();
-        self.remaining = None;
+        self.remaining = 0;
     }
 }
 
 struct Project {
-    input: Box<dyn Operator>,
     items: Vec<(usize, BExpr)>,
 }
 
-impl Operator for Project {
-    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
-        let Some(mut batch) = self.input.next(ctx)? else {
-            return Ok(None);
-        };
+impl Stage for Project {
+    fn execute(
+        &mut self,
+        input: &mut Batch,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<Flow> {
         let mut columns: Vec<Vec<Value>> = Vec::with_capacity(self.items.len());
         for (_, expr) in &self.items {
-            let mut column = Vec::with_capacity(batch.len());
-            for row in 0..batch.len() {
-                let mut env = Env::new(&batch, row);
+            let mut column = Vec::with_capacity(input.len());
+            for row in 0..input.len() {
+                let mut env = Env::new(input, row);
                 column.push(eval(expr, &mut env, ctx)?);
             }
             columns.push(column);
         }
+        *out = std::mem::replace(input, Batch::new(0));
         for ((slot, _), column) in self.items.iter().zip(columns) {
-            batch.columns[*slot] = column;
+            out.columns[*slot] = column;
         }
-        Ok(Some(batch))
+        Ok(Flow::NeedMoreInput)
     }
 
-    fn reset(&mut self) {
-        self.input.reset();
-    }
+    fn reset(&mut self) {}
 }
 
 struct Aggregate {

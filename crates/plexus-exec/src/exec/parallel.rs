@@ -119,7 +119,8 @@
 //!   plan (same operator numbers).
 
 use super::aggregate::{Aggregation, Groups, MorselAggregate, MorselAggregator};
-use super::ops::{Distinct, FlatMap, aggregate_operator, build_stage, sort_operator};
+use super::ops::{Distinct, RowStage, aggregate_operator, simple_stage, sort_operator};
+use super::pipeline::Pipeline;
 use super::sort::{SortBuffer, SortSpec, SortedRun, SortedRuns};
 use super::{BATCH_ROWS, Batch, ExecContext, ExecState, Operator, OperatorProfile, Profiled};
 use crate::bind::Params;
@@ -176,7 +177,7 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
         unreachable!("plan::parallel wraps chains over a NodeScan only")
     };
     *counter += stages.len() + 1;
-    let argument = super::build_numbered(scan_input, profile, counter);
+    let argument = super::build_numbered(scan_input, profile, counter).into_operator();
     Box::new(Parallel {
         spec: Arc::new(Spec {
             stages: stages.into_iter().cloned().collect(),
@@ -282,40 +283,43 @@ impl Spec {
     }
 
     /// The stages over `source`, profiled under their plan numbers.
-    fn build_stages(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
-        let mut op = self.profiled(self.scan_id(), source);
+    fn build_stages(&self, source: Box<dyn Operator>) -> Pipeline {
+        let mut pipeline = Pipeline::new(self.profiled(self.scan_id(), source));
         for (depth, stage) in self.stages.iter().enumerate().rev() {
-            op = match build_stage(stage, op) {
-                Some(built) => self.profiled(self.first_id + depth, built),
-                None => unreachable!("plan::parallel::chain returns streaming stages only"),
+            let Some((_, built)) = simple_stage(stage) else {
+                unreachable!("plan::parallel::chain returns streaming stages only")
             };
+            pipeline.push(built, self.profile.then_some(self.first_id + depth));
         }
-        op
+        pipeline
     }
 
     /// A worker's copy of the stages over `source`: with partial-distinct, under a Distinct
     /// that a worker resets with each morsel (not profiled: the caller counts the Distinct's
     /// rows).
     fn build_worker(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
-        let stages = self.build_stages(source);
-        match &self.partial {
-            Partial::Distinct { slots, .. } => FlatMap::boxed(stages, Distinct::new(slots.clone())),
-            Partial::Rows | Partial::Reduce { .. } => stages,
+        let mut stages = self.build_stages(source);
+        if let Partial::Distinct { slots, .. } = &self.partial {
+            stages.push(RowStage::boxed(Distinct::new(slots.clone())), None);
         }
+        Box::new(stages)
     }
 
     /// The whole wrapped plan over `source` on one thread: the stages, and the serial
     /// breaker over them when the workers would have computed it partially.
     fn build_serial(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
-        let stages = self.build_stages(source);
-        let (id, breaker) = match &self.partial {
-            Partial::Rows => return stages,
+        let mut stages = self.build_stages(source);
+        match &self.partial {
+            Partial::Rows => Box::new(stages),
             Partial::Distinct { id, slots } => {
-                (id, FlatMap::boxed(stages, Distinct::new(slots.clone())))
+                let stage = RowStage::boxed(Distinct::new(slots.clone()));
+                stages.push(stage, self.profile.then_some(*id));
+                Box::new(stages)
             }
-            Partial::Reduce { id, reduction } => (id, reduction.serial(stages)),
-        };
-        self.profiled(*id, breaker)
+            Partial::Reduce { id, reduction } => {
+                self.profiled(*id, reduction.serial(Box::new(stages)))
+            }
+        }
     }
 }
 
