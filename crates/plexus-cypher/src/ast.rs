@@ -3,7 +3,7 @@
 //! SHAPE
 //! =====
 //! The tree mirrors the openCypher 9 grammar plus the Neo4j extensions the TCK exercises
-//! (`CALL { ... }`, `EXISTS { ... }`, `FOREACH`):
+//! (`CALL { ... }`, `EXISTS { ... }`, `COUNT { ... }`, `FOREACH`):
 //!
 //! ```text
 //!   Statement ── mode (EXPLAIN/PROFILE)
@@ -567,8 +567,11 @@ pub enum ExprKind {
     },
     /// A relationship pattern used as a predicate: `WHERE (a)-[:KNOWS]->(b)`.
     PatternPredicate(Box<PatternElement>),
-    /// `EXISTS { ... }`
-    Exists(Box<ExistsSubquery>),
+    /// `EXISTS { ... }`: whether the subquery has a row.
+    Exists(Box<SubqueryBody>),
+    /// `COUNT { ... }`: how many rows the subquery has. Not `count(...)`, the aggregate
+    /// function, nor `count{.key}`, a map projection of a variable named `count`.
+    CountSubquery(Box<SubqueryBody>),
     /// `all|any|none|single(<variable> IN <list> [WHERE <predicate>])`
     Quantifier {
         quantifier: Quantifier,
@@ -613,15 +616,16 @@ pub struct CaseAlternative {
     pub then: Expr,
 }
 
-/// The body of `EXISTS { ... }`.
+/// The body of a subquery expression, `EXISTS { ... }` or `COUNT { ... }`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ExistsSubquery {
-    /// `EXISTS { <pattern> [WHERE <predicate>] }`
+pub enum SubqueryBody {
+    /// `{ <pattern> [WHERE <predicate>] }`
     Pattern {
         pattern: Pattern,
         predicate: Option<Expr>,
     },
-    /// `EXISTS { MATCH ... [RETURN ...] }`
+    /// `{ MATCH ... [RETURN ...] }`: a query without updating clauses, which need not end
+    /// with RETURN.
     Query(Query),
 }
 

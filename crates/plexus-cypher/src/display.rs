@@ -615,14 +615,8 @@ impl Display for Expr {
                 write!(f, " | {projection}]")
             }
             ExprKind::PatternPredicate(pattern) => write!(f, "{pattern}"),
-            ExprKind::Exists(subquery) => match subquery.as_ref() {
-                ExistsSubquery::Pattern { pattern, predicate } => {
-                    write!(f, "EXISTS {{ {pattern}")?;
-                    write_where(f, predicate.as_ref())?;
-                    f.write_str(" }")
-                }
-                ExistsSubquery::Query(query) => write!(f, "EXISTS {{ {query} }}"),
-            },
+            ExprKind::Exists(body) => write_subquery(f, "EXISTS", body),
+            ExprKind::CountSubquery(body) => write_subquery(f, "COUNT", body),
             ExprKind::Quantifier {
                 quantifier,
                 variable,
@@ -652,6 +646,18 @@ impl Display for Expr {
                 )
             }
         }
+    }
+}
+
+/// `EXISTS { ... }` or `COUNT { ... }`.
+fn write_subquery(f: &mut Formatter<'_>, keyword: &str, body: &SubqueryBody) -> fmt::Result {
+    match body {
+        SubqueryBody::Pattern { pattern, predicate } => {
+            write!(f, "{keyword} {{ {pattern}")?;
+            write_where(f, predicate.as_ref())?;
+            f.write_str(" }")
+        }
+        SubqueryBody::Query(query) => write!(f, "{keyword} {{ {query} }}"),
     }
 }
 

@@ -67,6 +67,7 @@ const TOKENS: &[&str] = &[
     "EXISTS",
     "true",
     "count",
+    "COUNT {",
     "any",
     "reduce",
     "shortestPath",
@@ -233,6 +234,9 @@ fn expression() -> impl Strategy<Value = String> {
             (inner.clone(), inner.clone(), inner.clone())
                 .prop_map(|(a, b, c)| format!("[x IN {a} WHERE {b} | {c}]")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("any(x IN {a} WHERE {b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| {
+                format!("COUNT {{ (n)-->(m) WHERE {a} }} + COUNT {{ MATCH (n) RETURN {b} }}")
+            }),
             (inner.clone(), inner.clone(), inner)
                 .prop_map(|(a, b, c)| format!("reduce(s = {a}, x IN {b} | {c})")),
         ]
@@ -309,6 +313,7 @@ proptest! {
             format!("MATCH {pattern} WHERE {expr} RETURN *"),
             format!("MATCH (n) WHERE ({element}) OR NOT {element} RETURN n"),
             format!("RETURN [{element} WHERE {expr} | 1]"),
+            format!("RETURN COUNT {{ {pattern} WHERE {expr} }}, count {{.x}}"),
         ] {
             common::round_trip(&query).map_err(TestCaseError::fail)?;
         }

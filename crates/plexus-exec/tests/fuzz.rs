@@ -56,6 +56,8 @@ const TOKENS: &[&str] = &[
     "END",
     "EXISTS",
     "count",
+    "COUNT {",
+    "COUNT { (n)-->() }",
     "collect",
     "sum",
     "size",

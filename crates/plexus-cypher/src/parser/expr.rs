@@ -37,6 +37,17 @@
 //! syntax error (TCK Pattern1 [22-24], List6 [6]). Value positions check with
 //! `check_not_pattern` once they know what they hold.
 //!
+//! SUBQUERY EXPRESSIONS
+//! ====================
+//! `EXISTS { ... }` and `COUNT { ... }` hold either a pattern with an optional WHERE
+//! (`COUNT { (a)-->(b) WHERE b.x > 1 }`) or a query without updating clauses, which need not
+//! end with RETURN (`COUNT { MATCH (a)-->(b) RETURN DISTINCT b }`); a clause keyword after the
+//! brace selects the query. `EXISTS` is reserved, `count` is not: `count(x)` and `count(*)` are
+//! the aggregate, and `count{.name}` / `count{}` a map projection of a variable named `count`
+//! (`map_projection_at` looks at the token after the brace), as in Neo4j's grammar. Every
+//! other `COUNT {` opens a subquery, so `RETURN COUNT {` fails as one: "expected a pattern or
+//! a query inside COUNT { } but found end of input".
+//!
 //! STACK
 //! =====
 //! One nesting level (`[[...]]`, `((...))`, `-(-(...))`) costs about five stack frames. To keep
@@ -411,8 +422,8 @@ impl Parser<'_> {
         Ok(Expr::new(inner.kind, self.span_from(start)))
     }
 
-    /// An atom that starts with a bare word: a keyword literal, CASE, EXISTS, a special
-    /// function form, a function call or a variable.
+    /// An atom that starts with a bare word: a keyword literal, CASE, `EXISTS {`, `COUNT {`,
+    /// a special function form, a function call or a variable.
     #[inline(never)]
     fn parse_word_atom(&mut self) -> Result<Expr> {
         let start = self.peek().span;
@@ -434,7 +445,13 @@ impl Parser<'_> {
         let opens_call = *self.kind_at(1) == TokenKind::LParen;
         match upper.as_str() {
             "CASE" => return self.parse_case(),
-            "EXISTS" if *self.kind_at(1) == TokenKind::LBrace => return self.parse_exists(),
+            "EXISTS" if *self.kind_at(1) == TokenKind::LBrace => {
+                return self.parse_subquery_expr(QueryContext::Exists);
+            }
+            // `count{.name}` projects a variable named `count` (see SUBQUERY EXPRESSIONS).
+            "COUNT" if *self.kind_at(1) == TokenKind::LBrace && !self.map_projection_at(2) => {
+                return self.parse_subquery_expr(QueryContext::Count);
+            }
             "COUNT"
                 if opens_call
                     && *self.kind_at(2) == TokenKind::Star
@@ -680,22 +697,47 @@ impl Parser<'_> {
         ))
     }
 
+    /// `EXISTS { ... }` or `COUNT { ... }` (the keyword at the cursor, `context` says which):
+    /// a query if a clause keyword follows the brace, else a pattern with an optional WHERE.
     #[inline(never)]
-    fn parse_exists(&mut self) -> Result<Expr> {
-        let start = self.expect_keyword("EXISTS")?;
-        self.expect(&TokenKind::LBrace)?;
-        let subquery = if self.at_clause_start() {
-            ExistsSubquery::Query(self.parse_query(QueryContext::Exists)?)
-        } else {
+    fn parse_subquery_expr(&mut self, context: QueryContext) -> Result<Expr> {
+        debug_assert!(context.expression_subquery().is_some(), "{context:?}");
+        let (keyword, wrap): (&str, fn(Box<SubqueryBody>) -> ExprKind) = match context {
+            QueryContext::Count => ("COUNT", ExprKind::CountSubquery),
+            _ => ("EXISTS", ExprKind::Exists),
+        };
+        let start = self.advance().span;
+        let open = self.expect(&TokenKind::LBrace)?;
+        let body = if self.at_clause_start() {
+            SubqueryBody::Query(self.parse_query(context)?)
+        } else if self.at(&TokenKind::LParen) || self.variable_at(0) {
             let pattern = self.parse_pattern()?;
             let predicate = self.parse_optional_where()?;
-            ExistsSubquery::Pattern { pattern, predicate }
+            SubqueryBody::Pattern { pattern, predicate }
+        } else {
+            return Err(self.unexpected(&format!("a pattern or a query inside {keyword} {{ }}")));
         };
-        self.expect(&TokenKind::RBrace)?;
-        Ok(Expr::new(
-            ExprKind::Exists(Box::new(subquery)),
-            self.span_from(start),
-        ))
+        if !self.eat(&TokenKind::RBrace) {
+            return Err(self.unexpected(&format!(
+                "'}}' to close the {keyword} {{ opened at line {}, column {}",
+                open.line, open.column
+            )));
+        }
+        Ok(Expr::new(wrap(Box::new(body)), self.span_from(start)))
+    }
+
+    /// True if the tokens from `n` ahead read as the inside of a map projection: its closing
+    /// `}`, `.key`, `.*`, `key: value`, or a variable followed by `,` or `}`. A subquery body
+    /// starts with `(`, a named path `p =` or a clause keyword (all reserved), never so.
+    fn map_projection_at(&self, n: usize) -> bool {
+        match self.kind_at(n) {
+            TokenKind::RBrace | TokenKind::Dot => true,
+            _ if self.name_at(n) && *self.kind_at(n + 1) == TokenKind::Colon => true,
+            _ => {
+                self.variable_at(n)
+                    && matches!(self.kind_at(n + 1), TokenKind::Comma | TokenKind::RBrace)
+            }
+        }
     }
 
     /// `all|any|none|single(x IN list [WHERE predicate])`; `upper` is the keyword, uppercased.

@@ -17,12 +17,12 @@
 //!
 //! NESTING LIMIT
 //! =============
-//! Every recursive path (expressions, queries inside `CALL {}` / `EXISTS {}`, `FOREACH`,
-//! parenthesised patterns) enters a level through `Parser::enter_level`, which counts depth and
-//! fails cleanly with `NestingTooDeep` past [`MAX_NESTING_DEPTH`]. Operators that deepen the
-//! tree without recursing (`1 + 1 + ... + 1` is left-nested) count too. So the parser never
-//! overflows its stack, whatever the input, and the AST it builds is at most about that deep,
-//! which bounds the printer, `Drop` and later recursive passes as well.
+//! Every recursive path (expressions, queries inside `CALL {}` / `EXISTS {}` / `COUNT {}`,
+//! `FOREACH`, parenthesised patterns) enters a level through `Parser::enter_level`, which
+//! counts depth and fails cleanly with `NestingTooDeep` past [`MAX_NESTING_DEPTH`]. Operators
+//! that deepen the tree without recursing (`1 + 1 + ... + 1` is left-nested) count too. So the
+//! parser never overflows its stack, whatever the input, and the AST it builds is at most
+//! about that deep, which bounds the printer, `Drop` and later recursive passes as well.
 //!
 //! STRUCTURAL RULES CHECKED HERE
 //! ============================
@@ -35,7 +35,8 @@
 //! - a reading clause (`MATCH`, `UNWIND`, `CALL proc`) after an updating clause needs a `WITH`
 //!   in between;
 //! - `UNION` and `UNION ALL` cannot be mixed;
-//! - `EXISTS { ... }` cannot contain updating clauses; `FOREACH` contains only updating ones;
+//! - `EXISTS { ... }` and `COUNT { ... }` cannot contain updating clauses (and need not end
+//!   with RETURN); `FOREACH` contains only updating ones;
 //! - `WITH` items other than bare variables need an alias;
 //! - a pattern is a predicate, not a value (`RETURN (a)-->(b)` is rejected; see `expr.rs`);
 //! - `CALL proc` without parentheses and `YIELD *` are only allowed when the call is the whole
@@ -100,7 +101,22 @@ type Result<T> = std::result::Result<T, ParseError>;
 enum QueryContext {
     TopLevel,
     CallSubquery,
+    /// The body of `EXISTS { ... }`.
     Exists,
+    /// The body of `COUNT { ... }`.
+    Count,
+}
+
+impl QueryContext {
+    /// For the body of a subquery expression, its name in messages: such a query reads only,
+    /// and need not end with RETURN.
+    fn expression_subquery(self) -> Option<&'static str> {
+        match self {
+            QueryContext::Exists => Some("an EXISTS subquery"),
+            QueryContext::Count => Some("a COUNT subquery"),
+            QueryContext::TopLevel | QueryContext::CallSubquery => None,
+        }
+    }
 }
 
 struct Parser<'a> {
@@ -381,10 +397,12 @@ impl<'a> Parser<'a> {
         let mut pending_update: Option<&'static str> = None;
         while self.at_clause_start() {
             let clause = self.parse_clause()?;
-            if context == QueryContext::Exists && clause.kind.is_updating() {
+            if let Some(subquery) = context.expression_subquery()
+                && clause.kind.is_updating()
+            {
                 return Err(composition_error(
                     clause.span,
-                    format!("an EXISTS subquery cannot contain {}", clause.kind.name()),
+                    format!("{subquery} cannot contain {}", clause.kind.name()),
                 ));
             }
             match &clause.kind {
@@ -420,7 +438,7 @@ impl<'a> Parser<'a> {
             last.kind,
             ClauseKind::Return(_) | ClauseKind::Call(_) | ClauseKind::CallSubquery(_)
         ) || last.kind.is_updating();
-        if context != QueryContext::Exists && !ends_well {
+        if context.expression_subquery().is_none() && !ends_well {
             return Err(composition_error(
                 last.span,
                 format!(

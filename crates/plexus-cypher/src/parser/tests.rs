@@ -286,6 +286,70 @@ fn patterns_only_as_predicates() {
 }
 
 #[test]
+fn count_subqueries_and_the_word_count() {
+    // `COUNT {` opens a subquery: a pattern with WHERE, or a query.
+    let ExprKind::CountSubquery(body) = expr("COUNT { (a)-->(b) WHERE b.x > 1 }").kind else {
+        panic!("a COUNT subquery")
+    };
+    let SubqueryBody::Pattern { pattern, predicate } = *body else {
+        panic!("the pattern form")
+    };
+    assert_eq!(pattern.parts.len(), 1);
+    assert!(predicate.is_some());
+    let ExprKind::CountSubquery(body) =
+        expr("count { MATCH (a) RETURN a UNION MATCH (a) RETURN a }").kind
+    else {
+        panic!("a COUNT subquery")
+    };
+    assert!(matches!(*body, SubqueryBody::Query(Query { ref unions, .. }) if unions.len() == 1));
+    assert!(matches!(
+        expr("COUNT { p = (a)-->() }").kind,
+        ExprKind::CountSubquery(_)
+    ));
+    // A value like any other.
+    let ExprKind::Comparison { first, .. } = expr("COUNT { (a)-->() } * 2 > 1").kind else {
+        panic!("a comparison")
+    };
+    assert!(matches!(
+        first.kind,
+        ExprKind::Binary { ref lhs, .. } if matches!(lhs.kind, ExprKind::CountSubquery(_))
+    ));
+    // `count` stays the aggregate, a variable, a key and a map projection's variable.
+    assert_eq!(expr("count(*)").kind, ExprKind::CountStar);
+    assert!(matches!(
+        expr("count(x)").kind,
+        ExprKind::FunctionCall { .. }
+    ));
+    assert_eq!(expr("count"), var("count"));
+    assert!(
+        matches!(expr("n.count").kind, ExprKind::Property { ref key, .. } if key.name == "count")
+    );
+    for projection in [
+        "count{.x}",
+        "count {.*}",
+        "count{}",
+        "count{x}",
+        "count{a: 1, b}",
+    ] {
+        let ExprKind::MapProjection { variable, .. } = expr(projection).kind else {
+            panic!("{projection} is a map projection")
+        };
+        assert_eq!(variable.name, "count", "{projection}");
+    }
+    // The span covers the braces.
+    let query = "RETURN 1 + COUNT { (a)-->() } AS c";
+    let statement = parse_ok(query);
+    let ClauseKind::Return(ret) = &statement.query.first.clauses[0].kind else {
+        panic!()
+    };
+    let ExprKind::Binary { rhs, .. } = &ret.projection.items[0].expr.kind else {
+        panic!()
+    };
+    assert_eq!(rhs.span.text(query), Some("COUNT { (a)-->() }"));
+    assert_eq!((rhs.span.line, rhs.span.column), (1, 12));
+}
+
+#[test]
 fn relationship_patterns() {
     let statement = parse_ok(
         "MATCH (a)-[r:A|:B*2..5 {x: 1}]->(b)<-[*]-(c)-[:C*3]-(d)<-->(e)-[*..4]-(f)-[*1..]-(g) RETURN a",
@@ -628,6 +692,22 @@ fn nesting_limit_is_clean() {
             parse(&subqueries).unwrap_err().kind,
             ParseErrorKind::NestingTooDeep { .. }
         ));
+        let counts = format!(
+            "RETURN {}1{}",
+            "COUNT { RETURN ".repeat(100_000),
+            " }".repeat(100_000)
+        );
+        assert!(matches!(
+            parse(&counts).unwrap_err().kind,
+            ParseErrorKind::NestingTooDeep { .. }
+        ));
+        let counts = format!(
+            "RETURN {}1{}",
+            "COUNT { RETURN ".repeat(20),
+            " }".repeat(20)
+        );
+        let statement = parse(&counts).unwrap();
+        assert_eq!(parse(&statement.to_string()).unwrap(), statement);
         let chain = format!("MATCH (a){} RETURN a", "-->()".repeat(10_000));
         parse(&chain).unwrap();
     });

@@ -16,7 +16,7 @@
 
 use super::{
     ArithOp, BExpr, Binder, MapProjectionItem, PathElement, Scope, StringOp, Subquery,
-    SubqueryKind, Ty, syntax,
+    SubqueryKind, Ty, calls_rand, syntax,
 };
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::functions;
@@ -415,30 +415,43 @@ impl Binder<'_> {
                 )?;
                 self.subquery(SubqueryKind::Exists, plan)
             }
-            ExprKind::Exists(subquery) => match &**subquery {
-                ast::ExistsSubquery::Pattern { pattern, predicate } => {
-                    let mut inner = scope.clone();
-                    let (mut plan, _) = self.plan_pattern(
-                        (LogicalPlan::Argument, None),
-                        &mut inner,
-                        &pattern.parts,
-                        None,
-                    )?;
-                    if let Some(p) = predicate {
-                        let predicate = self.bind_expr(p, &inner, ExprCtx::PLAIN)?;
-                        plan = LogicalPlan::Filter {
-                            input: Box::new(plan),
-                            predicate,
-                        };
-                    }
-                    self.subquery(SubqueryKind::Exists, plan)
-                }
-                ast::ExistsSubquery::Query(query) => {
-                    let (plan, _) = self.plan_nested_query(query, scope)?;
-                    self.subquery(SubqueryKind::Exists, plan)
-                }
-            },
+            ExprKind::Exists(body) => self.bind_subquery(SubqueryKind::Exists, body, scope)?,
+            ExprKind::CountSubquery(body) => {
+                self.bind_subquery(SubqueryKind::Count, body, scope)?
+            }
         })
+    }
+
+    /// `EXISTS { ... }` or `COUNT { ... }`: the body planned over the outer row (an
+    /// `Argument` carrying every variable of `scope`), so the outer variables it names are
+    /// bound already; `kind` says what the value is (see `eval`).
+    fn bind_subquery(
+        &mut self,
+        kind: SubqueryKind,
+        body: &ast::SubqueryBody,
+        scope: &Scope,
+    ) -> Result<BExpr> {
+        let plan = match body {
+            ast::SubqueryBody::Pattern { pattern, predicate } => {
+                let mut inner = scope.clone();
+                let (mut plan, _) = self.plan_pattern(
+                    (LogicalPlan::Argument, None),
+                    &mut inner,
+                    &pattern.parts,
+                    None,
+                )?;
+                if let Some(p) = predicate {
+                    let predicate = self.bind_expr(p, &inner, ExprCtx::PLAIN)?;
+                    plan = LogicalPlan::Filter {
+                        input: Box::new(plan),
+                        predicate,
+                    };
+                }
+                plan
+            }
+            ast::SubqueryBody::Query(query) => self.plan_nested_query(query, scope)?.0,
+        };
+        Ok(self.subquery(kind, plan))
     }
 
     fn subquery(&mut self, kind: SubqueryKind, plan: LogicalPlan) -> BExpr {
@@ -685,15 +698,5 @@ impl Binder<'_> {
     /// The path expression of a named pattern part, from the slots of its elements.
     pub(crate) fn path_expr(elements: Vec<PathElement>) -> BExpr {
         BExpr::Path(elements)
-    }
-}
-
-/// Whether `e` calls `rand()` (directly or in its arguments).
-fn calls_rand(e: &BExpr) -> bool {
-    match e {
-        BExpr::Call(name, args) => &**name == "rand" || args.iter().any(calls_rand),
-        BExpr::Arith(_, a, b) => calls_rand(a) || calls_rand(b),
-        BExpr::Negate(a) => calls_rand(a),
-        _ => false,
     }
 }

@@ -193,12 +193,137 @@ pub struct Subquery {
 
 #[derive(Debug, Clone, Copy)]
 pub enum SubqueryKind {
-    /// true if the plan has a row.
+    /// true if the plan has a row (`EXISTS { ... }`, a pattern predicate).
     Exists,
     /// The list of `slot` over the plan's rows (pattern comprehension).
     Collect(usize),
-    /// The number of rows.
+    /// The number of rows (`COUNT { ... }`).
     Count,
+}
+
+// ----- walking bound expressions --------------------------------------------------------
+// Shared by the binder (an aggregate's argument may not call `rand()`) and the planner
+// (pushdown, seeks, hash joins, parallel plans). None of them looks into a subquery's plan.
+
+/// Whether `e` calls `rand()` anywhere in it (outside subquery plans): its value may differ
+/// between two evaluations on one row (`rand` is Plexus's only such function; `timestamp()`
+/// and the temporal constructors read the statement's clock).
+pub(crate) fn calls_rand(e: &BExpr) -> bool {
+    occurs(
+        e,
+        |e| matches!(e, BExpr::Call(name, _) if &**name == "rand"),
+    )
+}
+
+/// Whether `e` or an expression inside it (outside subquery plans) is `wanted` (a walk with
+/// an explicit stack).
+pub(crate) fn occurs(e: &BExpr, wanted: impl Fn(&BExpr) -> bool) -> bool {
+    let mut pending = vec![e];
+    while let Some(e) = pending.pop() {
+        if wanted(e) {
+            return true;
+        }
+        visit_children(e, &mut |child| pending.push(child));
+    }
+    false
+}
+
+/// Calls `f` on each direct child expression (not into subquery plans).
+pub(crate) fn visit_children<'a>(e: &'a BExpr, f: &mut dyn FnMut(&'a BExpr)) {
+    match e {
+        BExpr::Const(_)
+        | BExpr::Param(_)
+        | BExpr::Slot(_)
+        | BExpr::Path(_)
+        | BExpr::Subquery(_) => {}
+        BExpr::Agg(call) => {
+            if let Some(a) = &call.arg {
+                f(a);
+            }
+            if let Some(a) = &call.extra {
+                f(a);
+            }
+        }
+        BExpr::Property(b, _)
+        | BExpr::HasLabels(b, _)
+        | BExpr::Not(b)
+        | BExpr::Negate(b)
+        | BExpr::IsNull(b, _) => f(b),
+        BExpr::Index(a, b)
+        | BExpr::And(a, b)
+        | BExpr::Or(a, b)
+        | BExpr::Xor(a, b)
+        | BExpr::Arith(_, a, b)
+        | BExpr::StringOp(_, a, b)
+        | BExpr::In(a, b) => {
+            f(a);
+            f(b);
+        }
+        BExpr::Slice(a, b, c) => {
+            f(a);
+            if let Some(b) = b {
+                f(b);
+            }
+            if let Some(c) = c {
+                f(c);
+            }
+        }
+        BExpr::Compare(items, _) | BExpr::List(items) | BExpr::Call(_, items) => {
+            items.iter().for_each(f)
+        }
+        BExpr::Map(entries) => entries.iter().for_each(|(_, e)| f(e)),
+        BExpr::MapProjection(base, items) => {
+            f(base);
+            for item in items {
+                if let MapProjectionItem::Entry(_, e) = item {
+                    f(e);
+                }
+            }
+        }
+        BExpr::Case {
+            operand,
+            alternatives,
+            default,
+        } => {
+            if let Some(o) = operand {
+                f(o);
+            }
+            for (w, t) in alternatives {
+                f(w);
+                f(t);
+            }
+            if let Some(d) = default {
+                f(d);
+            }
+        }
+        BExpr::ListComprehension {
+            list,
+            predicate,
+            projection,
+            ..
+        } => {
+            f(list);
+            if let Some(p) = predicate {
+                f(p);
+            }
+            if let Some(p) = projection {
+                f(p);
+            }
+        }
+        BExpr::Quantifier {
+            list, predicate, ..
+        } => {
+            f(list);
+            f(predicate);
+        }
+        BExpr::Reduce {
+            init, list, expr, ..
+        } => {
+            f(init);
+            f(list);
+            f(expr);
+        }
+    }
 }
 
 /// Variables in scope, in declaration order.

@@ -52,12 +52,14 @@
 //! Not done yet (the optimizer's job, later): join ordering across disconnected parts and
 //! across clauses (parts are planned in pattern order).
 
-use crate::bind::{BExpr, Binder, ExprCtx, PathElement, Scope, Ty, syntax};
+use crate::bind::{
+    BExpr, Binder, ExprCtx, PathElement, Scope, Ty, calls_rand, syntax, visit_children,
+};
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape, Start};
 use crate::plan::join;
 use crate::plan::pushdown::{
-    best_rel_seek, best_seek, calls_rand, choose_seeks, key_seek, key_seeks, push_filter, slots_of,
+    best_rel_seek, best_seek, choose_seeks, key_seek, key_seeks, push_filter, slots_of,
     split_conjuncts,
 };
 use crate::plan::{
@@ -771,7 +773,7 @@ impl Binder<'_> {
         Ok((plan, Some(columns)))
     }
 
-    /// `EXISTS { MATCH ... }`: a correlated query over the outer scope.
+    /// `EXISTS { MATCH ... }` or `COUNT { MATCH ... }`: a correlated query over the outer scope.
     pub(crate) fn plan_nested_query(
         &mut self,
         query: &ast::Query,
@@ -2397,104 +2399,6 @@ fn referenced_slots_outside_agg(e: &BExpr, out: &mut Vec<usize>) {
         BExpr::Agg(_) => {}
         BExpr::Slot(s) => out.push(*s),
         other => visit_children(other, &mut |child| referenced_slots_outside_agg(child, out)),
-    }
-}
-
-/// Calls `f` on each direct child expression (not into subquery plans).
-pub(super) fn visit_children<'a>(e: &'a BExpr, f: &mut dyn FnMut(&'a BExpr)) {
-    match e {
-        BExpr::Const(_)
-        | BExpr::Param(_)
-        | BExpr::Slot(_)
-        | BExpr::Path(_)
-        | BExpr::Subquery(_) => {}
-        BExpr::Agg(call) => {
-            if let Some(a) = &call.arg {
-                f(a);
-            }
-            if let Some(a) = &call.extra {
-                f(a);
-            }
-        }
-        BExpr::Property(b, _)
-        | BExpr::HasLabels(b, _)
-        | BExpr::Not(b)
-        | BExpr::Negate(b)
-        | BExpr::IsNull(b, _) => f(b),
-        BExpr::Index(a, b)
-        | BExpr::And(a, b)
-        | BExpr::Or(a, b)
-        | BExpr::Xor(a, b)
-        | BExpr::Arith(_, a, b)
-        | BExpr::StringOp(_, a, b)
-        | BExpr::In(a, b) => {
-            f(a);
-            f(b);
-        }
-        BExpr::Slice(a, b, c) => {
-            f(a);
-            if let Some(b) = b {
-                f(b);
-            }
-            if let Some(c) = c {
-                f(c);
-            }
-        }
-        BExpr::Compare(items, _) | BExpr::List(items) | BExpr::Call(_, items) => {
-            items.iter().for_each(f)
-        }
-        BExpr::Map(entries) => entries.iter().for_each(|(_, e)| f(e)),
-        BExpr::MapProjection(base, items) => {
-            f(base);
-            for item in items {
-                if let crate::bind::MapProjectionItem::Entry(_, e) = item {
-                    f(e);
-                }
-            }
-        }
-        BExpr::Case {
-            operand,
-            alternatives,
-            default,
-        } => {
-            if let Some(o) = operand {
-                f(o);
-            }
-            for (w, t) in alternatives {
-                f(w);
-                f(t);
-            }
-            if let Some(d) = default {
-                f(d);
-            }
-        }
-        BExpr::ListComprehension {
-            list,
-            predicate,
-            projection,
-            ..
-        } => {
-            f(list);
-            if let Some(p) = predicate {
-                f(p);
-            }
-            if let Some(p) = projection {
-                f(p);
-            }
-        }
-        BExpr::Quantifier {
-            list, predicate, ..
-        } => {
-            f(list);
-            f(predicate);
-        }
-        BExpr::Reduce {
-            init, list, expr, ..
-        } => {
-            f(init);
-            f(list);
-            f(expr);
-        }
     }
 }
 

@@ -127,8 +127,8 @@
 //! side), relationship uniqueness across the sides, joins on anything but equality, join
 //! ordering (parts are joined in pattern order, the new part always the build side).
 
-use super::pushdown::{calls_rand, slots_of};
-use crate::bind::BExpr;
+use super::pushdown::slots_of;
+use crate::bind::{BExpr, calls_rand};
 use plexus_cypher::ast::ComparisonOp;
 use std::collections::HashSet;
 use std::sync::Arc;

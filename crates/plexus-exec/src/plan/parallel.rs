@@ -94,9 +94,8 @@
 //! the Distinct runs partially and the Sort serially above the `Parallel` (its input is then
 //! de-duplicated already, usually far smaller).
 
-use super::pushdown::{calls_rand, occurs};
 use super::{AggCall, AggFunction, LogicalPlan, SortKey};
-use crate::bind::BExpr;
+use crate::bind::{BExpr, calls_rand, occurs};
 
 /// Smallest estimated scan (rows) worth the threads.
 pub const PARALLEL_MIN_SCAN_ROWS: f64 = 50_000.0;

@@ -104,9 +104,8 @@
 //!   some row (a type error) can fail where it would not have before — the same latitude
 //!   other Cypher engines take when they reorder predicates.
 
-use super::build::visit_children;
 use super::{KeySeek, LogicalPlan, RangeBound, SeekPredicate};
-use crate::bind::{BExpr, PathElement, StringOp};
+use crate::bind::{BExpr, PathElement, StringOp, calls_rand, visit_children};
 use plexus_cypher::ast::ComparisonOp;
 use plexus_txn::Statistics;
 use std::sync::Arc;
@@ -512,28 +511,6 @@ pub(super) fn choose_seeks(plan: &mut LogicalPlan, stats: &Statistics) {
 /// that input row (see SEEK OPERANDS).
 pub(super) fn seek_operand(slot: usize, value: &BExpr) -> bool {
     slots_of(value).is_some_and(|slots| !slots.contains(&slot)) && !calls_rand(value)
-}
-
-/// Whether `e` calls `rand()` anywhere in it: its value may differ between two evaluations
-/// on one row (`rand` is Plexus's only such function; `timestamp()` and the temporal
-/// constructors read the statement's clock).
-pub(super) fn calls_rand(e: &BExpr) -> bool {
-    occurs(
-        e,
-        |e| matches!(e, BExpr::Call(name, _) if &**name == "rand"),
-    )
-}
-
-/// Whether `e` or an expression inside it is `wanted` (a walk with an explicit stack).
-pub(super) fn occurs(e: &BExpr, wanted: impl Fn(&BExpr) -> bool) -> bool {
-    let mut pending = vec![e];
-    while let Some(e) = pending.pop() {
-        if wanted(e) {
-            return true;
-        }
-        visit_children(e, &mut |child| pending.push(child));
-    }
-    false
 }
 
 /// The slots `e` reads, or `None` if it holds an expression whose reads are not listed here
