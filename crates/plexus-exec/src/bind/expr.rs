@@ -16,7 +16,7 @@
 
 use super::{
     ArithOp, BExpr, Binder, MapProjectionItem, PathElement, Scope, StringOp, Subquery,
-    SubqueryKind, Ty, calls_rand, syntax,
+    SubqueryKind, Ty, Watch, calls_rand, syntax,
 };
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::functions;
@@ -370,7 +370,7 @@ impl Binder<'_> {
                 predicate,
                 projection,
             } => {
-                let mut inner = scope.clone();
+                let (mut inner, watch) = scope.watched(self.slot_types.len());
                 let part = ast::PatternPart {
                     variable: variable.clone(),
                     shortest: None,
@@ -396,10 +396,10 @@ impl Binder<'_> {
                     input: Box::new(plan),
                     items: vec![(slot, value)],
                 };
-                self.subquery(SubqueryKind::Collect(slot), plan)
+                self.subquery(SubqueryKind::Collect(slot), plan, watch)
             }
             ExprKind::PatternPredicate(element) => {
-                let mut inner = scope.clone();
+                let (mut inner, watch) = scope.watched(self.slot_types.len());
                 self.check_no_new_variables(element, scope)?;
                 let part = ast::PatternPart {
                     variable: None,
@@ -413,7 +413,7 @@ impl Binder<'_> {
                     std::slice::from_ref(&part),
                     None,
                 )?;
-                self.subquery(SubqueryKind::Exists, plan)
+                self.subquery(SubqueryKind::Exists, plan, watch)
             }
             ExprKind::Exists(body) => self.bind_subquery(SubqueryKind::Exists, body, scope)?,
             ExprKind::CountSubquery(body) => {
@@ -431,6 +431,8 @@ impl Binder<'_> {
         body: &ast::SubqueryBody,
         scope: &Scope,
     ) -> Result<BExpr> {
+        let (scope, watch) = scope.watched(self.slot_types.len());
+        let scope = &scope;
         let plan = match body {
             ast::SubqueryBody::Pattern { pattern, predicate } => {
                 let mut inner = scope.clone();
@@ -451,13 +453,20 @@ impl Binder<'_> {
             }
             ast::SubqueryBody::Query(query) => self.plan_nested_query(query, scope)?.0,
         };
-        Ok(self.subquery(kind, plan))
+        Ok(self.subquery(kind, plan, watch))
     }
 
-    fn subquery(&mut self, kind: SubqueryKind, plan: LogicalPlan) -> BExpr {
+    /// The subquery expression of `plan`, bound through the scope `watch` came with.
+    fn subquery(&mut self, kind: SubqueryKind, plan: LogicalPlan, watch: Watch) -> BExpr {
         let id = self.next_subquery;
         self.next_subquery += 1;
-        BExpr::Subquery(Box::new(Subquery { id, kind, plan }))
+        let outer_slots = watch.outer_slots();
+        BExpr::Subquery(Box::new(Subquery {
+            id,
+            kind,
+            plan,
+            outer_slots,
+        }))
     }
 
     pub(crate) fn lookup(&self, scope: &Scope, ident: &ast::Ident) -> Result<usize> {

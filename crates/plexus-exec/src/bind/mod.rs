@@ -35,7 +35,7 @@ use crate::plan::{AggCall, LogicalPlan, ProcedureRegistry};
 use crate::value::Value;
 use plexus_cypher::ast::{ComparisonOp, Quantifier, Span};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Query parameters by name.
 pub type Params = HashMap<String, Value>;
@@ -189,6 +189,9 @@ pub struct Subquery {
     pub id: usize,
     pub kind: SubqueryKind,
     pub plan: LogicalPlan,
+    /// The slots of the outer row the plan reads (sorted): what an aggregation must keep
+    /// for it (an expression around an aggregate may only use grouping keys).
+    pub outer_slots: Vec<usize>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -330,15 +333,72 @@ pub(crate) fn visit_children<'a>(e: &'a BExpr, f: &mut dyn FnMut(&'a BExpr)) {
 #[derive(Debug, Clone, Default)]
 pub struct Scope {
     vars: Vec<(String, usize)>,
+    /// While a subquery expression is bound: every slot looked up through this scope or a
+    /// copy of it (see [`Watch`]).
+    reads: Option<ReadLog>,
+}
+
+/// Slots looked up while binding a subquery expression.
+pub(crate) type ReadLog = Arc<Mutex<Vec<usize>>>;
+
+/// What [`Binder::watch`] hands back to [`Binder::subquery`]: the log of the subquery's
+/// look-ups, the first slot it could allocate, and the enclosing subquery's log.
+pub(crate) struct Watch {
+    first_slot: usize,
+    log: ReadLog,
+    parent: Option<ReadLog>,
+}
+
+impl Watch {
+    /// The slots of the outer row the subquery read (sorted, each once); they count as reads
+    /// of the enclosing subquery too.
+    pub(crate) fn outer_slots(self) -> Vec<usize> {
+        let mut slots: Vec<usize> = lock(&self.log)
+            .iter()
+            .copied()
+            .filter(|s| *s < self.first_slot)
+            .collect();
+        slots.sort_unstable();
+        slots.dedup();
+        if let Some(parent) = &self.parent {
+            lock(parent).extend(&slots);
+        }
+        slots
+    }
+}
+
+fn lock(log: &ReadLog) -> std::sync::MutexGuard<'_, Vec<usize>> {
+    log.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Scope {
     pub fn get(&self, name: &str) -> Option<usize> {
-        self.vars
+        let slot = self
+            .vars
             .iter()
             .rev()
             .find(|(n, _)| n == name)
-            .map(|(_, s)| *s)
+            .map(|(_, s)| *s);
+        if let (Some(slot), Some(log)) = (slot, &self.reads) {
+            lock(log).push(slot);
+        }
+        slot
+    }
+
+    /// A copy that logs its look-ups (and its copies') for a subquery about to be bound
+    /// from slot `first_slot` on.
+    pub(crate) fn watched(&self, first_slot: usize) -> (Scope, Watch) {
+        let log = ReadLog::default();
+        let watch = Watch {
+            first_slot,
+            log: log.clone(),
+            parent: self.reads.clone(),
+        };
+        let scope = Scope {
+            vars: self.vars.clone(),
+            reads: Some(log),
+        };
+        (scope, watch)
     }
 
     pub fn insert(&mut self, name: &str, slot: usize) {

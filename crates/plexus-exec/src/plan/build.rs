@@ -2088,11 +2088,15 @@ impl Binder<'_> {
                 let rebound_first = self.slot_types.len();
                 let rebound = self.bind_expr(&items[i].1, scope, ExprCtx::PROJECTION)?;
                 let mut free = Vec::new();
-                referenced_slots_outside_agg(&rebound, &mut free);
-                if free
+                let mut subquery_reads = Vec::new();
+                referenced_slots_outside_agg(&rebound, &mut free, &mut subquery_reads);
+                let ungrouped = free
                     .iter()
-                    .any(|s| *s < rebound_first && !key_slots.contains(s))
-                {
+                    .any(|s| *s < rebound_first && !key_slots.contains(s));
+                // A subquery reads its outer variables from their own slots: each must be a
+                // grouping key, which the Aggregate then also keeps in its variable's slot.
+                let kept = (subquery_reads.iter()).all(|s| keep_key_variable(&mut keys, *s));
+                if ungrouped || !kept {
                     self.substitutions = saved_substitutions;
                     return Err(syntax(
                         "AmbiguousAggregationExpression",
@@ -2394,12 +2398,30 @@ pub(crate) fn contains_agg(e: &BExpr) -> bool {
 }
 
 /// Slots read by `e` outside aggregate calls.
-fn referenced_slots_outside_agg(e: &BExpr, out: &mut Vec<usize>) {
+/// The slots `e` reads outside its aggregates: directly (`out`) and through subquery
+/// expressions (`subqueries`: their outer rows' slots).
+fn referenced_slots_outside_agg(e: &BExpr, out: &mut Vec<usize>, subqueries: &mut Vec<usize>) {
     match e {
         BExpr::Agg(_) => {}
         BExpr::Slot(s) => out.push(*s),
-        other => visit_children(other, &mut |child| referenced_slots_outside_agg(child, out)),
+        BExpr::Subquery(subquery) => subqueries.extend(&subquery.outer_slots),
+        other => visit_children(other, &mut |child| {
+            referenced_slots_outside_agg(child, out, subqueries)
+        }),
     }
+}
+
+/// Makes the Aggregate keep variable slot `slot` in its output when a grouping key is that
+/// variable (grouping by it twice changes no group); false if no key is.
+fn keep_key_variable(keys: &mut Vec<(usize, BExpr)>, slot: usize) -> bool {
+    let is_key = |(_, e): &(usize, BExpr)| matches!(e, BExpr::Slot(s) if *s == slot);
+    if !keys.iter().any(is_key) {
+        return false;
+    }
+    if !keys.iter().any(|(out, _)| *out == slot) {
+        keys.push((slot, BExpr::Slot(slot)));
+    }
+    true
 }
 
 /// Rebuilds `e` with each direct child replaced by `f(child)`.
