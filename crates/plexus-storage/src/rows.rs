@@ -1194,6 +1194,46 @@ impl RowTable {
         f: &mut dyn FnMut(usize, Option<Value>),
     ) -> Result<()> {
         let at = self.layout.locate(key);
+        let read = |chunk: &Chunk, r: usize| chunk.read_prop(at, key, r, ts);
+        self.read_many(rows, read, &mut |i, value| f(i, value.flatten()))
+    }
+
+    /// `f(i, exists, value)` with whether `rows[i]` exists at `ts` and, if it does, its property
+    /// `key` (`None`: no key to read): [`exists`](Self::exists) and [`prop`](Self::prop) for
+    /// each row, reading both under one latch per chunk as [`prop_many`](Self::prop_many) does.
+    pub fn exists_and_prop_many(
+        &self,
+        rows: &[u32],
+        key: Option<PropKeyId>,
+        ts: Timestamp,
+        f: &mut dyn FnMut(usize, bool, Option<Value>),
+    ) -> Result<()> {
+        let at = key.and_then(|key| self.layout.locate(key));
+        let read = |chunk: &Chunk, r: usize| {
+            let exists = matches!(
+                chunk.read(&self.layout, r, Slot::Exists, ts),
+                SlotValue::Exists(true)
+            );
+            let value = key
+                .filter(|_| exists)
+                .and_then(|k| chunk.read_prop(at, k, r, ts));
+            (exists, value)
+        };
+        self.read_many(rows, read, &mut |i, read| {
+            let (exists, value) = read.unwrap_or((false, None));
+            f(i, exists, value)
+        })
+    }
+
+    /// `f(i, read(chunk, row in chunk))` for each of `rows` (`None` past the last chunk): the
+    /// chunk directory is looked up once per chunk switch and a chunk's read latch kept across
+    /// consecutive rows of the same chunk.
+    fn read_many<T>(
+        &self,
+        rows: &[u32],
+        read: impl Fn(&Chunk, usize) -> T,
+        f: &mut dyn FnMut(usize, Option<T>),
+    ) -> Result<()> {
         let mut latched: Option<(usize, MappedRwLockReadGuard<'_, Chunk>)> = None;
         let mut loaded_any = false;
         for (i, &row) in rows.iter().enumerate() {
@@ -1208,7 +1248,7 @@ impl RowTable {
             }
             let value = latched
                 .as_ref()
-                .and_then(|(_, chunk)| chunk.read_prop(at, key, row as usize % CHUNK_ROWS, ts));
+                .map(|(_, chunk)| read(chunk, row as usize % CHUNK_ROWS));
             f(i, value);
         }
         drop(latched);

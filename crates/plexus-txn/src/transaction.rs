@@ -556,6 +556,70 @@ impl Transaction {
         self.cached_table(v).rows.prop(v.offset, key, self.start_ts)
     }
 
+    /// [`vertex_property`](Self::vertex_property) of each of `vs`, in order, read in bulk: the
+    /// rows of one table in runs, existence and property of every row of a chunk under one
+    /// latch (`RowTable::exists_and_prop_many`), instead of two latches and the write-set
+    /// look-ups per vertex. `None` when the bulk read does not apply — the transaction has
+    /// created, deleted or changed vertex properties — or fails (a vertex that does not exist,
+    /// a storage error): the caller then reads vertex by vertex, which reports the error the
+    /// first failing vertex has. Reads are recorded as by `vertex_property`.
+    pub fn vertex_property_many(
+        &mut self,
+        vs: &[VertexId],
+        name: &str,
+    ) -> Option<Vec<Option<Value>>> {
+        let writes = &self.writes;
+        let unwritten = writes.new_vertices.is_empty()
+            && writes.vertex_props.is_empty()
+            && writes.deleted_vertices.is_empty();
+        unwritten
+            .then(|| self.unwritten_property_many(vs, name).ok())
+            .flatten()
+    }
+
+    /// `vertex_property_many` while the write set holds no vertex change.
+    fn unwritten_property_many(
+        &mut self,
+        vs: &[VertexId],
+        name: &str,
+    ) -> Result<Vec<Option<Value>>> {
+        for &v in vs {
+            self.refresh_schema(v)?;
+            plexus_storage::store::check_vertex_offset(self.cached_table(v), v)?;
+        }
+        let key = match vs.first() {
+            Some(_) => self.schema_cache().catalog.prop_keys.id(name),
+            None => return Ok(Vec::new()),
+        };
+        let key = key.or_else(|| self.catalog().prop_keys.id(name));
+        for &v in vs {
+            self.record(ReadItem::Exists(Entity::Vertex(v)));
+            if let Some(key) = key {
+                self.record(ReadItem::Prop(Entity::Vertex(v), key));
+            }
+        }
+        let mut values = vec![None; vs.len()];
+        let mut missing = None;
+        let mut offsets = Vec::new();
+        let mut first = 0;
+        for run in vs.chunk_by(|a, b| a.table == b.table) {
+            offsets.clear();
+            offsets.extend(run.iter().map(|v| v.offset));
+            let rows = &self.cached_table(run[0]).rows;
+            rows.exists_and_prop_many(&offsets, key, self.start_ts, &mut |i, exists, value| {
+                if !exists && missing.is_none() {
+                    missing = Some(first + i);
+                }
+                values[first + i] = value;
+            })?;
+            first += run.len();
+        }
+        match missing {
+            Some(i) => Err(Error::NotFound(format!("vertex {} does not exist", vs[i]))),
+            None => Ok(values),
+        }
+    }
+
     /// All properties of a vertex, sorted by name.
     pub fn vertex_properties(&mut self, v: VertexId) -> Result<Vec<(String, Value)>> {
         let table = self.check_vertex(v)?;

@@ -146,6 +146,27 @@ fn write_skew(level: IsolationLevel) -> (Result<u64, Error>, Result<u64, Error>)
     (t1.commit(), t2.commit())
 }
 
+/// The same through the bulk property read the executor uses (`vertex_property_many`): it
+/// records its reads like the vertex-by-vertex read, so SERIALIZABLE still aborts.
+#[test]
+fn write_skew_through_bulk_reads_aborts_under_serializable() {
+    let (db, x, y) = setup();
+    let mut t1 = db.begin_with(IsolationLevel::Serializable);
+    let mut t2 = db.begin_with(IsolationLevel::Serializable);
+    for (tx, me, other) in [(&mut t1, x, y), (&mut t2, y, x)] {
+        let on_call = tx.vertex_property_many(&[other, other], "on_call").unwrap();
+        assert_eq!(on_call, vec![Some(Value::from(true)); 2]);
+        tx.set_vertex_property(me, "on_call", Value::from(false))
+            .unwrap();
+    }
+    assert!(t1.commit().is_ok());
+    let err = t2.commit().unwrap_err();
+    assert!(
+        matches!(err, Error::Aborted(AbortReason::ReadValidation { .. })),
+        "{err}"
+    );
+}
+
 #[test]
 fn write_skew_is_allowed_under_snapshot_isolation() {
     let (r1, r2) = write_skew(IsolationLevel::Snapshot);

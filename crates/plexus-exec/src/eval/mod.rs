@@ -11,11 +11,13 @@
 //! three-valued logic (`null OR true` is true, `null AND false` is false), `IS [NOT] NULL`,
 //! `coalesce` and the list predicates, which follow the rules in their functions below.
 //!
-//! Evaluation is row-at-a-time inside each batch; vectorised kernels for the common cases
-//! (property reads, comparisons, arithmetic over whole columns) are a later optimisation.
+//! Evaluation is row-at-a-time inside each batch, except for node property reads, which
+//! Project and Filter read for the whole batch first (`prefetch`). Vectorised kernels for
+//! comparisons and arithmetic over whole columns are a later optimisation.
 
 pub mod aggregate;
 pub mod functions;
+pub mod prefetch;
 
 use crate::bind::{ArithOp, BExpr, MapProjectionItem, PathElement, StringOp, SubqueryKind};
 use crate::error::{ErrorClass, QueryError, Result};
@@ -31,6 +33,8 @@ pub struct Env<'a> {
     batch: &'a Batch,
     row: usize,
     locals: Vec<(usize, Value)>,
+    /// Property columns read ahead for the batch (see `prefetch`).
+    prefetched: Option<&'a prefetch::Prefetched>,
 }
 
 impl<'a> Env<'a> {
@@ -39,7 +43,29 @@ impl<'a> Env<'a> {
             batch,
             row,
             locals: Vec::new(),
+            prefetched: None,
         }
+    }
+
+    /// Row `row` of `batch`, whose properties in `prefetched` were read ahead.
+    pub fn with_prefetched(
+        batch: &'a Batch,
+        row: usize,
+        prefetched: &'a prefetch::Prefetched,
+    ) -> Self {
+        Env {
+            prefetched: Some(prefetched),
+            ..Env::new(batch, row)
+        }
+    }
+
+    /// The prefetched value of `slot.key` on this row, unless a local shadows the slot.
+    fn prefetched(&self, slot: usize, key: &str) -> Option<Value> {
+        let prefetched = self.prefetched?;
+        if self.locals.iter().any(|(s, _)| *s == slot) {
+            return None;
+        }
+        prefetched.get(slot, key, self.row)
     }
 
     pub fn push_local(&mut self, slot: usize, value: Value) {
@@ -106,6 +132,11 @@ pub fn eval(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Value> {
         })?,
         BExpr::Slot(slot) => env.get(*slot),
         BExpr::Property(base, key) => {
+            if let BExpr::Slot(slot) = **base
+                && let Some(value) = env.prefetched(slot, key)
+            {
+                return Ok(value);
+            }
             let base = eval(base, env, ctx)?;
             property(&base, key, ctx)?
         }

@@ -62,6 +62,7 @@
 use super::{Batch, ExecContext, check_materialized, into_batches};
 use crate::bind::BExpr;
 use crate::error::{QueryError, Result};
+use crate::eval::prefetch::PropertyReads;
 use crate::eval::{Env, aggregate::Accumulator, eval};
 use crate::plan::{AggCall, PartialForm, partial_form};
 use crate::value::{GroupKey, Value};
@@ -75,6 +76,13 @@ pub(super) struct Aggregation {
 }
 
 impl Aggregation {
+    /// The property reads every row makes: its keys and the aggregates' arguments (see
+    /// `eval::prefetch`).
+    fn property_reads(&self) -> PropertyReads {
+        let keys = self.keys.iter().map(|(_, e)| e);
+        PropertyReads::of(keys.chain(self.calls.iter().filter_map(|(_, c)| c.arg.as_ref())))
+    }
+
     /// The grouping key of the current row (the first step of a row).
     fn key(&self, env: &mut Env, ctx: &mut ExecContext) -> Result<Vec<Value>> {
         self.keys.iter().map(|(_, e)| eval(e, env, ctx)).collect()
@@ -132,8 +140,9 @@ impl Groups {
         batch: &Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
+        let prefetched = aggregation.property_reads().fetch(batch, ctx);
         for row in 0..batch.len() {
-            let mut env = Env::new(batch, row);
+            let mut env = Env::with_prefetched(batch, row, &prefetched);
             let group = self.group_of_row(aggregation, &mut env, ctx)?;
             for (acc, (_, call)) in self.states[group].iter_mut().zip(&aggregation.calls) {
                 acc.update(call, &mut env, ctx)?;
@@ -245,8 +254,9 @@ impl MorselAggregator {
         batch: &Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
+        let prefetched = aggregation.property_reads().fetch(batch, ctx);
         for row in 0..batch.len() {
-            let mut env = Env::new(batch, row);
+            let mut env = Env::with_prefetched(batch, row, &prefetched);
             let known = self.groups.keys.len();
             let group = self.groups.group_of_row(aggregation, &mut env, ctx)?;
             if group == known {

@@ -18,6 +18,7 @@ use super::{
 };
 use crate::bind::BExpr;
 use crate::error::{ErrorClass, QueryError, Result};
+use crate::eval::prefetch::PropertyReads;
 use crate::eval::{Env, eval, truthy};
 use crate::plan::{
     ExpandSpec, KeySeek, LogicalPlan, Procedure, RangeBound, RelSeekSpec, SeekPredicate,
@@ -181,13 +182,15 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
         ),
         LogicalPlan::Filter { input, predicate } => (
             &**input,
-            RowStage::boxed(Filter {
+            Box::new(Filter {
+                reads: PropertyReads::of([predicate]),
                 predicate: predicate.clone(),
             }),
         ),
         LogicalPlan::Project { input, items } => (
             &**input,
             Box::new(Project {
+                reads: PropertyReads::of(items.iter().map(|(_, e)| e)),
                 items: items.clone(),
             }),
         ),
@@ -1011,21 +1014,28 @@ impl RowFn for VarExpand {
 
 struct Filter {
     predicate: BExpr,
+    /// The predicate's property reads, fetched per batch (see `eval::prefetch`).
+    reads: PropertyReads,
 }
 
-impl RowFn for Filter {
-    fn apply(
+impl Stage for Filter {
+    fn execute(
         &mut self,
-        input: &Batch,
-        row: usize,
+        input: &mut Batch,
         out: &mut Batch,
         ctx: &mut ExecContext,
-    ) -> Result<()> {
-        if passes(&self.predicate, input, row, ctx)? {
-            out.push_from(input, row);
+    ) -> Result<Flow> {
+        let prefetched = self.reads.fetch(input, ctx);
+        for row in 0..input.len() {
+            let mut env = Env::with_prefetched(input, row, &prefetched);
+            if passes_in(&self.predicate, &mut env, ctx)? {
+                out.push_from(input, row);
+            }
         }
-        Ok(())
+        Ok(Flow::NeedMoreInput)
     }
+
+    fn reset(&mut self) {}
 }
 
 /// Whether `predicate` is true on `batch`'s row `row` (false and null are not; any other
@@ -1036,7 +1046,11 @@ pub(super) fn passes(
     row: usize,
     ctx: &mut ExecContext,
 ) -> Result<bool> {
-    match eval(predicate, &mut Env::new(batch, row), ctx)? {
+    passes_in(predicate, &mut Env::new(batch, row), ctx)
+}
+
+fn passes_in(predicate: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<bool> {
+    match eval(predicate, env, ctx)? {
         Value::Bool(value) => Ok(value),
         Value::Null => Ok(false),
         other => Err(QueryError::type_error(format!(
@@ -1257,6 +1271,8 @@ impl Stage for Limit {
 
 struct Project {
     items: Vec<(usize, BExpr)>,
+    /// The items' property reads, fetched per batch (see `eval::prefetch`).
+    reads: PropertyReads,
 }
 
 impl Stage for Project {
@@ -1266,11 +1282,12 @@ impl Stage for Project {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<Flow> {
+        let prefetched = self.reads.fetch(input, ctx);
         let mut columns: Vec<Vec<Value>> = Vec::with_capacity(self.items.len());
         for (_, expr) in &self.items {
             let mut column = Vec::with_capacity(input.len());
             for row in 0..input.len() {
-                let mut env = Env::new(input, row);
+                let mut env = Env::with_prefetched(input, row, &prefetched);
                 column.push(eval(expr, &mut env, ctx)?);
             }
             columns.push(column);

@@ -62,6 +62,7 @@
 
 use super::{Batch, ExecContext, check_materialized, into_batches};
 use crate::error::{QueryError, Result};
+use crate::eval::prefetch::PropertyReads;
 use crate::eval::{Env, eval};
 use crate::plan::{SortKey, TopCount};
 use crate::value::{Value, order};
@@ -156,8 +157,10 @@ impl SortBuffer {
         batch: &Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
+        let reads = PropertyReads::of(spec.keys.iter().map(|k| &k.expr));
+        let prefetched = reads.fetch(batch, ctx);
         for row in 0..batch.len() {
-            let mut env = Env::new(batch, row);
+            let mut env = Env::with_prefetched(batch, row, &prefetched);
             let mut key = Vec::with_capacity(spec.keys.len());
             for k in &spec.keys {
                 key.push(eval(&k.expr, &mut env, ctx)?);
