@@ -1273,11 +1273,25 @@ impl Transaction {
         edge_type: Option<&str>,
         dir: Direction,
     ) -> Result<Vec<(EdgeId, VertexId)>> {
+        let mut found = Vec::new();
+        self.neighbors_into(v, edge_type, dir, &mut found)?;
+        Ok(found)
+    }
+
+    /// [`neighbors`](Self::neighbors), appended to `found` (a caller expanding many vertices
+    /// keeps one buffer).
+    pub fn neighbors_into(
+        &mut self,
+        v: VertexId,
+        edge_type: Option<&str>,
+        dir: Direction,
+        found: &mut Vec<(EdgeId, VertexId)>,
+    ) -> Result<()> {
         self.check_vertex_cached(v)?;
         let ty: Option<EdgeTypeId> = match edge_type {
             Some(name) => match self.read_edge_type_in(&self.schema_cache().catalog, name)? {
                 Some(id) => Some(id),
-                None => return Ok(Vec::new()),
+                None => return Ok(()),
             },
             None => None,
         };
@@ -1298,7 +1312,6 @@ impl Transaction {
             edge_tables,
             ..
         } = self.schema_cache();
-        let mut found = Vec::new();
         for &out in sides {
             let d = if out { Direction::Out } else { Direction::In };
             plexus_storage::store::neighbors_in(
@@ -1325,7 +1338,7 @@ impl Transaction {
                 }
             }
         }
-        Ok(found)
+        Ok(())
     }
 }
 

@@ -166,7 +166,11 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
             }),
         ),
         LogicalPlan::Expand { input, spec, .. } => {
-            (&**input, RowStage::boxed(Expand { spec: spec.clone() }))
+            let expand = Expand {
+                spec: spec.clone(),
+                found: Vec::new(),
+            };
+            (&**input, RowStage::boxed(expand))
         }
         LogicalPlan::VarExpand {
             input,
@@ -728,31 +732,55 @@ pub(crate) fn relationships(
     direction: Direction,
 ) -> Result<Vec<(EdgeId, VertexId)>> {
     let mut found = Vec::new();
-    let type_list: Vec<Option<&str>> = if types.is_empty() {
-        vec![None]
-    } else {
-        let mut seen = HashSet::new();
-        types
-            .iter()
-            .filter(|t| seen.insert(t.to_string()))
-            .map(|t| Some(&**t))
-            .collect()
-    };
-    for ty in type_list {
-        match direction {
-            Direction::Both => {
-                found.extend(ctx.tx.neighbors(v, ty, Direction::Out)?);
-                found.extend(
-                    ctx.tx
-                        .neighbors(v, ty, Direction::In)?
-                        .into_iter()
-                        .filter(|(_, other)| *other != v),
-                );
-            }
-            d => found.extend(ctx.tx.neighbors(v, ty, d)?),
+    relationships_into(ctx, v, types, direction, &mut found)?;
+    Ok(found)
+}
+
+/// [`relationships`], appended to `found`.
+fn relationships_into(
+    ctx: &mut ExecContext,
+    v: VertexId,
+    types: &[Arc<str>],
+    direction: Direction,
+    found: &mut Vec<(EdgeId, VertexId)>,
+) -> Result<()> {
+    if types.is_empty() {
+        return expand_type(ctx, v, None, direction, found);
+    }
+    for (i, ty) in types.iter().enumerate() {
+        // `[:A|A]` expands A once.
+        if !types[..i].contains(ty) {
+            expand_type(ctx, v, Some(ty), direction, found)?;
         }
     }
-    Ok(found)
+    Ok(())
+}
+
+/// The relationships of one type (any with `None`) at `v`; both directions list a self-loop
+/// once.
+fn expand_type(
+    ctx: &mut ExecContext,
+    v: VertexId,
+    ty: Option<&str>,
+    direction: Direction,
+    found: &mut Vec<(EdgeId, VertexId)>,
+) -> Result<()> {
+    match direction {
+        Direction::Both => {
+            ctx.tx.neighbors_into(v, ty, Direction::Out, found)?;
+            let incoming = found.len();
+            ctx.tx.neighbors_into(v, ty, Direction::In, found)?;
+            // The self-loops among the incoming ones were listed as outgoing.
+            let mut index = 0;
+            found.retain(|(_, other)| {
+                let keep = index < incoming || *other != v;
+                index += 1;
+                keep
+            });
+            Ok(())
+        }
+        d => Ok(ctx.tx.neighbors_into(v, ty, d, found)?),
+    }
 }
 
 fn as_node(value: &Value, what: &str) -> Result<Option<VertexId>> {
@@ -779,6 +807,8 @@ fn used_elsewhere(input: &Batch, row: usize, distinct_from: &[usize], e: EdgeId)
 
 struct Expand {
     spec: ExpandSpec,
+    /// The current row's relationships (kept to reuse its allocation).
+    found: Vec<(EdgeId, VertexId)>,
 }
 
 impl RowFn for Expand {
@@ -789,7 +819,7 @@ impl RowFn for Expand {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
-        let spec = &self.spec;
+        let Expand { spec, found } = self;
         let Some(from) = as_node(input.get(spec.from, row), "the start of an expand")? else {
             return Ok(());
         };
@@ -801,7 +831,9 @@ impl RowFn for Expand {
         } else {
             None
         };
-        for (e, other) in relationships(ctx, from, &spec.types, spec.direction)? {
+        found.clear();
+        relationships_into(ctx, from, &spec.types, spec.direction, found)?;
+        for &(e, other) in found.iter() {
             if target.is_some_and(|t| t != other)
                 || used_elsewhere(input, row, &spec.distinct_from, e)
             {
