@@ -377,19 +377,8 @@ impl Binder<'_> {
                     element: (**pattern).clone(),
                     span,
                 };
-                let (mut plan, _) = self.plan_pattern(
-                    (LogicalPlan::Argument, None),
-                    &mut inner,
-                    std::slice::from_ref(&part),
-                    None,
-                )?;
-                if let Some(p) = predicate {
-                    let predicate = self.bind_expr(p, &inner, ExprCtx::PLAIN)?;
-                    plan = LogicalPlan::Filter {
-                        input: Box::new(plan),
-                        predicate,
-                    };
-                }
+                let parts = std::slice::from_ref(&part);
+                let mut plan = self.plan_matches(&mut inner, parts, predicate.as_deref())?;
                 let value = self.bind_expr(projection, &inner, ExprCtx::PLAIN)?;
                 let slot = self.new_slot(Ty::Any, projection.span)?;
                 plan = LogicalPlan::Project {
@@ -436,24 +425,30 @@ impl Binder<'_> {
         let plan = match body {
             ast::SubqueryBody::Pattern { pattern, predicate } => {
                 let mut inner = scope.clone();
-                let (mut plan, _) = self.plan_pattern(
-                    (LogicalPlan::Argument, None),
-                    &mut inner,
-                    &pattern.parts,
-                    None,
-                )?;
-                if let Some(p) = predicate {
-                    let predicate = self.bind_expr(p, &inner, ExprCtx::PLAIN)?;
-                    plan = LogicalPlan::Filter {
-                        input: Box::new(plan),
-                        predicate,
-                    };
-                }
-                plan
+                self.plan_matches(&mut inner, &pattern.parts, predicate.as_ref())?
             }
             ast::SubqueryBody::Query(query) => self.plan_nested_query(query, scope)?.0,
         };
         Ok(self.subquery(kind, plan, watch))
+    }
+
+    /// The matches of `parts` over the outer row (an `Argument`), filtered by `predicate`:
+    /// the plan of a pattern subquery or comprehension; `inner` gains the parts' variables.
+    fn plan_matches(
+        &mut self,
+        inner: &mut Scope,
+        parts: &[ast::PatternPart],
+        predicate: Option<&ast::Expr>,
+    ) -> Result<LogicalPlan> {
+        let (mut plan, _) = self.plan_pattern((LogicalPlan::Argument, None), inner, parts, None)?;
+        if let Some(p) = predicate {
+            let predicate = self.bind_expr(p, inner, ExprCtx::PLAIN)?;
+            plan = LogicalPlan::Filter {
+                input: Box::new(plan),
+                predicate,
+            };
+        }
+        Ok(plan)
     }
 
     /// The subquery expression of `plan`, bound through the scope `watch` came with.
