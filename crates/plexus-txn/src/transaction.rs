@@ -39,6 +39,7 @@ use crate::validation::{Entity, ReadItem};
 use crate::write_set::{NewEdge, NewVertex, WriteSet};
 use plexus_storage::catalog::HIDDEN_TABLE_LABEL;
 use plexus_storage::index::{IndexKey, KeyRange};
+use plexus_storage::rows::RowTable;
 use plexus_storage::store::MAX_VERTEX_ROWS;
 use plexus_storage::topology::MAX_EDGE_OFFSET;
 use plexus_storage::{Catalog, CatalogOp, EdgeTable, EdgeTableDef, VertexTable, VertexTableDef};
@@ -598,25 +599,56 @@ impl Transaction {
                 self.record(ReadItem::Prop(Entity::Vertex(v), key));
             }
         }
-        let mut values = vec![None; vs.len()];
-        let mut missing = None;
-        let mut offsets = Vec::new();
-        let mut first = 0;
-        for run in vs.chunk_by(|a, b| a.table == b.table) {
-            offsets.clear();
-            offsets.extend(run.iter().map(|v| v.offset));
-            let rows = &self.cached_table(run[0]).rows;
-            rows.exists_and_prop_many(&offsets, key, self.start_ts, &mut |i, exists, value| {
-                if !exists && missing.is_none() {
-                    missing = Some(first + i);
-                }
-                values[first + i] = value;
-            })?;
-            first += run.len();
+        let runs: Vec<(&[VertexId], &RowTable)> = (vs.chunk_by(|a, b| a.table == b.table))
+            .map(|run| (run, &self.cached_table(run[0]).rows))
+            .collect();
+        match read_runs(&runs, |v| v.offset, key, self.start_ts)? {
+            (_, Some(i)) => Err(Error::NotFound(format!("vertex {} does not exist", vs[i]))),
+            (values, None) => Ok(values),
         }
-        match missing {
-            Some(i) => Err(Error::NotFound(format!("vertex {} does not exist", vs[i]))),
-            None => Ok(values),
+    }
+
+    /// [`edge_property`](Self::edge_property) of each of `es`, in order, read in bulk like
+    /// [`vertex_property_many`](Self::vertex_property_many) reads vertices: `None` when the
+    /// transaction has created, deleted or changed relationships, or a read fails.
+    pub fn edge_property_many(&mut self, es: &[EdgeId], name: &str) -> Option<Vec<Option<Value>>> {
+        let writes = &self.writes;
+        let unwritten = writes.new_edges.is_empty()
+            && writes.edge_props.is_empty()
+            && writes.deleted_edges.is_empty();
+        unwritten
+            .then(|| self.unwritten_edge_property_many(es, name).ok())
+            .flatten()
+    }
+
+    /// `edge_property_many` while the write set holds no relationship change.
+    fn unwritten_edge_property_many(
+        &mut self,
+        es: &[EdgeId],
+        name: &str,
+    ) -> Result<Vec<Option<Value>>> {
+        let mut tables = Vec::new();
+        for run in es.chunk_by(|a, b| a.table == b.table) {
+            let table = self.storage().edge_table(run[0].table)?;
+            if run.iter().any(|e| e.offset >= table.rows.row_count()) {
+                return Err(Error::NotFound("edge offset out of range".into()));
+            }
+            tables.push(table);
+        }
+        let key = self.catalog().prop_keys.id(name);
+        for &e in es {
+            self.record(ReadItem::Exists(Entity::Edge(e)));
+            if let Some(key) = key {
+                self.record(ReadItem::Prop(Entity::Edge(e), key));
+            }
+        }
+        let runs: Vec<(&[EdgeId], &RowTable)> = (es.chunk_by(|a, b| a.table == b.table))
+            .zip(&tables)
+            .map(|(run, table)| (run, &table.rows))
+            .collect();
+        match read_runs(&runs, |e| e.offset, key, self.start_ts)? {
+            (_, Some(i)) => Err(Error::NotFound(format!("edge {} does not exist", es[i]))),
+            (values, None) => Ok(values),
         }
     }
 
@@ -1349,6 +1381,34 @@ fn is_of_type(catalog: &Catalog, e: EdgeId, ty: EdgeTypeId) -> bool {
 
 /// A property as the write set decides it: `Some(value or absent)` when the entity was created
 /// or the property written by this transaction, `None` when the committed value stands.
+/// The bulk reads of `vertex_property_many` / `edge_property_many`: for runs of ids of one
+/// table, each id's property `key` (if it exists at `ts`), and the index of the first id that
+/// does not exist.
+fn read_runs<I>(
+    runs: &[(&[I], &RowTable)],
+    offset: impl Fn(&I) -> u32,
+    key: Option<PropKeyId>,
+    ts: Timestamp,
+) -> Result<(Vec<Option<Value>>, Option<usize>)> {
+    let total = runs.iter().map(|(run, _)| run.len()).sum();
+    let mut values = vec![None; total];
+    let mut missing = None;
+    let mut offsets = Vec::new();
+    let mut first = 0;
+    for (run, rows) in runs {
+        offsets.clear();
+        offsets.extend(run.iter().map(&offset));
+        rows.exists_and_prop_many(&offsets, key, ts, &mut |i, exists, value| {
+            if !exists && missing.is_none() {
+                missing = Some(first + i);
+            }
+            values[first + i] = value;
+        })?;
+        first += run.len();
+    }
+    Ok((values, missing))
+}
+
 fn written_prop<K: Ord + Copy>(
     created: Option<&BTreeMap<PropKeyId, Value>>,
     writes: &BTreeMap<(K, PropKeyId), Option<Value>>,

@@ -252,6 +252,51 @@ fn bulk_property_reads_equal_vertex_by_vertex_reads() {
     assert_eq!(reader.vertex_property_many(alive, "age"), None);
 }
 
+/// `edge_property_many` against `edge_property`, the same way.
+#[test]
+fn bulk_edge_property_reads_equal_edge_by_edge_reads() {
+    let (db, _) = memory_db();
+    let mut tx = db.begin();
+    let hubs: Vec<VertexId> = (0..3)
+        .map(|_| tx.create_vertex(&["H"], &[]).unwrap())
+        .collect();
+    let mut edges = Vec::new();
+    for i in 0..3_000i64 {
+        let (src, dst) = (hubs[i as usize % 3], hubs[(i as usize + 1) % 3]);
+        let ty = if i % 4 == 0 { "B" } else { "A" };
+        let props = [("w", Value::from(i)), ("s", Value::from(format!("e{i}")))];
+        edges.push(tx.create_edge(src, ty, dst, &props).unwrap());
+    }
+    tx.commit().unwrap();
+    let old = db.begin();
+    let mut tx = db.begin();
+    for e in edges.iter().step_by(9) {
+        tx.set_edge_property(*e, "w", Value::from(-1)).unwrap();
+    }
+    tx.commit().unwrap();
+    let mut mixed: Vec<_> = edges.iter().rev().copied().collect();
+    mixed.extend(edges.iter().step_by(4).copied());
+    for mut reader in [db.begin(), old] {
+        for key in ["w", "s", "unknown"] {
+            let bulk = reader.edge_property_many(&mixed, key).unwrap();
+            let single: Vec<_> = (mixed.iter())
+                .map(|e| reader.edge_property(*e, key).unwrap())
+                .collect();
+            assert_eq!(bulk, single, "{key}");
+        }
+    }
+    let mut tx = db.begin();
+    tx.delete_edge(edges[5]).unwrap();
+    tx.commit().unwrap();
+    let mut reader = db.begin();
+    assert_eq!(reader.edge_property_many(&edges[..10], "w"), None);
+    assert!(reader.edge_property_many(&edges[6..10], "w").is_some());
+    reader
+        .set_edge_property(edges[7], "w", Value::from(1))
+        .unwrap();
+    assert_eq!(reader.edge_property_many(&edges[6..10], "w"), None);
+}
+
 /// A transaction keeps the catalog and tables it read through (its schema cache); what the
 /// schema gains afterwards — a property key, a vertex table, from this transaction or a
 /// committed one — must still be seen.

@@ -1,42 +1,45 @@
-//! Node properties read for a whole batch before its rows are evaluated.
+//! Node and relationship properties read for a whole batch before its rows are evaluated.
 //!
 //! WHY
 //! ===
 //! Evaluation is row at a time, and so, before this, was every `n.key`: per row the
-//! transaction checked the node's existence (one chunk latch), looked the key's name up,
+//! transaction checked the entity's existence (one chunk latch), looked the key's name up,
 //! consulted the write set and read the property (a second latch). A batch of 2,048 rows
-//! usually holds nodes of one table in runs of neighbouring rows, so reading a property for
-//! the whole column at once (`Transaction::vertex_property_many`: one latch per chunk for
-//! both reads, the key resolved once) removes most of that work. This is the vectorised part
-//! of evaluation: the column read is bulk, the expression around it stays row at a time.
+//! usually holds entities of one table in runs of neighbouring rows, so reading a property
+//! for the whole column at once (`Transaction::vertex_property_many`, `edge_property_many`:
+//! one latch per chunk for both reads, the key resolved once) removes most of that work. This
+//! is the vectorised part of evaluation: the column read is bulk, the expression around it
+//! stays row at a time.
 //!
 //! WHAT IS READ
 //! ============
 //! [`PropertyReads::of`] lists the `slot.key` reads an expression makes on *every* row it is
 //! evaluated for: the expression itself and, below it, operands that are always evaluated
 //! (arithmetic, comparisons, function arguments, list and map items, a map projection's
-//! base, the left side of AND / OR / XOR, …). Reads under a branch that may be skipped (the right of AND / OR, CASE,
-//! comprehensions, quantifiers, `reduce`, subqueries) are not prefetched, so prefetching
-//! reads nothing evaluation would not, and records no read the row-at-a-time plan would not
-//! (SERIALIZABLE read sets stay the same).
+//! base, the left side of AND / OR / XOR, …). Reads under a branch that may be skipped (the
+//! right of AND / OR, CASE, comprehensions, quantifiers, `reduce`, subqueries) are not
+//! prefetched, so prefetching reads nothing evaluation would not, and records no read the
+//! row-at-a-time plan would not (SERIALIZABLE read sets stay the same).
 //!
 //! SAME RESULTS
 //! ============
-//! Only where a value comes from changes: a prefetched value is the one `vertex_property`
-//! returns for that node at the statement's snapshot, and nothing writes between the prefetch
-//! and the row's evaluation (the operators that prefetch — Project, Filter — never write). A
-//! row whose slot holds no node (null, a map, a relationship, a temporal value) is evaluated
-//! as before, and so is the whole column when the bulk read does not apply (the transaction
-//! has vertex writes) or fails (a deleted node, a storage error): the row-at-a-time read then
-//! reports the error, for the row it concerns. Comprehension variables shadow batch slots, so
-//! a prefetched value is used only when no local variable is bound to that slot.
+//! Only where a value comes from changes: a prefetched value is the one `vertex_property` /
+//! `edge_property` returns for that entity at the statement's snapshot, and nothing writes
+//! between the prefetch and the row's evaluation (the operators that prefetch — Project,
+//! Filter, Aggregate, Sort — never write). A row whose slot holds neither a node nor a
+//! relationship (null, a map, a temporal value) is evaluated as before, and so are the
+//! column's nodes (relationships) when their bulk read does not apply (the transaction has
+//! vertex (relationship) writes) or fails (a deleted entity, a storage error): the
+//! row-at-a-time read then reports the error, for the row it concerns. Comprehension
+//! variables shadow batch slots, so a prefetched value is used only when no local variable
+//! is bound to that slot.
 
 use crate::bind::BExpr;
 use crate::exec::{Batch, ExecContext};
 use crate::value::Value;
 use std::sync::Arc;
 
-/// Fewest node rows in a batch for which a column is read in bulk (below, one by one).
+/// Fewest node (relationship) rows in a batch for which their values are read in bulk.
 const MIN_BULK_ROWS: usize = 4;
 
 /// The `slot.key` reads an operator's expressions make on every row (see WHAT IS READ).
@@ -69,7 +72,7 @@ impl PropertyReads {
 }
 
 /// Property columns of one batch: per `(slot, key)`, the value for each row whose slot holds
-/// a node (`None` for the other rows: evaluate them as usual).
+/// a node or relationship read in bulk (`None` for the other rows: evaluate them as usual).
 #[derive(Debug, Default)]
 pub struct Prefetched {
     columns: Vec<(usize, Arc<str>, Vec<Option<Value>>)>,
@@ -86,8 +89,8 @@ impl Prefetched {
     }
 }
 
-/// `key` of the nodes in column `slot`, read in bulk; `None` if too few rows hold nodes or the
-/// bulk read does not apply.
+/// `key` of the nodes and relationships in column `slot`, read in bulk; `None` if too few
+/// rows hold either or no bulk read applies.
 fn fetch_column(
     batch: &Batch,
     slot: usize,
@@ -101,19 +104,33 @@ fn fetch_column(
             _ => None,
         })
         .collect();
-    if nodes.len() < MIN_BULK_ROWS {
+    let rels: Vec<_> = (cells.iter())
+        .filter_map(|cell| match cell {
+            Value::Rel(e) => Some(*e),
+            _ => None,
+        })
+        .collect();
+    let bulk = |n: usize| n >= MIN_BULK_ROWS;
+    let mut node_values = bulk(nodes.len())
+        .then(|| ctx.tx.vertex_property_many(&nodes, key))
+        .flatten()
+        .map(Vec::into_iter);
+    let mut rel_values = bulk(rels.len())
+        .then(|| ctx.tx.edge_property_many(&rels, key))
+        .flatten()
+        .map(Vec::into_iter);
+    if node_values.is_none() && rel_values.is_none() {
         return None;
     }
-    let mut values = ctx.tx.vertex_property_many(&nodes, key)?.into_iter();
+    let value = |values: &mut Option<std::vec::IntoIter<Option<_>>>| {
+        let value = values.as_mut()?.next()?;
+        Some(value.map_or(Value::Null, Value::from_storage))
+    };
     let column = cells
         .iter()
         .map(|cell| match cell {
-            Value::Node(_) => Some(
-                values
-                    .next()
-                    .flatten()
-                    .map_or(Value::Null, Value::from_storage),
-            ),
+            Value::Node(_) => value(&mut node_values),
+            Value::Rel(_) => value(&mut rel_values),
             _ => None,
         })
         .collect();
