@@ -167,6 +167,31 @@ fn write_skew_through_bulk_reads_aborts_under_serializable() {
     );
 }
 
+/// And through the bulk relationship property read.
+#[test]
+fn write_skew_through_bulk_relationship_reads_aborts_under_serializable() {
+    let (db, x, y) = setup();
+    let mut tx = db.begin();
+    let on_call = [("on_call", Value::from(true))];
+    let ex = tx.create_edge(x, "SHIFT", y, &on_call).unwrap();
+    let ey = tx.create_edge(y, "SHIFT", x, &on_call).unwrap();
+    tx.commit().unwrap();
+    let mut t1 = db.begin_with(IsolationLevel::Serializable);
+    let mut t2 = db.begin_with(IsolationLevel::Serializable);
+    for (tx, me, other) in [(&mut t1, ex, ey), (&mut t2, ey, ex)] {
+        let on_call = tx.edge_property_many(&[other, other], "on_call").unwrap();
+        assert_eq!(on_call, vec![Some(Value::from(true)); 2]);
+        tx.set_edge_property(me, "on_call", Value::from(false))
+            .unwrap();
+    }
+    assert!(t1.commit().is_ok());
+    let err = t2.commit().unwrap_err();
+    assert!(
+        matches!(err, Error::Aborted(AbortReason::ReadValidation { .. })),
+        "{err}"
+    );
+}
+
 #[test]
 fn write_skew_is_allowed_under_snapshot_isolation() {
     let (r1, r2) = write_skew(IsolationLevel::Snapshot);
