@@ -689,8 +689,10 @@ impl Transaction {
     }
 
     fn label_ids(&mut self, v: VertexId) -> Result<Vec<LabelId>> {
-        let table = self.check_vertex(v)?;
-        let own = self.catalog().vertex_table(v.table)?.label;
+        self.check_vertex_cached(v)?;
+        // The cache holds `v`'s table (just refreshed), so its definition and label.
+        let own = self.schema_cache().catalog.vertex_table(v.table)?.label;
+        let table = self.cached_table(v).clone();
         let mut labels = self.extra_labels(v, &table)?;
         if let Some(at) = labels.iter().position(|&l| l == HIDDEN_TABLE_LABEL) {
             labels.remove(at);
@@ -711,6 +713,18 @@ impl Transaction {
             .collect();
         names.sort();
         Ok(names)
+    }
+
+    /// Whether `v` carries every label of `names`, as [`vertex_labels`](Self::vertex_labels)
+    /// lists them, without naming its labels: one look-up per name.
+    pub fn vertex_has_labels(&mut self, v: VertexId, names: &[impl AsRef<str>]) -> Result<bool> {
+        let ids = self.label_ids(v)?;
+        // `label_ids` refreshed the cache: it holds every label any version of `v` can carry.
+        let catalog = &self.schema_cache().catalog;
+        Ok(names.iter().all(|name| {
+            let name = name.as_ref();
+            name != UNLABELED_TABLE && catalog.labels.id(name).is_some_and(|id| ids.contains(&id))
+        }))
     }
 
     pub fn add_label(&mut self, v: VertexId, label: &str) -> Result<()> {

@@ -297,6 +297,58 @@ fn bulk_edge_property_reads_equal_edge_by_edge_reads() {
     assert_eq!(reader.edge_property_many(&edges[6..10], "w"), None);
 }
 
+/// `vertex_has_labels` (the executor's `n:L` test) agrees with `vertex_labels`: own and extra
+/// labels, removed labels, unlabeled vertices, labels created after the reader's first read,
+/// and the transaction's own label changes.
+#[test]
+fn label_tests_agree_with_the_label_list() {
+    let (db, _) = memory_db();
+    person_table(&db);
+    let mut tx = db.begin();
+    let person = tx
+        .create_vertex(&["Person"], &[("id", Value::from(1))])
+        .unwrap();
+    let admin = tx
+        .create_vertex(&["Person"], &[("id", Value::from(2))])
+        .unwrap();
+    tx.add_label(admin, "Admin").unwrap();
+    let plain = tx.create_vertex(&[], &[]).unwrap();
+    let multi = tx.create_vertex(&["A", "B"], &[]).unwrap();
+    tx.commit().unwrap();
+    let mut reader = db.begin();
+    reader.vertex_labels(person).unwrap();
+    let mut tx = db.begin();
+    tx.add_label(multi, "Late").unwrap();
+    tx.remove_label(multi, "B").unwrap();
+    tx.commit().unwrap();
+    let mut fresh = db.begin();
+    fresh.add_label(plain, "Mine").unwrap();
+    let sets: [&[&str]; 9] = [
+        &[],
+        &["Person"],
+        &["Person", "Admin"],
+        &["Admin"],
+        &["A", "B"],
+        &["A", "Late"],
+        &["Late"],
+        &["Mine"],
+        &["Nope"],
+    ];
+    for tx in [&mut reader, &mut fresh] {
+        for v in [person, admin, plain, multi] {
+            let labels = tx.vertex_labels(v).unwrap();
+            for set in sets {
+                let expected = set.iter().all(|l| labels.iter().any(|h| h == l));
+                assert_eq!(
+                    tx.vertex_has_labels(v, set).unwrap(),
+                    expected,
+                    "{v} {set:?}"
+                );
+            }
+        }
+    }
+}
+
 /// A transaction keeps the catalog and tables it read through (its schema cache); what the
 /// schema gains afterwards — a property key, a vertex table, from this transaction or a
 /// committed one — must still be seen.

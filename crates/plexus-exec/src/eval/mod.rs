@@ -160,8 +160,7 @@ pub fn eval(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Value> {
         BExpr::HasLabels(base, labels) => match eval(base, env, ctx)? {
             Value::Null => Value::Null,
             Value::Node(v) => {
-                let have = ctx.tx.vertex_labels(v).map_err(entity_error)?;
-                Value::Bool(labels.iter().all(|l| have.iter().any(|h| **h == **l)))
+                Value::Bool(ctx.tx.vertex_has_labels(v, labels).map_err(entity_error)?)
             }
             Value::Rel(e) => {
                 let rel_type = edge_type(e, ctx)?;
