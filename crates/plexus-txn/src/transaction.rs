@@ -866,7 +866,7 @@ impl Transaction {
         if *range == KeyRange::Empty {
             return Ok(Some(Vec::new()));
         }
-        let Some(mut candidates) = self.storage().index_candidates(label_id, key_id, range) else {
+        let Some(mut candidates) = self.storage().index_candidates(label_id, key_id, range)? else {
             return Ok(None);
         };
         // The label scan it replaces, and the key's values on the vertices it did not read (a
@@ -974,7 +974,7 @@ impl Transaction {
         if *range == KeyRange::Empty {
             return Ok(Some(Vec::new()));
         }
-        let Some(mut candidates) = self.storage().edge_index_candidates(ty, key_id, range) else {
+        let Some(mut candidates) = self.storage().edge_index_candidates(ty, key_id, range)? else {
             return Ok(None);
         };
         debug_assert!(
