@@ -1796,6 +1796,39 @@ mod tests {
     /// them back identically: for edges in the checkpoint, edges created after it (deleted
     /// since or not), and holes; only edges deleted before the checkpoint have none after
     /// (see ENDPOINTS in `rows`).
+    /// The primary-key index's keys are equal exactly when the values are (`Value`'s
+    /// equality, which the `HashMap<Value, _>` it replaced used): `1` and `1.0` differ,
+    /// `-0.0` and `0.0` differ, NaNs with the same bits meet, lists and maps by content.
+    #[test]
+    fn primary_key_bytes_are_equal_exactly_when_the_values_are() {
+        let list = |items: &[Value]| Value::List(Arc::from(items));
+        let map = |k: &str, v: Value| Value::Map(Arc::from([(Arc::from(k), v)]));
+        let values = [
+            Value::Int(1),
+            Value::Float(1.0),
+            Value::Float(0.0),
+            Value::Float(-0.0),
+            Value::Float(f64::NAN),
+            Value::Float(-f64::NAN),
+            Value::Bool(true),
+            Value::string("1"),
+            Value::string(""),
+            list(&[Value::Int(1)]),
+            list(&[Value::Float(1.0)]),
+            list(&[Value::string(""), Value::string("")]),
+            list(&[Value::string("\0\0\0\0")]),
+            map("a", Value::Int(1)),
+            map("a", Value::Null),
+            Value::Temporal(plexus_types::TemporalValue::Date { days: 1 }),
+        ];
+        for a in &values {
+            for b in &values {
+                assert_eq!(pk_bytes(a) == pk_bytes(b), a == b, "{a:?} vs {b:?}");
+            }
+            assert_eq!(pk_bytes(a), pk_bytes(&a.clone()));
+        }
+    }
+
     #[test]
     fn endpoints_come_back_identically_after_checkpoint_restart_and_replay() {
         const CHUNK: u32 = rows::CHUNK_ROWS as u32;
