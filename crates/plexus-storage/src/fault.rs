@@ -107,6 +107,12 @@ impl FaultVfs {
         self.state.lock().short_write_at = Some(n);
     }
 
+    /// Writes attempted so far (failed ones included): `short_write_at(write_count() + k)`
+    /// makes the k-th write from now short.
+    pub fn write_count(&self) -> u64 {
+        self.state.lock().writes
+    }
+
     pub fn sync_count(&self) -> u64 {
         self.state.lock().syncs
     }

@@ -15,8 +15,9 @@
 //! STRUCTURE
 //! =========
 //! Vertex and edge tables keep index content alike: per table, one [`PropertyIndexes`] holding
-//! an ordered map (a `BTreeMap`, so every seek is a walk that starts with an O(log keys)
-//! descent) per *indexed property key*:
+//! an ordered map (an [`IndexMap`] of kind `Ordered`: a `BTreeMap` in memory plus sorted runs
+//! on disk, see SPILLING; every seek is a walk that starts with an O(log keys) descent or
+//! binary search) per *indexed property key*:
 //!
 //! ```text
 //!   table Person, key name:   'Ada' → [3, 17]     row 17 was renamed 'Bob' at ts 9
@@ -55,6 +56,12 @@
 //! is stored as bits whose unsigned order is the numeric order, `sortable_bits`); strings
 //! by code point (Rust's `str` order, which `plexus_exec::value::compare` uses too).
 //!
+//! The maps store a key as bytes ([`IndexKey::encode`]) whose byte order is that order: a
+//! tag per kind (0 boolean, 1 number, 2 string), then the boolean as one byte, the sortable
+//! bits big-endian, or the string's UTF-8 (whose byte order is the code point order). So a
+//! string prefix is a byte prefix, and a range of one kind is the byte strings after its
+//! lower bound, before its upper one, starting with its kind's tag (`KeyRange::bytes`).
+//!
 //! RANGES
 //! ======
 //! A seek asks for a [`KeyRange`]: one key (`=`), the keys between two bounds of one kind
@@ -92,9 +99,28 @@
 //! from a value's list when no kept version of the row holds that value. So between two
 //! maintenance passes an index holds at most one entry per installed write, and after one it
 //! holds one entry per (row, distinct value among the row's kept versions) — about one per
-//! row when no long-running reader pins old versions. Pruning visits every entry: O(entries)
-//! per pass, with the map read-locked; the stale entries are removed under the write lock
-//! after a re-check.
+//! row when no long-running reader pins old versions. Pruning visits every resident entry:
+//! O(entries) per pass, with the map read-locked; the stale entries are removed under the
+//! write lock after a re-check. (Spilled entries are not pruned: see SPILLING.)
+//!
+//! SPILLING
+//! ========
+//! The maps of every table, with the primary-key indexes (`store`), share the database's
+//! [`IndexCache`] and its budget (`Config::index_cache_bytes`): past it, the largest resident
+//! part of a map is written as a sorted run to a scratch file and dropped from memory (see
+//! `indexcache`). Content is rebuilt at open (WHAT IS DURABLE), so the runs are scratch
+//! files, deleted at open. A seek merges the resident part and every run of its map — the
+//! same rows, in the same order (key by key, each key's rows ascending and each once), as if
+//! nothing were spilled — and reading a damaged run is `Corruption` naming the file, which
+//! the seek returns. What changes once a map has runs:
+//!
+//! - `prune` cleans the resident part only: a stale entry already in a run stays until the
+//!   database restarts (harmless: readers re-check; merges of runs cannot tell stale entries,
+//!   which needs the rows).
+//! - `distinct_values` sums the distinct keys of each part, so a value found in several
+//!   parts counts once per part: an overestimate by at most the number of parts (exact while
+//!   nothing is spilled). The planner only needs the order of magnitude.
+//! - A seek reads blocks of the runs (through the operating system's page cache).
 //!
 //! STATES
 //! ======
@@ -109,10 +135,11 @@
 //! any ordering the index could hand to `ORDER BY` (rows come back in row order after the
 //! re-check).
 
+use crate::indexcache::{ByteRange, IndexCache, IndexMap, MapKind};
 use crate::rows::RowTable;
 use parking_lot::RwLock;
 use plexus_types::{PropKeyId, Result, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::mem::discriminant;
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
 use std::sync::Arc;
@@ -158,6 +185,27 @@ impl IndexKey {
 
     fn same_kind(&self, other: &IndexKey) -> bool {
         discriminant(self) == discriminant(other)
+    }
+
+    /// The key as the index maps store it (see KEYS): a tag in kind order, then the boolean
+    /// as a byte, the number's sortable bits big-endian, or the string's UTF-8. Byte order is
+    /// the key order, and a string prefix is a byte prefix.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut bytes = vec![self.tag()];
+        match self {
+            IndexKey::Bool(b) => bytes.push(u8::from(*b)),
+            IndexKey::Number(bits) => bytes.extend_from_slice(&bits.to_be_bytes()),
+            IndexKey::String(s) => bytes.extend_from_slice(s.as_bytes()),
+        }
+        bytes
+    }
+
+    fn tag(&self) -> u8 {
+        match self {
+            IndexKey::Bool(_) => 0,
+            IndexKey::Number(_) => 1,
+            IndexKey::String(_) => 2,
+        }
     }
 }
 
@@ -274,6 +322,35 @@ impl KeyRange {
         after_start && self.continues_to(key)
     }
 
+    /// The range over encoded keys ([`IndexKey::encode`]) that the index maps walk: the same
+    /// keys in the same order; `None` for `Empty`.
+    fn bytes(&self) -> Option<ByteRange> {
+        let encode = |bound: &Bound<IndexKey>| match bound {
+            Included(key) => Included(key.encode().into_boxed_slice()),
+            Excluded(key) => Excluded(key.encode().into_boxed_slice()),
+            Unbounded => Unbounded,
+        };
+        match self {
+            KeyRange::Empty => None,
+            KeyRange::Between { lower, upper } => {
+                let kind = bound_value(lower).expect("a range starts at a key").tag();
+                Some(ByteRange {
+                    lower: encode(lower),
+                    upper: encode(upper),
+                    prefix: Box::new([kind]),
+                })
+            }
+            KeyRange::Prefix(prefix) => {
+                let start = IndexKey::String(prefix.clone()).encode().into_boxed_slice();
+                Some(ByteRange {
+                    lower: Included(start.clone()),
+                    upper: Unbounded,
+                    prefix: start,
+                })
+            }
+        }
+    }
+
     /// Where the walk over the ordered map starts; `None` for `Empty`.
     fn start(&self) -> Option<Bound<IndexKey>> {
         match self {
@@ -326,20 +403,34 @@ fn bound_key(bound: Bound<&Value>) -> Option<Bound<IndexKey>> {
 }
 
 /// One indexed key's map in one table.
-#[derive(Default)]
 struct KeyIndex {
     /// False while the first build runs (see STATES).
     ready: bool,
-    rows: BTreeMap<IndexKey, Vec<u32>>,
+    map: Arc<IndexMap>,
 }
 
-/// The secondary indexes of one vertex or edge table: one map per indexed property key.
-#[derive(Default)]
+/// The secondary indexes of one vertex or edge table: one map per indexed property key,
+/// accounted in the database's [`IndexCache`] (see SPILLING).
 pub struct PropertyIndexes {
+    cache: Arc<IndexCache>,
     keys: RwLock<HashMap<PropKeyId, KeyIndex>>,
 }
 
+impl Default for PropertyIndexes {
+    /// Indexes that never spill (for tables used on their own).
+    fn default() -> Self {
+        Self::new(IndexCache::unbounded())
+    }
+}
+
 impl PropertyIndexes {
+    pub fn new(cache: Arc<IndexCache>) -> Self {
+        Self {
+            cache,
+            keys: RwLock::new(HashMap::new()),
+        }
+    }
+
     /// Starts maintaining `key` (building); returns `false` (and changes nothing) if it is
     /// maintained already.
     pub fn track(&self, key: PropKeyId) -> bool {
@@ -347,11 +438,13 @@ impl PropertyIndexes {
         if keys.contains_key(&key) {
             return false;
         }
-        keys.insert(key, KeyIndex::default());
+        let map = self.cache.new_map(MapKind::Ordered);
+        keys.insert(key, KeyIndex { ready: false, map });
         true
     }
 
-    /// Stops maintaining `key` and frees its map.
+    /// Stops maintaining `key` and frees its map (and its runs' files, once no lookup holds
+    /// them).
     pub fn untrack(&self, key: PropKeyId) {
         self.keys.write().remove(&key);
     }
@@ -391,23 +484,28 @@ impl PropertyIndexes {
         Ok(())
     }
 
+    /// `key`'s map, ready or building.
+    fn map(&self, key: PropKeyId) -> Option<Arc<IndexMap>> {
+        self.keys.read().get(&key).map(|index| index.map.clone())
+    }
+
+    /// `key`'s map, if ready (see STATES).
+    fn ready_map(&self, key: PropKeyId) -> Option<Arc<IndexMap>> {
+        let keys = self.keys.read();
+        let index = keys.get(&key).filter(|index| index.ready)?;
+        Some(index.map.clone())
+    }
+
     /// Notes that `row` holds `value` for `key`, if `key` is tracked and the value indexable.
     /// Called for every property a commit installs: an untracked key costs one uncontended
-    /// read latch. (Keys are tracked under the commit lock, so none appears meanwhile.)
+    /// read latch. (Keys are tracked under the commit lock, so none appears meanwhile.) May
+    /// spill index maps over the budget (see SPILLING), after releasing every latch here.
     pub fn insert(&self, key: PropKeyId, value: &Value, row: u32) {
-        if !self.keys.read().contains_key(&key) {
-            return;
-        }
-        let Some(index_key) = IndexKey::of(value) else {
+        let Some(map) = self.map(key) else {
             return;
         };
-        let mut keys = self.keys.write();
-        let Some(index) = keys.get_mut(&key) else {
-            return;
-        };
-        let rows = index.rows.entry(index_key).or_default();
-        if !rows.contains(&row) {
-            rows.push(row);
+        if let Some(index_key) = IndexKey::of(value) {
+            map.insert(&index_key.encode(), row);
         }
     }
 
@@ -420,71 +518,61 @@ impl PropertyIndexes {
 
     /// How many distinct values `key`'s ready index holds (stale values not pruned yet
     /// included), or `None` when `key` has no ready index: the planner's estimate of an
-    /// equality's selectivity (see `stats`).
+    /// equality's selectivity (see `stats`). Exact while the map is resident; once parts are
+    /// spilled, a value found in several parts counts once per part (see SPILLING).
     pub fn distinct_values(&self, key: PropKeyId) -> Option<u64> {
-        let keys = self.keys.read();
-        let index = keys.get(&key).filter(|index| index.ready)?;
-        Some(index.rows.len() as u64)
+        Some(self.ready_map(key)?.distinct_keys())
     }
 
-    /// The rows that may hold a value in `range` for `key` (a row may be listed once per key
-    /// it was found under), or `None` when `key` has no ready index.
-    pub fn candidates(&self, key: PropKeyId, range: &KeyRange) -> Option<Vec<u32>> {
-        let keys = self.keys.read();
-        let index = keys.get(&key).filter(|index| index.ready)?;
-        let Some(start) = range.start() else {
-            return Some(Vec::new());
+    /// The rows that may hold a value in `range` for `key`, key by key in key order (a row
+    /// may be listed once per key it was found under; each key's rows ascending, each once),
+    /// or `Ok(None)` when `key` has no ready index. Reading a spilled run may fail
+    /// (`Corruption` naming the file, or an I/O error).
+    pub fn candidates(&self, key: PropKeyId, range: &KeyRange) -> Result<Option<Vec<u32>>> {
+        let Some(map) = self.ready_map(key) else {
+            return Ok(None);
         };
-        let entries = index.rows.range((start, Unbounded));
-        let found = entries.take_while(|(value, _)| range.continues_to(value));
-        Some(found.flat_map(|(_, rows)| rows.iter().copied()).collect())
+        match range.bytes() {
+            Some(range) => map.range(&range).map(Some),
+            None => Ok(Some(Vec::new())),
+        }
     }
 
-    /// Removes `value → row` entries no kept version of `row` supports (see MAINTENANCE AND
-    /// GROWTH); returns how many were removed.
+    /// Removes `value → row` entries no kept version of `row` supports from the resident
+    /// part of each map (see MAINTENANCE AND GROWTH; spilled entries stay, see SPILLING);
+    /// returns how many were removed.
     pub fn prune(&self, rows: &RowTable) -> usize {
         // A row whose chunk cannot be read back keeps its entry: an index may list extra
         // rows (readers re-check), never miss one.
-        let holds = |key: PropKeyId, value: &IndexKey, row: u32| {
+        let holds = |key: PropKeyId, value: &[u8], row: u32| {
             rows.retained_values(row, key).map_or(true, |held| {
                 held.iter()
-                    .any(|held| IndexKey::of(held).as_ref() == Some(value))
+                    .any(|held| IndexKey::of(held).is_some_and(|k| k.encode() == value))
             })
         };
-        let mut stale: Vec<(PropKeyId, IndexKey, u32)> = Vec::new();
-        for (&key, index) in self.keys.read().iter() {
-            for (value, candidates) in &index.rows {
-                let gone = candidates.iter().filter(|&&row| !holds(key, value, row));
-                stale.extend(gone.map(|&row| (key, value.clone(), row)));
-            }
-        }
-        let mut keys = self.keys.write();
+        let maps: Vec<(PropKeyId, Arc<IndexMap>)> = (self.keys.read().iter())
+            .map(|(&key, index)| (key, index.map.clone()))
+            .collect();
         let mut removed = 0;
-        for (key, value, row) in stale {
-            // Re-checked under the write lock: a commit may have installed the value again.
-            if holds(key, &value, row) {
-                continue;
-            }
-            let Some(index) = keys.get_mut(&key) else {
-                continue;
-            };
-            if let Some(candidates) = index.rows.get_mut(&value) {
-                candidates.retain(|&r| r != row);
-                removed += 1;
-                if candidates.is_empty() {
-                    index.rows.remove(&value);
-                }
-            }
+        for (key, map) in maps {
+            removed += map.prune(|value, row| holds(key, value, row));
         }
         removed
     }
 
-    /// Entries (value, row) over all keys.
+    /// Entries (value, row) over all keys, the spilled ones included.
     #[cfg(test)]
     fn entry_count(&self) -> usize {
         let keys = self.keys.read();
         keys.values()
-            .map(|index| index.rows.values().map(Vec::len).sum::<usize>())
+            .map(|index| {
+                let everything = ByteRange {
+                    lower: Unbounded,
+                    upper: Unbounded,
+                    prefix: Box::new([]),
+                };
+                index.map.range(&everything).expect("readable").len()
+            })
             .sum()
     }
 }
@@ -510,18 +598,34 @@ mod tests {
         rows
     }
 
-    /// A ready index over `values`, the value of row i at position i.
-    fn indexed(values: &[Value]) -> PropertyIndexes {
-        let numbered: Vec<(u32, Value)> = (0..).zip(values.iter().cloned()).collect();
-        let indexes = PropertyIndexes::default();
-        indexes.track(NAME);
-        indexes.build(NAME, &table_with(&numbered)).unwrap();
-        indexes
+    /// Two ready indexes over `values`, the value of row i at position i: one resident, one
+    /// whose map is spilled every few entries (runs and their merges answer most of it).
+    struct Indexed {
+        resident: PropertyIndexes,
+        spilled: PropertyIndexes,
     }
 
-    /// The rows `range` finds, sorted, without repeats.
-    fn found(indexes: &PropertyIndexes, range: &KeyRange) -> Vec<u32> {
-        let mut rows = indexes.candidates(NAME, range).expect("a ready index");
+    fn indexed(values: &[Value]) -> Indexed {
+        let numbered: Vec<(u32, Value)> = (0..).zip(values.iter().cloned()).collect();
+        let rows = table_with(&numbered);
+        let resident = PropertyIndexes::default();
+        let vfs = crate::fault::FaultVfs::new();
+        let spilled = PropertyIndexes::new(IndexCache::open(Arc::new(vfs), 300).unwrap());
+        for indexes in [&resident, &spilled] {
+            indexes.track(NAME);
+            indexes.build(NAME, &rows).unwrap();
+        }
+        Indexed { resident, spilled }
+    }
+
+    /// The rows `range` finds, sorted, without repeats — the same with and without spilling.
+    fn found(indexes: &Indexed, range: &KeyRange) -> Vec<u32> {
+        let read = |indexes: &PropertyIndexes| {
+            let rows = indexes.candidates(NAME, range).unwrap();
+            rows.expect("a ready index")
+        };
+        let (mut rows, spilled) = (read(&indexes.resident), read(&indexes.spilled));
+        assert_eq!(rows, spilled, "{range:?}");
         rows.sort_unstable();
         rows.dedup();
         rows
@@ -620,7 +724,8 @@ mod tests {
         assert_eq!(KeyRange::prefix(&Value::Null), Some(KeyRange::Empty));
         assert_eq!(KeyRange::prefix(&one), None);
         let indexes = indexed(&[one]);
-        assert_eq!(indexes.candidates(NAME, &KeyRange::Empty), Some(vec![]));
+        let empty = indexes.spilled.candidates(NAME, &KeyRange::Empty);
+        assert_eq!(empty.unwrap(), Some(vec![]));
     }
 
     #[test]
@@ -804,11 +909,11 @@ mod tests {
         let indexes = PropertyIndexes::default();
         let seven = KeyRange::equal(&Value::Int(7)).expect("indexable");
         indexes.track(NAME);
-        assert_eq!(indexes.candidates(NAME, &seven), None);
+        assert_eq!(indexes.candidates(NAME, &seven).unwrap(), None);
         indexes.build(NAME, &rows).unwrap();
-        assert_eq!(indexes.candidates(NAME, &seven), Some(vec![0]));
+        assert_eq!(indexes.candidates(NAME, &seven).unwrap(), Some(vec![0]));
         indexes.untrack(NAME);
-        assert_eq!(indexes.candidates(NAME, &seven), None);
+        assert_eq!(indexes.candidates(NAME, &seven).unwrap(), None);
     }
 
     #[test]
@@ -843,6 +948,6 @@ mod tests {
         rows.gc(5);
         assert_eq!(indexes.prune(&rows), 1);
         let one = KeyRange::equal(&Value::Int(1)).expect("indexable");
-        assert_eq!(indexes.candidates(NAME, &one), Some(vec![]));
+        assert_eq!(indexes.candidates(NAME, &one).unwrap(), Some(vec![]));
     }
 }

@@ -6,6 +6,8 @@
 //! - [`rowcache`]: bounded memory for rows: cold chunks spilled to a cache file;
 //! - [`index`]: secondary property indexes on vertices and edges (lossy value → rows maps,
 //!   rebuilt at open);
+//! - [`indexcache`]: bounded memory for the primary-key and secondary indexes: cold parts
+//!   spilled to sorted runs in scratch files;
 //! - [`topology`]: the adjacency memtable with per-vertex version tables;
 //! - [`run`]: immutable CSR run files, the disk tier of the topology;
 //! - [`lsm`]: memtables + runs per edge table and direction, flushes and merge policies;
@@ -22,6 +24,7 @@ pub mod checkpoint;
 pub mod codec;
 pub mod fault;
 pub mod index;
+pub mod indexcache;
 pub mod lsm;
 pub mod record;
 pub mod rowcache;
@@ -36,6 +39,7 @@ pub mod wal;
 pub use catalog::{
     Catalog, CatalogOp, EdgeTableDef, IndexDef, IndexTarget, PropertyDef, VertexTableDef,
 };
+pub use indexcache::IndexCacheStats;
 pub use record::{CommitRecord, WriteOp};
 pub use rowcache::RowCacheStats;
 pub use stats::{EdgeTypeStatistics, Statistics};

@@ -2,7 +2,8 @@
 //!
 //! WHAT IT OWNS
 //! ============
-//! The catalog, one [`VertexTable`] per vertex table (rows + primary-key index), one
+//! The catalog, one [`VertexTable`] per vertex table (rows, primary-key index, secondary
+//! indexes), one
 //! [`EdgeTable`] per edge table (edge rows with their endpoints, and the out- and
 //! in-[`Topology`]), the WAL, checkpoints and recovery. It knows nothing about transactions:
 //! the commit pipeline (`plexus-txn`) hands it validated [`CommitRecord`]s to `install` in
@@ -37,6 +38,20 @@
 //! of spill-file compaction (COMPACTION in `rowcache`) when dead pages dominate; commits and
 //! checkpoint scans do not, so a commit never waits for a file rewrite.
 //!
+//! INDEX CACHE
+//! ===========
+//! Every index map of the database — each vertex table's primary-key index (a `Hashed` map
+//! keyed by the value's lossless codec encoding, `pk_bytes`, so keys are equal exactly when
+//! the `Value`s are) and every secondary index map (`index`) — accounts its resident entries
+//! in one [`IndexCache`] (see `indexcache`). An insert that takes the cache over
+//! `Config::index_cache_bytes` spills the largest resident part as a sorted run to a scratch
+//! file, in the inserting thread (a commit's install, an index build, recovery), before it
+//! returns; `maintain` retries after a failed spill. The files are deleted at open (index
+//! content is rebuilt), when their map merges or drops them, and at close. A primary-key
+//! lookup merges the resident part with every run whose bloom filter may hold the key, then
+//! re-checks each candidate at the reader's timestamp as before; a damaged run is
+//! `Corruption` naming the file.
+//!
 //! SECONDARY INDEXES
 //! =================
 //! Index definitions are catalog entries; their content (see `index`), in vertex tables for
@@ -49,7 +64,9 @@ use crate::catalog::{
     Catalog, CatalogOp, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexDef, IndexHome, VertexTableDef,
 };
 use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
+use crate::codec::Encoder;
 use crate::index::{KeyRange, MAX_INDEXES, PropertyIndexes};
+use crate::indexcache::{IndexCache, IndexCacheStats, IndexMap, MapKind};
 use crate::lsm::{LsmStats, RunContext, Topology};
 use crate::record::{CommitRecord, LogRecord, WriteOp};
 use crate::rowcache::{CompactTrigger, RowCache, RowCacheStats};
@@ -74,8 +91,10 @@ pub struct VertexTable {
     pub id: VertexTableId,
     pub rows: RowTable,
     pk_key: Option<PropKeyId>,
-    /// Primary key → rows that ever held it; readers filter by their snapshot.
-    pk_index: RwLock<HashMap<Value, Vec<u32>>>,
+    /// Primary key → rows that ever held it; readers filter by their snapshot. Keyed by the
+    /// key's lossless encoding (`pk_bytes`), accounted and spilled like the secondary
+    /// indexes (see INDEX CACHE).
+    pk_index: Arc<IndexMap>,
     /// Extra labels ever installed in this table (lets label scans skip tables).
     extra_labels: RwLock<Vec<LabelId>>,
     /// Secondary indexes: every indexed property key, whatever the label (see `index`).
@@ -96,15 +115,32 @@ pub struct EdgeTable {
     pub indexes: PropertyIndexes,
 }
 
+/// The row cache and the index cache every table of a database accounts in.
+#[derive(Clone)]
+struct Caches {
+    rows: Arc<RowCache>,
+    indexes: Arc<IndexCache>,
+}
+
+/// The primary-key index's key for `value`: its codec encoding, which is lossless, so two
+/// keys are equal exactly when the values are (`Value`'s equality: `1` and `1.0` differ,
+/// floats compare by bits) — the semantics the hash map keyed by `Value` had.
+fn pk_bytes(value: &Value) -> Vec<u8> {
+    let mut encoder = Encoder::default();
+    encoder.value(value);
+    encoder.buf
+}
+
 impl VertexTable {
-    fn new(id: VertexTableId, def: &VertexTableDef, cache: &Arc<RowCache>) -> Self {
+    fn new(id: VertexTableId, def: &VertexTableDef, caches: &Caches) -> Self {
+        let rows = caches.rows.clone();
         Self {
             id,
-            rows: RowTable::with_cache(&def.name, &def.properties, &def.families, cache.clone()),
+            rows: RowTable::with_cache(&def.name, &def.properties, &def.families, rows),
             pk_key: def.primary_key.map(|i| def.properties[i].key),
-            pk_index: RwLock::new(HashMap::new()),
+            pk_index: caches.indexes.new_map(MapKind::Hashed),
             extra_labels: RwLock::new(Vec::new()),
-            indexes: PropertyIndexes::default(),
+            indexes: PropertyIndexes::new(caches.indexes.clone()),
         }
     }
 
@@ -114,11 +150,7 @@ impl VertexTable {
 
     fn index_pk(&self, row: u32, key: PropKeyId, value: &Value) {
         if self.pk_key == Some(key) {
-            let mut index = self.pk_index.write();
-            let rows = index.entry(value.clone()).or_default();
-            if !rows.contains(&row) {
-                rows.push(row);
-            }
+            self.pk_index.insert(&pk_bytes(value), row);
         }
     }
 
@@ -139,10 +171,7 @@ impl VertexTable {
         let Some(pk_key) = self.pk_key else {
             return Ok(None);
         };
-        let Some(candidates) = self.pk_index.read().get(key).cloned() else {
-            return Ok(None);
-        };
-        for row in candidates {
+        for row in self.pk_index.get(&pk_bytes(key))? {
             if self.rows.exists(row, ts)? && self.rows.prop(row, pk_key, ts)?.as_ref() == Some(key)
             {
                 return Ok(Some(row));
@@ -168,16 +197,16 @@ impl EdgeTable {
         def: &EdgeTableDef,
         name: &str,
         (out, inc): (Topology, Topology),
-        cache: &Arc<RowCache>,
+        caches: &Caches,
     ) -> Self {
         Self {
             id,
             def: def.clone(),
-            rows: RowTable::with_cache(name, &def.properties, &[], cache.clone()),
+            rows: RowTable::with_cache(name, &def.properties, &[], caches.rows.clone()),
             out,
             inc,
             prop_updated_ts: AtomicU64::new(0),
-            indexes: PropertyIndexes::default(),
+            indexes: PropertyIndexes::new(caches.indexes.clone()),
         }
     }
 
@@ -335,6 +364,8 @@ pub struct Storage {
     installed_ts: AtomicU64,
     /// Bounded memory for the row tables of every table (see `rowcache`).
     row_cache: Arc<RowCache>,
+    /// Bounded memory for the primary-key and secondary indexes (see INDEX CACHE).
+    index_cache: Arc<IndexCache>,
     /// Eviction state shared by the callers of `evict_rows`.
     eviction: RowEviction,
 }
@@ -429,9 +460,17 @@ struct Tables {
     recovered: RecoveredRuns,
     range_vertices: u32,
     cache: Arc<RowCache>,
+    index_cache: Arc<IndexCache>,
 }
 
 impl Tables {
+    fn caches(&self) -> Caches {
+        Caches {
+            rows: self.cache.clone(),
+            indexes: self.index_cache.clone(),
+        }
+    }
+
     /// Eviction, then a compaction round when due (recovery rewrites chunks it loaded).
     fn evict(&self, horizon: Timestamp, state: &RowEviction) -> Result<usize> {
         let rows: Vec<&RowTable> = (self.vertex.iter().map(|t| &t.rows))
@@ -446,7 +485,7 @@ impl Tables {
         self.catalog.apply(op);
         match op {
             CatalogOp::VertexTable { id, def } if *id as usize == self.vertex.len() => {
-                let table = VertexTable::new(*id, def, &self.cache);
+                let table = VertexTable::new(*id, def, &self.caches());
                 self.vertex.push(Arc::new(table));
             }
             CatalogOp::EdgeTable { id, def } if *id as usize == self.edge.len() => {
@@ -457,7 +496,7 @@ impl Tables {
                     Topology::recovered(*id, outgoing, self.range_vertices, runs, flushed)
                 };
                 let (out, inc) = (topology(true), topology(false));
-                let table = EdgeTable::new(*id, def, &name, (out, inc), &self.cache);
+                let table = EdgeTable::new(*id, def, &name, (out, inc), &self.caches());
                 self.edge.push(Arc::new(table));
             }
             _ => {}
@@ -505,6 +544,7 @@ impl Storage {
             recovered: open_runs(vfs.as_ref(), &manifest, &names)?,
             range_vertices: config.lsm_range_vertices,
             cache: RowCache::open(vfs.clone(), config.row_cache_bytes)?,
+            index_cache: IndexCache::open(vfs.clone(), config.index_cache_bytes)?,
         };
         let eviction = RowEviction::default();
         let mut report = RecoveryReport {
@@ -598,9 +638,17 @@ impl Storage {
             lsm_stats: LsmStats::default(),
             installed_ts: AtomicU64::new(last_ts),
             row_cache: tables.cache,
+            index_cache: tables.index_cache,
             eviction,
         };
         Ok((storage, report))
+    }
+
+    fn caches(&self) -> Caches {
+        Caches {
+            rows: self.row_cache.clone(),
+            indexes: self.index_cache.clone(),
+        }
     }
 
     pub fn recovered_ts(&self) -> Timestamp {
@@ -670,7 +718,7 @@ impl Storage {
         match &op {
             // A new table is empty: syncing marks its index keys ready.
             CatalogOp::VertexTable { id, def } => {
-                let table = VertexTable::new(*id, def, &self.row_cache);
+                let table = VertexTable::new(*id, def, &self.caches());
                 table.sync_indexes(&next)?;
                 self.vertex_tables.write().push(Arc::new(table));
             }
@@ -681,7 +729,7 @@ impl Storage {
                     Topology::new(*id, true, range),
                     Topology::new(*id, false, range),
                 );
-                let table = EdgeTable::new(*id, def, &name, (out, inc), &self.row_cache);
+                let table = EdgeTable::new(*id, def, &name, (out, inc), &self.caches());
                 table.sync_indexes(&next)?;
                 self.edge_tables.write().push(Arc::new(table));
             }
@@ -702,6 +750,7 @@ impl Storage {
             recovered: RecoveredRuns::default(),
             range_vertices: self.config.lsm_range_vertices,
             cache: self.row_cache.clone(),
+            index_cache: self.index_cache.clone(),
         };
         install_into(&tables, record, horizon)?;
         self.installed_ts.store(record.ts, Ordering::Release);
@@ -825,36 +874,40 @@ impl Storage {
 
     /// The vertices (of the tables that may carry `label`) that may hold a value in `range`
     /// for `key` in a kept version — a superset, possibly with repeats, that the caller
-    /// re-checks at its snapshot — or `None` when some such table has no ready index on `key`.
+    /// re-checks at its snapshot — or `Ok(None)` when some such table has no ready index on
+    /// `key`. A spilled index run that fails its checks is `Corruption` (see INDEX CACHE).
     pub fn index_candidates(
         &self,
         label: LabelId,
         key: PropKeyId,
         range: &KeyRange,
-    ) -> Option<Vec<VertexId>> {
+    ) -> Result<Option<Vec<VertexId>>> {
         let tables = self.carrier_tables(label);
         let carriers = tables.iter().map(|t| (t.id, &t.indexes));
-        let found = candidates_in(carriers, key, range)?;
-        Some(
-            found
-                .map(|(table, row)| VertexId::new(table, row))
-                .collect(),
-        )
+        let Some(found) = candidates_in(carriers, key, range)? else {
+            return Ok(None);
+        };
+        let vertices = found.map(|(table, row)| VertexId::new(table, row));
+        Ok(Some(vertices.collect()))
     }
 
     /// The edges of type `edge_type` that may hold a value in `range` for `key` in a kept
-    /// version (as [`index_candidates`](Self::index_candidates)), or `None` when some edge
-    /// table of the type has no ready index on `key`.
+    /// version (as [`index_candidates`](Self::index_candidates)), or `Ok(None)` when some
+    /// edge table of the type has no ready index on `key`.
     pub fn edge_index_candidates(
         &self,
         edge_type: EdgeTypeId,
         key: PropKeyId,
         range: &KeyRange,
-    ) -> Option<Vec<EdgeId>> {
+    ) -> Result<Option<Vec<EdgeId>>> {
         let tables = self.edge_tables();
         let of_type = tables.iter().filter(|t| t.def.edge_type == edge_type);
-        let found = candidates_in(of_type.map(|t| (t.id, &t.indexes)), key, range)?;
-        Some(found.map(|(table, row)| EdgeId::new(table, row)).collect())
+        let Some(found) = candidates_in(of_type.map(|t| (t.id, &t.indexes)), key, range)? else {
+            return Ok(None);
+        };
+        Ok(Some(
+            found.map(|(table, row)| EdgeId::new(table, row)).collect(),
+        ))
     }
 
     /// The ids of the edges of type `edge_type` that exist at `ts` (an edge-type scan).
@@ -1150,6 +1203,18 @@ impl Storage {
         self.row_cache.stats()
     }
 
+    /// The index cache's counters (see INDEX CACHE).
+    pub fn index_cache_stats(&self) -> IndexCacheStats {
+        self.index_cache.stats()
+    }
+
+    /// Spills the resident part of every index map now, whatever the budget (tests, tools;
+    /// see INDEX CACHE). Returns how many runs were written; a failed write is returned and
+    /// leaves its entries resident.
+    pub fn spill_indexes(&self) -> Result<usize> {
+        self.index_cache.spill_all()
+    }
+
     /// Drops versions below `horizon` and compacts the memtables (run after checkpoints).
     pub fn maintain(&self, horizon: Timestamp) {
         for table in self.vertex_tables() {
@@ -1162,6 +1227,8 @@ impl Storage {
             table.out.compact_memtables(horizon);
             table.inc.compact_memtables(horizon);
         }
+        // After a failed spill, inserts wait for growth before trying again; retry here too.
+        self.index_cache.relieve();
     }
 
     // ---- the disk tier (see `lsm`) ---------------------------------------------------------
@@ -1501,18 +1568,20 @@ fn sync_indexes(
 }
 
 /// The candidates (table id, row) of `range` for `key` in each of `tables` (id, indexes), or
-/// `None` when one of them has no ready index on `key`.
+/// `Ok(None)` when one of them has no ready index on `key`.
 fn candidates_in<'a>(
     tables: impl IntoIterator<Item = (u32, &'a PropertyIndexes)>,
     key: PropKeyId,
     range: &KeyRange,
-) -> Option<impl Iterator<Item = (u32, u32)>> {
+) -> Result<Option<impl Iterator<Item = (u32, u32)>>> {
     let mut found = Vec::new();
     for (table, indexes) in tables {
-        let rows = indexes.candidates(key, range)?;
+        let Some(rows) = indexes.candidates(key, range)? else {
+            return Ok(None);
+        };
         found.extend(rows.into_iter().map(|row| (table, row)));
     }
-    Some(found.into_iter())
+    Ok(Some(found.into_iter()))
 }
 
 fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> Result<()> {
@@ -1727,6 +1796,39 @@ mod tests {
     /// them back identically: for edges in the checkpoint, edges created after it (deleted
     /// since or not), and holes; only edges deleted before the checkpoint have none after
     /// (see ENDPOINTS in `rows`).
+    /// The primary-key index's keys are equal exactly when the values are (`Value`'s
+    /// equality, which the `HashMap<Value, _>` it replaced used): `1` and `1.0` differ,
+    /// `-0.0` and `0.0` differ, NaNs with the same bits meet, lists and maps by content.
+    #[test]
+    fn primary_key_bytes_are_equal_exactly_when_the_values_are() {
+        let list = |items: &[Value]| Value::List(Arc::from(items));
+        let map = |k: &str, v: Value| Value::Map(Arc::from([(Arc::from(k), v)]));
+        let values = [
+            Value::Int(1),
+            Value::Float(1.0),
+            Value::Float(0.0),
+            Value::Float(-0.0),
+            Value::Float(f64::NAN),
+            Value::Float(-f64::NAN),
+            Value::Bool(true),
+            Value::string("1"),
+            Value::string(""),
+            list(&[Value::Int(1)]),
+            list(&[Value::Float(1.0)]),
+            list(&[Value::string(""), Value::string("")]),
+            list(&[Value::string("\0\0\0\0")]),
+            map("a", Value::Int(1)),
+            map("a", Value::Null),
+            Value::Temporal(plexus_types::TemporalValue::Date { days: 1 }),
+        ];
+        for a in &values {
+            for b in &values {
+                assert_eq!(pk_bytes(a) == pk_bytes(b), a == b, "{a:?} vs {b:?}");
+            }
+            assert_eq!(pk_bytes(a), pk_bytes(&a.clone()));
+        }
+    }
+
     #[test]
     fn endpoints_come_back_identically_after_checkpoint_restart_and_replay() {
         const CHUNK: u32 = rows::CHUNK_ROWS as u32;

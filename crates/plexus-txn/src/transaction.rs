@@ -976,7 +976,7 @@ impl Transaction {
         if *range == KeyRange::Empty {
             return Ok(Some(Vec::new()));
         }
-        let Some(mut candidates) = self.storage().index_candidates(label_id, key_id, range) else {
+        let Some(mut candidates) = self.storage().index_candidates(label_id, key_id, range)? else {
             return Ok(None);
         };
         // The label scan it replaces, and the key's values on the vertices it did not read (a
@@ -1084,7 +1084,7 @@ impl Transaction {
         if *range == KeyRange::Empty {
             return Ok(Some(Vec::new()));
         }
-        let Some(mut candidates) = self.storage().edge_index_candidates(ty, key_id, range) else {
+        let Some(mut candidates) = self.storage().edge_index_candidates(ty, key_id, range)? else {
             return Ok(None);
         };
         debug_assert!(

@@ -126,6 +126,14 @@ pub struct Config {
     /// exceed the budget while many recent writes are unreclaimed. `u64::MAX`: unbounded,
     /// never spill. Default 1 GiB (four times the memtable budget).
     pub row_cache_bytes: u64,
+    /// The primary-key and secondary indexes keep at most about this many bytes of index
+    /// entries in memory; beyond it, the largest resident part of an index is written as a
+    /// sorted run to a scratch file in the database directory and looked up there
+    /// (`plexus_storage::indexcache`). Index content is rebuilt from the rows at open, so the
+    /// runs are scratch, not durable state. Each run keeps a small resident summary — a key
+    /// per 4 KiB block, and for primary keys a bloom filter of 1.25 bytes per key — which is
+    /// not bounded by this budget. `u64::MAX`: unbounded, never spill. Default 256 MiB.
+    pub index_cache_bytes: u64,
     pub merge_policy: MergePolicy,
     /// Vertices per CSR run range (a multiple of 1,024).
     pub lsm_range_vertices: u32,
@@ -154,6 +162,7 @@ impl Default for Config {
             checkpoint_wal_bytes: 256 << 20,
             memtable_budget_bytes: 256 << 20,
             row_cache_bytes: 1 << 30,
+            index_cache_bytes: 256 << 20,
             merge_policy: MergePolicy::Elastic,
             lsm_range_vertices: 1 << 16,
             lsm_tier_runs: 4,

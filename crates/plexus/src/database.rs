@@ -33,6 +33,9 @@ pub struct StorageStats {
     /// Row chunks held in memory and spilled (`Config::row_cache_bytes`; see
     /// `plexus_storage::rowcache`).
     pub row_cache: plexus_storage::RowCacheStats,
+    /// Primary-key and secondary index entries held in memory and spilled to runs
+    /// (`Config::index_cache_bytes`; see `plexus_storage::indexcache`).
+    pub index_cache: plexus_storage::IndexCacheStats,
 }
 
 pub struct Database {
@@ -167,6 +170,7 @@ impl Database {
             flushed_runs: load(&stats.flushed_runs),
             merged_bytes: load(&stats.merged_bytes),
             row_cache: storage.row_cache_stats(),
+            index_cache: storage.index_cache_stats(),
         }
     }
 
@@ -186,6 +190,15 @@ impl Database {
     /// reclaimed; see `StorageStats::row_cache` and `plexus_storage::rowcache`.
     pub fn compact_row_spill(&self) -> Result<u64> {
         self.manager.compact_row_spill()
+    }
+
+    /// Writes the resident part of every index (primary keys and secondary indexes) to run
+    /// files now, whatever `Config::index_cache_bytes` (this also happens whenever an insert
+    /// takes the indexes over that budget). Returns how many runs were written; a failed
+    /// write is returned and leaves the entries in memory. See `StorageStats::index_cache`
+    /// and `plexus_storage::indexcache`.
+    pub fn spill_indexes(&self) -> Result<usize> {
+        self.manager.storage().spill_indexes()
     }
 
     pub fn create_vertex_table(&self, spec: &VertexTableSpec) -> Result<VertexTableId> {

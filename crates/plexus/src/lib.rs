@@ -47,7 +47,7 @@ pub use database::{Database, StorageStats};
 pub use plexus_exec::{
     ParallelConfig, Params, Procedure, QueryError, QueryResult, Value as CypherValue,
 };
-pub use plexus_storage::{RecoveryReport, RowCacheStats, Vfs, fault::FaultVfs};
+pub use plexus_storage::{IndexCacheStats, RecoveryReport, RowCacheStats, Vfs, fault::FaultVfs};
 pub use plexus_txn::{GraphSnapshot, KeyRange, Transaction, VertexTableSpec};
 pub use plexus_types::{
     AbortReason, Config, DataType, Direction, DurabilityMode, EdgeId, EdgeTableId, Error,
