@@ -1843,6 +1843,29 @@ mod tests {
     }
 
     proptest! {
+        /// Ordered keys sort exactly as their byte strings, short keys, shared prefixes and
+        /// trailing zero bytes included.
+        #[test]
+        fn ordered_keys_sort_as_their_bytes(
+            keys in prop::collection::vec(prop::collection::vec(prop_oneof![Just(0u8), Just(1u8), any::<u8>()], 0..12), 0..40),
+        ) {
+            let mut by_bytes = keys.clone();
+            by_bytes.sort();
+            let mut by_key: Vec<OrderedKey> = keys.iter().map(|k| OrderedKey::new(k)).collect();
+            by_key.sort();
+            let by_key: Vec<Vec<u8>> = by_key.iter().map(|k| k.bytes.to_vec()).collect();
+            prop_assert_eq!(by_key, by_bytes);
+            for a in &keys {
+                for b in &keys {
+                    let (ka, kb) = (OrderedKey::new(a), OrderedKey::new(b));
+                    prop_assert_eq!(ka.cmp(&kb), a.cmp(b));
+                    prop_assert_eq!(ka == kb, a == b);
+                }
+            }
+        }
+    }
+
+    proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
         /// Random inserts, prunes, lookups of keys, ranges and prefixes, forced spills and
