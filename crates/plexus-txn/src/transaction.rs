@@ -584,21 +584,16 @@ impl Transaction {
         vs: &[VertexId],
         name: &str,
     ) -> Result<Vec<Option<Value>>> {
+        if vs.is_empty() {
+            return Ok(Vec::new());
+        }
         for &v in vs {
             self.refresh_schema(v)?;
             plexus_storage::store::check_vertex_offset(self.cached_table(v), v)?;
         }
-        let key = match vs.first() {
-            Some(_) => self.schema_cache().catalog.prop_keys.id(name),
-            None => return Ok(Vec::new()),
-        };
-        let key = key.or_else(|| self.catalog().prop_keys.id(name));
-        for &v in vs {
-            self.record(ReadItem::Exists(Entity::Vertex(v)));
-            if let Some(key) = key {
-                self.record(ReadItem::Prop(Entity::Vertex(v), key));
-            }
-        }
+        // Just refreshed: the cache's catalog is the current one.
+        let key = self.schema_cache().catalog.prop_keys.id(name);
+        self.record_property_reads(vs.iter().map(|&v| Entity::Vertex(v)), key);
         let runs: Vec<(&[VertexId], &RowTable)> = (vs.chunk_by(|a, b| a.table == b.table))
             .map(|run| (run, &self.cached_table(run[0]).rows))
             .collect();
@@ -636,12 +631,7 @@ impl Transaction {
             tables.push(table);
         }
         let key = self.catalog().prop_keys.id(name);
-        for &e in es {
-            self.record(ReadItem::Exists(Entity::Edge(e)));
-            if let Some(key) = key {
-                self.record(ReadItem::Prop(Entity::Edge(e), key));
-            }
-        }
+        self.record_property_reads(es.iter().map(|&e| Entity::Edge(e)), key);
         let runs: Vec<(&[EdgeId], &RowTable)> = (es.chunk_by(|a, b| a.table == b.table))
             .zip(&tables)
             .map(|(run, table)| (run, &table.rows))
@@ -649,6 +639,21 @@ impl Transaction {
         match read_runs(&runs, |e| e.offset, key, self.start_ts)? {
             (_, Some(i)) => Err(Error::NotFound(format!("edge {} does not exist", es[i]))),
             (values, None) => Ok(values),
+        }
+    }
+
+    /// Records what `vertex_property` / `edge_property` record for each of `entities`: its
+    /// existence and, for a known key, the property.
+    fn record_property_reads(
+        &mut self,
+        entities: impl Iterator<Item = Entity>,
+        key: Option<PropKeyId>,
+    ) {
+        for entity in entities {
+            self.record(ReadItem::Exists(entity));
+            if let Some(key) = key {
+                self.record(ReadItem::Prop(entity, key));
+            }
         }
     }
 

@@ -11,9 +11,10 @@
 //! three-valued logic (`null OR true` is true, `null AND false` is false), `IS [NOT] NULL`,
 //! `coalesce` and the list predicates, which follow the rules in their functions below.
 //!
-//! Evaluation is row-at-a-time inside each batch, except for node property reads, which
-//! Project and Filter read for the whole batch first (`prefetch`). Vectorised kernels for
-//! comparisons and arithmetic over whole columns are a later optimisation.
+//! Evaluation is row-at-a-time inside each batch, except for node and relationship property
+//! reads, which Project, Filter, Aggregate and Sort read for the whole batch first
+//! (`prefetch`). Vectorised kernels for comparisons and arithmetic over whole columns are a
+//! later optimisation.
 
 pub mod aggregate;
 pub mod functions;

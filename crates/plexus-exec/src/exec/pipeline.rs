@@ -227,18 +227,12 @@ impl Pipeline {
         let started = Instant::now();
         let batch = self.source.next(ctx);
         // The source's own time is its operator's; every stage includes it.
-        self.profile_time_only(started.elapsed(), ctx);
+        self.profile(0, 0, started.elapsed(), ctx);
         let batch = batch?;
         if batch.is_none() {
             self.source_done = true;
         }
         Ok(batch)
-    }
-
-    fn profile_time_only(&self, time: Duration, ctx: &mut ExecContext) {
-        if !self.stages.is_empty() {
-            self.profile(0, 0, time, ctx);
-        }
     }
 }
 
