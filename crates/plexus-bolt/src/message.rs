@@ -18,12 +18,23 @@
 //!
 //! Parsing checks field counts and types: a request that does not parse is a protocol
 //! violation (the session answers FAILURE and closes the connection). Extras the server does
-//! not use (bookmarks, tx_timeout, tx_metadata, mode, db, notification filters) are accepted
-//! and ignored.
+//! not use (bookmarks, tx_timeout, mode, db, notification filters) are accepted and ignored.
+//!
+//! `tx_metadata` of BEGIN and RUN is read for one key, `isolation` (`"serializable"` or
+//! `"snapshot"`, any case): the level of that transaction — what the drivers send for
+//! `session.begin_transaction(metadata={"isolation": …})` and `unit_of_work(metadata=…)`.
+//! Drivers pool connections, so a per-transaction level is the one that cannot leak into
+//! another driver session. Any other metadata is ignored; an unknown level is a FAILURE of the
+//! message (not a protocol violation).
 
 use crate::packstream::{Pack, Structure, encode};
 use crate::values::{ValueError, from_pack};
+use plexus::IsolationLevel;
 use plexus_exec::Params;
+
+/// The isolation level `tx_metadata` asks for: `None` when it names none, `Err` (the message
+/// for the FAILURE) when it names an unknown one.
+pub type RequestedIsolation = Result<Option<IsolationLevel>, String>;
 
 /// The credentials of HELLO (before 5.1) or LOGON.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -70,8 +81,12 @@ pub enum Request {
         /// Parameters, or why one of them cannot be taken (reported as a FAILURE of the RUN,
         /// not as a protocol violation).
         params: Result<Params, ValueError>,
+        /// From `tx_metadata` (auto-commit RUN only; see the module docs).
+        isolation: RequestedIsolation,
     },
-    Begin,
+    Begin {
+        isolation: RequestedIsolation,
+    },
     Commit,
     Rollback,
     Pull(Fetch),
@@ -89,7 +104,7 @@ impl Request {
             Request::Goodbye => "GOODBYE",
             Request::Reset => "RESET",
             Request::Run { .. } => "RUN",
-            Request::Begin => "BEGIN",
+            Request::Begin { .. } => "BEGIN",
             Request::Commit => "COMMIT",
             Request::Rollback => "ROLLBACK",
             Request::Pull(_) => "PULL",
@@ -148,6 +163,19 @@ fn fetch(s: &Structure, name: &str) -> Result<Fetch, ProtocolError> {
     Ok(Fetch { n, qid })
 }
 
+/// `extra.tx_metadata.isolation`, if any (see the module docs).
+fn requested_isolation(extra: &Pack) -> RequestedIsolation {
+    let Some(value) = extra.get("tx_metadata").and_then(|m| m.get("isolation")) else {
+        return Ok(None);
+    };
+    match value.as_str() {
+        Some(text) => text.parse().map(Some).map_err(|e: String| {
+            format!("tx_metadata isolation: {e}")
+        }),
+        None => Err("tx_metadata isolation must be a string: \"serializable\" or \"snapshot\"".into()),
+    }
+}
+
 /// Parses a decoded message.
 pub fn parse(message: Pack) -> Result<Request, ProtocolError> {
     let Pack::Struct(s) = message else {
@@ -162,6 +190,10 @@ pub fn parse(message: Pack) -> Result<Request, ProtocolError> {
         0x0F => Request::Reset,
         0x10 => {
             expect_fields(&s, "RUN", &[2, 3])?;
+            let isolation = match s.fields.get(2) {
+                Some(extra) => requested_isolation(extra),
+                None => Ok(None),
+            };
             let mut fields = s.fields.into_iter();
             let (Some(Pack::String(query)), Some(Pack::Map(params))) =
                 (fields.next(), fields.next())
@@ -172,9 +204,18 @@ pub fn parse(message: Pack) -> Result<Request, ProtocolError> {
                 .into_iter()
                 .map(|(k, v)| Ok((k, from_pack(v)?)))
                 .collect();
-            Request::Run { query, params }
+            Request::Run {
+                query,
+                params,
+                isolation,
+            }
         }
-        0x11 => Request::Begin,
+        0x11 => Request::Begin {
+            isolation: match s.fields.first() {
+                Some(extra) => requested_isolation(extra),
+                None => Ok(None),
+            },
+        },
         0x12 => Request::Commit,
         0x13 => Request::Rollback,
         0x2F => Request::Discard(fetch(&s, "DISCARD")?),
@@ -260,7 +301,7 @@ mod tests {
                 map(&[]),
             ],
         );
-        let Ok(Request::Run { query, params }) = parse(run) else {
+        let Ok(Request::Run { query, params, .. }) = parse(run) else {
             panic!()
         };
         assert_eq!(query, "RETURN $x");
@@ -302,6 +343,46 @@ mod tests {
         assert!(matches!(
             parse(run),
             Ok(Request::Run { params: Err(_), .. })
+        ));
+    }
+
+    #[test]
+    fn tx_metadata_names_the_isolation_level() {
+        let begin = |metadata: Pack| {
+            match parse(msg(0x11, vec![map(&[("tx_metadata", metadata)])])) {
+                Ok(Request::Begin { isolation }) => isolation,
+                other => panic!("{other:?}"),
+            }
+        };
+        let level = |text: &str| begin(map(&[("isolation", Pack::string(text))]));
+        assert_eq!(level("serializable"), Ok(Some(IsolationLevel::Serializable)));
+        assert_eq!(level("SNAPSHOT"), Ok(Some(IsolationLevel::Snapshot)));
+        assert_eq!(begin(map(&[("app", Pack::string("x"))])), Ok(None));
+        assert!(matches!(
+            parse(msg(0x11, vec![map(&[])])),
+            Ok(Request::Begin { isolation: Ok(None) })
+        ));
+        let unknown = level("read committed").unwrap_err();
+        assert!(unknown.contains("unknown isolation level 'read committed'"), "{unknown}");
+        let wrong_type = begin(map(&[("isolation", Pack::Int(1))])).unwrap_err();
+        assert!(wrong_type.contains("must be a string"), "{wrong_type}");
+        let run = msg(
+            0x10,
+            vec![
+                Pack::string("RETURN 1"),
+                map(&[]),
+                map(&[(
+                    "tx_metadata",
+                    map(&[("isolation", Pack::string("serializable"))]),
+                )]),
+            ],
+        );
+        assert!(matches!(
+            parse(run),
+            Ok(Request::Run {
+                isolation: Ok(Some(IsolationLevel::Serializable)),
+                ..
+            })
         ));
     }
 }

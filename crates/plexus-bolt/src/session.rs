@@ -41,7 +41,7 @@
 
 use crate::auth::Auth;
 use crate::handshake::Version;
-use crate::message::{Credentials, Fetch, Request, Response};
+use crate::message::{Credentials, Fetch, RequestedIsolation, Request, Response};
 use crate::packstream::Pack;
 use crate::status;
 use crate::values::to_pack;
@@ -228,10 +228,13 @@ impl Session {
     async fn clear(&mut self) {
         self.streams.clear();
         self.tx_open = false;
+        // RESET and LOGOFF also end `SET SESSION …`: a pooled connection must not carry one
+        // driver session's settings into the next.
         let rollback = |conn: &mut Connection| {
             if conn.in_transaction() {
                 let _ = conn.execute("ROLLBACK", &Params::new());
             }
+            conn.reset_session();
         };
         let _ = self.engine(rollback).await;
     }
@@ -352,6 +355,7 @@ impl Session {
                         failure(status::REQUEST_INVALID, "LOGOFF inside a transaction"),
                     );
                 }
+                self.engine(Connection::reset_session).await;
                 self.phase = Phase::AwaitLogon;
                 out.push(success());
             }
@@ -367,8 +371,12 @@ impl Session {
             Request::Route => {
                 out.push(Response::Success(vec![("rt".into(), self.routing_table())]))
             }
-            Request::Run { query, params } => return self.run(query, params, out).await,
-            Request::Begin => {
+            Request::Run {
+                query,
+                params,
+                isolation,
+            } => return self.run(query, params, isolation, out).await,
+            Request::Begin { isolation } => {
                 if self.tx_open || !self.streams.is_empty() {
                     return self.fail(
                         out,
@@ -378,8 +386,18 @@ impl Session {
                         ),
                     );
                 }
-                match self.execute("BEGIN".into(), Params::new()).await {
-                    Ok(_) => {
+                let isolation = match isolation {
+                    Ok(isolation) => isolation,
+                    Err(message) => {
+                        return self.fail(out, failure(status::REQUEST_INVALID, message));
+                    }
+                };
+                let begun = match isolation {
+                    Some(level) => self.call(move |conn| conn.begin_with(level)).await,
+                    None => self.execute("BEGIN".into(), Params::new()).await.map(drop),
+                };
+                match begun {
+                    Ok(()) => {
                         self.tx_open = true;
                         out.push(success());
                     }
@@ -410,6 +428,7 @@ impl Session {
         &mut self,
         query: String,
         params: Result<Params, crate::values::ValueError>,
+        isolation: RequestedIsolation,
         out: &mut Vec<Response>,
     ) -> Flow {
         if !self.tx_open && !self.streams.is_empty() {
@@ -431,8 +450,20 @@ impl Session {
             self.tx_open = self.conn.as_ref().is_some_and(Connection::in_transaction);
             return self.fail(out, failure(status::code(&e), e.to_string()));
         }
+        // An auto-commit statement's own level; in an explicit transaction BEGIN chose it.
+        let isolation = match isolation {
+            Ok(level) => level.filter(|_| !self.tx_open),
+            Err(message) => return self.fail(out, failure(status::REQUEST_INVALID, message)),
+        };
         let started = Instant::now();
-        let result = self.call(move |conn| conn.run(&query, &params)).await;
+        let result = self
+            .call(move |conn| {
+                if let Some(level) = isolation {
+                    conn.set_next_isolation(level)?;
+                }
+                conn.run(&query, &params)
+            })
+            .await;
         // A failed statement rolls an explicit transaction back (see plexus::Connection).
         let still_open = self.conn.as_ref().is_some_and(Connection::in_transaction);
         self.tx_open = self.tx_open && still_open;

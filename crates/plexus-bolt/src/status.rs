@@ -20,8 +20,9 @@
 //!   DatabaseError, other           Neo.DatabaseError.General.UnknownError
 //! ```
 //!
-//! A retryable storage error is a snapshot conflict: another transaction committed a write
-//! first. Neo4j's `Outdated` ("the transaction has seen state invalidated by applied
+//! A retryable storage error is a snapshot conflict (another transaction committed a write
+//! first) or, under SERIALIZABLE, a serialization failure (something the transaction read
+//! was changed by a transaction that committed meanwhile). Neo4j's `Outdated` ("the transaction has seen state invalidated by applied
 //! updates") says the same, and it is a transient error, so managed transactions
 //! (`session.execute_write`) retry it.
 
@@ -69,6 +70,16 @@ mod tests {
             },
         ));
         assert_eq!(code(&conflict), "Neo.TransientError.Transaction.Outdated");
+        // Serialization failures are retried by the drivers' managed transactions too.
+        for reason in [
+            plexus_types::AbortReason::ReadValidation {
+                item: "label scan :Doctor".into(),
+            },
+            plexus_types::AbortReason::TooOld,
+        ] {
+            let failure = QueryError::from(plexus_types::Error::Aborted(reason));
+            assert_eq!(code(&failure), "Neo.TransientError.Transaction.Outdated");
+        }
         assert_eq!(
             code(&QueryError::type_error("x")),
             "Neo.ClientError.Statement.TypeError"

@@ -53,6 +53,8 @@ enum Command {
         /// Print each statement before its result (for transcripts of scripts).
         #[arg(long)]
         echo: bool,
+        #[command(flatten)]
+        settings: plexus_cli::settings_args::SettingsArgs,
     },
     /// Serve a database directory over Bolt to Neo4j drivers until ctrl-c or SIGTERM
     /// (docs/bolt.md).
@@ -75,7 +77,13 @@ enum AlgoCommand {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Algo(AlgoCommand::Validate { dir, db_parent }) => validate(&dir, db_parent),
-        Command::Shell { db, echo } => shell(&plexus_cli::shell::Options { db, echo }),
+        Command::Shell { db, echo, settings } => match settings.load(&db) {
+            Ok(settings) => shell(&plexus_cli::shell::Options { db, echo, settings }),
+            Err(e) => {
+                eprintln!("plexus shell: {e}");
+                ExitCode::from(2)
+            }
+        },
         Command::Serve(args) => serve::run(args),
     }
 }

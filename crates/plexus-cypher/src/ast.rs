@@ -92,6 +92,53 @@ pub struct Ident {
     pub span: Span,
 }
 
+/// A statement about the connection's session rather than the graph (see
+/// `parser::session`): run by the connection, never planned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionCommand {
+    /// `SET (SESSION | NEXT | GLOBAL) TRANSACTION ISOLATION LEVEL level`.
+    SetIsolation {
+        scope: IsolationScope,
+        level: IsolationName,
+        /// The whole statement (errors about the scope point here).
+        span: Span,
+    },
+    /// `SET SESSION name (= | TO) value`: a per-session setting.
+    SetSetting { name: Ident, value: SettingValue },
+    /// `SHOW TRANSACTION ISOLATION LEVEL`.
+    ShowIsolation,
+    /// `SHOW SETTINGS`.
+    ShowSettings,
+}
+
+/// Which transactions a `SET … TRANSACTION ISOLATION LEVEL` applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsolationScope {
+    /// Every later transaction of the session.
+    Session,
+    /// The next transaction of the session only.
+    Next,
+    /// The server-wide default (refused at run time: it is fixed at start-up).
+    Global,
+}
+
+/// The isolation levels Plexus implements, as named in a statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsolationName {
+    /// `SNAPSHOT` or `SNAPSHOT ISOLATION`.
+    Snapshot,
+    /// `SERIALIZABLE`.
+    Serializable,
+}
+
+/// The value of `SET SESSION name = value`: a literal, kept as written (the settings registry
+/// parses it by the setting's type).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingValue {
+    pub text: String,
+    pub span: Span,
+}
+
 /// An index command (Neo4j 5 syntax), run by the connection rather than planned as a query.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SchemaCommand {

@@ -36,4 +36,4 @@ pub mod lexer;
 pub mod parser;
 
 pub use error::{ParseError, ParseErrorKind};
-pub use parser::{MAX_NESTING_DEPTH, parse, parse_schema_command};
+pub use parser::{MAX_NESTING_DEPTH, parse, parse_schema_command, parse_session_command};

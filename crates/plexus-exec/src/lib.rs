@@ -31,6 +31,8 @@ pub mod value;
 pub use bind::Params;
 pub use engine::Cursor;
 pub use error::{ErrorClass, Phase, QueryError};
-pub use plan::{ParallelConfig, Procedure, ProcedureFn, ProcedureRegistry};
+pub use plan::{
+    MAX_QUERY_THREADS, ParallelConfig, Procedure, ProcedureFn, ProcedureRegistry, QUERY_THREADS_ENV,
+};
 pub use result::{NodeData, QueryResult, RelData};
 pub use value::{MapValue as CypherValueMap, Value};

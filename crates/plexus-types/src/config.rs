@@ -40,6 +40,35 @@ pub enum IsolationLevel {
     Serializable,
 }
 
+impl IsolationLevel {
+    /// The level's name as settings and statements print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            IsolationLevel::Snapshot => "snapshot",
+            IsolationLevel::Serializable => "serializable",
+        }
+    }
+}
+
+impl std::str::FromStr for IsolationLevel {
+    type Err = String;
+    /// `snapshot` (also `snapshot isolation`, `si`) or `serializable`, in any case.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let words: Vec<String> = text
+            .split(|c: char| c.is_whitespace() || c == '_' || c == '-')
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect();
+        match words.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+            ["snapshot"] | ["snapshot", "isolation"] | ["si"] => Ok(Self::Snapshot),
+            ["serializable"] => Ok(Self::Serializable),
+            _ => Err(format!(
+                "unknown isolation level '{text}' (expected serializable or snapshot)"
+            )),
+        }
+    }
+}
+
 /// How CSR runs of a vertex range are merged (see `plexus_storage::lsm`).
 #[derive(Clone, Copy, PartialEq, Debug, Default)]
 pub enum MergePolicy {
@@ -104,7 +133,7 @@ impl std::str::FromStr for RunPacking {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     pub durability: DurabilityMode,
     /// Background WAL sync period for `DurabilityMode::Periodic` (and write-back period for
@@ -151,6 +180,9 @@ pub struct Config {
     /// Run flushes and merges on a background thread (`true`) or inline in the committing
     /// thread (`false`: deterministic, for tests).
     pub background_maintenance: bool,
+    /// The isolation level a connection's transactions start with (each session may change
+    /// its own: `SET SESSION TRANSACTION ISOLATION LEVEL …`). `Database::begin` uses it too.
+    pub default_isolation: IsolationLevel,
 }
 
 impl Default for Config {
@@ -171,6 +203,7 @@ impl Default for Config {
             elastic_bound: 0.3,
             run_packing: RunPacking::Never,
             background_maintenance: true,
+            default_isolation: IsolationLevel::Snapshot,
         }
     }
 }

@@ -14,7 +14,31 @@
 //!
 //! `BEGIN`, `COMMIT` and `ROLLBACK` are commands of the connection, not Cypher; they must be
 //! the whole statement (a trailing `;` is allowed). So are the index commands (`CREATE INDEX`,
-//! `DROP INDEX`, `SHOW INDEXES`; see `index_commands`).
+//! `DROP INDEX`, `SHOW INDEXES`; see `index_commands`) and the session commands below.
+//!
+//! SESSION: ISOLATION LEVEL AND SETTINGS
+//! =====================================
+//! A connection is a session. Its transactions start at the session's isolation level, which
+//! starts as the server-wide `default_isolation` (see `crate::settings`):
+//!
+//! - `SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE | SNAPSHOT [ISOLATION]` sets it for
+//!   every later transaction (one already open keeps its level);
+//! - `SET NEXT TRANSACTION ISOLATION LEVEL …` for the next transaction only — the next
+//!   `BEGIN`, or the next auto-commit statement that runs in a transaction (refused while a
+//!   transaction is open, since its level is already fixed);
+//! - `SET GLOBAL …` is refused: the server-wide default is fixed at start-up;
+//! - `SHOW TRANSACTION ISOLATION LEVEL` answers one row, `isolation_level`: the open
+//!   transaction's level, or else the level the next transaction gets;
+//! - `SET SESSION name = value` changes a per-session setting (`transaction_isolation`,
+//!   `query_threads`); a server setting is refused with the reason;
+//! - `SHOW SETTINGS` and `CALL db.settings()` list every setting: `name, value, scope,
+//!   source, description`, session settings with this session's values.
+//!
+//! [`Connection::begin_with`] opens an explicit transaction at a given level (Bolt's BEGIN
+//! with `tx_metadata: {isolation: …}` and Python's `conn.begin(isolation=…)` use it), and
+//! [`Connection::reset_session`] returns the session to the server defaults (Bolt's RESET and
+//! LOGOFF, so nothing leaks between driver sessions sharing a pooled connection). A failed
+//! session command never rolls back an open transaction: it changed nothing in it.
 //!
 //! RESULTS: MATERIALISED OR STREAMED
 //! =================================
@@ -41,13 +65,20 @@
 //! transaction back, exactly as for `execute`.
 
 use crate::index_commands::{SHOW_INDEXES, run_index_ddl};
-use plexus_cypher::ast::SchemaCommand;
+use crate::settings::{self, SESSION_SETTINGS, Scope, SettingRow, Settings, Source as SettingSource};
+use plexus_cypher::ast::{
+    IsolationName, IsolationScope, SchemaCommand, SessionCommand, SettingValue, Span,
+};
 use plexus_exec::{
     Cursor, ErrorClass, ParallelConfig, Params, Procedure, ProcedureRegistry, QueryError,
-    QueryResult,
+    QueryResult, Value as CypherValue,
 };
 use plexus_txn::{Transaction, TxnManager};
+use plexus_types::IsolationLevel;
 use std::sync::Arc;
+
+/// The columns of `SHOW SETTINGS` and `CALL db.settings()`.
+const SETTINGS_COLUMNS: [&str; 5] = ["name", "value", "scope", "source", "description"];
 
 /// A connection shares the engine with its `Database` (it does not borrow it), so it can be
 /// moved to another thread or kept by a server session; it stays usable after the `Database`
@@ -61,6 +92,20 @@ pub struct Connection {
     procedures: ProcedureRegistry,
     /// Parallelism of read-only statements (see [`Connection::set_parallel`]).
     parallel: ParallelConfig,
+    /// The server-wide settings, fixed while the database is open.
+    settings: Arc<Settings>,
+    session: Session,
+}
+
+/// The session's own state (see SESSION in the module docs).
+#[derive(Debug, Clone)]
+struct Session {
+    isolation: IsolationLevel,
+    /// `Session` once changed on this connection, else the server default's source.
+    isolation_source: SettingSource,
+    /// `SET NEXT TRANSACTION ISOLATION LEVEL`: taken by the next transaction.
+    next_isolation: Option<IsolationLevel>,
+    query_threads_source: SettingSource,
 }
 
 /// The rows of one statement, pulled with [`Connection::pull`] (see the module docs).
@@ -166,13 +211,16 @@ fn transaction_error(code: &'static str, message: &str) -> QueryError {
 }
 
 impl Connection {
-    pub(crate) fn new(manager: Arc<TxnManager>) -> Self {
+    pub(crate) fn new(manager: Arc<TxnManager>, settings: Arc<Settings>) -> Self {
+        let (session, parallel) = Self::session_defaults(&settings);
         let mut connection = Connection {
             manager,
             tx: None,
             statements_in_tx: 0,
             procedures: ProcedureRegistry::new(),
-            parallel: ParallelConfig::from_env(),
+            parallel,
+            settings,
+            session,
         };
         let built_in = crate::procedures::algo_procedures()
             .into_iter()
@@ -180,11 +228,253 @@ impl Connection {
         for procedure in built_in {
             connection.register_procedure(procedure);
         }
+        connection.refresh_settings_procedure();
         connection
     }
 
-    fn begin(&self) -> Transaction {
-        plexus_txn::begin(&self.manager, plexus_types::IsolationLevel::Snapshot)
+    fn session_defaults(settings: &Settings) -> (Session, ParallelConfig) {
+        let source = |name| {
+            settings
+                .source(name)
+                .cloned()
+                .unwrap_or(SettingSource::Default)
+        };
+        let session = Session {
+            isolation: settings.config().default_isolation,
+            isolation_source: source("default_isolation"),
+            next_isolation: None,
+            query_threads_source: source("default_query_threads"),
+        };
+        let parallel = ParallelConfig {
+            workers: settings.default_query_threads(),
+            ..ParallelConfig::serial()
+        };
+        (session, parallel)
+    }
+
+    /// Starts a transaction at the level `SET NEXT` chose, else at the session's level.
+    fn begin(&mut self) -> Transaction {
+        let level = self
+            .session
+            .next_isolation
+            .take()
+            .unwrap_or(self.session.isolation);
+        plexus_txn::begin(&self.manager, level)
+    }
+
+    /// Opens an explicit transaction (as `BEGIN` does) at `level`, whatever the session's
+    /// level is; an error if one is open already.
+    pub fn begin_with(&mut self, level: IsolationLevel) -> Result<(), QueryError> {
+        self.check_no_transaction()?;
+        self.tx = Some(plexus_txn::begin(&self.manager, level));
+        self.statements_in_tx = 0;
+        Ok(())
+    }
+
+    /// The isolation level of the session's transactions (see SESSION in the module docs).
+    pub fn isolation(&self) -> IsolationLevel {
+        self.session.isolation
+    }
+
+    /// `SET SESSION TRANSACTION ISOLATION LEVEL`: the level of every later transaction.
+    pub fn set_isolation(&mut self, level: IsolationLevel) {
+        self.session.isolation = level;
+        self.session.isolation_source = SettingSource::Session;
+        self.refresh_settings_procedure();
+    }
+
+    /// `SET NEXT TRANSACTION ISOLATION LEVEL`: the level of the next transaction only (the
+    /// next `BEGIN` or auto-commit statement); an error while a transaction is open.
+    pub fn set_next_isolation(&mut self, level: IsolationLevel) -> Result<(), QueryError> {
+        if self.tx.is_some() {
+            return Err(session_error(
+                "InvalidInTransaction",
+                "SET NEXT TRANSACTION ISOLATION LEVEL inside an open transaction: its level \
+                 is fixed; set it before BEGIN",
+                None,
+            ));
+        }
+        self.session.next_isolation = Some(level);
+        Ok(())
+    }
+
+    /// The level the open transaction runs at, or else the one the next transaction gets.
+    pub fn effective_isolation(&self) -> IsolationLevel {
+        match &self.tx {
+            Some(tx) => tx.isolation(),
+            None => self
+                .session
+                .next_isolation
+                .unwrap_or(self.session.isolation),
+        }
+    }
+
+    /// Returns every session setting to its server-wide default (an open transaction is not
+    /// touched). Bolt's RESET and LOGOFF call it.
+    pub fn reset_session(&mut self) {
+        (self.session, self.parallel) = Self::session_defaults(&self.settings);
+        self.refresh_settings_procedure();
+    }
+
+    /// `SET SESSION name = value` for a per-session setting.
+    pub fn set_session_setting(&mut self, name: &str, value: &str) -> Result<(), QueryError> {
+        self.set_session_setting_at(name, value, None)
+    }
+
+    fn set_session_setting_at(
+        &mut self,
+        name: &str,
+        value: &str,
+        span: Option<Span>,
+    ) -> Result<(), QueryError> {
+        let bad_value =
+            |message: String| session_error("InvalidSettingValue", &message, span);
+        match name {
+            "transaction_isolation" => {
+                let level = value
+                    .parse()
+                    .map_err(|e: String| bad_value(format!("setting '{name}': {e}")))?;
+                self.set_isolation(level);
+            }
+            "query_threads" => {
+                let threads = settings::parse_query_threads(value)
+                    .map_err(|e| bad_value(format!("setting '{name}': {e}")))?;
+                self.parallel.workers = settings::resolve_query_threads(threads);
+                self.session.query_threads_source = SettingSource::Session;
+                self.refresh_settings_procedure();
+            }
+            _ if self.settings.get(name).is_some() => {
+                return Err(session_error(
+                    "ServerSettingReadOnly",
+                    &format!(
+                        "setting '{name}' is server-wide: it is fixed at start-up (plexus.toml, \
+                         --set {name}=… or a keyword argument), not per session"
+                    ),
+                    span,
+                ));
+            }
+            _ => {
+                let message = match settings::unknown_setting(name) {
+                    plexus_types::Error::InvalidArgument(message) => message,
+                    other => other.to_string(),
+                };
+                return Err(session_error("UnknownSetting", &message, span));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every setting: the server's, then this session's.
+    pub fn settings(&self) -> Vec<SettingRow> {
+        let mut rows = self.settings.rows();
+        for (name, description, _) in SESSION_SETTINGS {
+            let (value, source) = match *name {
+                "transaction_isolation" => (
+                    self.session.isolation.name().to_string(),
+                    &self.session.isolation_source,
+                ),
+                _ => (
+                    self.parallel.workers.to_string(),
+                    &self.session.query_threads_source,
+                ),
+            };
+            rows.push(SettingRow {
+                name: name.to_string(),
+                value,
+                scope: Scope::Session,
+                source: source.to_string(),
+                description: description.to_string(),
+            });
+        }
+        rows
+    }
+
+    fn settings_result(&self) -> QueryResult {
+        QueryResult {
+            columns: SETTINGS_COLUMNS.map(String::from).to_vec(),
+            rows: self
+                .settings()
+                .into_iter()
+                .map(|row| {
+                    [
+                        row.name,
+                        row.value,
+                        row.scope.name().to_string(),
+                        row.source,
+                        row.description,
+                    ]
+                    .iter()
+                    .map(|text| CypherValue::string(text))
+                    .collect()
+                })
+                .collect(),
+            ..QueryResult::default()
+        }
+    }
+
+    /// `CALL db.settings()` lists what `SHOW SETTINGS` does: a table procedure, registered
+    /// again whenever a session setting changes.
+    fn refresh_settings_procedure(&mut self) {
+        let rows = self.settings_result().rows;
+        self.register_procedure(Procedure {
+            name: "db.settings".into(),
+            inputs: Vec::new(),
+            input_types: Vec::new(),
+            outputs: SETTINGS_COLUMNS.map(String::from).to_vec(),
+            rows,
+            compute: None,
+        });
+    }
+
+    fn session_command(&mut self, command: SessionCommand) -> Result<QueryStream, QueryError> {
+        let level = |name| match name {
+            IsolationName::Snapshot => IsolationLevel::Snapshot,
+            IsolationName::Serializable => IsolationLevel::Serializable,
+        };
+        match command {
+            SessionCommand::SetIsolation { scope, level: name, span } => match scope {
+                IsolationScope::Session => self.set_isolation(level(name)),
+                IsolationScope::Next => self
+                    .set_next_isolation(level(name))
+                    .map_err(|e| QueryError { span: Some(span), ..e })?,
+                IsolationScope::Global => {
+                    return Err(session_error(
+                        "ServerSettingReadOnly",
+                        "the server-wide default isolation level is fixed at start-up \
+                         (default_isolation in plexus.toml, --default-isolation or --set); \
+                         use SET SESSION or SET NEXT TRANSACTION ISOLATION LEVEL",
+                        Some(span),
+                    ));
+                }
+            },
+            SessionCommand::SetSetting {
+                name,
+                value: SettingValue { text, span },
+            } => {
+                let at = Some(name.span.to(span));
+                self.set_session_setting_at(&name.name, &text, at)?;
+            }
+            SessionCommand::ShowIsolation => {
+                let result = QueryResult {
+                    columns: vec!["isolation_level".into()],
+                    rows: vec![vec![CypherValue::string(self.effective_isolation().name())]],
+                    ..QueryResult::default()
+                };
+                return Ok(rows_stream(result));
+            }
+            SessionCommand::ShowSettings => return Ok(rows_stream(self.settings_result())),
+        }
+        Ok(finished(QueryResult::default()))
+    }
+
+    fn check_no_transaction(&self) -> Result<(), QueryError> {
+        if self.tx.is_some() {
+            return Err(transaction_error(
+                "TransactionAlreadyOpen",
+                "a transaction is already open on this connection",
+            ));
+        }
+        Ok(())
     }
 
     /// Whether an explicit transaction is open.
@@ -240,6 +530,9 @@ impl Connection {
         if let Some(command) = command(query) {
             self.transaction_command(command)?;
             return Ok(finished(QueryResult::default()));
+        }
+        if let Some(command) = plexus_cypher::parse_session_command(query) {
+            return self.session_command(command?);
         }
         match plexus_cypher::parse_schema_command(query) {
             None => {}
@@ -393,12 +686,7 @@ impl Connection {
     fn transaction_command(&mut self, command: Command) -> Result<(), QueryError> {
         match command {
             Command::Begin => {
-                if self.tx.is_some() {
-                    return Err(transaction_error(
-                        "TransactionAlreadyOpen",
-                        "a transaction is already open on this connection",
-                    ));
-                }
+                self.check_no_transaction()?;
                 self.tx = Some(self.begin());
                 self.statements_in_tx = 0;
                 Ok(())
@@ -421,6 +709,27 @@ impl Connection {
                 )),
             },
         }
+    }
+}
+
+fn session_error(code: &'static str, message: &str, span: Option<Span>) -> QueryError {
+    QueryError {
+        span,
+        ..QueryError::runtime(ErrorClass::ArgumentError, code, message)
+    }
+}
+
+/// A stream of rows computed already (session commands that answer rows).
+fn rows_stream(result: QueryResult) -> QueryStream {
+    QueryStream {
+        columns: result.columns.clone(),
+        source: Source::Buffered {
+            summary: Box::new(QueryResult {
+                columns: result.columns.clone(),
+                ..QueryResult::default()
+            }),
+            rows: Some(Box::new(result)),
+        },
     }
 }
 

@@ -5,6 +5,7 @@
 //! durability modes a background thread flushes the WAL every `sync_interval_ms`; it stops when
 //! the database is dropped, after a final flush with fsync.
 
+use crate::settings::Settings;
 use parking_lot::{Condvar, Mutex};
 use plexus_storage::{OsVfs, RecoveryReport, Storage, Vfs};
 use plexus_txn::{GraphSnapshot, IndexOn, Transaction, TxnManager, VertexTableSpec};
@@ -40,6 +41,8 @@ pub struct StorageStats {
 
 pub struct Database {
     manager: Arc<TxnManager>,
+    /// The effective settings (fixed while open) and where each came from.
+    settings: Arc<Settings>,
     report: RecoveryReport,
     /// Background threads: the WAL flusher (periodic/none modes) and disk-tier maintenance.
     workers: Vec<Worker>,
@@ -57,18 +60,31 @@ struct Worker {
 const MAINTENANCE_INTERVAL_MS: u64 = 10;
 
 impl Database {
-    /// Opens the database in directory `path`, creating it if absent, and recovers it.
+    /// Opens the database in directory `path`, creating it if absent, and recovers it, with
+    /// `config` exactly as given (`plexus.toml` is not read: see [`Database::open_settings`]).
     pub fn open(path: impl AsRef<Path>, config: Config) -> Result<Database> {
+        Self::open_settings(path, Settings::from_config(config))
+    }
+
+    /// Opens the database in directory `path` with `settings`, typically
+    /// `Settings::load(path)?` (defaults and the directory's `plexus.toml`) with overrides set
+    /// on it; `SHOW SETTINGS` then lists where each value came from.
+    pub fn open_settings(path: impl AsRef<Path>, settings: Settings) -> Result<Database> {
         let path = path.as_ref();
         let vfs = OsVfs::new(path)?;
         let lock = lock_directory(path)?;
-        let mut db = Self::open_with_vfs(Arc::new(vfs), config)?;
+        let mut db = Self::open_vfs_settings(Arc::new(vfs), settings)?;
         db._lock = Some(lock);
         Ok(db)
     }
 
     /// Opens a database stored in any [`Vfs`] (tests use the fault-injecting one). No lock.
     pub fn open_with_vfs(vfs: Arc<dyn Vfs>, config: Config) -> Result<Database> {
+        Self::open_vfs_settings(vfs, Settings::from_config(config))
+    }
+
+    fn open_vfs_settings(vfs: Arc<dyn Vfs>, settings: Settings) -> Result<Database> {
+        let config = settings.config().clone();
         let (storage, report) = Storage::open(vfs, &config)?;
         let manager = TxnManager::new(Arc::new(storage), config.clone());
         let mut workers = Vec::new();
@@ -95,6 +111,7 @@ impl Database {
         }
         Ok(Database {
             manager,
+            settings: Arc::new(settings),
             report,
             workers,
             closed: false,
@@ -109,12 +126,13 @@ impl Database {
 
     /// Opens a Cypher connection (auto-commit until `BEGIN`).
     pub fn connect(&self) -> crate::Connection {
-        crate::Connection::new(self.manager.clone())
+        crate::Connection::new(self.manager.clone(), self.settings.clone())
     }
 
     /// Begins a snapshot-isolation transaction.
+    /// Begins a transaction at [`Config::default_isolation`] (snapshot unless configured).
     pub fn begin(&self) -> Transaction {
-        self.begin_with(IsolationLevel::Snapshot)
+        self.begin_with(self.manager.config().default_isolation)
     }
 
     pub fn begin_with(&self, isolation: IsolationLevel) -> Transaction {
@@ -258,6 +276,11 @@ impl Database {
     /// The labels and the vertex and edge tables, by name (a copy; see [`crate::Schema`]).
     pub fn schema(&self) -> crate::Schema {
         crate::Schema::of(&self.manager.storage().catalog())
+    }
+
+    /// The effective settings and where each came from (what `SHOW SETTINGS` lists).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     pub fn config(&self) -> &Config {

@@ -33,6 +33,7 @@ mod database;
 mod index_commands;
 mod procedures;
 mod schema;
+pub mod settings;
 
 /// Analytics on pinned snapshots: `algo::pagerank(&snapshot, &projection, &params)`, ….
 pub use plexus_algo as algo;
@@ -54,6 +55,7 @@ pub use plexus_types::{
     IsolationLevel, MergePolicy, Result, RunPacking, Timestamp, Value, VertexId, VertexTableId,
 };
 pub use procedures::algo_procedures;
+pub use settings::{Scope as SettingScope, SettingRow, Settings, Source as SettingSource};
 pub use schema::{
     EdgeTableSchema, IndexEntity, IndexSchema, PropertySchema, Schema, VertexTableSchema,
 };

@@ -11,7 +11,8 @@
 //! Statements end with `;` and may span lines; a `;` inside a string, a backquoted name or a
 //! comment does not end one (see [`split`]). A line starting with `:` when no statement is
 //! pending is a shell command: `:help`, `:schema`, `:timing`, `:rows N`, `:explain <query>`,
-//! `:quit` / `:exit` (or end of input). `BEGIN` / `COMMIT` / `ROLLBACK` are statements like
+//! `:isolation [snapshot|serializable]` (the session's level, as `SET SESSION TRANSACTION
+//! ISOLATION LEVEL`), `:settings` (as `SHOW SETTINGS`), `:quit` / `:exit` (or end of input). `BEGIN` / `COMMIT` / `ROLLBACK` are statements like
 //! any other (the connection's commands); the prompt shows `plexus(tx)>` while a transaction
 //! is open.
 //!
@@ -48,7 +49,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use plexus::{Config, Connection, Database, Params, QueryError, Schema};
+use plexus::{Connection, Database, IsolationLevel, Params, QueryError, Schema};
 use rustyline::error::ReadlineError;
 
 use split::{Position, Splitter, Statement};
@@ -74,9 +75,12 @@ Commands:
   :timing           toggle printing each statement's time
   :rows [N]         show or set how many rows of a result are printed
   :explain <query>  print the plan of a query without running it
+  :isolation [LEVEL] show or set this session's isolation level (snapshot, serializable)
+  :settings         every setting, its value and where it came from (SHOW SETTINGS)
   :quit, :exit      leave (so does end of input, Ctrl-D)";
 
-const COMMANDS: &str = ":help, :schema, :timing, :rows, :explain, :quit, :exit";
+const COMMANDS: &str =
+    ":help, :schema, :timing, :rows, :explain, :isolation, :settings, :quit, :exit";
 
 /// What `plexus shell` was asked to do.
 pub struct Options {
@@ -84,6 +88,8 @@ pub struct Options {
     pub db: PathBuf,
     /// Print each statement before its result (script mode).
     pub echo: bool,
+    /// Settings the database opens with (`plexus.toml` and the command line's).
+    pub settings: plexus::Settings,
 }
 
 /// Why a shell run failed. Statement errors in interactive mode are not failures.
@@ -132,7 +138,7 @@ impl From<std::io::Error> for ShellError {
 /// Opens the database and runs the shell: interactive on a terminal, else a script read from
 /// stdin (see the module doc).
 pub fn run(options: &Options) -> Result<(), ShellError> {
-    let db = Database::open(&options.db, Config::default()).map_err(|e| match e {
+    let db = Database::open_settings(&options.db, options.settings.clone()).map_err(|e| match e {
         plexus::Error::AlreadyOpen { .. } => ShellError::InUse {
             path: options.db.clone(),
         },
@@ -422,6 +428,18 @@ impl<W: Write> Session<'_, W> {
                     format!(":rows needs a positive number, not '{n}'"),
                 ))?,
             },
+            (":isolation", "") => {
+                let level = self.conn.isolation().name();
+                writeln!(self.out, "isolation level {level}")?;
+            }
+            (":isolation", level) => match level.parse::<IsolationLevel>() {
+                Ok(level) => {
+                    self.conn.set_isolation(level);
+                    writeln!(self.out, "isolation level {}", level.name())?;
+                }
+                Err(message) => self.fail(at_line(at, self.script, message))?,
+            },
+            (":settings", "") => self.execute("SHOW SETTINGS", at)?,
             (":explain", "") => {
                 self.fail(at_line(at, self.script, ":explain needs a query".into()))?;
             }

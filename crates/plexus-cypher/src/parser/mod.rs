@@ -52,6 +52,7 @@
 mod expr;
 mod pattern;
 mod schema;
+mod session;
 #[cfg(test)]
 mod tests;
 
@@ -59,6 +60,7 @@ use crate::ast::*;
 use crate::error::{ParseError, ParseErrorKind};
 use crate::lexer::{Token, TokenKind, tokenize};
 pub use schema::parse_schema_command;
+pub use session::parse_session_command;
 
 /// How deep expressions, patterns and subqueries may nest before parsing fails with
 /// `NestingTooDeep`. It bounds both the parser's recursion and the depth of the tree it builds
