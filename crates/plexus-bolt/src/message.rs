@@ -169,10 +169,13 @@ fn requested_isolation(extra: &Pack) -> RequestedIsolation {
         return Ok(None);
     };
     match value.as_str() {
-        Some(text) => text.parse().map(Some).map_err(|e: String| {
-            format!("tx_metadata isolation: {e}")
-        }),
-        None => Err("tx_metadata isolation must be a string: \"serializable\" or \"snapshot\"".into()),
+        Some(text) => text
+            .parse()
+            .map(Some)
+            .map_err(|e: String| format!("tx_metadata isolation: {e}")),
+        None => {
+            Err("tx_metadata isolation must be a string: \"serializable\" or \"snapshot\"".into())
+        }
     }
 }
 
@@ -348,22 +351,29 @@ mod tests {
 
     #[test]
     fn tx_metadata_names_the_isolation_level() {
-        let begin = |metadata: Pack| {
-            match parse(msg(0x11, vec![map(&[("tx_metadata", metadata)])])) {
-                Ok(Request::Begin { isolation }) => isolation,
-                other => panic!("{other:?}"),
-            }
+        let begin = |metadata: Pack| match parse(msg(0x11, vec![map(&[("tx_metadata", metadata)])]))
+        {
+            Ok(Request::Begin { isolation }) => isolation,
+            other => panic!("{other:?}"),
         };
         let level = |text: &str| begin(map(&[("isolation", Pack::string(text))]));
-        assert_eq!(level("serializable"), Ok(Some(IsolationLevel::Serializable)));
+        assert_eq!(
+            level("serializable"),
+            Ok(Some(IsolationLevel::Serializable))
+        );
         assert_eq!(level("SNAPSHOT"), Ok(Some(IsolationLevel::Snapshot)));
         assert_eq!(begin(map(&[("app", Pack::string("x"))])), Ok(None));
         assert!(matches!(
             parse(msg(0x11, vec![map(&[])])),
-            Ok(Request::Begin { isolation: Ok(None) })
+            Ok(Request::Begin {
+                isolation: Ok(None)
+            })
         ));
         let unknown = level("read committed").unwrap_err();
-        assert!(unknown.contains("unknown isolation level 'read committed'"), "{unknown}");
+        assert!(
+            unknown.contains("unknown isolation level 'read committed'"),
+            "{unknown}"
+        );
         let wrong_type = begin(map(&[("isolation", Pack::Int(1))])).unwrap_err();
         assert!(wrong_type.contains("must be a string"), "{wrong_type}");
         let run = msg(

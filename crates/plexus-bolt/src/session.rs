@@ -41,7 +41,7 @@
 
 use crate::auth::Auth;
 use crate::handshake::Version;
-use crate::message::{Credentials, Fetch, RequestedIsolation, Request, Response};
+use crate::message::{Credentials, Fetch, Request, RequestedIsolation, Response};
 use crate::packstream::Pack;
 use crate::status;
 use crate::values::to_pack;

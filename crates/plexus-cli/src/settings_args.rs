@@ -71,7 +71,10 @@ mod tests {
         )
         .unwrap();
         let args = SettingsArgs {
-            set: vec!["memtable_budget_bytes=64MiB".into(), "durability=none".into()],
+            set: vec![
+                "memtable_budget_bytes=64MiB".into(),
+                "durability=none".into(),
+            ],
             durability: Some("fsync".into()),
             default_isolation: Some("serializable".into()),
             ..SettingsArgs::default()
@@ -81,14 +84,23 @@ mod tests {
         assert_eq!(config.durability, plexus::DurabilityMode::None);
         assert_eq!(config.row_cache_bytes, 2 << 30);
         assert_eq!(config.memtable_budget_bytes, 64 << 20);
-        assert_eq!(config.default_isolation, plexus::IsolationLevel::Serializable);
-        assert!(matches!(settings.source("row_cache_bytes"), Some(Source::File(_))));
+        assert_eq!(
+            config.default_isolation,
+            plexus::IsolationLevel::Serializable
+        );
+        assert!(matches!(
+            settings.source("row_cache_bytes"),
+            Some(Source::File(_))
+        ));
         let bad = SettingsArgs {
             memtable_budget: Some("lots".into()),
             ..SettingsArgs::default()
         };
         let e = bad.load(&dir).unwrap_err().to_string();
-        assert!(e.contains("memtable_budget_bytes") && e.contains("lots"), "{e}");
+        assert!(
+            e.contains("memtable_budget_bytes") && e.contains("lots"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

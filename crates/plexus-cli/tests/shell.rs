@@ -318,3 +318,92 @@ fn readme_shows_the_tour_transcript() {
         "README.md's shell session differs from tests/transcripts/tour.out"
     );
 }
+
+#[test]
+fn isolation_command_sets_the_session_level() {
+    let db = TempDb::new("isolation");
+    let out = shell_ok(
+        &db.0,
+        ":isolation\n:isolation serializable\nSHOW TRANSACTION ISOLATION LEVEL;\n\
+         :isolation Snapshot\nSHOW TRANSACTION ISOLATION LEVEL;\n",
+    );
+    assert!(
+        out.starts_with("isolation level snapshot\nisolation level serializable\n"),
+        "{out}"
+    );
+    assert!(out.contains("| 'serializable'  |"), "{out}");
+    assert!(out.contains("isolation level snapshot\n"), "{out}");
+    let output = shell(&db.0, "RETURN 1;\n:isolation read-committed\nRETURN 2;\n");
+    assert_eq!(output.status.code(), Some(1));
+    let err = text(&output.stderr);
+    assert!(
+        err.contains("line 2: unknown isolation level 'read-committed'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn settings_come_from_flags_over_plexus_toml() {
+    let db = TempDb::new("settings");
+    std::fs::create_dir_all(&db.0).unwrap();
+    std::fs::write(
+        db.0.join("plexus.toml"),
+        "durability = 'none'\nrow_cache_bytes = '2GiB'\n",
+    )
+    .unwrap();
+    let args: Vec<&std::ffi::OsStr> = vec![
+        "shell".as_ref(),
+        db.0.as_os_str(),
+        "--set".as_ref(),
+        "row_cache_bytes=96MiB".as_ref(),
+        "--default-isolation".as_ref(),
+        "serializable".as_ref(),
+    ];
+    let output = plexus(
+        &args,
+        "SHOW TRANSACTION ISOLATION LEVEL;\n\
+         CALL db.settings() YIELD name, value, source \
+         WHERE name IN ['durability', 'row_cache_bytes', 'default_isolation'] \
+         RETURN name, value, source = 'command line' AS from_flags;\n:settings\n",
+    );
+    let out = text(&output.stdout);
+    assert!(output.status.success(), "{out}\n{}", text(&output.stderr));
+    assert!(out.contains("'serializable'"), "{out}");
+    assert!(
+        out.contains("| 'durability'        | 'none'         | false"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| 'row_cache_bytes'   | '96MiB'        | true"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| 'default_isolation' | 'serializable' | true"),
+        "{out}"
+    );
+    assert!(
+        out.contains("'memtable_budget_bytes'"),
+        ":settings lists everything\n{out}"
+    );
+
+    for (flag, value, message) in [
+        ("--set", "row_cache=1GiB", "did you mean 'row_cache_bytes'"),
+        ("--set", "durability", "NAME=VALUE"),
+        (
+            "--memtable-budget",
+            "much",
+            "setting 'memtable_budget_bytes'",
+        ),
+    ] {
+        let args: Vec<&std::ffi::OsStr> = vec![
+            "shell".as_ref(),
+            db.0.as_os_str(),
+            flag.as_ref(),
+            value.as_ref(),
+        ];
+        let output = plexus(&args, "RETURN 1;\n");
+        assert_eq!(output.status.code(), Some(2), "{flag} {value}");
+        let err = text(&output.stderr);
+        assert!(err.contains(message), "{flag} {value}: {err}");
+    }
+}

@@ -29,11 +29,18 @@
 //! rolls back if the block raised; `with db.connect() as conn:` does the same for a
 //! transaction left open in the block, then closes the connection. Neither swallows the
 //! exception.
+//!
+//! ISOLATION AND SETTINGS
+//! ======================
+//! `plexusdb.Database(path, **settings)` takes any server setting as a keyword argument
+//! (over `plexus.toml`); `db.connect(isolation="serializable")` sets a connection's session
+//! level, `conn.begin(isolation=…)` and `conn.transaction(isolation=…)` one transaction's, and
+//! `conn.isolation` reads or sets the session's. `conn.execute("SHOW SETTINGS")` lists them.
 
 use crate::convert::{map_from_python, to_python};
 use crate::errors::{connection_closed, database_closed, engine_error, query_error};
 use parking_lot::{Mutex, RwLock};
-use plexus::{Config, Params, QueryError, QueryResult};
+use plexus::{Params, QueryError, QueryResult};
 use pyo3::exceptions::{PyImportError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -131,10 +138,16 @@ pub struct Database {
 #[pymethods]
 impl Database {
     /// Opens the database in directory `path`, creating it if absent, and recovers it.
+    /// Keyword arguments are settings (`durability="periodic"`, `memtable_budget_bytes=
+    /// "512MiB"` or an int, `default_isolation="serializable"`, …; see `SHOW SETTINGS`); they
+    /// override `plexus.toml` in the directory. An unknown name or a bad value raises
+    /// `ValueError` naming the setting.
     #[new]
-    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+    #[pyo3(signature = (path, **settings))]
+    fn new(py: Python<'_>, path: PathBuf, settings: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let settings = settings_from_python(&path, settings)?;
         let engine = py
-            .detach(|| plexus::Database::open(&path, Config::default()))
+            .detach(|| plexus::Database::open_settings(&path, settings))
             .map_err(|e| engine_error(py, &e))?;
         Ok(Database {
             shared: Arc::new(Shared {
@@ -144,12 +157,19 @@ impl Database {
         })
     }
 
-    /// A new connection (auto-commit until `begin()`).
-    fn connect(&self, py: Python<'_>) -> PyResult<Connection> {
+    /// A new connection (auto-commit until `begin()`); `isolation` ("snapshot" or
+    /// "serializable") sets its session level, else it starts at `default_isolation`.
+    #[pyo3(signature = (isolation=None))]
+    fn connect(&self, py: Python<'_>, isolation: Option<&str>) -> PyResult<Connection> {
+        let isolation = isolation.map(isolation_level).transpose()?;
         let connection = py
             .detach(|| {
                 let engine = self.shared.engine.read();
-                engine.as_ref().map(plexus::Database::connect)
+                let mut connection = engine.as_ref().map(plexus::Database::connect)?;
+                if let Some(level) = isolation {
+                    connection.set_isolation(level);
+                }
+                Some(connection)
             })
             .ok_or_else(|| Failure::DatabaseClosed("Database.connect()").into_py(py))?;
         Ok(Connection {
@@ -278,9 +298,32 @@ impl Connection {
         })
     }
 
-    /// Opens an explicit transaction (`BEGIN`).
-    fn begin(&self, py: Python<'_>) -> PyResult<()> {
-        self.command(py, "BEGIN")
+    /// Opens an explicit transaction (`BEGIN`), at `isolation` ("snapshot" or
+    /// "serializable") if given, else at the session's level.
+    #[pyo3(signature = (isolation=None))]
+    fn begin(&self, py: Python<'_>, isolation: Option<&str>) -> PyResult<()> {
+        match isolation.map(isolation_level).transpose()? {
+            Some(level) => self.engine(py, "Connection.begin()", |c| c.begin_with(level)),
+            None => self.command(py, "BEGIN"),
+        }
+    }
+
+    /// The session's isolation level: "snapshot" or "serializable". Assigning it is
+    /// `SET SESSION TRANSACTION ISOLATION LEVEL` (later transactions; an open one keeps its).
+    #[getter]
+    fn get_isolation(&self, py: Python<'_>) -> PyResult<String> {
+        self.engine(py, "Connection.isolation", |c| {
+            Ok(c.isolation().name().to_string())
+        })
+    }
+
+    #[setter]
+    fn set_isolation(&self, py: Python<'_>, isolation: &str) -> PyResult<()> {
+        let level = isolation_level(isolation)?;
+        self.engine(py, "Connection.isolation", |c| {
+            c.set_isolation(level);
+            Ok(())
+        })
     }
 
     /// Commits the open transaction (`COMMIT`); `TransactionAborted` on a conflict.
@@ -307,9 +350,17 @@ impl Connection {
         self.inner.lock().is_none() || self.shared.engine.read().is_none()
     }
 
-    /// `with conn.transaction():` — begin; commit at the end, or roll back if the block raised.
-    fn transaction(slf: Py<Self>) -> TransactionScope {
-        TransactionScope { connection: slf }
+    /// `with conn.transaction():` — begin (at `isolation` if given); commit at the end, or
+    /// roll back if the block raised.
+    #[pyo3(signature = (isolation=None))]
+    fn transaction(slf: Py<Self>, isolation: Option<String>) -> PyResult<TransactionScope> {
+        if let Some(isolation) = &isolation {
+            isolation_level(isolation)?;
+        }
+        Ok(TransactionScope {
+            connection: slf,
+            isolation,
+        })
     }
 
     /// Closes the connection, rolling back a transaction left open.
@@ -352,13 +403,14 @@ impl Connection {
 #[pyclass(module = "plexusdb", frozen)]
 pub struct TransactionScope {
     connection: Py<Connection>,
+    isolation: Option<String>,
 }
 
 #[pymethods]
 impl TransactionScope {
     /// Begins the transaction and returns the connection.
     fn __enter__(&self, py: Python<'_>) -> PyResult<Py<Connection>> {
-        self.connection.get().begin(py)?;
+        self.connection.get().begin(py, self.isolation.as_deref())?;
         Ok(self.connection.clone_ref(py))
     }
 
@@ -375,6 +427,46 @@ impl TransactionScope {
             .end_transaction(py, exc_type.is_none())?;
         Ok(false)
     }
+}
+
+/// "snapshot" or "serializable" (any case), else `ValueError`.
+fn isolation_level(text: &str) -> PyResult<plexus::IsolationLevel> {
+    text.parse()
+        .map_err(|e: String| pyo3::exceptions::PyValueError::new_err(e))
+}
+
+/// `plexus.toml` in `path` overridden by the keyword arguments (str, int, float or bool
+/// values); `ValueError` naming the setting for a bad one.
+fn settings_from_python(
+    path: &std::path::Path,
+    keywords: Option<&Bound<'_, PyDict>>,
+) -> PyResult<plexus::Settings> {
+    let bad = |e: plexus::Error| match e {
+        plexus::Error::InvalidArgument(message) => pyo3::exceptions::PyValueError::new_err(message),
+        other => pyo3::exceptions::PyValueError::new_err(other.to_string()),
+    };
+    let mut settings = plexus::Settings::load(path).map_err(bad)?;
+    for (name, value) in keywords.into_iter().flatten() {
+        let name: String = name.extract()?;
+        let text = if let Ok(flag) = value.cast::<pyo3::types::PyBool>() {
+            flag.is_true().to_string()
+        } else if let Ok(text) = value.extract::<String>() {
+            text
+        } else if let Ok(number) = value.extract::<i128>() {
+            number.to_string()
+        } else if let Ok(number) = value.extract::<f64>() {
+            number.to_string()
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "setting '{name}' takes a str, int, float or bool, not {}",
+                value.get_type().name()?
+            )));
+        };
+        settings
+            .set(&name, &text, plexus::SettingSource::Argument)
+            .map_err(bad)?;
+    }
+    Ok(settings)
 }
 
 /// A materialised query result: `columns` and rows as tuples (iterate it, index it, `len()`).

@@ -65,7 +65,9 @@
 //! transaction back, exactly as for `execute`.
 
 use crate::index_commands::{SHOW_INDEXES, run_index_ddl};
-use crate::settings::{self, SESSION_SETTINGS, Scope, SettingRow, Settings, Source as SettingSource};
+use crate::settings::{
+    self, SESSION_SETTINGS, Scope, SettingRow, Settings, Source as SettingSource,
+};
 use plexus_cypher::ast::{
     IsolationName, IsolationScope, SchemaCommand, SessionCommand, SettingValue, Span,
 };
@@ -327,8 +329,7 @@ impl Connection {
         value: &str,
         span: Option<Span>,
     ) -> Result<(), QueryError> {
-        let bad_value =
-            |message: String| session_error("InvalidSettingValue", &message, span);
+        let bad_value = |message: String| session_error("InvalidSettingValue", &message, span);
         match name {
             "transaction_isolation" => {
                 let level = value
@@ -432,11 +433,19 @@ impl Connection {
             IsolationName::Serializable => IsolationLevel::Serializable,
         };
         match command {
-            SessionCommand::SetIsolation { scope, level: name, span } => match scope {
+            SessionCommand::SetIsolation {
+                scope,
+                level: name,
+                span,
+            } => match scope {
                 IsolationScope::Session => self.set_isolation(level(name)),
-                IsolationScope::Next => self
-                    .set_next_isolation(level(name))
-                    .map_err(|e| QueryError { span: Some(span), ..e })?,
+                IsolationScope::Next => {
+                    self.set_next_isolation(level(name))
+                        .map_err(|e| QueryError {
+                            span: Some(span),
+                            ..e
+                        })?
+                }
                 IsolationScope::Global => {
                     return Err(session_error(
                         "ServerSettingReadOnly",

@@ -55,7 +55,7 @@ pub use plexus_types::{
     IsolationLevel, MergePolicy, Result, RunPacking, Timestamp, Value, VertexId, VertexTableId,
 };
 pub use procedures::algo_procedures;
-pub use settings::{Scope as SettingScope, SettingRow, Settings, Source as SettingSource};
 pub use schema::{
     EdgeTableSchema, IndexEntity, IndexSchema, PropertySchema, Schema, VertexTableSchema,
 };
+pub use settings::{Scope as SettingScope, SettingRow, Settings, Source as SettingSource};

@@ -40,7 +40,9 @@
 //! here logs values.
 
 use plexus_exec::ParallelConfig;
-use plexus_types::{Config, DurabilityMode, Error, IsolationLevel, MergePolicy, Result, RunPacking};
+use plexus_types::{
+    Config, DurabilityMode, Error, IsolationLevel, MergePolicy, Result, RunPacking,
+};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -135,40 +137,142 @@ macro_rules! setting {
 /// Every server setting, in the order `SHOW SETTINGS` lists them (the session settings follow,
 /// see [`SESSION_SETTINGS`]).
 pub static REGISTRY: &[Setting] = &[
-    setting!("durability", Server, "when a commit is acknowledged: fsync (after its WAL record is on disk), periodic (WAL synced every sync_interval_ms) or none",
-        |v| v.config.durability, parse_enum::<DurabilityMode>, |d: &DurabilityMode| durability_name(*d).to_string()),
-    setting!("sync_interval_ms", Server, "background WAL sync period of durability = periodic (write-back period of none)",
-        |v| v.config.sync_interval_ms, parse_millis, u64::to_string),
-    setting!("wal_segment_max_bytes", Server, "a WAL segment larger than this is closed and a new one started",
-        |v| v.config.wal_segment_max_bytes, parse_bytes, |b: &u64| show_bytes(*b)),
-    setting!("checkpoint_wal_bytes", Server, "take a checkpoint once this many WAL bytes accumulated (0: never automatically)",
-        |v| v.config.checkpoint_wal_bytes, parse_bytes, |b: &u64| show_bytes(*b)),
-    setting!("memtable_budget_bytes", Server, "topology memtables are flushed to CSR runs on disk beyond this",
-        |v| v.config.memtable_budget_bytes, parse_bytes, |b: &u64| show_bytes(*b)),
-    setting!("row_cache_bytes", Server, "row chunks (properties, edge endpoints) kept in memory; colder ones spill to a cache file",
-        |v| v.config.row_cache_bytes, parse_bytes, |b: &u64| show_bytes(*b)),
-    setting!("index_cache_bytes", Server, "primary-key and property index entries kept in memory; the rest spill to scratch runs",
-        |v| v.config.index_cache_bytes, parse_bytes, |b: &u64| show_bytes(*b)),
-    setting!("merge_policy", Server, "how CSR runs are merged: leveling, tiering or elastic",
-        |v| v.config.merge_policy, parse_enum::<MergePolicy>, |m: &MergePolicy| merge_policy_name(*m).to_string()),
-    setting!("lsm_range_vertices", Server, "vertices per CSR run range (a multiple of 1024)",
-        |v| v.config.lsm_range_vertices, parse_range_vertices, u32::to_string),
-    setting!("lsm_tier_runs", Server, "size ratio between LSM levels (runs per tier before a merge)",
-        |v| v.config.lsm_tier_runs, parse_tier_runs, usize::to_string),
-    setting!("lsm_level1_bytes", Server, "least level-1 size of a range under leveling",
-        |v| v.config.lsm_level1_bytes, parse_bytes, |b: &u64| show_bytes(*b)),
-    setting!("elastic_weight", Server, "elastic merges: weight of the tombstone ratio against the read ratio (0 to 1)",
-        |v| v.config.elastic_weight, parse_fraction, f64::to_string),
-    setting!("elastic_bound", Server, "elastic merges: merge eagerly from this weighted ratio on (0 to 1)",
-        |v| v.config.elastic_bound, parse_fraction, f64::to_string),
-    setting!("run_packing", Server, "bit-pack CSR run neighbours: never, when-it-pays or always",
-        |v| v.config.run_packing, parse_enum::<RunPacking>, |p: &RunPacking| run_packing_name(*p).to_string()),
-    setting!("background_maintenance", Server, "run flushes and merges on a background thread (false: in the committing thread)",
-        |v| v.config.background_maintenance, parse_bool, bool::to_string),
-    setting!("default_isolation", Server, "the isolation level sessions start with: snapshot or serializable",
-        |v| v.config.default_isolation, parse_enum::<IsolationLevel>, |l: &IsolationLevel| l.name().to_string()),
-    setting!("default_query_threads", Server, "worker threads of read-only statements that sessions start with (0: one per core; 1: serial)",
-        |v| v.default_query_threads, parse_query_threads, usize::to_string),
+    setting!(
+        "durability",
+        Server,
+        "when a commit is acknowledged: fsync (after its WAL record is on disk), periodic (WAL synced every sync_interval_ms) or none",
+        |v| v.config.durability,
+        parse_enum::<DurabilityMode>,
+        |d: &DurabilityMode| durability_name(*d).to_string()
+    ),
+    setting!(
+        "sync_interval_ms",
+        Server,
+        "background WAL sync period of durability = periodic (write-back period of none)",
+        |v| v.config.sync_interval_ms,
+        parse_millis,
+        u64::to_string
+    ),
+    setting!(
+        "wal_segment_max_bytes",
+        Server,
+        "a WAL segment larger than this is closed and a new one started",
+        |v| v.config.wal_segment_max_bytes,
+        parse_bytes,
+        |b: &u64| show_bytes(*b)
+    ),
+    setting!(
+        "checkpoint_wal_bytes",
+        Server,
+        "take a checkpoint once this many WAL bytes accumulated (0: never automatically)",
+        |v| v.config.checkpoint_wal_bytes,
+        parse_bytes,
+        |b: &u64| show_bytes(*b)
+    ),
+    setting!(
+        "memtable_budget_bytes",
+        Server,
+        "topology memtables are flushed to CSR runs on disk beyond this",
+        |v| v.config.memtable_budget_bytes,
+        parse_bytes,
+        |b: &u64| show_bytes(*b)
+    ),
+    setting!(
+        "row_cache_bytes",
+        Server,
+        "row chunks (properties, edge endpoints) kept in memory; colder ones spill to a cache file",
+        |v| v.config.row_cache_bytes,
+        parse_bytes,
+        |b: &u64| show_bytes(*b)
+    ),
+    setting!(
+        "index_cache_bytes",
+        Server,
+        "primary-key and property index entries kept in memory; the rest spill to scratch runs",
+        |v| v.config.index_cache_bytes,
+        parse_bytes,
+        |b: &u64| show_bytes(*b)
+    ),
+    setting!(
+        "merge_policy",
+        Server,
+        "how CSR runs are merged: leveling, tiering or elastic",
+        |v| v.config.merge_policy,
+        parse_enum::<MergePolicy>,
+        |m: &MergePolicy| merge_policy_name(*m).to_string()
+    ),
+    setting!(
+        "lsm_range_vertices",
+        Server,
+        "vertices per CSR run range (a multiple of 1024)",
+        |v| v.config.lsm_range_vertices,
+        parse_range_vertices,
+        u32::to_string
+    ),
+    setting!(
+        "lsm_tier_runs",
+        Server,
+        "size ratio between LSM levels (runs per tier before a merge)",
+        |v| v.config.lsm_tier_runs,
+        parse_tier_runs,
+        usize::to_string
+    ),
+    setting!(
+        "lsm_level1_bytes",
+        Server,
+        "least level-1 size of a range under leveling",
+        |v| v.config.lsm_level1_bytes,
+        parse_bytes,
+        |b: &u64| show_bytes(*b)
+    ),
+    setting!(
+        "elastic_weight",
+        Server,
+        "elastic merges: weight of the tombstone ratio against the read ratio (0 to 1)",
+        |v| v.config.elastic_weight,
+        parse_fraction,
+        f64::to_string
+    ),
+    setting!(
+        "elastic_bound",
+        Server,
+        "elastic merges: merge eagerly from this weighted ratio on (0 to 1)",
+        |v| v.config.elastic_bound,
+        parse_fraction,
+        f64::to_string
+    ),
+    setting!(
+        "run_packing",
+        Server,
+        "bit-pack CSR run neighbours: never, when-it-pays or always",
+        |v| v.config.run_packing,
+        parse_enum::<RunPacking>,
+        |p: &RunPacking| run_packing_name(*p).to_string()
+    ),
+    setting!(
+        "background_maintenance",
+        Server,
+        "run flushes and merges on a background thread (false: in the committing thread)",
+        |v| v.config.background_maintenance,
+        parse_bool,
+        bool::to_string
+    ),
+    setting!(
+        "default_isolation",
+        Server,
+        "the isolation level sessions start with: snapshot or serializable",
+        |v| v.config.default_isolation,
+        parse_enum::<IsolationLevel>,
+        |l: &IsolationLevel| l.name().to_string()
+    ),
+    setting!(
+        "default_query_threads",
+        Server,
+        "worker threads of read-only statements that sessions start with (0: one per core; 1: serial)",
+        |v| v.default_query_threads,
+        parse_query_threads,
+        usize::to_string
+    ),
 ];
 
 /// The per-session settings: (name, description, its server-wide default in [`REGISTRY`]).
@@ -352,7 +456,11 @@ impl Settings {
         secret: bool,
         source: Source,
     ) {
-        let value = if secret { REDACTED.to_string() } else { value.to_string() };
+        let value = if secret {
+            REDACTED.to_string()
+        } else {
+            value.to_string()
+        };
         self.front_ends.retain(|f| f.name != name);
         self.front_ends.push(FrontEnd {
             name: name.into(),
@@ -381,13 +489,16 @@ impl Settings {
 
     /// Every server setting (engine, then front-ends) with its value and source.
     pub fn rows(&self) -> Vec<SettingRow> {
-        let engine = REGISTRY.iter().zip(&self.sources).map(|(s, source)| SettingRow {
-            name: s.name.into(),
-            value: redact(&(s.get)(&self.values)),
-            scope: s.scope,
-            source: source.to_string(),
-            description: s.description.into(),
-        });
+        let engine = REGISTRY
+            .iter()
+            .zip(&self.sources)
+            .map(|(s, source)| SettingRow {
+                name: s.name.into(),
+                value: redact(&(s.get)(&self.values)),
+                scope: s.scope,
+                source: source.to_string(),
+                description: s.description.into(),
+            });
         let front_ends = self.front_ends.iter().map(|f| SettingRow {
             name: f.name.clone(),
             value: redact(&f.value),
@@ -640,7 +751,29 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{}: '{shown}': {e}", setting.name));
             assert_eq!(values, settings.values, "{}", setting.name);
         }
-        assert_eq!(known_names().count(), REGISTRY.len() + SESSION_SETTINGS.len());
+        assert_eq!(
+            known_names().count(),
+            REGISTRY.len() + SESSION_SETTINGS.len()
+        );
+    }
+
+    /// docs/settings.md lists every setting with its default, so the two cannot drift.
+    #[test]
+    fn every_setting_is_documented_with_its_default() {
+        let doc = include_str!("../../../docs/settings.md");
+        // The defaults before the environment: PLEXUS_QUERY_THREADS may be set in a test run.
+        let defaults = Values {
+            config: Config::default(),
+            default_query_threads: 0,
+        };
+        for setting in REGISTRY {
+            let row = format!("| `{}` | `{}` |", setting.name, (setting.get)(&defaults));
+            assert!(doc.contains(&row), "docs/settings.md lacks the row {row}");
+        }
+        for (name, _, default) in SESSION_SETTINGS {
+            let row = format!("| `{name}` | `{default}` |");
+            assert!(doc.contains(&row), "docs/settings.md lacks the row {row}");
+        }
     }
 
     #[test]
@@ -653,7 +786,11 @@ mod tests {
         assert_eq!(parse_bytes("unbounded"), Ok(u64::MAX));
         assert!(parse_bytes("12XB").unwrap_err().contains("not a size"));
         assert!(parse_bytes("-1").is_err());
-        assert!(parse_bytes("99999999999TiB").unwrap_err().contains("too large"));
+        assert!(
+            parse_bytes("99999999999TiB")
+                .unwrap_err()
+                .contains("too large")
+        );
         assert_eq!(show_bytes(256 << 20), "256MiB");
         assert_eq!(show_bytes(1 << 30), "1GiB");
         assert_eq!(show_bytes(1000), "1000");
@@ -684,7 +821,13 @@ mod tests {
             Some(&Source::CommandLine)
         );
         assert_eq!(settings.source("row_cache_bytes"), Some(&Source::Default));
-        let row = |name: &str| settings.rows().into_iter().find(|r| r.name == name).unwrap();
+        let row = |name: &str| {
+            settings
+                .rows()
+                .into_iter()
+                .find(|r| r.name == name)
+                .unwrap()
+        };
         assert_eq!(row("memtable_budget_bytes").value, "1GiB");
         assert_eq!(row("memtable_budget_bytes").source, "command line");
         assert_eq!(row("durability").source, "/db/plexus.toml");
@@ -693,16 +836,42 @@ mod tests {
     #[test]
     fn bad_keys_and_values_name_the_key() {
         let mut settings = Settings::new();
-        let e = message(settings.set("memtable_budget", "1", Source::CommandLine).unwrap_err());
+        let e = message(
+            settings
+                .set("memtable_budget", "1", Source::CommandLine)
+                .unwrap_err(),
+        );
         assert!(e.contains("unknown setting 'memtable_budget'"), "{e}");
         assert!(e.contains("did you mean 'memtable_budget_bytes'"), "{e}");
-        let e = message(settings.set("durability", "sometimes", Source::CommandLine).unwrap_err());
-        assert!(e.contains("setting 'durability'") && e.contains("sometimes"), "{e}");
-        let e = message(settings.set("query_threads", "2", Source::CommandLine).unwrap_err());
-        assert!(e.contains("per session") && e.contains("default_query_threads"), "{e}");
-        let e = message(settings.set_assignment("durability", Source::CommandLine).unwrap_err());
+        let e = message(
+            settings
+                .set("durability", "sometimes", Source::CommandLine)
+                .unwrap_err(),
+        );
+        assert!(
+            e.contains("setting 'durability'") && e.contains("sometimes"),
+            "{e}"
+        );
+        let e = message(
+            settings
+                .set("query_threads", "2", Source::CommandLine)
+                .unwrap_err(),
+        );
+        assert!(
+            e.contains("per session") && e.contains("default_query_threads"),
+            "{e}"
+        );
+        let e = message(
+            settings
+                .set_assignment("durability", Source::CommandLine)
+                .unwrap_err(),
+        );
         assert!(e.contains("NAME=VALUE"), "{e}");
-        let e = message(settings.set("lsm_range_vertices", "1000", Source::CommandLine).unwrap_err());
+        let e = message(
+            settings
+                .set("lsm_range_vertices", "1000", Source::CommandLine)
+                .unwrap_err(),
+        );
         assert!(e.contains("multiple of 1024"), "{e}");
 
         let file = Path::new("/db/plexus.toml");
@@ -711,13 +880,26 @@ mod tests {
                 .apply_file(file, "# budgets\n\nrow_cache = \"1GiB\"\n")
                 .unwrap_err(),
         );
-        assert!(e.starts_with("/db/plexus.toml:3: unknown setting 'row_cache'"), "{e}");
+        assert!(
+            e.starts_with("/db/plexus.toml:3: unknown setting 'row_cache'"),
+            "{e}"
+        );
         let e = message(settings.apply_file(file, "durability = \n").unwrap_err());
         assert!(e.contains("/db/plexus.toml at line 1"), "{e}");
         let e = message(settings.apply_file(file, "[server]\nx = 1\n").unwrap_err());
-        assert!(e.contains("'server' must be a string, number or boolean"), "{e}");
-        let e = message(settings.apply_file(file, "elastic_bound = 3.5\n").unwrap_err());
-        assert!(e.contains("setting 'elastic_bound'") && e.contains("0 to 1"), "{e}");
+        assert!(
+            e.contains("'server' must be a string, number or boolean"),
+            "{e}"
+        );
+        let e = message(
+            settings
+                .apply_file(file, "elastic_bound = 3.5\n")
+                .unwrap_err(),
+        );
+        assert!(
+            e.contains("setting 'elastic_bound'") && e.contains("0 to 1"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -743,10 +925,19 @@ mod tests {
             "host=localhost user=mirror password=******** dbname=shop"
         );
         assert_eq!(redact("PASSWORD=x"), "PASSWORD=********");
-        assert_eq!(redact("postgres://mirror@host/db"), "postgres://mirror@host/db");
+        assert_eq!(
+            redact("postgres://mirror@host/db"),
+            "postgres://mirror@host/db"
+        );
         assert_eq!(redact("512MiB"), "512MiB");
         let mut settings = Settings::new();
-        settings.add_front_end("bolt_auth", "neo4j:hunter2", "user", true, Source::CommandLine);
+        settings.add_front_end(
+            "bolt_auth",
+            "neo4j:hunter2",
+            "user",
+            true,
+            Source::CommandLine,
+        );
         let listed = format!("{settings:?} {:?}", settings.rows());
         assert!(!listed.contains("hunter2"), "{listed}");
         assert!(listed.contains(REDACTED), "{listed}");

@@ -138,15 +138,16 @@ impl From<std::io::Error> for ShellError {
 /// Opens the database and runs the shell: interactive on a terminal, else a script read from
 /// stdin (see the module doc).
 pub fn run(options: &Options) -> Result<(), ShellError> {
-    let db = Database::open_settings(&options.db, options.settings.clone()).map_err(|e| match e {
-        plexus::Error::AlreadyOpen { .. } => ShellError::InUse {
-            path: options.db.clone(),
-        },
-        source => ShellError::Open {
-            path: options.db.clone(),
-            source,
-        },
-    })?;
+    let db =
+        Database::open_settings(&options.db, options.settings.clone()).map_err(|e| match e {
+            plexus::Error::AlreadyOpen { .. } => ShellError::InUse {
+                path: options.db.clone(),
+            },
+            source => ShellError::Open {
+                path: options.db.clone(),
+                source,
+            },
+        })?;
     let stdin = std::io::stdin();
     let interactive = stdin.is_terminal();
     let mut session = Session {
