@@ -676,7 +676,7 @@ pub fn show_bytes(bytes: u64) -> String {
         return "unbounded".into();
     }
     for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes != 0 && bytes % (1u64 << shift) == 0 {
+        if bytes != 0 && bytes.is_multiple_of(1u64 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }
@@ -693,7 +693,7 @@ fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
 fn parse_range_vertices(text: &str) -> std::result::Result<u32, String> {
     let n = parse_u64(text, "a number of vertices")?;
     match u32::try_from(n) {
-        Ok(n) if n > 0 && n % 1024 == 0 => Ok(n),
+        Ok(n) if n > 0 && n.is_multiple_of(1024) => Ok(n),
         _ => Err(format!("'{text}' is not a positive multiple of 1024")),
     }
 }
