@@ -11,6 +11,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod algo;
+mod bank;
 mod cypher;
 mod lsm;
 mod report;
@@ -67,6 +68,9 @@ enum Command {
     Algo(algo::Options),
     /// LDBC SNB Interactive read latencies (IS1–7, IC1–14) on the SNB mini data set.
     Cypher(cypher::Options),
+    /// Bank transfers: committed transfers/s and abort rate per isolation level, sessions
+    /// and path (embedded, Bolt).
+    Bank(bank::Options),
 }
 
 fn main() {
@@ -104,6 +108,7 @@ fn main() {
         }
         Command::Algo(options) => algo::run(&options),
         Command::Cypher(options) => cypher::run(&options).map_err(plexus::Error::InvalidArgument),
+        Command::Bank(options) => bank::run(&options).map_err(plexus::Error::InvalidArgument),
     };
     if let Err(e) = result {
         eprintln!("plexus-bench: {e}");
