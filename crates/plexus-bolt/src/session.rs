@@ -108,15 +108,11 @@ pub struct Session {
     next_qid: u64,
 }
 
-/// `BEGIN`, `COMMIT` and `ROLLBACK` as Cypher text: they would change the Plexus connection's
-/// transaction behind the Bolt state machine's back, so they are refused (clients use the
+/// Why `BEGIN`, `COMMIT` and `ROLLBACK` as Cypher text are refused: they would change the
+/// Plexus connection's transaction behind the Bolt state machine's back (clients use the
 /// BEGIN / COMMIT / ROLLBACK messages).
-fn is_transaction_command(query: &str) -> bool {
-    let word = query.trim().trim_end_matches(';').trim();
-    ["BEGIN", "COMMIT", "ROLLBACK"]
-        .iter()
-        .any(|command| word.eq_ignore_ascii_case(command))
-}
+const TRANSACTION_STATEMENTS_REFUSED: &str = "BEGIN, COMMIT and ROLLBACK are Bolt messages \
+    here, not statements (use the driver's transaction functions)";
 
 fn failure(code: &'static str, message: impl Into<String>) -> Response {
     Response::Failure {
@@ -134,7 +130,8 @@ fn elapsed_ms(since: Instant) -> Pack {
 }
 
 impl Session {
-    pub fn new(info: SessionInfo, conn: Connection) -> Session {
+    pub fn new(info: SessionInfo, mut conn: Connection) -> Session {
+        conn.refuse_transaction_statements(TRANSACTION_STATEMENTS_REFUSED);
         Session {
             info,
             phase: Phase::AwaitHello,
@@ -185,10 +182,6 @@ impl Session {
         })
     }
 
-    async fn execute(&mut self, query: String, params: Params) -> Result<QueryResult, QueryError> {
-        self.call(move |conn| conn.execute(&query, &params)).await
-    }
-
     /// The next engine batch of `stream`, or `None` at its end.
     async fn pull(&mut self, stream: &mut Stream) -> Result<Option<QueryResult>, QueryError> {
         let Some(mut source) = stream.source.take() else {
@@ -232,7 +225,7 @@ impl Session {
         // driver session's settings into the next.
         let rollback = |conn: &mut Connection| {
             if conn.in_transaction() {
-                let _ = conn.execute("ROLLBACK", &Params::new());
+                let _ = conn.rollback();
             }
             conn.reset_session();
         };
@@ -394,7 +387,7 @@ impl Session {
                 };
                 let begun = match isolation {
                     Some(level) => self.call(move |conn| conn.begin_with(level)).await,
-                    None => self.execute("BEGIN".into(), Params::new()).await.map(drop),
+                    None => self.call(Connection::begin).await,
                 };
                 match begun {
                     Ok(()) => {
@@ -412,7 +405,11 @@ impl Session {
                 }
                 self.streams.clear();
                 self.tx_open = false;
-                if let Err(e) = self.execute(command.into(), Params::new()).await {
+                let end = match request {
+                    Request::Commit => Connection::commit,
+                    _ => Connection::rollback,
+                };
+                if let Err(e) = self.call(end).await {
                     return self.fail(out, failure(status::code(&e), e.to_string()));
                 }
                 out.push(success());
@@ -439,11 +436,6 @@ impl Session {
             Ok(params) => params,
             Err(e) => return self.fail(out, failure(status::PARAMETER_TYPE, e.0)),
         };
-        if is_transaction_command(&query) {
-            let message = "BEGIN, COMMIT and ROLLBACK are Bolt messages here, not statements \
-                           (use the driver's transaction functions)";
-            return self.fail(out, failure(status::SYNTAX_ERROR, message));
-        }
         if self.tx_open
             && let Err(e) = self.buffer_streams().await
         {

@@ -92,6 +92,27 @@ pub struct Ident {
     pub span: Span,
 }
 
+/// Everything a connection accepts, parsed once by `parse_command`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// A Cypher statement (with EXPLAIN / PROFILE).
+    Query(Statement),
+    /// An index command.
+    Schema(SchemaCommand),
+    /// A session command (isolation level, settings).
+    Session(SessionCommand),
+    /// `BEGIN`, `COMMIT` or `ROLLBACK`.
+    Transaction(TransactionCommand),
+}
+
+/// Explicit transaction control as a statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionCommand {
+    Begin,
+    Commit,
+    Rollback,
+}
+
 /// A statement about the connection's session rather than the graph (see
 /// `parser::session`): run by the connection, never planned.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,7 +10,8 @@
 //!
 //! - [`lexer`]: tokens with byte spans and line/column positions;
 //! - [`parser`]: hand-written recursive descent with Pratt-style expression parsing;
-//!   [`parse`] is the entry point;
+//!   [`parse_command`] is the entry point of a connection (a query, an index command, a
+//!   session command or transaction control, parsed once), [`parse`] that of a query alone;
 //! - [`ast`]: the syntax tree, every clause and expression carrying its [`ast::Span`];
 //! - `display`: `Display` for the AST, printing Cypher that parses back to an equal tree;
 //! - [`ParseError`]: typed syntax errors (`line 1, column 10: expected ')' but found 'RETURN'`)
@@ -36,4 +37,4 @@ pub mod lexer;
 pub mod parser;
 
 pub use error::{ParseError, ParseErrorKind};
-pub use parser::{MAX_NESTING_DEPTH, parse, parse_schema_command, parse_session_command};
+pub use parser::{MAX_NESTING_DEPTH, parse, parse_command};

@@ -27,7 +27,7 @@ use crate::error::Result;
 use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, build};
 use crate::plan::{ParallelConfig, ProcedureRegistry, QueryPlan, parallelize, plan_statement};
 use crate::result::QueryResult;
-use plexus_cypher::ast::QueryMode;
+use plexus_cypher::ast::{QueryMode, Statement};
 use plexus_txn::{Statistics, Transaction};
 
 /// A planned statement whose rows are pulled a chunk at a time (see STREAMING).
@@ -70,7 +70,20 @@ impl Cursor {
         parallel: &ParallelConfig,
     ) -> Result<Cursor> {
         let statement = plexus_cypher::parse(query)?;
-        let mut plan = plan_statement(&statement, query, params, procedures, stats)?;
+        Cursor::open_statement(&statement, query, params, procedures, stats, parallel)
+    }
+
+    /// [`Cursor::open_with`] for a statement parsed already (`plexus_cypher::parse_command`);
+    /// `query` is its text, which error messages and EXPLAIN quote.
+    pub fn open_statement(
+        statement: &Statement,
+        query: &str,
+        params: &Params,
+        procedures: &ProcedureRegistry,
+        stats: Option<&Statistics>,
+        parallel: &ParallelConfig,
+    ) -> Result<Cursor> {
+        let mut plan = plan_statement(statement, query, params, procedures, stats)?;
         if !plan.may_write() {
             parallelize(&mut plan.root, parallel);
         }

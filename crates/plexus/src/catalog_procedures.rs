@@ -31,30 +31,36 @@ pub(crate) fn catalog_procedures() -> Vec<Procedure> {
     ]
 }
 
+/// The columns of `CALL db.indexes()` and `SHOW INDEXES`.
+pub(crate) const INDEX_COLUMNS: [&str; 4] = ["name", "label", "property", "entityType"];
+
+/// One row per index as of `tx`'s snapshot, in creation order (see the module doc).
+pub(crate) fn index_rows(tx: &mut Transaction) -> Vec<Vec<Value>> {
+    let catalog = tx.snapshot().catalog();
+    catalog
+        .indexes
+        .iter()
+        .map(|index| {
+            let index = IndexSchema::of(&catalog, index);
+            vec![
+                Value::string(&index.name),
+                Value::string(&index.label),
+                Value::string(&index.property),
+                Value::string(index.entity.name()),
+            ]
+        })
+        .collect()
+}
+
 fn indexes() -> Procedure {
     let body = |_: &[Value], tx: &mut Transaction| -> Result<Vec<Vec<Value>>, QueryError> {
-        let catalog = tx.snapshot().catalog();
-        Ok(catalog
-            .indexes
-            .iter()
-            .map(|index| {
-                let index = IndexSchema::of(&catalog, index);
-                vec![
-                    Value::string(&index.name),
-                    Value::string(&index.label),
-                    Value::string(&index.property),
-                    Value::string(index.entity.name()),
-                ]
-            })
-            .collect())
+        Ok(index_rows(tx))
     };
     Procedure {
         name: "db.indexes".into(),
         inputs: Vec::new(),
         input_types: Vec::new(),
-        outputs: ["name", "label", "property", "entityType"]
-            .map(String::from)
-            .to_vec(),
+        outputs: INDEX_COLUMNS.map(String::from).to_vec(),
         rows: Vec::new(),
         compute: Some(ProcedureFn(Arc::new(body))),
     }

@@ -64,12 +64,14 @@
 //! A failure while pulling ends the stream; in an explicit transaction it rolls the
 //! transaction back, exactly as for `execute`.
 
-use crate::index_commands::{SHOW_INDEXES, run_index_ddl};
+use crate::catalog_procedures::{INDEX_COLUMNS, index_rows};
+use crate::index_commands::run_index_ddl;
 use crate::settings::{
     self, SESSION_SETTINGS, Scope, SettingRow, Settings, Source as SettingSource,
 };
 use plexus_cypher::ast::{
-    IsolationName, IsolationScope, SchemaCommand, SessionCommand, SettingValue, Span,
+    Command, IsolationName, IsolationScope, SchemaCommand, SessionCommand, SettingValue, Span,
+    TransactionCommand,
 };
 use plexus_exec::{
     Cursor, ErrorClass, ParallelConfig, Params, Procedure, ProcedureRegistry, QueryError,
@@ -97,6 +99,8 @@ pub struct Connection {
     /// The server-wide settings, fixed while the database is open.
     settings: Arc<Settings>,
     session: Session,
+    /// Set by [`Connection::refuse_transaction_statements`]: the error for `BEGIN` text.
+    transaction_statements: Option<&'static str>,
 }
 
 /// The session's own state (see SESSION in the module docs).
@@ -189,25 +193,6 @@ impl Iterator for Rows<'_> {
     }
 }
 
-enum Command {
-    Begin,
-    Commit,
-    Rollback,
-}
-
-fn command(query: &str) -> Option<Command> {
-    let word = query.trim().trim_end_matches(';').trim();
-    if word.eq_ignore_ascii_case("BEGIN") {
-        Some(Command::Begin)
-    } else if word.eq_ignore_ascii_case("COMMIT") {
-        Some(Command::Commit)
-    } else if word.eq_ignore_ascii_case("ROLLBACK") {
-        Some(Command::Rollback)
-    } else {
-        None
-    }
-}
-
 fn transaction_error(code: &'static str, message: &str) -> QueryError {
     QueryError::runtime(ErrorClass::DatabaseError, code, message)
 }
@@ -223,6 +208,7 @@ impl Connection {
             parallel,
             settings,
             session,
+            transaction_statements: None,
         };
         let built_in = crate::procedures::algo_procedures()
             .into_iter()
@@ -255,7 +241,7 @@ impl Connection {
     }
 
     /// Starts a transaction at the level `SET NEXT` chose, else at the session's level.
-    fn begin(&mut self) -> Transaction {
+    fn new_transaction(&mut self) -> Transaction {
         let level = self
             .session
             .next_isolation
@@ -268,6 +254,7 @@ impl Connection {
     /// level is; an error if one is open already.
     pub fn begin_with(&mut self, level: IsolationLevel) -> Result<(), QueryError> {
         self.check_no_transaction()?;
+        self.session.next_isolation = None;
         self.tx = Some(plexus_txn::begin(&self.manager, level));
         self.statements_in_tx = 0;
         Ok(())
@@ -536,25 +523,25 @@ impl Connection {
     /// from [`Connection::pull`]. Parse and planning errors are reported here, errors while
     /// running by `pull` (statements that may write run here, see module docs).
     pub fn run(&mut self, query: &str, params: &Params) -> Result<QueryStream, QueryError> {
-        if let Some(command) = command(query) {
-            self.transaction_command(command)?;
-            return Ok(finished(QueryResult::default()));
-        }
-        if let Some(command) = plexus_cypher::parse_session_command(query) {
-            return self.session_command(command?);
-        }
-        match plexus_cypher::parse_schema_command(query) {
-            None => {}
-            Some(Ok(SchemaCommand::ShowIndexes)) => return self.run(SHOW_INDEXES, params),
-            Some(command) => {
-                let in_tx = self.tx.is_some();
-                return run_index_ddl(&self.manager, command?, in_tx).map(finished);
+        let parsed = guarded(|| plexus_cypher::parse_command(query).map_err(QueryError::from));
+        let statement = match self.fail_in_tx_if_open(parsed)? {
+            Command::Transaction(command) => {
+                self.transaction_command(command)?;
+                return Ok(finished(QueryResult::default()));
             }
-        }
+            Command::Session(command) => return self.session_command(command),
+            Command::Schema(SchemaCommand::ShowIndexes) => return self.show_indexes(),
+            Command::Schema(command) => {
+                let in_tx = self.tx.is_some();
+                return run_index_ddl(&self.manager, command, in_tx).map(finished);
+            }
+            Command::Query(statement) => statement,
+        };
         // O(tables), never a scan: see plexus_storage::stats.
         let stats = self.manager.storage().statistics();
         let opened = guarded(|| {
-            Cursor::open_with(
+            Cursor::open_statement(
+                &statement,
                 query,
                 params,
                 &self.procedures,
@@ -562,11 +549,7 @@ impl Connection {
                 &self.parallel,
             )
         });
-        let cursor = if self.tx.is_some() {
-            self.fail_in_tx(opened)?
-        } else {
-            opened?
-        };
+        let cursor = self.fail_in_tx_if_open(opened)?;
         if cursor.is_finished() {
             return Ok(finished(cursor.summary())); // EXPLAIN: a plan, no rows
         }
@@ -581,7 +564,7 @@ impl Connection {
         } else {
             Source::Own {
                 cursor: Box::new(cursor),
-                tx: Box::new(self.begin()),
+                tx: Box::new(self.new_transaction()),
             }
         };
         let mut stream = QueryStream { columns, source };
@@ -681,6 +664,29 @@ impl Connection {
         self.fail_in_tx(pulled)
     }
 
+    /// Like [`Connection::fail_in_tx`] in an explicit transaction; `result` as it is outside.
+    fn fail_in_tx_if_open<T>(&mut self, result: Result<T, QueryError>) -> Result<T, QueryError> {
+        if self.tx.is_some() {
+            self.fail_in_tx(result)
+        } else {
+            result
+        }
+    }
+
+    /// `SHOW INDEXES`: the rows of `CALL db.indexes()`, at the open transaction's snapshot or
+    /// a fresh one.
+    fn show_indexes(&mut self) -> Result<QueryStream, QueryError> {
+        let rows = match self.tx.as_mut() {
+            Some(tx) => index_rows(tx),
+            None => index_rows(&mut self.new_transaction()),
+        };
+        Ok(rows_stream(QueryResult {
+            columns: INDEX_COLUMNS.map(String::from).to_vec(),
+            rows,
+            ..QueryResult::default()
+        }))
+    }
+
     /// Rolls the explicit transaction back if `result` is an error, and says so.
     fn fail_in_tx<T>(&mut self, result: Result<T, QueryError>) -> Result<T, QueryError> {
         result.map_err(|mut error| {
@@ -692,31 +698,60 @@ impl Connection {
         })
     }
 
-    fn transaction_command(&mut self, command: Command) -> Result<(), QueryError> {
-        match command {
-            Command::Begin => {
-                self.check_no_transaction()?;
-                self.tx = Some(self.begin());
-                self.statements_in_tx = 0;
+    /// `BEGIN`: opens an explicit transaction at the level `SET NEXT` chose, else at the
+    /// session's level; an error if one is open already.
+    pub fn begin(&mut self) -> Result<(), QueryError> {
+        self.check_no_transaction()?;
+        self.tx = Some(self.new_transaction());
+        self.statements_in_tx = 0;
+        Ok(())
+    }
+
+    /// `COMMIT`: commits the explicit transaction (a conflict is a retryable error, and the
+    /// transaction is gone either way).
+    pub fn commit(&mut self) -> Result<(), QueryError> {
+        match self.tx.take() {
+            Some(tx) => tx.commit().map(drop).map_err(QueryError::from),
+            None => Err(transaction_error(
+                "NoOpenTransaction",
+                "COMMIT without BEGIN",
+            )),
+        }
+    }
+
+    /// `ROLLBACK`: rolls the explicit transaction back.
+    pub fn rollback(&mut self) -> Result<(), QueryError> {
+        match self.tx.take() {
+            Some(tx) => {
+                tx.rollback();
                 Ok(())
             }
-            Command::Commit => match self.tx.take() {
-                Some(tx) => tx.commit().map(drop).map_err(QueryError::from),
-                None => Err(transaction_error(
-                    "NoOpenTransaction",
-                    "COMMIT without BEGIN",
-                )),
-            },
-            Command::Rollback => match self.tx.take() {
-                Some(tx) => {
-                    tx.rollback();
-                    Ok(())
-                }
-                None => Err(transaction_error(
-                    "NoOpenTransaction",
-                    "ROLLBACK without BEGIN",
-                )),
-            },
+            None => Err(transaction_error(
+                "NoOpenTransaction",
+                "ROLLBACK without BEGIN",
+            )),
+        }
+    }
+
+    /// Makes `BEGIN`, `COMMIT` and `ROLLBACK` as statement text an error (with `message`), for
+    /// a front end whose protocol has transaction messages of its own (Bolt): statements
+    /// would otherwise change the transaction behind the protocol's state machine.
+    pub fn refuse_transaction_statements(&mut self, message: &'static str) {
+        self.transaction_statements = Some(message);
+    }
+
+    fn transaction_command(&mut self, command: TransactionCommand) -> Result<(), QueryError> {
+        if let Some(message) = self.transaction_statements {
+            return Err(QueryError::runtime(
+                ErrorClass::SyntaxError,
+                "TransactionStatementRefused",
+                message,
+            ));
+        }
+        match command {
+            TransactionCommand::Begin => self.begin(),
+            TransactionCommand::Commit => self.commit(),
+            TransactionCommand::Rollback => self.rollback(),
         }
     }
 }

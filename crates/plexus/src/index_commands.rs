@@ -1,6 +1,6 @@
 //! Index commands on a connection: `CREATE INDEX`, `DROP INDEX` and `SHOW INDEXES`.
 //!
-//! They are parsed by `plexus_cypher::parse_schema_command` and carried out here, outside the
+//! They are parsed by `plexus_cypher::parse_command` and carried out here, outside the
 //! query pipeline, because an index is a catalog change (durable at once, not part of any
 //! transaction — see `plexus_storage::index`) rather than a statement over a snapshot:
 //!
@@ -15,7 +15,7 @@
 //!   definition, as in Neo4j;
 //! - `DROP INDEX name [IF EXISTS]` removes either kind; a missing name is an error
 //!   (`IndexNotFound`) unless `IF EXISTS`;
-//! - `SHOW INDEXES` is `CALL db.indexes()`: one row per index, `name, label, property,
+//! - `SHOW INDEXES` lists what `CALL db.indexes()` does: one row per index, `name, label, property,
 //!   entityType` (`label` holds the relationship type of a relationship index, whose
 //!   `entityType` is `'RELATIONSHIP'`; a node index's is `'NODE'`).
 //!
@@ -27,11 +27,8 @@ use plexus_cypher::ast::{IndexFor, SchemaCommand};
 use plexus_exec::{ErrorClass, QueryError, QueryResult};
 use plexus_txn::{IndexCreated, IndexOn, TxnManager};
 
-/// The statement `SHOW INDEXES` runs.
-pub(crate) const SHOW_INDEXES: &str = "CALL db.indexes()";
-
-/// Carries out `CREATE INDEX` or `DROP INDEX` (not `SHOW INDEXES`, which the caller runs as
-/// [`SHOW_INDEXES`]).
+/// Carries out `CREATE INDEX` or `DROP INDEX` (not `SHOW INDEXES`, which the connection
+/// answers with the rows of `db.indexes()`).
 pub(crate) fn run_index_ddl(
     manager: &TxnManager,
     command: SchemaCommand,
@@ -72,7 +69,7 @@ pub(crate) fn run_index_ddl(
                 return Err(schema_error("IndexNotFound", Some(name.span), message));
             }
         }
-        SchemaCommand::ShowIndexes => unreachable!("SHOW INDEXES runs as {SHOW_INDEXES}"),
+        SchemaCommand::ShowIndexes => unreachable!("the connection answers SHOW INDEXES itself"),
     }
     Ok(QueryResult::default())
 }

@@ -70,14 +70,14 @@ const PROMPT_CONTINUE: &str = "     -> ";
 const HELP: &str = "\
 Statements end with ';' and may span lines. BEGIN, COMMIT and ROLLBACK control transactions.
 Commands:
-  :help             this text
-  :schema           labels, vertex tables and edge tables
-  :timing           toggle printing each statement's time
-  :rows [N]         show or set how many rows of a result are printed
-  :explain <query>  print the plan of a query without running it
-  :isolation [LEVEL] show or set this session's isolation level (snapshot, serializable)
-  :settings         every setting, its value and where it came from (SHOW SETTINGS)
-  :quit, :exit      leave (so does end of input, Ctrl-D)";
+  :help               this text
+  :schema             labels, vertex tables and edge tables
+  :timing             toggle printing each statement's time
+  :rows [N]           show or set how many rows of a result are printed
+  :explain <query>    print the plan of a query without running it
+  :isolation [LEVEL]  show or set this session's isolation level (snapshot, serializable)
+  :settings           every setting, its value and where it came from (SHOW SETTINGS)
+  :quit, :exit        leave (so does end of input, Ctrl-D)";
 
 const COMMANDS: &str =
     ":help, :schema, :timing, :rows, :explain, :isolation, :settings, :quit, :exit";

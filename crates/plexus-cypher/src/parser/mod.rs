@@ -49,6 +49,7 @@
 //! the [`RESERVED`] words unless backquoted: this is what lets the parser know that `RETURN`
 //! after an expression starts a clause.
 
+mod command;
 mod expr;
 mod pattern;
 mod schema;
@@ -59,8 +60,7 @@ mod tests;
 use crate::ast::*;
 use crate::error::{ParseError, ParseErrorKind};
 use crate::lexer::{Token, TokenKind, tokenize};
-pub use schema::parse_schema_command;
-pub use session::parse_session_command;
+pub use command::parse_command;
 
 /// How deep expressions, patterns and subqueries may nest before parsing fails with
 /// `NestingTooDeep`. It bounds both the parser's recursion and the depth of the tree it builds

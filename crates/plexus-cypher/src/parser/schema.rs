@@ -9,8 +9,8 @@
 //!   show_indexes = SHOW (INDEX | INDEXES)
 //! ```
 //!
-//! They are not queries: [`parse_schema_command`] recognises them by their first two words and
-//! returns `None` for anything else, which then goes to [`parse`](super::parse). The variable
+//! They are not queries: [`parse_command`](super::parse_command) recognises them by their first
+//! two words; anything else is a session command or a query. The variable
 //! in `ON` must be the one bound in `FOR`. `name` is any word but `IF` or `FOR` (which start
 //! the next part); backquote it to use those. A relationship pattern may point either way or
 //! not at all (`()-[r:T]-()`, `()-[r:T]->()`, `()<-[r:T]-()` are the same index, as in Neo4j),
@@ -19,21 +19,17 @@
 use super::{Parser, Result};
 use crate::ast::{Ident, IndexFor, SchemaCommand};
 use crate::error::{ParseError, ParseErrorKind};
-use crate::lexer::{TokenKind, tokenize};
-
-/// Parses `query` if it is an index command; `None` if it is not one (see the module doc).
-pub fn parse_schema_command(query: &str) -> Option<std::result::Result<SchemaCommand, ParseError>> {
-    let tokens = tokenize(query).ok()?;
-    let mut parser = Parser::new(query, tokens);
-    let is_command = (parser.keyword_at(0, "CREATE") || parser.keyword_at(0, "DROP"))
-        && parser.keyword_at(1, "INDEX")
-        || parser.keyword_at(0, "SHOW")
-            && (parser.keyword_at(1, "INDEX") || parser.keyword_at(1, "INDEXES"));
-    is_command.then(|| parser.parse_schema_command())
-}
+use crate::lexer::TokenKind;
 
 impl Parser<'_> {
-    fn parse_schema_command(&mut self) -> Result<SchemaCommand> {
+    /// Whether the text starts as an index command (see the module doc).
+    pub(super) fn at_schema_command(&self) -> bool {
+        (self.keyword_at(0, "CREATE") || self.keyword_at(0, "DROP")) && self.keyword_at(1, "INDEX")
+            || self.keyword_at(0, "SHOW")
+                && (self.keyword_at(1, "INDEX") || self.keyword_at(1, "INDEXES"))
+    }
+
+    pub(super) fn parse_schema_command(&mut self) -> Result<SchemaCommand> {
         let command = if self.eat_keyword("SHOW") {
             self.advance(); // INDEX or INDEXES
             SchemaCommand::ShowIndexes
@@ -135,7 +131,10 @@ mod tests {
     use super::*;
 
     fn create(query: &str) -> std::result::Result<SchemaCommand, ParseError> {
-        parse_schema_command(query).expect("an index command")
+        match crate::parse_command(query)? {
+            crate::ast::Command::Schema(command) => Ok(command),
+            other => panic!("{query}: not an index command: {other:?}"),
+        }
     }
 
     fn on(query: &str) -> IndexFor {

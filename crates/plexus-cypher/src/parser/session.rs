@@ -12,9 +12,9 @@
 //! `SET SESSION TRANSACTION …` and `SET NEXT TRANSACTION …` are the forms Memgraph users know;
 //! `SET GLOBAL …` parses so that the connection can say why it is refused (the server-wide
 //! default is fixed at start-up). Like the index commands, these are not queries:
-//! [`parse_session_command`] recognises them by their first words and returns `None` for
-//! anything else, which then goes to [`parse`](super::parse). The words cannot start a Cypher
-//! `SET` clause: there `SET x` is followed by `.`, `:`, `=` or `+=`, never by a second word.
+//! [`parse_command`](super::parse_command) recognises them by their first words. The words
+//! cannot start a Cypher `SET` clause: there `SET x` is followed by `.`, `:`, `=` or `+=`,
+//! never by a second word.
 //!
 //! Levels Plexus does not implement (`READ COMMITTED`, `REPEATABLE READ`, …) are errors at the
 //! level's position that name the two it has.
@@ -22,27 +22,22 @@
 use super::{Parser, Result};
 use crate::ast::{IsolationName, IsolationScope, SessionCommand, SettingValue};
 use crate::error::{ParseError, ParseErrorKind};
-use crate::lexer::{TokenKind, tokenize};
-
-/// Parses `query` if it is a session command; `None` if it is not one (see the module doc).
-pub fn parse_session_command(
-    query: &str,
-) -> Option<std::result::Result<SessionCommand, ParseError>> {
-    let tokens = tokenize(query).ok()?;
-    let parser = Parser::new(query, tokens);
-    let set = parser.keyword_at(0, "SET")
-        && ["SESSION", "NEXT", "GLOBAL"]
-            .iter()
-            .any(|scope| parser.keyword_at(1, scope))
-        && matches!(parser.kind_at(2), TokenKind::Ident(_));
-    let show = parser.keyword_at(0, "SHOW")
-        && (parser.keyword_at(1, "TRANSACTION") || parser.keyword_at(1, "SETTINGS"));
-    let mut parser = parser;
-    (set || show).then(|| parser.parse_session_command(query))
-}
+use crate::lexer::TokenKind;
 
 impl Parser<'_> {
-    fn parse_session_command(&mut self, query: &str) -> Result<SessionCommand> {
+    /// Whether the text starts as a session command (see the module doc).
+    pub(super) fn at_session_command(&self) -> bool {
+        let set = self.keyword_at(0, "SET")
+            && ["SESSION", "NEXT", "GLOBAL"]
+                .iter()
+                .any(|scope| self.keyword_at(1, scope))
+            && matches!(self.kind_at(2), TokenKind::Ident(_));
+        let show = self.keyword_at(0, "SHOW")
+            && (self.keyword_at(1, "TRANSACTION") || self.keyword_at(1, "SETTINGS"));
+        set || show
+    }
+
+    pub(super) fn parse_session_command(&mut self) -> Result<SessionCommand> {
         let start = self.peek().span;
         let command = if self.eat_keyword("SHOW") {
             if self.eat_keyword("SETTINGS") {
@@ -80,7 +75,7 @@ impl Parser<'_> {
                 if !self.eat(&TokenKind::Eq) && !self.eat_keyword("TO") {
                     return Err(self.unexpected("'=' or TO"));
                 }
-                let value = self.parse_setting_value(query)?;
+                let value = self.parse_setting_value()?;
                 SessionCommand::SetSetting { name, value }
             } else {
                 return Err(self.unexpected("TRANSACTION"));
@@ -122,7 +117,7 @@ impl Parser<'_> {
     }
 
     /// A literal as written (strings unquoted): the registry parses it by the setting's type.
-    fn parse_setting_value(&mut self, query: &str) -> Result<SettingValue> {
+    fn parse_setting_value(&mut self) -> Result<SettingValue> {
         let start = self.peek().span;
         let negative = self.eat(&TokenKind::Minus);
         let token = self.peek().clone();
@@ -130,7 +125,7 @@ impl Parser<'_> {
             TokenKind::String(text) if !negative => text.clone(),
             TokenKind::Ident(word) if !negative => word.clone(),
             TokenKind::Integer(_) | TokenKind::Float(_) => {
-                query[start.start..token.span.end].to_string()
+                self.source[start.start..token.span.end].to_string()
             }
             _ => return Err(self.unexpected("a setting value (a string, number or word)")),
         };
@@ -145,6 +140,17 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The session command `query` parses to; `None` if it is another kind of command.
+    fn parse_session_command(
+        query: &str,
+    ) -> Option<std::result::Result<SessionCommand, ParseError>> {
+        match crate::parse_command(query) {
+            Ok(crate::ast::Command::Session(command)) => Some(Ok(command)),
+            Ok(_) => None,
+            Err(error) => Some(Err(error)),
+        }
+    }
 
     fn command(query: &str) -> SessionCommand {
         parse_session_command(query)
