@@ -26,6 +26,9 @@ if [ -z "${PLEXUS_QUICK:-}" ]; then
   cargo clippy --workspace --all-targets --locked -- -D warnings
 fi
 
+step "crate layering (front ends through the plexus facade)"
+python3 scripts/check-layers.py
+
 step "cargo test (workspace)"
 mkdir -p target
 cargo test --workspace --locked 2>&1 | tee target/test-output.txt

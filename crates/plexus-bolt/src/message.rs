@@ -29,8 +29,7 @@
 
 use crate::packstream::{Pack, Structure, encode};
 use crate::values::{ValueError, from_pack};
-use plexus::IsolationLevel;
-use plexus_exec::Params;
+use plexus::{IsolationLevel, Params};
 
 /// The isolation level `tx_metadata` asks for: `None` when it names none, `Err` (the message
 /// for the FAILURE) when it names an unknown one.

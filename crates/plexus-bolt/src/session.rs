@@ -45,8 +45,7 @@ use crate::message::{Credentials, Fetch, Request, RequestedIsolation, Response};
 use crate::packstream::Pack;
 use crate::status;
 use crate::values::to_pack;
-use plexus::{Connection, QueryResult, QueryStream};
-use plexus_exec::{Params, QueryError};
+use plexus::{Connection, Params, QueryError, QueryResult, QueryStream};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -175,7 +174,7 @@ impl Session {
     ) -> Result<T, QueryError> {
         self.engine(f).await.unwrap_or_else(|| {
             Err(QueryError::runtime(
-                plexus_exec::ErrorClass::DatabaseError,
+                plexus::ErrorClass::DatabaseError,
                 "ConnectionLost",
                 "the engine connection was lost",
             ))

@@ -26,7 +26,7 @@
 //! updates") says the same, and it is a transient error, so managed transactions
 //! (`session.execute_write`) retry it.
 
-use plexus_exec::{ErrorClass, QueryError};
+use plexus::{ErrorClass, QueryError};
 
 pub const UNAUTHORIZED: &str = "Neo.ClientError.Security.Unauthorized";
 /// A message the current state does not accept, or malformed fields.
@@ -64,20 +64,19 @@ mod tests {
 
     #[test]
     fn conflicts_are_transient_and_cypher_errors_are_client_errors() {
-        let conflict = QueryError::from(plexus_types::Error::Aborted(
-            plexus_types::AbortReason::WriteConflict {
+        let conflict =
+            QueryError::from(plexus::Error::Aborted(plexus::AbortReason::WriteConflict {
                 item: "v1:2".into(),
-            },
-        ));
+            }));
         assert_eq!(code(&conflict), "Neo.TransientError.Transaction.Outdated");
         // Serialization failures are retried by the drivers' managed transactions too.
         for reason in [
-            plexus_types::AbortReason::ReadValidation {
+            plexus::AbortReason::ReadValidation {
                 item: "label scan :Doctor".into(),
             },
-            plexus_types::AbortReason::TooOld,
+            plexus::AbortReason::TooOld,
         ] {
-            let failure = QueryError::from(plexus_types::Error::Aborted(reason));
+            let failure = QueryError::from(plexus::Error::Aborted(reason));
             assert_eq!(code(&failure), "Neo.TransientError.Transaction.Outdated");
         }
         assert_eq!(

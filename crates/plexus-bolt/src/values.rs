@@ -37,9 +37,8 @@
 //! temporal values to lie in Cypher's year range.
 
 use crate::packstream::{Pack, Structure};
-use plexus_exec::temporal::{Duration, Temporal, days_from_civil};
-use plexus_exec::{QueryResult, Value};
-use plexus_types::{EdgeId, VertexId};
+use plexus::temporal::{Duration, Temporal, days_from_civil};
+use plexus::{CypherValue as Value, EdgeId, QueryResult, VertexId};
 use std::sync::Arc;
 
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
@@ -136,7 +135,7 @@ pub fn to_pack(value: &Value, result: &QueryResult) -> Pack {
     }
 }
 
-fn properties(map: &plexus_exec::CypherValueMap, result: &QueryResult) -> Pack {
+fn properties(map: &plexus::CypherValueMap, result: &QueryResult) -> Pack {
     Pack::Map(
         map.iter()
             .map(|(k, v)| (k.to_string(), to_pack(v, result)))
@@ -414,8 +413,7 @@ fn from_structure(s: Structure) -> Result<Value, ValueError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use plexus_exec::value::PathValue;
-    use plexus_exec::{NodeData, RelData};
+    use plexus::{NodeData, PathValue, RelData};
 
     fn empty() -> QueryResult {
         QueryResult::default()

@@ -32,11 +32,11 @@
 //! that contains itself). Anything else is a `TypeError` naming the type.
 
 use crate::types::{Duration, Node, Path, Relationship, Temporal};
-use plexus::{EdgeId, QueryResult, VertexId};
-use plexus_exec::temporal::{
+use plexus::temporal::{
     Duration as EngineDuration, Temporal as EngineTemporal, civil_from_days, days_from_civil,
 };
-use plexus_exec::{CypherValueMap, Value};
+use plexus::{CypherValue as Value, CypherValueMap};
+use plexus::{EdgeId, QueryResult, VertexId};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{

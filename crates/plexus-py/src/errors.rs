@@ -31,8 +31,7 @@
 //! Errors in how Python calls the API (an unsupported parameter type, a negative id) are the
 //! built-in `TypeError` / `ValueError`, as Python programmers expect.
 
-use plexus::{Error as EngineError, QueryError};
-use plexus_exec::ErrorClass;
+use plexus::{Error as EngineError, ErrorClass, QueryError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;

@@ -42,9 +42,9 @@
 use crate::convert::{edge_key, properties_to_python, to_python, vertex_key, vertex_of};
 use crate::database::{Failure, Shared, optional_module};
 use parking_lot::Mutex;
+use plexus::CypherValueMap;
 use plexus::algo::{Direction, Projection};
 use plexus::{CypherValue, EdgeId, QueryError, QueryResult, Transaction, VertexId};
-use plexus_exec::CypherValueMap;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 use std::collections::HashSet;

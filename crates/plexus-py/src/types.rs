@@ -17,8 +17,8 @@
 //! part or sub-microsecond precision become a `Duration` (months, days, seconds, nanoseconds,
 //! as Cypher keeps them apart); `Duration(...)` can also be built to pass such a parameter.
 
-use plexus_exec::Value;
-use plexus_exec::temporal::{Duration as EngineDuration, Temporal as EngineTemporal};
+use plexus::CypherValue as Value;
+use plexus::temporal::{Duration as EngineDuration, Temporal as EngineTemporal};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -247,7 +247,7 @@ impl Duration {
 
     /// ISO 8601, as Cypher's `toString` prints it (`P1M2DT3.5S`).
     fn __str__(&self) -> String {
-        plexus_exec::temporal::text(&Value::Duration(self.value))
+        plexus::temporal::text(&Value::Duration(self.value))
     }
 
     fn __repr__(&self) -> String {
@@ -267,7 +267,7 @@ impl Temporal {
     }
 
     fn __str__(&self) -> String {
-        plexus_exec::temporal::text(&Value::Temporal(self.value.clone()))
+        plexus::temporal::text(&Value::Temporal(self.value.clone()))
     }
 
     fn __repr__(&self) -> String {

@@ -8,8 +8,8 @@
 //! substitution rows legitimately match nothing on this small data set, so callers try the
 //! candidates in order and keep the first that returns rows. Queries run unmodified.
 
+use plexus::CypherValue as Value;
 use plexus::{Connection, Params};
-use plexus_exec::Value;
 use std::path::{Path, PathBuf};
 
 /// One query file of `cypher/queries`.

@@ -22,7 +22,7 @@ mod values;
 use clap::Parser as _;
 use gherkin::{Scenario, Step};
 use plexus::{Config, Connection, Database, FaultVfs, Params, Procedure, QueryResult};
-use plexus_exec::{ErrorClass, Phase, QueryError};
+use plexus::{ErrorClass, Phase, QueryError};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -8,7 +8,7 @@
 //! Temporal values are written as strings in the TCK (`'2015-07-21'`), so results holding
 //! temporal values are compared through their string form.
 
-use plexus_exec::{QueryResult, Value};
+use plexus::{CypherValue as Value, QueryResult};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone)]
@@ -293,7 +293,7 @@ pub fn to_value(v: &TVal) -> Result<Value, String> {
     })
 }
 
-fn props_of(map: &plexus_exec::value::MapValue, result: &QueryResult) -> BTreeMap<String, TVal> {
+fn props_of(map: &plexus::CypherValueMap, result: &QueryResult) -> BTreeMap<String, TVal> {
     map.iter()
         .map(|(k, v)| (k.to_string(), from_result(v, result)))
         .collect()
@@ -326,11 +326,11 @@ pub fn from_result(v: &Value, result: &QueryResult) -> TVal {
                 })
                 .collect(),
         },
-        Value::Temporal(_) | Value::Duration(_) => TVal::Str(plexus_exec::result::plain_text(v)),
+        Value::Temporal(_) | Value::Duration(_) => TVal::Str(plexus::temporal::plain_text(v)),
     }
 }
 
-fn node_of(id: plexus_types::VertexId, result: &QueryResult) -> TVal {
+fn node_of(id: plexus::VertexId, result: &QueryResult) -> TVal {
     match result.nodes.get(&id) {
         Some(data) => {
             let mut labels = data.labels.clone();
@@ -347,7 +347,7 @@ fn node_of(id: plexus_types::VertexId, result: &QueryResult) -> TVal {
     }
 }
 
-fn rel_of(id: plexus_types::EdgeId, result: &QueryResult) -> TVal {
+fn rel_of(id: plexus::EdgeId, result: &QueryResult) -> TVal {
     match result.relationships.get(&id) {
         Some(data) => TVal::Rel {
             rel_type: data.rel_type.clone(),

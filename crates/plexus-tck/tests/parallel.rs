@@ -15,7 +15,6 @@
 //! read.
 
 use plexus::{Config, Connection, Database, FaultVfs, IsolationLevel, ParallelConfig, Params};
-use plexus_exec::{Cursor, ProcedureRegistry};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -317,27 +316,22 @@ fn a_conflict_on_what_workers_read_is_detected_under_serializable() {
             )
             .expect("relationships");
 
-            let mut reader = db.begin_with(IsolationLevel::Serializable);
-            let stats = db.statistics();
-            let registry = ProcedureRegistry::new();
-            let explain = format!("EXPLAIN {query}");
-            let explained =
-                Cursor::open_with(&explain, &Params::new(), &registry, Some(&stats), &config)
-                    .expect("explain");
-            let text = explained.summary().plan.expect("a plan");
+            let mut reader = db.connect();
+            reader.set_parallel(config.clone());
+            reader
+                .begin_with(IsolationLevel::Serializable)
+                .expect("begin");
+            let explained = reader
+                .execute(&format!("EXPLAIN {query}"), &Params::new())
+                .expect("explain");
+            let text = explained.plan.expect("a plan");
             assert_eq!(text.contains("Parallel"), config.workers == 2, "{text}");
-            let mut cursor =
-                Cursor::open_with(query, &Params::new(), &registry, Some(&stats), &config)
-                    .expect("open");
-            let mut count = Vec::new();
-            while let Some(chunk) = cursor.next_chunk(&mut reader).expect("pull") {
-                count.extend(chunk.rows);
-            }
-            assert_eq!(count.len(), 1);
-            drop(cursor);
+            let count = reader.execute(query, &Params::new()).expect("read");
+            assert_eq!(count.rows.len(), 1);
             // The reader also writes, so it is validated at commit.
-            reader.create_vertex(&["Log"], &[]).expect("write");
-
+            reader
+                .execute("CREATE (:Log)", &Params::new())
+                .expect("write");
             conn.execute(write, &Params::new()).expect(write);
             let committed = reader.commit();
             assert_eq!(

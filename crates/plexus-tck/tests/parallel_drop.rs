@@ -2,8 +2,8 @@
 //! LIMIT that is satisfied, or a stream dropped half way. (Its own test binary: it counts the
 //! worker threads of the whole process, which other tests running alongside would disturb.)
 
+use plexus::testing::live_parallel_workers;
 use plexus::{Config, Database, FaultVfs, ParallelConfig, Params};
-use plexus_exec::exec::live_parallel_workers;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -45,9 +45,25 @@ pub struct ReadmeDoctests;
 
 pub use connection::{Connection, QueryStream, Rows};
 pub use database::{Database, StorageStats};
+pub use plexus_exec::value::PathValue;
 pub use plexus_exec::{
-    ParallelConfig, Params, Procedure, QueryError, QueryResult, Value as CypherValue,
+    CypherValueMap, ErrorClass, NodeData, ParallelConfig, Params, Phase, Procedure, QueryError,
+    QueryResult, RelData, Value as CypherValue,
 };
+
+/// Temporal values as Cypher returns them: the front ends (Bolt, Python, the TCK) convert
+/// them to and from their own forms with these. `text` prints a temporal or duration value
+/// as Cypher's `toString` does.
+pub mod temporal {
+    pub use plexus_exec::result::plain_text;
+    pub use plexus_exec::temporal::{Duration, Temporal, civil_from_days, days_from_civil, text};
+}
+
+/// Hooks for tests of the engine's own behaviour, not for applications.
+pub mod testing {
+    /// Parallel query workers alive in this process (they must be joined when a stream ends).
+    pub use plexus_exec::exec::live_parallel_workers;
+}
 pub use plexus_storage::{IndexCacheStats, RecoveryReport, RowCacheStats, Vfs, fault::FaultVfs};
 pub use plexus_txn::{GraphSnapshot, KeyRange, Transaction, VertexTableSpec};
 pub use plexus_types::{

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Checks the crate layering: which workspace crate may depend on which (any dependency kind),
+read from `cargo metadata`. Front ends (Bolt, Python, CLI, TCK, benchmarks) reach the engine
+through the `plexus` facade only; the engine's stages depend only downwards. A new crate must
+be added to LAYERS, so the picture cannot drift silently.
+
+    scripts/check-layers.py        # exit 1 and the offending edges if the layering is broken
+"""
+
+import json
+import subprocess
+import sys
+
+# crate -> the workspace crates it may depend on (ARCHITECTURE: parser → binder/planner →
+# execution → transactions → storage; the facade over them; front ends over the facade).
+LAYERS = {
+    "plexus-types": set(),
+    "plexus-cypher": set(),
+    "plexus-storage": {"plexus-types"},
+    "plexus-txn": {"plexus-types", "plexus-storage"},
+    "plexus-algo": {"plexus-types", "plexus-txn"},
+    "plexus-exec": {"plexus-types", "plexus-cypher", "plexus-storage", "plexus-txn"},
+    "plexus": {
+        "plexus-types", "plexus-storage", "plexus-txn", "plexus-algo", "plexus-cypher",
+        "plexus-exec",
+    },
+    # front ends: the facade only (plus each other where one embeds another)
+    "plexus-bolt": {"plexus"},
+    "plexus-py": {"plexus"},
+    "plexus-cli": {"plexus", "plexus-bolt"},
+    "plexus-tck": {"plexus"},
+    "plexus-bench": {"plexus", "plexus-bolt", "plexus-tck"},
+}
+
+
+def main():
+    metadata = json.loads(
+        subprocess.run(
+            ["cargo", "metadata", "--format-version", "1", "--no-deps", "--locked"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
+    members = {package["name"]: package for package in metadata["packages"]}
+    problems = []
+    for name in sorted(members):
+        if name not in LAYERS:
+            problems.append(f"{name}: not in the layering table of {sys.argv[0]}")
+            continue
+        for dep in members[name]["dependencies"]:
+            if dep["name"] in members and dep["name"] not in LAYERS[name]:
+                kind = dep["kind"] or "normal"
+                problems.append(f"{name} -> {dep['name']} ({kind}): not allowed by the layering")
+    for problem in problems:
+        print(f"layering: {problem}", file=sys.stderr)
+    print(f"layering: {len(members)} crates, {len(problems)} violations")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
