@@ -32,7 +32,8 @@
 //! snapshots); labels in outputs (WCC, CDLP) are dense ids.
 //! Where a Graphalytics rule breaks ties by "smallest label", it is the smallest dense id, which
 //! equals the smallest external id only if the caller's mapping preserves order (the
-//! [`graphalytics`] loader's does).
+//! Graphalytics loader's does: `plexus_tck::graphalytics`, the validation harness, which lives
+//! with the other conformance suites and calls these kernels through `plexus::algo`).
 //!
 //! DETERMINISM
 //! ===========
@@ -59,7 +60,6 @@ pub mod bfs;
 pub mod cdlp;
 pub mod csr;
 pub mod degree;
-pub mod graphalytics;
 pub mod khop;
 pub mod lcc;
 pub mod live;

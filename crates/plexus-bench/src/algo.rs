@@ -44,7 +44,7 @@ use plexus::algo::{
 };
 use plexus::{
     Config, DataType, Database, DurabilityMode, Error, GraphSnapshot, Value, VertexId,
-    VertexTableSpec,
+    VertexTableSpec, admin,
 };
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -206,7 +206,7 @@ fn settle(db: &Database) -> Result<(), Error> {
             .direction(Direction::Both)
             .build(&db.snapshot())
             .map_err(failure)?;
-        db.merge_runs()?;
+        admin::merge_runs(db)?;
         passes += 1;
         if layout(&db.storage_stats()) == before {
             break;

@@ -8,8 +8,8 @@
 //! ============================
 //! LDBC Graphalytics conformance of the analytics *as users call them*: through a database
 //! and the snapshot API, not on an in-memory CSR. The file reading, parameters and comparison
-//! rules are `plexus::algo::graphalytics`'s (shared with its in-memory validation); this
-//! module supplies the [`Runner`] that goes through Plexus:
+//! rules are the conformance crate's `plexus_tck::graphalytics` (shared with its in-memory
+//! validation); this module supplies the [`Runner`] that goes through Plexus:
 //!
 //! ```text
 //!   EdgeListGraph ──load──▶ one database in a fresh temporary directory (real files):
@@ -36,14 +36,14 @@ pub mod shell;
 
 use std::path::{Path, PathBuf};
 
-use plexus::algo::graphalytics::{
-    Case, CaseOutput, CaseReport, EdgeListGraph, Runner, RunnerError, ValidationReport,
-    validate_dir_with,
-};
 use plexus::algo::{self, Direction, Projection};
 use plexus::{
     Config, DataType, Database, DurabilityMode, Error, GraphSnapshot, Value, VertexId,
     VertexTableSpec,
+};
+use plexus_tck::graphalytics::{
+    Case, CaseOutput, CaseReport, EdgeListGraph, Runner, RunnerError, ValidationReport,
+    validate_dir_with,
 };
 
 /// Vertices or edges per loading transaction.

@@ -1,5 +1,9 @@
 //! Validation of the kernels against the LDBC Graphalytics reference outputs.
 //!
+//! A conformance suite like the openCypher TCK, so it lives in the conformance crate and, like
+//! every front end, reaches the engine through the facade only: kernels, parameters and the
+//! CSR [`Graph`] are `plexus::algo`'s.
+//!
 //! THE DATA
 //! ========
 //! `validate_dir(root)` reads a copy of the Graphalytics validation data:
@@ -69,9 +73,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use crate::csr::{Edge, Graph, GraphError};
-use crate::kernels::{bfs, cdlp, lcc, pagerank, sssp, wcc};
-use crate::{BfsParams, CdlpParams, LccParams, PageRankParams, SsspParams, WccParams};
+use plexus::algo::kernels::{bfs, cdlp, lcc, pagerank, sssp, wcc};
+use plexus::algo::{
+    BfsParams, CdlpParams, Edge, Graph, GraphError, LccParams, PageRankParams, SsspParams,
+    WccParams,
+};
 
 /// Relative error allowed for PR, LCC and SSSP.
 pub const EPSILON: f64 = 1e-4;
@@ -320,7 +326,7 @@ pub enum Case {
 /// What a [`Runner`] returns for a case, indexed by dense id of the [`EdgeListGraph`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum CaseOutput {
-    /// BFS depths ([`crate::BFS_UNREACHABLE`] when unreachable).
+    /// BFS depths ([`plexus::algo::BFS_UNREACHABLE`] when unreachable).
     Depths(Vec<i64>),
     /// CDLP and WCC labels, each the dense id of a vertex.
     Labels(Vec<u32>),
@@ -350,7 +356,7 @@ pub trait Runner {
 /// Whatever a [`Runner`] fails with.
 pub type RunnerError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The in-memory runner: [`Graph::from_edges`] and the [`crate::kernels`].
+/// The in-memory runner: [`Graph::from_edges`] and the [`plexus::algo::kernels`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CsrRunner;
 

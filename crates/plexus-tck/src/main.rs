@@ -5,11 +5,12 @@
 //! ```
 //!
 //! Every scenario — every Examples row of an outline — runs on a fresh in-memory database
-//! (`FaultVfs`) through a `plexus::Connection`: the `Given` graph and `having executed`
-//! queries set it up, `When executing query` runs the query under test, and the `Then` steps
-//! check its rows (in order, in any order, or ignoring list order), its side effects (the
-//! TCK's +nodes / -relationships / +properties / +labels counts, measured by diffing the
-//! graph before and after) or the error it must raise (class, detail code and phase).
+//! (`Database::open_in_memory`) through a `plexus::Connection`: the `Given` graph and
+//! `having executed` queries set it up, `When executing query` runs the query under test, and
+//! the `Then` steps check its rows (in order, in any order, or ignoring list order), its side
+//! effects (the TCK's +nodes / -relationships / +properties / +labels counts, measured by
+//! diffing the graph before and after) or the error it must raise (class, detail code and
+//! phase).
 //!
 //! Output: one line per feature folder, then `N passed, M failed`. With `--floor FILE`
 //! (a file holding a number) the exit status is non-zero if fewer scenarios pass.
@@ -21,11 +22,10 @@ mod values;
 
 use clap::Parser as _;
 use gherkin::{Scenario, Step};
-use plexus::{Config, Connection, Database, FaultVfs, Params, Procedure, QueryResult};
+use plexus::{Config, Connection, Database, Params, Procedure, QueryResult};
 use plexus::{ErrorClass, Phase, QueryError};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use values::TVal;
 
 #[derive(clap::Parser)]
@@ -269,7 +269,7 @@ fn procedure_signature(text: &str) -> Option<Signature> {
 }
 
 fn run_scenario(scenario: &Scenario, graphs: &Path) -> Result<(), String> {
-    let db = Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default())
+    let db = Database::open_in_memory(Config::default())
         .map_err(|e| format!("cannot open a database: {e}"))?;
     let mut conn = db.connect();
     let mut params = Params::new();

@@ -1,12 +1,11 @@
 //! `plexus::Connection`: auto-commit, explicit transactions, parameters, EXPLAIN, PROFILE,
 //! and random queries executed against a small graph (no input may panic the engine).
 
-use plexus::{Config, CypherValue, Database, FaultVfs, Params};
+use plexus::{Config, CypherValue, Database, Params};
 use proptest::prelude::*;
-use std::sync::Arc;
 
 fn database() -> Database {
-    Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default()).expect("open")
+    Database::open_in_memory(Config::default()).expect("open")
 }
 
 fn count(conn: &mut plexus::Connection) -> i64 {

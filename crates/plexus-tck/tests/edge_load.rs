@@ -14,8 +14,7 @@
 //! load `NODES` nodes and as many relationships in a debug build and check the counts; they
 //! assert nothing about time, but would not finish with the quadratic plan.
 
-use plexus::{Config, CypherValue, Database, FaultVfs, Params};
-use std::sync::Arc;
+use plexus::{Config, CypherValue, Database, Params};
 
 /// Nodes, and relationships, loaded.
 const NODES: i64 = 20_000;
@@ -35,7 +34,7 @@ fn params() -> Params {
 
 /// A database with `NODES` `:P` nodes, x = 1..=NODES, indexed on x when `index`.
 fn nodes(index: bool) -> Database {
-    let db = Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default()).expect("open");
+    let db = Database::open_in_memory(Config::default()).expect("open");
     let mut conn = db.connect();
     conn.execute("UNWIND range(1, $n) AS i CREATE (:P {x: i})", &params())
         .expect("create nodes");

@@ -34,9 +34,8 @@
 //! Values print in the TCK notation (`QueryResult::render`); an empty result has nothing
 //! after `----`.
 
-use plexus::{Config, Database, FaultVfs, Params};
+use plexus::{Config, Database, Params};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -129,7 +128,7 @@ fn run_file(path: &Path) -> Vec<String> {
         Ok(t) => t,
         Err(e) => return vec![format!("{}: {e}", path.display())],
     };
-    let db = match Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default()) {
+    let db = match Database::open_in_memory(Config::default()) {
         Ok(db) => db,
         Err(e) => return vec![format!("cannot open a database: {e}")],
     };

@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use plexus_algo::graphalytics::{
+use plexus_tck::graphalytics::{
     ValidationError, load_adjacency_file, load_vertex_edge_files, validate_dir,
 };
 

@@ -9,9 +9,8 @@
 //! `Optional` over the nested part; the two must return the same rows in the same order (input
 //! order, then build order), the null-extended ones included.
 
-use plexus::{Config, Connection, Database, FaultVfs, Params};
+use plexus::{Config, Connection, Database, Params};
 use proptest::prelude::*;
-use std::sync::Arc;
 
 /// Property values, as Cypher literals; `None`: the property is missing (null).
 const VALUES: [Option<&str>; 13] = [
@@ -149,7 +148,7 @@ fn plan(conn: &mut Connection, query: &str) -> String {
 }
 
 fn database() -> Database {
-    Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default()).expect("open")
+    Database::open_in_memory(Config::default()).expect("open")
 }
 
 fn nodes() -> impl Strategy<Value = Vec<(usize, usize)>> {

@@ -3,13 +3,12 @@
 //! cannot answer (no table, wrong value type, the label carried by vertices of other tables,
 //! the transaction's own writes).
 
-use plexus::{Config, CypherValue, DataType, Database, FaultVfs, Params, VertexTableSpec};
-use std::sync::Arc;
+use plexus::{Config, CypherValue, DataType, Database, Params, VertexTableSpec};
 
 const ACCOUNTS: i64 = 200;
 
 fn accounts() -> Database {
-    let db = Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default()).expect("open");
+    let db = Database::open_in_memory(Config::default()).expect("open");
     db.create_vertex_table(
         &VertexTableSpec::new("Account")
             .property("id", DataType::Int64)
@@ -192,7 +191,7 @@ fn own_writes_and_removed_labels_are_seen() {
 /// tables, seeks both; once an unkeyed table carries it too, the scan answers.
 #[test]
 fn a_label_carried_by_several_keyed_tables_seeks_each() {
-    let db = Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default()).expect("open");
+    let db = Database::open_in_memory(Config::default()).expect("open");
     for table in ["Post", "Comment"] {
         let spec = VertexTableSpec::new(table)
             .property("id", DataType::Int64)

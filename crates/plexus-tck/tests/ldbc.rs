@@ -5,10 +5,9 @@
 //! yet supported are listed in `KNOWN_FAILURES` (the test also fails if one of them starts
 //! working, so the list stays honest).
 
-use plexus::{Config, Database, FaultVfs};
+use plexus::{Config, Database};
 use plexus_tck::ldbc_queries::{parameter_candidates, queries};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Queries that do not run yet, with the reason.
 const KNOWN_FAILURES: &[(&str, &str)] = &[];
@@ -23,7 +22,7 @@ fn cypher_dir() -> PathBuf {
 
 #[test]
 fn ldbc_snb_mini_queries_run() {
-    let db = Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default()).expect("open");
+    let db = Database::open_in_memory(Config::default()).expect("open");
     let report = plexus_tck::ldbc::load(&db, &data("headers.txt"), &data("test-data/vanilla"))
         .expect("load");
     println!(

@@ -14,9 +14,8 @@
 //! whose read ran in the workers still conflicts with a concurrent write to what the workers
 //! read.
 
-use plexus::{Config, Connection, Database, FaultVfs, IsolationLevel, ParallelConfig, Params};
+use plexus::{Config, Connection, Database, IsolationLevel, ParallelConfig, Params};
 use proptest::prelude::*;
-use std::sync::Arc;
 
 /// Values of `x`, as Cypher literals; `None`: missing.
 const VALUES: [Option<&str>; 10] = [
@@ -180,7 +179,7 @@ fn database() -> Database {
         background_maintenance: false,
         ..Config::default()
     };
-    Database::open_with_vfs(Arc::new(FaultVfs::new()), config).expect("open")
+    Database::open_in_memory(config).expect("open")
 }
 
 fn parallel(morsel: usize) -> ParallelConfig {

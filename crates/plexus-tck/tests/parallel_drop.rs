@@ -3,8 +3,7 @@
 //! worker threads of the whole process, which other tests running alongside would disturb.)
 
 use plexus::testing::live_parallel_workers;
-use plexus::{Config, Database, FaultVfs, ParallelConfig, Params};
-use std::sync::Arc;
+use plexus::{Config, Database, ParallelConfig, Params};
 use std::time::{Duration, Instant};
 
 /// Generous: joining must not wait for the scan's 2,000 morsels to be processed.
@@ -12,7 +11,7 @@ const PROMPT_MS: u128 = 10_000;
 
 #[test]
 fn an_early_finished_or_dropped_stream_joins_its_workers_promptly() {
-    let db = Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default()).expect("open");
+    let db = Database::open_in_memory(Config::default()).expect("open");
     let mut conn = db.connect();
     conn.execute(
         "UNWIND range(1, 4000) AS i CREATE (:P {i: i})",

@@ -2,13 +2,12 @@
 //! auto-commit read keeps, writes that run (and commit) inside `run`, stale streams in an
 //! explicit transaction, and failures half way through a stream.
 
-use plexus::{Config, Connection, CypherValue, Database, FaultVfs, Params, QueryError};
-use std::sync::Arc;
+use plexus::{Config, Connection, CypherValue, Database, Params, QueryError};
 
 const BATCH_ROWS: usize = 2048;
 
 fn database() -> Database {
-    Database::open_with_vfs(Arc::new(FaultVfs::new()), Config::default()).expect("open")
+    Database::open_in_memory(Config::default()).expect("open")
 }
 
 fn none() -> Params {

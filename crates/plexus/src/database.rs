@@ -40,7 +40,8 @@ pub struct StorageStats {
 }
 
 pub struct Database {
-    manager: Arc<TxnManager>,
+    /// Shared with `crate::admin`, whose maintenance operations call into it directly.
+    pub(crate) manager: Arc<TxnManager>,
     /// The effective settings (fixed while open) and where each came from.
     settings: Arc<Settings>,
     report: RecoveryReport,
@@ -78,7 +79,21 @@ impl Database {
         Ok(db)
     }
 
-    /// Opens a database stored in any [`Vfs`] (tests use the fault-injecting one). No lock.
+    /// Opens a database that lives in this process's memory only: nothing is written to disk,
+    /// nothing is durable, and everything is gone when the `Database` is dropped. Everything
+    /// else behaves as for [`open`](Self::open) with the same `config` — transactions,
+    /// indexes, checkpoints (kept in memory too) and the memory budgets, whose "spills" go to
+    /// memory. Meant for scratch graphs, caches of derived data and tests; no lock is taken,
+    /// since no other process can see the database. Known cost: the files are held by the
+    /// tests' fault-injecting `Vfs`, which keeps a second copy of each file (what a crash would
+    /// leave) and copies a file at each sync — about twice the bytes of the on-disk form; a
+    /// plain in-memory `Vfs` would halve that.
+    pub fn open_in_memory(config: Config) -> Result<Database> {
+        Self::open_with_vfs(Arc::new(plexus_storage::fault::FaultVfs::new()), config)
+    }
+
+    /// Opens a database stored in any [`Vfs`] (tests use the fault-injecting
+    /// [`crate::testing::FaultVfs`]). No lock.
     pub fn open_with_vfs(vfs: Arc<dyn Vfs>, config: Config) -> Result<Database> {
         Self::open_vfs_settings(vfs, Settings::from_config(config))
     }
@@ -155,15 +170,6 @@ impl Database {
         self.manager.maintain();
     }
 
-    /// Runs, in the caller's thread, the CSR-run merges the merge policy asks for until it asks
-    /// for none (normally the background maintenance thread does this within a second; the
-    /// elastic policy also asks for merges of ranges that reads have made read-heavy, and
-    /// flushes memtables they made read-heavy). Returns the maintenance rounds that did work.
-    /// Other memtables are not flushed: see [`flush`](Self::flush).
-    pub fn merge_runs(&self) -> Result<usize> {
-        self.manager.settle_lsm()
-    }
-
     /// Flushes all topology memtables to CSR runs now and runs the merges the policy asks for
     /// (normally this happens in the background when `memtable_budget_bytes` is exceeded).
     pub fn flush(&self) -> Result<()> {
@@ -190,33 +196,6 @@ impl Database {
             row_cache: storage.row_cache_stats(),
             index_cache: storage.index_cache_stats(),
         }
-    }
-
-    /// Evicts cold row chunks to the spill file now, while the row cache holds more than
-    /// `Config::row_cache_bytes` (this also happens after commits and in background
-    /// maintenance), then runs a round of spill-file compaction if dead pages dominate.
-    /// Returns how many chunks were evicted; a failed spill write is returned and leaves the
-    /// chunk in memory, and a spill page that fails its checks is a `Corruption` error.
-    pub fn evict_rows(&self) -> Result<usize> {
-        self.manager.evict_rows()
-    }
-
-    /// Compacts the row cache's spill files now if they hold any dead pages, whatever the
-    /// thresholds background maintenance waits for: live pages are copied to a new file
-    /// (at most `SPILL_COMPACT_ROUND_MAX_BYTES` per call; a chunk being read keeps its page
-    /// until a later call) and files no chunk refers to are deleted. Returns the dead bytes
-    /// reclaimed; see `StorageStats::row_cache` and `plexus_storage::rowcache`.
-    pub fn compact_row_spill(&self) -> Result<u64> {
-        self.manager.compact_row_spill()
-    }
-
-    /// Writes the resident part of every index (primary keys and secondary indexes) to run
-    /// files now, whatever `Config::index_cache_bytes` (this also happens whenever an insert
-    /// takes the indexes over that budget). Returns how many runs were written; a failed
-    /// write is returned and leaves the entries in memory. See `StorageStats::index_cache`
-    /// and `plexus_storage::indexcache`.
-    pub fn spill_indexes(&self) -> Result<usize> {
-        self.manager.storage().spill_indexes()
     }
 
     pub fn create_vertex_table(&self, spec: &VertexTableSpec) -> Result<VertexTableId> {

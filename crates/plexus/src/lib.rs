@@ -27,6 +27,7 @@
 //! that one process holds while the database is open. Durability follows
 //! [`Config::durability`]; see `plexus_storage::wal` for what each mode guarantees.
 
+pub mod admin;
 mod catalog_procedures;
 mod connection;
 mod database;
@@ -60,11 +61,22 @@ pub mod temporal {
 }
 
 /// Hooks for tests of the engine's own behaviour, not for applications.
+///
+/// An application that wants a database without files uses [`Database::open_in_memory`];
+/// one that wants maintenance done now uses [`admin`]. What is here exists to break or watch
+/// the engine:
+/// - [`FaultVfs`](testing::FaultVfs): an in-memory [`Vfs`] that injects faults — a crash at
+///   the n-th sync (then [`after_crash`](testing::FaultVfs::after_crash) is the disk a
+///   restarted process finds, optionally with torn tails), failing or short writes — for
+///   `Database::open_with_vfs`; its module documentation (`plexus_storage::fault`) gives the
+///   model;
+/// - [`live_parallel_workers`](testing::live_parallel_workers): parallel query workers alive
+///   in this process (they must be joined when a stream ends).
 pub mod testing {
-    /// Parallel query workers alive in this process (they must be joined when a stream ends).
     pub use plexus_exec::exec::live_parallel_workers;
+    pub use plexus_storage::fault::FaultVfs;
 }
-pub use plexus_storage::{IndexCacheStats, RecoveryReport, RowCacheStats, Vfs, fault::FaultVfs};
+pub use plexus_storage::{IndexCacheStats, RecoveryReport, RowCacheStats, Vfs};
 pub use plexus_txn::{GraphSnapshot, KeyRange, Transaction, VertexTableSpec};
 pub use plexus_types::{
     AbortReason, Config, DataType, Direction, DurabilityMode, EdgeId, EdgeTableId, Error,

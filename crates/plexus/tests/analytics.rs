@@ -151,7 +151,7 @@ fn random_world(db: &Database, seed: u64) -> Vec<VertexId> {
 
 #[test]
 fn every_kernel_matches_a_static_copy_in_every_direction() {
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     random_world(&db, 1);
     let snap = db.snapshot();
     let persons = snap.scan_label("Person").unwrap();
@@ -238,7 +238,7 @@ fn every_kernel_matches_a_static_copy_in_every_direction() {
 
 #[test]
 fn labels_types_and_extra_labels_select_the_induced_subgraph() {
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     random_world(&db, 2);
     let snap = db.snapshot();
     let vips = snap.scan_label("VIP").unwrap();
@@ -282,7 +282,7 @@ fn labels_types_and_extra_labels_select_the_induced_subgraph() {
 
 #[test]
 fn undirected_self_loops_count_once() {
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     let mut tx = db.begin();
     let a = tx.create_vertex(&["N"], &[]).unwrap();
     let b = tx.create_vertex(&["N"], &[]).unwrap();
@@ -311,7 +311,7 @@ fn undirected_self_loops_count_once() {
 
 #[test]
 fn errors_name_what_is_wrong() {
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     let mut tx = db.begin();
     let a = tx.create_vertex(&["N"], &[]).unwrap();
     let b = tx.create_vertex(&["N"], &[]).unwrap();
@@ -451,7 +451,7 @@ proptest! {
         hub_fanout in 0..800usize,
         pick in any::<usize>(),
     ) {
-        let (db, _vfs) = memory_db();
+        let db = memory_db();
         let mut rng = Rng(seed);
         bfs_world(&db, &mut rng, persons, persons * edges_per_person, hub_fanout);
         let snap = db.snapshot();
@@ -491,7 +491,7 @@ proptest! {
 /// so both kinds of level and both switches run; the depths are the CSR kernel's.
 #[test]
 fn snapshot_bfs_switches_direction_both_ways() {
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     let mut tx = db.begin();
     let v: Vec<VertexId> = (0..3_000)
         .map(|_| tx.create_vertex(&["N"], &[]).unwrap())

@@ -2,10 +2,9 @@
 
 mod common;
 
-use common::{TempDir, memory_db};
-use plexus::{
-    Config, DataType, Database, Direction, Error, FaultVfs, Value, VertexId, VertexTableSpec,
-};
+use common::{TempDir, fault_db, memory_db};
+use plexus::testing::FaultVfs;
+use plexus::{Config, DataType, Database, Direction, Error, Value, VertexId, VertexTableSpec};
 use std::sync::Arc;
 
 fn person_table(db: &Database) {
@@ -24,7 +23,7 @@ fn person_table(db: &Database) {
 
 #[test]
 fn create_read_update_delete_round_trip() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     let mut tx = db.begin();
     let a = tx
         .create_vertex(
@@ -91,7 +90,7 @@ fn create_read_update_delete_round_trip() {
 
 #[test]
 fn declared_tables_type_check_and_enforce_primary_keys() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     person_table(&db);
     let mut tx = db.begin();
     let ada = tx
@@ -176,7 +175,7 @@ fn declared_tables_type_check_and_enforce_primary_keys() {
 
 #[test]
 fn ids_out_of_range_are_not_found_errors() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     let mut tx = db.begin();
     let v = tx.create_vertex(&["A"], &[]).unwrap();
     for bad in [VertexId::new(v.table, 1_000_000), VertexId::new(99, 0)] {
@@ -202,7 +201,7 @@ fn ids_out_of_range_are_not_found_errors() {
 /// vertex-by-vertex read fails or the transaction has vertex writes.
 #[test]
 fn bulk_property_reads_equal_vertex_by_vertex_reads() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     person_table(&db);
     let mut tx = db.begin();
     let mut ids = Vec::new();
@@ -255,7 +254,7 @@ fn bulk_property_reads_equal_vertex_by_vertex_reads() {
 /// `edge_property_many` against `edge_property`, the same way.
 #[test]
 fn bulk_edge_property_reads_equal_edge_by_edge_reads() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     let mut tx = db.begin();
     let hubs: Vec<VertexId> = (0..3)
         .map(|_| tx.create_vertex(&["H"], &[]).unwrap())
@@ -302,7 +301,7 @@ fn bulk_edge_property_reads_equal_edge_by_edge_reads() {
 /// and the transaction's own label changes.
 #[test]
 fn label_tests_agree_with_the_label_list() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     person_table(&db);
     let mut tx = db.begin();
     let person = tx
@@ -354,7 +353,7 @@ fn label_tests_agree_with_the_label_list() {
 /// committed one — must still be seen.
 #[test]
 fn reads_see_schema_added_after_the_first_read() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     let mut setup = db.begin();
     let a = setup
         .create_vertex(&["A"], &[("x", Value::from(1))])
@@ -394,7 +393,7 @@ fn reads_see_schema_added_after_the_first_read() {
 
 #[test]
 fn snapshot_is_stable_while_commits_continue() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     let mut tx = db.begin();
     let hub = tx.create_vertex(&["N"], &[]).unwrap();
     let first = tx.create_vertex(&["N"], &[]).unwrap();
@@ -485,7 +484,7 @@ fn vec_value() -> String {
 }
 
 fn committed_db_with_wal() -> FaultVfs {
-    let (db, vfs) = memory_db();
+    let (db, vfs) = fault_db();
     for i in 0..3 {
         let mut tx = db.begin();
         tx.create_vertex(&["A"], &[("i", Value::from(i))]).unwrap();
@@ -544,7 +543,7 @@ fn truncated_manifest_refuses_to_open() {
 #[test]
 fn corrupt_checkpoint_refuses_to_open() {
     use plexus::Vfs;
-    let (db, vfs) = memory_db();
+    let (db, vfs) = fault_db();
     let mut tx = db.begin();
     tx.create_vertex(&["A"], &[("x", Value::from(1))]).unwrap();
     tx.commit().unwrap();
@@ -578,7 +577,7 @@ fn torn_wal_tail_is_cut_and_acknowledged_commits_survive() {
 
 #[test]
 fn failed_wal_write_poisons_until_reopen() {
-    let (db, vfs) = memory_db();
+    let (db, vfs) = fault_db();
     let mut tx = db.begin();
     let v = tx.create_vertex(&["A"], &[]).unwrap();
     tx.commit().unwrap();
@@ -594,7 +593,7 @@ fn failed_wal_write_poisons_until_reopen() {
 
 #[test]
 fn errors_say_whether_to_retry() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     let mut tx = db.begin();
     let v = tx.create_vertex(&["A"], &[]).unwrap();
     tx.commit().unwrap();
@@ -614,7 +613,7 @@ fn errors_say_whether_to_retry() {
 
 #[test]
 fn the_table_label_can_be_removed_and_restored_without_changing_the_id() {
-    let (db, vfs) = memory_db();
+    let (db, vfs) = fault_db();
     let mut tx = db.begin();
     let v = tx
         .create_vertex(&["Person", "Admin"], &[("name", Value::from("Ada"))])

@@ -1,7 +1,8 @@
 //! Helpers shared by the integration tests (included with `mod common;`).
 #![allow(dead_code)]
 
-use plexus::{Config, Database, FaultVfs};
+use plexus::testing::FaultVfs;
+use plexus::{Config, Database};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -25,7 +26,14 @@ impl Drop for TempDir {
     }
 }
 
-pub fn memory_db() -> (Database, FaultVfs) {
+/// A fresh in-memory database.
+pub fn memory_db() -> Database {
+    Database::open_in_memory(Config::default()).expect("open in-memory db")
+}
+
+/// A fresh database on a fault-injecting in-memory file system, which the test keeps to
+/// inspect or damage the files.
+pub fn fault_db() -> (Database, FaultVfs) {
     let vfs = FaultVfs::new();
     let db = Database::open_with_vfs(Arc::new(vfs.clone()), Config::default())
         .expect("open in-memory db");

@@ -11,9 +11,9 @@
 
 mod common;
 
+use plexus::testing::FaultVfs;
 use plexus::{
-    Config, DataType, Database, Direction, Error, FaultVfs, MergePolicy, Value, VertexId,
-    VertexTableSpec,
+    Config, DataType, Database, Direction, Error, MergePolicy, Value, VertexId, VertexTableSpec,
 };
 use std::sync::Arc;
 

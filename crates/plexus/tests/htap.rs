@@ -97,7 +97,7 @@ fn writer(
 
 #[test]
 fn analytics_on_a_pinned_snapshot_ignore_concurrent_commits() {
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     let db = Arc::new(db);
     let mut rng = Rng(7);
     let mut tx = db.begin();

@@ -5,9 +5,11 @@
 //! the process crashes (the reopened database deletes the old runs and rebuilds every index
 //! from the rows). The budget bound under load is in `disk_tier.rs`.
 
+use plexus::admin;
+use plexus::testing::FaultVfs;
 use plexus::{
-    Config, DataType, Database, DurabilityMode, Error, FaultVfs, KeyRange, Value, VertexId,
-    VertexTableSpec, Vfs,
+    Config, DataType, Database, DurabilityMode, Error, KeyRange, Value, VertexId, VertexTableSpec,
+    Vfs,
 };
 use std::sync::Arc;
 
@@ -99,7 +101,7 @@ fn a_failed_index_spill_loses_nothing() {
     assert_eq!(stats.spills, before.spills, "{stats:?}");
     assert!(stats.resident_bytes > INDEX_CACHE_BYTES, "{stats:?}");
     check(&db, &items);
-    let spilled = db.spill_indexes();
+    let spilled = admin::spill_indexes(&db);
     assert!(
         spilled
             .as_ref()
@@ -113,7 +115,7 @@ fn a_failed_index_spill_loses_nothing() {
     assert!(stats.spills > before.spills, "{stats:?}");
     assert!(stats.resident_bytes <= INDEX_CACHE_BYTES, "{stats:?}");
     check(&db, &items);
-    db.spill_indexes().unwrap();
+    admin::spill_indexes(&db).unwrap();
     assert_eq!(db.storage_stats().index_cache.resident_bytes, 0);
     check(&db, &items);
 }
@@ -127,7 +129,7 @@ fn a_damaged_index_run_is_corruption_naming_the_file() {
     let db = Database::open_with_vfs(Arc::new(vfs.clone()), config(DurabilityMode::None)).unwrap();
     define(&db);
     let items = load(&db, 0..400);
-    db.spill_indexes().unwrap();
+    admin::spill_indexes(&db).unwrap();
     let files = run_files(&vfs);
     assert!(!files.is_empty());
     for file in &files {

@@ -172,7 +172,7 @@ struct Renames<'a> {
 /// entry. A transaction's seeks find its own renames and creations and not its deletions, and
 /// its rollback leaves no trace.
 fn old_snapshots_and_own_writes(case: Renames) {
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     let mut writer = db.connect();
     let exec = |conn: &mut Connection, query: &str, names: &[(&str, &str)]| {
         let params = names
@@ -246,7 +246,7 @@ fn a_snapshot_from_before_an_update_finds_the_row_by_its_old_value() {
 
 #[test]
 fn the_rust_api_creates_lists_and_drops_indexes() {
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     let name = db.create_index("Person", "age", None).expect("create");
     assert_eq!(name, "index_Person_age");
     let named = db
@@ -287,7 +287,7 @@ fn seeks_agree_with_scans_while_writers_update_and_gc_prunes() {
     use plexus::Value;
     use std::sync::atomic::{AtomicBool, Ordering};
     const AGES: i64 = 5;
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     let mut conn = db.connect();
     people(&mut conn);
     let done = AtomicBool::new(false);
@@ -358,7 +358,7 @@ fn seeks_agree_with_scans_while_writers_update_and_gc_prunes() {
 
 #[test]
 fn range_and_prefix_seeks_read_only_their_rows_and_see_their_snapshot() {
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     let mut writer = db.connect();
     people(&mut writer);
     run(
@@ -497,7 +497,7 @@ proptest! {
             1..6,
         ),
     ) {
-        let (db, _vfs) = memory_db();
+        let db = memory_db();
         let mut conn = db.connect();
         let stored = values.into_iter().map(|v| v.unwrap_or(CypherValue::Null)).collect();
         let params = Params::from([("values".to_string(), CypherValue::list(stored))]);
@@ -562,7 +562,7 @@ fn an_old_snapshot_seeks_a_relationship_by_its_old_value_across_update_and_gc() 
         delete: "MATCH ()-[r:R {w: $name}]->() DELETE r",
     });
     // The plan seeks the relationship index.
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     let mut conn = db.connect();
     run(&mut conn, "CREATE ()-[:R {w: 'Ada'}]->()");
     db.create_relationship_index("R", "w", None).expect("index");
@@ -574,7 +574,7 @@ fn an_old_snapshot_seeks_a_relationship_by_its_old_value_across_update_and_gc() 
 
 #[test]
 fn the_rust_api_creates_relationship_indexes_beside_node_indexes() {
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     let name = db
         .create_relationship_index("KNOWS", "since", None)
         .expect("create");
@@ -609,7 +609,7 @@ fn the_rust_api_creates_relationship_indexes_beside_node_indexes() {
 
 #[test]
 fn a_serializable_relationship_seek_conflicts_with_an_update_into_its_range() {
-    let (db, _vfs) = memory_db();
+    let db = memory_db();
     let mut conn = db.connect();
     run(&mut conn, "CREATE (a:P)-[:R {w: 1}]->(a)");
     db.create_relationship_index("R", "w", None).expect("index");
@@ -673,7 +673,7 @@ proptest! {
     fn relationship_seeks_equal_type_scans_through_writes_rollbacks_and_gc(
         ops in prop::collection::vec(edge_op(), 1..40),
     ) {
-        let (db, _vfs) = memory_db();
+        let db = memory_db();
         let mut setup = db.begin();
         let nodes: Vec<_> = (0..3)
             .map(|_| setup.create_vertex(&["N"], &[]).expect("vertex"))
@@ -744,7 +744,7 @@ proptest! {
         values in prop::collection::vec(prop::option::of(value()), 1..24),
         predicates in prop::collection::vec(rel_predicates(), 1..6),
     ) {
-        let (db, _vfs) = memory_db();
+        let db = memory_db();
         let mut conn = db.connect();
         run(&mut conn, "UNWIND range(0, 4) AS i CREATE (:N {id: i})");
         let stored = values.into_iter().map(|v| v.unwrap_or(CypherValue::Null)).collect();
@@ -795,7 +795,7 @@ fn rel_predicate(op: usize, param: &str) -> String {
 /// the WAL: the index was gone after the crash.
 #[test]
 fn index_statements_survive_a_crash_right_after_them() {
-    let vfs = plexus::FaultVfs::new();
+    let vfs = plexus::testing::FaultVfs::new();
     let config = Config::default();
     assert_eq!(config.durability, plexus::DurabilityMode::Fsync);
     let db = Database::open_with_vfs(std::sync::Arc::new(vfs.clone()), config.clone()).unwrap();
@@ -808,7 +808,7 @@ fn index_statements_survive_a_crash_right_after_them() {
     let names = |db: &Database| -> Vec<String> {
         db.schema().indexes.into_iter().map(|i| i.name).collect()
     };
-    let crashed = |vfs: &plexus::FaultVfs| {
+    let crashed = |vfs: &plexus::testing::FaultVfs| {
         Database::open_with_vfs(std::sync::Arc::new(vfs.after_crash(false)), config.clone())
             .unwrap()
     };

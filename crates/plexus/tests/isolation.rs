@@ -20,7 +20,7 @@ use plexus::{
 const LEVELS: [IsolationLevel; 2] = [IsolationLevel::Snapshot, IsolationLevel::Serializable];
 
 fn setup() -> (Database, VertexId, VertexId) {
-    let (db, _) = memory_db();
+    let db = memory_db();
     let mut tx = db.begin();
     let x = tx
         .create_vertex(

@@ -9,8 +9,9 @@
 
 mod common;
 
+use plexus::testing::FaultVfs;
 use plexus::{
-    Config, Database, Direction, EdgeId, Error, FaultVfs, MergePolicy, Transaction, Value, VertexId,
+    Config, Database, Direction, EdgeId, Error, MergePolicy, Transaction, Value, VertexId,
 };
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};

@@ -26,7 +26,7 @@ fn setup(conn: &mut Connection) {
 
 #[test]
 fn pagerank_yields_rows_that_compose_with_order_by_limit_and_match() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     let mut conn = db.connect();
     setup(&mut conn);
     let top = rows(
@@ -44,7 +44,7 @@ fn pagerank_yields_rows_that_compose_with_order_by_limit_and_match() {
 
 #[test]
 fn wcc_bfs_and_write_back() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     let mut conn = db.connect();
     setup(&mut conn);
     let components = rows(
@@ -77,7 +77,7 @@ fn wcc_bfs_and_write_back() {
 
 #[test]
 fn bad_options_are_argument_errors() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     let mut conn = db.connect();
     setup(&mut conn);
     for (query, expected) in [
@@ -108,7 +108,7 @@ fn bad_options_are_argument_errors() {
 
 #[test]
 fn sssp_khop_degree_and_triangles() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     let mut conn = db.connect();
     rows(
         &mut conn,

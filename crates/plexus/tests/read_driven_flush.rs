@@ -5,7 +5,7 @@
 mod common;
 
 use common::TempDir;
-use plexus::{Config, Database, Direction, MergePolicy, StorageStats, VertexId};
+use plexus::{Config, Database, Direction, MergePolicy, StorageStats, VertexId, admin};
 
 const VERTICES: usize = 2000;
 const EDGES: usize = 8000;
@@ -17,7 +17,7 @@ fn open(dir: &TempDir, policy: MergePolicy) -> Database {
         // Above the load's memtables (~150 KB), 1/16 of it below each topology's (~75 KB):
         // read-heavy memtables are flushed only from that size on.
         memtable_budget_bytes: 512 << 10,
-        // Maintenance runs only when the test asks (`merge_runs`), never behind its back.
+        // Maintenance runs only when the test asks (`admin::merge_runs`), never behind its back.
         background_maintenance: false,
         ..Config::default()
     };
@@ -32,7 +32,7 @@ fn read_pass(db: &Database, vertices: &[VertexId]) -> StorageStats {
         snapshot.neighbors(v, None, Direction::Out);
         snapshot.neighbors(v, None, Direction::In);
     }
-    db.merge_runs().unwrap();
+    admin::merge_runs(db).unwrap();
     db.storage_stats()
 }
 

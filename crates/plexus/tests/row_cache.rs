@@ -8,8 +8,10 @@
 
 mod common;
 
+use plexus::admin;
+use plexus::testing::FaultVfs;
 use plexus::{
-    Config, DataType, Database, DurabilityMode, EdgeId, FaultVfs, Transaction, Value, VertexId,
+    Config, DataType, Database, DurabilityMode, EdgeId, Transaction, Value, VertexId,
     VertexTableSpec, Vfs,
 };
 use proptest::prelude::*;
@@ -347,12 +349,12 @@ impl Harness {
                 self.check_vertex(v);
             }
             Op::Evict => {
-                self.db().evict_rows().unwrap();
+                admin::evict_rows(self.db()).unwrap();
                 self.check_endpoints();
             }
             Op::CompactSpill => {
                 let before = self.db().storage_stats().row_cache;
-                let reclaimed = self.db().compact_row_spill().unwrap();
+                let reclaimed = admin::compact_row_spill(self.db()).unwrap();
                 let after = self.db().storage_stats().row_cache;
                 // Nothing holds a chunk latch between steps, so one round finishes.
                 assert_eq!(after.dead_bytes, 0, "{after:?}");
@@ -518,13 +520,13 @@ fn a_failed_spill_write_surfaces_and_loses_no_data() {
         .expect("a failed spill write does not fail the commit");
     let stats = h.db().storage_stats().row_cache;
     assert!(stats.spill_write_errors > 0, "{stats:?}");
-    let err = h.db().evict_rows().unwrap_err();
+    let err = admin::evict_rows(h.db()).unwrap_err();
     assert!(err.to_string().contains("injected"), "{err}");
     let mut tx = h.db().begin();
     assert_eq!(tx.vertex_property(v, "free").unwrap(), Some(Value::Int(42)));
     drop(tx);
     h.vfs.fail_writes_after(u64::MAX);
-    h.db().evict_rows().unwrap();
+    admin::evict_rows(h.db()).unwrap();
     let stats = h.db().storage_stats().row_cache;
     assert!(stats.evictions > evictions, "{stats:?}");
     let mut tx = h.db().begin();
@@ -558,7 +560,7 @@ fn a_failed_write_during_compaction_loses_no_data() {
     let before = h.db().storage_stats().row_cache;
     assert!(before.dead_bytes > 0, "{before:?}");
     h.vfs.fail_writes_after(0);
-    let err = h.db().compact_row_spill().unwrap_err();
+    let err = admin::compact_row_spill(h.db()).unwrap_err();
     assert!(err.to_string().contains("injected"), "{err}");
     let stats = h.db().storage_stats().row_cache;
     assert!(
@@ -568,7 +570,7 @@ fn a_failed_write_during_compaction_loses_no_data() {
     assert_eq!(stats.spill_compactions, 0);
     h.check_all();
     h.vfs.fail_writes_after(u64::MAX);
-    h.db().compact_row_spill().unwrap();
+    admin::compact_row_spill(h.db()).unwrap();
     let stats = h.db().storage_stats().row_cache;
     assert_eq!(
         (stats.spill_compactions, stats.dead_bytes),
@@ -624,7 +626,7 @@ fn edge_endpoints_are_spilled_and_stay_within_the_row_cache_budget() {
         tx.commit().unwrap();
         note(&db);
     }
-    db.evict_rows().unwrap();
+    admin::evict_rows(&db).unwrap();
     let loaded = note(&db);
     let spilled_edges = EDGES as u64 - loaded.resident_chunks * CHUNK_ROWS as u64;
     assert!(
@@ -659,7 +661,7 @@ fn edge_endpoints_are_spilled_and_stay_within_the_row_cache_budget() {
 fn a_corrupt_spill_page_loses_no_endpoints() {
     let mut h = Harness::new(1);
     h.apply(&Op::Checkpoint);
-    h.db().evict_rows().unwrap();
+    admin::evict_rows(h.db()).unwrap();
     let names = h.vfs.list().unwrap();
     let spill: Vec<&String> = names.iter().filter(|n| n.ends_with(".spill")).collect();
     assert!(!spill.is_empty(), "{names:?}");

@@ -102,7 +102,7 @@ fn check_snapshot(db: &Database, accounts: &[VertexId]) {
 
 #[test]
 fn invariants_hold_in_every_snapshot_under_concurrent_transfers() {
-    let (db, _) = memory_db();
+    let db = memory_db();
     let db = Arc::new(db);
     let accounts = Arc::new(setup(&db));
     let done = Arc::new(AtomicBool::new(false));
