@@ -36,8 +36,9 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 pub const HANDSHAKE_TIMEOUT_MS: u64 = 10_000;
 /// Time running engine calls get to finish after a shutdown signal, in milliseconds.
 pub const SHUTDOWN_GRACE_MS: u64 = 5_000;
-/// Worker threads of the async runtime (sessions spend their time in the blocking pool or
-/// waiting on sockets, so two suffice).
+/// Worker threads of the async runtime. A session's engine call blocks its worker in place
+/// (`block_in_place`, see `session`); the runtime then moves that worker's other tasks to a
+/// fresh thread, so two workers suffice however many sessions run statements at once.
 const RUNTIME_WORKER_THREADS: usize = 2;
 
 /// How the server runs.
@@ -248,7 +249,7 @@ pub async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
 
 async fn message_loop<R, W>(
     session: &mut Session,
-    reader: &mut R,
+    reader: &mut BufReader<R>,
     writer: &mut W,
     limits: ConnectionLimits,
 ) -> Result<(), ConnectionError>
@@ -279,7 +280,12 @@ where
             }
         };
         let flow = session.handle(request, &mut responses).await;
-        send(writer, responses.drain(..)).await?;
+        // A client that pipelines (RUN + PULL, BEGIN + RUN) gets the answers to all the
+        // requests already read in one write: flush only when none is waiting.
+        write_responses(writer, responses.drain(..)).await?;
+        if reader.buffer().is_empty() || flow == Flow::Close {
+            writer.flush().await?;
+        }
         if flow == Flow::Close {
             return Ok(());
         }
@@ -298,6 +304,15 @@ async fn send<W: AsyncWrite + Unpin>(
     writer: &mut W,
     responses: impl IntoIterator<Item = Response>,
 ) -> io::Result<()> {
+    write_responses(writer, responses).await?;
+    writer.flush().await
+}
+
+/// Frames `responses` into the writer's buffer (not flushed).
+async fn write_responses<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    responses: impl IntoIterator<Item = Response>,
+) -> io::Result<()> {
     let mut wire = Vec::new();
     let mut message = Vec::new();
     for response in responses {
@@ -305,6 +320,5 @@ async fn send<W: AsyncWrite + Unpin>(
         response.encode(&mut message);
         write_message(&message, &mut wire);
     }
-    writer.write_all(&wire).await?;
-    writer.flush().await
+    writer.write_all(&wire).await
 }

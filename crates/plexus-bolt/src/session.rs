@@ -36,8 +36,13 @@
 //!   earlier result returns), and nothing is committed before COMMIT; a disconnect rolls the
 //!   transaction back.
 //!
-//! Engine calls are synchronous, so each runs on tokio's blocking pool: the connection is
-//! moved into the blocking task and back.
+//! Engine calls are synchronous, so each runs under `tokio::task::block_in_place`: on the
+//! session's own worker thread, while the runtime hands that thread's other tasks to another
+//! worker. (It replaced a `spawn_blocking` per message, whose hand-off to the blocking pool
+//! and back cost ~45 context switches per bank transfer and half the Bolt throughput:
+//! docs/benchmarks.md, "Bolt: engine calls in place".) A panic in an engine call that the
+//! engine's own guard did not catch loses the connection (the session then fails every
+//! request), never the server.
 
 use crate::auth::Auth;
 use crate::handshake::Version;
@@ -141,25 +146,24 @@ impl Session {
         }
     }
 
-    /// Runs `f` on the connection on a blocking thread; `None` if the connection is gone.
+    /// Runs `f` on the connection in place (see the module doc); `None` if the connection is
+    /// gone.
     async fn engine<T: Send + 'static>(
         &mut self,
         f: impl FnOnce(&mut Connection) -> T + Send + 'static,
     ) -> Option<T> {
         let mut conn = self.conn.take()?;
-        let joined = tokio::task::spawn_blocking(move || {
-            let out = f(&mut conn);
-            (conn, out)
-        })
-        .await;
-        match joined {
-            Ok((conn, out)) => {
+        let ran = tokio::task::block_in_place(|| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut conn)))
+        });
+        match ran {
+            Ok(out) => {
                 self.conn = Some(conn);
                 Some(out)
             }
-            Err(error) => {
+            Err(_) => {
                 eprintln!(
-                    "bolt[{}]: engine task failed: {error}",
+                    "bolt[{}]: engine call panicked; the connection is lost",
                     self.info.connection_id
                 );
                 None
