@@ -7,6 +7,8 @@
 //! Ids are the integers Cypher's `id()` returns (`table << 32 | offset`), so
 //! `conn.execute("MATCH (n) WHERE id(n) = $id ...", {"id": node.id})` finds the node again, and
 //! a `Node` is itself accepted as a parameter. Two elements are equal when their ids are.
+//! `element_id` is the text Cypher's `elementId()` returns and the Neo4j drivers show
+//! (`v3:17`, `e1:4`), so `MATCH (n) WHERE elementId(n) = $e` finds the node too.
 //!
 //! TEMPORAL VALUES WITHOUT AN EXACT PYTHON TWIN
 //! ============================================
@@ -78,6 +80,12 @@ fn repr(obj: &Bound<'_, PyAny>) -> PyResult<String> {
 
 #[pymethods]
 impl Node {
+    /// The element id, as Cypher's `elementId(n)` and the Neo4j drivers show it (`v3:17`).
+    #[getter]
+    fn element_id(&self) -> String {
+        plexus::VertexId::new((self.id >> 32) as u32, self.id as u32).to_string()
+    }
+
     fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
         self.properties.bind(py).as_any().get_item(key)
     }
@@ -122,6 +130,12 @@ impl Node {
 
 #[pymethods]
 impl Relationship {
+    /// The element id, as Cypher's `elementId(r)` and the Neo4j drivers show it (`e1:4`).
+    #[getter]
+    fn element_id(&self) -> String {
+        plexus::EdgeId::new((self.id >> 32) as u32, self.id as u32).to_string()
+    }
+
     fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
         self.properties.bind(py).as_any().get_item(key)
     }

@@ -59,6 +59,15 @@ def test_elements_as_parameters(social):
     assert name == "Ada"
     (name,), = social.execute("MATCH (a) WHERE id(a) = $id RETURN a.name", {"id": ada.id})
     assert name == "Ada"
+    (element_id, rel, rel_id), = social.execute(
+        "MATCH (a {name: 'Ada'})-[r:KNOWS]->() RETURN elementId(a), r, elementId(r)"
+    )
+    assert element_id == ada.element_id and element_id.startswith("v")
+    assert rel.element_id == rel_id and rel_id.startswith("e")
+    (name,), = social.execute(
+        "MATCH (a) WHERE elementId(a) = $e RETURN a.name", {"e": ada.element_id}
+    )
+    assert name == "Ada"
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,9 @@ impl VertexId {
     }
 }
 
+/// The element id every surface shows for a vertex — `elementId(n)` in Cypher, the Bolt
+/// `element_id` the Neo4j drivers see, `Node.element_id` in Python: `v<table>:<offset>`. It is
+/// stable for the life of the vertex, across restarts (ids are durable).
 impl fmt::Display for VertexId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "v{}:{}", self.table, self.offset)
@@ -48,6 +51,7 @@ impl EdgeId {
     }
 }
 
+/// The element id of a relationship on every surface (see `VertexId`'s): `e<table>:<offset>`.
 impl fmt::Display for EdgeId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "e{}:{}", self.table, self.offset)

@@ -214,6 +214,21 @@ def test_nodes_relationships_paths(driver):
         ).single()["n"]
         assert again.element_id == a.element_id
 
+        # elementId() in Cypher is the driver's element_id, so an id taken from a returned
+        # element finds it again (issue 25, item 2); across a server restart too, see below
+        ids = session.run(
+            "MATCH (a:G {name: 'Ada'})-[r:KNOWS]->() RETURN elementId(a) AS a, elementId(r) AS r"
+        ).single()
+        assert (ids["a"], ids["r"]) == (a.element_id, r.element_id)
+        found = session.run(
+            "MATCH (n) WHERE elementId(n) = $id RETURN n.name AS name", id=a.element_id
+        ).single()
+        assert found["name"] == "Ada"
+        found = session.run(
+            "MATCH ()-[s]->() WHERE elementId(s) = $id RETURN s.since AS since", id=r.element_id
+        ).single()
+        assert found["since"] == 2020
+
 
 def test_temporal_results(driver):
     record = driver.execute_query(
@@ -444,5 +459,31 @@ def test_no_auth_server(tmp_path):
         with neo4j.GraphDatabase.driver(srv.uri, auth=None) as drv:
             drv.verify_connectivity()
             assert drv.execute_query("RETURN 'open' AS x").records[0]["x"] == "open"
+    finally:
+        assert srv.stop() == 0
+
+
+def test_element_ids_survive_a_restart(tmp_path):
+    """An element id a client kept finds the same element after the server restarts."""
+    db = tmp_path / "db"
+    srv = Server(db, "--no-auth")
+    try:
+        with neo4j.GraphDatabase.driver(srv.uri, auth=None) as drv:
+            records, _, _ = drv.execute_query(
+                "CREATE (:Before), (a:Kept {name: 'kept'})-[r:LINK]->(:Other) RETURN a, r"
+            )
+            node, rel = records[0]["a"], records[0]["r"]
+    finally:
+        assert srv.stop() == 0
+    srv = Server(db, "--no-auth")
+    try:
+        with neo4j.GraphDatabase.driver(srv.uri, auth=None) as drv:
+            records, _, _ = drv.execute_query(
+                "MATCH (n) WHERE elementId(n) = $n MATCH ()-[r]->() WHERE elementId(r) = $r"
+                " RETURN n.name AS name, type(r) AS type",
+                n=node.element_id,
+                r=rel.element_id,
+            )
+            assert [(r["name"], r["type"]) for r in records] == [("kept", "LINK")]
     finally:
         assert srv.stop() == 0

@@ -131,6 +131,103 @@ fn parse_float(s: &str) -> Option<f64> {
     t.parse::<f64>().ok()
 }
 
+/// What `toInteger` makes of a string.
+#[derive(Debug, PartialEq)]
+enum StringInteger {
+    Int(i64),
+    /// Not a decimal number: `toInteger` answers null.
+    NotANumber,
+    /// A decimal number outside the integer range: an error for `toInteger`, null for
+    /// `toIntegerOrNull`.
+    OutOfRange,
+}
+
+/// Neo4j's string-to-integer rule: an integer literal with an optional sign, else a decimal
+/// number (`'2.9'`, `'1e3'`, `'.5'`) truncated toward zero when its exact value lies in the
+/// integer range. Nothing else is a number: no surrounding whitespace (unlike `toFloat`,
+/// which trims), no hex, no `NaN` or `Infinity`.
+fn parse_integer(s: &str) -> StringInteger {
+    if let Ok(i) = s.parse::<i64>() {
+        return StringInteger::Int(i);
+    }
+    let (negative, unsigned) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => (&unsigned[..at], Some(&unsigned[at + 1..])),
+        None => (unsigned, None),
+    };
+    let (int_digits, frac_digits) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all_digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if int_digits.len() + frac_digits.len() == 0
+        || !all_digits(int_digits)
+        || !all_digits(frac_digits)
+    {
+        return StringInteger::NotANumber;
+    }
+    // The exponent must fit a 32-bit integer, as Java's BigDecimal requires.
+    let exponent: i64 = match exponent {
+        None => 0,
+        Some(e) => {
+            let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
+            if digits.is_empty() || !all_digits(digits) {
+                return StringInteger::NotANumber;
+            }
+            match e.parse::<i32>() {
+                Ok(e) => i64::from(e),
+                Err(_) => return StringInteger::NotANumber,
+            }
+        }
+    };
+    // value = digits × 10^shift, digits without leading zeros.
+    let joined = format!("{int_digits}{frac_digits}");
+    let digits = joined.trim_start_matches('0');
+    if digits.is_empty() {
+        return StringInteger::Int(0);
+    }
+    let shift = exponent - frac_digits.len() as i64;
+    // More than 20 integer digits is beyond any i64 (19 digits) whatever the fraction.
+    const MAX_INTEGER_DIGITS: i64 = 20;
+    let (whole, fraction_nonzero) = if shift >= 0 {
+        if digits.len() as i64 + shift > MAX_INTEGER_DIGITS {
+            return StringInteger::OutOfRange;
+        }
+        (format!("{digits}{}", "0".repeat(shift as usize)), false)
+    } else {
+        let cut = digits.len() as i64 + shift;
+        if cut <= 0 {
+            (String::new(), true)
+        } else {
+            let (w, f) = digits.split_at(cut as usize);
+            if w.len() as i64 > MAX_INTEGER_DIGITS {
+                return StringInteger::OutOfRange;
+            }
+            (w.to_string(), f.bytes().any(|b| b != b'0'))
+        }
+    };
+    let magnitude: i128 = if whole.is_empty() {
+        0
+    } else {
+        match whole.parse() {
+            Ok(m) => m,
+            Err(_) => return StringInteger::OutOfRange,
+        }
+    };
+    let truncated = if negative { -magnitude } else { magnitude };
+    // The exact value, fraction included, must lie in the range (a fraction past MAX or
+    // MIN is out of range even though its truncation is not).
+    let below =
+        truncated < i128::from(i64::MIN) || (truncated == i128::from(i64::MIN) && fraction_nonzero);
+    let above =
+        truncated > i128::from(i64::MAX) || (truncated == i128::from(i64::MAX) && fraction_nonzero);
+    if below || above {
+        return StringInteger::OutOfRange;
+    }
+    StringInteger::Int(truncated as i64)
+}
+
 fn to_integer(value: &Value, strict: bool) -> Result<Value> {
     Ok(match value {
         Value::Null => Value::Null,
@@ -142,15 +239,18 @@ fn to_integer(value: &Value, strict: bool) -> Result<Value> {
                 Value::Int(f.trunc() as i64)
             }
         }
-        Value::String(s) => {
-            let t = s.trim();
-            match t.parse::<i64>() {
-                Ok(i) => Value::Int(i),
-                Err(_) => parse_float(t)
-                    .filter(|f| f.abs() < 9.3e18)
-                    .map_or(Value::Null, |f| Value::Int(f.trunc() as i64)),
+        Value::String(s) => match parse_integer(s) {
+            StringInteger::Int(i) => Value::Int(i),
+            StringInteger::NotANumber => Value::Null,
+            StringInteger::OutOfRange if strict => {
+                return Err(QueryError::runtime(
+                    ErrorClass::TypeError,
+                    "IntegerOverflow",
+                    format!("toInteger(): integer, {s}, is too large"),
+                ));
             }
-        }
+            StringInteger::OutOfRange => Value::Null,
+        },
         Value::Bool(b) => Value::Int(*b as i64),
         other if strict => return Err(type_error("toInteger", other)),
         _ => Value::Null,
@@ -448,19 +548,20 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
             Value::Rel(e) => Value::from(super::edge_type(*e, ctx)?),
             other => return Err(type_error(name, other)),
         },
-        "id" | "elementid" => {
-            let id = match &a0 {
-                Value::Null => return Ok(Value::Null),
-                Value::Node(v) => ((v.table as i64) << 32) | v.offset as i64,
-                Value::Rel(e) => ((e.table as i64) << 32) | e.offset as i64,
-                other => return Err(type_error(name, other)),
-            };
-            if name == "id" {
-                Value::Int(id)
-            } else {
-                Value::from(id.to_string())
-            }
-        }
+        "id" => match &a0 {
+            Value::Null => Value::Null,
+            Value::Node(v) => Value::Int(((v.table as i64) << 32) | v.offset as i64),
+            Value::Rel(e) => Value::Int(((e.table as i64) << 32) | e.offset as i64),
+            other => return Err(type_error(name, other)),
+        },
+        // The element id the drivers see (Bolt's `element_id`): one format everywhere, see
+        // `plexus_types::VertexId`'s `Display`.
+        "elementid" => match &a0 {
+            Value::Null => Value::Null,
+            Value::Node(v) => Value::from(v.to_string()),
+            Value::Rel(e) => Value::from(e.to_string()),
+            other => return Err(type_error(name, other)),
+        },
         "nodes" => match &a0 {
             Value::Null => Value::Null,
             Value::Path(p) => Value::list(p.nodes.iter().map(|v| Value::Node(*v)).collect()),
@@ -557,7 +658,10 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
         },
         "split" => match (string_arg(name, &args[0])?, string_arg(name, &args[1])?) {
             (Some(s), Some(sep)) => {
-                let parts: Vec<Value> = if sep.is_empty() {
+                // Neo4j splits the empty string into [''] whatever the separator, even ''.
+                let parts: Vec<Value> = if s.is_empty() {
+                    vec![Value::from("")]
+                } else if sep.is_empty() {
                     s.chars().map(|c| Value::from(c.to_string())).collect()
                 } else {
                     s.split(sep).map(Value::from).collect()
@@ -580,4 +684,54 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
             ));
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{StringInteger, parse_integer};
+
+    #[test]
+    fn string_to_integer_follows_neo4j() {
+        let int = StringInteger::Int;
+        assert_eq!(parse_integer("42"), int(42));
+        assert_eq!(parse_integer("+4"), int(4));
+        assert_eq!(parse_integer("-2.9"), int(-2));
+        assert_eq!(parse_integer("1e3"), int(1000));
+        assert_eq!(parse_integer("1E+3"), int(1000));
+        assert_eq!(parse_integer("12e-1"), int(1));
+        assert_eq!(parse_integer("5e-400"), int(0));
+        assert_eq!(parse_integer("000.000"), int(0));
+        assert_eq!(parse_integer("0e99999"), int(0));
+        assert_eq!(parse_integer("9223372036854775807.0"), int(i64::MAX));
+        assert_eq!(parse_integer("-9223372036854775808"), int(i64::MIN));
+        assert_eq!(parse_integer("-9223372036854775807.9"), int(-i64::MAX));
+        for out in [
+            "9223372036854775808",
+            "9223372036854775807.5",
+            "-9223372036854775808.5",
+            "1e19",
+            "1e99999",
+            "123456789012345678901234567890.5",
+        ] {
+            assert_eq!(parse_integer(out), StringInteger::OutOfRange, "{out}");
+        }
+        for not in [
+            "",
+            " 4",
+            "4 ",
+            "0x1F",
+            "NaN",
+            "Infinity",
+            ".",
+            "-",
+            "1e",
+            "1e+",
+            "1.2.3",
+            "e3",
+            "1_000",
+            "1e2147483648",
+        ] {
+            assert_eq!(parse_integer(not), StringInteger::NotANumber, "{not:?}");
+        }
+    }
 }
