@@ -529,13 +529,10 @@ def test_docs_table_matches():
 # Managed transactions, session settings and metadata errors.
 
 
-@pytest.mark.parametrize("level", LEVELS)
-def test_execute_write_retries_after_serialization_failure(indexed_driver, level):
-    """The work function reads x and writes y = x + 1. On its first attempt another session
-    changes x between the read and the write: under SERIALIZABLE the commit fails validation
-    (TransientError) and the driver runs the function again, which then sees the new x; under
-    SNAPSHOT that is no conflict and the first attempt commits."""
-    driver = indexed_driver
+def execute_write_with_interference(driver, level, interference, write):
+    """Runs a managed transaction that reads x (K 1) and writes `write` with v = x + 1; on its
+    first attempt another session commits `interference` between the read and the write.
+    Returns the x each attempt saw."""
     wipe(driver)
     driver.execute_query(ITEMS)
     seen = []
@@ -545,11 +542,24 @@ def test_execute_write_retries_after_serialization_failure(indexed_driver, level
         x = tx.run("MATCH (n:K {id: 1}) RETURN n.v AS v").single()["v"]
         seen.append(x)
         if len(seen) == 1:
-            driver.execute_query("MATCH (n:K {id: 1}) SET n.v = 100")
-        tx.run("MATCH (n:K {id: 2}) SET n.v = $v", v=x + 1).consume()
+            driver.execute_query(interference)
+        tx.run(write, v=x + 1).consume()
 
     with driver.session() as session:
         session.execute_write(work)
+    return seen
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_execute_write_retries_after_serialization_failure(indexed_driver, level):
+    """The work function reads x and writes y = x + 1. On its first attempt another session
+    changes x between the read and the write: under SERIALIZABLE the commit fails validation
+    (TransientError) and the driver runs the function again, which then sees the new x; under
+    SNAPSHOT that is no conflict and the first attempt commits."""
+    driver = indexed_driver
+    seen = execute_write_with_interference(
+        driver, level, "MATCH (n:K {id: 1}) SET n.v = 100", "MATCH (n:K {id: 2}) SET n.v = $v"
+    )
     final = {r[0]: r[1] for r in driver.execute_query(ITEMS_FINAL).records}
     if level == "serializable":
         assert seen == [10, 100], "the first attempt aborts at commit and the retry sees x = 100"
@@ -563,20 +573,9 @@ def test_execute_write_retries_after_serialization_failure(indexed_driver, level
 def test_execute_write_retries_after_write_conflict(indexed_driver, level):
     """A lost update forced on the first attempt: both levels abort it and the retry commits."""
     driver = indexed_driver
-    wipe(driver)
-    driver.execute_query(ITEMS)
-    seen = []
-
-    @neo4j.unit_of_work(metadata={"isolation": level})
-    def increment(tx):
-        x = tx.run("MATCH (n:K {id: 1}) RETURN n.v AS v").single()["v"]
-        seen.append(x)
-        if len(seen) == 1:
-            driver.execute_query("MATCH (n:K {id: 1}) SET n.v = n.v + 100")
-        tx.run("MATCH (n:K {id: 1}) SET n.v = $v", v=x + 1).consume()
-
-    with driver.session() as session:
-        session.execute_write(increment)
+    seen = execute_write_with_interference(
+        driver, level, "MATCH (n:K {id: 1}) SET n.v = n.v + 100", "MATCH (n:K {id: 1}) SET n.v = $v"
+    )
     assert seen == [10, 110]
     assert driver.execute_query("MATCH (n:K {id: 1}) RETURN n.v AS v").records[0]["v"] == 111
 
