@@ -2145,9 +2145,21 @@ impl Binder<'_> {
 
         // ORDER BY sees the projected items (and, without aggregation or DISTINCT, the
         // variables before the projection too); expressions equal to an item read its slot.
+        // A projected name hides the variable it shadows: in `RETURN -a AS a, a AS b ORDER BY
+        // a` the key is the new `a`, so an item mentioning a shadowed name (`a AS b`) is no
+        // substitute for an ORDER BY or WHERE expression that looks the same.
+        let shadowed: HashSet<&str> = items
+            .iter()
+            .filter(|(name, e, _)| {
+                scope.vars().iter().any(|(n, _)| n == name)
+                    && !matches!(&e.kind, ExprKind::Variable(v) if v.name == *name)
+            })
+            .map(|(name, _, _)| name.as_str())
+            .collect();
         self.substitutions = items
             .iter()
             .zip(&out_slots)
+            .filter(|((_, e, _), _)| !ast_mentions_any(e, &shadowed))
             .map(|((_, e, _), s)| (e.clone(), *s))
             .collect();
         let result = (|| -> Result<LogicalPlan> {
@@ -2356,6 +2368,89 @@ fn ast_has_aggregate(e: &Expr) -> bool {
                     .any(|a| ast_has_aggregate(&a.when) || ast_has_aggregate(&a.then))
         }
         _ => false,
+    }
+}
+
+/// Whether `e` may read a variable named in `names`. Over-approximate: any identifier with
+/// such a name counts, even one a comprehension binds locally, and so does every pattern or
+/// subquery (their variables are not walked).
+fn ast_mentions_any(e: &Expr, names: &HashSet<&str>) -> bool {
+    if names.is_empty() {
+        return false;
+    }
+    let named = |ident: &ast::Ident| names.contains(ident.name.as_str());
+    let any = |items: &[Expr]| items.iter().any(|e| ast_mentions_any(e, names));
+    let opt = |e: &Option<Box<Expr>>| e.as_deref().is_some_and(|e| ast_mentions_any(e, names));
+    match &e.kind {
+        ExprKind::Literal(_) | ExprKind::Parameter(_) | ExprKind::CountStar => false,
+        ExprKind::Variable(v) => named(v),
+        ExprKind::Property { expr, .. }
+        | ExprKind::HasLabels { expr, .. }
+        | ExprKind::Unary { expr, .. }
+        | ExprKind::IsNull { expr, .. } => ast_mentions_any(expr, names),
+        ExprKind::Index { expr, index } => {
+            ast_mentions_any(expr, names) || ast_mentions_any(index, names)
+        }
+        ExprKind::Slice { expr, from, to } => ast_mentions_any(expr, names) || opt(from) || opt(to),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            ast_mentions_any(lhs, names) || ast_mentions_any(rhs, names)
+        }
+        ExprKind::Comparison { first, rest } => {
+            ast_mentions_any(first, names) || rest.iter().any(|(_, e)| ast_mentions_any(e, names))
+        }
+        ExprKind::List(items) => any(items),
+        ExprKind::Map(entries) => entries.iter().any(|(_, e)| ast_mentions_any(e, names)),
+        ExprKind::MapProjection { variable, items } => {
+            named(variable)
+                || items.iter().any(|item| match item {
+                    ast::MapProjectionItem::Literal(_, e) => ast_mentions_any(e, names),
+                    ast::MapProjectionItem::Variable(v) => named(v),
+                    ast::MapProjectionItem::Property(_) | ast::MapProjectionItem::AllProperties => {
+                        false
+                    }
+                })
+        }
+        ExprKind::FunctionCall { args, .. } => any(args),
+        ExprKind::Case {
+            operand,
+            alternatives,
+            default,
+        } => {
+            opt(operand)
+                || opt(default)
+                || alternatives
+                    .iter()
+                    .any(|a| ast_mentions_any(&a.when, names) || ast_mentions_any(&a.then, names))
+        }
+        ExprKind::ListComprehension {
+            variable,
+            list,
+            predicate,
+            projection,
+        } => named(variable) || ast_mentions_any(list, names) || opt(predicate) || opt(projection),
+        ExprKind::Quantifier {
+            variable,
+            list,
+            predicate,
+            ..
+        } => named(variable) || ast_mentions_any(list, names) || opt(predicate),
+        ExprKind::Reduce {
+            accumulator,
+            init,
+            variable,
+            list,
+            expr,
+        } => {
+            named(accumulator)
+                || named(variable)
+                || ast_mentions_any(init, names)
+                || ast_mentions_any(list, names)
+                || ast_mentions_any(expr, names)
+        }
+        ExprKind::PatternComprehension { .. }
+        | ExprKind::PatternPredicate(_)
+        | ExprKind::Exists(_)
+        | ExprKind::CountSubquery(_) => true,
     }
 }
 
