@@ -51,6 +51,34 @@ impl EdgeId {
     }
 }
 
+/// Parses a vertex's element id (`v<table>:<offset>`, decimal digits only, each part within
+/// `u32`): the inverse of `Display`. Anything else — an `e…` id, signs, spaces — is an error.
+impl std::str::FromStr for VertexId {
+    type Err = ();
+    fn from_str(text: &str) -> Result<Self, ()> {
+        parse_element_id(text, 'v').map(|(table, offset)| VertexId::new(table, offset))
+    }
+}
+
+/// Parses a relationship's element id (`e<table>:<offset>`), the inverse of `Display`.
+impl std::str::FromStr for EdgeId {
+    type Err = ();
+    fn from_str(text: &str) -> Result<Self, ()> {
+        parse_element_id(text, 'e').map(|(table, offset)| EdgeId::new(table, offset))
+    }
+}
+
+fn parse_element_id(text: &str, kind: char) -> Result<(u32, u32), ()> {
+    let (table, offset) = text.strip_prefix(kind).ok_or(())?.split_once(':').ok_or(())?;
+    let part = |digits: &str| {
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(());
+        }
+        digits.parse::<u32>().map_err(drop)
+    };
+    Ok((part(table)?, part(offset)?))
+}
+
 /// The element id of a relationship on every surface (see `VertexId`'s): `e<table>:<offset>`.
 impl fmt::Display for EdgeId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -64,4 +92,21 @@ pub enum Direction {
     Out,
     In,
     Both,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn element_ids_parse_back_and_nothing_else_does() {
+        let v = VertexId::new(3, 17);
+        let e = EdgeId::new(1, u32::MAX);
+        assert_eq!(v.to_string().parse::<VertexId>(), Ok(v));
+        assert_eq!(e.to_string().parse::<EdgeId>(), Ok(e));
+        for bad in ["e3:17", "v3", "v:1", "v3:", "v+3:1", "v 3:1", "v3:4294967296", "V3:1", ""] {
+            assert_eq!(bad.parse::<VertexId>(), Err(()), "{bad}");
+        }
+        assert_eq!("v1:4".parse::<EdgeId>(), Err(()));
+    }
 }

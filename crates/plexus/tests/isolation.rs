@@ -413,3 +413,97 @@ fn removing_a_table_label_is_a_phantom_for_label_scans() {
         },
     );
 }
+
+/// A Cypher id seek (`MATCH (n) WHERE id(n) = $id`, `NodeByIdSeek`) reads the sought node's
+/// existence and labels, not the label: under SERIALIZABLE a concurrent delete of that node
+/// aborts a reader that wrote, while a concurrent insert of another node does not.
+#[test]
+fn id_seek_conflicts_with_a_concurrent_delete_of_the_sought_node_only() {
+    let queries = [
+        "MATCH (n:Doctor) WHERE id(n) = $id RETURN count(*)",
+        "MATCH (n) WHERE elementId(n) = $element_id RETURN count(*)",
+    ];
+    for query in queries {
+        for (level, concurrent, aborts) in [
+            (
+                IsolationLevel::Serializable,
+                "MATCH (n) WHERE id(n) = $id DETACH DELETE n",
+                true,
+            ),
+            (
+                IsolationLevel::Snapshot,
+                "MATCH (n) WHERE id(n) = $id DETACH DELETE n",
+                false,
+            ),
+            (IsolationLevel::Serializable, "CREATE (:Doctor)", false),
+        ] {
+            let (db, x, _) = setup();
+            let id = (i64::from(x.table) << 32) | i64::from(x.offset);
+            let params = plexus::Params::from([
+                ("id".to_string(), plexus::CypherValue::Int(id)),
+                (
+                    "element_id".to_string(),
+                    plexus::CypherValue::from(x.to_string()),
+                ),
+            ]);
+            let explain = db
+                .connect()
+                .execute(&format!("EXPLAIN {query}"), &params)
+                .unwrap();
+            assert!(
+                explain.plan.as_deref().unwrap().contains("NodeByIdSeek"),
+                "{explain:?}"
+            );
+            let mut reader = db.connect();
+            reader.begin_with(level).unwrap();
+            let found = reader.execute(query, &params).unwrap();
+            assert!(
+                matches!(found.rows.as_slice(), [row] if matches!(row.as_slice(), [plexus::CypherValue::Int(1)])),
+                "{query}: {:?}",
+                found.rows
+            );
+            reader.execute("CREATE (:Seen)", &params).unwrap();
+            db.connect().execute(concurrent, &params).unwrap();
+            let committed = reader.commit();
+            assert_eq!(
+                committed.is_err(),
+                aborts,
+                "{query} at {level:?} after {concurrent}: {committed:?}"
+            );
+        }
+    }
+}
+
+/// An id seek that finds nothing — its id beyond the rows allocated so far — is a phantom read
+/// of that id: a concurrent create of the node it names aborts a SERIALIZABLE reader that
+/// wrote.
+#[test]
+fn id_seek_of_a_missing_node_conflicts_with_its_concurrent_create() {
+    for level in LEVELS {
+        let (db, _, y) = setup();
+        // The next Doctor the table allocates.
+        let next = (i64::from(y.table) << 32) | i64::from(y.offset + 1);
+        let params = plexus::Params::from([("id".to_string(), plexus::CypherValue::Int(next))]);
+        let mut reader = db.connect();
+        reader.begin_with(level).unwrap();
+        let found = reader
+            .execute("MATCH (n) WHERE id(n) = $id RETURN n", &params)
+            .unwrap();
+        assert!(found.rows.is_empty());
+        reader.execute("CREATE (:Seen)", &params).unwrap();
+        let created = db
+            .connect()
+            .execute("CREATE (n:Doctor) RETURN id(n) = $id", &params)
+            .unwrap();
+        assert!(matches!(
+            created.rows[0].as_slice(),
+            [plexus::CypherValue::Bool(true)]
+        ));
+        let committed = reader.commit();
+        assert_eq!(
+            committed.is_err(),
+            level == IsolationLevel::Serializable,
+            "{level:?}: {committed:?}"
+        );
+    }
+}

@@ -21,12 +21,13 @@ use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::prefetch::PropertyReads;
 use crate::eval::{Env, eval, truthy};
 use crate::plan::{
-    ExpandSpec, KeySeek, LogicalPlan, Procedure, RangeBound, RelSeekSpec, SeekPredicate,
-    VarLengthSpec,
+    ExpandSpec, IdFunction, IdPredicate, IdSeek, KeySeek, LogicalPlan, Procedure, RangeBound,
+    RelSeekSpec, SeekPredicate, VarLengthSpec,
 };
 use crate::value::{GroupKey, Value, equals};
 use plexus_cypher::ast::ShortestPath;
 use plexus_txn::KeyRange;
+use plexus_txn::validation::{Entity as ReadEntity, ReadItem};
 use plexus_types::{Direction, EdgeId, Value as StorageValue, VertexId};
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
@@ -146,6 +147,7 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
             slot,
             label,
             seek,
+            id_seek,
             ..
         } => (
             &**input,
@@ -153,6 +155,7 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
                 slot: *slot,
                 label: label.clone(),
                 seek: seek.clone(),
+                id_seek: id_seek.clone(),
                 cache: None,
                 rest: None,
             }),
@@ -388,6 +391,7 @@ struct NodeScan {
     slot: usize,
     label: Option<Arc<str>>,
     seek: Option<KeySeek>,
+    id_seek: Option<IdSeek>,
     /// The scanned ids, read once per run (the scan's input may have many rows).
     cache: Option<Arc<Vec<VertexId>>>,
     /// The nodes of the current input row that did not fit in the last batch.
@@ -420,6 +424,99 @@ impl NodeScan {
             Lookup::Index(range) => ctx.tx.seek_by_index(label, &seek.key, range),
         })
     }
+
+    /// The nodes the id seek names for this input row that exist in the transaction's view
+    /// and carry the scan's label, in id order; `None` (scan) without an id seek, or when its
+    /// operand fails to evaluate or is a list too long or not a list (the filter above then
+    /// decides, as for a key seek's operands, see [`sought`]).
+    ///
+    /// Under SERIALIZABLE each id is recorded as an existence read — by `vertex_exists`, and
+    /// here for ids beyond a table's allocated rows, which it does not record — and each
+    /// existing node's labels as a label read, so a concurrent create or delete of a sought
+    /// node, or a change of its labels, conflicts. Unlike a scan, no label scan is recorded: a
+    /// concurrent insert of another node cannot change what an id names.
+    fn seek_ids(
+        &self,
+        input: &Batch,
+        row: usize,
+        ctx: &mut ExecContext,
+    ) -> Result<Option<Vec<VertexId>>> {
+        let Some(id_seek) = &self.id_seek else {
+            return Ok(None);
+        };
+        let values = match id_seek_values(id_seek, input, row, ctx) {
+            Ok(Some(values)) => values,
+            Ok(None) => return Ok(None),
+            Err(e) if e.class != ErrorClass::DatabaseError => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mut ids: Vec<VertexId> = values
+            .iter()
+            .filter_map(|value| named_vertex(id_seek.function, value))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut found = Vec::with_capacity(ids.len());
+        for v in ids {
+            if !ctx.tx.vertex_exists(v)? {
+                ctx.tx
+                    .absorb_reads([ReadItem::Exists(ReadEntity::Vertex(v))]);
+                continue;
+            }
+            if let Some(label) = &self.label
+                && !ctx.tx.vertex_has_labels(v, &[&**label])?
+            {
+                continue;
+            }
+            found.push(v);
+        }
+        Ok(Some(found))
+    }
+}
+
+/// The values an id seek looks up for one input row: its operand, or the elements of its
+/// list (`IN null` none); `None` for a list longer than [`MAX_SEEK_VALUES`] or a non-list,
+/// which the scan and the filter above decide.
+fn id_seek_values(
+    id_seek: &IdSeek,
+    input: &Batch,
+    row: usize,
+    ctx: &mut ExecContext,
+) -> Result<Option<Vec<Value>>> {
+    Ok(match &id_seek.predicate {
+        IdPredicate::Equal(value) => Some(vec![eval(value, &mut Env::new(input, row), ctx)?]),
+        IdPredicate::In(list) => match eval(list, &mut Env::new(input, row), ctx)? {
+            Value::Null => Some(Vec::new()),
+            Value::List(items) if items.len() <= MAX_SEEK_VALUES => Some(items.to_vec()),
+            _ => None,
+        },
+    })
+}
+
+/// Vertex ids have a table below 2^21 in any real database, so below 2^53 as an `id()`: an
+/// integral float beyond names no node (it could not be told from its neighbours anyway).
+const MAX_FLOAT_VERTEX_ID: f64 = 9_007_199_254_740_992.0;
+
+/// The vertex `value` names as the result of `function`: for `id`, a non-negative integer
+/// `table << 32 | offset` (or a float equal to one, as `1 = 1.0` in Cypher); for `elementId`,
+/// a string `v<table>:<offset>` (`VertexId`'s `Display`). Anything else — null, another type,
+/// a malformed string, a relationship's `e…` id — names none.
+fn named_vertex(function: IdFunction, value: &Value) -> Option<VertexId> {
+    let from_id = |id: i64| {
+        let id = u64::try_from(id).ok()?;
+        let table = u32::try_from(id >> 32).ok()?;
+        Some(VertexId::new(table, (id & u64::from(u32::MAX)) as u32))
+    };
+    match (function, value) {
+        (IdFunction::Id, Value::Int(id)) => from_id(*id),
+        (IdFunction::Id, Value::Float(f))
+            if f.fract() == 0.0 && (0.0..MAX_FLOAT_VERTEX_ID).contains(f) =>
+        {
+            from_id(*f as i64)
+        }
+        (IdFunction::ElementId, Value::String(s)) => s.parse().ok(),
+        _ => None,
+    }
 }
 
 impl RowFn for NodeScan {
@@ -433,7 +530,10 @@ impl RowFn for NodeScan {
         let fan = match self.rest.take() {
             Some(rest) => rest,
             None => {
-                let found = self.seek(input, row, ctx)?;
+                let found = match self.seek_ids(input, row, ctx)? {
+                    Some(found) => Some(found),
+                    None => self.seek(input, row, ctx)?,
+                };
                 FanOut::new(or_scanned(found, &mut self.cache, || match &self.label {
                     Some(label) => ctx.tx.scan_label(label),
                     None => ctx.tx.scan_all_vertices(),
@@ -1574,5 +1674,36 @@ mod tests {
         b.set_last(1, Value::Int(2));
         assert_eq!(b.len(), 1);
         assert!(matches!(b.get(1, 0), Value::Int(2)));
+    }
+
+    #[test]
+    fn an_id_names_the_vertex_of_its_table_and_offset_and_nothing_else_names_one() {
+        let v = VertexId::new(3, 7);
+        let id = Value::Int((3 << 32) | 7);
+        assert_eq!(named_vertex(IdFunction::Id, &id), Some(v));
+        let float = Value::Float(((3_i64 << 32) | 7) as f64);
+        assert_eq!(named_vertex(IdFunction::Id, &float), Some(v));
+        assert_eq!(
+            named_vertex(IdFunction::ElementId, &Value::from("v3:7")),
+            Some(v)
+        );
+        for (function, value) in [
+            (IdFunction::Id, Value::Int(-1)),
+            (IdFunction::Id, Value::Float(0.5)),
+            (IdFunction::Id, Value::Float(f64::NAN)),
+            (IdFunction::Id, Value::Float(1e300)),
+            (IdFunction::Id, Value::from("v3:7")),
+            (IdFunction::Id, Value::Null),
+            (IdFunction::ElementId, id.clone()),
+            (IdFunction::ElementId, Value::Null),
+            (IdFunction::ElementId, Value::from("e3:7")),
+            (IdFunction::ElementId, Value::from("v3:+7")),
+            (IdFunction::ElementId, Value::from("v3")),
+            (IdFunction::ElementId, Value::from("v:7")),
+            (IdFunction::ElementId, Value::from("v3:7:1")),
+            (IdFunction::ElementId, Value::from("v3:4294967296")),
+        ] {
+            assert_eq!(named_vertex(function, &value), None, "{value:?}");
+        }
     }
 }

@@ -33,7 +33,9 @@
 //! MATCH's WHERE are bound before the parts are planned so that the model sees every
 //! equality. Without statistics — and for `shortestPath`, which binds both ends first — the
 //! rule stands: a bound node, else the first node with a label, else the first node, right
-//! then left. The WHERE is then pushed down into the pattern's operators (`pushdown`), where a
+//! then left. The WHERE is then pushed down into the pattern's operators (`pushdown`), where
+//! `id(n) = v` or `elementId(n) = v` (or `IN`) right above the scan of `n` becomes its id seek
+//! (`pushdown`, ID SEEKS; the cost model counts it as a primary-key seek), and a
 //! key equality right above a label scan — with an operand of values bound before the scan,
 //! however computed (`pushdown`, SEEK OPERANDS) — becomes its seek; with statistics, each
 //! label scan then takes the best of its key predicates (`choose_seeks`: primary key, else a
@@ -59,12 +61,12 @@ use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape, Start};
 use crate::plan::join;
 use crate::plan::pushdown::{
-    best_rel_seek, best_seek, choose_seeks, key_seek, key_seeks, push_filter, slots_of,
-    split_conjuncts,
+    best_rel_seek, best_seek, choose_seeks, key_seek, key_seeks, node_id_seek, push_filter,
+    slots_of, split_conjuncts,
 };
 use crate::plan::{
-    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, KeySeek, LogicalPlan, OuterJoin,
-    QueryPlan, RelSeekSpec, SeekPredicate, SetOp, SortKey, TopCount, VarLengthSpec,
+    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, IdPredicate, KeySeek, LogicalPlan,
+    OuterJoin, QueryPlan, RelSeekSpec, SeekPredicate, SetOp, SortKey, TopCount, VarLengthSpec,
 };
 use crate::value::Value;
 use plexus_cypher::ast::{
@@ -305,6 +307,20 @@ fn node_shape(
         let distinct = label.and_then(|label| stats.label_index_distinct_values(label, &s.key));
         index_seek_selectivity(s, distinct)
     });
+    let seek_values = seek.map_or(1.0, |seek| seek_values(&seek));
+    // An id seek (see `pushdown`, ID SEEKS) finds a node per value, as a primary key does, and
+    // goes before any key seek. (Its predicate stays in `selectivity`: a guess either way.)
+    let id_seek = conjuncts.iter().find_map(|(c, slots)| {
+        let local = slots.as_ref().is_some_and(|s| {
+            s.contains(&slot) && s.iter().all(|s| *s == slot || bound.contains(s))
+        });
+        local.then(|| node_id_seek(slot, c)).flatten()
+    });
+    let (key_seek, index_seek, seek_values) = match id_seek.map(|s| s.predicate) {
+        Some(IdPredicate::Equal(_)) => (true, None, 1.0),
+        Some(IdPredicate::In(list)) => (true, None, in_list_values(&list)),
+        None => (key_seek, index_seek, seek_values),
+    };
     NodeShape {
         slot,
         bound: bound.contains(&slot),
@@ -314,7 +330,7 @@ fn node_shape(
         } as f64,
         key_seek,
         index_seek,
-        seek_values: seek.map_or(1.0, |seek| seek_values(&seek)),
+        seek_values,
         selectivity,
     }
 }
@@ -367,10 +383,17 @@ fn element_predicates(
 /// 1 for any other seek.
 fn seek_values(seek: &KeySeek) -> f64 {
     match &seek.predicate {
-        SeekPredicate::In(BExpr::List(items)) => items.len() as f64,
-        SeekPredicate::In(BExpr::Const(Value::List(items))) => items.len() as f64,
-        SeekPredicate::In(_) => cost::IN_LIST_ESTIMATE_VALUES,
+        SeekPredicate::In(list) => in_list_values(list),
         _ => 1.0,
+    }
+}
+
+/// The length of the list of an `IN` seek: of a literal list, else a guess.
+fn in_list_values(list: &BExpr) -> f64 {
+    match list {
+        BExpr::List(items) => items.len() as f64,
+        BExpr::Const(Value::List(items)) => items.len() as f64,
+        _ => cost::IN_LIST_ESTIMATE_VALUES,
     }
 }
 
@@ -505,6 +528,7 @@ fn scan_node(
         slot,
         label,
         seek,
+        id_seek: None,
         est_rows,
     };
     filter(scan, predicate)

@@ -13,8 +13,8 @@
 //! without one (`nulls`).
 
 use super::{
-    CreatePattern, ExpandSpec, KeySeek, LogicalPlan, OuterJoin, RangeBound, RelSeekSpec,
-    SeekPredicate, SetOp, TopCount,
+    CreatePattern, ExpandSpec, IdPredicate, IdSeek, KeySeek, LogicalPlan, OuterJoin, RangeBound,
+    RelSeekSpec, SeekPredicate, SetOp, TopCount,
 };
 use crate::bind::{ArithOp, BExpr, PathElement, StringOp};
 use plexus_types::Direction;
@@ -63,10 +63,15 @@ impl LogicalPlan {
                 slot,
                 label,
                 seek,
+                id_seek,
                 est_rows,
                 ..
             } => {
                 let scan = match (label, seek) {
+                    _ if let Some(id_seek) = id_seek => {
+                        let labels = label.as_ref().map(|l| format!(":{l}")).unwrap_or_default();
+                        format!("NodeByIdSeek s{slot}{labels}({})", id_seek_text(id_seek))
+                    }
                     (Some(l), Some(seek)) => {
                         let (operator, fallback) = match &seek.index {
                             Some(index) => ("NodeIndexSeek", format!("index {index}")),
@@ -288,6 +293,15 @@ fn seek_text(seek: &KeySeek) -> String {
                 .collect::<Vec<_>>()
                 .join(" AND ")
         }
+    }
+}
+
+/// An id seek's predicate: `id = $id`, `elementId IN $ids`.
+fn id_seek_text(seek: &IdSeek) -> String {
+    let function = seek.function.name();
+    match &seek.predicate {
+        IdPredicate::Equal(value) => format!("{function} = {}", expr_text(value)),
+        IdPredicate::In(list) => format!("{function} IN {}", expr_text(list)),
     }
 }
 

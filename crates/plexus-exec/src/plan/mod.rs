@@ -291,6 +291,44 @@ pub enum SeekPredicate {
     Prefix(BExpr),
 }
 
+/// A predicate on the identity of a scanned node, taken from the filters above its scan
+/// (see `pushdown`, ID SEEKS): `id(n) = v`, `elementId(n) = v` or either `IN list`. The scan
+/// then produces only the node the value names, if it exists in the transaction's view and
+/// carries the scan's label (`NodeByIdSeek`). The filter above still checks the predicate.
+#[derive(Debug, Clone)]
+pub struct IdSeek {
+    pub function: IdFunction,
+    pub predicate: IdPredicate,
+}
+
+/// Which identity an [`IdSeek`] compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdFunction {
+    /// `id(n)`: an integer, `table << 32 | offset`.
+    Id,
+    /// `elementId(n)`: a string, `v<table>:<offset>` (`VertexId`'s `Display`).
+    ElementId,
+}
+
+impl IdFunction {
+    /// The Cypher function's name, as written in EXPLAIN.
+    pub fn name(self) -> &'static str {
+        match self {
+            IdFunction::Id => "id",
+            IdFunction::ElementId => "elementId",
+        }
+    }
+}
+
+/// What an [`IdSeek`] asks of the identity; operands do not depend on the scanned node.
+#[derive(Debug, Clone)]
+pub enum IdPredicate {
+    /// `f(n) = value`.
+    Equal(BExpr),
+    /// `f(n) IN list`: the node each element names.
+    In(BExpr),
+}
+
 /// One side of a [`SeekPredicate::Range`].
 #[derive(Debug, Clone)]
 pub struct RangeBound {
@@ -307,12 +345,14 @@ pub enum LogicalPlan {
     /// only the nodes the label's primary-key index (or the seek's secondary index) finds for
     /// it when the index can answer (see `Transaction::seek_by_key` and `seek_by_index`), else
     /// every node of the label. The filter above the scan still checks the seek's predicate,
-    /// so both ways give the same rows.
+    /// so both ways give the same rows. An `id_seek` (labelled or not) goes before both: only
+    /// the nodes its values name, that exist and carry `label` (see [`IdSeek`]).
     NodeScan {
         input: Box<LogicalPlan>,
         slot: usize,
         label: Option<Arc<str>>,
         seek: Option<KeySeek>,
+        id_seek: Option<IdSeek>,
         /// The cost model's estimate of the rows produced (see `cost`), when it ran.
         est_rows: Option<f64>,
     },

@@ -204,8 +204,8 @@ pub fn parallelize(plan: &mut LogicalPlan, config: &ParallelConfig) {
     }
 }
 
-/// Whether `plan` is a chain of streaming stages over a large enough seek-free scan of the
-/// top-level argument.
+/// Whether `plan` is a chain of streaming stages over a large enough seek-free scan (no key
+/// or id seek) of the top-level argument.
 fn eligible(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
     let mut node = plan;
     loop {
@@ -213,6 +213,7 @@ fn eligible(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
             LogicalPlan::NodeScan {
                 input,
                 seek: None,
+                id_seek: None,
                 est_rows: Some(rows),
                 ..
             } => {

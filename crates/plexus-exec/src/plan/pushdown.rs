@@ -77,6 +77,17 @@
 //! too, and the filter above raises the error on the first node it checks — or never, when
 //! the label is empty or another conjunct rules every node out first — as without the seek.
 //!
+//! ID SEEKS
+//! ========
+//! A conjunct `id(n) = v`, `elementId(n) = v` (either way round) or `id(n) IN list`,
+//! `elementId(n) IN list` with a seek operand, placed right above the scan binding `n` —
+//! labelled or not — becomes the scan's id seek (`NodeByIdSeek`): the scan produces only the
+//! node each value names (an integer `table << 32 | offset` — or a float equal to one, as
+//! `1 = 1.0` — for `id`, a string `v<table>:<offset>` for `elementId`), if it exists in the transaction's view and carries the
+//! scan's label. Any other value — null, another type, a malformed string, a relationship's
+//! `e…` id — names no node. An id seek goes before a key seek: it finds at most one node per
+//! value. The filter stays above it, as for key seeks.
+//!
 //! Not done: chained comparisons (`1 < n.p < 5`) and `<>` are never seeks; `ENDS WITH`,
 //! `CONTAINS` and `=~` are not; an `OR` of key predicates is not (no index union).
 //!
@@ -104,7 +115,7 @@
 //!   some row (a type error) can fail where it would not have before — the same latitude
 //!   other Cypher engines take when they reorder predicates.
 
-use super::{KeySeek, LogicalPlan, RangeBound, SeekPredicate};
+use super::{IdFunction, IdPredicate, IdSeek, KeySeek, LogicalPlan, RangeBound, SeekPredicate};
 use crate::bind::{BExpr, PathElement, StringOp, calls_rand, visit_children};
 use plexus_cypher::ast::ComparisonOp;
 use plexus_txn::Statistics;
@@ -209,19 +220,70 @@ fn place(mut plan: LogicalPlan, conjunct: BExpr, slots: &[usize]) -> LogicalPlan
     rebuilt
 }
 
-/// `Filter(conjunct)` above `plan`; a label scan without a seek also takes the conjunct as its
-/// key seek when it can serve as one.
+/// `Filter(conjunct)` above `plan`; a node scan without an id seek also takes the conjunct as
+/// its id seek, and a label scan without a seek as its key seek, when it can serve as one.
 fn attach(mut plan: LogicalPlan, conjunct: BExpr) -> LogicalPlan {
     if let LogicalPlan::NodeScan {
         slot,
-        label: Some(_),
-        seek: seek @ None,
+        label,
+        seek,
+        id_seek,
         ..
     } = &mut plan
     {
-        *seek = key_seek(*slot, &conjunct);
+        if id_seek.is_none() {
+            *id_seek = node_id_seek(*slot, &conjunct);
+        }
+        if label.is_some() && seek.is_none() {
+            *seek = key_seek(*slot, &conjunct);
+        }
     }
     filter_above(plan, conjunct)
+}
+
+/// The id seek of the scan binding `slot` that `predicate` — one conjunct — is, if any:
+/// `id(slot) = value`, `elementId(slot) = value` (either way round) or `… IN list`, with
+/// `value` / `list` a [`seek_operand`] (see ID SEEKS).
+pub(super) fn node_id_seek(slot: usize, predicate: &BExpr) -> Option<IdSeek> {
+    match predicate {
+        BExpr::Compare(operands, ops) if ops.as_slice() == [ComparisonOp::Eq] => {
+            let [left, right] = operands.as_slice() else {
+                return None;
+            };
+            let (function, value) = match (identity_of(slot, left), identity_of(slot, right)) {
+                (Some(function), _) if seek_operand(slot, right) => (function, right),
+                (_, Some(function)) if seek_operand(slot, left) => (function, left),
+                _ => return None,
+            };
+            Some(IdSeek {
+                function,
+                predicate: IdPredicate::Equal(value.clone()),
+            })
+        }
+        BExpr::In(item, list) => {
+            let function = identity_of(slot, item)?;
+            seek_operand(slot, list).then(|| IdSeek {
+                function,
+                predicate: IdPredicate::In((**list).clone()),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `id(slot)` → `Id`, `elementId(slot)` → `ElementId`.
+fn identity_of(slot: usize, e: &BExpr) -> Option<IdFunction> {
+    let BExpr::Call(name, args) = e else {
+        return None;
+    };
+    if !matches!(args.as_slice(), [BExpr::Slot(s)] if *s == slot) {
+        return None;
+    }
+    match &**name {
+        "id" => Some(IdFunction::Id),
+        "elementid" => Some(IdFunction::ElementId),
+        _ => None,
+    }
 }
 
 /// The slots a Filter / NodeScan / RelationshipIndexSeek / Expand binds.
@@ -580,6 +642,25 @@ mod tests {
             projection: None,
         };
         assert!(!seek_operand(1, &comprehension));
+    }
+
+    #[test]
+    fn id_and_element_id_equalities_and_in_lists_are_id_seeks() {
+        let call = |name: &str, slot| BExpr::Call(name.into(), vec![BExpr::Slot(slot)]);
+        let equality = |a, b| BExpr::Compare(vec![a, b], vec![ComparisonOp::Eq]);
+        let seek = node_id_seek(1, &equality(computed(), call("id", 1))).expect("a seek");
+        assert_eq!(seek.function, IdFunction::Id);
+        assert!(matches!(seek.predicate, IdPredicate::Equal(_)));
+        let within = BExpr::In(Box::new(call("elementid", 1)), Box::new(BExpr::Slot(0)));
+        let seek = node_id_seek(1, &within).expect("a seek");
+        assert_eq!(seek.function, IdFunction::ElementId);
+        assert!(matches!(seek.predicate, IdPredicate::In(BExpr::Slot(0))));
+        // Another node's id, an operand reading the node, `<>`, another function: no seek.
+        assert!(node_id_seek(1, &equality(call("id", 2), computed())).is_none());
+        assert!(node_id_seek(1, &equality(call("id", 1), property(1, "x"))).is_none());
+        let unequal = BExpr::Compare(vec![call("id", 1), computed()], vec![ComparisonOp::NotEq]);
+        assert!(node_id_seek(1, &unequal).is_none());
+        assert!(node_id_seek(1, &equality(call("labels", 1), computed())).is_none());
     }
 
     #[test]
