@@ -69,7 +69,11 @@ impl std::str::FromStr for EdgeId {
 }
 
 fn parse_element_id(text: &str, kind: char) -> Result<(u32, u32), ()> {
-    let (table, offset) = text.strip_prefix(kind).ok_or(())?.split_once(':').ok_or(())?;
+    let (table, offset) = text
+        .strip_prefix(kind)
+        .ok_or(())?
+        .split_once(':')
+        .ok_or(())?;
     let part = |digits: &str| {
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(());
@@ -104,7 +108,17 @@ mod tests {
         let e = EdgeId::new(1, u32::MAX);
         assert_eq!(v.to_string().parse::<VertexId>(), Ok(v));
         assert_eq!(e.to_string().parse::<EdgeId>(), Ok(e));
-        for bad in ["e3:17", "v3", "v:1", "v3:", "v+3:1", "v 3:1", "v3:4294967296", "V3:1", ""] {
+        for bad in [
+            "e3:17",
+            "v3",
+            "v:1",
+            "v3:",
+            "v+3:1",
+            "v 3:1",
+            "v3:4294967296",
+            "V3:1",
+            "",
+        ] {
             assert_eq!(bad.parse::<VertexId>(), Err(()), "{bad}");
         }
         assert_eq!("v1:4".parse::<EdgeId>(), Err(()));
