@@ -243,6 +243,8 @@ pub enum ClauseKind {
     /// `CALL { <query> }`
     CallSubquery(Box<Query>),
     Foreach(Foreach),
+    /// `FINISH`: ends a query in place of RETURN; the query returns no rows and no columns.
+    Finish,
 }
 
 impl ClauseKind {
@@ -263,6 +265,7 @@ impl ClauseKind {
             ClauseKind::Call(_) => "CALL",
             ClauseKind::CallSubquery(_) => "CALL {}",
             ClauseKind::Foreach(_) => "FOREACH",
+            ClauseKind::Finish => "FINISH",
         }
     }
 
@@ -640,6 +643,9 @@ pub enum ExprKind {
     /// `COUNT { ... }`: how many rows the subquery has. Not `count(...)`, the aggregate
     /// function, nor `count{.key}`, a map projection of a variable named `count`.
     CountSubquery(Box<SubqueryBody>),
+    /// `COLLECT { ... }`: the list of the values of the subquery's single RETURN column, in
+    /// its row order. Not `collect(...)`, the aggregate function.
+    CollectSubquery(Box<Query>),
     /// `all|any|none|single(<variable> IN <list> [WHERE <predicate>])`
     Quantifier {
         quantifier: Quantifier,

@@ -155,6 +155,7 @@ impl Display for Clause {
                 join(f, &foreach.clauses, " ")?;
                 f.write_str(")")
             }
+            ClauseKind::Finish => f.write_str("FINISH"),
         }
     }
 }
@@ -617,6 +618,7 @@ impl Display for Expr {
             ExprKind::PatternPredicate(pattern) => write!(f, "{pattern}"),
             ExprKind::Exists(body) => write_subquery(f, "EXISTS", body),
             ExprKind::CountSubquery(body) => write_subquery(f, "COUNT", body),
+            ExprKind::CollectSubquery(query) => write!(f, "COLLECT {{ {query} }}"),
             ExprKind::Quantifier {
                 quantifier,
                 variable,

@@ -68,6 +68,8 @@ const TOKENS: &[&str] = &[
     "true",
     "count",
     "COUNT {",
+    "COLLECT {",
+    "FINISH",
     "any",
     "reduce",
     "shortestPath",
@@ -237,6 +239,9 @@ fn expression() -> impl Strategy<Value = String> {
             (inner.clone(), inner.clone()).prop_map(|(a, b)| {
                 format!("COUNT {{ (n)-->(m) WHERE {a} }} + COUNT {{ MATCH (n) RETURN {b} }}")
             }),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| {
+                format!("COLLECT {{ MATCH (n) WHERE {a} RETURN {b} ORDER BY {a} }}")
+            }),
             (inner.clone(), inner.clone(), inner)
                 .prop_map(|(a, b, c)| format!("reduce(s = {a}, x IN {b} | {c})")),
         ]
@@ -314,6 +319,8 @@ proptest! {
             format!("MATCH (n) WHERE ({element}) OR NOT {element} RETURN n"),
             format!("RETURN [{element} WHERE {expr} | 1]"),
             format!("RETURN COUNT {{ {pattern} WHERE {expr} }}, count {{.x}}"),
+            format!("MATCH {pattern} WHERE {expr} FINISH"),
+            format!("RETURN COLLECT {{ MATCH {pattern} RETURN {expr} }}, collect {{.x}}"),
         ] {
             common::round_trip(&query).map_err(TestCaseError::fail)?;
         }

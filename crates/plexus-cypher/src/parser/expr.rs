@@ -48,6 +48,11 @@
 //! other `COUNT {` opens a subquery, so `RETURN COUNT {` fails as one: "expected a pattern or
 //! a query inside COUNT { } but found end of input".
 //!
+//! `COLLECT { ... }` holds a query only (no pattern form), and each branch of it ends with a
+//! RETURN of exactly one item: its value is the list of that column's values in the body's row
+//! order. `collect(x)` stays the aggregate and `collect{.name}` a map projection, by the same
+//! look at the tokens after the word as for `count`.
+//!
 //! STACK
 //! =====
 //! One nesting level (`[[...]]`, `((...))`, `-(-(...))`) costs about five stack frames. To keep
@@ -423,7 +428,7 @@ impl Parser<'_> {
     }
 
     /// An atom that starts with a bare word: a keyword literal, CASE, `EXISTS {`, `COUNT {`,
-    /// a special function form, a function call or a variable.
+    /// `COLLECT {`, a special function form, a function call or a variable.
     #[inline(never)]
     fn parse_word_atom(&mut self) -> Result<Expr> {
         let start = self.peek().span;
@@ -451,6 +456,9 @@ impl Parser<'_> {
             // `count{.name}` projects a variable named `count` (see SUBQUERY EXPRESSIONS).
             "COUNT" if *self.kind_at(1) == TokenKind::LBrace && !self.map_projection_at(2) => {
                 return self.parse_subquery_expr(QueryContext::Count);
+            }
+            "COLLECT" if *self.kind_at(1) == TokenKind::LBrace && !self.map_projection_at(2) => {
+                return self.parse_subquery_expr(QueryContext::Collect);
             }
             "COUNT"
                 if opens_call
@@ -697,17 +705,37 @@ impl Parser<'_> {
         ))
     }
 
-    /// `EXISTS { ... }` or `COUNT { ... }` (the keyword at the cursor, `context` says which):
-    /// a query if a clause keyword follows the brace, else a pattern with an optional WHERE.
+    /// `EXISTS { ... }`, `COUNT { ... }` or `COLLECT { ... }` (the keyword at the cursor,
+    /// `context` says which): a query if a clause keyword follows the brace, else (not for
+    /// COLLECT) a pattern with an optional WHERE.
     #[inline(never)]
     fn parse_subquery_expr(&mut self, context: QueryContext) -> Result<Expr> {
         debug_assert!(context.expression_subquery().is_some(), "{context:?}");
-        let (keyword, wrap): (&str, fn(Box<SubqueryBody>) -> ExprKind) = match context {
-            QueryContext::Count => ("COUNT", ExprKind::CountSubquery),
-            _ => ("EXISTS", ExprKind::Exists),
+        let keyword = match context {
+            QueryContext::Count => "COUNT",
+            QueryContext::Collect => "COLLECT",
+            _ => "EXISTS",
         };
         let start = self.advance().span;
         let open = self.expect(&TokenKind::LBrace)?;
+        let close = |p: &mut Self| {
+            if p.eat(&TokenKind::RBrace) {
+                return Ok(());
+            }
+            Err(p.unexpected(&format!(
+                "'}}' to close the {keyword} {{ opened at line {}, column {}",
+                open.line, open.column
+            )))
+        };
+        if context == QueryContext::Collect {
+            if !self.at_clause_start() {
+                return Err(self.unexpected("a query inside COLLECT { }"));
+            }
+            let query = self.parse_query(context)?;
+            close(self)?;
+            let kind = ExprKind::CollectSubquery(Box::new(query));
+            return Ok(Expr::new(kind, self.span_from(start)));
+        }
         let body = if self.at_clause_start() {
             SubqueryBody::Query(self.parse_query(context)?)
         } else if self.at(&TokenKind::LParen) || self.variable_at(0) {
@@ -717,13 +745,12 @@ impl Parser<'_> {
         } else {
             return Err(self.unexpected(&format!("a pattern or a query inside {keyword} {{ }}")));
         };
-        if !self.eat(&TokenKind::RBrace) {
-            return Err(self.unexpected(&format!(
-                "'}}' to close the {keyword} {{ opened at line {}, column {}",
-                open.line, open.column
-            )));
-        }
-        Ok(Expr::new(wrap(Box::new(body)), self.span_from(start)))
+        close(self)?;
+        let kind = match context {
+            QueryContext::Count => ExprKind::CountSubquery(Box::new(body)),
+            _ => ExprKind::Exists(Box::new(body)),
+        };
+        Ok(Expr::new(kind, self.span_from(start)))
     }
 
     /// True if the tokens from `n` ahead read as the inside of a map projection: its closing

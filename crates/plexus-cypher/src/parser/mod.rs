@@ -17,8 +17,8 @@
 //!
 //! NESTING LIMIT
 //! =============
-//! Every recursive path (expressions, queries inside `CALL {}` / `EXISTS {}` / `COUNT {}`,
-//! `FOREACH`, parenthesised patterns) enters a level through `Parser::enter_level`, which
+//! Every recursive path (expressions, queries inside `CALL {}` / `EXISTS {}` / `COUNT {}` /
+//! `COLLECT {}`, `FOREACH`, parenthesised patterns) enters a level through `Parser::enter_level`, which
 //! counts depth and fails cleanly with `NestingTooDeep` past [`MAX_NESTING_DEPTH`]. Operators
 //! that deepen the tree without recursing (`1 + 1 + ... + 1` is left-nested) count too. So the
 //! parser never overflows its stack, whatever the input, and the AST it builds is at most
@@ -29,14 +29,16 @@
 //! Beyond the grammar, the parser rejects clause sequences the openCypher grammar cannot derive
 //! — rules that need no knowledge of variables or the catalog (the binder checks the rest):
 //!
-//! - `RETURN` is the last clause of a single query;
-//! - a query (or `CALL {}` body) ends with `RETURN`, an updating clause or a `CALL`; it cannot
-//!   end with `MATCH`, `UNWIND` or `WITH`;
+//! - `RETURN` and `FINISH` are the last clause of a single query (`FINISH` in place of
+//!   `RETURN`: the query runs, updates included, and returns no rows and no columns);
+//! - a query (or `CALL {}` body) ends with `RETURN`, `FINISH`, an updating clause or a `CALL`;
+//!   it cannot end with `MATCH`, `UNWIND` or `WITH`;
 //! - a reading clause (`MATCH`, `UNWIND`, `CALL proc`) after an updating clause needs a `WITH`
 //!   in between;
 //! - `UNION` and `UNION ALL` cannot be mixed;
-//! - `EXISTS { ... }` and `COUNT { ... }` cannot contain updating clauses (and need not end
-//!   with RETURN); `FOREACH` contains only updating ones;
+//! - `EXISTS { ... }`, `COUNT { ... }` and `COLLECT { ... }` cannot contain updating clauses
+//!   nor `FINISH`; the first two need not end with RETURN, each branch of a `COLLECT` body
+//!   ends with a RETURN of exactly one item (not `*`); `FOREACH` contains only updating ones;
 //! - `WITH` items other than bare variables need an alias;
 //! - a pattern is a predicate, not a value (`RETURN (a)-->(b)` is rejected; see `expr.rs`);
 //! - `CALL proc` without parentheses and `YIELD *` are only allowed when the call is the whole
@@ -107,6 +109,8 @@ enum QueryContext {
     Exists,
     /// The body of `COUNT { ... }`.
     Count,
+    /// The body of `COLLECT { ... }`.
+    Collect,
 }
 
 impl QueryContext {
@@ -116,6 +120,7 @@ impl QueryContext {
         match self {
             QueryContext::Exists => Some("an EXISTS subquery"),
             QueryContext::Count => Some("a COUNT subquery"),
+            QueryContext::Collect => Some("a COLLECT subquery"),
             QueryContext::TopLevel | QueryContext::CallSubquery => None,
         }
     }
@@ -387,6 +392,13 @@ impl<'a> Parser<'a> {
         CLAUSE_KEYWORDS
             .iter()
             .any(|keyword| self.at_keyword(keyword))
+            || self.at_finish()
+    }
+
+    /// True at the `FINISH` clause. `finish` is not reserved: `finish = (a)-->(b)` at the
+    /// start of a subquery body names a path, so `FINISH` followed by `=` is not the clause.
+    fn at_finish(&self) -> bool {
+        self.at_keyword("FINISH") && *self.kind_at(1) != TokenKind::Eq
     }
 
     fn parse_single_query(&mut self, context: QueryContext) -> Result<SingleQuery> {
@@ -423,22 +435,46 @@ impl<'a> Parser<'a> {
                 kind if kind.is_updating() => pending_update = Some(kind.name()),
                 _ => {}
             }
-            let is_return = matches!(clause.kind, ClauseKind::Return(_));
+            if let (Some(subquery), ClauseKind::Finish) =
+                (context.expression_subquery(), &clause.kind)
+            {
+                return Err(composition_error(
+                    clause.span,
+                    format!("{subquery} cannot contain FINISH"),
+                ));
+            }
+            let ends_query = matches!(clause.kind, ClauseKind::Return(_) | ClauseKind::Finish);
+            let name = clause.kind.name();
             clauses.push(clause);
-            if is_return {
+            if ends_query {
                 if self.at_clause_start() {
                     return Err(composition_error(
                         self.peek().span,
-                        "RETURN can only be the last clause of a query".to_string(),
+                        format!("{name} can only be the last clause of a query"),
                     ));
                 }
                 break;
             }
         }
         let last = clauses.last().expect("at least one clause was parsed");
+        if context == QueryContext::Collect {
+            let single_column = match &last.kind {
+                ClauseKind::Return(ret) => !ret.projection.star && ret.projection.items.len() == 1,
+                _ => false,
+            };
+            if !single_column {
+                return Err(composition_error(
+                    last.span,
+                    "a COLLECT subquery must end with a single return column".to_string(),
+                ));
+            }
+        }
         let ends_well = matches!(
             last.kind,
-            ClauseKind::Return(_) | ClauseKind::Call(_) | ClauseKind::CallSubquery(_)
+            ClauseKind::Return(_)
+                | ClauseKind::Finish
+                | ClauseKind::Call(_)
+                | ClauseKind::CallSubquery(_)
         ) || last.kind.is_updating();
         if context.expression_subquery().is_none() && !ends_well {
             return Err(composition_error(
@@ -516,6 +552,7 @@ impl<'a> Parser<'a> {
                 "DELETE" | "DETACH" => Self::parse_delete,
                 "CALL" => Self::parse_call,
                 "FOREACH" => Self::parse_foreach,
+                "FINISH" => Self::parse_finish,
                 _ => return Err(self.unexpected("a clause")),
             },
             _ => return Err(self.unexpected("a clause")),
@@ -544,6 +581,11 @@ impl<'a> Parser<'a> {
         } else {
             Ok(None)
         }
+    }
+
+    fn parse_finish(&mut self) -> Result<ClauseKind> {
+        self.expect_keyword("FINISH")?;
+        Ok(ClauseKind::Finish)
     }
 
     fn parse_match(&mut self) -> Result<ClauseKind> {

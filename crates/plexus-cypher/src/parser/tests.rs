@@ -350,6 +350,151 @@ fn count_subqueries_and_the_word_count() {
 }
 
 #[test]
+fn collect_subqueries_and_the_word_collect() {
+    // `COLLECT {` opens a query whose branches each return one column.
+    let ExprKind::CollectSubquery(query) =
+        expr("COLLECT { MATCH (a)-->(b) RETURN b.x ORDER BY b.x }").kind
+    else {
+        panic!("a COLLECT subquery")
+    };
+    let [.., last] = &query.first.clauses[..] else {
+        panic!("clauses")
+    };
+    assert!(matches!(last.kind, ClauseKind::Return(_)));
+    let ExprKind::CollectSubquery(query) =
+        expr("collect { MATCH (a) RETURN a AS x UNION ALL MATCH (a) RETURN a AS x }").kind
+    else {
+        panic!("a COLLECT subquery")
+    };
+    assert_eq!(query.unions.len(), 1);
+    // A value like any other; the span covers the braces.
+    let query = "RETURN size(COLLECT { UNWIND [1] AS x RETURN x }) + 1";
+    let statement = parse_ok(query);
+    let ClauseKind::Return(ret) = &statement.query.first.clauses[0].kind else {
+        panic!()
+    };
+    let ExprKind::Binary { lhs, .. } = &ret.projection.items[0].expr.kind else {
+        panic!("a sum")
+    };
+    let ExprKind::FunctionCall { args, .. } = &lhs.kind else {
+        panic!("size(...)")
+    };
+    assert!(matches!(args[0].kind, ExprKind::CollectSubquery(_)));
+    assert_eq!(
+        args[0].span.text(query),
+        Some("COLLECT { UNWIND [1] AS x RETURN x }")
+    );
+    // `collect` stays the aggregate, a variable and a map projection's variable.
+    assert!(matches!(
+        expr("collect(x)").kind,
+        ExprKind::FunctionCall { ref name, .. } if name.name.name == "collect"
+    ));
+    assert_eq!(expr("collect"), var("collect"));
+    for projection in ["collect{.x}", "collect {.*}", "collect{}", "collect{a: 1}"] {
+        let ExprKind::MapProjection { variable, .. } = expr(projection).kind else {
+            panic!("{projection} is a map projection")
+        };
+        assert_eq!(variable.name, "collect", "{projection}");
+    }
+    // Not exactly one column, updates, FINISH, a pattern body.
+    let cases = [
+        (
+            "RETURN COLLECT { MATCH (a) RETURN a, a.x }",
+            "line 1, column 28: invalid clause composition: a COLLECT subquery must end with a \
+             single return column",
+        ),
+        (
+            "RETURN COLLECT { MATCH (a) RETURN * }",
+            "line 1, column 28: invalid clause composition: a COLLECT subquery must end with a \
+             single return column",
+        ),
+        (
+            "RETURN COLLECT { MATCH (a) WITH a }",
+            "line 1, column 28: invalid clause composition: a COLLECT subquery must end with a \
+             single return column",
+        ),
+        (
+            "RETURN COLLECT { MATCH (a) RETURN a UNION MATCH (a) }",
+            "line 1, column 43: invalid clause composition: a COLLECT subquery must end with a \
+             single return column",
+        ),
+        (
+            "RETURN COLLECT { MATCH (a) SET a.x = 1 RETURN a.x }",
+            "line 1, column 28: invalid clause composition: a COLLECT subquery cannot contain SET",
+        ),
+        (
+            "RETURN COLLECT { MATCH (a) FINISH }",
+            "line 1, column 28: invalid clause composition: a COLLECT subquery cannot contain FINISH",
+        ),
+        (
+            "RETURN COLLECT { (a)-->() }",
+            "line 1, column 18: expected a query inside COLLECT { } but found '('",
+        ),
+        (
+            "RETURN COLLECT { MATCH (a) RETURN a",
+            "line 1, column 36: expected '}' to close the COLLECT { opened at line 1, column 16 \
+             but found end of input",
+        ),
+    ];
+    for (query, message) in cases {
+        assert_eq!(parse_err(query).to_string(), message, "{query}");
+    }
+}
+
+#[test]
+fn finish_ends_a_query_without_rows() {
+    for query in [
+        "MATCH (n) SET n.seen = true FINISH",
+        "UNWIND [1, 2] AS x CREATE (:N {x: x}) FINISH",
+        "MATCH (n) finish",
+        "FINISH",
+        "UNWIND [1] AS x CALL { WITH x CREATE (:N) FINISH } RETURN x",
+    ] {
+        let statement = parse_ok(query);
+        let last = statement.query.first.clauses.last().expect("a clause");
+        let kind = match &last.kind {
+            ClauseKind::Return(_) => &statement.query.first.clauses[1].kind,
+            kind => kind,
+        };
+        let finish = match kind {
+            ClauseKind::CallSubquery(inner) => inner.first.clauses.last().expect("a clause"),
+            _ => last,
+        };
+        assert_eq!(finish.kind, ClauseKind::Finish, "{query}");
+        assert_eq!(finish.kind.name(), "FINISH");
+        assert!(!finish.kind.is_updating());
+    }
+    // `finish` is not reserved: a variable, and a path name at the start of a subquery.
+    parse_ok("UNWIND [1] AS finish RETURN finish");
+    parse_ok("RETURN EXISTS { finish = (a)-->() }");
+    let cases = [
+        (
+            "MATCH (n) RETURN n FINISH",
+            "line 1, column 20: invalid clause composition: RETURN can only be the last clause of a query",
+        ),
+        (
+            "MATCH (n) FINISH MATCH (m) RETURN m",
+            "line 1, column 18: invalid clause composition: FINISH can only be the last clause of a query",
+        ),
+        (
+            "MATCH (n) FINISH RETURN n",
+            "line 1, column 18: invalid clause composition: FINISH can only be the last clause of a query",
+        ),
+        (
+            "MATCH (n) RETURN COUNT { MATCH (n)-->() FINISH }",
+            "line 1, column 41: invalid clause composition: a COUNT subquery cannot contain FINISH",
+        ),
+        (
+            "MATCH (n) FOREACH (x IN [1] | FINISH) RETURN n",
+            "line 1, column 31: invalid clause composition: FOREACH can only contain updating clauses, not FINISH",
+        ),
+    ];
+    for (query, message) in cases {
+        assert_eq!(parse_err(query).to_string(), message, "{query}");
+    }
+}
+
+#[test]
 fn relationship_patterns() {
     let statement = parse_ok(
         "MATCH (a)-[r:A|:B*2..5 {x: 1}]->(b)<-[*]-(c)-[:C*3]-(d)<-->(e)-[*..4]-(f)-[*1..]-(g) RETURN a",

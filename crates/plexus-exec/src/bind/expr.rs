@@ -408,10 +408,28 @@ impl Binder<'_> {
             ExprKind::CountSubquery(body) => {
                 self.bind_subquery(SubqueryKind::Count, body, scope)?
             }
+            ExprKind::CollectSubquery(query) => {
+                let (scope, watch) = scope.watched(self.slot_types.len());
+                let (plan, columns) = self.plan_nested_query(query, &scope)?;
+                // The parser lets through only bodies whose branches end in a RETURN of one
+                // item; all branches of a UNION have the same column names.
+                let slot = match columns.as_deref() {
+                    Some([(_, slot)]) => *slot,
+                    _ => {
+                        return Err(syntax(
+                            "InvalidClauseComposition",
+                            span,
+                            "a COLLECT subquery must end with a single return column",
+                        ));
+                    }
+                };
+                self.subquery(SubqueryKind::Collect(slot), plan, watch)
+            }
         })
     }
 
-    /// `EXISTS { ... }` or `COUNT { ... }`: the body planned over the outer row (an
+    /// `EXISTS { ... }` or `COUNT { ... }` (`COLLECT { ... }` is bound alike, with a query
+    /// for body): the body planned over the outer row (an
     /// `Argument` carrying every variable of `scope`), so the outer variables it names are
     /// bound already; `kind` says what the value is (see `eval`).
     fn bind_subquery(

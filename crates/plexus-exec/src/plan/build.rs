@@ -797,7 +797,8 @@ impl Binder<'_> {
         Ok((plan, Some(columns)))
     }
 
-    /// `EXISTS { MATCH ... }` or `COUNT { MATCH ... }`: a correlated query over the outer scope.
+    /// `EXISTS { MATCH ... }`, `COUNT { MATCH ... }` or `COLLECT { MATCH ... RETURN x }`: a
+    /// correlated query over the outer scope.
     pub(crate) fn plan_nested_query(
         &mut self,
         query: &ast::Query,
@@ -968,6 +969,9 @@ impl Binder<'_> {
                         unit,
                     };
                 }
+                // Ends the query like RETURN, with no columns: as after an updating clause,
+                // the top level discards the rows and a `CALL { }` body is a unit subquery.
+                ClauseKind::Finish => {}
                 ClauseKind::Foreach(f) => {
                     let list = self.bind_expr(&f.list, &scope, ExprCtx::PLAIN)?;
                     let mut inner = scope.clone();
@@ -2474,7 +2478,8 @@ fn ast_mentions_any(e: &Expr, names: &HashSet<&str>) -> bool {
         ExprKind::PatternComprehension { .. }
         | ExprKind::PatternPredicate(_)
         | ExprKind::Exists(_)
-        | ExprKind::CountSubquery(_) => true,
+        | ExprKind::CountSubquery(_)
+        | ExprKind::CollectSubquery(_) => true,
     }
 }
 
