@@ -508,11 +508,28 @@ pub struct PatternStep {
     pub node: NodePattern,
 }
 
+/// A Neo4j 5 label expression. Precedence, tightest first: `!`, `&`, `|`; parentheses group.
+/// On a relationship, a "label" is its type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LabelExpr {
+    Label(Ident),
+    /// `%`: any label at all.
+    Any,
+    Not(Box<LabelExpr>),
+    And(Box<LabelExpr>, Box<LabelExpr>),
+    Or(Box<LabelExpr>, Box<LabelExpr>),
+}
+
 /// `(<variable>:<Label>... <properties>)`
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodePattern {
     pub variable: Option<Ident>,
+    /// The plain labels the node must have: `:A:B`, and the plain conjuncts of a label
+    /// expression (`:A&!B` has `labels = [A]`).
     pub labels: Vec<Ident>,
+    /// The rest of a Neo4j 5 label expression (`:A|B`, `:!A`, `:%`) that the node must also
+    /// satisfy; `None` when the labels are plain.
+    pub label_expr: Option<LabelExpr>,
     /// A map literal or a parameter.
     pub properties: Option<Expr>,
     pub span: Span,
@@ -582,6 +599,11 @@ pub enum ExprKind {
     HasLabels {
         expr: Box<Expr>,
         labels: Vec<Ident>,
+    },
+    /// `<expr>:<label expression>` that is not a plain conjunction: `n:A|B`, `n:!A`, `n:%`.
+    LabelTest {
+        expr: Box<Expr>,
+        label_expr: LabelExpr,
     },
     Unary {
         op: UnaryOp,
@@ -832,7 +854,8 @@ impl Expr {
             ExprKind::Property { .. }
             | ExprKind::Index { .. }
             | ExprKind::Slice { .. }
-            | ExprKind::HasLabels { .. } => Precedence::Postfix,
+            | ExprKind::HasLabels { .. }
+            | ExprKind::LabelTest { .. } => Precedence::Postfix,
             // A pattern predicate is only unambiguous where a boolean operator or a delimiter
             // follows it: `(a)-->(b) - 1` would read `- 1` as another relationship.
             ExprKind::PatternPredicate(_) => Precedence::Not,

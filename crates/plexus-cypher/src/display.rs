@@ -244,6 +244,52 @@ impl Display for RemoveItem {
     }
 }
 
+/// Label-expression precedence levels, loosest first (see `parser::expr`).
+const LABEL_OR: u8 = 1;
+const LABEL_AND: u8 = 2;
+const LABEL_NOT: u8 = 3;
+
+/// Writes `expr`, parenthesised when it binds looser than `min`. A right operand is written
+/// one level tighter than its operator, as the parser folds `A|B|C` to the left.
+fn write_label_expr(f: &mut Formatter<'_>, expr: &LabelExpr, min: u8) -> fmt::Result {
+    let precedence = match expr {
+        LabelExpr::Or(..) => LABEL_OR,
+        LabelExpr::And(..) => LABEL_AND,
+        LabelExpr::Not(_) | LabelExpr::Label(_) | LabelExpr::Any => LABEL_NOT,
+    };
+    if precedence < min {
+        f.write_str("(")?;
+    }
+    match expr {
+        LabelExpr::Label(name) => write!(f, "{}", Name(name))?,
+        LabelExpr::Any => f.write_str("%")?,
+        LabelExpr::Not(inner) => {
+            f.write_str("!")?;
+            write_label_expr(f, inner, LABEL_NOT)?;
+        }
+        LabelExpr::And(a, b) => {
+            write_label_expr(f, a, LABEL_AND)?;
+            f.write_str("&")?;
+            write_label_expr(f, b, LABEL_NOT)?;
+        }
+        LabelExpr::Or(a, b) => {
+            write_label_expr(f, a, LABEL_OR)?;
+            f.write_str("|")?;
+            write_label_expr(f, b, LABEL_AND)?;
+        }
+    }
+    if precedence < min {
+        f.write_str(")")?;
+    }
+    Ok(())
+}
+
+impl Display for LabelExpr {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write_label_expr(f, self, LABEL_OR)
+    }
+}
+
 fn write_labels(f: &mut Formatter<'_>, labels: &[Ident]) -> fmt::Result {
     for label in labels {
         write!(f, ":{}", Name(label))?;
@@ -325,9 +371,19 @@ impl Display for NodePattern {
         if let Some(variable) = &self.variable {
             write!(f, "{variable}")?;
         }
-        write_labels(f, &self.labels)?;
+        match &self.label_expr {
+            None => write_labels(f, &self.labels)?,
+            Some(rest) => {
+                f.write_str(":")?;
+                for label in &self.labels {
+                    write!(f, "{}&", Name(label))?;
+                }
+                write_label_expr(f, rest, LABEL_AND)?;
+            }
+        }
         if let Some(properties) = &self.properties {
-            if self.variable.is_some() || !self.labels.is_empty() {
+            let has_labels = !self.labels.is_empty() || self.label_expr.is_some();
+            if self.variable.is_some() || has_labels {
                 f.write_str(" ")?;
             }
             write!(f, "{properties}")?;
@@ -427,6 +483,18 @@ fn write_string(f: &mut Formatter<'_>, value: &str) -> fmt::Result {
 }
 
 /// Writes `expr`, parenthesised if it binds more loosely than `min`.
+/// The operand of `:labels`: another label test is parenthesised, or its labels would merge.
+fn write_label_base(f: &mut Formatter<'_>, expr: &Expr) -> fmt::Result {
+    if matches!(
+        expr.kind,
+        ExprKind::HasLabels { .. } | ExprKind::LabelTest { .. }
+    ) {
+        write!(f, "({expr})")
+    } else {
+        write_operand(f, expr, Precedence::Postfix)
+    }
+}
+
 fn write_operand(f: &mut Formatter<'_>, expr: &Expr, min: Precedence) -> fmt::Result {
     if expr.precedence() < min {
         write!(f, "({expr})")
@@ -473,12 +541,15 @@ impl Display for Expr {
                 f.write_str("]")
             }
             ExprKind::HasLabels { expr, labels } => {
-                if matches!(expr.kind, ExprKind::HasLabels { .. }) {
-                    write!(f, "({expr})")?;
-                } else {
-                    write_operand(f, expr, Precedence::Postfix)?;
-                }
+                write_label_base(f, expr)?;
                 write_labels(f, labels)
+            }
+            ExprKind::LabelTest { expr, label_expr } => {
+                write_label_base(f, expr)?;
+                // A top-level `|` is parenthesised: in a comprehension's `WHERE` a bare one
+                // would end the predicate.
+                f.write_str(":")?;
+                write_label_expr(f, label_expr, LABEL_AND)
             }
             ExprKind::Unary {
                 op: UnaryOp::Not,

@@ -79,6 +79,10 @@ pub enum TokenKind {
     Colon,
     Semicolon,
     Pipe,
+    /// `&`, only in label expressions
+    Amp,
+    /// `!`, only in label expressions (`!=` is refused with a hint)
+    Bang,
     Eq,
     /// `<>`
     NotEq,
@@ -136,6 +140,8 @@ impl TokenKind {
             TokenKind::Colon => ":",
             TokenKind::Semicolon => ";",
             TokenKind::Pipe => "|",
+            TokenKind::Amp => "&",
+            TokenKind::Bang => "!",
             TokenKind::Eq => "=",
             TokenKind::NotEq => "<>",
             TokenKind::Lt => "<",
@@ -599,6 +605,8 @@ impl<'a> Lexer<'a> {
                 self.bump();
                 return Err(self.error_at(mark, ParseErrorKind::BangEquals));
             }
+            ('!', _) => (TokenKind::Bang, false),
+            ('&', _) => (TokenKind::Amp, false),
             (other, _) => {
                 return Err(self.error_at(mark, ParseErrorKind::UnexpectedCharacter { ch: other }));
             }

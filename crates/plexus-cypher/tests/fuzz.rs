@@ -104,6 +104,8 @@ const TOKENS: &[&str] = &[
     ":",
     ";",
     "|",
+    "&",
+    "!",
     "=",
     "<>",
     "<",
@@ -217,6 +219,9 @@ fn expression() -> impl Strategy<Value = String> {
             " IS NULL",
             " IS NOT NULL",
             ":L",
+            ":(A|B)&!C",
+            ":!%",
+            ":A&B",
         ]);
         prop_oneof![
             (inner.clone(), binary_op, inner.clone())
@@ -257,6 +262,9 @@ fn pattern_element() -> impl Strategy<Value = String> {
         "(n:A:B {k: 1})",
         "(m $p)",
         "(`odd n`)",
+        "(n:A|B)",
+        "(:!A&(B|%) {k: 1})",
+        "(n:A&!B)",
     ]);
     let rel = prop::sample::select(vec![
         "-->",

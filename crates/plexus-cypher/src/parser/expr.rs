@@ -19,12 +19,16 @@
 //! postfix operator follows the number (`-1.x` is `-(1.x)`). This is the only way to write
 //! `-9223372036854775808`: its magnitude alone overflows i64.
 //!
+//! The postfix `:` takes a Neo4j 5 label expression (`n:(A|B)&!C`, `n:%`; grammar at
+//! `parse_label_terms`). Where a `|` ends the expression (a comprehension's list and `WHERE`,
+//! `reduce`, `FOREACH`) only a parenthesised `|` is a disjunction: `[x IN l WHERE x:A | x]`.
+//!
 //! PATTERNS INSIDE EXPRESSIONS
 //! ===========================
 //! `(` may open a parenthesised expression or a pattern predicate (`WHERE (a)-[:R]->(b)`), and
 //! `[` a list, a list comprehension or a pattern comprehension. The parser decides by bounded
 //! lookahead, without backtracking: `(...)` is a node pattern if its contents look like one
-//! (`[var] {:Label} [{map} | $param]`, skipping the map via the precomputed bracket partners)
+//! (`[var] [:label expression] [{map} | $param]`, skipping the map via the precomputed bracket partners)
 //! *and* a relationship follows (`--(`, `-->`, `<--`, or `-[`/`<-[` with a detail-shaped
 //! bracket; see `pattern.rs`). Each decision is O(1) in the query length, so parsing stays
 //! linear.
@@ -195,14 +199,17 @@ impl Parser<'_> {
                 key,
             }
         } else {
-            let mut labels = Vec::new();
-            while self.eat(&TokenKind::Colon) {
-                labels.push(self.parse_name("a label name")?);
-            }
-            debug_assert!(!labels.is_empty(), "infix_precedence saw ':'");
-            ExprKind::HasLabels {
-                expr: Box::new(lhs),
-                labels,
+            debug_assert!(self.at(&TokenKind::Colon), "infix_precedence saw ':'");
+            let label_expr = self.parse_label_terms()?;
+            match split_plain_labels(label_expr.clone()) {
+                (labels, None) => ExprKind::HasLabels {
+                    expr: Box::new(lhs),
+                    labels,
+                },
+                (_, Some(_)) => ExprKind::LabelTest {
+                    expr: Box::new(lhs),
+                    label_expr,
+                },
             }
         };
         Ok(Expr::new(kind, self.span_from(start)))
@@ -620,7 +627,9 @@ impl Parser<'_> {
             None
         };
         let pattern = Box::new(self.parse_pattern_element(true)?);
-        let predicate = self.parse_optional_where()?.map(Box::new);
+        let predicate = self
+            .with_bar_ending_expr(Self::parse_optional_where)?
+            .map(Box::new);
         self.expect(&TokenKind::Pipe)?;
         let projection = Box::new(self.parse_expr()?);
         self.expect(&TokenKind::RBracket)?;
@@ -639,8 +648,10 @@ impl Parser<'_> {
         let start = self.expect(&TokenKind::LBracket)?;
         let variable = self.take_ident();
         self.advance();
-        let list = Box::new(self.parse_expr()?);
-        let predicate = self.parse_optional_where()?.map(Box::new);
+        let list = Box::new(self.with_bar_ending_expr(Self::parse_expr)?);
+        let predicate = self
+            .with_bar_ending_expr(Self::parse_optional_where)?
+            .map(Box::new);
         let projection = if self.eat(&TokenKind::Pipe) {
             Some(Box::new(self.parse_expr()?))
         } else {
@@ -803,7 +814,7 @@ impl Parser<'_> {
         self.expect(&TokenKind::Comma)?;
         let variable = self.parse_variable()?;
         self.expect_keyword("IN")?;
-        let list = Box::new(self.parse_expr()?);
+        let list = Box::new(self.with_bar_ending_expr(Self::parse_expr)?);
         self.expect(&TokenKind::Pipe)?;
         let expr = Box::new(self.parse_expr()?);
         self.expect(&TokenKind::RParen)?;
@@ -826,4 +837,105 @@ fn check_not_pattern(expr: &Expr) -> Result<()> {
         return Err(ParseError::new(ParseErrorKind::PatternAsValue, expr.span));
     }
     Ok(())
+}
+
+// ----- label expressions --------------------------------------------------------------------
+//
+// GRAMMAR (Neo4j 5), tightest first:
+//
+//   terms := (':' or)+          -- `:A:B` is the conjunction of its terms
+//   or    := and ('|' and)*
+//   and   := not ('&' not)*
+//   not   := '!' not | atom
+//   atom  := '%' | '(' or ')' | name
+//
+// `n:A|B&!C` is `n:(A|(B&(!C)))`. The plain conjunctions (`:A:B`, `:A&B`) keep their old
+// AST form (`labels: Vec<Ident>`) so the binder and planner see them as before.
+
+impl Parser<'_> {
+    /// Runs `f` with an unparenthesised `|` ending label expressions (see `bar_ends_expr`).
+    pub(super) fn with_bar_ending_expr<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let saved = std::mem::replace(&mut self.bar_ends_expr, true);
+        let result = f(self);
+        self.bar_ends_expr = saved;
+        result
+    }
+
+    /// At `:`: one or more `:`-separated label expressions, as their conjunction.
+    pub(super) fn parse_label_terms(&mut self) -> Result<LabelExpr> {
+        self.expect(&TokenKind::Colon)?;
+        let mut expr = self.parse_label_or(!self.bar_ends_expr)?;
+        while self.eat(&TokenKind::Colon) {
+            let term = self.parse_label_or(!self.bar_ends_expr)?;
+            expr = LabelExpr::And(Box::new(expr), Box::new(term));
+        }
+        Ok(expr)
+    }
+
+    fn parse_label_or(&mut self, allow_bar: bool) -> Result<LabelExpr> {
+        let mut expr = self.parse_label_and()?;
+        while allow_bar && self.eat(&TokenKind::Pipe) {
+            let rhs = self.parse_label_and()?;
+            expr = LabelExpr::Or(Box::new(expr), Box::new(rhs));
+        }
+        Ok(expr)
+    }
+
+    fn parse_label_and(&mut self) -> Result<LabelExpr> {
+        let mut expr = self.parse_label_not()?;
+        while self.eat(&TokenKind::Amp) {
+            let rhs = self.parse_label_not()?;
+            expr = LabelExpr::And(Box::new(expr), Box::new(rhs));
+        }
+        Ok(expr)
+    }
+
+    fn parse_label_not(&mut self) -> Result<LabelExpr> {
+        if self.eat(&TokenKind::Bang) {
+            let inner = self.nested(Self::parse_label_not)?;
+            return Ok(LabelExpr::Not(Box::new(inner)));
+        }
+        if self.eat(&TokenKind::Percent) {
+            return Ok(LabelExpr::Any);
+        }
+        if self.eat(&TokenKind::LParen) {
+            let inner = self.nested(|p| p.parse_label_or(true))?;
+            self.expect(&TokenKind::RParen)?;
+            return Ok(inner);
+        }
+        Ok(LabelExpr::Label(self.parse_name("a label name")?))
+    }
+}
+
+/// Splits a label expression into its plain-label conjuncts and the conjunction of the rest
+/// (`A&!B&C` gives `([A, C], Some(!B))`), so `:A&B` is planned like `:A:B`.
+pub(super) fn split_plain_labels(expr: LabelExpr) -> (Vec<Ident>, Option<LabelExpr>) {
+    fn flatten(expr: LabelExpr, out: &mut Vec<LabelExpr>) {
+        match expr {
+            LabelExpr::And(a, b) => {
+                flatten(*a, out);
+                flatten(*b, out);
+            }
+            other => out.push(other),
+        }
+    }
+    let mut conjuncts = Vec::new();
+    flatten(expr, &mut conjuncts);
+    let mut labels = Vec::new();
+    let mut rest: Option<LabelExpr> = None;
+    for conjunct in conjuncts {
+        match conjunct {
+            LabelExpr::Label(name) => labels.push(name),
+            other => {
+                rest = Some(match rest {
+                    None => other,
+                    Some(acc) => LabelExpr::And(Box::new(acc), Box::new(other)),
+                })
+            }
+        }
+    }
+    (labels, rest)
 }

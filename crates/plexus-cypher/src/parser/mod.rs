@@ -135,6 +135,10 @@ struct Parser<'a> {
     partner: Vec<usize>,
     /// Current nesting depth, bounded by `MAX_NESTING_DEPTH`.
     depth: usize,
+    /// True while parsing an expression that a `|` ends (the list and `WHERE` of a
+    /// comprehension, `reduce`, `FOREACH`): there an unparenthesised `|` after `x:A` is that
+    /// delimiter, not a label disjunction; `x:(A|B)` still is one.
+    bar_ends_expr: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -153,6 +157,7 @@ impl<'a> Parser<'a> {
             pos: 0,
             partner,
             depth: 0,
+            bar_ends_expr: false,
         }
     }
 
@@ -789,6 +794,7 @@ impl<'a> Parser<'a> {
                 ExprKind::Variable(variable) => SetItemKind::Labels { variable, labels },
                 _ => return Err(bad_target(expr.span, "SET")),
             },
+            ExprKind::LabelTest { .. } => return Err(label_expression_target(target.span, "SET")),
             _ => return Err(bad_target(target.span, "SET")),
         };
         Ok(SetItem {
@@ -808,6 +814,9 @@ impl<'a> Parser<'a> {
                     ExprKind::Variable(variable) => RemoveItemKind::Labels { variable, labels },
                     _ => return Err(bad_target(expr.span, "REMOVE")),
                 },
+                ExprKind::LabelTest { .. } => {
+                    return Err(label_expression_target(target.span, "REMOVE"));
+                }
                 _ => return Err(bad_target(target.span, "REMOVE")),
             };
             Ok(RemoveItem {
@@ -867,7 +876,7 @@ impl<'a> Parser<'a> {
         self.expect(&TokenKind::LParen)?;
         let variable = self.parse_variable()?;
         self.expect_keyword("IN")?;
-        let list = self.parse_expr()?;
+        let list = self.with_bar_ending_expr(Self::parse_expr)?;
         self.expect(&TokenKind::Pipe)?;
         let clauses = self.nested(|p| {
             let mut clauses = Vec::new();
@@ -899,6 +908,17 @@ impl<'a> Parser<'a> {
 
 fn composition_error(span: Span, reason: String) -> ParseError {
     ParseError::new(ParseErrorKind::InvalidClauseComposition { reason }, span)
+}
+
+/// `SET n:A|B`: only plain labels can be set or removed.
+fn label_expression_target(span: Span, clause: &str) -> ParseError {
+    ParseError::new(
+        ParseErrorKind::Unexpected {
+            expected: format!("plain labels to {clause} (`n:A:B` or `n:A&B`)"),
+            found: "a label expression".to_string(),
+        },
+        span,
+    )
 }
 
 fn bad_target(span: Span, clause: &str) -> ParseError {

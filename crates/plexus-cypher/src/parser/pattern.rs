@@ -23,6 +23,7 @@
 //! relationship is only read when it unmistakably starts one: `--(`, `-->`, `<--`, or `-[` /
 //! `<-[` followed by something shaped like a relationship detail and then `]-(` or `]->`.
 
+use super::expr::split_plain_labels;
 use super::{Parser, Result};
 use crate::ast::*;
 use crate::error::{ParseError, ParseErrorKind};
@@ -118,15 +119,21 @@ impl Parser<'_> {
         } else {
             None
         };
-        let mut labels = Vec::new();
-        while self.eat(&TokenKind::Colon) {
-            labels.push(self.parse_name("a label name")?);
-        }
+        let (labels, label_expr) = if self.at(&TokenKind::Colon) {
+            // Inside `( )` a `|` can only be a label disjunction.
+            let saved = std::mem::replace(&mut self.bar_ends_expr, false);
+            let terms = self.parse_label_terms();
+            self.bar_ends_expr = saved;
+            split_plain_labels(terms?)
+        } else {
+            (Vec::new(), None)
+        };
         let properties = self.parse_pattern_properties()?;
         self.expect(&TokenKind::RParen)?;
         Ok(NodePattern {
             variable,
             labels,
+            label_expr,
             properties,
             span: self.span_from(start),
         })
@@ -158,11 +165,14 @@ impl Parser<'_> {
                 variable = Some(self.take_ident());
             }
             if self.eat(&TokenKind::Colon) {
-                types.push(self.parse_name("a relationship type name")?);
+                types.push(self.relationship_type_name()?);
                 while self.eat(&TokenKind::Pipe) {
                     self.eat(&TokenKind::Colon);
-                    types.push(self.parse_name("a relationship type name")?);
+                    types.push(self.relationship_type_name()?);
                 }
+            }
+            if matches!(self.peek().kind, TokenKind::Amp | TokenKind::Bang) {
+                return Err(type_expression_error(self.peek().span));
             }
             if self.eat(&TokenKind::Star) {
                 length = Some(self.parse_var_length()?);
@@ -198,6 +208,17 @@ impl Parser<'_> {
             properties,
             span: self.span_from(start),
         })
+    }
+
+    /// A relationship type name; a label-expression operator there is refused with a reason.
+    fn relationship_type_name(&mut self) -> Result<Ident> {
+        if matches!(
+            self.peek().kind,
+            TokenKind::Amp | TokenKind::Bang | TokenKind::Percent | TokenKind::LParen
+        ) {
+            return Err(type_expression_error(self.peek().span));
+        }
+        self.parse_name("a relationship type name")
     }
 
     /// After `*`: `[min] ['..' [max]]`. A lone `*n` means exactly n hops.
@@ -275,13 +296,24 @@ impl Parser<'_> {
         if self.variable_abs(index) {
             index += 1;
         }
-        while *self.kind_abs(index) == TokenKind::Colon
-            && matches!(
-                self.kind_abs(index + 1),
-                TokenKind::Ident(_) | TokenKind::QuotedIdent(_)
-            )
-        {
-            index += 2;
+        // Labels: `:A:B`, or a label expression such as `:(A|B)&!%`.
+        if *self.kind_abs(index) == TokenKind::Colon {
+            while index < close {
+                match self.kind_abs(index) {
+                    TokenKind::Colon
+                    | TokenKind::Ident(_)
+                    | TokenKind::QuotedIdent(_)
+                    | TokenKind::Pipe
+                    | TokenKind::Amp
+                    | TokenKind::Bang
+                    | TokenKind::Percent => index += 1,
+                    TokenKind::LParen => match self.partner.get(index).copied() {
+                        Some(group_close) if group_close < close => index = group_close + 1,
+                        _ => return false,
+                    },
+                    _ => break,
+                }
+            }
         }
         match self.kind_abs(index) {
             TokenKind::LBrace => match self.partner.get(index).copied().unwrap_or(usize::MAX) {
@@ -329,4 +361,16 @@ impl Parser<'_> {
             _ => false,
         }
     }
+}
+
+/// A relationship has exactly one type, so only `|` (one of) applies to relationship types.
+fn type_expression_error(span: Span) -> ParseError {
+    ParseError::new(
+        ParseErrorKind::InvalidRelationshipPattern {
+            reason: "a relationship has exactly one type: only `|` may combine relationship \
+                     types (`[:T|U]`), not `&`, `!`, `%` or parentheses"
+                .into(),
+        },
+        span,
+    )
 }

@@ -857,3 +857,169 @@ fn nesting_limit_is_clean() {
         parse(&chain).unwrap();
     });
 }
+
+// ----- label expressions (Neo4j 5) -------------------------------------------------------
+
+fn label(name: &str) -> LabelExpr {
+    LabelExpr::Label(ident(name))
+}
+
+fn label_test(text: &str) -> LabelExpr {
+    match expr(text).kind {
+        ExprKind::LabelTest { label_expr, .. } => label_expr,
+        other => panic!("`{text}` should be a label test, got {other:?}"),
+    }
+}
+
+fn first_node(query: &str) -> NodePattern {
+    let statement = parse_ok(query);
+    let ClauseKind::Match(m) = &statement.query.first.clauses[0].kind else {
+        panic!("MATCH expected")
+    };
+    m.pattern.parts[0].element.start.clone()
+}
+
+#[test]
+fn label_expression_precedence_is_not_and_or() {
+    use LabelExpr::{And, Not, Or};
+    let b = Box::new;
+    // `A|B&!C` is `A|(B&(!C))`.
+    assert_eq!(
+        label_test("n:A|B&!C"),
+        Or(b(label("A")), b(And(b(label("B")), b(Not(b(label("C")))))))
+    );
+    assert_eq!(
+        label_test("n:(A|B)&!C"),
+        And(b(Or(b(label("A")), b(label("B")))), b(Not(b(label("C")))))
+    );
+    assert_eq!(label_test("n:!!%"), Not(b(Not(b(LabelExpr::Any)))));
+    // `|` and `&` fold to the left.
+    assert_eq!(
+        label_test("n:A|B|C"),
+        Or(b(Or(b(label("A")), b(label("B")))), b(label("C")))
+    );
+}
+
+#[test]
+fn plain_label_conjunctions_keep_their_old_form() {
+    for text in ["n:A&B", "n:A:B"] {
+        assert_eq!(
+            expr(text).kind,
+            ExprKind::HasLabels {
+                expr: Box::new(var("n")),
+                labels: vec![ident("A"), ident("B")],
+            }
+        );
+    }
+    // A label expression binds like the postfix `:A`: `n:A|B AND x` is `(n:A|B) AND x`.
+    let ExprKind::Binary { op, lhs, .. } = expr("n:A|B AND x").kind else {
+        panic!("AND expected")
+    };
+    assert_eq!(op, BinaryOp::And);
+    assert!(matches!(lhs.kind, ExprKind::LabelTest { .. }));
+}
+
+#[test]
+fn node_patterns_split_plain_labels_from_the_rest() {
+    let node = first_node("MATCH (n:A|B) RETURN n");
+    assert!(node.labels.is_empty());
+    assert_eq!(
+        node.label_expr,
+        Some(LabelExpr::Or(Box::new(label("A")), Box::new(label("B"))))
+    );
+    let node = first_node("MATCH (n:!B&A&C {x: 1}) RETURN n");
+    assert_eq!(node.labels, vec![ident("A"), ident("C")]);
+    assert_eq!(node.label_expr, Some(LabelExpr::Not(Box::new(label("B")))));
+    let node = first_node("MATCH (n:A&B) RETURN n");
+    assert_eq!(node.labels, vec![ident("A"), ident("B")]);
+    assert_eq!(node.label_expr, None);
+    assert_eq!(
+        first_node("MATCH (:%) RETURN 1").label_expr,
+        Some(LabelExpr::Any)
+    );
+}
+
+#[test]
+fn label_expressions_print_back_to_the_same_tree() {
+    for query in [
+        "MATCH (n) WHERE n:A|B&!C RETURN n",
+        "MATCH (n) WHERE n:(A|B)&!(C&D) RETURN n",
+        "MATCH (n) WHERE n:!(A|%) AND (n:A):!B RETURN n",
+        "MATCH (n:(A|B)&!C {x: 1})-->(:%) RETURN n",
+        "MATCH (n:A&!B&(C|D)) RETURN n",
+        "RETURN [x IN [] WHERE x:(A|B) | x]",
+        "MATCH (n) RETURN [(n)-->(m:A|B) WHERE m:(C|D) | m]",
+    ] {
+        let first = parse_ok(query);
+        let printed = first.to_string();
+        assert_eq!(
+            parse_ok(&printed),
+            first,
+            "`{query}` printed as `{printed}`"
+        );
+    }
+}
+
+#[test]
+fn a_bar_ends_a_comprehension_predicate() {
+    let ExprKind::ListComprehension {
+        predicate,
+        projection,
+        ..
+    } = expr("[x IN l WHERE x:A | x.name]").kind
+    else {
+        panic!("list comprehension expected")
+    };
+    assert!(matches!(
+        predicate.unwrap().kind,
+        ExprKind::HasLabels { .. }
+    ));
+    assert!(projection.is_some());
+}
+
+#[test]
+fn relationship_types_take_only_bar() {
+    let query = "MATCH ()-[r:T&U]->() RETURN r";
+    let error = parse_err(query);
+    assert!(matches!(
+        error.kind,
+        ParseErrorKind::InvalidRelationshipPattern { .. }
+    ));
+    assert_eq!(error.span.text(query), Some("&"));
+    assert!(error.to_string().contains("exactly one type"), "{error}");
+    let query = "MATCH ()-[r:T|!U]->() RETURN r";
+    assert_eq!(parse_err(query).span.text(query), Some("!"));
+    // Neo4j 5 spelling of a type disjunction with a variable.
+    let statement = parse_ok("MATCH ()-[r:T|U]->() RETURN r");
+    let ClauseKind::Match(m) = &statement.query.first.clauses[0].kind else {
+        panic!("MATCH expected")
+    };
+    assert_eq!(
+        m.pattern.parts[0].element.chain[0].relationship.types.len(),
+        2
+    );
+}
+
+#[test]
+fn a_dangling_label_operator_is_a_positioned_error() {
+    // A label may be named like a keyword (`n:A|RETURN`), so the missing name shows where
+    // something that cannot be a name follows.
+    let query = "MATCH (n) WHERE n:A|, 1 RETURN n";
+    let error = parse_err(query);
+    assert_eq!(error.span.text(query), Some(","));
+    assert!(error.to_string().contains("label name"), "{error}");
+    let query = "MATCH (n:A&) RETURN n";
+    assert_eq!(parse_err(query).span.text(query), Some(")"));
+}
+
+#[test]
+fn set_and_remove_take_plain_labels_only() {
+    let error = parse_err("MATCH (n) SET n:A|B");
+    assert!(error.to_string().contains("label expression"), "{error}");
+    let error = parse_err("MATCH (n) REMOVE n:!A");
+    assert!(
+        error.to_string().contains("plain labels to REMOVE"),
+        "{error}"
+    );
+    assert!(parse("MATCH (n) SET n:A&B").is_ok());
+}

@@ -15,7 +15,7 @@
 //! the key's slot instead of a variable the aggregation has consumed.
 
 use super::{
-    ArithOp, BExpr, Binder, MapProjectionItem, PathElement, Scope, StringOp, Subquery,
+    ArithOp, BExpr, Binder, LabelTest, MapProjectionItem, PathElement, Scope, StringOp, Subquery,
     SubqueryKind, Ty, Watch, calls_rand, syntax,
 };
 use crate::error::{ErrorClass, QueryError, Result};
@@ -126,6 +126,13 @@ impl Binder<'_> {
             ExprKind::HasLabels { expr: base, labels } => BExpr::HasLabels(
                 Box::new(self.bind_expr(base, scope, ctx)?),
                 labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
+            ),
+            ExprKind::LabelTest {
+                expr: base,
+                label_expr,
+            } => BExpr::LabelTest(
+                Box::new(self.bind_expr(base, scope, ctx)?),
+                Arc::new(LabelTest::bind(label_expr)),
             ),
             ExprKind::Unary { op, expr: inner } => {
                 let bound = self.bind_expr(inner, scope, ctx)?;
@@ -669,6 +676,7 @@ impl Binder<'_> {
             | BExpr::In(..)
             | BExpr::StringOp(..)
             | BExpr::HasLabels(..)
+            | BExpr::LabelTest(..)
             | BExpr::Quantifier { .. } => Ty::Bool,
             BExpr::Subquery(sub) => match sub.kind {
                 SubqueryKind::Exists => Ty::Bool,

@@ -33,7 +33,7 @@ pub(crate) use expr::ExprCtx;
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::{AggCall, LogicalPlan, ProcedureRegistry};
 use crate::value::Value;
-use plexus_cypher::ast::{ComparisonOp, Quantifier, Span};
+use plexus_cypher::ast::{self, ComparisonOp, Quantifier, Span};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -92,6 +92,59 @@ impl Ty {
     }
 }
 
+/// A bound label expression: `ast::LabelExpr` with its names interned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LabelTest {
+    Label(Arc<str>),
+    /// `%`: any label.
+    Any,
+    Not(Box<LabelTest>),
+    And(Box<LabelTest>, Box<LabelTest>),
+    Or(Box<LabelTest>, Box<LabelTest>),
+}
+
+impl LabelTest {
+    pub fn bind(expr: &ast::LabelExpr) -> Self {
+        let bind = |e: &ast::LabelExpr| Box::new(Self::bind(e));
+        match expr {
+            ast::LabelExpr::Label(name) => Self::Label(Arc::from(name.name.as_str())),
+            ast::LabelExpr::Any => Self::Any,
+            ast::LabelExpr::Not(e) => Self::Not(bind(e)),
+            ast::LabelExpr::And(a, b) => Self::And(bind(a), bind(b)),
+            ast::LabelExpr::Or(a, b) => Self::Or(bind(a), bind(b)),
+        }
+    }
+
+    /// Evaluates the expression with `has(label)` for one label and `any()` for `%`,
+    /// short-circuiting like the boolean operators do.
+    pub fn matches<E>(
+        &self,
+        has: &mut impl FnMut(&str) -> Result<bool, E>,
+        any: &mut impl FnMut() -> Result<bool, E>,
+    ) -> Result<bool, E> {
+        Ok(match self {
+            Self::Label(name) => has(name)?,
+            Self::Any => any()?,
+            Self::Not(e) => !e.matches(has, any)?,
+            Self::And(a, b) => a.matches(has, any)? && b.matches(has, any)?,
+            Self::Or(a, b) => a.matches(has, any)? || b.matches(has, any)?,
+        })
+    }
+}
+
+/// Fully parenthesised, for plan output: `(A|(B&!C))`.
+impl std::fmt::Display for LabelTest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Label(name) => f.write_str(name),
+            Self::Any => f.write_str("%"),
+            Self::Not(e) => write!(f, "!{e}"),
+            Self::And(a, b) => write!(f, "({a}&{b})"),
+            Self::Or(a, b) => write!(f, "({a}|{b})"),
+        }
+    }
+}
+
 /// A bound expression: variables resolved to slots, functions resolved, subqueries planned.
 #[derive(Debug, Clone)]
 pub enum BExpr {
@@ -102,6 +155,9 @@ pub enum BExpr {
     Index(Box<BExpr>, Box<BExpr>),
     Slice(Box<BExpr>, Option<Box<BExpr>>, Option<Box<BExpr>>),
     HasLabels(Box<BExpr>, Vec<Arc<str>>),
+    /// A Neo4j 5 label expression that is not a plain conjunction (`n:A|B`, `n:!A`, `n:%`);
+    /// on a relationship it tests the type.
+    LabelTest(Box<BExpr>, Arc<LabelTest>),
     Not(Box<BExpr>),
     Negate(Box<BExpr>),
     And(Box<BExpr>, Box<BExpr>),
@@ -249,6 +305,7 @@ pub(crate) fn visit_children<'a>(e: &'a BExpr, f: &mut dyn FnMut(&'a BExpr)) {
         }
         BExpr::Property(b, _)
         | BExpr::HasLabels(b, _)
+        | BExpr::LabelTest(b, _)
         | BExpr::Not(b)
         | BExpr::Negate(b)
         | BExpr::IsNull(b, _) => f(b),

@@ -174,6 +174,33 @@ pub fn eval(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Value> {
                 )));
             }
         },
+        BExpr::LabelTest(base, test) => match eval(base, env, ctx)? {
+            Value::Null => Value::Null,
+            Value::Node(v) => {
+                // The same reads as `n:A` (per label) and `labels(n)` (for `%`), so
+                // SERIALIZABLE records exactly what the test looked at.
+                let tx = std::cell::RefCell::new(&mut *ctx.tx);
+                let matched = test
+                    .matches(
+                        &mut |label| tx.borrow_mut().vertex_has_labels(v, &[label]),
+                        &mut || Ok(!tx.borrow_mut().vertex_labels(v)?.is_empty()),
+                    )
+                    .map_err(entity_error)?;
+                Value::Bool(matched)
+            }
+            Value::Rel(e) => {
+                let rel_type = edge_type(e, ctx)?;
+                let matched: std::result::Result<bool, std::convert::Infallible> =
+                    test.matches(&mut |label| Ok(*label == *rel_type), &mut || Ok(true));
+                Value::Bool(matched.unwrap_or_else(|never| match never {}))
+            }
+            other => {
+                return Err(QueryError::type_error(format!(
+                    "label predicates apply to nodes, not {}",
+                    other.type_name()
+                )));
+            }
+        },
         BExpr::Not(inner) => from_option(boolean(eval(inner, env, ctx)?, "NOT")?.map(|b| !b)),
         BExpr::Negate(inner) => match eval(inner, env, ctx)? {
             Value::Null => Value::Null,

@@ -145,9 +145,11 @@ fn always_read(e: &BExpr, out: &mut Vec<(usize, Arc<str>)>) {
             other => always_read(other, out),
         },
         BExpr::And(a, _) | BExpr::Or(a, _) | BExpr::Xor(a, _) => always_read(a, out),
-        BExpr::Not(x) | BExpr::Negate(x) | BExpr::IsNull(x, _) | BExpr::HasLabels(x, _) => {
-            always_read(x, out)
-        }
+        BExpr::Not(x)
+        | BExpr::Negate(x)
+        | BExpr::IsNull(x, _)
+        | BExpr::HasLabels(x, _)
+        | BExpr::LabelTest(x, _) => always_read(x, out),
         BExpr::Arith(_, x, y) | BExpr::StringOp(_, x, y) | BExpr::In(x, y) | BExpr::Index(x, y) => {
             always_read(x, out);
             always_read(y, out);

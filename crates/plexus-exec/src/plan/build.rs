@@ -28,6 +28,10 @@
 //! from those expanded before it in the same MATCH (Cypher's relationship isomorphism), which
 //! Expand enforces with its `distinct_from` list, whatever the order of the expands.
 //!
+//! A node's plain labels (`:A:B`, and the plain conjuncts of `:A&!B`) drive its label scan;
+//! the rest of a label expression (`!B`, `A|B`, `%`) is a `LabelTest` filter right above the
+//! scan or expand that binds the node, so `(n:A|B)` is an all-nodes scan and a filter.
+//!
 //! Which node starts, and so which way each relationship is expanded, comes from the cost
 //! model (`cost`) when the caller passes statistics: the pattern's property maps and the
 //! MATCH's WHERE are bound before the parts are planned so that the model sees every
@@ -55,7 +59,7 @@
 //! across clauses (parts are planned in pattern order).
 
 use crate::bind::{
-    BExpr, Binder, ExprCtx, PathElement, Scope, Ty, calls_rand, syntax, visit_children,
+    BExpr, Binder, ExprCtx, LabelTest, PathElement, Scope, Ty, calls_rand, syntax, visit_children,
 };
 use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape, Start};
@@ -257,13 +261,26 @@ fn equalities(entity: BExpr, props: &Properties) -> Option<BExpr> {
     })
 }
 
-/// The filter of a node's `labels` and properties.
-fn node_predicate(slot: usize, labels: &[ast::Ident], props: &Properties) -> Option<BExpr> {
+/// The filter of a node's `labels`, properties and label expression (`(n:A|B)`), in that
+/// order.
+fn node_predicate(
+    slot: usize,
+    labels: &[ast::Ident],
+    label_expr: Option<&ast::LabelExpr>,
+    props: &Properties,
+) -> Option<BExpr> {
     let has_labels = (!labels.is_empty())
         .then(|| BExpr::HasLabels(Box::new(BExpr::Slot(slot)), label_names(labels)));
-    match (has_labels, equalities(BExpr::Slot(slot), props)) {
+    let predicate = match (has_labels, equalities(BExpr::Slot(slot), props)) {
         (Some(l), Some(p)) => chain_and(Some(l), p),
         (l, p) => l.or(p),
+    };
+    match label_expr {
+        None => predicate,
+        Some(e) => chain_and(
+            predicate,
+            BExpr::LabelTest(Box::new(BExpr::Slot(slot)), Arc::new(LabelTest::bind(e))),
+        ),
     }
 }
 
@@ -519,7 +536,12 @@ fn scan_node(
     let slot = ctx.slots.nodes[index].0;
     let label = node.labels.first().map(|l| Arc::from(l.name.as_str()));
     let other_labels = node.labels.get(1..).unwrap_or_default();
-    let predicate = node_predicate(slot, other_labels, &ctx.node_props[index]);
+    let predicate = node_predicate(
+        slot,
+        other_labels,
+        node.label_expr.as_ref(),
+        &ctx.node_props[index],
+    );
     let seek = label
         .as_ref()
         .and_then(|_| predicate.as_ref().and_then(|p| key_seek(slot, p)));
@@ -559,8 +581,14 @@ fn plan_start(
             if bound.insert(slot) {
                 scan_node(plan, ctx, node, est_rows)
             } else {
-                let labels = &ctx.nodes[node].labels;
-                filter(plan, node_predicate(slot, labels, &ctx.node_props[node]))
+                let pattern = ctx.nodes[node];
+                let predicate = node_predicate(
+                    slot,
+                    &pattern.labels,
+                    pattern.label_expr.as_ref(),
+                    &ctx.node_props[node],
+                );
+                filter(plan, predicate)
             }
         }
     }
@@ -625,7 +653,13 @@ fn seek_rel(
     for i in ends {
         let node = ctx.nodes[i];
         let slot = ctx.slots.nodes[i].0;
-        plan = filter(plan, node_predicate(slot, &node.labels, &ctx.node_props[i]));
+        let predicate = node_predicate(
+            slot,
+            &node.labels,
+            node.label_expr.as_ref(),
+            &ctx.node_props[i],
+        );
+        plan = filter(plan, predicate);
     }
     bound.extend([left, right]);
     expanded.push(rel_slot);
@@ -912,7 +946,10 @@ impl Binder<'_> {
                     for e in &d.exprs {
                         let bound = self.bind_expr(e, &scope, ExprCtx::PLAIN)?;
                         let ty = self.static_type(&bound);
-                        if matches!(e.kind, ExprKind::HasLabels { .. }) {
+                        if matches!(
+                            e.kind,
+                            ExprKind::HasLabels { .. } | ExprKind::LabelTest { .. }
+                        ) {
                             return Err(syntax(
                                 "InvalidDelete",
                                 e.span,
@@ -1138,7 +1175,10 @@ impl Binder<'_> {
                 let prebound = outer.get(&var.name) == Some(slot);
                 if usage != PatternUse::Match
                     && prebound
-                    && (!node.labels.is_empty() || node.properties.is_some() || alone)
+                    && (!node.labels.is_empty()
+                        || node.label_expr.is_some()
+                        || node.properties.is_some()
+                        || alone)
                 {
                     return Err(already_bound(var));
                 }
@@ -1679,7 +1719,12 @@ impl Binder<'_> {
         let node = ctx.nodes[to_index];
         Ok(filter(
             plan,
-            node_predicate(to, &node.labels, &ctx.node_props[to_index]),
+            node_predicate(
+                to,
+                &node.labels,
+                node.label_expr.as_ref(),
+                &ctx.node_props[to_index],
+            ),
         ))
     }
 
@@ -1731,6 +1776,15 @@ impl Binder<'_> {
             let mut nodes = vec![&part.element.start];
             nodes.extend(part.element.chain.iter().map(|s| &s.node));
             for (node, &(slot, prebound)) in nodes.iter().zip(&slots.nodes) {
+                if let Some(label_expr) = &node.label_expr {
+                    return Err(syntax(
+                        "InvalidLabelExpression",
+                        node.span,
+                        format!(
+                            "a created node takes plain labels (`:A:B` or `:A&B`), not `:{label_expr}`"
+                        ),
+                    ));
+                }
                 if !seen.insert(slot) {
                     if !node.labels.is_empty() || node.properties.is_some() {
                         let var = node.variable.as_ref().map_or("?", |v| v.name.as_str());
@@ -2375,6 +2429,7 @@ fn ast_has_aggregate(e: &Expr) -> bool {
         }
         ExprKind::Property { expr, .. }
         | ExprKind::HasLabels { expr, .. }
+        | ExprKind::LabelTest { expr, .. }
         | ExprKind::Unary { expr, .. }
         | ExprKind::IsNull { expr, .. } => ast_has_aggregate(expr),
         ExprKind::Index { expr, index } => ast_has_aggregate(expr) || ast_has_aggregate(index),
@@ -2414,6 +2469,7 @@ fn ast_mentions_any(e: &Expr, names: &HashSet<&str>) -> bool {
         ExprKind::Variable(v) => named(v),
         ExprKind::Property { expr, .. }
         | ExprKind::HasLabels { expr, .. }
+        | ExprKind::LabelTest { expr, .. }
         | ExprKind::Unary { expr, .. }
         | ExprKind::IsNull { expr, .. } => ast_mentions_any(expr, names),
         ExprKind::Index { expr, index } => {
@@ -2559,6 +2615,7 @@ fn map_children(e: BExpr, f: &mut dyn FnMut(BExpr) -> BExpr) -> BExpr {
         | BExpr::Agg(_) => e,
         BExpr::Property(x, k) => BExpr::Property(bx(f, x), k),
         BExpr::HasLabels(x, l) => BExpr::HasLabels(bx(f, x), l),
+        BExpr::LabelTest(x, t) => BExpr::LabelTest(bx(f, x), t),
         BExpr::Not(x) => BExpr::Not(bx(f, x)),
         BExpr::Negate(x) => BExpr::Negate(bx(f, x)),
         BExpr::IsNull(x, n) => BExpr::IsNull(bx(f, x), n),

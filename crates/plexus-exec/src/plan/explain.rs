@@ -421,6 +421,7 @@ pub fn expr_text(e: &BExpr) -> String {
                 .collect::<Vec<_>>()
                 .join(":")
         ),
+        BExpr::LabelTest(b, test) => format!("{}:{test}", expr_text(b)),
         BExpr::Not(b) => format!("NOT {}", expr_text(b)),
         BExpr::Negate(b) => format!("-{}", expr_text(b)),
         BExpr::And(a, b) => format!("({} AND {})", expr_text(a), expr_text(b)),
