@@ -342,10 +342,7 @@ impl Connection {
                 ));
             }
             _ => {
-                let message = match settings::unknown_setting(name) {
-                    plexus_types::Error::InvalidArgument(message) => message,
-                    other => other.to_string(),
-                };
+                let message = settings::unknown_setting(name);
                 return Err(session_error("UnknownSetting", &message, span));
             }
         }

@@ -112,7 +112,6 @@ pub struct Values {
 /// One registered setting.
 pub struct Setting {
     pub name: &'static str,
-    pub scope: Scope,
     pub description: &'static str,
     /// The value as listed and as accepted back by `set`.
     get: fn(&Values) -> String,
@@ -120,10 +119,9 @@ pub struct Setting {
 }
 
 macro_rules! setting {
-    ($name:literal, $scope:ident, $description:literal, |$v:ident| $field:expr, $parse:expr, $show:expr) => {
+    ($name:literal, $description:literal, |$v:ident| $field:expr, $parse:expr, $show:expr) => {
         Setting {
             name: $name,
-            scope: Scope::$scope,
             description: $description,
             get: |$v| $show(&$field),
             set: |$v, text| {
@@ -134,12 +132,11 @@ macro_rules! setting {
     };
 }
 
-/// Every server setting, in the order `SHOW SETTINGS` lists them (the session settings follow,
+/// Every server setting (all of scope [`Scope::Server`]), in the order `SHOW SETTINGS` lists them (the session settings follow,
 /// see [`SESSION_SETTINGS`]).
 pub static REGISTRY: &[Setting] = &[
     setting!(
         "durability",
-        Server,
         "when a commit is acknowledged: fsync (after its WAL record is on disk), periodic (WAL synced every sync_interval_ms) or none",
         |v| v.config.durability,
         parse_enum::<DurabilityMode>,
@@ -147,7 +144,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "sync_interval_ms",
-        Server,
         "background WAL sync period of durability = periodic (write-back period of none)",
         |v| v.config.sync_interval_ms,
         parse_millis,
@@ -155,7 +151,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "wal_segment_max_bytes",
-        Server,
         "a WAL segment larger than this is closed and a new one started",
         |v| v.config.wal_segment_max_bytes,
         parse_bytes,
@@ -163,7 +158,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "checkpoint_wal_bytes",
-        Server,
         "take a checkpoint once this many WAL bytes accumulated (0: never automatically)",
         |v| v.config.checkpoint_wal_bytes,
         parse_bytes,
@@ -171,7 +165,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "memtable_budget_bytes",
-        Server,
         "topology memtables are flushed to CSR runs on disk beyond this",
         |v| v.config.memtable_budget_bytes,
         parse_bytes,
@@ -179,7 +172,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "row_cache_bytes",
-        Server,
         "row chunks (properties, edge endpoints) kept in memory; colder ones spill to a cache file",
         |v| v.config.row_cache_bytes,
         parse_bytes,
@@ -187,7 +179,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "index_cache_bytes",
-        Server,
         "primary-key and property index entries kept in memory; the rest spill to scratch runs",
         |v| v.config.index_cache_bytes,
         parse_bytes,
@@ -195,7 +186,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "merge_policy",
-        Server,
         "how CSR runs are merged: leveling, tiering or elastic",
         |v| v.config.merge_policy,
         parse_enum::<MergePolicy>,
@@ -203,7 +193,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "lsm_range_vertices",
-        Server,
         "vertices per CSR run range (a multiple of 1024)",
         |v| v.config.lsm_range_vertices,
         parse_range_vertices,
@@ -211,7 +200,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "lsm_tier_runs",
-        Server,
         "size ratio between LSM levels (runs per tier before a merge)",
         |v| v.config.lsm_tier_runs,
         parse_tier_runs,
@@ -219,7 +207,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "lsm_level1_bytes",
-        Server,
         "least level-1 size of a range under leveling",
         |v| v.config.lsm_level1_bytes,
         parse_bytes,
@@ -227,7 +214,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "elastic_weight",
-        Server,
         "elastic merges: weight of the tombstone ratio against the read ratio (0 to 1)",
         |v| v.config.elastic_weight,
         parse_fraction,
@@ -235,7 +221,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "elastic_bound",
-        Server,
         "elastic merges: merge eagerly from this weighted ratio on (0 to 1)",
         |v| v.config.elastic_bound,
         parse_fraction,
@@ -243,7 +228,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "run_packing",
-        Server,
         "bit-pack CSR run neighbours: never, when-it-pays or always",
         |v| v.config.run_packing,
         parse_enum::<RunPacking>,
@@ -251,7 +235,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "background_maintenance",
-        Server,
         "run flushes and merges on a background thread (false: in the committing thread)",
         |v| v.config.background_maintenance,
         parse_bool,
@@ -259,7 +242,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "default_isolation",
-        Server,
         "the isolation level sessions start with: snapshot or serializable",
         |v| v.config.default_isolation,
         parse_enum::<IsolationLevel>,
@@ -267,7 +249,6 @@ pub static REGISTRY: &[Setting] = &[
     ),
     setting!(
         "default_query_threads",
-        Server,
         "worker threads of read-only statements that sessions start with (0: one per core; 1: serial)",
         |v| v.default_query_threads,
         parse_query_threads,
@@ -428,7 +409,7 @@ impl Settings {
                      default is '{default}'"
                 )));
             }
-            return Err(unknown_setting(name));
+            return Err(invalid(unknown_setting(name)));
         };
         (REGISTRY[i].set)(&mut self.values, text.trim())
             .map_err(|e| invalid(format!("setting '{name}': {e}")))?;
@@ -495,7 +476,7 @@ impl Settings {
             .map(|(s, source)| SettingRow {
                 name: s.name.into(),
                 value: redact(&(s.get)(&self.values)),
-                scope: s.scope,
+                scope: Scope::Server,
                 source: source.to_string(),
                 description: s.description.into(),
             });
@@ -590,16 +571,15 @@ fn known_names() -> impl Iterator<Item = &'static str> {
         .chain(SESSION_SETTINGS.iter().map(|(name, ..)| *name))
 }
 
-pub(crate) fn unknown_setting(name: &str) -> Error {
+/// Why `name` is no setting, with the closest known name when one is near.
+pub(crate) fn unknown_setting(name: &str) -> String {
     let closest = known_names()
         .map(|known| (edit_distance(name, known), known))
         .min()
         .filter(|(distance, known)| *distance <= known.len() / 2)
         .map(|(_, known)| format!(" (did you mean '{known}'?)"))
         .unwrap_or_default();
-    invalid(format!(
-        "unknown setting '{name}'{closest}; SHOW SETTINGS lists them"
-    ))
+    format!("unknown setting '{name}'{closest}; SHOW SETTINGS lists them")
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
