@@ -408,13 +408,18 @@ fn weighted_projections_see_every_weight_update_across_runs_merges_and_reopens()
 /// no eviction may take — the chunk receiving new rows of each of the two tables — and, while
 /// reading, the chunks just read (one clock pass gives them a second chance). Four chunks of
 /// at most `CHUNK_BYTES_MAX` each bound it.
+///
+/// The budget is small enough that the chunk-count claim holds with room to spare: how many
+/// chunks are resident when the load ends depends on whether the background maintenance
+/// thread's eviction has run yet (6–7 of 147 at 2 MiB; at 4 MiB it was 10–16, and 16 failed
+/// the tenfold assertion on a CI run).
 #[test]
 fn row_tables_ten_times_the_row_cache_stay_bounded_and_read_back() {
     const VERTICES: usize = 100_000;
     const EDGES: usize = 200_000;
     const BATCH: usize = 10_000;
     const CHUNK_BYTES_MAX: u64 = 512 << 10;
-    let budget: u64 = 4 << 20;
+    let budget: u64 = 2 << 20;
     let slack = 4 * CHUNK_BYTES_MAX;
     let dir = TempDir::new("rowcache");
     let config = Config {
