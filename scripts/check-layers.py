@@ -16,6 +16,7 @@ import sys
 LAYERS = {
     "plexus-types": set(),
     "plexus-cypher": set(),
+    "plexus-ingest": set(),
     "plexus-storage": {"plexus-types"},
     "plexus-txn": {"plexus-types", "plexus-storage"},
     "plexus-algo": {"plexus-types", "plexus-txn"},
