@@ -31,8 +31,10 @@
 
 mod csv;
 mod error;
+mod header;
 mod import_dir;
 
 pub use csv::{CsvOptions, CsvReader, CsvRecord, MAX_FIELD_BYTES, MAX_RECORD_FIELDS};
 pub use error::{IngestError, IngestErrorKind, Result};
+pub use header::{Column, ColumnKind, FieldType, Header, HeaderFor};
 pub use import_dir::ImportDir;
