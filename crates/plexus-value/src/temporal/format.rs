@@ -6,8 +6,6 @@
 use super::{Duration, NANOS_PER_SECOND, Temporal, civil_from_days};
 use crate::value::Value;
 
-// ---- printing --------------------------------------------------------------------------------
-
 fn fraction_text(nanos: i64) -> String {
     if nanos == 0 {
         return String::new();
@@ -25,7 +23,7 @@ pub(super) fn date_text(days: i64) -> String {
     }
 }
 
-pub(super) fn time_text(nanos: i64) -> String {
+fn time_text(nanos: i64) -> String {
     let secs = nanos / NANOS_PER_SECOND;
     let frac = nanos % NANOS_PER_SECOND;
     let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
@@ -50,7 +48,7 @@ pub(super) fn offset_text(offset: i32) -> String {
     }
 }
 
-pub(super) fn duration_text(d: &Duration) -> String {
+fn duration_text(d: &Duration) -> String {
     let mut out = String::from("P");
     let (years, months) = (d.months / 12, d.months % 12);
     if years != 0 {

@@ -30,7 +30,6 @@
 //! - comparison is within one type only (times and datetimes by instant); anything else is
 //!   null;
 //! - `duration.between(a, b)` counts whole months, then whole days, then seconds.
-
 //!
 //! THE STATEMENT'S CLOCK
 //! =====================
@@ -573,6 +572,8 @@ fn fractional_nanos(months: f64, days: f64, nanos: f64) -> Duration {
         nanos.rem_euclid(NANOS_PER_SECOND as i128) as i64,
     )
 }
+
+// ---- components ----------------------------------------------------------------------------
 
 /// `t.year`, `d.hours`, ...
 pub fn component(value: &Value, key: &str) -> Result<Value> {
