@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the crate layering: which workspace crate may depend on which (any dependency kind),
 read from `cargo metadata`. Front ends (Bolt, Python, CLI, TCK, benchmarks) reach the engine
-through the `plexus` facade only; the engine's stages depend only downwards. A new crate must
+through the `plexus` facade only (they may name `plexus-value`, the values the facade hands
+out); the engine's stages depend only downwards. A new crate must
 be added to LAYERS, so the picture cannot drift silently.
 
     scripts/check-layers.py        # exit 1 and the offending edges if the layering is broken
@@ -12,26 +13,33 @@ import subprocess
 import sys
 
 # crate -> the workspace crates it may depend on (ARCHITECTURE: parser → binder/planner →
-# execution → transactions → storage; the facade over them; front ends over the facade).
+# execution → transactions → storage, with the values every stage passes on below them; the
+# facade over them; front ends over the facade).
 LAYERS = {
     "plexus-types": set(),
-    "plexus-cypher": set(),
+    "plexus-cypher": {"plexus-types"},
+    # values, their comparison rules, temporal types and the query error: below every stage
+    "plexus-value": {"plexus-types"},
+    # files into the engine (import directory, CSV, import headers): no engine dependency
     "plexus-ingest": set(),
     "plexus-storage": {"plexus-types"},
     "plexus-txn": {"plexus-types", "plexus-storage"},
     "plexus-algo": {"plexus-types", "plexus-txn"},
-    "plexus-exec": {"plexus-types", "plexus-cypher", "plexus-storage", "plexus-txn"},
+    "plexus-exec": {
+        "plexus-types", "plexus-cypher", "plexus-value", "plexus-storage", "plexus-txn",
+    },
     "plexus": {
         "plexus-types", "plexus-storage", "plexus-txn", "plexus-algo", "plexus-cypher",
-        "plexus-exec",
+        "plexus-value", "plexus-exec",
     },
-    # front ends: the facade only (plus each other where one embeds another; the CLI runs the
-    # conformance crate's Graphalytics harness for `plexus algo validate`)
-    "plexus-bolt": {"plexus"},
-    "plexus-py": {"plexus"},
-    "plexus-cli": {"plexus", "plexus-bolt", "plexus-tck"},
-    "plexus-tck": {"plexus"},
-    "plexus-bench": {"plexus", "plexus-bolt", "plexus-tck"},
+    # front ends: the facade, and the values it hands out (plus each other where one embeds
+    # another; the CLI runs the conformance crate's Graphalytics harness for `plexus algo
+    # validate`)
+    "plexus-bolt": {"plexus", "plexus-value"},
+    "plexus-py": {"plexus", "plexus-value"},
+    "plexus-cli": {"plexus", "plexus-value", "plexus-bolt", "plexus-tck"},
+    "plexus-tck": {"plexus", "plexus-value"},
+    "plexus-bench": {"plexus", "plexus-value", "plexus-bolt", "plexus-tck"},
 }
 
 

@@ -36,54 +36,9 @@
 //! tests need (parse → print → parse yields an equal tree) and what any "same query?" check
 //! wants. To compare positions, compare the fields (`a.start == b.start`).
 
-use std::hash::{Hash, Hasher};
-
-/// A region of the query text. Compares equal to every other span (see module docs).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Span {
-    /// Byte offset of the first character.
-    pub start: usize,
-    /// Byte offset one past the last character.
-    pub end: usize,
-    /// 1-based line of the first character.
-    pub line: u32,
-    /// 1-based column of the first character, counted in characters.
-    pub column: u32,
-}
-
-impl Span {
-    pub fn new(start: usize, end: usize, line: u32, column: u32) -> Self {
-        debug_assert!(start <= end, "span start {start} after end {end}");
-        Self {
-            start,
-            end,
-            line,
-            column,
-        }
-    }
-
-    /// The span from the start of `self` to the end of `last`.
-    pub fn to(self, last: Span) -> Span {
-        Span::new(self.start, last.end.max(self.start), self.line, self.column)
-    }
-
-    /// The source text this span covers, if it lies within `source`.
-    pub fn text(self, source: &str) -> Option<&str> {
-        source.get(self.start..self.end)
-    }
-}
-
-impl PartialEq for Span {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for Span {}
-
-impl Hash for Span {
-    fn hash<H: Hasher>(&self, _state: &mut H) {}
-}
+/// Defined in `plexus_types` (a query error carries one past the parser); re-exported here
+/// because every node of the tree has one.
+pub use plexus_types::Span;
 
 /// A name: variable, label, relationship type, property key, function or procedure name part.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

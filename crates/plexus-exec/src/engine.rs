@@ -23,12 +23,26 @@
 //! (`plexus::Connection` auto-commits or keeps an explicit transaction open).
 
 use crate::bind::Params;
-use crate::error::Result;
 use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, build};
 use crate::plan::{ParallelConfig, ProcedureRegistry, QueryPlan, parallelize, plan_statement};
 use crate::result::QueryResult;
 use plexus_cypher::ast::{QueryMode, Statement};
 use plexus_txn::{Statistics, Transaction};
+use plexus_value::{ErrorClass, Phase, QueryError, Result};
+
+/// A parse error as the query error it is: a compile-time `SyntaxError` with the parser's TCK
+/// detail code and position (`plexus_value` does not know the parser, so the conversion is
+/// here).
+pub fn syntax_error(error: plexus_cypher::ParseError) -> QueryError {
+    QueryError {
+        class: ErrorClass::SyntaxError,
+        code: error.tck_code(),
+        phase: Phase::Compile,
+        message: error.kind.to_string(),
+        span: Some(error.span),
+        source: None,
+    }
+}
 
 /// A planned statement whose rows are pulled a chunk at a time (see STREAMING).
 pub struct Cursor {
@@ -69,7 +83,7 @@ impl Cursor {
         stats: Option<&Statistics>,
         parallel: &ParallelConfig,
     ) -> Result<Cursor> {
-        let statement = plexus_cypher::parse(query)?;
+        let statement = plexus_cypher::parse(query).map_err(syntax_error)?;
         Cursor::open_statement(&statement, query, params, procedures, stats, parallel)
     }
 

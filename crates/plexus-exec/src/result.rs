@@ -8,8 +8,9 @@
 //! after the transaction is gone.
 
 use crate::exec::{ExecContext, UpdateStats};
-use crate::value::{MapValue, Value};
 use plexus_types::{EdgeId, VertexId};
+use plexus_value::format;
+use plexus_value::{MapValue, Value};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -41,7 +42,7 @@ pub struct QueryResult {
 impl QueryResult {
     /// Adds the rows of `chunk` (a later part of the same result) and the graph elements
     /// they mention; fails past [`crate::exec::MAX_MATERIALIZED_ROWS`] rows.
-    pub fn append(&mut self, chunk: QueryResult) -> crate::error::Result<()> {
+    pub fn append(&mut self, chunk: QueryResult) -> plexus_value::error::Result<()> {
         crate::exec::check_materialized(self.rows.len() + chunk.rows.len())?;
         self.rows.extend(chunk.rows);
         self.nodes.extend(chunk.nodes);
@@ -180,9 +181,9 @@ impl QueryResult {
                 out.push('>');
             }
             Value::Temporal(_) | Value::Duration(_) => {
-                let _ = write!(out, "'{}'", plain_text(value));
+                let _ = write!(out, "'{}'", format::plain_text(value));
             }
-            other => out.push_str(&plain_text(other)),
+            other => out.push_str(&format::plain_text(other)),
         }
     }
 }
@@ -205,58 +206,5 @@ fn collect(value: &Value, nodes: &mut Vec<VertexId>, rels: &mut Vec<EdgeId>) {
         Value::List(items) => items.iter().for_each(|i| collect(i, nodes, rels)),
         Value::Map(map) => map.values().for_each(|i| collect(i, nodes, rels)),
         _ => {}
-    }
-}
-
-/// A scalar as Cypher's `toString` writes it (strings unquoted); other values in a
-/// debugging form.
-pub fn plain_text(value: &Value) -> String {
-    match value {
-        Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => float_text(*f),
-        Value::String(s) => s.to_string(),
-        Value::Temporal(_) | Value::Duration(_) => crate::temporal::text(value),
-        Value::List(items) => format!(
-            "[{}]",
-            items.iter().map(plain_text).collect::<Vec<_>>().join(", ")
-        ),
-        Value::Map(map) => format!(
-            "{{{}}}",
-            map.iter()
-                .map(|(k, v)| format!("{k}: {}", plain_text(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Value::Node(v) => format!("node {v}"),
-        Value::Rel(e) => format!("relationship {e}"),
-        Value::Path(p) => format!("path of length {}", p.rels.len()),
-    }
-}
-
-/// Floats as Cypher prints them: `1.0`, `0.5`, `1.0E20`, `NaN`, `Infinity`.
-pub fn float_text(f: f64) -> String {
-    if f.is_nan() {
-        "NaN".into()
-    } else if f.is_infinite() {
-        if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        }
-    } else if f != 0.0 && (f.abs() >= 1e16 || f.abs() < 1e-4) {
-        let s = format!("{f:e}");
-        let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
-        let mantissa = if mantissa.contains('.') {
-            mantissa.to_string()
-        } else {
-            format!("{mantissa}.0")
-        };
-        format!("{mantissa}E{exponent}")
-    } else if f.fract() == 0.0 {
-        format!("{f:.1}")
-    } else {
-        format!("{f}")
     }
 }

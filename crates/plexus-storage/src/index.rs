@@ -54,7 +54,7 @@
 //! Keys are ordered kind by kind — every boolean, then every number, then every string — and
 //! within a kind as Cypher's `<` orders them: `false < true`; numbers numerically (the `f64`
 //! is stored as bits whose unsigned order is the numeric order, `sortable_bits`); strings
-//! by code point (Rust's `str` order, which `plexus_exec::value::compare` uses too).
+//! by code point (Rust's `str` order, which `plexus_value::compare` uses too).
 //!
 //! The maps store a key as bytes ([`IndexKey::encode`]) whose byte order is that order: a
 //! tag per kind (0 boolean, 1 number, 2 string), then the boolean as one byte, the sortable
@@ -777,7 +777,7 @@ mod tests {
         assert_eq!(found(&indexes, &KeyRange::Prefix(Arc::from("éa"))), [2]);
     }
 
-    /// Cypher's `compare` of two indexable values (as `plexus_exec::value::compare`): `None`
+    /// Cypher's `compare` of two indexable values (as `plexus_value::compare`): `None`
     /// across kinds and with NaN; integers and floats exactly, without rounding.
     fn cypher_compare(a: &Value, b: &Value) -> Option<Ordering> {
         let int_float = |i: i64, f: f64| -> Option<Ordering> {

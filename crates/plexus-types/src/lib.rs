@@ -5,6 +5,7 @@
 mod config;
 mod error;
 mod ids;
+mod span;
 mod value;
 
 pub use config::{Config, DurabilityMode, IsolationLevel, MergePolicy, RunPacking};
@@ -13,4 +14,5 @@ pub use ids::{
     Direction, EdgeId, EdgeTableId, EdgeTypeId, LabelId, PropKeyId, Timestamp, VertexId,
     VertexTableId,
 };
+pub use span::Span;
 pub use value::{DataType, TemporalValue, Value};

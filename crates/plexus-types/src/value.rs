@@ -24,7 +24,7 @@ pub enum Value {
 }
 
 /// A temporal value as stored. Only the representation lives here; the calendar and time zone
-/// semantics (and the ISO 8601 text form) are the query engine's (`plexus_exec::temporal`).
+/// semantics (and the ISO 8601 text form) are the query engine's (`plexus_value::temporal`).
 /// Days count from 1970-01-01, nanoseconds from midnight (local time), offsets are seconds
 /// east of UTC; a datetime holds its local date and time, its offset and its zone name, if any.
 /// Orders by variant, then field by field — a total order for keys, not Cypher's ordering.

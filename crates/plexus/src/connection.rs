@@ -520,7 +520,8 @@ impl Connection {
     /// from [`Connection::pull`]. Parse and planning errors are reported here, errors while
     /// running by `pull` (statements that may write run here, see module docs).
     pub fn run(&mut self, query: &str, params: &Params) -> Result<QueryStream, QueryError> {
-        let parsed = guarded(|| plexus_cypher::parse_command(query).map_err(QueryError::from));
+        let parsed =
+            guarded(|| plexus_cypher::parse_command(query).map_err(plexus_exec::syntax_error));
         let statement = match self.fail_in_tx_if_open(parsed)? {
             Command::Transaction(command) => {
                 self.transaction_command(command)?;

@@ -46,7 +46,6 @@ pub struct ReadmeDoctests;
 
 pub use connection::{Connection, QueryStream, Rows};
 pub use database::{Database, StorageStats};
-pub use plexus_exec::value::PathValue;
 pub use plexus_exec::{
     CypherValueMap, ErrorClass, NodeData, ParallelConfig, Params, Phase, Procedure, QueryError,
     QueryResult, RelData, Value as CypherValue,
@@ -56,8 +55,8 @@ pub use plexus_exec::{
 /// them to and from their own forms with these. `text` prints a temporal or duration value
 /// as Cypher's `toString` does.
 pub mod temporal {
-    pub use plexus_exec::result::plain_text;
-    pub use plexus_exec::temporal::{Duration, Temporal, civil_from_days, days_from_civil, text};
+    pub use plexus_value::format::plain_text;
+    pub use plexus_value::temporal::{Duration, Temporal, civil_from_days, days_from_civil, text};
 }
 
 /// Hooks for tests of the engine's own behaviour, not for applications.
@@ -82,6 +81,7 @@ pub use plexus_types::{
     AbortReason, Config, DataType, Direction, DurabilityMode, EdgeId, EdgeTableId, Error,
     IsolationLevel, MergePolicy, Result, RunPacking, Timestamp, Value, VertexId, VertexTableId,
 };
+pub use plexus_value::PathValue;
 pub use procedures::algo_procedures;
 pub use schema::{
     EdgeTableSchema, IndexEntity, IndexSchema, PropertySchema, Schema, VertexTableSchema,

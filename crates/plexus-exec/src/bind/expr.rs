@@ -18,11 +18,11 @@ use super::{
     ArithOp, BExpr, Binder, LabelTest, MapProjectionItem, PathElement, Scope, StringOp, Subquery,
     SubqueryKind, Ty, Watch, calls_rand, syntax,
 };
-use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::functions;
 use crate::plan::{AggCall, AggFunction, LogicalPlan};
-use crate::value::Value;
 use plexus_cypher::ast::{self, BinaryOp, Expr, ExprKind, Literal, Span, UnaryOp};
+use plexus_value::error::{ErrorClass, QueryError, Result};
+use plexus_value::value::Value;
 use std::sync::Arc;
 
 /// Where an expression appears.

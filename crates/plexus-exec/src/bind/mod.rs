@@ -30,10 +30,12 @@ mod expr;
 
 pub(crate) use expr::ExprCtx;
 
-use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::{AggCall, LogicalPlan, ProcedureRegistry};
-use crate::value::Value;
 use plexus_cypher::ast::{self, ComparisonOp, Quantifier, Span};
+/// The arithmetic operators are values' own (`plexus_value`): temporal arithmetic needs them too.
+pub use plexus_value::ArithOp;
+use plexus_value::error::{ErrorClass, QueryError, Result};
+use plexus_value::value::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -203,16 +205,6 @@ pub enum BExpr {
     Subquery(Box<Subquery>),
     /// A path from a pattern's elements, in pattern order.
     Path(Vec<PathElement>),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArithOp {
-    Add,
-    Subtract,
-    Multiply,
-    Divide,
-    Modulo,
-    Power,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,10 +22,10 @@
 
 use super::{Env, eval};
 use crate::bind::ArithOp;
-use crate::error::{QueryError, Result};
 use crate::exec::ExecContext;
 use crate::plan::{AggCall, AggFunction};
-use crate::value::{GroupKey, Value, order};
+use plexus_value::error::{QueryError, Result};
+use plexus_value::value::{GroupKey, Value, order};
 use std::collections::HashSet;
 
 pub struct Accumulator {
@@ -199,7 +199,7 @@ impl Accumulator {
                 };
                 if !(0.0..=1.0).contains(&p) {
                     return Err(QueryError::runtime(
-                        crate::error::ErrorClass::ArgumentError,
+                        plexus_value::error::ErrorClass::ArgumentError,
                         "NumberOutOfRange",
                         "the percentile must be between 0 and 1",
                     ));

@@ -1,11 +1,11 @@
 //! Scalar functions: the registry the binder checks names and arities against, and their
 //! implementations. Names are matched case-insensitively (the binder lower-cases them).
-//! Temporal constructors and their namespaced helpers live in `crate::temporal`.
+//! Temporal constructors and their namespaced helpers live in `plexus_value::temporal`.
 
 use super::{ExecContext, entity_error, entity_properties};
-use crate::error::{ErrorClass, QueryError, Result};
-use crate::temporal;
-use crate::value::Value;
+use plexus_value::error::{ErrorClass, QueryError, Result};
+use plexus_value::temporal;
+use plexus_value::value::Value;
 
 /// (name, minimum arguments, maximum arguments)
 const SIGNATURES: &[(&str, usize, usize)] = &[
@@ -291,7 +291,7 @@ fn to_string(value: &Value, strict: bool) -> Result<Value> {
         | Value::Float(_)
         | Value::Bool(_)
         | Value::Temporal(_)
-        | Value::Duration(_) => Value::from(crate::result::plain_text(value)),
+        | Value::Duration(_) => Value::from(plexus_value::format::plain_text(value)),
         other if strict => return Err(type_error("toString", other)),
         _ => Value::Null,
     })
@@ -360,7 +360,7 @@ fn round_fn(args: &[Value]) -> Result<Value> {
 
 /// Calls the scalar function `name` (lower case) on evaluated arguments.
 pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value> {
-    if let Some(result) = temporal::call(name, &args, ctx) {
+    if let Some(result) = temporal::call(name, &args, ctx.state.clock) {
         return result;
     }
     let a0 = args.first().cloned().unwrap_or(Value::Null);
@@ -670,12 +670,7 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
             }
             _ => Value::Null,
         },
-        "timestamp" => Value::Int(
-            ctx.state
-                .statement_time
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64),
-        ),
+        "timestamp" => Value::Int(ctx.state.clock.epoch_millis()),
         _ => {
             return Err(QueryError::runtime(
                 ErrorClass::SyntaxError,

@@ -21,11 +21,11 @@ pub mod functions;
 pub mod prefetch;
 
 use crate::bind::{ArithOp, BExpr, MapProjectionItem, PathElement, StringOp, SubqueryKind};
-use crate::error::{ErrorClass, QueryError, Result};
 use crate::exec::{Batch, ExecContext, build};
-use crate::temporal;
-use crate::value::{MapValue, PathValue, Value, compare, equals};
 use plexus_cypher::ast::{ComparisonOp, Quantifier};
+use plexus_value::error::{ErrorClass, QueryError, Result};
+use plexus_value::temporal;
+use plexus_value::value::{MapValue, PathValue, Value, compare, equals};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -758,10 +758,10 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
             (Value::Int(x), Value::Int(y)) => Value::Int(x.checked_add(*y).ok_or_else(overflow)?),
             (Value::String(x), Value::String(y)) => Value::from(format!("{x}{y}")),
             (Value::String(x), Value::Int(_) | Value::Float(_)) => {
-                Value::from(format!("{x}{}", crate::result::plain_text(b)))
+                Value::from(format!("{x}{}", plexus_value::format::plain_text(b)))
             }
             (Value::Int(_) | Value::Float(_), Value::String(y)) => {
-                Value::from(format!("{}{y}", crate::result::plain_text(a)))
+                Value::from(format!("{}{y}", plexus_value::format::plain_text(a)))
             }
             (Value::List(x), Value::List(y)) => {
                 let mut items = (**x).clone();

@@ -36,7 +36,7 @@
 
 use crate::bind::BExpr;
 use crate::exec::{Batch, ExecContext};
-use crate::value::Value;
+use plexus_value::value::Value;
 use std::sync::Arc;
 
 /// Fewest node (relationship) rows in a batch for which their values are read in bulk.

@@ -61,11 +61,11 @@
 
 use super::{Batch, ExecContext, check_materialized, into_batches};
 use crate::bind::BExpr;
-use crate::error::{QueryError, Result};
 use crate::eval::prefetch::PropertyReads;
 use crate::eval::{Env, aggregate::Accumulator, eval};
 use crate::plan::{AggCall, PartialForm, partial_form};
-use crate::value::{GroupKey, Value};
+use plexus_value::error::{QueryError, Result};
+use plexus_value::value::{GroupKey, Value};
 use std::collections::HashMap;
 
 /// What an Aggregate computes: grouping keys and calls, each with its output slot.

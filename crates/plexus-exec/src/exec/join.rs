@@ -69,10 +69,10 @@
 use super::ops::{FanOut, RowFn, passes, push_null_extended};
 use super::{Batch, ExecContext, Operator, check_materialized};
 use crate::bind::BExpr;
-use crate::error::Result;
 use crate::eval::{Env, eval};
 use crate::plan::OuterJoin;
-use crate::value::{GroupKey, Value, can_be_equal};
+use plexus_value::error::Result;
+use plexus_value::value::{GroupKey, Value, can_be_equal};
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -72,11 +72,12 @@ pub use parallel::{
     live_workers as live_parallel_workers,
 };
 
-use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::LogicalPlan;
-use crate::value::Value;
 use pipeline::Pipeline;
 use plexus_txn::Transaction;
+use plexus_value::error::{ErrorClass, QueryError, Result};
+use plexus_value::temporal::StatementClock;
+use plexus_value::value::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -243,8 +244,8 @@ pub struct ExecState {
     pub(crate) deleted_edge_types: HashMap<plexus_types::EdgeId, String>,
     /// Per-operator profile, indexed by pre-order operator number (PROFILE only).
     pub profile: Option<Vec<OperatorProfile>>,
-    /// The statement's start time (what `datetime()` and friends return).
-    pub statement_time: std::time::SystemTime,
+    /// The statement's start time (what `datetime()`, `timestamp()` and friends return).
+    pub clock: StatementClock,
     /// Whether the statement may write (`QueryPlan::may_write`; true unless told otherwise).
     /// An inner plan run for many argument rows may keep what it read from the transaction
     /// in one run for the next only when the statement cannot write (see `join`).
@@ -259,7 +260,7 @@ impl ExecState {
             stats: UpdateStats::default(),
             deleted_edge_types: HashMap::new(),
             profile: None,
-            statement_time: std::time::SystemTime::now(),
+            clock: StatementClock::now(),
             may_write: true,
         }
     }

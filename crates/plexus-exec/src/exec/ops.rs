@@ -17,18 +17,18 @@ use super::{
     check_materialized,
 };
 use crate::bind::BExpr;
-use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::prefetch::PropertyReads;
 use crate::eval::{Env, eval, truthy};
 use crate::plan::{
     ExpandSpec, IdFunction, IdPredicate, IdSeek, KeySeek, LogicalPlan, Procedure, RangeBound,
     RelSeekSpec, SeekPredicate, VarLengthSpec,
 };
-use crate::value::{GroupKey, Value, equals};
 use plexus_cypher::ast::ShortestPath;
 use plexus_txn::KeyRange;
 use plexus_txn::validation::{Entity as ReadEntity, ReadItem};
 use plexus_types::{Direction, EdgeId, Value as StorageValue, VertexId};
+use plexus_value::error::{ErrorClass, QueryError, Result};
+use plexus_value::value::{GroupKey, Value, equals};
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;

@@ -124,12 +124,12 @@ use super::pipeline::Pipeline;
 use super::sort::{SortBuffer, SortSpec, SortedRun, SortedRuns};
 use super::{BATCH_ROWS, Batch, ExecContext, ExecState, Operator, OperatorProfile, Profiled};
 use crate::bind::Params;
-use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::{LogicalPlan, parallel_chain};
-use crate::value::Value;
 use plexus_txn::Transaction;
 use plexus_txn::validation::ReadItem;
 use plexus_types::VertexId;
+use plexus_value::error::{ErrorClass, QueryError, Result};
+use plexus_value::value::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -807,7 +807,7 @@ impl Drop for Run {
 /// A worker's own state for the statement: empty caches, the parent's statement time.
 fn worker_state(parent: &ExecState) -> ExecState {
     let mut state = ExecState::new();
-    state.statement_time = parent.statement_time;
+    state.clock = parent.clock;
     state.may_write = false;
     state.deleted_edge_types = parent.deleted_edge_types.clone();
     state.profile = parent

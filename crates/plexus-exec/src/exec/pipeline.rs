@@ -54,7 +54,7 @@
 //! and of each stage's `execute` to that stage and to every stage above it.
 
 use super::{BATCH_ROWS, Batch, ExecContext, Operator};
-use crate::error::Result;
+use plexus_value::error::Result;
 use std::time::{Duration, Instant};
 
 /// What a stage tells the driver after `execute`.
@@ -291,11 +291,11 @@ mod tests {
     use crate::bind::{BExpr, Params};
     use crate::exec::ExecState;
     use crate::exec::ops::RowFn;
-    use crate::value::Value;
     use plexus_storage::Storage;
     use plexus_storage::fault::FaultVfs;
     use plexus_txn::TxnManager;
     use plexus_types::{Config, IsolationLevel};
+    use plexus_value::value::Value;
     use proptest::prelude::*;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};

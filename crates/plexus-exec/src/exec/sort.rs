@@ -61,11 +61,11 @@
 //! workers), as for partial aggregation.
 
 use super::{Batch, ExecContext, check_materialized, into_batches};
-use crate::error::{QueryError, Result};
 use crate::eval::prefetch::PropertyReads;
 use crate::eval::{Env, eval};
 use crate::plan::{SortKey, TopCount};
-use crate::value::{Value, order};
+use plexus_value::error::{QueryError, Result};
+use plexus_value::value::{Value, order};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 

@@ -9,11 +9,11 @@
 use super::ops::run_inner;
 use super::{Batch, ExecContext, Materialized, Operator, drain};
 use crate::bind::BExpr;
-use crate::error::{ErrorClass, QueryError, Result};
 use crate::eval::{Env, entity_properties, eval};
 use crate::plan::{CreatePattern, LogicalPlan, SetOp};
-use crate::value::{MapValue, Value};
 use plexus_types::{Direction, EdgeId, VertexId};
+use plexus_value::error::{ErrorClass, QueryError, Result};
+use plexus_value::value::{MapValue, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
 

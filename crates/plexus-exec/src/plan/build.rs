@@ -61,7 +61,6 @@
 use crate::bind::{
     BExpr, Binder, ExprCtx, LabelTest, PathElement, Scope, Ty, calls_rand, syntax, visit_children,
 };
-use crate::error::{ErrorClass, QueryError, Result};
 use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape, Start};
 use crate::plan::join;
 use crate::plan::pushdown::{
@@ -72,12 +71,13 @@ use crate::plan::{
     AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, IdPredicate, KeySeek, LogicalPlan,
     OuterJoin, QueryPlan, RelSeekSpec, SeekPredicate, SetOp, SortKey, TopCount, VarLengthSpec,
 };
-use crate::value::Value;
 use plexus_cypher::ast::{
     self, ClauseKind, ComparisonOp, Expr, ExprKind, Projection, RelDirection, SetItemKind, Span,
 };
 use plexus_txn::{EdgeTypeStatistics, Statistics};
 use plexus_types::Direction;
+use plexus_value::error::{ErrorClass, QueryError, Result};
+use plexus_value::value::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

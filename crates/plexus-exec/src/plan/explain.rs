@@ -401,7 +401,7 @@ fn set_text(op: &SetOp) -> String {
 pub fn expr_text(e: &BExpr) -> String {
     let list = |items: &[BExpr]| items.iter().map(expr_text).collect::<Vec<_>>().join(", ");
     match e {
-        BExpr::Const(v) => crate::result::plain_text(v),
+        BExpr::Const(v) => plexus_value::format::plain_text(v),
         BExpr::Param(p) => format!("${p}"),
         BExpr::Slot(s) => format!("s{s}"),
         BExpr::Property(b, k) => format!("{}.{k}", expr_text(b)),

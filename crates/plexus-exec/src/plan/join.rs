@@ -267,7 +267,7 @@ mod tests {
         let computed = BExpr::Arith(
             crate::bind::ArithOp::Multiply,
             Box::new(property(0, "k")),
-            Box::new(BExpr::Const(crate::value::Value::Int(2))),
+            Box::new(BExpr::Const(plexus_value::value::Value::Int(2))),
         );
         assert_eq!(
             format!("{:?}", entry(&computed)),

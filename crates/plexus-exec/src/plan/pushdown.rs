@@ -601,7 +601,7 @@ pub(super) fn slots_of(e: &BExpr) -> Option<Vec<usize>> {
 mod tests {
     use super::*;
     use crate::bind::ArithOp;
-    use crate::value::Value;
+    use plexus_value::value::Value;
 
     fn property(slot: usize, key: &str) -> BExpr {
         BExpr::Property(Box::new(BExpr::Slot(slot)), Arc::from(key))

@@ -5,9 +5,11 @@
 //! went wrong without parsing the message. Errors found before any row is produced (parsing,
 //! binding, planning) are [`Phase::Compile`]; errors while producing rows are
 //! [`Phase::Runtime`]. Storage errors keep their [`plexus_types::Error`] as the source, so a
-//! transaction conflict still says that retrying is safe.
+//! transaction conflict still says that retrying is safe. A parse error becomes a
+//! `SyntaxError` in the executor (`plexus_exec::syntax_error`): this crate does not know
+//! the parser.
 
-use plexus_cypher::ast::Span;
+use plexus_types::Span;
 use std::fmt;
 
 /// The openCypher error classes (the `TYPE` of "a TYPE should be raised").
@@ -124,19 +126,6 @@ impl QueryError {
     /// Whether retrying the transaction may succeed (a storage-level conflict).
     pub fn is_retryable(&self) -> bool {
         self.source.as_ref().is_some_and(|e| e.is_retryable())
-    }
-}
-
-impl From<plexus_cypher::ParseError> for QueryError {
-    fn from(error: plexus_cypher::ParseError) -> Self {
-        QueryError {
-            class: ErrorClass::SyntaxError,
-            code: error.tck_code(),
-            phase: Phase::Compile,
-            message: error.kind.to_string(),
-            span: Some(error.span),
-            source: None,
-        }
     }
 }
 

@@ -1,26 +1,6 @@
-//! Cypher values: what expressions evaluate to and what rows hold.
-//!
-//! STORAGE VALUES VS CYPHER VALUES
-//! ===============================
-//! `plexus_types::Value` is what a property can hold. A Cypher value can also be a node, a
-//! relationship or a path — held here by id only ([`VertexId`], [`EdgeId`]); labels and
-//! properties are read from the transaction when an expression asks for them, and copied into
-//! the [`crate::QueryResult`] when a row leaves the engine.
-//!
-//! THREE WAYS TO COMPARE
-//! =====================
-//! Cypher has three relations, and each has its own function here:
-//!
-//! - **equality** ([`equals`]), ternary: `1 = 1.0` is true, `null = null` is null,
-//!   `[1, null] = [1, 2]` is null, values of different kinds are unequal;
-//! - **comparison** ([`compare`]) for `<`, `<=`, ...: defined only within numbers, strings,
-//!   booleans, lists (lexicographically) and temporal values of one kind; anything else is null;
-//! - **orderability** ([`order`]) for `ORDER BY`, `min`, `max`: a total order over all values,
-//!   `MAP < NODE < RELATIONSHIP < LIST < PATH < TEMPORAL < STRING < BOOLEAN < NUMBER < NULL`,
-//!   with NaN above every other number.
-//!
-//! Grouping (`DISTINCT`, aggregation keys, `UNION`) uses **equivalence**: equality where
-//! `null ≡ null` and `NaN ≡ NaN` ([`GroupKey`]).
+//! The Cypher value and its relations: equality ([`equals`]), comparison ([`compare`]),
+//! orderability ([`order`]) and equivalence ([`GroupKey`]). The rules, and why there are
+//! four, are in the crate documentation.
 
 use crate::temporal::{Duration, Temporal};
 use plexus_types::{EdgeId, VertexId};
@@ -46,6 +26,18 @@ pub enum Value {
     Path(Arc<PathValue>),
     Temporal(Temporal),
     Duration(Duration),
+}
+
+/// The arithmetic operators on values (`+ - * / % ^`). Numbers are the evaluator's; temporal
+/// operands go to [`crate::temporal::arith`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Modulo,
+    Power,
 }
 
 /// A path: `nodes.len() == rels.len() + 1`; `rels[i]` joins `nodes[i]` and `nodes[i + 1]` in

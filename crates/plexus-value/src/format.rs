@@ -1,0 +1,60 @@
+//! Values as text the way Cypher's `toString` writes them: strings unquoted, floats always
+//! with a fraction or exponent (`1.0`, `1.0E20`, `NaN`, `Infinity`), temporal values in ISO
+//! 8601 ([`crate::temporal::text`]). The TCK notation of whole result rows, which needs the
+//! labels and properties of the nodes a row mentions, is the query result's
+//! (`plexus_exec::result`).
+
+use crate::value::Value;
+
+/// A scalar as Cypher's `toString` writes it (strings unquoted); other values in a
+/// debugging form.
+pub fn plain_text(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => float_text(*f),
+        Value::String(s) => s.to_string(),
+        Value::Temporal(_) | Value::Duration(_) => crate::temporal::text(value),
+        Value::List(items) => format!(
+            "[{}]",
+            items.iter().map(plain_text).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Map(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{k}: {}", plain_text(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Node(v) => format!("node {v}"),
+        Value::Rel(e) => format!("relationship {e}"),
+        Value::Path(p) => format!("path of length {}", p.rels.len()),
+    }
+}
+
+/// Floats as Cypher prints them: `1.0`, `0.5`, `1.0E20`, `NaN`, `Infinity`.
+pub fn float_text(f: f64) -> String {
+    if f.is_nan() {
+        "NaN".into()
+    } else if f.is_infinite() {
+        if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        }
+    } else if f != 0.0 && (f.abs() >= 1e16 || f.abs() < 1e-4) {
+        let s = format!("{f:e}");
+        let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
+        let mantissa = if mantissa.contains('.') {
+            mantissa.to_string()
+        } else {
+            format!("{mantissa}.0")
+        };
+        format!("{mantissa}E{exponent}")
+    } else if f.fract() == 0.0 {
+        format!("{f:.1}")
+    } else {
+        format!("{f}")
+    }
+}
