@@ -146,18 +146,20 @@ public final class Neo4jPeer {
             return F.objectNode().put("ok", false).put("code", e.getStatusCode()).put("message", e.getMessage());
         } catch (RuntimeException e) {
             String code = statusOf(e);
-            return F.objectNode().put("ok", false).put("code", code).put("message", String.valueOf(e.getMessage()));
+            return F.objectNode().put("ok", false).put("code", code)
+                    .put("message", e.getClass().getSimpleName() + ": " + e.getMessage());
         }
     }
 
-    /** The Neo4j status code of an exception that is not a QueryExecutionException. */
+    /** The Neo4j status code of an exception that is not a QueryExecutionException; one
+     *  without a status is what the Bolt server reports for it, an UnknownError. */
     private static String statusOf(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof org.neo4j.kernel.api.exceptions.Status.HasStatus s) {
                 return s.status().code().serialize();
             }
         }
-        return "Harness.Exception." + e.getClass().getSimpleName();
+        return "Neo.DatabaseError.General.UnknownError";
     }
 
     static JsonNode encode(Object v) {
