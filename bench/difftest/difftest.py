@@ -396,6 +396,32 @@ def compare(query, px, ne):
     return "agree", None
 
 
+NOISE_RE = re.compile(r"\(line \d+, column \d+ \(offset: \d+\)\)|at line \d+, column \d+|'[^']*'|\"[^\"]*\"|-?\d+(\.\d+)?")
+
+
+def message_key(a):
+    """An error message without positions, literals and numbers: errors that differ only in
+    those belong to one class."""
+    if a.ok:
+        return None
+    if a.error_kind() == "SyntaxError(type mismatch)":
+        return "Type mismatch"
+    first = (a.message or "").split("\n", 1)[0]
+    return NOISE_RE.sub("_", first).strip()
+
+
+def class_key(category, px, ne):
+    """How mismatches are grouped. Errors: by signature and message keys, except that every
+    Neo4j compile-time type check is one class per category (Plexus types at run time, so it
+    fails later or, when the ill-typed expression is never evaluated, answers). Rows: None,
+    grouped by the features of their shrunk repros instead."""
+    if category == "rows":
+        return None
+    if ne.error_kind() == "SyntaxError(type mismatch)":
+        return [category, px.error_class(), "Neo4j compile-time type check"]
+    return [category, message_key(px), message_key(ne)]
+
+
 def signature(category, px, ne):
     """What a shrunk query must keep to count as the same mismatch."""
     return (category, px.error_kind(), ne.error_kind())
@@ -453,17 +479,22 @@ def shrink(pair, query, graph, sig):
     tries = 0
     best = query
     answers = None
+    # After an accepted edit the next pass starts at the same position in the list of edits
+    # (the earlier ones failed a moment ago and mostly still would), wrapping around once.
+    start = 0
     improved = True
     while improved and tries < SHRINK_MAX_QUERY_TRIES:
         improved = False
-        for tree in variants(best.tree):
-            candidate = grammar.Query(tree)
+        candidates = [grammar.Query(t) for t in variants(best.tree)]
+        order = list(range(start, len(candidates))) + list(range(0, min(start, len(candidates))))
+        for k in order:
+            candidate = candidates[k]
             if len(candidate.text()) >= len(best.text()):
                 continue
             tries += 1
             ok, ans = still_differs(pair, candidate, sig)
             if ok:
-                best, answers, improved = candidate, ans, True
+                best, answers, improved, start = candidate, ans, True, k
                 break
             if tries >= SHRINK_MAX_QUERY_TRIES:
                 break
@@ -508,13 +539,16 @@ class Report:
         self.counts = {}
         self.classes = []  # dicts: signature, features, count, repro
 
-    def explained_by(self, sig, text, either_way=False):
-        """A class with this signature whose repro's features all occur in `text` (or, with
-        either_way, whose features `text` uses all of: a shrunk repro of the same class)."""
+    def explained_by(self, sig, key, text, either_way=False):
+        """The class of a mismatch: the one with its class key (errors), or else one with its
+        signature whose repro's features all occur in `text` (or, with either_way, whose
+        features `text` uses all of: a shrunk repro of the same class)."""
+        if key is not None:
+            return next((c for c in self.classes if c["key"] == key), None)
         f = features(text)
         for c in self.classes:
             cf = set(c["features"])
-            if c["signature"] == list(sig) and (cf <= f or (either_way and f <= cf)):
+            if c["key"] is None and c["signature"] == list(sig) and (cf <= f or (either_way and f <= cf)):
                 return c
         return None
 
@@ -530,33 +564,35 @@ def run_graph(pair, rng, graph, n_queries, report, shrink_budget, log):
         if category in ("agree", "both_error"):
             continue
         sig = signature(category, px, ne)
-        known = report.explained_by(sig, text)
+        key = class_key(category, px, ne)
+        known = report.explained_by(sig, key, text)
         if known:
             known["count"] += 1
             continue
         if shrink_budget[0] <= 0:
-            report.classes.append(new_class(sig, query, graph, px, ne, reason, shrunk=False))
+            report.classes.append(new_class(sig, key, query, graph, px, ne, reason, shrunk=False))
             continue
         shrink_budget[0] -= 1
         small_q, small_g, (spx, sne) = shrink(pair, query, graph, sig)
         _, small_reason = compare(small_q, spx, sne)
-        same = report.explained_by(sig, small_q.text(), either_way=True)
+        same = report.explained_by(sig, key, small_q.text(), either_way=True)
         if same:
             same["count"] += 1
             if len(small_q.text()) < len(same["repro"]["query"]):
-                same.update(new_class(sig, small_q, small_g, spx, sne, small_reason, True, same["count"]))
+                same.update(new_class(sig, key, small_q, small_g, spx, sne, small_reason, True, same["count"]))
             continue
-        cls = new_class(sig, small_q, small_g, spx, sne, small_reason, shrunk=True)
+        cls = new_class(sig, key, small_q, small_g, spx, sne, small_reason, shrunk=True)
         cls["original"] = text
         report.classes.append(cls)
         log(f"  new class {sig}: {small_q.text()}")
 
 
-def new_class(sig, query, graph, px, ne, reason, shrunk, count=1):
+def new_class(sig, key, query, graph, px, ne, reason, shrunk, count=1):
     text = query.text()
     create = graph.create_statement()
     return {
         "signature": list(sig),
+        "key": key,
         "features": sorted(features(text)),
         "count": count,
         "shrunk": shrunk,
@@ -595,6 +631,8 @@ def print_summary(report, out):
         sig = c["signature"]
         print(f"\n[{i + 1}] {sig[0]} (Plexus {sig[1]}, Neo4j {sig[2]}) x{c['count']}"
               f"{'' if c['shrunk'] else ' (not shrunk)'}: {c['reason']}", file=out)
+        if c["key"]:
+            print(f"  key: {c['key'][1:]}", file=out)
         print(f"  graph: {c['repro']['graph']}", file=out)
         print(f"  query: {c['repro']['query']}", file=out)
         print(f"  plexus: {json.dumps(c['plexus'])[:400]}", file=out)
@@ -775,6 +813,8 @@ def main():
     p.add_argument("--plexus", help="the plexus binary (default target/release/plexus, built if missing)")
     p.add_argument("--self-test", action="store_true")
     args = p.parse_args()
+    # SIGTERM unwinds like ctrl-c, so both peers are stopped and the temp directory removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sys.exit(self_test(args) if args.self_test else main_run(args))
 
 

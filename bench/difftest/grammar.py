@@ -300,7 +300,7 @@ class Gen:
                          " ELSE ", g(t, scope, d), " END"),
             lambda: expr("CASE ", g("int", scope, d), " WHEN ", self.literal("int"), " THEN ",
                          g(t, scope, d), " WHEN ", self.literal("int"), " THEN ", g(t, scope, d), " END"),
-            lambda: expr("head(", g("list", scope, d), ")") if t in ("int", "any") else g(t, scope, d),
+            lambda: expr(p(["head(", "last("]), g("list", scope, d), ")") if t in ("int", "any") else g(t, scope, d),
             lambda: expr(g("list", scope, d), "[", g("int", scope, d), "]") if t in ("int", "any") else g(t, scope, d),
         ]
         if t == "int":
@@ -317,7 +317,9 @@ class Gen:
                 lambda: expr("size([x IN ", g("list", scope, d), " WHERE x > ", self.literal("int"), "])"),
             ]
             if nodes:
+                # A pattern comprehension lists matches in an unspecified order: only its size.
                 ops += [lambda: expr("COUNT { (", p(nodes), ")", self.rel_text(), "() }"),
+                        lambda: expr("size([(", p(nodes), ")", self.rel_text(), "(y) | y.i])"),
                         lambda: expr("size(labels(", p(nodes), "))"),
                         lambda: expr("size(keys(", p(nodes), "))")]
             if paths:
@@ -328,7 +330,10 @@ class Gen:
                              g("float", scope, d), ")"),
                 lambda: expr("toFloat(", g(p(["int", "str", "float", "any"]), scope, d), ")"),
                 lambda: expr(p(["round", "floor", "ceil", "sqrt", "abs", "exp", "log", "log10", "sin",
-                                "cos", "atan", "toFloat"]), "(", g(p(["float", "int"]), scope, d), ")"),
+                                "cos", "tan", "cot", "asin", "acos", "atan", "degrees", "radians",
+                                "haversin", "toFloat"]), "(", g(p(["float", "int"]), scope, d), ")"),
+                lambda: expr("atan2(", g("float", scope, d), ", ", g(p(["float", "int"]), scope, d), ")"),
+                lambda: expr("toFloatOrNull(", g("any", scope, d), ")"),
                 lambda: expr("round(", g("float", scope, d), ", ", lit(self.rng.randint(0, 3)), ")"),
                 lambda: expr("(", g("float", scope, d), " ^ ", lit(self.rng.choice([0, 1, 2, 0.5])), ")"),
                 lambda: expr(p(["pi()", "e()"])),
@@ -363,6 +368,8 @@ class Gen:
                              g("str", scope, d), ")"),
                 lambda: expr("(", g("str", scope, d), " =~ ", lit(self.pick(REGEXES)), ")"),
                 lambda: expr("toBoolean(", g(p(["str", "bool", "int"]), scope, d), ")"),
+                lambda: expr("toBooleanOrNull(", g("any", scope, d), ")"),
+                lambda: expr("isEmpty(", g(p(["str", "list"]), scope, d), ")"),
                 lambda: expr(p(["any", "all", "none", "single"]), "(x IN ", g("list", scope, d),
                              " WHERE x > ", self.literal("int"), ")"),
                 lambda: expr("(", g("list", scope, d), " = ", g("list", scope, d), ")"),
@@ -392,8 +399,7 @@ class Gen:
             if paths:
                 ops += [lambda: expr("[x IN nodes(", p(paths), ") | x.i]"),
                         lambda: expr("[x IN relationships(", p(paths), ") | type(x)]")]
-            if nodes:
-                ops += [lambda: expr("[(", p(nodes), ")", self.rel_text(), "(y) | y.i]")]
+
         else:  # any
             ops = [lambda: self.e(p(["int", "float", "str", "bool", "list"]), scope, depth),
                    lambda: expr("{a: ", g("any", scope, d), ", b: ", g("int", scope, d), "}.", p(["a", "b"])),
@@ -479,7 +485,14 @@ class Gen:
                 return T("item", expr(f"{fn}({self.pick(nodes)})"), f" AS {alias}", tag=("bag", alias)), "list"
         if entity and r < 0.2:
             v = self.pick(entity)
+            if scope[v] == "rel" and self.chance(0.3):
+                return T("item", expr(f"{self.pick(['startNode', 'endNode'])}({v})"), f" AS {alias}"), "node"
+            if scope[v] != "path" and self.chance(0.2):
+                return T("item", expr(f"properties({v})"), f" AS {alias}"), "map"
             return T("item", expr(v), f" AS {alias}"), scope[v]
+        if r < 0.25:
+            return (T("item", expr("{k: ", self.e("any", scope, 2), ", n: ", self.e("int", scope, 2), "}"),
+                      f" AS {alias}"), "map")
         t = self.pick(["int", "int", "float", "str", "bool", "list", "any"])
         return T("item", self.e(t, scope, 3), f" AS {alias}"), t
 
@@ -525,7 +538,8 @@ class Gen:
         n_new = self.pick([1, 1, 2, 3])
         for k in range(n_new):
             alias = self.fresh("c") if not final else f"c{k}"
-            it, t = self.item(scope, alias, allow_bag=final)
+            # A bag column as a grouping key would group by an unspecified element order.
+            it, t = self.item(scope, alias, allow_bag=final and not aggregating)
             if isinstance(it.tag, tuple):
                 has_bag = True
             items.append(it)
@@ -537,7 +551,7 @@ class Gen:
             items.append(it)
             # A collected list's order is unspecified: later clauses must not index it.
             new_scope[alias] = "bag" if bag else t
-        if any(new_scope[a] in ("node", "rel", "path") for a in new_scope):
+        if any(new_scope[a] in ("node", "rel", "path", "map", "bag") for a in new_scope):
             orderable = False
         if has_bag:
             orderable = False
