@@ -469,16 +469,19 @@ def variants(node):
 
 
 def still_differs(pair, query, sig):
+    """Whether `query` still gives the mismatch `sig` = (signature, class key)."""
     px, ne = pair.run(query.text())
     category, _ = compare(query, px, ne)
-    return category != "agree" and signature(category, px, ne) == sig, (px, ne)
+    same = category not in ("agree", "both_error") and \
+        (signature(category, px, ne), class_key(category, px, ne)) == sig
+    return same, (px, ne)
 
 
 def shrink(pair, query, graph, sig):
-    """The smallest query and graph found that keep the mismatch `sig`, with their answers."""
+    """The smallest query and graph found that keep the mismatch `sig` (signature and class
+    key, so an error keeps its message), with their answers."""
     tries = 0
     best = query
-    answers = None
     # After an accepted edit the next pass starts at the same position in the list of edits
     # (the earlier ones failed a moment ago and mostly still would), wrapping around once.
     start = 0
@@ -492,9 +495,8 @@ def shrink(pair, query, graph, sig):
             if len(candidate.text()) >= len(best.text()):
                 continue
             tries += 1
-            ok, ans = still_differs(pair, candidate, sig)
-            if ok:
-                best, answers, improved, start = candidate, ans, True, k
+            if still_differs(pair, candidate, sig)[0]:
+                best, improved, start = candidate, True, k
                 break
             if tries >= SHRINK_MAX_QUERY_TRIES:
                 break
@@ -511,9 +513,8 @@ def shrink(pair, query, graph, sig):
                 cand = small.without_rels(drop) if what == "rels" else small.without_nodes(drop)
                 graph_tries += 1
                 pair.load(cand)
-                ok, ans = still_differs(pair, best, sig)
-                if ok:
-                    small, answers, reduced = cand, ans, True
+                if still_differs(pair, best, sig)[0]:
+                    small, reduced = cand, True
                     size = len(small.rels if what == "rels" else small.nodes)
                 else:
                     start += chunk
@@ -573,7 +574,7 @@ def run_graph(pair, rng, graph, n_queries, report, shrink_budget, log):
             report.classes.append(new_class(sig, key, query, graph, px, ne, reason, shrunk=False))
             continue
         shrink_budget[0] -= 1
-        small_q, small_g, (spx, sne) = shrink(pair, query, graph, sig)
+        small_q, small_g, (spx, sne) = shrink(pair, query, graph, (sig, key))
         _, small_reason = compare(small_q, spx, sne)
         same = report.explained_by(sig, key, small_q.text(), either_way=True)
         if same:
@@ -774,7 +775,7 @@ def self_test(args):
             px, ne = pair.run(query.text())
             category, _ = compare(query, px, ne)
             if category == "rows":
-                sig = signature(category, px, ne)
+                sig = (signature(category, px, ne), class_key(category, px, ne))
                 small_q, small_g, _ = shrink(pair, query, graph, sig)
                 found = (query.text(), small_q.text(), len(small_g.nodes))
                 break
