@@ -38,7 +38,6 @@ INTEGER`), dynamic labels, `CALL (x) { ... }`, SHOW commands, `[:%]`; nor `exist
 which Neo4j 5 removed.
 """
 
-import random
 
 LABELS = ["A", "B", "C"]
 REL_TYPES = ["R", "S", "T"]
