@@ -33,7 +33,10 @@ pub fn plain_text(value: &Value) -> String {
     }
 }
 
-/// Floats as Cypher prints them: `1.0`, `0.5`, `1.0E20`, `NaN`, `Infinity`.
+/// Floats as Cypher (Neo4j, after Java's `Double.toString`) prints them: `1.0`, `0.5`,
+/// `0.001`, `9999999.0`, and in scientific notation below 10^-3 or from 10^7 on (`1.0E-4`,
+/// `1.0E7`, `1.234567895E8`), `NaN`, `Infinity`. The digits are the shortest that read back
+/// as the same float.
 pub fn float_text(f: f64) -> String {
     if f.is_nan() {
         "NaN".into()
@@ -43,7 +46,7 @@ pub fn float_text(f: f64) -> String {
         } else {
             "-Infinity".into()
         }
-    } else if f != 0.0 && (f.abs() >= 1e16 || f.abs() < 1e-4) {
+    } else if f != 0.0 && (f.abs() >= 1e7 || f.abs() < 1e-3) {
         let s = format!("{f:e}");
         let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
         let mantissa = if mantissa.contains('.') {

@@ -181,7 +181,12 @@ impl Accumulator {
             AggFunction::StDev | AggFunction::StDevP => {
                 let n = self.values.len();
                 let sample = call.function == AggFunction::StDev;
-                if n == 0 || (sample && n == 1) {
+                // Neo4j 5.26: no values give null, one value 0.0 (checked against Neo4j by
+                // the differential harness, bench/difftest).
+                if n == 0 {
+                    return Ok(Value::Null);
+                }
+                if sample && n == 1 {
                     return Ok(Value::Float(0.0));
                 }
                 let xs: Vec<f64> = self.values.iter().filter_map(Value::as_f64).collect();
@@ -219,6 +224,10 @@ impl Accumulator {
                     let position = p * (n - 1) as f64;
                     let lower = position.floor() as usize;
                     let upper = position.ceil() as usize;
+                    if lower == upper {
+                        // On a value: that value as it is (an integer stays one), as Neo4j.
+                        return Ok(xs[lower].clone());
+                    }
                     let a = xs[lower].as_f64().unwrap_or(0.0);
                     let b = xs[upper].as_f64().unwrap_or(0.0);
                     Value::Float(a + (b - a) * (position - lower as f64))

@@ -314,6 +314,11 @@ fn round_fn(args: &[Value]) -> Result<Value> {
     let Some(precision) = int_arg("round", &args[1])? else {
         return Ok(Value::Null);
     };
+    if precision == 0 && args.len() == 2 {
+        // Neo4j 5.26: `round(x, 0)` without a mode rounds as `round(x)` does
+        // (`round(-2.5, 0)` is -2.0), while `round(-2.5, 0, 'HALF_UP')` is -3.0.
+        return Ok(Value::Float(round_half_up(x)));
+    }
     let mode = match args.get(2) {
         Some(m) => match string_arg("round", m)? {
             Some(m) => m.to_ascii_uppercase(),
@@ -619,6 +624,7 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
                 return Ok(Value::Null);
             };
             let start = match &args[1] {
+                Value::Null => return Ok(Value::Null),
                 Value::Int(i) if *i >= 0 => *i as usize,
                 Value::Int(_) => {
                     return Err(QueryError::runtime(
@@ -631,6 +637,7 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
             };
             let len = match args.get(2) {
                 None => usize::MAX,
+                Some(Value::Null) => return Ok(Value::Null),
                 Some(Value::Int(i)) if *i >= 0 => *i as usize,
                 Some(Value::Int(_)) => {
                     return Err(QueryError::runtime(

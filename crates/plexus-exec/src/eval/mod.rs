@@ -320,6 +320,17 @@ pub fn eval(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Value> {
             }
             Value::map(map)
         }
+        // `coalesce` is lazy, as in Neo4j: `coalesce(1, 5 / 0)` is 1, the arguments after the
+        // first non-null one are never evaluated.
+        BExpr::Call(name, args) if &**name == "coalesce" => {
+            for a in args {
+                let value = eval(a, env, ctx)?;
+                if !value.is_null() {
+                    return Ok(value);
+                }
+            }
+            Value::Null
+        }
         BExpr::Call(name, args) => {
             let mut values = Vec::with_capacity(args.len());
             for a in args {
@@ -757,10 +768,10 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
         ArithOp::Add => match (a, b) {
             (Value::Int(x), Value::Int(y)) => Value::Int(x.checked_add(*y).ok_or_else(overflow)?),
             (Value::String(x), Value::String(y)) => Value::from(format!("{x}{y}")),
-            (Value::String(x), Value::Int(_) | Value::Float(_)) => {
+            (Value::String(x), Value::Int(_) | Value::Float(_) | Value::Bool(_)) => {
                 Value::from(format!("{x}{}", plexus_value::format::plain_text(b)))
             }
-            (Value::Int(_) | Value::Float(_), Value::String(y)) => {
+            (Value::Int(_) | Value::Float(_) | Value::Bool(_), Value::String(y)) => {
                 Value::from(format!("{}{y}", plexus_value::format::plain_text(a)))
             }
             (Value::List(x), Value::List(y)) => {
@@ -788,8 +799,10 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
             (Value::Int(x), Value::Int(y)) => Value::Int(x.checked_mul(*y).ok_or_else(overflow)?),
             _ => float_op(a, b, |x, y| x * y).ok_or_else(mismatch)?,
         },
+        // An integer zero divisor is an error even under a float dividend (`1.5 / 0`), as in
+        // Neo4j; a float zero divisor gives an infinity or NaN.
         ArithOp::Divide => match (a, b) {
-            (Value::Int(_), Value::Int(0)) => {
+            (Value::Int(_) | Value::Float(_), Value::Int(0)) => {
                 return Err(QueryError::runtime(
                     ErrorClass::ArithmeticError,
                     "DivisionByZero",
