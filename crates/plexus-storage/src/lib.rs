@@ -19,29 +19,35 @@
 //!
 //! Transactions (snapshots, write sets, validation) live in `plexus-txn`, one layer up.
 
-pub mod catalog;
-pub mod checkpoint;
-pub mod codec;
-pub mod fault;
-pub mod index;
-pub mod indexcache;
-pub mod lsm;
-pub mod record;
-pub mod rowcache;
-pub mod rows;
-pub mod run;
-pub mod stats;
-pub mod store;
-pub mod topology;
-pub mod vfs;
-pub mod wal;
+pub(crate) mod catalog;
+pub(crate) mod checkpoint;
+pub(crate) mod codec;
+pub(crate) mod fault;
+pub(crate) mod index;
+pub(crate) mod indexcache;
+pub(crate) mod lsm;
+pub(crate) mod record;
+pub(crate) mod rowcache;
+pub(crate) mod rows;
+pub(crate) mod run;
+pub(crate) mod stats;
+pub(crate) mod store;
+pub(crate) mod topology;
+pub(crate) mod vfs;
+pub(crate) mod wal;
 
 pub use catalog::{
-    Catalog, CatalogOp, EdgeTableDef, IndexDef, IndexTarget, PropertyDef, VertexTableDef,
+    Catalog, CatalogOp, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexDef, IndexTarget, PropertyDef,
+    Tokens, VertexTableDef, validate_table_def,
 };
+pub use fault::FaultVfs;
+pub use index::{IndexKey, KeyRange};
 pub use indexcache::IndexCacheStats;
 pub use record::{CommitRecord, WriteOp};
 pub use rowcache::RowCacheStats;
-pub use stats::{EdgeTypeStatistics, Statistics};
-pub use store::{EdgeTable, RecoveryReport, Storage, VertexTable};
+pub use rows::RowTable;
+pub use run::ColumnSlice;
+pub use stats::{EdgeTypeStatistics, Statistics, StorageStats};
+pub use store::{EdgeTable, RecoveryReport, Storage, VertexTable, neighbors_in};
+pub use topology::segment_vertex_offsets;
 pub use vfs::{OsVfs, Vfs};

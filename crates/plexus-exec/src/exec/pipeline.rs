@@ -293,7 +293,7 @@ mod tests {
     use crate::exec::ops::RowFn;
     use crate::value::Value;
     use plexus_storage::Storage;
-    use plexus_storage::fault::FaultVfs;
+    use plexus_storage::FaultVfs;
     use plexus_txn::TxnManager;
     use plexus_types::{Config, IsolationLevel};
     use proptest::prelude::*;
