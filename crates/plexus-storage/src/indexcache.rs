@@ -1040,7 +1040,10 @@ struct IndexRun {
     /// Hashed maps only.
     bloom: Option<Vec<u64>>,
     keys: u64,
-    #[cfg_attr(not(test), expect(dead_code, reason = "read by MapStats, a test figure"))]
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "read by MapStats, a test figure")
+    )]
     entries: u64,
     file_bytes: u64,
     meta_bytes: u64,

@@ -252,7 +252,7 @@ impl EdgeTable {
     /// (source offset, destination offset) of edge `offset`, `None` if it was never created
     /// (a deleted edge keeps its endpoints: see ENDPOINTS in `rows`). Reads the row's chunk,
     /// so an evicted chunk is read back: a page that fails its checks is `Corruption`.
-    pub fn endpoints(&self, offset: u32) -> Result<Option<(u32, u32)>> {
+    pub(crate) fn endpoints(&self, offset: u32) -> Result<Option<(u32, u32)>> {
         self.rows.endpoints(offset)
     }
 
@@ -1055,7 +1055,8 @@ impl Storage {
         }
     }
 
-    pub fn edge_exists(&self, e: EdgeId, ts: Timestamp) -> Result<bool> {
+    #[cfg(test)]
+    pub(crate) fn edge_exists(&self, e: EdgeId, ts: Timestamp) -> Result<bool> {
         match self.edge_table(e.table) {
             Ok(t) => t.rows.exists(e.offset, ts),
             Err(_) => Ok(false),
@@ -1325,7 +1326,7 @@ impl Storage {
     }
 
     /// The index cache's counters (see INDEX CACHE).
-    pub fn index_cache_stats(&self) -> IndexCacheStats {
+    pub(crate) fn index_cache_stats(&self) -> IndexCacheStats {
         self.index_cache.stats()
     }
 
@@ -1386,7 +1387,7 @@ impl Storage {
     }
 
     /// Bytes of current CSR runs.
-    pub fn run_bytes(&self) -> usize {
+    pub(crate) fn run_bytes(&self) -> usize {
         self.topologies()
             .iter()
             .map(|(t, out)| t.adjacency(*out).run_bytes())
@@ -1395,10 +1396,6 @@ impl Storage {
 
     pub(crate) fn lsm_stats(&self) -> &LsmStats {
         &self.lsm_stats
-    }
-
-    pub fn config(&self) -> &Config {
-        &self.config
     }
 
     /// Freezes every active memtable. Call with the commit lock held.

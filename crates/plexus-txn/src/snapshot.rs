@@ -51,7 +51,12 @@ impl GraphSnapshot {
 
     /// One past the highest vertex offset ever allocated in `table` (offsets are dense).
     pub fn vertex_capacity(&self, table: VertexTableId) -> Result<u32> {
-        Ok(self.manager.storage().vertex_table(table)?.rows().row_count())
+        Ok(self
+            .manager
+            .storage()
+            .vertex_table(table)?
+            .rows()
+            .row_count())
     }
 
     /// One past the highest edge offset ever allocated in `table`: an O(1) upper bound on its

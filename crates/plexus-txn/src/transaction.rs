@@ -38,8 +38,8 @@ use crate::schema::{self, TokenKind};
 use crate::validation::{Entity, ReadItem};
 use crate::write_set::{NewEdge, NewVertex, WriteSet};
 use plexus_storage::{
-    Catalog, CatalogOp, EdgeTable, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexKey, KeyRange,
-    RowTable, VertexTable, VertexTableDef,
+    Catalog, CatalogOp, EdgeTable, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexKey, KeyRange, RowTable,
+    VertexTable, VertexTableDef,
 };
 use plexus_types::{
     Direction, EdgeId, EdgeTypeId, Error, IsolationLevel, LabelId, PropKeyId, Result, Timestamp,
@@ -254,7 +254,11 @@ impl Transaction {
             )));
         }
         self.record(ReadItem::Exists(Entity::Vertex(v)));
-        if !self.cached_table(v).rows().exists(v.offset, self.start_ts)? {
+        if !self
+            .cached_table(v)
+            .rows()
+            .exists(v.offset, self.start_ts)?
+        {
             return Err(Error::NotFound(format!("vertex {v} does not exist")));
         }
         Ok(())
@@ -552,7 +556,9 @@ impl Transaction {
             return Ok(answer);
         }
         self.record(ReadItem::Prop(Entity::Vertex(v), key));
-        self.cached_table(v).rows().prop(v.offset, key, self.start_ts)
+        self.cached_table(v)
+            .rows()
+            .prop(v.offset, key, self.start_ts)
     }
 
     /// [`vertex_property`](Self::vertex_property) of each of `vs`, in order, read in bulk: the

@@ -292,8 +292,8 @@ mod tests {
     use crate::exec::ExecState;
     use crate::exec::ops::RowFn;
     use crate::value::Value;
-    use plexus_storage::Storage;
     use plexus_storage::FaultVfs;
+    use plexus_storage::Storage;
     use plexus_txn::TxnManager;
     use plexus_types::{Config, IsolationLevel};
     use proptest::prelude::*;
