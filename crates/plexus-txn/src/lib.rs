@@ -7,7 +7,12 @@
 //! - [`validation`]: commit summaries, read sets, what conflicts and what does not;
 //! - [`manager`]: the commit pipeline, checkpoints;
 //! - [`snapshot`]: `GraphSnapshot`, the pinned read-only view for analytics;
-//! - [`schema`]: declaring vertex and edge tables.
+//! - [`schema`]: declaring vertex and edge tables, creating and dropping indexes.
+//!
+//! Storage is reached through this crate only (THE BOUNDARY in `plexus_storage`): the layers
+//! above read through [`Transaction`] and [`GraphSnapshot`], change the schema through
+//! [`schema`], and run maintenance and read statistics through [`TxnManager`];
+//! `TxnManager::storage` is private to this crate.
 
 pub mod manager;
 pub mod oracle;
