@@ -348,10 +348,6 @@ impl IndexCache {
         map
     }
 
-    pub fn budget_bytes(&self) -> u64 {
-        self.budget_bytes
-    }
-
     /// True when maps may be spilled: a finite budget and a file system to spill to.
     pub fn bounded(&self) -> bool {
         self.budget_bytes != u64::MAX && self.vfs.is_some()
@@ -695,7 +691,8 @@ struct MapState {
     spills: u64,
 }
 
-/// Figures of one map, for tests and assertions.
+/// Figures of one map, for tests.
+#[cfg(test)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MapStats {
     pub resident_keys: u64,
@@ -725,6 +722,7 @@ impl Drop for IndexMap {
 }
 
 impl IndexMap {
+    #[cfg(test)]
     pub fn kind(&self) -> MapKind {
         self.kind
     }
@@ -853,6 +851,7 @@ impl IndexMap {
         removed
     }
 
+    #[cfg(test)]
     pub fn stats(&self) -> MapStats {
         let state = self.state.read();
         MapStats {
@@ -954,6 +953,7 @@ impl IndexMap {
 
     /// Merges every run into one, if there are at least two (tests, tools). Returns whether
     /// it merged.
+    #[cfg(test)]
     pub fn merge_all(&self) -> Result<bool> {
         let (inputs, level) = {
             let state = self.state.read();
@@ -1040,6 +1040,10 @@ struct IndexRun {
     /// Hashed maps only.
     bloom: Option<Vec<u64>>,
     keys: u64,
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "read by MapStats, a test figure")
+    )]
     entries: u64,
     file_bytes: u64,
     meta_bytes: u64,

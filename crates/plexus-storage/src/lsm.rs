@@ -742,6 +742,7 @@ impl Topology {
     /// visible edges for which `want(vertex)` holds, possibly several times per vertex (one
     /// slice per component, oldest first). `want` lets a caller skip vertices before any of
     /// their entries are located.
+    #[cfg(test)]
     pub fn scan_segment(
         &self,
         index: usize,
@@ -1235,7 +1236,8 @@ impl Topology {
             .collect()
     }
 
-    /// (current runs, runs of any age still held) — for tests and statistics.
+    /// (current runs, runs of any age still held) — for tests.
+    #[cfg(test)]
     pub fn run_counts(&self) -> (usize, usize) {
         let state = self.state.read();
         (

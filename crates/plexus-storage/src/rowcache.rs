@@ -272,7 +272,8 @@ fn is_spill_name(name: &str) -> bool {
 }
 
 impl RowCache {
-    /// A cache that never spills (for row tables used on their own).
+    /// A cache that never spills (for row tables used on their own, in tests).
+    #[cfg(test)]
     pub fn unbounded() -> Arc<Self> {
         Arc::new(Self::new(None, u64::MAX))
     }

@@ -959,12 +959,13 @@ pub struct RowImage {
 
 impl RowTable {
     /// A table whose chunks stay resident (no spill file).
-    pub fn new(name: &str, properties: &[PropertyDef], families: &[Vec<usize>]) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(name: &str, properties: &[PropertyDef], families: &[Vec<usize>]) -> Self {
         Self::with_cache(name, properties, families, RowCache::unbounded())
     }
 
     /// A table accounting its chunks in `cache` and spilling cold ones to its files.
-    pub fn with_cache(
+    pub(crate) fn with_cache(
         name: &str,
         properties: &[PropertyDef],
         families: &[Vec<usize>],
@@ -982,7 +983,7 @@ impl RowTable {
     }
 
     /// Reserves a fresh row offset (rows of aborted transactions stay as holes).
-    pub fn reserve(&self, limit: u32) -> Result<u32> {
+    pub(crate) fn reserve(&self, limit: u32) -> Result<u32> {
         self.next_row
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < limit).then_some(n + 1)
@@ -1000,7 +1001,7 @@ impl RowTable {
     }
 
     /// Makes sure offsets below `rows` are never handed out again (recovery).
-    pub fn ensure_reserved(&self, rows: u32) {
+    pub(crate) fn ensure_reserved(&self, rows: u32) {
         self.next_row.fetch_max(rows, Ordering::AcqRel);
     }
 
@@ -1263,7 +1264,7 @@ impl RowTable {
     /// (a hole, or past the last chunk). Endpoints are fixed at creation and not versioned, so
     /// a deleted edge keeps them; the caller decides visibility with [`exists`](Self::exists).
     /// One lock-free chunk lookup and the chunk's read latch (a load if it was evicted).
-    pub fn endpoints(&self, row: u32) -> Result<Option<(u32, u32)>> {
+    pub(crate) fn endpoints(&self, row: u32) -> Result<Option<(u32, u32)>> {
         let ends = self.with_chunk(row, |chunk, r| chunk.endpoints_of(r))?;
         Ok(ends.flatten())
     }
@@ -1300,7 +1301,7 @@ impl RowTable {
         Ok(props.unwrap_or_default())
     }
 
-    pub fn image(&self, row: u32, ts: Timestamp) -> Result<RowImage> {
+    pub(crate) fn image(&self, row: u32, ts: Timestamp) -> Result<RowImage> {
         Ok(RowImage {
             labels: self.labels(row, ts)?,
             props: self.props(row, ts)?,
@@ -1361,7 +1362,7 @@ impl RowTable {
     // ---- writes (the commit pipeline, one commit at a time) ----------------------------------
 
     /// Creates vertex row `row` at `ts` with `labels` and `props`.
-    pub fn install_create(
+    pub(crate) fn install_create(
         &self,
         row: u32,
         ts: Timestamp,
@@ -1374,7 +1375,7 @@ impl RowTable {
 
     /// Creates edge row `row` at `ts` with its endpoints `ends` (source offset, destination
     /// offset: fixed from here on, see ENDPOINTS) and `props`, under one latch.
-    pub fn install_create_edge(
+    pub(crate) fn install_create_edge(
         &self,
         row: u32,
         ts: Timestamp,
@@ -1426,7 +1427,7 @@ impl RowTable {
         })
     }
 
-    pub fn install_delete(&self, row: u32, ts: Timestamp, horizon: Timestamp) -> Result<()> {
+    pub(crate) fn install_delete(&self, row: u32, ts: Timestamp, horizon: Timestamp) -> Result<()> {
         self.with_chunk_mut(row, |chunk, r| {
             chunk.write(
                 &self.layout,
@@ -1439,7 +1440,7 @@ impl RowTable {
         })
     }
 
-    pub fn install_prop(
+    pub(crate) fn install_prop(
         &self,
         row: u32,
         ts: Timestamp,
@@ -1459,7 +1460,7 @@ impl RowTable {
         })
     }
 
-    pub fn install_labels(
+    pub(crate) fn install_labels(
         &self,
         row: u32,
         ts: Timestamp,
@@ -1478,7 +1479,7 @@ impl RowTable {
     /// can see; before it, a superset. Empty when the row exists in no kept version (never
     /// created, or deleted before every kept version). Secondary indexes are built and pruned
     /// from this (see `index`).
-    pub fn retained_values(&self, row: u32, key: PropKeyId) -> Result<Vec<Value>> {
+    pub(crate) fn retained_values(&self, row: u32, key: PropKeyId) -> Result<Vec<Value>> {
         let values = self.with_chunk(row, |chunk, r| {
             let chain = |slot: Slot| chunk.chains.get(&(row, slot));
             if !chunk.exists[r] && chain(Slot::Exists).is_none() {
@@ -1502,7 +1503,7 @@ impl RowTable {
     // ---- maintenance --------------------------------------------------------------------------
 
     /// Drops every version no reader at or after `horizon` needs. Evicted chunks have none.
-    pub fn gc(&self, horizon: Timestamp) {
+    pub(crate) fn gc(&self, horizon: Timestamp) {
         for (index, slot) in self.chunks.iter() {
             let mut state = slot.state.write();
             if let Some(chunk) = state.chunk.as_mut()
@@ -1515,7 +1516,8 @@ impl RowTable {
     }
 
     /// Number of version-chain entries still held (for tests and statistics).
-    pub fn version_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn version_count(&self) -> usize {
         self.chunks
             .iter()
             .map(|(_, slot)| {
@@ -1527,7 +1529,8 @@ impl RowTable {
     }
 
     /// Chunks of this table held in memory, and chunks evicted to the spill file.
-    pub fn chunk_residency(&self) -> (usize, usize) {
+    #[cfg(test)]
+    pub(crate) fn chunk_residency(&self) -> (usize, usize) {
         let chunks = self.chunks.len();
         let resident = self
             .chunks
@@ -1540,7 +1543,7 @@ impl RowTable {
 
     /// Re-estimates the size of every chunk written since the last refresh, so the cache's
     /// resident bytes are current (see ACCOUNTING in `rowcache`).
-    pub fn refresh_sizes(&self) {
+    pub(crate) fn refresh_sizes(&self) {
         let stale = std::mem::take(&mut *self.stale.lock());
         for index in stale {
             let slot = self.chunks.get(index).expect("a stale chunk exists");
@@ -1594,7 +1597,7 @@ impl RowTable {
     /// cache holds at most `target_bytes`, collecting versions below `horizon` on the way.
     /// Returns the number of chunks evicted. A failed spill write stops the sweep with the
     /// error; the chunk concerned stays resident. See EVICTION.
-    pub fn evict(&self, horizon: Timestamp, target_bytes: u64) -> Result<usize> {
+    pub(crate) fn evict(&self, horizon: Timestamp, target_bytes: u64) -> Result<usize> {
         self.sweep(horizon, target_bytes, 2)
     }
 

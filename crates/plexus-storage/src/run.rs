@@ -215,10 +215,6 @@ impl ColumnData {
     pub fn len(&self) -> usize {
         self.values.len()
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
 }
 
 /// One vertex's entries of a run's property column: value `i` belongs to the `i`-th

@@ -40,8 +40,11 @@
 //! favours the per-row seek over hashing the whole label, a bounded loss either way.
 
 use crate::catalog::{Catalog, IndexTarget, VertexTableDef};
+use crate::indexcache::IndexCacheStats;
+use crate::rowcache::RowCacheStats;
 use crate::store::{EdgeTable, Storage, VertexTable};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The counts behind the average degree of one relationship type (or of all relationships).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -52,6 +55,28 @@ pub struct EdgeTypeStatistics {
     pub sources: u64,
     /// Vertices of the tables the edges arrive at (of the average in-degree).
     pub targets: u64,
+}
+
+/// Sizes and byte counters of the topology's disk tier and of the two caches, read at one
+/// moment (`Storage::storage_stats`). A plain data record: its fields are the interface.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StorageStats {
+    /// Bytes in topology memtables (active and frozen).
+    pub memtable_bytes: u64,
+    /// Bytes in current CSR run files.
+    pub run_bytes: u64,
+    /// Bytes written by flushes (memtables → level-1 runs).
+    pub flushed_bytes: u64,
+    /// Level-1 runs written by flushes (`flushed_bytes / flushed_runs`: average flush run).
+    pub flushed_runs: u64,
+    /// Bytes written by merges.
+    pub merged_bytes: u64,
+    /// Row chunks held in memory and spilled (`Config::row_cache_bytes`; see
+    /// `rowcache`).
+    pub row_cache: RowCacheStats,
+    /// Primary-key and secondary index entries held in memory and spilled to runs
+    /// (`Config::index_cache_bytes`; see `indexcache`).
+    pub index_cache: IndexCacheStats,
 }
 
 /// Sizes of labels and relationship types, asked by name (see the module doc).
@@ -68,6 +93,21 @@ impl Storage {
             catalog: self.catalog(),
             vertex_tables: self.vertex_tables(),
             edge_tables: self.edge_tables(),
+        }
+    }
+
+    /// The disk tier's sizes and counters and the caches' figures, as they are now.
+    pub fn storage_stats(&self) -> StorageStats {
+        let lsm = self.lsm_stats();
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        StorageStats {
+            memtable_bytes: self.memtable_bytes() as u64,
+            run_bytes: self.run_bytes() as u64,
+            flushed_bytes: load(&lsm.flushed_bytes),
+            flushed_runs: load(&lsm.flushed_runs),
+            merged_bytes: load(&lsm.merged_bytes),
+            row_cache: self.row_cache_stats(),
+            index_cache: self.index_cache_stats(),
         }
     }
 }

@@ -67,12 +67,12 @@ use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
 use crate::codec::Encoder;
 use crate::index::{KeyRange, MAX_INDEXES, PropertyIndexes};
 use crate::indexcache::{IndexCache, IndexCacheStats, IndexMap, MapKind};
-use crate::lsm::{LsmStats, RunContext, Topology};
+use crate::lsm::{ColumnRequest, LsmStats, RunContext, Topology};
 use crate::record::{CommitRecord, LogRecord, WriteOp};
 use crate::rowcache::{CompactTrigger, RowCache, RowCacheStats};
 use crate::rows::{self, RowTable};
-use crate::run::{ColumnData, ColumnKind, MAX_COLUMNS, Run};
-use crate::topology::{MAX_EDGE_OFFSET, TOMBSTONE_BIT};
+use crate::run::{ColumnData, ColumnKind, ColumnSlice, MAX_COLUMNS, Run};
+use crate::topology::{MAX_EDGE_OFFSET, SEGMENT_VERTICES, TOMBSTONE_BIT};
 use crate::vfs::Vfs;
 use crate::wal::{self, Wal};
 use parking_lot::{Mutex, RwLock};
@@ -85,11 +85,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Rows per vertex table: offsets are `u32`.
-pub const MAX_VERTEX_ROWS: u32 = u32::MAX;
+const MAX_VERTEX_ROWS: u32 = u32::MAX;
 
+/// One vertex table: its rows, primary-key index and secondary indexes. Other crates read
+/// its rows at a timestamp through [`rows`](Self::rows) and allocate offsets with
+/// [`reserve_row`](Self::reserve_row); everything else is storage's own.
 pub struct VertexTable {
-    pub id: VertexTableId,
-    pub rows: RowTable,
+    pub(crate) id: VertexTableId,
+    pub(crate) rows: RowTable,
     pk_key: Option<PropKeyId>,
     /// Primary key → rows that ever held it; readers filter by their snapshot. Keyed by the
     /// key's lossless encoding (`pk_bytes`), accounted and spilled like the secondary
@@ -98,21 +101,24 @@ pub struct VertexTable {
     /// Extra labels ever installed in this table (lets label scans skip tables).
     extra_labels: RwLock<Vec<LabelId>>,
     /// Secondary indexes: every indexed property key, whatever the label (see `index`).
-    pub indexes: PropertyIndexes,
+    pub(crate) indexes: PropertyIndexes,
 }
 
+/// One edge table: its rows (with endpoints) and its out- and in-topology. Other crates read
+/// rows through [`rows`](Self::rows) and adjacency through the neighbour and segment scans
+/// below, always at a timestamp.
 pub struct EdgeTable {
-    pub id: EdgeTableId,
-    pub def: EdgeTableDef,
+    pub(crate) id: EdgeTableId,
+    pub(crate) def: EdgeTableDef,
     /// Edge rows, each with its (source offset, destination offset): see ENDPOINTS in `rows`.
-    pub rows: RowTable,
-    pub out: Topology,
-    pub inc: Topology,
+    pub(crate) rows: RowTable,
+    pub(crate) out: Topology,
+    pub(crate) inc: Topology,
     /// `U`: the newest commit that changed a property of an existing edge of this table
     /// (decides which runs' property columns a reader may use; see `lsm`).
-    pub prop_updated_ts: AtomicU64,
+    pub(crate) prop_updated_ts: AtomicU64,
     /// Secondary indexes: the keys of the indexes on this table's edge type (see `index`).
-    pub indexes: PropertyIndexes,
+    pub(crate) indexes: PropertyIndexes,
 }
 
 /// The row cache and the index cache every table of a database accounts in.
@@ -144,8 +150,35 @@ impl VertexTable {
         }
     }
 
+    pub fn id(&self) -> VertexTableId {
+        self.id
+    }
+
     pub fn pk_key(&self) -> Option<PropKeyId> {
         self.pk_key
+    }
+
+    /// The table's rows, read at a timestamp.
+    pub fn rows(&self) -> &RowTable {
+        &self.rows
+    }
+
+    /// Allocates the next row offset for a vertex a transaction creates (it becomes visible
+    /// when its commit installs); fails once the table holds `MAX_VERTEX_ROWS` rows.
+    pub fn reserve_row(&self) -> Result<u32> {
+        self.rows.reserve(MAX_VERTEX_ROWS)
+    }
+
+    /// Fails unless `v`'s offset was ever allocated in this table (its table).
+    pub fn check_offset(&self, v: VertexId) -> Result<()> {
+        debug_assert_eq!(v.table, self.id, "{v} is not a vertex of table {}", self.id);
+        if v.offset >= self.rows.row_count() {
+            return Err(Error::NotFound(format!(
+                "vertex {v}: offset out of range ({} rows allocated)",
+                self.rows.row_count()
+            )));
+        }
+        Ok(())
     }
 
     fn index_pk(&self, row: u32, key: PropKeyId, value: &Value) {
@@ -219,12 +252,77 @@ impl EdgeTable {
     /// (source offset, destination offset) of edge `offset`, `None` if it was never created
     /// (a deleted edge keeps its endpoints: see ENDPOINTS in `rows`). Reads the row's chunk,
     /// so an evicted chunk is read back: a page that fails its checks is `Corruption`.
-    pub fn endpoints(&self, offset: u32) -> Result<Option<(u32, u32)>> {
+    pub(crate) fn endpoints(&self, offset: u32) -> Result<Option<(u32, u32)>> {
         self.rows.endpoints(offset)
     }
 
-    pub fn adjacency(&self, outgoing: bool) -> &Topology {
+    pub(crate) fn adjacency(&self, outgoing: bool) -> &Topology {
         if outgoing { &self.out } else { &self.inc }
+    }
+
+    pub fn id(&self) -> EdgeTableId {
+        self.id
+    }
+
+    /// The edge rows (properties, existence), read at a timestamp.
+    pub fn rows(&self) -> &RowTable {
+        &self.rows
+    }
+
+    /// Allocates the next edge offset for an edge a transaction creates (it becomes visible
+    /// when its commit installs); fails once offsets reach the topology's `MAX_EDGE_OFFSET`.
+    pub fn reserve_row(&self) -> Result<u32> {
+        self.rows.reserve(MAX_EDGE_OFFSET + 1)
+    }
+
+    /// Calls `f(neighbour offsets, edge offsets)` with contiguous slices of vertex offset
+    /// `v`'s out-neighbours (`outgoing`) or in-neighbours at `ts`.
+    pub fn visit_neighbors(
+        &self,
+        outgoing: bool,
+        v: u32,
+        ts: Timestamp,
+        f: &mut dyn FnMut(&[u32], &[u32]),
+    ) {
+        self.adjacency(outgoing).visit(v, ts, f);
+    }
+
+    /// Number of vertex segments of one direction's adjacency (units of parallel scans; a
+    /// segment covers [`segment_vertex_offsets`](crate::segment_vertex_offsets)).
+    pub fn segment_count(&self, outgoing: bool) -> usize {
+        self.adjacency(outgoing).segment_count()
+    }
+
+    /// Calls `f(vertex offset, neighbour offsets, edge offsets, values)` for every vertex of
+    /// segment `index` that `want` accepts, at `ts`. With `column = Some(key)`, `values` holds
+    /// property `key` of the slice's edges where a CSR run holds them and they are current at
+    /// `ts` (PROPERTY COLUMNS in `lsm`); otherwise, and for memtable entries, `None`. The
+    /// entries read count towards the segment's read heat (the read-heavy flush policy).
+    pub fn scan_segment(
+        &self,
+        outgoing: bool,
+        index: usize,
+        ts: Timestamp,
+        want: impl Fn(u32) -> bool,
+        column: Option<PropKeyId>,
+        mut f: impl FnMut(u32, &[u32], &[u32], Option<ColumnSlice<'_>>),
+    ) {
+        let topology = self.adjacency(outgoing);
+        let column = column.map(|key| ColumnRequest {
+            key,
+            updated_ts: &self.prop_updated_ts,
+        });
+        let mut entries_read = 0u64;
+        topology.scan_segment_with(index, ts, want, column, |v, nbrs, eids, values| {
+            entries_read += nbrs.len() as u64;
+            f(v, nbrs, eids, values)
+        });
+        topology.note_read((index * SEGMENT_VERTICES) as u32, entries_read);
+    }
+
+    /// Bytes held in memory by one direction's topology memtables (runs are files).
+    pub fn memtable_bytes(&self, outgoing: bool) -> usize {
+        self.adjacency(outgoing).memtable_bytes()
     }
 
     /// Installs edge row `offset`, created at `ts` from `src` to `dst`.
@@ -279,17 +377,6 @@ impl PendingAdjacency {
             }
         }
     }
-}
-
-/// Fails unless `v`'s offset was ever allocated in `table` (its table).
-pub fn check_vertex_offset(table: &VertexTable, v: VertexId) -> Result<()> {
-    if v.offset >= table.rows.row_count() {
-        return Err(Error::NotFound(format!(
-            "vertex {v}: offset out of range ({} rows allocated)",
-            table.rows.row_count()
-        )));
-    }
-    Ok(())
 }
 
 /// [`Storage::neighbors`] over a catalog and the edge tables it names, as a caller keeps them
@@ -655,8 +742,35 @@ impl Storage {
         self.recovered_ts
     }
 
-    pub fn wal(&self) -> &Wal {
-        &self.wal
+    /// Why the WAL refuses appends, if a failed install or write poisoned it (see `wal`).
+    pub fn wal_poisoned(&self) -> Option<String> {
+        self.wal.poisoned()
+    }
+
+    /// Poisons the WAL: every later append fails with `reason` (a commit that could not be
+    /// installed or logged leaves memory and log out of step; only a reopen recovers).
+    pub fn poison_wal(&self, reason: String) {
+        self.wal.poison(reason);
+    }
+
+    /// Waits until the WAL is durable up to `lsn` (group commit, see `wal`).
+    pub fn wait_durable(&self, lsn: u64) -> Result<()> {
+        self.wal.wait_durable(lsn)
+    }
+
+    /// The newest commit timestamp the WAL holds durably.
+    pub fn durable_ts(&self) -> Timestamp {
+        self.wal.durable_ts()
+    }
+
+    /// Bytes logged since the last checkpoint (what triggers an automatic one).
+    pub fn wal_bytes_since_checkpoint(&self) -> u64 {
+        self.wal.bytes_since_checkpoint()
+    }
+
+    /// Writes buffered WAL records out, with an fsync when `sync`.
+    pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        self.wal.flush(sync)
     }
 
     /// The current catalog (an immutable copy; catalog changes publish a new one).
@@ -930,7 +1044,7 @@ impl Storage {
         let table = self
             .vertex_table(v.table)
             .map_err(|_| Error::NotFound(format!("vertex {v}: no such vertex table")))?;
-        check_vertex_offset(&table, v)?;
+        table.check_offset(v)?;
         Ok(table)
     }
 
@@ -941,7 +1055,8 @@ impl Storage {
         }
     }
 
-    pub fn edge_exists(&self, e: EdgeId, ts: Timestamp) -> Result<bool> {
+    #[cfg(test)]
+    pub(crate) fn edge_exists(&self, e: EdgeId, ts: Timestamp) -> Result<bool> {
         match self.edge_table(e.table) {
             Ok(t) => t.rows.exists(e.offset, ts),
             Err(_) => Ok(false),
@@ -1136,8 +1251,15 @@ impl Storage {
 
     /// One round of spill-file compaction (COMPACTION in `rowcache`), starting a compaction
     /// if `trigger` asks for one; returns the dead bytes reclaimed by deleting files.
-    pub fn compact_spill(&self, trigger: CompactTrigger) -> Result<u64> {
+    fn compact_spill(&self, trigger: CompactTrigger) -> Result<u64> {
         self.with_row_tables(|rows| rows::compact_spill(&self.row_cache, rows, trigger))
+    }
+
+    /// A round of spill-file compaction now, whenever the spill files hold dead pages,
+    /// whatever the thresholds background maintenance waits for; returns the dead bytes
+    /// reclaimed.
+    pub fn compact_spill_now(&self) -> Result<u64> {
+        self.compact_spill(CompactTrigger::Now)
     }
 
     /// `f` with the row tables of every vertex and edge table.
@@ -1204,7 +1326,7 @@ impl Storage {
     }
 
     /// The index cache's counters (see INDEX CACHE).
-    pub fn index_cache_stats(&self) -> IndexCacheStats {
+    pub(crate) fn index_cache_stats(&self) -> IndexCacheStats {
         self.index_cache.stats()
     }
 
@@ -1265,19 +1387,15 @@ impl Storage {
     }
 
     /// Bytes of current CSR runs.
-    pub fn run_bytes(&self) -> usize {
+    pub(crate) fn run_bytes(&self) -> usize {
         self.topologies()
             .iter()
             .map(|(t, out)| t.adjacency(*out).run_bytes())
             .sum()
     }
 
-    pub fn lsm_stats(&self) -> &LsmStats {
+    pub(crate) fn lsm_stats(&self) -> &LsmStats {
         &self.lsm_stats
-    }
-
-    pub fn config(&self) -> &Config {
-        &self.config
     }
 
     /// Freezes every active memtable. Call with the commit lock held.
@@ -1853,7 +1971,7 @@ mod tests {
             let deleted = e.is_multiple_of(7) || (after_ckpt.contains(&e) && e.is_multiple_of(11));
             assert_eq!(exists, created && !deleted, "edge {e}");
         }
-        storage.wal().flush(true).unwrap();
+        storage.flush_wal(true).unwrap();
         drop(storage);
         let storage = open(&vfs);
         let after = read_all(&storage, all, 5);

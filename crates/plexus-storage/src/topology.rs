@@ -80,6 +80,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 pub const SEGMENT_VERTICES: usize = 1024;
+
+/// The vertex offsets segment `index` covers — the same for every table and direction, so
+/// parallel scans can split work by segment without asking a table.
+pub fn segment_vertex_offsets(index: usize) -> std::ops::Range<u32> {
+    let first = index.saturating_mul(SEGMENT_VERTICES);
+    let end = first.saturating_add(SEGMENT_VERTICES);
+    first.min(u32::MAX as usize) as u32..end.min(u32::MAX as usize) as u32
+}
 const MIN_BLOCK_ENTRIES: u32 = 4;
 pub const TOMBSTONE_BIT: u32 = 1 << 31;
 /// Edge offsets must leave the tombstone bit free.
@@ -571,6 +579,7 @@ impl Adjacency {
         Self::default()
     }
 
+    #[cfg(test)]
     fn segment(&self, vertex: u32) -> Option<Arc<RwLock<Segment>>> {
         self.segments
             .read()
@@ -594,7 +603,8 @@ impl Adjacency {
     }
 
     /// Appends an edge entry (or a tombstone, with `TOMBSTONE_BIT` set in `eid`) to `vertex`'s
-    /// log as part of the commit at `ts`. Only the commit pipeline calls this.
+    /// log as part of the commit at `ts` (tests; commits append in batches).
+    #[cfg(test)]
     pub fn append(&self, vertex: u32, ts: Timestamp, horizon: Timestamp, nbr: u32, eid: u32) {
         self.append_batch(&[(vertex, nbr, eid)], ts, horizon);
     }
@@ -661,14 +671,6 @@ impl Adjacency {
         })
     }
 
-    /// Calls `f` with the raw visible prefix of `vertex`'s log at `ts`, tombstones included.
-    pub fn visit_raw(&self, vertex: u32, ts: Timestamp, f: &mut dyn FnMut(&[u32], &[u32])) {
-        if let Some(reader) = self.read_segment(vertex as usize / SEGMENT_VERTICES) {
-            let (nbr, eid, _) = reader.raw(vertex as usize % SEGMENT_VERTICES, ts);
-            f(nbr, eid);
-        }
-    }
-
     /// Every vertex's complete log in vertex order, for flushing a frozen memtable: a
     /// tombstone and the entry it deletes cancel out when both are in this memtable; a
     /// tombstone whose target is elsewhere (an older run) is kept.
@@ -693,6 +695,7 @@ impl Adjacency {
     }
 
     /// Calls `f` with the (neighbour offsets, edge offsets) of `vertex`'s edges visible at `ts`.
+    #[cfg(test)]
     pub fn visit(&self, vertex: u32, ts: Timestamp, f: &mut dyn FnMut(&[u32], &[u32])) {
         if let Some(segment) = self.segment(vertex) {
             segment

@@ -7,7 +7,12 @@
 //! - [`validation`]: commit summaries, read sets, what conflicts and what does not;
 //! - [`manager`]: the commit pipeline, checkpoints;
 //! - [`snapshot`]: `GraphSnapshot`, the pinned read-only view for analytics;
-//! - [`schema`]: declaring vertex and edge tables.
+//! - [`schema`]: declaring vertex and edge tables, creating and dropping indexes.
+//!
+//! Storage is reached through this crate only (THE BOUNDARY in `plexus_storage`): the layers
+//! above read through [`Transaction`] and [`GraphSnapshot`], change the schema through
+//! [`schema`], and run maintenance and read statistics through [`TxnManager`];
+//! `TxnManager::storage` is private to this crate.
 
 pub mod manager;
 pub mod oracle;
@@ -20,12 +25,13 @@ pub mod write_set;
 pub use manager::TxnManager;
 /// What a secondary-index seek asks for (see [`Transaction::seek_by_index`] and
 /// [`Transaction::seek_edges_by_index`]).
-pub use plexus_storage::index::KeyRange;
-/// The planner's table statistics (defined by storage, read through [`TxnManager::storage`]).
-pub use plexus_storage::{EdgeTypeStatistics, Statistics};
+pub use plexus_storage::KeyRange;
+/// The planner's table statistics and the disk tier's figures (defined by storage, read
+/// through [`TxnManager::statistics`] and [`TxnManager::storage_stats`]).
+pub use plexus_storage::{EdgeTypeStatistics, Statistics, StorageStats};
 pub use schema::{
     IndexCreated, IndexOn, VertexTableSpec, create_edge_table, create_index, create_index_as,
-    create_vertex_table,
+    create_vertex_table, drop_index,
 };
 pub use snapshot::GraphSnapshot;
 pub use transaction::Transaction;

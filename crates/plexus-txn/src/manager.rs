@@ -29,7 +29,7 @@ use crate::oracle::{Oracle, ReaderKind};
 use crate::validation::{self, CommitSummary, MAX_RETAINED_SUMMARIES};
 use crate::write_set::WriteSet;
 use parking_lot::Mutex;
-use plexus_storage::Storage;
+use plexus_storage::{Catalog, Statistics, Storage, StorageStats};
 use plexus_types::{AbortReason, Config, DurabilityMode, Error, Result, Timestamp, VertexId};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -83,8 +83,33 @@ impl TxnManager {
         })
     }
 
-    pub fn storage(&self) -> &Arc<Storage> {
+    /// The storage under this manager: the crate's own way in. Layers above reach storage
+    /// only through the manager's operations and [`Transaction`](crate::Transaction) /
+    /// [`GraphSnapshot`](crate::GraphSnapshot).
+    pub(crate) fn storage(&self) -> &Arc<Storage> {
         &self.storage
+    }
+
+    /// The current catalog (an immutable copy).
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.storage.catalog()
+    }
+
+    /// The planner's table statistics, as the tables are now (O(tables); see
+    /// `plexus_storage::Statistics`).
+    pub fn statistics(&self) -> Statistics {
+        self.storage.statistics()
+    }
+
+    /// The disk tier's sizes and counters and the row and index caches' figures.
+    pub fn storage_stats(&self) -> StorageStats {
+        self.storage.storage_stats()
+    }
+
+    /// Writes the resident part of every index to run files now, whatever the index cache
+    /// budget; returns how many runs were written.
+    pub fn spill_indexes(&self) -> Result<usize> {
+        self.storage.spill_indexes()
     }
 
     pub fn config(&self) -> &Config {
@@ -99,7 +124,7 @@ impl TxnManager {
         let catalog = self.storage.catalog();
         let (mut record, keys, source) = request.writes.into_record();
         let mut state = self.commit.lock();
-        if let Some(reason) = self.storage.wal().poisoned() {
+        if let Some(reason) = self.storage.wal_poisoned() {
             return Err(Error::Poisoned(reason));
         }
         if request.start_ts < state.forgotten_up_to {
@@ -138,8 +163,7 @@ impl TxnManager {
             Ok(lsn) => lsn,
             Err(e) => {
                 self.storage
-                    .wal()
-                    .poison(format!("commit {ts} could not be installed or logged: {e}"));
+                    .poison_wal(format!("commit {ts} could not be installed or logged: {e}"));
                 return Err(e);
             }
         };
@@ -174,8 +198,8 @@ impl TxnManager {
     /// (In the other modes commits are visible as soon as they are installed.)
     fn wait_visible(&self, lsn: u64) -> Result<()> {
         if self.config.durability == DurabilityMode::Fsync {
-            self.storage.wal().wait_durable(lsn)?;
-            self.oracle.advance_visible(self.storage.wal().durable_ts());
+            self.storage.wait_durable(lsn)?;
+            self.oracle.advance_visible(self.storage.durable_ts());
         }
         Ok(())
     }
@@ -277,8 +301,7 @@ impl TxnManager {
     /// A round of spill-file compaction now, whenever the spill files hold dead pages (see
     /// COMPACTION in `plexus_storage::rowcache`); returns the dead bytes reclaimed.
     pub fn compact_row_spill(&self) -> Result<u64> {
-        self.storage
-            .compact_spill(plexus_storage::rowcache::CompactTrigger::Now)
+        self.storage.compact_spill_now()
     }
 
     /// Maintenance rounds in the caller's thread until one finds nothing to flush or merge
@@ -340,7 +363,7 @@ impl TxnManager {
     /// Runs a checkpoint if enough WAL accumulated and no other checkpoint is running.
     pub(crate) fn maybe_checkpoint(&self) -> Result<()> {
         let threshold = self.config.checkpoint_wal_bytes;
-        if threshold == 0 || self.storage.wal().bytes_since_checkpoint() < threshold {
+        if threshold == 0 || self.storage.wal_bytes_since_checkpoint() < threshold {
             return Ok(());
         }
         if self.checkpoint_running.swap(true, Ordering::AcqRel) {
@@ -354,9 +377,9 @@ impl TxnManager {
     /// Writes buffered WAL records out (with fsync when `sync`); used by the background
     /// flusher of the `periodic` and `none` modes, and at close.
     pub fn flush_wal(&self, sync: bool) -> Result<()> {
-        self.storage.wal().flush(sync)?;
+        self.storage.flush_wal(sync)?;
         if sync {
-            self.oracle.advance_visible(self.storage.wal().durable_ts());
+            self.oracle.advance_visible(self.storage.durable_ts());
         }
         Ok(())
     }

@@ -1,11 +1,16 @@
-//! Schema operations: registering names and declaring tables.
+//! Schema operations: registering names, declaring tables, creating and dropping indexes.
 //!
 //! Declared tables give typed columns, a primary key, column families and an allowed label
 //! list; they are the fast path. Declaring is a catalog change, logged immediately and not
-//! part of any transaction (like token creation, see `plexus_storage::catalog`).
+//! part of any transaction (like token creation, see `plexus_storage::Catalog`). Every schema
+//! change of the layers above goes through these functions, which take the
+//! [`TxnManager`](crate::TxnManager): storage's catalog operations are not reached past it.
 
-use plexus_storage::catalog::{PropertyDef, Tokens, validate_table_def};
-use plexus_storage::{Catalog, CatalogOp, EdgeTableDef, IndexTarget, Storage, VertexTableDef};
+use crate::TxnManager;
+use plexus_storage::{
+    Catalog, CatalogOp, EdgeTableDef, IndexDef, IndexTarget, PropertyDef, Storage, Tokens,
+    VertexTableDef, validate_table_def,
+};
 use plexus_types::{DataType, EdgeTableId, Error, Result, VertexTableId};
 
 /// Longest label, property or edge-type name accepted.
@@ -114,7 +119,8 @@ fn position(spec: &VertexTableSpec, name: &str, what: &str) -> Result<usize> {
         })
 }
 
-pub fn create_vertex_table(storage: &Storage, spec: &VertexTableSpec) -> Result<VertexTableId> {
+pub fn create_vertex_table(manager: &TxnManager, spec: &VertexTableSpec) -> Result<VertexTableId> {
+    let storage = manager.storage();
     let label = ensure_token(storage, &spec.name, TokenKind::Label)?;
     if storage.catalog().table_of_label(label).is_some() {
         return Err(Error::Constraint(format!(
@@ -188,12 +194,13 @@ pub fn create_vertex_table(storage: &Storage, spec: &VertexTableSpec) -> Result<
 
 /// Declares the edge table `(from)-[edge_type]->(to)` with typed properties.
 pub fn create_edge_table(
-    storage: &Storage,
+    manager: &TxnManager,
     from: &str,
     edge_type: &str,
     to: &str,
     properties: &[(&str, DataType)],
 ) -> Result<EdgeTableId> {
+    let storage = manager.storage();
     let catalog = storage.catalog();
     let table = |name: &str| {
         catalog
@@ -293,7 +300,7 @@ const MAX_DEFAULT_NAME_SUFFIX: u32 = 100;
 /// An index on the same label or type and property under any of those names is found, not
 /// duplicated.
 pub fn create_index_as(
-    manager: &crate::TxnManager,
+    manager: &TxnManager,
     name: Option<&str>,
     on: IndexOn,
     key: &str,
@@ -329,7 +336,7 @@ pub fn create_index_as(
 /// one pass over the rows of the tables that keep the index. Not transactional, like every
 /// catalog change.
 pub fn create_index(
-    manager: &crate::TxnManager,
+    manager: &TxnManager,
     name: &str,
     on: IndexOn,
     key: &str,
@@ -345,7 +352,7 @@ pub fn create_index(
         }
     };
     let key = ensure_token(storage, key, TokenKind::PropKey)?;
-    let def = plexus_storage::IndexDef {
+    let def = IndexDef {
         name: name.to_string(),
         target,
         key,
@@ -358,6 +365,13 @@ pub fn create_index(
         },
         Some(index) => IndexCreated::Equivalent(index.name),
     })
+}
+
+/// Drops secondary index `name` (of either kind): its removal is logged and published, then
+/// its content freed. Returns `false` if there is no such index. Not transactional, like
+/// every catalog change.
+pub fn drop_index(manager: &TxnManager, name: &str) -> Result<bool> {
+    manager.storage().drop_index(name)
 }
 
 fn check_index_name(name: &str) -> Result<()> {

@@ -10,10 +10,7 @@
 
 use crate::manager::TxnManager;
 use crate::oracle::ReaderKind;
-use plexus_storage::lsm::ColumnRequest;
-use plexus_storage::run::ColumnSlice;
-use plexus_storage::topology::SEGMENT_VERTICES;
-use plexus_storage::{Catalog, EdgeTable, EdgeTableDef};
+use plexus_storage::{Catalog, ColumnSlice, EdgeTableDef};
 use plexus_types::{
     Direction, EdgeId, EdgeTableId, Result, Timestamp, Value, VertexId, VertexTableId,
 };
@@ -54,13 +51,18 @@ impl GraphSnapshot {
 
     /// One past the highest vertex offset ever allocated in `table` (offsets are dense).
     pub fn vertex_capacity(&self, table: VertexTableId) -> Result<u32> {
-        Ok(self.manager.storage().vertex_table(table)?.rows.row_count())
+        Ok(self
+            .manager
+            .storage()
+            .vertex_table(table)?
+            .rows()
+            .row_count())
     }
 
     /// One past the highest edge offset ever allocated in `table`: an O(1) upper bound on its
     /// edges (deleted edges included), for heuristics such as BFS's direction switch.
     pub fn edge_capacity(&self, table: EdgeTableId) -> Result<u32> {
-        Ok(self.manager.storage().edge_table(table)?.rows.row_count())
+        Ok(self.manager.storage().edge_table(table)?.rows().row_count())
     }
 
     pub fn vertex_exists(&self, v: VertexId) -> Result<bool> {
@@ -74,7 +76,7 @@ impl GraphSnapshot {
         self.manager
             .storage()
             .check_vertex_id(v)?
-            .rows
+            .rows()
             .prop(v.offset, key, self.ts)
     }
 
@@ -88,7 +90,7 @@ impl GraphSnapshot {
         self.manager
             .storage()
             .vertex_table(table)?
-            .rows
+            .rows()
             .scan_ranges(self.ts, f)
     }
 
@@ -125,8 +127,7 @@ impl GraphSnapshot {
         f: &mut dyn FnMut(&[u32]),
     ) -> Result<()> {
         let et = self.manager.storage().edge_table(table)?;
-        et.adjacency(outgoing)
-            .visit(v, self.ts, &mut |nbrs, _| f(nbrs));
+        et.visit_neighbors(outgoing, v, self.ts, &mut |nbrs, _| f(nbrs));
         Ok(())
     }
 
@@ -136,15 +137,12 @@ impl GraphSnapshot {
             .manager
             .storage()
             .edge_table(table)?
-            .adjacency(outgoing)
-            .segment_count())
+            .segment_count(outgoing))
     }
 
     /// The vertex offsets segment `index` covers (the same for every table and direction).
     pub fn segment_offsets(index: usize) -> std::ops::Range<u32> {
-        let first = index.saturating_mul(SEGMENT_VERTICES);
-        let end = first.saturating_add(SEGMENT_VERTICES);
-        first.min(u32::MAX as usize) as u32..end.min(u32::MAX as usize) as u32
+        plexus_storage::segment_vertex_offsets(index)
     }
 
     /// Calls `f(vertex offset, neighbour offsets)` for every vertex of segment `index`.
@@ -199,11 +197,8 @@ impl GraphSnapshot {
         f: impl FnMut(u32, &[u32], &[u32], Option<ColumnSlice<'_>>),
     ) -> Result<()> {
         let et = self.manager.storage().edge_table(table)?;
-        let request = self.catalog().prop_keys.id(name).map(|key| ColumnRequest {
-            key,
-            updated_ts: &et.prop_updated_ts,
-        });
-        self.scan_with(&et, outgoing, index, |_| true, request, f);
+        let key = self.catalog().prop_keys.id(name);
+        et.scan_segment(outgoing, index, self.ts, |_| true, key, f);
         Ok(())
     }
 
@@ -216,28 +211,10 @@ impl GraphSnapshot {
         mut f: impl FnMut(u32, &[u32], &[u32]),
     ) -> Result<()> {
         let et = self.manager.storage().edge_table(table)?;
-        self.scan_with(&et, outgoing, index, want, None, |v, nbrs, eids, _| {
+        et.scan_segment(outgoing, index, self.ts, want, None, |v, nbrs, eids, _| {
             f(v, nbrs, eids)
         });
         Ok(())
-    }
-
-    fn scan_with(
-        &self,
-        et: &EdgeTable,
-        outgoing: bool,
-        index: usize,
-        want: impl Fn(u32) -> bool,
-        column: Option<ColumnRequest<'_>>,
-        mut f: impl FnMut(u32, &[u32], &[u32], Option<ColumnSlice<'_>>),
-    ) {
-        let topology = et.adjacency(outgoing);
-        let mut entries_read = 0u64;
-        topology.scan_segment_with(index, self.ts, want, column, |v, nbrs, eids, values| {
-            entries_read += nbrs.len() as u64;
-            f(v, nbrs, eids, values)
-        });
-        topology.note_read((index * SEGMENT_VERTICES) as u32, entries_read);
     }
 
     /// Property `name` of the edges of `table` at the given edge offsets, as of this snapshot:
@@ -252,7 +229,7 @@ impl GraphSnapshot {
     ) -> Result<()> {
         let et = self.manager.storage().edge_table(table)?;
         match self.catalog().prop_keys.id(name) {
-            Some(key) => et.rows.prop_many(offsets, key, self.ts, f)?,
+            Some(key) => et.rows().prop_many(offsets, key, self.ts, f)?,
             None => (0..offsets.len()).for_each(|i| f(i, None)),
         }
         Ok(())
@@ -312,7 +289,7 @@ impl GraphSnapshot {
             .storage()
             .edge_tables()
             .iter()
-            .map(|t| t.adjacency(outgoing).memtable_bytes())
+            .map(|t| t.memtable_bytes(outgoing))
             .sum()
     }
 }

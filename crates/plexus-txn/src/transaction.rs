@@ -37,12 +37,10 @@ use crate::oracle::ReaderKind;
 use crate::schema::{self, TokenKind};
 use crate::validation::{Entity, ReadItem};
 use crate::write_set::{NewEdge, NewVertex, WriteSet};
-use plexus_storage::catalog::HIDDEN_TABLE_LABEL;
-use plexus_storage::index::{IndexKey, KeyRange};
-use plexus_storage::rows::RowTable;
-use plexus_storage::store::MAX_VERTEX_ROWS;
-use plexus_storage::topology::MAX_EDGE_OFFSET;
-use plexus_storage::{Catalog, CatalogOp, EdgeTable, EdgeTableDef, VertexTable, VertexTableDef};
+use plexus_storage::{
+    Catalog, CatalogOp, EdgeTable, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexKey, KeyRange, RowTable,
+    VertexTable, VertexTableDef,
+};
 use plexus_types::{
     Direction, EdgeId, EdgeTypeId, Error, IsolationLevel, LabelId, PropKeyId, Result, Timestamp,
     Value, VertexId, VertexTableId,
@@ -246,7 +244,7 @@ impl Transaction {
     /// path then reads it in [`SchemaCache`] by reference ([`cached_table`](Self::cached_table)).
     fn check_vertex_cached(&mut self, v: VertexId) -> Result<()> {
         self.refresh_schema(v)?;
-        plexus_storage::store::check_vertex_offset(self.cached_table(v), v)?;
+        self.cached_table(v).check_offset(v)?;
         if self.writes.new_vertices.contains_key(&v) {
             return Ok(());
         }
@@ -256,7 +254,11 @@ impl Transaction {
             )));
         }
         self.record(ReadItem::Exists(Entity::Vertex(v)));
-        if !self.cached_table(v).rows.exists(v.offset, self.start_ts)? {
+        if !self
+            .cached_table(v)
+            .rows()
+            .exists(v.offset, self.start_ts)?
+        {
             return Err(Error::NotFound(format!("vertex {v} does not exist")));
         }
         Ok(())
@@ -309,11 +311,11 @@ impl Transaction {
             .storage()
             .edge_table(e.table)
             .map_err(|_| Error::NotFound(format!("edge {e}: no such edge table")))?;
-        if e.offset >= table.rows.row_count() {
+        if e.offset >= table.rows().row_count() {
             return Err(Error::NotFound(format!("edge {e}: offset out of range")));
         }
         self.record(ReadItem::Exists(Entity::Edge(e)));
-        if !table.rows.exists(e.offset, self.start_ts)? {
+        if !table.rows().exists(e.offset, self.start_ts)? {
             return Err(Error::NotFound(format!("edge {e} does not exist")));
         }
         Ok(())
@@ -321,7 +323,7 @@ impl Transaction {
 
     fn resolve_props(
         &self,
-        table: &plexus_storage::rows::RowTable,
+        table: &RowTable,
         props: &[(&str, Value)],
     ) -> Result<BTreeMap<PropKeyId, Value>> {
         let mut resolved = BTreeMap::new();
@@ -346,7 +348,7 @@ impl Transaction {
         self.check_writable()?;
         let (table_id, extra) = self.table_for_new_vertex(labels)?;
         let table = self.storage().vertex_table(table_id)?;
-        let resolved = self.resolve_props(&table.rows, props)?;
+        let resolved = self.resolve_props(table.rows(), props)?;
         let def = self.catalog().vertex_table(table_id)?.clone();
         let pk = match def.primary_key {
             Some(index) => {
@@ -363,7 +365,7 @@ impl Transaction {
             }
             None => None,
         };
-        let offset = table.rows.reserve(MAX_VERTEX_ROWS)?;
+        let offset = table.reserve_row()?;
         let id = VertexId::new(table_id, offset);
         if let Some(value) = pk {
             self.writes.pk_claims.insert((table_id, value), id);
@@ -509,7 +511,7 @@ impl Transaction {
         self.check_writable()?;
         let table = self.check_vertex(v)?;
         let key = self.ensure_token(name, TokenKind::PropKey)?;
-        table.rows.check_type(key, &value, name)?;
+        table.rows().check_type(key, &value, name)?;
         let is_null = matches!(value, Value::Null);
         if table.pk_key() == Some(key) {
             if is_null {
@@ -554,7 +556,9 @@ impl Transaction {
             return Ok(answer);
         }
         self.record(ReadItem::Prop(Entity::Vertex(v), key));
-        self.cached_table(v).rows.prop(v.offset, key, self.start_ts)
+        self.cached_table(v)
+            .rows()
+            .prop(v.offset, key, self.start_ts)
     }
 
     /// [`vertex_property`](Self::vertex_property) of each of `vs`, in order, read in bulk: the
@@ -589,13 +593,13 @@ impl Transaction {
         }
         for &v in vs {
             self.refresh_schema(v)?;
-            plexus_storage::store::check_vertex_offset(self.cached_table(v), v)?;
+            self.cached_table(v).check_offset(v)?;
         }
         // Just refreshed: the cache's catalog is the current one.
         let key = self.schema_cache().catalog.prop_keys.id(name);
         self.record_property_reads(vs.iter().map(|&v| Entity::Vertex(v)), key);
         let runs: Vec<(&[VertexId], &RowTable)> = (vs.chunk_by(|a, b| a.table == b.table))
-            .map(|run| (run, &self.cached_table(run[0]).rows))
+            .map(|run| (run, self.cached_table(run[0]).rows()))
             .collect();
         match read_runs(&runs, |v| v.offset, key, self.start_ts)? {
             (_, Some(i)) => Err(Error::NotFound(format!("vertex {} does not exist", vs[i]))),
@@ -625,7 +629,7 @@ impl Transaction {
         let mut tables = Vec::new();
         for run in es.chunk_by(|a, b| a.table == b.table) {
             let table = self.storage().edge_table(run[0].table)?;
-            if run.iter().any(|e| e.offset >= table.rows.row_count()) {
+            if run.iter().any(|e| e.offset >= table.rows().row_count()) {
                 return Err(Error::NotFound("edge offset out of range".into()));
             }
             tables.push(table);
@@ -634,7 +638,7 @@ impl Transaction {
         self.record_property_reads(es.iter().map(|&e| Entity::Edge(e)), key);
         let runs: Vec<(&[EdgeId], &RowTable)> = (es.chunk_by(|a, b| a.table == b.table))
             .zip(&tables)
-            .map(|(run, table)| (run, &table.rows))
+            .map(|(run, table)| (run, table.rows()))
             .collect();
         match read_runs(&runs, |e| e.offset, key, self.start_ts)? {
             (_, Some(i)) => Err(Error::NotFound(format!("edge {} does not exist", es[i]))),
@@ -664,7 +668,7 @@ impl Transaction {
             Some(nv) => nv.props.clone(),
             None => {
                 self.record(ReadItem::AllProps(Entity::Vertex(v)));
-                let committed = table.rows.props(v.offset, self.start_ts)?;
+                let committed = table.rows().props(v.offset, self.start_ts)?;
                 overlay_props(committed, &self.writes.vertex_props, v)
             }
         };
@@ -690,7 +694,7 @@ impl Transaction {
             return Ok(new.clone());
         }
         self.record(ReadItem::Labels(v));
-        table.rows.labels(v.offset, self.start_ts)
+        table.rows().labels(v.offset, self.start_ts)
     }
 
     fn label_ids(&mut self, v: VertexId) -> Result<Vec<LabelId>> {
@@ -842,8 +846,8 @@ impl Transaction {
         }
         let mut found = Vec::new();
         for table in self.storage().vertex_tables() {
-            table.rows.scan(self.start_ts, |row| {
-                found.push(VertexId::new(table.id, row))
+            table.rows().scan(self.start_ts, |row| {
+                found.push(VertexId::new(table.id(), row))
             })?;
         }
         found.retain(|v| !self.writes.deleted_vertices.contains_key(v));
@@ -911,7 +915,7 @@ impl Transaction {
             carriers
                 .iter()
                 .filter(|t| t.may_carry_extra_label(label_id))
-                .map(|t| t.id),
+                .map(|t| t.id()),
         );
         tables.sort_unstable();
         tables.dedup();
@@ -1146,9 +1150,9 @@ impl Transaction {
                 table
             }
         };
-        let props = self.resolve_props(&table.rows, props)?;
-        let offset = table.rows.reserve(MAX_EDGE_OFFSET + 1)?;
-        let id = EdgeId::new(table.id, offset);
+        let props = self.resolve_props(table.rows(), props)?;
+        let offset = table.reserve_row()?;
+        let id = EdgeId::new(table.id(), offset);
         self.writes
             .new_edges
             .insert(id, NewEdge { src, dst, props });
@@ -1228,7 +1232,7 @@ impl Transaction {
         let key = self.ensure_token(name, TokenKind::PropKey)?;
         self.storage()
             .edge_table(e.table)?
-            .rows
+            .rows()
             .check_type(key, &value, name)?;
         let value = (!matches!(value, Value::Null)).then_some(value);
         if let Some(ne) = self.writes.new_edges.get_mut(&e) {
@@ -1254,7 +1258,7 @@ impl Transaction {
         self.record(ReadItem::Prop(Entity::Edge(e), key));
         self.storage()
             .edge_table(e.table)?
-            .rows
+            .rows()
             .prop(e.offset, key, self.start_ts)
     }
 
@@ -1267,7 +1271,7 @@ impl Transaction {
                 let committed = self
                     .storage()
                     .edge_table(e.table)?
-                    .rows
+                    .rows()
                     .props(e.offset, self.start_ts)?;
                 overlay_props(committed, &self.writes.edge_props, e)
             }
@@ -1365,7 +1369,7 @@ impl Transaction {
         } = self.schema_cache();
         for &out in sides {
             let d = if out { Direction::Out } else { Direction::In };
-            plexus_storage::store::neighbors_in(
+            plexus_storage::neighbors_in(
                 (catalog, edge_tables),
                 v,
                 d,

@@ -5,8 +5,7 @@
 //! transaction hands out stay valid after commit and are reproduced exactly by WAL replay.
 
 use crate::validation::{CommitSummary, Entity, WriteKeys};
-use plexus_storage::catalog::HIDDEN_TABLE_LABEL;
-use plexus_storage::{Catalog, CommitRecord, WriteOp};
+use plexus_storage::{Catalog, CommitRecord, HIDDEN_TABLE_LABEL, WriteOp};
 use plexus_types::{EdgeId, LabelId, PropKeyId, Value, VertexId, VertexTableId};
 use std::collections::{BTreeMap, HashMap};
 

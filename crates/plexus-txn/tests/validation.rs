@@ -50,8 +50,8 @@
 //! is compared with the expectation; the first mismatch ends the scenario and is reported
 //! with the file and line. All failures of all files are collected before the test fails.
 
+use plexus_storage::FaultVfs;
 use plexus_storage::Storage;
-use plexus_storage::fault::FaultVfs;
 use plexus_txn::{Transaction, TxnManager, VertexTableSpec};
 use plexus_types::{
     AbortReason, Config, DataType, Direction, DurabilityMode, EdgeId, Error, IsolationLevel, Value,
@@ -264,7 +264,7 @@ impl World {
                 let spec = VertexTableSpec::new(table)
                     .property(key, DataType::Int64)
                     .primary_key(key);
-                plexus_txn::create_vertex_table(self.manager.storage(), &spec)
+                plexus_txn::create_vertex_table(&self.manager, &spec)
                     .map_err(|e| fail(e.to_string()))?;
                 continue;
             }

@@ -69,5 +69,5 @@ pub fn compact_row_spill(db: &Database) -> Result<u64> {
 /// over that budget). Returns how many runs were written; a failed write is returned and leaves
 /// the entries in memory. See `StorageStats::index_cache` and `plexus_storage::indexcache`.
 pub fn spill_indexes(db: &Database) -> Result<usize> {
-    db.manager.storage().spill_indexes()
+    db.manager.spill_indexes()
 }

@@ -66,7 +66,7 @@ fn indexes() -> Procedure {
     }
 }
 
-fn names(tokens: &plexus_storage::catalog::Tokens) -> Vec<String> {
+fn names(tokens: &plexus_storage::Tokens) -> Vec<String> {
     (0..tokens.len() as u32)
         .filter_map(|id| tokens.name(id))
         .filter(|name| !name.is_empty())

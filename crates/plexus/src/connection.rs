@@ -536,7 +536,7 @@ impl Connection {
             Command::Query(statement) => statement,
         };
         // O(tables), never a scan: see plexus_storage::stats.
-        let stats = self.manager.storage().statistics();
+        let stats = self.manager.statistics();
         let opened = guarded(|| {
             Cursor::open_statement(
                 &statement,

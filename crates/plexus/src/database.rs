@@ -7,7 +7,7 @@
 
 use crate::settings::Settings;
 use parking_lot::{Condvar, Mutex};
-use plexus_storage::{OsVfs, RecoveryReport, Storage, Vfs};
+use plexus_storage::{OsVfs, RecoveryReport, Storage, StorageStats, Vfs};
 use plexus_txn::{GraphSnapshot, IndexOn, Transaction, TxnManager, VertexTableSpec};
 use plexus_types::{
     Config, DataType, DurabilityMode, EdgeTableId, Error, IsolationLevel, Result, VertexTableId,
@@ -17,27 +17,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-
-/// Sizes and byte counters of the topology's disk tier (see `Database::storage_stats`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StorageStats {
-    /// Bytes in topology memtables (active and frozen).
-    pub memtable_bytes: u64,
-    /// Bytes in current CSR run files.
-    pub run_bytes: u64,
-    /// Bytes written by flushes (memtables → level-1 runs).
-    pub flushed_bytes: u64,
-    /// Level-1 runs written by flushes (`flushed_bytes / flushed_runs`: average flush run).
-    pub flushed_runs: u64,
-    /// Bytes written by merges.
-    pub merged_bytes: u64,
-    /// Row chunks held in memory and spilled (`Config::row_cache_bytes`; see
-    /// `plexus_storage::rowcache`).
-    pub row_cache: plexus_storage::RowCacheStats,
-    /// Primary-key and secondary index entries held in memory and spilled to runs
-    /// (`Config::index_cache_bytes`; see `plexus_storage::indexcache`).
-    pub index_cache: plexus_storage::IndexCacheStats,
-}
 
 pub struct Database {
     /// Shared with `crate::admin`, whose maintenance operations call into it directly.
@@ -89,7 +68,7 @@ impl Database {
     /// leave) and copies a file at each sync — about twice the bytes of the on-disk form; a
     /// plain in-memory `Vfs` would halve that.
     pub fn open_in_memory(config: Config) -> Result<Database> {
-        Self::open_with_vfs(Arc::new(plexus_storage::fault::FaultVfs::new()), config)
+        Self::open_with_vfs(Arc::new(plexus_storage::FaultVfs::new()), config)
     }
 
     /// Opens a database stored in any [`Vfs`] (tests use the fault-injecting
@@ -179,27 +158,16 @@ impl Database {
     /// The planner's table statistics (vertex counts per label, edge counts per type): what
     /// `Connection` hands `plexus_exec::Cursor::open_with` with every statement. O(tables).
     pub fn statistics(&self) -> plexus_txn::Statistics {
-        self.manager.storage().statistics()
+        self.manager.statistics()
     }
 
     /// Disk-tier figures: memtable and run sizes, bytes ingested, flushed and merged.
     pub fn storage_stats(&self) -> StorageStats {
-        let storage = self.manager.storage();
-        let stats = storage.lsm_stats();
-        let load = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
-        StorageStats {
-            memtable_bytes: storage.memtable_bytes() as u64,
-            run_bytes: storage.run_bytes() as u64,
-            flushed_bytes: load(&stats.flushed_bytes),
-            flushed_runs: load(&stats.flushed_runs),
-            merged_bytes: load(&stats.merged_bytes),
-            row_cache: storage.row_cache_stats(),
-            index_cache: storage.index_cache_stats(),
-        }
+        self.manager.storage_stats()
     }
 
     pub fn create_vertex_table(&self, spec: &VertexTableSpec) -> Result<VertexTableId> {
-        plexus_txn::create_vertex_table(self.manager.storage(), spec)
+        plexus_txn::create_vertex_table(&self.manager, spec)
     }
 
     pub fn create_edge_table(
@@ -209,7 +177,7 @@ impl Database {
         to: &str,
         properties: &[(&str, DataType)],
     ) -> Result<EdgeTableId> {
-        plexus_txn::create_edge_table(self.manager.storage(), from, edge_type, to, properties)
+        plexus_txn::create_edge_table(&self.manager, from, edge_type, to, properties)
     }
 
     /// Creates a secondary index on the vertices carrying `label` by `property` and returns
@@ -245,7 +213,7 @@ impl Database {
 
     /// Drops the secondary index `name`; fails with `Error::NotFound` if there is none.
     pub fn drop_index(&self, name: &str) -> Result<()> {
-        if self.manager.storage().drop_index(name)? {
+        if plexus_txn::drop_index(&self.manager, name)? {
             Ok(())
         } else {
             Err(Error::NotFound(format!("index '{name}'")))
@@ -254,7 +222,7 @@ impl Database {
 
     /// The labels and the vertex and edge tables, by name (a copy; see [`crate::Schema`]).
     pub fn schema(&self) -> crate::Schema {
-        crate::Schema::of(&self.manager.storage().catalog())
+        crate::Schema::of(&self.manager.catalog())
     }
 
     /// The effective settings and where each came from (what `SHOW SETTINGS` lists).

@@ -2,7 +2,7 @@
 //!
 //! They are parsed by `plexus_cypher::parse_command` and carried out here, outside the
 //! query pipeline, because an index is a catalog change (durable at once, not part of any
-//! transaction — see `plexus_storage::index`) rather than a statement over a snapshot:
+//! transaction — see `plexus_txn::schema`) rather than a statement over a snapshot:
 //!
 //! - `CREATE INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.prop)` builds a node index,
 //!   `… FOR ()-[r:TYPE]-() ON (r.prop)` (or `-[…]->`, `<-[…]-`) a relationship index (commits
@@ -63,7 +63,7 @@ pub(crate) fn run_index_ddl(
             }
         }
         SchemaCommand::DropIndex { name, if_exists } => {
-            let dropped = manager.storage().drop_index(&name.name)?;
+            let dropped = plexus_txn::drop_index(manager, &name.name)?;
             if !dropped && !if_exists {
                 let message = format!("there is no index named '{}'", name.name);
                 return Err(schema_error("IndexNotFound", Some(name.span), message));

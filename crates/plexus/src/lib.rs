@@ -45,7 +45,7 @@ pub use plexus_algo as algo;
 pub struct ReadmeDoctests;
 
 pub use connection::{Connection, QueryStream, Rows};
-pub use database::{Database, StorageStats};
+pub use database::Database;
 pub use plexus_exec::{
     CypherValueMap, ErrorClass, NodeData, ParallelConfig, Params, Phase, Procedure, QueryError,
     QueryResult, RelData, Value as CypherValue,
@@ -73,9 +73,9 @@ pub mod temporal {
 ///   in this process (they must be joined when a stream ends).
 pub mod testing {
     pub use plexus_exec::exec::live_parallel_workers;
-    pub use plexus_storage::fault::FaultVfs;
+    pub use plexus_storage::FaultVfs;
 }
-pub use plexus_storage::{IndexCacheStats, RecoveryReport, RowCacheStats, Vfs};
+pub use plexus_storage::{IndexCacheStats, RecoveryReport, RowCacheStats, StorageStats, Vfs};
 pub use plexus_txn::{GraphSnapshot, KeyRange, Transaction, VertexTableSpec};
 pub use plexus_types::{
     AbortReason, Config, DataType, Direction, DurabilityMode, EdgeId, EdgeTableId, Error,

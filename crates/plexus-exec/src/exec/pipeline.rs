@@ -291,8 +291,8 @@ mod tests {
     use crate::bind::{BExpr, Params};
     use crate::exec::ExecState;
     use crate::exec::ops::RowFn;
+    use plexus_storage::FaultVfs;
     use plexus_storage::Storage;
-    use plexus_storage::fault::FaultVfs;
     use plexus_txn::TxnManager;
     use plexus_types::{Config, IsolationLevel};
     use plexus_value::value::Value;
