@@ -125,8 +125,14 @@ impl DataType {
                 | (DataType::List, Value::List(_))
                 | (DataType::Map, Value::Map(_))
                 | (DataType::Date, Value::Temporal(TemporalValue::Date { .. }))
-                | (DataType::Timestamp, Value::Temporal(TemporalValue::DateTime { .. }))
-                | (DataType::Interval, Value::Temporal(TemporalValue::Duration { .. }))
+                | (
+                    DataType::Timestamp,
+                    Value::Temporal(TemporalValue::DateTime { .. })
+                )
+                | (
+                    DataType::Interval,
+                    Value::Temporal(TemporalValue::Duration { .. })
+                )
         )
     }
 }

@@ -68,10 +68,10 @@
 
 use crate::catalog_procedures::{INDEX_COLUMNS, index_rows};
 use crate::index_commands::run_index_ddl;
-use crate::table_commands::run_table_command;
 use crate::settings::{
     self, SESSION_SETTINGS, Scope, SettingRow, Settings, Source as SettingSource,
 };
+use crate::table_commands::run_table_command;
 use plexus_cypher::ast::{
     Command, IsolationName, IsolationScope, SchemaCommand, SessionCommand, SettingValue, Span,
     TransactionCommand,

@@ -75,13 +75,8 @@ pub(crate) const TABLE_COLUMNS: [&str; 7] = [
 ];
 
 /// The columns of `SHOW CONSTRAINTS` (see CONSTRAINTS).
-pub(crate) const CONSTRAINT_COLUMNS: [&str; 5] = [
-    "name",
-    "type",
-    "entityType",
-    "labelsOrTypes",
-    "properties",
-];
+pub(crate) const CONSTRAINT_COLUMNS: [&str; 5] =
+    ["name", "type", "entityType", "labelsOrTypes", "properties"];
 
 /// Carries out a table or constraint command (see the module doc); `SHOW` commands answer
 /// rows, the others none.
@@ -178,7 +173,11 @@ impl Ddl<'_> {
 
     /// Refuses a new declared table for `label` if nodes of other tables carried it.
     fn check_label_unused(&self, label: &Ident) -> Result<(), QueryError> {
-        let carriers = self.manager.storage().statistics().label_vertices(&label.name);
+        let carriers = self
+            .manager
+            .storage()
+            .statistics()
+            .label_vertices(&label.name);
         if carriers > 0 {
             return Err(error(
                 "LabelInUse",
@@ -229,7 +228,11 @@ impl Ddl<'_> {
                     key.name,
                     key_data_type.name()
                 );
-                return Err(error("UnsupportedPrimaryKeyType", column.type_span, message));
+                return Err(error(
+                    "UnsupportedPrimaryKeyType",
+                    column.type_span,
+                    message,
+                ));
             }
             spec = spec.primary_key(&key.name);
         }
@@ -280,8 +283,8 @@ impl Ddl<'_> {
     }
 
     fn drop_table(&self, name: &Ident, if_exists: bool) -> Result<(), QueryError> {
-        let exists =
-            self.vertex_table(&name.name).is_some() || self.edge_tables(&name.name).next().is_some();
+        let exists = self.vertex_table(&name.name).is_some()
+            || self.edge_tables(&name.name).next().is_some();
         if !exists {
             if if_exists {
                 return Ok(());
@@ -290,8 +293,8 @@ impl Ddl<'_> {
             return Err(error("TableNotFound", name.span, message));
         }
         let message = format!(
-            "DROP TABLE is not supported yet: the catalog cannot remove the table '{}' \
-             (delete its rows to empty it)",
+            "DROP TABLE is not supported yet: the catalog has no operation that removes a \
+             table, so '{}' stays",
             name.name
         );
         Err(error("TableDropNotSupported", name.span, message))
@@ -345,7 +348,9 @@ impl Ddl<'_> {
     }
 
     fn drop_constraint(&self, name: &Ident, if_exists: bool) -> Result<(), QueryError> {
-        let is_key = self.keys().any(|(table, key)| constraint_name(table, key) == name.name);
+        let is_key = self
+            .keys()
+            .any(|(table, key)| constraint_name(table, key) == name.name);
         if is_key {
             let message = format!(
                 "constraint '{}' is a table's primary key, which cannot be dropped",
@@ -367,7 +372,8 @@ impl Ddl<'_> {
     }
 
     fn show_tables(&self) -> QueryResult {
-        let strings = |names: &[String]| Value::list(names.iter().map(|n| Value::string(n)).collect());
+        let strings =
+            |names: &[String]| Value::list(names.iter().map(|n| Value::string(n)).collect());
         let columns = |properties: &[crate::schema::PropertySchema]| {
             let typed: Vec<String> = (properties.iter())
                 .map(|p| format!("{} {}", p.name, p.data_type.name()))

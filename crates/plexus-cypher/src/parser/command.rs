@@ -87,9 +87,15 @@ mod tests {
         assert_eq!(kind("Rollback"), "transaction");
         assert_eq!(kind("CREATE INDEX FOR (n:L) ON (n.p)"), "schema");
         assert_eq!(kind("SHOW INDEXES"), "schema");
-        assert_eq!(kind("CREATE NODE TABLE T(id INT64, PRIMARY KEY (id))"), "table");
+        assert_eq!(
+            kind("CREATE NODE TABLE T(id INT64, PRIMARY KEY (id))"),
+            "table"
+        );
         assert_eq!(kind("SHOW TABLES"), "table");
-        assert_eq!(kind("CREATE CONSTRAINT FOR (p:P) REQUIRE p.id IS UNIQUE"), "table");
+        assert_eq!(
+            kind("CREATE CONSTRAINT FOR (p:P) REQUIRE p.id IS UNIQUE"),
+            "table"
+        );
         assert_eq!(kind("CREATE (node:TABLE)"), "query");
         assert_eq!(
             kind("SET SESSION TRANSACTION ISOLATION LEVEL SNAPSHOT"),

@@ -41,7 +41,10 @@ impl Parser<'_> {
             && ["TABLES", "CONSTRAINT", "CONSTRAINTS"]
                 .iter()
                 .any(|word| self.keyword_at(1, word));
-        create_table || drop || show || self.keyword_at(0, "CREATE") && self.keyword_at(1, "CONSTRAINT")
+        create_table
+            || drop
+            || show
+            || self.keyword_at(0, "CREATE") && self.keyword_at(1, "CONSTRAINT")
     }
 
     pub(super) fn parse_table_command(&mut self) -> Result<TableCommand> {
@@ -171,7 +174,9 @@ impl Parser<'_> {
                 let to = self.parse_name("a node table name")?;
                 connections.push((from, to));
             } else if connections.is_empty() {
-                return Err(self.unexpected("'FROM' (a relationship table names its node tables first)"));
+                return Err(
+                    self.unexpected("'FROM' (a relationship table names its node tables first)")
+                );
             } else {
                 columns.push(self.parse_column()?);
             }
@@ -310,9 +315,15 @@ mod tests {
         assert_eq!(connections.len(), 2);
         assert_eq!(columns[0].column_type, ColumnType::Date);
         let late = "CREATE REL TABLE R(since DATE, FROM A TO B)";
-        assert_eq!(table(late).unwrap_err().span.start, late.find("since").unwrap());
+        assert_eq!(
+            table(late).unwrap_err().span.start,
+            late.find("since").unwrap()
+        );
         let after = "CREATE REL TABLE R(FROM A TO B, since DATE, FROM A TO C)";
-        assert_eq!(table(after).unwrap_err().span.start, after.find("A TO C").unwrap());
+        assert_eq!(
+            table(after).unwrap_err().span.start,
+            after.find("A TO C").unwrap()
+        );
     }
 
     #[test]
@@ -333,13 +344,18 @@ mod tests {
             composite.find(',').unwrap()
         );
         let other = "CREATE CONSTRAINT c FOR (p:P) REQUIRE q.a IS UNIQUE";
-        assert_eq!(table(other).unwrap_err().span.start, other.find("q.a").unwrap());
+        assert_eq!(
+            table(other).unwrap_err().span.start,
+            other.find("q.a").unwrap()
+        );
     }
 
     #[test]
     fn constraints_parse_in_neo4j_5_form() {
         assert!(matches!(
-            table("CREATE CONSTRAINT person_id IF NOT EXISTS FOR (p:Person) REQUIRE p.id IS UNIQUE"),
+            table(
+                "CREATE CONSTRAINT person_id IF NOT EXISTS FOR (p:Person) REQUIRE p.id IS UNIQUE"
+            ),
             Ok(TableCommand::CreateConstraint {
                 name: Some(_),
                 if_not_exists: true,
@@ -366,7 +382,10 @@ mod tests {
             table("SHOW CONSTRAINTS"),
             Ok(TableCommand::ShowConstraints)
         ));
-        assert!(matches!(table("show tables;"), Ok(TableCommand::ShowTables)));
+        assert!(matches!(
+            table("show tables;"),
+            Ok(TableCommand::ShowTables)
+        ));
         assert!(matches!(
             table("DROP TABLE IF EXISTS Person"),
             Ok(TableCommand::DropTable {
