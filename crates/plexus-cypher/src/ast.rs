@@ -54,6 +54,8 @@ pub enum Command {
     Query(Statement),
     /// An index command.
     Schema(SchemaCommand),
+    /// A table or constraint command (Kùzu and Neo4j DDL; see `parser::table`).
+    Table(TableCommand),
     /// A session command (isolation level, settings).
     Session(SessionCommand),
     /// `BEGIN`, `COMMIT` or `ROLLBACK`.
@@ -130,6 +132,113 @@ pub enum SchemaCommand {
     DropIndex { name: Ident, if_exists: bool },
     /// `SHOW INDEX` / `SHOW INDEXES`.
     ShowIndexes,
+}
+
+/// A table or constraint command, run by the connection against the catalog (see
+/// `parser::table` for the grammar).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableCommand {
+    /// `CREATE NODE TABLE [IF NOT EXISTS] Name(col TYPE [PRIMARY KEY], …, [PRIMARY KEY (col)])`.
+    CreateNodeTable {
+        name: Ident,
+        if_not_exists: bool,
+        columns: Vec<ColumnDef>,
+        /// The key column, written inline or as a `PRIMARY KEY (col)` item.
+        primary_key: Option<Ident>,
+    },
+    /// `CREATE REL TABLE [IF NOT EXISTS] Name(FROM A TO B, [FROM C TO D, …] col TYPE, …)`.
+    CreateRelTable {
+        name: Ident,
+        if_not_exists: bool,
+        /// The (FROM, TO) node tables, at least one pair.
+        connections: Vec<(Ident, Ident)>,
+        columns: Vec<ColumnDef>,
+    },
+    /// `DROP TABLE [IF EXISTS] Name`.
+    DropTable { name: Ident, if_exists: bool },
+    /// `SHOW TABLES`.
+    ShowTables,
+    /// `CREATE CONSTRAINT [name] [IF NOT EXISTS] FOR (v:Label) REQUIRE v.prop IS UNIQUE` or
+    /// `… IS NODE KEY`.
+    CreateConstraint {
+        name: Option<Ident>,
+        if_not_exists: bool,
+        label: Ident,
+        property: Ident,
+        kind: ConstraintKind,
+    },
+    /// `DROP CONSTRAINT name [IF EXISTS]`.
+    DropConstraint { name: Ident, if_exists: bool },
+    /// `SHOW CONSTRAINT` / `SHOW CONSTRAINTS`.
+    ShowConstraints,
+}
+
+/// What a `CREATE CONSTRAINT` requires of the property.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConstraintKind {
+    /// `IS UNIQUE`.
+    Unique,
+    /// `IS NODE KEY`.
+    NodeKey,
+}
+
+/// One typed column of a `CREATE … TABLE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnDef {
+    pub name: Ident,
+    pub column_type: ColumnType,
+    /// Where the type name is written (errors about the type point here).
+    pub type_span: Span,
+}
+
+/// The column type names a table declaration accepts (Kùzu's), as written. The engine maps
+/// each onto its storage type; the narrower integers and `FLOAT` are names for the same
+/// 64-bit column as `INT64` and `DOUBLE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    Int64,
+    Int32,
+    Int16,
+    Int8,
+    Double,
+    Float,
+    String,
+    Bool,
+    Date,
+    Timestamp,
+    Interval,
+}
+
+impl ColumnType {
+    /// Every accepted type, with its name (the first spelling of each is the canonical one;
+    /// `BOOLEAN` is another spelling of `BOOL`).
+    pub const NAMES: [(&'static str, ColumnType); 12] = [
+        ("INT64", ColumnType::Int64),
+        ("INT32", ColumnType::Int32),
+        ("INT16", ColumnType::Int16),
+        ("INT8", ColumnType::Int8),
+        ("DOUBLE", ColumnType::Double),
+        ("FLOAT", ColumnType::Float),
+        ("STRING", ColumnType::String),
+        ("BOOL", ColumnType::Bool),
+        ("BOOLEAN", ColumnType::Bool),
+        ("DATE", ColumnType::Date),
+        ("TIMESTAMP", ColumnType::Timestamp),
+        ("INTERVAL", ColumnType::Interval),
+    ];
+
+    /// The type named `name` (any case).
+    pub fn parse(name: &str) -> Option<ColumnType> {
+        Self::NAMES
+            .iter()
+            .find(|(spelling, _)| spelling.eq_ignore_ascii_case(name))
+            .map(|&(_, column_type)| column_type)
+    }
+
+    /// The accepted names, comma-separated, for error messages.
+    pub fn accepted_names() -> String {
+        Self::NAMES.map(|(name, _)| name).join(", ")
+    }
 }
 
 /// What `CREATE INDEX … FOR` names: the nodes with a label, or the relationships of a type.

@@ -56,6 +56,8 @@ pub enum ParseErrorKind {
     NestingTooDeep { limit: usize },
     #[error("invalid relationship pattern: {reason}")]
     InvalidRelationshipPattern { reason: String },
+    #[error("unknown column type '{name}'; the column types are {accepted}")]
+    UnknownColumnType { name: String, accepted: String },
 }
 
 impl ParseError {
@@ -86,6 +88,7 @@ impl ParseError {
             ParseErrorKind::InvalidClauseComposition { .. } => "InvalidClauseComposition",
             ParseErrorKind::ImplicitProcedureArguments => "InvalidArgumentPassingMode",
             ParseErrorKind::InvalidRelationshipPattern { .. } => "InvalidRelationshipPattern",
+            ParseErrorKind::UnknownColumnType { .. } => "UnknownColumnType",
         }
     }
 }

@@ -18,6 +18,11 @@
 //! error SyntaxError UndefinedVariable     # class, optionally the detail code
 //! RETURN x
 //!
+//! error SyntaxError UndefinedVariable     # optionally the whole message, with its position
+//! RETURN x
+//! ----
+//! SyntaxError (UndefinedVariable) at line 1, column 8: variable `x` not defined
+//!
 //! explain          # the EXPLAIN tree of the query, one operator a line, indentation trimmed
 //! MATCH (p:Person) RETURN p.name
 //! ----
@@ -180,6 +185,8 @@ fn run_file(path: &Path) -> Vec<String> {
                     Err(e) => {
                         if e.class.name() != class || code.is_some_and(|c| c != e.code) {
                             failures.push(format!("{at}: expected {class} {code:?}, got {e}"));
+                        } else if !record.expected.is_empty() {
+                            failures.extend(mismatch(&at, &record.expected, &[e.to_string()]));
                         }
                     }
                 }

@@ -75,6 +75,10 @@ pub struct VertexTableSpec {
     pub families: Vec<Vec<String>>,
     /// Labels a vertex of this table may carry besides the table's own.
     pub extra_labels: Vec<String>,
+    /// Whether a vertex of this table may carry any other label, as on an implicit table
+    /// (then `extra_labels` is moot): Neo4j's model, where a key constraint does not limit
+    /// a node's labels.
+    pub any_extra_label: bool,
 }
 
 impl VertexTableSpec {
@@ -103,6 +107,12 @@ impl VertexTableSpec {
 
     pub fn extra_label(mut self, label: &str) -> Self {
         self.extra_labels.push(label.to_string());
+        self
+    }
+
+    /// Lets a vertex of this table carry any other label (see the field of that name).
+    pub fn any_extra_label(mut self) -> Self {
+        self.any_extra_label = true;
         self
     }
 }
@@ -168,7 +178,7 @@ pub fn create_vertex_table(manager: &TxnManager, spec: &VertexTableSpec) -> Resu
         properties,
         primary_key,
         families,
-        extra_labels: Some(extra_labels),
+        extra_labels: (!spec.any_extra_label).then_some(extra_labels),
     };
     validate_table_def(&def).map_err(Error::InvalidArgument)?;
     let mut created = false;

@@ -59,6 +59,9 @@ pub enum TemporalValue {
     },
 }
 
+/// The type of a declared column. `Bool`, `Int64` and `Float64` columns are stored unboxed;
+/// the others hold values, and [`DataType::accepts`] is what keeps a `Date` column to dates
+/// (checked on every write, see `plexus_storage::rows`). Persisted by [`DataType::name`].
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum DataType {
     Bool,
@@ -67,6 +70,12 @@ pub enum DataType {
     String,
     List,
     Map,
+    /// A date (`TemporalValue::Date`).
+    Date,
+    /// An instant: a datetime with an offset or zone (`TemporalValue::DateTime`).
+    Timestamp,
+    /// A duration (`TemporalValue::Duration`).
+    Interval,
     /// Any value; what undeclared properties have.
     Any,
 }
@@ -80,6 +89,9 @@ impl DataType {
             DataType::String => "STRING",
             DataType::List => "LIST",
             DataType::Map => "MAP",
+            DataType::Date => "DATE",
+            DataType::Timestamp => "TIMESTAMP",
+            DataType::Interval => "INTERVAL",
             DataType::Any => "ANY",
         }
     }
@@ -92,6 +104,9 @@ impl DataType {
             "STRING" => DataType::String,
             "LIST" => DataType::List,
             "MAP" => DataType::Map,
+            "DATE" => DataType::Date,
+            "TIMESTAMP" => DataType::Timestamp,
+            "INTERVAL" => DataType::Interval,
             "ANY" => DataType::Any,
             _ => return None,
         })
@@ -109,6 +124,15 @@ impl DataType {
                 | (DataType::String, Value::String(_))
                 | (DataType::List, Value::List(_))
                 | (DataType::Map, Value::Map(_))
+                | (DataType::Date, Value::Temporal(TemporalValue::Date { .. }))
+                | (
+                    DataType::Timestamp,
+                    Value::Temporal(TemporalValue::DateTime { .. })
+                )
+                | (
+                    DataType::Interval,
+                    Value::Temporal(TemporalValue::Duration { .. })
+                )
         )
     }
 }
@@ -123,7 +147,10 @@ impl Value {
             Value::String(_) => DataType::String,
             Value::List(_) => DataType::List,
             Value::Map(_) => DataType::Map,
-            // No declared column type holds temporal values yet; undeclared properties do.
+            Value::Temporal(TemporalValue::Date { .. }) => DataType::Date,
+            Value::Temporal(TemporalValue::DateTime { .. }) => DataType::Timestamp,
+            Value::Temporal(TemporalValue::Duration { .. }) => DataType::Interval,
+            // Times and local datetimes have no column type; undeclared properties hold them.
             Value::Temporal(_) => DataType::Any,
         }
     }

@@ -14,7 +14,9 @@
 //!
 //! `BEGIN`, `COMMIT` and `ROLLBACK` are commands of the connection, not Cypher; they must be
 //! the whole statement (a trailing `;` is allowed). So are the index commands (`CREATE INDEX`,
-//! `DROP INDEX`, `SHOW INDEXES`; see `index_commands`) and the session commands below.
+//! `DROP INDEX`, `SHOW INDEXES`; see `index_commands`), the table and constraint commands
+//! (`CREATE NODE TABLE`, `SHOW TABLES`, `CREATE CONSTRAINT`, …; see `table_commands`) and the
+//! session commands below.
 //!
 //! SESSION: ISOLATION LEVEL AND SETTINGS
 //! =====================================
@@ -69,6 +71,7 @@ use crate::index_commands::run_index_ddl;
 use crate::settings::{
     self, SESSION_SETTINGS, Scope, SettingRow, Settings, Source as SettingSource,
 };
+use crate::table_commands::run_table_command;
 use plexus_cypher::ast::{
     Command, IsolationName, IsolationScope, SchemaCommand, SessionCommand, SettingValue, Span,
     TransactionCommand,
@@ -532,6 +535,10 @@ impl Connection {
             Command::Schema(command) => {
                 let in_tx = self.tx.is_some();
                 return run_index_ddl(&self.manager, command, in_tx).map(finished);
+            }
+            Command::Table(command) => {
+                let in_tx = self.tx.is_some();
+                return run_table_command(&self.manager, command, in_tx).map(rows_stream);
             }
             Command::Query(statement) => statement,
         };

@@ -35,6 +35,7 @@ mod index_commands;
 mod procedures;
 mod schema;
 pub mod settings;
+mod table_commands;
 
 /// Analytics on pinned snapshots: `algo::pagerank(&snapshot, &projection, &params)`, ….
 pub use plexus_algo as algo;

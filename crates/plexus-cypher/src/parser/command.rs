@@ -4,6 +4,8 @@
 //!   command     = transaction | schema | session | statement
 //!   transaction = (BEGIN | COMMIT | ROLLBACK) [';']
 //!   schema      = see `schema`   (CREATE INDEX, DROP INDEX, SHOW INDEXES)
+//!   table       = see `table`    (CREATE NODE|REL TABLE, DROP TABLE, SHOW TABLES,
+//!                                 CREATE|DROP|SHOW CONSTRAINT…)
 //!   session     = see `session`  (SET SESSION|NEXT|GLOBAL …, SHOW TRANSACTION …, SHOW SETTINGS)
 //!   statement   = [EXPLAIN | PROFILE] query      (see `parse`)
 //! ```
@@ -12,7 +14,8 @@
 //! layer above (the connection, the Bolt session) looks at query text again. A lexical error is
 //! reported as for a query. The first words decide: `BEGIN` alone is a transaction command
 //! (`BEGIN` followed by anything else is not Cypher and fails as a query would), `CREATE INDEX`
-//! a schema command, `SET SESSION x …` a session command, everything else a statement.
+//! a schema command, `CREATE NODE TABLE` or `CREATE CONSTRAINT` a table command, `SET SESSION
+//! x …` a session command, everything else a statement.
 
 use super::{Parser, Result};
 use crate::ast::{Command, TransactionCommand};
@@ -33,6 +36,9 @@ impl Parser<'_> {
         }
         if self.at_schema_command() {
             return self.parse_schema_command().map(Command::Schema);
+        }
+        if self.at_table_command() {
+            return self.parse_table_command().map(Command::Table);
         }
         if self.at_session_command() {
             return self.parse_session_command().map(Command::Session);
@@ -71,6 +77,7 @@ mod tests {
         let kind = |text: &str| match parse_command(text) {
             Ok(Command::Transaction(_)) => "transaction",
             Ok(Command::Schema(_)) => "schema",
+            Ok(Command::Table(_)) => "table",
             Ok(Command::Session(_)) => "session",
             Ok(Command::Query(_)) => "query",
             Err(e) => panic!("{text}: {e}"),
@@ -80,6 +87,16 @@ mod tests {
         assert_eq!(kind("Rollback"), "transaction");
         assert_eq!(kind("CREATE INDEX FOR (n:L) ON (n.p)"), "schema");
         assert_eq!(kind("SHOW INDEXES"), "schema");
+        assert_eq!(
+            kind("CREATE NODE TABLE T(id INT64, PRIMARY KEY (id))"),
+            "table"
+        );
+        assert_eq!(kind("SHOW TABLES"), "table");
+        assert_eq!(
+            kind("CREATE CONSTRAINT FOR (p:P) REQUIRE p.id IS UNIQUE"),
+            "table"
+        );
+        assert_eq!(kind("CREATE (node:TABLE)"), "query");
         assert_eq!(
             kind("SET SESSION TRANSACTION ISOLATION LEVEL SNAPSHOT"),
             "session"

@@ -56,6 +56,7 @@ mod expr;
 mod pattern;
 mod schema;
 mod session;
+mod table;
 #[cfg(test)]
 mod tests;
 
