@@ -85,7 +85,7 @@ pub(crate) fn run_table_command(
     command: TableCommand,
     in_transaction: bool,
 ) -> Result<QueryResult, QueryError> {
-    let schema = Schema::of(&manager.storage().catalog());
+    let schema = Schema::of(&manager.catalog());
     let ddl = Ddl { manager, schema };
     match command {
         TableCommand::ShowTables => return Ok(ddl.show_tables()),
@@ -173,11 +173,7 @@ impl Ddl<'_> {
 
     /// Refuses a new declared table for `label` if nodes of other tables carried it.
     fn check_label_unused(&self, label: &Ident) -> Result<(), QueryError> {
-        let carriers = self
-            .manager
-            .storage()
-            .statistics()
-            .label_vertices(&label.name);
+        let carriers = self.manager.statistics().label_vertices(&label.name);
         if carriers > 0 {
             return Err(error(
                 "LabelInUse",
@@ -236,7 +232,7 @@ impl Ddl<'_> {
             }
             spec = spec.primary_key(&key.name);
         }
-        plexus_txn::create_vertex_table(self.manager.storage(), &spec)?;
+        plexus_txn::create_vertex_table(self.manager, &spec)?;
         Ok(())
     }
 
@@ -275,9 +271,14 @@ impl Ddl<'_> {
             .iter()
             .map(|c| (c.name.name.as_str(), data_type(c.column_type)))
             .collect();
-        let storage = self.manager.storage();
         for (from, to) in connections {
-            plexus_txn::create_edge_table(storage, &from.name, &name.name, &to.name, &properties)?;
+            plexus_txn::create_edge_table(
+                self.manager,
+                &from.name,
+                &name.name,
+                &to.name,
+                &properties,
+            )?;
         }
         Ok(())
     }
@@ -313,7 +314,7 @@ impl Ddl<'_> {
                 .family(&[&property.name]) // an ANY column is stored as a family
                 .primary_key(&property.name)
                 .any_extra_label();
-            plexus_txn::create_vertex_table(self.manager.storage(), &spec)?;
+            plexus_txn::create_vertex_table(self.manager, &spec)?;
             return Ok(());
         };
         if !table.declared {
