@@ -20,6 +20,8 @@ LAYERS = {
     "plexus-cypher": {"plexus-types"},
     # values, their comparison rules, temporal types and the query error: below every stage
     "plexus-value": {"plexus-types"},
+    # files into the engine (import directory, CSV, import headers): no engine dependency
+    "plexus-ingest": set(),
     "plexus-storage": {"plexus-types"},
     "plexus-txn": {"plexus-types", "plexus-storage"},
     "plexus-algo": {"plexus-types", "plexus-txn"},
