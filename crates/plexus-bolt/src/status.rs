@@ -51,6 +51,7 @@ pub fn code(error: &QueryError) -> &'static str {
             "Neo.ClientError.Schema.ConstraintValidationFailed"
         }
         ErrorClass::ProcedureError => "Neo.ClientError.Procedure.ProcedureCallFailed",
+        ErrorClass::ExternalResourceFailed => "Neo.ClientError.Statement.ExternalResourceFailed",
         ErrorClass::DatabaseError if error.is_retryable() => {
             "Neo.TransientError.Transaction.Outdated"
         }
