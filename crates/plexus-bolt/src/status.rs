@@ -16,6 +16,7 @@
 //!   ParameterMissing               Neo.ClientError.Statement.ParameterMissing
 //!   ConstraintVerificationFailed   Neo.ClientError.Schema.ConstraintValidationFailed
 //!   ProcedureError                 Neo.ClientError.Procedure.ProcedureCallFailed
+//!   ExternalResourceFailed         Neo.ClientError.Statement.ExternalResourceFailed
 //!   DatabaseError, retryable       Neo.TransientError.Transaction.Outdated
 //!   DatabaseError, other           Neo.DatabaseError.General.UnknownError
 //! ```
