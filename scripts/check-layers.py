@@ -27,10 +27,11 @@ LAYERS = {
     "plexus-algo": {"plexus-types", "plexus-txn"},
     "plexus-exec": {
         "plexus-types", "plexus-cypher", "plexus-value", "plexus-storage", "plexus-txn",
+        "plexus-ingest",
     },
     "plexus": {
         "plexus-types", "plexus-storage", "plexus-txn", "plexus-algo", "plexus-cypher",
-        "plexus-value", "plexus-exec",
+        "plexus-value", "plexus-exec", "plexus-ingest",
     },
     # front ends: the facade, and the values it hands out (plus each other where one embeds
     # another; the CLI runs the conformance crate's Graphalytics harness for `plexus algo

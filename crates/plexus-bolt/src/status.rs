@@ -16,6 +16,7 @@
 //!   ParameterMissing               Neo.ClientError.Statement.ParameterMissing
 //!   ConstraintVerificationFailed   Neo.ClientError.Schema.ConstraintValidationFailed
 //!   ProcedureError                 Neo.ClientError.Procedure.ProcedureCallFailed
+//!   ExternalResourceFailed         Neo.ClientError.Statement.ExternalResourceFailed
 //!   DatabaseError, retryable       Neo.TransientError.Transaction.Outdated
 //!   DatabaseError, other           Neo.DatabaseError.General.UnknownError
 //! ```
@@ -51,6 +52,7 @@ pub fn code(error: &QueryError) -> &'static str {
             "Neo.ClientError.Schema.ConstraintValidationFailed"
         }
         ErrorClass::ProcedureError => "Neo.ClientError.Procedure.ProcedureCallFailed",
+        ErrorClass::ExternalResourceFailed => "Neo.ClientError.Statement.ExternalResourceFailed",
         ErrorClass::DatabaseError if error.is_retryable() => {
             "Neo.TransientError.Transaction.Outdated"
         }

@@ -10,7 +10,8 @@
 //!     └ Query ── first: SingleQuery, unions: [UNION [ALL] SingleQuery]
 //!         └ SingleQuery ── clauses: [Clause]
 //!             └ Clause ── MATCH pattern WHERE expr | WITH projection | RETURN projection
-//!                         | UNWIND | CREATE | MERGE | SET | REMOVE | DELETE | CALL | FOREACH
+//!                         | UNWIND | LOAD CSV | CREATE | MERGE | SET | REMOVE | DELETE | CALL
+//!                         | FOREACH
 //! ```
 //!
 //! It is a *syntax* tree: it records what was written, not what it means. Names are plain
@@ -296,6 +297,7 @@ pub struct Clause {
 pub enum ClauseKind {
     Match(Match),
     Unwind(Unwind),
+    LoadCsv(LoadCsv),
     With(With),
     Return(Return),
     Create(Create),
@@ -318,6 +320,7 @@ impl ClauseKind {
             ClauseKind::Match(Match { optional: true, .. }) => "OPTIONAL MATCH",
             ClauseKind::Match(_) => "MATCH",
             ClauseKind::Unwind(_) => "UNWIND",
+            ClauseKind::LoadCsv(_) => "LOAD CSV",
             ClauseKind::With(_) => "WITH",
             ClauseKind::Return(_) => "RETURN",
             ClauseKind::Create(_) => "CREATE",
@@ -360,6 +363,25 @@ pub struct Match {
 pub struct Unwind {
     pub expr: Expr,
     pub variable: Ident,
+}
+
+/// `LOAD CSV [WITH HEADERS] FROM <source> AS <variable> [FIELDTERMINATOR <string>]`: for
+/// each input row, the records of the file `source` names, one row each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadCsv {
+    /// `WITH HEADERS`: the first record names the fields and each row is a map.
+    pub with_headers: bool,
+    pub source: Expr,
+    pub variable: Ident,
+    /// The literal after `FIELDTERMINATOR`, as written (validated by the binder).
+    pub field_terminator: Option<StringLiteral>,
+}
+
+/// A string literal kept as a value with its position (not an expression).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StringLiteral {
+    pub value: String,
+    pub span: Span,
 }
 
 /// `WITH <projection> [WHERE <predicate>]`

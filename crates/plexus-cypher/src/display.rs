@@ -114,6 +114,18 @@ impl Display for Clause {
             ClauseKind::Unwind(unwind) => {
                 write!(f, "UNWIND {} AS {}", unwind.expr, unwind.variable)
             }
+            ClauseKind::LoadCsv(load) => {
+                f.write_str("LOAD CSV ")?;
+                if load.with_headers {
+                    f.write_str("WITH HEADERS ")?;
+                }
+                write!(f, "FROM {} AS {}", load.source, load.variable)?;
+                if let Some(terminator) = &load.field_terminator {
+                    f.write_str(" FIELDTERMINATOR ")?;
+                    write_string(f, &terminator.value)?;
+                }
+                Ok(())
+            }
             ClauseKind::With(with) => {
                 write!(f, "WITH {}", with.projection)?;
                 write_where(f, with.predicate.as_ref())

@@ -27,8 +27,10 @@ use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, buil
 use crate::plan::{ParallelConfig, ProcedureRegistry, QueryPlan, parallelize, plan_statement};
 use crate::result::QueryResult;
 use plexus_cypher::ast::{QueryMode, Statement};
+use plexus_ingest::ImportDir;
 use plexus_txn::{Statistics, Transaction};
 use plexus_value::{ErrorClass, Phase, QueryError, Result};
+use std::sync::Arc;
 
 /// A parse error as the query error it is: a compile-time `SyntaxError` with the parser's TCK
 /// detail code and position (`plexus_value` does not know the parser, so the conversion is
@@ -120,6 +122,13 @@ impl Cursor {
             state,
             plan,
         })
+    }
+
+    /// Lets `LOAD CSV` read files from `dir` (a server's import directory, fixed at
+    /// start-up); without one, `LOAD CSV` fails saying so.
+    pub fn with_import_dir(mut self, dir: Option<Arc<ImportDir>>) -> Cursor {
+        self.state.import_dir = dir;
+        self
     }
 
     /// The names of the result's columns.

@@ -176,7 +176,8 @@ fn query_class<'py>(py: Python<'py>, error: &QueryError) -> Bound<'py, PyType> {
         ErrorClass::ArgumentError
         | ErrorClass::ArithmeticError
         | ErrorClass::ParameterMissing
-        | ErrorClass::ProcedureError => py.get_type::<CypherArgumentError>(),
+        | ErrorClass::ProcedureError
+        | ErrorClass::ExternalResourceFailed => py.get_type::<CypherArgumentError>(),
         ErrorClass::EntityNotFound => py.get_type::<EntityNotFound>(),
         ErrorClass::ConstraintVerificationFailed => py.get_type::<ConstraintViolation>(),
         ErrorClass::DatabaseError => match (&error.source, error.code) {

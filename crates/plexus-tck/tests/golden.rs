@@ -34,11 +34,14 @@
 //! setting          # a connection setting for the records that follow (not Cypher)
 //! parallel workers=2 min_scan_rows=10 morsel=4
 //! ```
+//! Every database's import directory is `tests/cypher/import`, where the `LOAD CSV` cases'
+//! files are.
 //! `parallel` sets `Connection::set_parallel` (each key optional, the others keep their
 //! values); `parallel off` runs everything serially.
 //! Values print in the TCK notation (`QueryResult::render`); an empty result has nothing
 //! after `----`.
 
+use plexus::settings::{Settings, Source};
 use plexus::{Config, Database, Params};
 use std::path::{Path, PathBuf};
 
@@ -133,7 +136,7 @@ fn run_file(path: &Path) -> Vec<String> {
         Ok(t) => t,
         Err(e) => return vec![format!("{}: {e}", path.display())],
     };
-    let db = match Database::open_in_memory(Config::default()) {
+    let db = match Database::open_in_memory_settings(golden_settings()) {
         Ok(db) => db,
         Err(e) => return vec![format!("cannot open a database: {e}")],
     };
@@ -195,6 +198,21 @@ fn run_file(path: &Path) -> Vec<String> {
         }
     }
     failures
+}
+
+/// The settings of every golden database: the defaults, with `tests/cypher/import` as the
+/// import directory (the CSV files of the `LOAD CSV` cases).
+fn golden_settings() -> Settings {
+    let mut settings = Settings::from_config(Config::default());
+    let import = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/cypher/import");
+    settings
+        .set(
+            "import_directory",
+            &import.display().to_string(),
+            Source::Argument,
+        )
+        .expect("the golden import directory is a valid setting");
+    settings
 }
 
 /// A failure message when `actual` lines differ from `expected`.

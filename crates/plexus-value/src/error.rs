@@ -24,6 +24,9 @@ pub enum ErrorClass {
     ParameterMissing,
     ConstraintVerificationFailed,
     ProcedureError,
+    /// A file a statement reads (`LOAD CSV`) cannot be read: outside the import directory,
+    /// absent, unreadable or malformed. Neo4j's `Statement.ExternalResourceFailed`.
+    ExternalResourceFailed,
     /// Not a Cypher error: the storage or transaction layer failed.
     DatabaseError,
 }
@@ -40,6 +43,7 @@ impl ErrorClass {
             ErrorClass::ParameterMissing => "ParameterMissing",
             ErrorClass::ConstraintVerificationFailed => "ConstraintVerificationFailed",
             ErrorClass::ProcedureError => "ProcedureError",
+            ErrorClass::ExternalResourceFailed => "ExternalResourceFailed",
             ErrorClass::DatabaseError => "DatabaseError",
         }
     }

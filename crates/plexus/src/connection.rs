@@ -80,6 +80,7 @@ use plexus_exec::{
     Cursor, ErrorClass, ParallelConfig, Params, Procedure, ProcedureRegistry, QueryError,
     QueryResult, Value as CypherValue,
 };
+use plexus_ingest::ImportDir;
 use plexus_txn::{Transaction, TxnManager};
 use plexus_types::IsolationLevel;
 use std::sync::Arc;
@@ -104,6 +105,8 @@ pub struct Connection {
     session: Session,
     /// Set by [`Connection::refuse_transaction_statements`]: the error for `BEGIN` text.
     transaction_statements: Option<&'static str>,
+    /// Where `LOAD CSV` reads files from (the database's `import_directory`).
+    import_dir: Option<Arc<ImportDir>>,
 }
 
 /// The session's own state (see SESSION in the module docs).
@@ -201,7 +204,11 @@ fn transaction_error(code: &'static str, message: &str) -> QueryError {
 }
 
 impl Connection {
-    pub(crate) fn new(manager: Arc<TxnManager>, settings: Arc<Settings>) -> Self {
+    pub(crate) fn new(
+        manager: Arc<TxnManager>,
+        settings: Arc<Settings>,
+        import_dir: Option<Arc<ImportDir>>,
+    ) -> Self {
         let (session, parallel) = Self::session_defaults(&settings);
         let mut connection = Connection {
             manager,
@@ -212,6 +219,7 @@ impl Connection {
             settings,
             session,
             transaction_statements: None,
+            import_dir,
         };
         let built_in = crate::procedures::algo_procedures()
             .into_iter()
@@ -553,6 +561,7 @@ impl Connection {
                 Some(&stats),
                 &self.parallel,
             )
+            .map(|cursor| cursor.with_import_dir(self.import_dir.clone()))
         });
         let cursor = self.fail_in_tx_if_open(opened)?;
         if cursor.is_finished() {

@@ -7,6 +7,7 @@
 
 use crate::settings::Settings;
 use parking_lot::{Condvar, Mutex};
+use plexus_ingest::ImportDir;
 use plexus_storage::{OsVfs, RecoveryReport, Storage, StorageStats, Vfs};
 use plexus_txn::{GraphSnapshot, IndexOn, Transaction, TxnManager, VertexTableSpec};
 use plexus_types::{
@@ -23,6 +24,8 @@ pub struct Database {
     pub(crate) manager: Arc<TxnManager>,
     /// The effective settings (fixed while open) and where each came from.
     settings: Arc<Settings>,
+    /// Where `LOAD CSV` reads files from (`import_directory`, resolved when opening).
+    import_dir: Option<Arc<ImportDir>>,
     report: RecoveryReport,
     /// Background threads: the WAL flusher (periodic/none modes) and disk-tier maintenance.
     workers: Vec<Worker>,
@@ -53,7 +56,7 @@ impl Database {
         let path = path.as_ref();
         let vfs = OsVfs::new(path)?;
         let lock = lock_directory(path)?;
-        let mut db = Self::open_vfs_settings(Arc::new(vfs), settings)?;
+        let mut db = Self::open_vfs_settings(Arc::new(vfs), settings, Some(path))?;
         db._lock = Some(lock);
         Ok(db)
     }
@@ -68,16 +71,29 @@ impl Database {
     /// leave) and copies a file at each sync — about twice the bytes of the on-disk form; a
     /// plain in-memory `Vfs` would halve that.
     pub fn open_in_memory(config: Config) -> Result<Database> {
-        Self::open_with_vfs(Arc::new(plexus_storage::FaultVfs::new()), config)
+        Self::open_in_memory_settings(Settings::from_config(config))
+    }
+
+    /// [`open_in_memory`](Self::open_in_memory) with `settings` (e.g. an `import_directory`
+    /// for `LOAD CSV`, which a database in memory otherwise lacks).
+    pub fn open_in_memory_settings(settings: Settings) -> Result<Database> {
+        let vfs = Arc::new(plexus_storage::FaultVfs::new());
+        Self::open_vfs_settings(vfs, settings, None)
     }
 
     /// Opens a database stored in any [`Vfs`] (tests use the fault-injecting
     /// [`crate::testing::FaultVfs`]). No lock.
     pub fn open_with_vfs(vfs: Arc<dyn Vfs>, config: Config) -> Result<Database> {
-        Self::open_vfs_settings(vfs, Settings::from_config(config))
+        Self::open_vfs_settings(vfs, Settings::from_config(config), None)
     }
 
-    fn open_vfs_settings(vfs: Arc<dyn Vfs>, settings: Settings) -> Result<Database> {
+    /// `dir`: the database directory (`None` in memory), where the import directory is.
+    fn open_vfs_settings(
+        vfs: Arc<dyn Vfs>,
+        settings: Settings,
+        dir: Option<&Path>,
+    ) -> Result<Database> {
+        let import_dir = settings.import_dir(dir)?;
         let config = settings.config().clone();
         let (storage, report) = Storage::open(vfs, &config)?;
         let manager = TxnManager::new(Arc::new(storage), config.clone());
@@ -105,6 +121,7 @@ impl Database {
         }
         Ok(Database {
             manager,
+            import_dir,
             settings: Arc::new(settings),
             report,
             workers,
@@ -120,7 +137,11 @@ impl Database {
 
     /// Opens a Cypher connection (auto-commit until `BEGIN`).
     pub fn connect(&self) -> crate::Connection {
-        crate::Connection::new(self.manager.clone(), self.settings.clone())
+        crate::Connection::new(
+            self.manager.clone(),
+            self.settings.clone(),
+            self.import_dir.clone(),
+        )
     }
 
     /// Begins a snapshot-isolation transaction.

@@ -32,6 +32,15 @@
 //! lower case. A bad value or an unknown key is an error naming the key (and, for an unknown
 //! key, the closest known one).
 //!
+//! IMPORT DIRECTORY
+//! ================
+//! `import_directory` (server scope) is the only directory `LOAD CSV` reads from: every file
+//! name a statement gives is resolved under it, and one leaving it is refused (see
+//! `plexus_ingest::ImportDir`). A relative value is relative to the database directory; the
+//! default, `import`, is created there when the database opens. A database in memory has no
+//! directory of its own, so it has an import directory only when the setting is given (then
+//! relative to the process's working directory), and `LOAD CSV` otherwise fails saying so.
+//!
 //! SECRETS
 //! =======
 //! Values are listed through [`redact`]: a password in a connection string
@@ -40,12 +49,16 @@
 //! here logs values.
 
 use plexus_exec::ParallelConfig;
+use plexus_ingest::ImportDir;
 use plexus_types::{
     Config, DurabilityMode, Error, IsolationLevel, MergePolicy, Result, RunPacking,
 };
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+/// The import directory's default, under the database directory.
+pub const DEFAULT_IMPORT_DIRECTORY: &str = "import";
 /// The settings file in a database directory.
 pub const SETTINGS_FILE: &str = "plexus.toml";
 /// What a redacted secret shows.
@@ -107,6 +120,9 @@ pub struct Values {
     pub config: Config,
     /// Query worker threads a session starts with (0: one per core).
     pub default_query_threads: usize,
+    /// Where `LOAD CSV` reads files from (see IMPORT DIRECTORY); relative to the database
+    /// directory.
+    pub import_directory: PathBuf,
 }
 
 /// One registered setting.
@@ -241,6 +257,13 @@ pub static REGISTRY: &[Setting] = &[
         bool::to_string
     ),
     setting!(
+        "import_directory",
+        "the only directory LOAD CSV reads files from; relative to the database directory (created there if absent); a database in memory has one only when this is set",
+        |v| v.import_directory,
+        parse_path,
+        |p: &PathBuf| p.display().to_string()
+    ),
+    setting!(
         "default_isolation",
         "the isolation level sessions start with: snapshot or serializable",
         |v| v.config.default_isolation,
@@ -322,6 +345,7 @@ impl Settings {
             values: Values {
                 config: Config::default(),
                 default_query_threads: 0,
+                import_directory: PathBuf::from(DEFAULT_IMPORT_DIRECTORY),
             },
             sources: vec![Source::Default; REGISTRY.len()],
             front_ends: Vec::new(),
@@ -453,6 +477,25 @@ impl Settings {
 
     pub fn config(&self) -> &Config {
         &self.values.config
+    }
+
+    /// The directory `LOAD CSV` reads from (see IMPORT DIRECTORY) for a database in directory
+    /// `db_dir` (`None`: in memory). Created if it is the default and absent; `None` for a
+    /// database in memory unless the setting was given.
+    pub fn import_dir(&self, db_dir: Option<&Path>) -> Result<Option<Arc<ImportDir>>> {
+        let configured = &self.values.import_directory;
+        let given = self.source("import_directory") != Some(&Source::Default);
+        let path = match db_dir {
+            Some(dir) => dir.join(configured),
+            None if given => configured.clone(),
+            None => return Ok(None),
+        };
+        if !given {
+            std::fs::create_dir_all(&path).map_err(|e| Error::io(path.display().to_string(), e))?;
+        }
+        let dir = ImportDir::new(&path)
+            .map_err(|e| invalid(format!("setting 'import_directory': {e}")))?;
+        Ok(Some(Arc::new(dir)))
     }
 
     /// Worker threads a session starts with (resolved: 0 becomes one per core).
@@ -601,6 +644,13 @@ fn parse_enum<T: std::str::FromStr<Err = String>>(text: &str) -> std::result::Re
     text.to_ascii_lowercase().parse()
 }
 
+fn parse_path(text: &str) -> std::result::Result<PathBuf, String> {
+    if text.is_empty() {
+        return Err("a directory path is needed".to_string());
+    }
+    Ok(PathBuf::from(text))
+}
+
 fn parse_bool(text: &str) -> std::result::Result<bool, String> {
     match text.to_ascii_lowercase().as_str() {
         "true" | "on" | "yes" | "1" => Ok(true),
@@ -745,6 +795,7 @@ mod tests {
         let defaults = Values {
             config: Config::default(),
             default_query_threads: 0,
+            import_directory: PathBuf::from(DEFAULT_IMPORT_DIRECTORY),
         };
         for setting in REGISTRY {
             let row = format!("| `{}` | `{}` |", setting.name, (setting.get)(&defaults));

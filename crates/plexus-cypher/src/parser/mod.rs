@@ -399,6 +399,12 @@ impl<'a> Parser<'a> {
             .iter()
             .any(|keyword| self.at_keyword(keyword))
             || self.at_finish()
+            || self.at_load_csv()
+    }
+
+    /// True at `LOAD CSV` (`load` is not reserved, so the clause is the two words).
+    fn at_load_csv(&self) -> bool {
+        self.at_keyword("LOAD") && self.keyword_at(1, "CSV")
     }
 
     /// True at the `FINISH` clause. `finish` is not reserved: `finish = (a)-->(b)` at the
@@ -426,7 +432,10 @@ impl<'a> Parser<'a> {
                 ));
             }
             match &clause.kind {
-                ClauseKind::Match(_) | ClauseKind::Unwind(_) | ClauseKind::Call(_) => {
+                ClauseKind::Match(_)
+                | ClauseKind::Unwind(_)
+                | ClauseKind::LoadCsv(_)
+                | ClauseKind::Call(_) => {
                     if let Some(update) = pending_update {
                         return Err(composition_error(
                             clause.span,
@@ -549,6 +558,7 @@ impl<'a> Parser<'a> {
             TokenKind::Ident(word) => match word.to_ascii_uppercase().as_str() {
                 "MATCH" | "OPTIONAL" => Self::parse_match,
                 "UNWIND" => Self::parse_unwind,
+                "LOAD" => Self::parse_load_csv,
                 "WITH" => Self::parse_with,
                 "RETURN" => Self::parse_return,
                 "CREATE" => Self::parse_create,
@@ -612,6 +622,39 @@ impl<'a> Parser<'a> {
         self.expect_keyword("AS")?;
         let variable = self.parse_variable()?;
         Ok(ClauseKind::Unwind(Unwind { expr, variable }))
+    }
+
+    /// `LOAD CSV [WITH HEADERS] FROM <expr> AS <variable> [FIELDTERMINATOR <string>]`.
+    fn parse_load_csv(&mut self) -> Result<ClauseKind> {
+        self.expect_keyword("LOAD")?;
+        self.expect_keyword("CSV")?;
+        let with_headers = self.eat_keyword("WITH");
+        if with_headers {
+            self.expect_keyword("HEADERS")?;
+        }
+        self.expect_keyword("FROM")?;
+        let source = self.parse_expr()?;
+        self.expect_keyword("AS")?;
+        let variable = self.parse_variable()?;
+        let field_terminator = if self.eat_keyword("FIELDTERMINATOR") {
+            let token = self.peek().clone();
+            let TokenKind::String(value) = token.kind else {
+                return Err(self.unexpected("a string literal after FIELDTERMINATOR"));
+            };
+            self.advance();
+            Some(StringLiteral {
+                value,
+                span: token.span,
+            })
+        } else {
+            None
+        };
+        Ok(ClauseKind::LoadCsv(LoadCsv {
+            with_headers,
+            source,
+            variable,
+            field_terminator,
+        }))
     }
 
     fn parse_with(&mut self) -> Result<ClauseKind> {

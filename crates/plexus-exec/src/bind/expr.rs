@@ -607,6 +607,9 @@ impl Binder<'_> {
                 extra,
             })));
         }
+        if let Some(bound) = self.bind_load_csv_function(&lower, args, span, scope) {
+            return bound;
+        }
         let Some((min, max)) = functions::arity(&lower) else {
             return Err(syntax(
                 "UnknownFunction",

@@ -450,6 +450,14 @@ impl Scope {
         (scope, watch)
     }
 
+    /// Records a read of `slot` that is not a variable's look-up (a hidden slot such as
+    /// `linenumber()`'s), so that a subquery reading it lists it among its outer slots.
+    pub(crate) fn note_read(&self, slot: usize) {
+        if let Some(log) = &self.reads {
+            lock(log).push(slot);
+        }
+    }
+
     pub fn insert(&mut self, name: &str, slot: usize) {
         self.vars.retain(|(n, _)| n != name);
         self.vars.push((name.to_string(), slot));
@@ -481,6 +489,9 @@ pub struct Binder<'a> {
     pub(crate) updating_seen: bool,
     /// Table sizes for the planner's cost model; `None` plans by the rules alone.
     pub(crate) stats: Option<&'a plexus_txn::Statistics>,
+    /// The hidden slots of the latest `LOAD CSV` planned (`linenumber()`, `file()`; see
+    /// `plan::load_csv`).
+    pub(crate) load_csv: Option<crate::plan::LoadCsvSlots>,
 }
 
 impl<'a> Binder<'a> {
@@ -499,6 +510,7 @@ impl<'a> Binder<'a> {
             next_subquery: 0,
             substitutions: Vec::new(),
             updating_seen: false,
+            load_csv: None,
         }
     }
 

@@ -61,6 +61,7 @@
 
 mod aggregate;
 mod join;
+mod load_csv;
 mod ops;
 mod parallel;
 mod pipeline;
@@ -250,6 +251,8 @@ pub struct ExecState {
     /// An inner plan run for many argument rows may keep what it read from the transaction
     /// in one run for the next only when the statement cannot write (see `join`).
     pub may_write: bool,
+    /// Where `LOAD CSV` may read files from; `None`: it fails, naming the setting.
+    pub import_dir: Option<Arc<plexus_ingest::ImportDir>>,
 }
 
 impl ExecState {
@@ -262,6 +265,7 @@ impl ExecState {
             profile: None,
             clock: StatementClock::now(),
             may_write: true,
+            import_dir: None,
         }
     }
 }

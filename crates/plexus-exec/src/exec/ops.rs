@@ -132,6 +132,7 @@ pub(super) fn build_operator(
         | LogicalPlan::Skip { .. }
         | LogicalPlan::Limit { .. }
         | LogicalPlan::Unwind { .. }
+        | LogicalPlan::LoadCsv { .. }
         | LogicalPlan::ProcedureCall { .. } => unreachable!("built by simple_stage"),
     };
     Built::Operator(operator)
@@ -230,6 +231,14 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
                 slot: *slot,
                 rest: None,
             }),
+        ),
+        LogicalPlan::LoadCsv {
+            input,
+            source,
+            spec,
+        } => (
+            &**input,
+            RowStage::boxed(super::load_csv::LoadCsv::new(source.clone(), spec.clone())),
         ),
         LogicalPlan::ProcedureCall {
             input,

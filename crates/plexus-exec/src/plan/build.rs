@@ -9,6 +9,7 @@
 //!   OPTIONAL MATCH p → Optional { inner: pattern operators over Argument }, or
 //!                      HashJoin { optional, build: its one part over Argument }
 //!   UNWIND e AS x    → Unwind
+//!   LOAD CSV …       → LoadCsv (see `load_csv`)
 //!   WITH / RETURN    → [Aggregate] Project [Distinct] [Sort] [Skip] [Limit] [Filter]
 //!   CREATE           → Create            SET / REMOVE → Set
 //!   MERGE            → Merge { matcher: pattern operators over Argument }
@@ -880,6 +881,10 @@ impl Binder<'_> {
                         expr,
                         slot,
                     };
+                }
+                ClauseKind::LoadCsv(load) => {
+                    plan = self.plan_load_csv(plan, &mut scope, load)?;
+                    rows = rows.map(|rows| rows * super::load_csv::LOAD_CSV_ESTIMATE_ROWS);
                 }
                 ClauseKind::With(w) => {
                     let source = import_scope.unwrap_or(&scope).clone();
@@ -2549,7 +2554,7 @@ fn is_simple(e: &Expr) -> bool {
     }
 }
 
-fn already_bound(var: &ast::Ident) -> QueryError {
+pub(super) fn already_bound(var: &ast::Ident) -> QueryError {
     syntax(
         "VariableAlreadyBound",
         var.span,

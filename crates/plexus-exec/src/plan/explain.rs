@@ -37,6 +37,7 @@ impl LogicalPlan {
             | LogicalPlan::Skip { input, .. }
             | LogicalPlan::Limit { input, .. }
             | LogicalPlan::Unwind { input, .. }
+            | LogicalPlan::LoadCsv { input, .. }
             | LogicalPlan::Create { input, .. }
             | LogicalPlan::Set { input, .. }
             | LogicalPlan::Delete { input, .. }
@@ -159,6 +160,22 @@ impl LogicalPlan {
             LogicalPlan::Unwind { expr, slot, .. } => {
                 format!("Unwind {} AS s{slot}", expr_text(expr))
             }
+            LogicalPlan::LoadCsv { source, spec, .. } => format!(
+                "LoadCsv {}{} AS s{}{} (linenumber s{}, file s{})",
+                if spec.with_headers {
+                    "WITH HEADERS "
+                } else {
+                    ""
+                },
+                expr_text(source),
+                spec.slot,
+                match spec.options.field_terminator {
+                    b',' => String::new(),
+                    other => format!(" FIELDTERMINATOR {:?}", other as char),
+                },
+                spec.line_slot,
+                spec.file_slot
+            ),
             LogicalPlan::Optional { nulls, .. } => format!("Optional (nulls {})", slots(nulls)),
             LogicalPlan::Apply { unit, .. } => {
                 if *unit {

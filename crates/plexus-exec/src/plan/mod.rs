@@ -66,10 +66,13 @@ mod build;
 mod cost;
 mod explain;
 mod join;
+mod load_csv;
 mod parallel;
 mod pushdown;
 
 pub use build::{MAX_VAR_LENGTH_DEPTH, Procedure, ProcedureFn, ProcedureRegistry, plan_statement};
+pub(crate) use load_csv::LoadCsvSlots;
+pub use load_csv::LoadCsvSpec;
 pub use parallel::{
     MAX_QUERY_THREADS, MORSEL_VERTICES, PARALLEL_MIN_SCAN_ROWS, ParallelConfig, QUERY_THREADS_ENV,
     parallelize,
@@ -418,6 +421,13 @@ pub enum LogicalPlan {
         input: Box<LogicalPlan>,
         expr: BExpr,
         slot: usize,
+    },
+    /// `LOAD CSV`: for each input row, the input row once per record of the file `source`
+    /// names (see `load_csv`).
+    LoadCsv {
+        input: Box<LogicalPlan>,
+        source: BExpr,
+        spec: LoadCsvSpec,
     },
     /// For each input row, the rows of `inner` (run with that row as its argument), or the
     /// input row with `nulls` set to null when `inner` has none.

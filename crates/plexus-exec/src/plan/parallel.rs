@@ -187,6 +187,7 @@ pub fn parallelize(plan: &mut LogicalPlan, config: &ParallelConfig) {
         | LogicalPlan::Skip { input, .. }
         | LogicalPlan::Limit { input, .. }
         | LogicalPlan::Unwind { input, .. }
+        | LogicalPlan::LoadCsv { input, .. }
         | LogicalPlan::Optional { input, .. }
         | LogicalPlan::Apply { input, .. }
         | LogicalPlan::HashJoin { input, .. }
