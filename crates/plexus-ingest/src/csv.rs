@@ -264,7 +264,36 @@ impl CsvReader {
                 let column = *next_column;
                 *next_column += 1;
                 match state {
-                    State::FieldStart | State::Unquoted => {
+                    State::Quoted => {
+                        if byte == b'"' {
+                            state = State::QuoteInQuoted;
+                        } else {
+                            if byte == b'\n' {
+                                *next_line += 1;
+                                *next_column = 1;
+                            }
+                            raw.push(byte);
+                        }
+                    }
+                    State::QuoteInQuoted if byte == b'"' => {
+                        raw.push(b'"');
+                        state = State::Quoted;
+                    }
+                    State::QuoteInQuoted if byte != delimiter && byte != b'\n' && byte != b'\r' => {
+                        return Err(format_error(
+                            name,
+                            format!(
+                                "unexpected {:?} after a closing quote (a quoted field must end \
+                                 at a field terminator or a line break)",
+                                byte as char
+                            ),
+                            *next_line,
+                            column,
+                        ));
+                    }
+                    // Outside quotes, or just after a closing quote at a terminator or a line
+                    // break.
+                    _ => {
                         if byte == delimiter {
                             end_field(ranges, raw.len(), field_start, quoted, name, record_line)?;
                             field_start = raw.len();
@@ -284,45 +313,6 @@ impl CsvReader {
                         } else {
                             raw.push(byte);
                             state = State::Unquoted;
-                        }
-                    }
-                    State::Quoted => {
-                        if byte == b'"' {
-                            state = State::QuoteInQuoted;
-                        } else {
-                            if byte == b'\n' {
-                                *next_line += 1;
-                                *next_column = 1;
-                            }
-                            raw.push(byte);
-                        }
-                    }
-                    State::QuoteInQuoted => {
-                        if byte == b'"' {
-                            raw.push(b'"');
-                            state = State::Quoted;
-                        } else if byte == delimiter {
-                            end_field(ranges, raw.len(), field_start, quoted, name, record_line)?;
-                            field_start = raw.len();
-                            quoted = false;
-                            state = State::FieldStart;
-                        } else if byte == b'\n' || byte == b'\r' {
-                            *next_line += 1;
-                            *next_column = 1;
-                            *after_cr = byte == b'\r';
-                            done = true;
-                            break;
-                        } else {
-                            return Err(format_error(
-                                name,
-                                format!(
-                                    "unexpected {:?} after a closing quote (a quoted field must \
-                                     end at a field terminator or a line break)",
-                                    byte as char
-                                ),
-                                *next_line,
-                                column,
-                            ));
                         }
                     }
                 }
