@@ -242,6 +242,17 @@ impl<'a> Parser<'a> {
         start.to(Span::new(end, end, 0, 0))
     }
 
+    /// The end of a statement: an optional `;`, then nothing; otherwise an error saying what
+    /// was `expected` instead of the token found.
+    fn expect_statement_end(&mut self, expected: &str) -> Result<()> {
+        self.eat(&TokenKind::Semicolon);
+        if self.at(&TokenKind::Eof) {
+            Ok(())
+        } else {
+            Err(self.unexpected(expected))
+        }
+    }
+
     /// An error at the current token: "expected <expected> but found <token>".
     fn unexpected(&self, expected: &str) -> ParseError {
         let token = self.peek();
@@ -345,10 +356,7 @@ impl<'a> Parser<'a> {
             QueryMode::Normal
         };
         let query = self.parse_query(QueryContext::TopLevel)?;
-        self.eat(&TokenKind::Semicolon);
-        if !self.at(&TokenKind::Eof) {
-            return Err(self.unexpected("a clause, UNION or end of input"));
-        }
+        self.expect_statement_end("a clause, UNION or end of input")?;
         Ok(Statement {
             mode,
             query,

@@ -46,10 +46,7 @@ impl Parser<'_> {
             self.expect_keyword("INDEX")?;
             self.parse_create_index()?
         };
-        self.eat(&TokenKind::Semicolon);
-        if !self.at(&TokenKind::Eof) {
-            return Err(self.unexpected("end of input"));
-        }
+        self.expect_statement_end("end of input")?;
         Ok(command)
     }
 

@@ -81,10 +81,7 @@ impl Parser<'_> {
                 return Err(self.unexpected("TRANSACTION"));
             }
         };
-        self.eat(&TokenKind::Semicolon);
-        if !self.at(&TokenKind::Eof) {
-            return Err(self.unexpected("end of input"));
-        }
+        self.expect_statement_end("end of input")?;
         Ok(command)
     }
 

@@ -79,10 +79,7 @@ impl Parser<'_> {
                 self.parse_create_rel_table()?
             }
         };
-        self.eat(&TokenKind::Semicolon);
-        if !self.at(&TokenKind::Eof) {
-            return Err(self.unexpected("end of input"));
-        }
+        self.expect_statement_end("end of input")?;
         Ok(command)
     }
 
