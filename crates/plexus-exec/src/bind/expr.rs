@@ -610,6 +610,24 @@ impl Binder<'_> {
         if let Some(bound) = self.bind_load_csv_function(&lower, args, span, scope) {
             return bound;
         }
+        if lower == "exists" && args.len() == 1 {
+            // Neo4j 5: `exists(pattern)` is the pattern's existence; the property form of
+            // openCypher 9 is gone (`n.x IS NOT NULL`), and nothing else is an argument.
+            return match &args[0].kind {
+                ExprKind::PatternPredicate(_) => self.bind_expr(&args[0], scope, ctx),
+                ExprKind::Property { .. } => Err(syntax(
+                    "UnsupportedPropertyExistence",
+                    span,
+                    "exists(variable.property) is no longer supported; use \
+                     variable.property IS NOT NULL instead",
+                )),
+                _ => Err(syntax(
+                    "InvalidArgumentType",
+                    args[0].span,
+                    "the argument of exists(...) must be a pattern, e.g. exists((n)-->())",
+                )),
+            };
+        }
         let Some((min, max)) = functions::arity(&lower) else {
             return Err(syntax(
                 "UnknownFunction",
@@ -639,7 +657,14 @@ impl Binder<'_> {
                 "type" => !matches!(ty, Ty::Rel | Ty::Any | Ty::Null),
                 "length" => matches!(
                     ty,
-                    Ty::Node | Ty::Rel | Ty::Bool | Ty::Int | Ty::Float | Ty::Map
+                    Ty::Node
+                        | Ty::Rel
+                        | Ty::Bool
+                        | Ty::Int
+                        | Ty::Float
+                        | Ty::Map
+                        | Ty::String
+                        | Ty::List
                 ),
                 "size" => matches!(
                     ty,
@@ -656,7 +681,15 @@ impl Binder<'_> {
             if bad {
                 return Err(type_error(
                     args[0].span,
-                    format!("type mismatch: {full}() does not accept {}", ty.name()),
+                    format!(
+                        "type mismatch: {full}() does not accept {}{}",
+                        ty.name(),
+                        if lower == "length" && matches!(ty, Ty::String | Ty::List) {
+                            " (size() counts a string or a list)"
+                        } else {
+                            ""
+                        }
+                    ),
                 ));
             }
         }

@@ -58,7 +58,6 @@ const SIGNATURES: &[(&str, usize, usize)] = &[
     ("startnode", 1, 1),
     ("endnode", 1, 1),
     ("coalesce", 1, usize::MAX),
-    ("exists", 1, 1),
     ("left", 2, 2),
     ("right", 2, 2),
     ("substring", 2, 3),
@@ -440,8 +439,7 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
         "length" => match &a0 {
             Value::Null => Value::Null,
             Value::Path(p) => Value::Int(p.rels.len() as i64),
-            Value::String(s) => Value::Int(s.chars().count() as i64),
-            Value::List(items) => Value::Int(items.len() as i64),
+            // Neo4j 5: length() is for paths only; size() counts a string or a list.
             other => return Err(type_error(name, other)),
         },
         "isempty" => match &a0 {
@@ -589,7 +587,6 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
             .into_iter()
             .find(|v| !v.is_null())
             .unwrap_or(Value::Null),
-        "exists" => Value::Bool(!a0.is_null()),
         "left" | "right" => {
             let Some(s) = string_arg(name, &args[0])? else {
                 return Ok(Value::Null);
