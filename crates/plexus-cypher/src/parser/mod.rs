@@ -242,6 +242,27 @@ impl<'a> Parser<'a> {
         start.to(Span::new(end, end, 0, 0))
     }
 
+    /// `[IF NOT EXISTS]`.
+    pub(super) fn eat_if_not_exists(&mut self) -> Result<bool> {
+        let present = self.at_keyword("IF") && self.keyword_at(1, "NOT");
+        if present {
+            self.advance();
+            self.advance();
+            self.expect_keyword("EXISTS")?;
+        }
+        Ok(present)
+    }
+
+    /// `[IF EXISTS]`.
+    pub(super) fn eat_if_exists(&mut self) -> bool {
+        let present = self.at_keyword("IF") && self.keyword_at(1, "EXISTS");
+        if present {
+            self.advance();
+            self.advance();
+        }
+        present
+    }
+
     /// The end of a statement: an optional `;`, then nothing; otherwise an error saying what
     /// was `expected` instead of the token found.
     fn expect_statement_end(&mut self, expected: &str) -> Result<()> {

@@ -36,10 +36,7 @@ impl Parser<'_> {
         } else if self.eat_keyword("DROP") {
             self.expect_keyword("INDEX")?;
             let name = self.parse_name("an index name")?;
-            let if_exists = self.eat_keyword("IF");
-            if if_exists {
-                self.expect_keyword("EXISTS")?;
-            }
+            let if_exists = self.eat_if_exists();
             SchemaCommand::DropIndex { name, if_exists }
         } else {
             self.expect_keyword("CREATE")?;
@@ -57,11 +54,7 @@ impl Parser<'_> {
         } else {
             Some(self.parse_name("an index name, IF NOT EXISTS or FOR")?)
         };
-        let if_not_exists = self.eat_keyword("IF");
-        if if_not_exists {
-            self.expect_keyword("NOT")?;
-            self.expect_keyword("EXISTS")?;
-        }
+        let if_not_exists = self.eat_if_not_exists()?;
         self.expect_keyword("FOR")?;
         let (variable, on) = if self.kind_at(1) == &TokenKind::RParen {
             self.parse_index_relationship()?

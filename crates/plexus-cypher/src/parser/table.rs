@@ -83,27 +83,6 @@ impl Parser<'_> {
         Ok(command)
     }
 
-    /// `[IF NOT EXISTS]`.
-    fn eat_if_not_exists(&mut self) -> Result<bool> {
-        let present = self.at_keyword("IF") && self.keyword_at(1, "NOT");
-        if present {
-            self.advance();
-            self.advance();
-            self.expect_keyword("EXISTS")?;
-        }
-        Ok(present)
-    }
-
-    /// `[IF EXISTS]`.
-    fn eat_if_exists(&mut self) -> bool {
-        let present = self.at_keyword("IF") && self.keyword_at(1, "EXISTS");
-        if present {
-            self.advance();
-            self.advance();
-        }
-        present
-    }
-
     fn parse_create_node_table(&mut self) -> Result<TableCommand> {
         let if_not_exists = self.eat_if_not_exists()?;
         let name = self.parse_name("a table name")?;
