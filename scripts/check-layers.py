@@ -20,8 +20,9 @@ LAYERS = {
     "plexus-cypher": {"plexus-types"},
     # values, their comparison rules, temporal types and the query error: below every stage
     "plexus-value": {"plexus-types"},
-    # files into the engine (import directory, CSV, import headers): no engine dependency
-    "plexus-ingest": set(),
+    # files into the engine (import directory, CSV, import headers, Arrow columns as values):
+    # no engine dependency beyond the values
+    "plexus-ingest": {"plexus-types"},
     "plexus-storage": {"plexus-types"},
     "plexus-txn": {"plexus-types", "plexus-storage"},
     "plexus-algo": {"plexus-types", "plexus-txn"},

@@ -15,13 +15,15 @@
 //!   a configurable field terminator, an empty unquoted field is `null` while `""` is the empty
 //!   string, records may span lines, gzip files read transparently), reporting malformed input
 //!   with the file, line and column.
+//! - [`batch_columns`]: Arrow record batches (Parquet, Python frames) as Plexus values, one
+//!   mapping for every front end.
 //!
 //! WHY ITS OWN CRATE
 //! =================
 //! The readers are used by the execution stage (`LOAD CSV` is a clause), by the facade
 //! (`COPY` into declared tables) and by the CLI (`plexus import`); none of them should own
 //! the others' file handling, and the security rule about the import directory must live in
-//! exactly one place. The crate depends on no other Plexus crate.
+//! exactly one place. The crate depends on no other Plexus crate but `plexus-types`, for the values it produces.
 //!
 //! LIMITS
 //! ======
@@ -29,11 +31,13 @@
 //! fields: a file with an unterminated quote would otherwise be read whole into one field.
 //! Both are errors naming the file and line, never a panic or an unbounded allocation.
 
+mod arrow_values;
 mod csv;
 mod error;
 mod header;
 mod import_dir;
 
+pub use arrow_values::{batch_columns, column_values};
 pub use csv::{CsvOptions, CsvReader, CsvRecord, MAX_FIELD_BYTES, MAX_RECORD_FIELDS};
 pub use error::{IngestError, IngestErrorKind, Result};
 pub use header::{Column, ColumnKind, FieldType, Header, HeaderFor};

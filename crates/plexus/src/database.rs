@@ -154,6 +154,12 @@ impl Database {
         plexus_txn::begin(&self.manager, isolation)
     }
 
+    /// Starts a bulk load: nodes and relationships added in batches and made visible in one
+    /// commit (see [`crate::bulk`]).
+    pub fn bulk_load(&self) -> crate::BulkLoad {
+        crate::BulkLoad::new(self.begin_with(IsolationLevel::Snapshot))
+    }
+
     /// Pins a read-only snapshot of the newest visible state for analytics.
     pub fn snapshot(&self) -> GraphSnapshot {
         plexus_txn::snapshot(&self.manager)

@@ -28,6 +28,7 @@
 //! [`Config::durability`]; see `plexus_storage::wal` for what each mode guarantees.
 
 pub mod admin;
+pub mod bulk;
 mod catalog_procedures;
 mod connection;
 mod database;
@@ -45,6 +46,7 @@ pub use plexus_algo as algo;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+pub use bulk::{BulkLoad, BulkSummary};
 pub use connection::{Connection, QueryStream, Rows};
 pub use database::Database;
 pub use plexus_exec::{
