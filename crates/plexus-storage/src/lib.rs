@@ -68,9 +68,10 @@
 //! [`CommitRecord`] / [`WriteOp`], [`RecoveryReport`], [`StorageStats`] and the cache
 //! statistics, [`EdgeTypeStatistics`].
 //!
-//! What does not exist yet: installing a bulk-built batch of runs and row chunks atomically
-//! (what `COPY` needs to load a graph without going through commits) arrives with COPY,
-//! issue 19. Until then every row and edge enters storage through `install`.
+//! - **install a bulk load.** `install_bulk` installs one large commit's rows, writes its
+//!   adjacency straight into CSR runs and makes it durable with a checkpoint instead of the
+//!   WAL (see `store::bulk`); `COPY`, `plexus import` and Python's loaders reach
+//!   it through `plexus_txn`'s bulk commit.
 
 mod catalog;
 mod checkpoint;

@@ -930,6 +930,113 @@ impl Topology {
         Ok(true)
     }
 
+    /// Writes the adjacency of a bulk load (see `store::bulk`) straight into run files,
+    /// without a memtable: `entries` are `(vertex, neighbour, edge offset)` in any order, all
+    /// created at `ts`, whose rows are installed. A counting sort by vertex builds the CSR
+    /// arrays in O(entries), each vertex's list is sorted by (neighbour, edge offset) as a
+    /// flush sorts it, and every vertex range with entries gets one run — at the last level
+    /// when the topology holds no run yet (a load into an empty table lands in the layout a
+    /// full merge would produce), at level 1 like a flush otherwise. The runs are not
+    /// readable until [`publish_bulk`](Self::publish_bulk).
+    pub fn write_bulk_runs(
+        &self,
+        vfs: &dyn Vfs,
+        ctx: &dyn RunContext,
+        config: &Config,
+        entries: &[(u32, u32, u32)],
+        ts: Timestamp,
+    ) -> Result<Vec<RunEntry>> {
+        let Some(max_vertex) = entries.iter().map(|e| e.0).max() else {
+            return Ok(Vec::new());
+        };
+        // Counting sort: start[v]..start[v + 1] is vertex v's slice.
+        let mut start = vec![0usize; max_vertex as usize + 2];
+        for &(v, _, _) in entries {
+            start[v as usize + 1] += 1;
+        }
+        for v in 1..start.len() {
+            start[v] += start[v - 1];
+        }
+        let mut fill = start.clone();
+        let (mut nbr, mut eid) = (vec![0u32; entries.len()], vec![0u32; entries.len()]);
+        for &(v, n, e) in entries {
+            let at = &mut fill[v as usize];
+            (nbr[*at], eid[*at]) = (n, e);
+            *at += 1;
+        }
+        for v in 0..=max_vertex as usize {
+            let (lo, hi) = (start[v], start[v + 1]);
+            if hi - lo > 1 {
+                let mut pairs: Vec<(u32, u32)> = nbr[lo..hi]
+                    .iter()
+                    .copied()
+                    .zip(eid[lo..hi].iter().copied())
+                    .collect();
+                pairs.sort_unstable();
+                for (i, (n, e)) in pairs.into_iter().enumerate() {
+                    (nbr[lo + i], eid[lo + i]) = (n, e);
+                }
+            }
+        }
+        let level = if self.state.read().runs.is_empty() {
+            MAX_LEVEL
+        } else {
+            TIER_LEVEL
+        };
+        let range = self.range_vertices;
+        let mut written = Vec::new();
+        for r in 0..=max_vertex / range {
+            let vertices: Vec<RunVertex> = (r * range..((r + 1) * range).min(max_vertex + 1))
+                .filter(|&v| start[v as usize + 1] > start[v as usize])
+                .map(|v| {
+                    let (lo, hi) = (start[v as usize], start[v as usize + 1]);
+                    (v, &nbr[lo..hi], &eid[lo..hi])
+                })
+                .collect();
+            if vertices.is_empty() {
+                continue;
+            }
+            let (seq, name) = ctx.next_run();
+            let mut meta = self.meta(level, r * range, (r + 1) * range, ts, ts);
+            let run_eids: Vec<u32> = vertices
+                .iter()
+                .flat_map(|(_, _, e)| e.iter().copied())
+                .collect();
+            let columns = ctx.capture(self.edge_table, &run_eids, ts)?;
+            meta.prop_ts = if columns.is_empty() { 0 } else { ts };
+            run::write_run(
+                vfs,
+                &name,
+                &mut meta,
+                &vertices,
+                &columns,
+                config.run_packing,
+            )?;
+            written.push(RunEntry {
+                run: Arc::new(Run::open(vfs, &name)?),
+                seq,
+                visible_from: ts,
+                hidden_from: NEVER,
+            });
+        }
+        Ok(written)
+    }
+
+    /// Makes runs from [`write_bulk_runs`](Self::write_bulk_runs) part of the topology, visible
+    /// from their load's `ts`, and records that every commit up to `ts` is in runs. The caller
+    /// flushed every memtable before the load (its commits are in runs already) and holds the
+    /// storage's LSM lock, so no manifest lists the runs before the load's checkpoint does.
+    pub fn publish_bulk(&self, runs: Vec<RunEntry>, ts: Timestamp) {
+        let mut state = self.state.write();
+        assert!(
+            state.frozen.iter().all(|f| f.hidden_from != NEVER),
+            "a bulk load publishes only after every memtable was flushed"
+        );
+        state.runs.extend(runs);
+        sort_runs(&mut state.runs);
+        state.flushed_ts = state.flushed_ts.max(ts);
+    }
+
     /// Writes run `name` with property columns read from the rows as of a fresh capture
     /// timestamp (see PROPERTY COLUMNS).
     fn write_captured(

@@ -29,7 +29,7 @@ use crate::oracle::{Oracle, ReaderKind};
 use crate::validation::{self, CommitSummary, MAX_RETAINED_SUMMARIES};
 use crate::write_set::WriteSet;
 use parking_lot::Mutex;
-use plexus_storage::{Catalog, Statistics, Storage, StorageStats};
+use plexus_storage::{Catalog, Statistics, Storage, StorageStats, WriteOp};
 use plexus_types::{AbortReason, Config, DurabilityMode, Error, Result, Timestamp, VertexId};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -191,6 +191,75 @@ impl TxnManager {
         if fsync {
             self.wait_visible(lsn)?;
         }
+        Ok(ts)
+    }
+
+    /// Commits a bulk load's write set (new vertices and edges only) through the storage's
+    /// bulk install (see `plexus_storage`'s `store::bulk`): validated like a commit — a
+    /// primary key that a concurrent commit claimed first, or an endpoint it deleted,
+    /// aborts the load — then installed with its adjacency written straight into runs and
+    /// made durable by a checkpoint at its timestamp rather than by the WAL. Commits wait
+    /// for the commit lock meanwhile. Its summary (for transactions still running) is
+    /// coarse: per table, label and edge type rather than per entity (see
+    /// `SummarySource::build_bulk`).
+    pub(crate) fn commit_bulk(&self, request: CommitRequest) -> Result<Timestamp> {
+        let catalog = self.storage.catalog();
+        let (mut record, keys, source) = request.writes.into_record();
+        assert!(
+            record.ops.iter().all(|op| matches!(
+                op,
+                WriteOp::CreateVertex { .. } | WriteOp::CreateEdge { .. }
+            )),
+            "a bulk load only creates"
+        );
+        let mut state = self.commit.lock();
+        if let Some(reason) = self.storage.wal_poisoned() {
+            return Err(Error::Poisoned(reason));
+        }
+        if request.start_ts < state.forgotten_up_to {
+            return Err(Error::Aborted(AbortReason::TooOld));
+        }
+        let concurrent: Vec<Arc<CommitSummary>> = state
+            .summaries
+            .iter()
+            .filter(|s| s.ts > request.start_ts)
+            .cloned()
+            .collect();
+        if !concurrent.is_empty() {
+            let deleted: HashSet<VertexId> = concurrent
+                .iter()
+                .flat_map(|s| s.deleted.iter())
+                .filter_map(|e| match e {
+                    validation::Entity::Vertex(v) => Some(*v),
+                    validation::Entity::Edge(_) => None,
+                })
+                .collect();
+            if let Some(v) = keys.new_edge_endpoints.iter().find(|v| deleted.contains(v)) {
+                return Err(Error::Aborted(AbortReason::WriteConflict {
+                    item: format!("vertex {v} (new edge's endpoint was deleted concurrently)"),
+                }));
+            }
+            // Keys committed since the load began; everything older was checked as it was
+            // added.
+            self.check_primary_keys(source.pk_claims(), state.last_ts, &record)?;
+        }
+        let ts = state.last_ts + 1;
+        record.ts = ts;
+        let wal_start = self.storage.rotate_wal()?;
+        self.storage.freeze_all();
+        self.storage
+            .install_bulk(&record, self.oracle.horizon(), wal_start)?;
+        state.last_ts = ts;
+        if self.config.durability == DurabilityMode::Fsync || self.oracle.transaction_count() > 1 {
+            state
+                .summaries
+                .push_back(Arc::new(source.build_bulk(&record, &catalog)));
+        } else {
+            state.forgotten_up_to = ts;
+        }
+        self.prune_summaries(&mut state, self.oracle.transaction_horizon());
+        // Durable already: the checkpoint holds every commit up to `ts`.
+        self.oracle.advance_visible(ts);
         Ok(ts)
     }
 

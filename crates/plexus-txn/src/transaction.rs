@@ -210,6 +210,44 @@ impl Transaction {
         Ok(ts)
     }
 
+    /// Commits a transaction that only created vertices and edges as a bulk load: its
+    /// adjacency goes straight into CSR runs and a checkpoint at its timestamp makes it
+    /// durable instead of the WAL (see `TxnManager::commit_bulk`). The facade's `BulkLoad`
+    /// is the intended caller. Fails without committing if the transaction changed or
+    /// deleted anything that existed before it.
+    pub fn commit_bulk(mut self) -> Result<Timestamp> {
+        self.check_writable()?;
+        let w = &self.writes;
+        let only_creations = w.vertex_props.is_empty()
+            && w.vertex_labels.is_empty()
+            && w.deleted_vertices.is_empty()
+            && w.edge_props.is_empty()
+            && w.deleted_edges.is_empty();
+        if !only_creations {
+            return Err(Error::InvalidArgument(
+                "a bulk load only creates vertices and edges".to_string(),
+            ));
+        }
+        self.active = false;
+        let writes = std::mem::take(&mut self.writes);
+        let result = if writes.is_empty() {
+            Ok(self.start_ts)
+        } else {
+            self.manager.commit_bulk(CommitRequest {
+                start_ts: self.start_ts,
+                serializable: false,
+                writes,
+                reads: HashSet::new(),
+            })
+        };
+        self.manager
+            .oracle
+            .release_reader(self.start_ts, ReaderKind::Transaction);
+        let ts = result?;
+        self.manager.after_commit()?;
+        Ok(ts)
+    }
+
     pub fn rollback(self) {
         drop(self);
     }

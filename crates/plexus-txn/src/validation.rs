@@ -68,12 +68,22 @@ pub struct CommitSummary {
     pub edge_type_props: HashSet<(EdgeTypeId, PropKeyId)>,
     /// (vertex table, property key) of every vertex property written.
     pub table_props: HashSet<(VertexTableId, PropKeyId)>,
+    /// A bulk load's adjacency, coarsely: (vertex table, edge type, outgoing) of every side
+    /// it added edges to (see `SummarySource::build_bulk`). Empty for other commits.
+    pub bulk_adjacency: HashSet<(VertexTableId, EdgeTypeId, bool)>,
 }
 
 impl CommitSummary {
     pub fn record_prop(&mut self, entity: Entity, key: PropKeyId) {
         self.props.insert((entity, key));
         self.touched.insert(entity);
+    }
+
+    /// Whether a bulk load in this commit added edges on side `out` of `v`'s table.
+    fn bulk_adjacency_any(&self, v: VertexId, out: bool) -> bool {
+        self.bulk_adjacency
+            .iter()
+            .any(|&(table, _, o)| table == v.table && o == out)
     }
 
     pub fn record_adjacency(&mut self, src: VertexId, ty: EdgeTypeId, dst: VertexId) {
@@ -151,6 +161,8 @@ pub fn check_writes(mine: &WriteKeys, theirs: &CommitSummary, catalog: &Catalog)
             Entity::Vertex(v) => {
                 theirs.adjacency_any.contains(&(v, true))
                     || theirs.adjacency_any.contains(&(v, false))
+                    || theirs.bulk_adjacency_any(v, true)
+                    || theirs.bulk_adjacency_any(v, false)
             }
             Entity::Edge(_) => false,
         };
@@ -199,8 +211,13 @@ pub fn check_reads(
                 theirs.created.contains(&entity) || theirs.deleted.contains(&entity)
             }
             &ReadItem::LabelScan(label) => theirs.label_members.contains(&label),
-            &ReadItem::Adjacency(v, ty, out) => theirs.adjacency.contains(&(v, ty, out)),
-            &ReadItem::AdjacencyAny(v, out) => theirs.adjacency_any.contains(&(v, out)),
+            &ReadItem::Adjacency(v, ty, out) => {
+                theirs.adjacency.contains(&(v, ty, out))
+                    || theirs.bulk_adjacency.contains(&(v.table, ty, out))
+            }
+            &ReadItem::AdjacencyAny(v, out) => {
+                theirs.adjacency_any.contains(&(v, out)) || theirs.bulk_adjacency_any(v, out)
+            }
             &ReadItem::EdgeTypeScan(ty) => theirs.edge_type_members.contains(&ty),
             &ReadItem::EdgeTypeProp(ty, key) => theirs.edge_type_props.contains(&(ty, key)),
             &ReadItem::TableProp(table, key) => theirs.table_props.contains(&(table, key)),

@@ -131,6 +131,46 @@ impl SummarySource {
         &self.pk
     }
 
+    /// The summary of a bulk load (creations only): per-entity sets would cost several hash
+    /// inserts per edge of a load of millions, so the load is summarised per table, label
+    /// and edge type. Conflicts it reports are a superset of the exact summary's: a
+    /// transaction that read the adjacency of *any* vertex of a table the load added edges
+    /// to, or that deletes such a vertex, conflicts with it; label and edge-type scans and
+    /// primary keys are exact.
+    pub fn build_bulk(&self, record: &CommitRecord, catalog: &Catalog) -> CommitSummary {
+        let mut s = CommitSummary {
+            ts: record.ts,
+            ..Default::default()
+        };
+        let table_label =
+            |v: VertexId| catalog.vertex_tables.get(v.table as usize).map(|t| t.label);
+        let mut tables = std::collections::HashSet::new();
+        for (v, labels) in &self.created_vertices {
+            if tables.insert(v.table) {
+                s.label_members.extend(table_label(*v));
+            }
+            s.label_members.extend(labels.iter().copied());
+        }
+        let mut edge_tables = std::collections::BTreeSet::new();
+        let mut last = None;
+        for (e, _, _) in &self.created_edges {
+            if last != Some(e.table) {
+                last = Some(e.table);
+                edge_tables.insert(e.table);
+            }
+        }
+        for table in edge_tables {
+            let def = &catalog.edge_tables[table as usize];
+            s.edge_type_members.insert(def.edge_type);
+            s.bulk_adjacency.insert((def.src, def.edge_type, true));
+            s.bulk_adjacency.insert((def.dst, def.edge_type, false));
+        }
+        for (table, key, _) in &self.pk {
+            s.pk.insert((*table, key.clone()));
+        }
+        s
+    }
+
     pub fn build(&self, record: &CommitRecord, catalog: &Catalog) -> CommitSummary {
         let mut s = CommitSummary {
             ts: record.ts,

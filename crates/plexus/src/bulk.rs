@@ -40,12 +40,20 @@
 //! committed a claim on the same primary key since (first committer wins), so a load that
 //! races a `CREATE` of one of its keys either commits alone or fails with an abort, retryable.
 //!
-//! WHAT IS NOT YET HERE
-//! ====================
-//! Today a load is carried out as one transaction over the ordinary write path: correct and
-//! atomic (one WAL commit record), but it buffers every row in a write set and installs edges
-//! one by one into the topology memtables. Building sorted CSR runs and full row chunks
-//! directly (issue 19, item 2) replaces the inside of this type; its interface stays.
+//! HOW IT IS STORED
+//! ================
+//! Rows and edges are staged in a transaction's write set (so lookups see them, and row
+//! errors are found as they are added), and [`commit`](BulkLoad::commit) hands the write set
+//! to the storage's bulk install (`plexus_storage`'s `store::bulk`): rows installed at the
+//! commit timestamp, the adjacency written straight into CSR runs by a counting sort — at
+//! the last LSM level when the relationship table was empty, the layout analytics scan
+//! fastest — and a checkpoint instead of the WAL as its durable form. The manifest switch
+//! that names that checkpoint is the single point at which the load becomes part of the
+//! database on disk; a crash before it recovers the database without the load. Commits of
+//! other transactions wait while a load installs.
+//!
+//! What is not yet bulk: staging is per row (a write-set entry per node and relationship),
+//! and the checkpoint rewrites every row of the database, not only the load's.
 
 /// Arrow record batches (Parquet, Python frames) as [`Columns`]; see `plexus_ingest`'s
 /// mapping table.
@@ -187,7 +195,7 @@ impl BulkLoad {
 
     /// Makes the whole load visible at once, or nothing on error.
     pub fn commit(self) -> Result<BulkSummary> {
-        let commit_ts = self.txn.commit()?;
+        let commit_ts = self.txn.commit_bulk()?;
         Ok(BulkSummary {
             nodes: self.nodes,
             relationships: self.relationships,

@@ -75,6 +75,8 @@ use crate::run::{ColumnData, ColumnKind, ColumnSlice, MAX_COLUMNS, Run};
 use crate::topology::{MAX_EDGE_OFFSET, SEGMENT_VERTICES, TOMBSTONE_BIT};
 use crate::vfs::Vfs;
 use crate::wal::{self, Wal};
+
+mod bulk;
 use parking_lot::{Mutex, RwLock};
 use plexus_types::{
     Config, DataType, Direction, DurabilityMode, EdgeId, EdgeTableId, EdgeTypeId, Error, LabelId,
@@ -1140,25 +1142,35 @@ impl Storage {
     /// `ts` pinned (no GC past it) until this returns.
     pub fn write_checkpoint(&self, ts: Timestamp, wal_start: u64) -> Result<()> {
         let _one_at_a_time = self.checkpoint_lock.lock();
-        let name = checkpoint::checkpoint_name(ts);
         // The caller froze every memtable at `ts`: flushing them puts the whole topology up to
         // `ts` into runs, so the checkpoint file holds rows only.
         let result = self
             .flush_and_merge(false)
-            .and_then(|_| self.write_checkpoint_file(&name, ts))
-            .and_then(|()| {
-                self.publish_manifest(|m| {
-                    m.checkpoint = Some(name.clone());
-                    m.checkpoint_ts = ts;
-                    m.wal_start = wal_start;
-                })
-            });
+            .and_then(|_| self.checkpoint_and_publish(ts, wal_start));
         if let Err(e) = &result {
             // The manifest may or may not have been replaced: stop writing until a reopen
             // establishes what is on disk.
             self.wal.poison(format!("checkpoint failed: {e}"));
         }
         result?;
+        self.remove_before_checkpoint(ts, wal_start)
+    }
+
+    /// Steps 2 and 3 of a checkpoint: the file, then the manifest naming it. Call with
+    /// `checkpoint_lock` held, every topology's commits up to `ts` in runs.
+    fn checkpoint_and_publish(&self, ts: Timestamp, wal_start: u64) -> Result<()> {
+        let name = checkpoint::checkpoint_name(ts);
+        self.write_checkpoint_file(&name, ts)?;
+        self.publish_manifest(|m| {
+            m.checkpoint = Some(name.clone());
+            m.checkpoint_ts = ts;
+            m.wal_start = wal_start;
+        })
+    }
+
+    /// Step 4 of a checkpoint: deletes the WAL segments and checkpoints it replaced.
+    fn remove_before_checkpoint(&self, ts: Timestamp, wal_start: u64) -> Result<()> {
+        let name = checkpoint::checkpoint_name(ts);
         for file in self.vfs.list()? {
             let old_segment = wal::parse_segment_name(&file).is_some_and(|id| id < wal_start);
             let old_checkpoint = file.ends_with(".ckpt") && file != name;
@@ -1703,6 +1715,20 @@ fn candidates_in<'a>(
 }
 
 fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> Result<()> {
+    let pending = install_rows(tables, record, horizon)?;
+    pending.apply(&tables.edge, record.ts, horizon);
+    Ok(())
+}
+
+/// The row half of [`install_into`]: installs every op's rows and index entries and returns
+/// the adjacency entries, for the caller to put into memtables (a commit) or runs (a bulk
+/// load). A record naming a table that does not exist is rejected before anything is
+/// installed.
+fn install_rows(
+    tables: &Tables,
+    record: &CommitRecord,
+    horizon: Timestamp,
+) -> Result<PendingAdjacency> {
     let ts = record.ts;
     let vertex = |id: VertexTableId| {
         tables.vertex.get(id as usize).ok_or_else(|| {
@@ -1787,8 +1813,7 @@ fn install_into(tables: &Tables, record: &CommitRecord, horizon: Timestamp) -> R
             }
         }
     }
-    pending.apply(&tables.edge, ts, horizon);
-    Ok(())
+    Ok(pending)
 }
 
 #[cfg(test)]

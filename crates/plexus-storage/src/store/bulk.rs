@@ -1,0 +1,121 @@
+//! Bulk loads: a large commit installed into the storage's compact forms directly.
+//!
+//! WHAT
+//! ====
+//! `COPY`, `plexus import` and Python's `load_arrow` hand the commit pipeline one commit
+//! with up to millions of new vertices and edges. Installed like any commit, every edge
+//! would go through a topology memtable (one versioned entry per direction), the WAL would
+//! carry every row once more, and a later flush and merges would rewrite the adjacency
+//! into runs. [`Storage::install_bulk`] instead:
+//!
+//! ```text
+//!   (caller: commit lock held, WAL rotated, every memtable frozen)
+//!   checkpoint lock ─────────────────────────────────────────────────────────────
+//!   1. flush every frozen memtable        commits before the load are now in runs
+//!   2. install the rows at ts             invisible: readers start below ts
+//!   3. write the adjacency as CSR runs    counting sort, one run per vertex range
+//!   LSM lock ─────────────────────────────────────────────────────────────────
+//!   4. publish the runs (visible from ts)
+//!   5. write checkpoint ckpt-<ts> and the manifest naming it and the runs   ← the switch
+//!   ─────────────────────────────────────────────────────────────────────────────
+//!   6. delete the WAL segments and checkpoints the new one replaced
+//! ```
+//!
+//! The load never enters the WAL: its durable form is the checkpoint (rows) and the run
+//! files (adjacency), and the manifest replacement in step 5 is the single point at which
+//! it becomes part of the database on disk.
+//!
+//! INVARIANTS
+//! ==========
+//! - **All or nothing on disk.** Before step 5 the manifest names the previous checkpoint,
+//!   the WAL segments after it and runs that hold no entry of the load (step 1 published
+//!   them; the load's run files are not listed, and `open` deletes unlisted run files). After it, the checkpoint holds every row up to
+//!   `ts` and the runs every edge up to `ts`. A crash anywhere recovers one state or the
+//!   other; the fault-injection tests crash at every sync.
+//! - **No manifest lists the load's runs early.** Maintenance publishes manifests under the
+//!   LSM lock; the load holds it from publishing its runs (step 4) until its own manifest
+//!   (step 5), so a manifest listing them also names the checkpoint holding their rows.
+//! - **Readers.** Everything is installed at `ts`, which the caller makes visible only
+//!   after this returns; rows carry `ts` as their creation timestamp and runs are visible
+//!   from `ts`, so an older reader sees none of it before, during or after.
+//! - **Failure.** An error after step 2 leaves memory holding rows no reader can see yet
+//!   but that the disk may lack: the WAL is poisoned (the database refuses further writes
+//!   until it is reopened), as after a failed checkpoint.
+//!
+//! COST
+//! ====
+//! Rows: one install per row, as a commit's (chunk latches, index inserts). Adjacency: two
+//! counting sorts and the run files. The checkpoint rewrites every row of the database, not
+//! only the load's — a load into a large database pays for the whole database once, as a
+//! checkpoint does.
+
+use super::{PendingAdjacency, RecoveredRuns, Storage, Tables, install_rows};
+use crate::catalog::Catalog;
+use crate::record::CommitRecord;
+use plexus_types::{Result, Timestamp};
+use std::sync::atomic::Ordering;
+
+impl Storage {
+    /// Installs `record` (new vertices and edges; see the module documentation) at `record.ts` and
+    /// makes it durable through a checkpoint at that timestamp; `wal_start` is the WAL
+    /// segment the caller rotated to. The caller holds the commit lock (no other commit
+    /// installs meanwhile), froze every memtable after rotating, and makes `record.ts`
+    /// visible only after this returns.
+    pub fn install_bulk(
+        &self,
+        record: &CommitRecord,
+        horizon: Timestamp,
+        wal_start: u64,
+    ) -> Result<()> {
+        let _one_at_a_time = self.checkpoint_lock.lock();
+        let result = self.install_bulk_locked(record, horizon, wal_start);
+        if let Err(e) = &result {
+            self.wal
+                .poison(format!("bulk load at {} failed: {e}", record.ts));
+        }
+        result?;
+        self.remove_before_checkpoint(record.ts, wal_start)
+    }
+
+    fn install_bulk_locked(
+        &self,
+        record: &CommitRecord,
+        horizon: Timestamp,
+        wal_start: u64,
+    ) -> Result<()> {
+        let ts = record.ts;
+        self.flush_and_merge(false)?;
+        let tables = Tables {
+            catalog: Catalog::default(),
+            vertex: self.vertex_tables(),
+            edge: self.edge_tables(),
+            recovered: RecoveredRuns::default(),
+            range_vertices: self.config.lsm_range_vertices,
+            cache: self.row_cache.clone(),
+            index_cache: self.index_cache.clone(),
+        };
+        let PendingAdjacency { by_table } = install_rows(&tables, record, horizon)?;
+        // The runs' property columns are read at `ts` (see PROPERTY COLUMNS in `lsm`).
+        self.installed_ts.store(ts, Ordering::Release);
+        let mut written = Vec::new();
+        for (table, [out, inc]) in by_table {
+            let table = &tables.edge[table as usize];
+            for (outgoing, entries) in [(true, out), (false, inc)] {
+                let topology = table.adjacency(outgoing);
+                let runs = topology.write_bulk_runs(
+                    self.vfs.as_ref(),
+                    self,
+                    &self.config,
+                    &entries,
+                    ts,
+                )?;
+                written.push((table.clone(), outgoing, runs));
+            }
+        }
+        let _lsm = self.lsm_lock.lock();
+        for (table, outgoing, runs) in written {
+            table.adjacency(outgoing).publish_bulk(runs, ts);
+        }
+        self.checkpoint_and_publish(ts, wal_start)
+    }
+}
