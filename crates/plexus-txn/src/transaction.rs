@@ -283,7 +283,7 @@ impl Transaction {
     fn check_vertex_cached(&mut self, v: VertexId) -> Result<()> {
         self.refresh_schema(v)?;
         self.cached_table(v).check_offset(v)?;
-        if self.writes.new_vertices.contains_key(&v) {
+        if self.writes.is_new_vertex(v) {
             return Ok(());
         }
         if self.writes.deleted_vertices.contains_key(&v) {
@@ -408,7 +408,7 @@ impl Transaction {
         if let Some(value) = pk {
             self.writes.pk_claims.insert((table_id, value), id);
         }
-        self.writes.new_vertices.insert(
+        self.writes.add_new_vertex(
             id,
             NewVertex {
                 labels: extra,
@@ -529,7 +529,7 @@ impl Transaction {
         }
         let labels = self.label_ids(v)?;
         self.writes.forget_vertex_writes(v);
-        if self.writes.new_vertices.remove(&v).is_none() {
+        if self.writes.remove_new_vertex(v).is_none() {
             self.writes.deleted_vertices.insert(v, labels);
         }
         Ok(())
