@@ -964,16 +964,14 @@ impl Topology {
             (nbr[*at], eid[*at]) = (n, e);
             *at += 1;
         }
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
         for v in 0..=max_vertex as usize {
             let (lo, hi) = (start[v], start[v + 1]);
             if hi - lo > 1 {
-                let mut pairs: Vec<(u32, u32)> = nbr[lo..hi]
-                    .iter()
-                    .copied()
-                    .zip(eid[lo..hi].iter().copied())
-                    .collect();
+                pairs.clear();
+                pairs.extend(nbr[lo..hi].iter().copied().zip(eid[lo..hi].iter().copied()));
                 pairs.sort_unstable();
-                for (i, (n, e)) in pairs.into_iter().enumerate() {
+                for (i, &(n, e)) in pairs.iter().enumerate() {
                     (nbr[lo + i], eid[lo + i]) = (n, e);
                 }
             }
