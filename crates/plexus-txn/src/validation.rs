@@ -260,3 +260,37 @@ fn describe_read(item: &ReadItem, catalog: &Catalog) -> String {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bulk load's coarse adjacency conflicts with any adjacency read or vertex deletion
+    /// on the side of the table it added edges to, and with nothing else.
+    #[test]
+    fn bulk_adjacency_is_per_table_and_direction() {
+        let catalog = Catalog::default();
+        let mut load = CommitSummary::default();
+        load.bulk_adjacency.insert((0, 7, true));
+        let v = VertexId::new(0, 42);
+        let other_table = VertexId::new(1, 42);
+        let read = |item: ReadItem| check_reads(&HashSet::from([item]), &load, &catalog);
+        assert!(read(ReadItem::Adjacency(v, 7, true)).is_err());
+        assert!(read(ReadItem::AdjacencyAny(v, true)).is_err());
+        assert!(
+            read(ReadItem::Adjacency(v, 8, true)).is_ok(),
+            "another type"
+        );
+        assert!(
+            read(ReadItem::Adjacency(v, 7, false)).is_ok(),
+            "the other direction"
+        );
+        assert!(read(ReadItem::AdjacencyAny(other_table, true)).is_ok());
+        let deletes = |v: VertexId| WriteKeys {
+            deleted: vec![Entity::Vertex(v)],
+            ..WriteKeys::default()
+        };
+        assert!(check_writes(&deletes(v), &load, &catalog).is_err());
+        assert!(check_writes(&deletes(other_table), &load, &catalog).is_ok());
+    }
+}

@@ -273,3 +273,30 @@ impl SummarySource {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_vertex_bits_follow_the_map() {
+        let mut w = WriteSet::default();
+        let (a, b, c) = (
+            VertexId::new(0, 3),
+            VertexId::new(0, 200),
+            VertexId::new(1, 3),
+        );
+        w.add_new_vertex(a, NewVertex::default());
+        w.add_new_vertex(b, NewVertex::default());
+        assert!(w.is_new_vertex(a) && w.is_new_vertex(b));
+        assert!(!w.is_new_vertex(c), "another table's offset 3");
+        assert!(!w.is_new_vertex(VertexId::new(0, 4)));
+        assert!(
+            !w.is_new_vertex(VertexId::new(0, 100_000)),
+            "past the bitset"
+        );
+        assert!(w.remove_new_vertex(a).is_some());
+        assert!(!w.is_new_vertex(a) && w.is_new_vertex(b));
+        assert!(w.remove_new_vertex(c).is_none());
+    }
+}

@@ -9,6 +9,12 @@
 //! the commit pipeline (`plexus-txn`) hands it validated [`CommitRecord`]s to `install` in
 //! timestamp order, and readers ask for state *at a timestamp*.
 //!
+//! FILES
+//! =====
+//! `mod.rs` holds the handles and the read, catalog, checkpoint and maintenance paths;
+//! `recovery.rs` opening and recovering (`Storage::open`); `install.rs` putting a commit's
+//! rows and adjacency in place; `bulk.rs` bulk loads; `tests.rs`.
+//!
 //! RECOVERY
 //! ========
 //! `open` reads the manifest, loads its checkpoint, replays WAL segments from the manifest's
