@@ -194,7 +194,11 @@ const NO_ENDPOINTS: (u32, u32) = (u32::MAX, u32::MAX);
 /// Declared properties of a table and how they map to columns.
 struct Layout {
     declared: HashMap<PropKeyId, (DataType, ColumnRef)>,
-    columns: Vec<DataType>, // per column; `DataType::Any` marks a family column
+    /// The type of each column: family columns first (`Any`, a row-wise group), then one per
+    /// declared property outside a family (which may be `Any` too).
+    columns: Vec<DataType>,
+    /// How many of `columns` are family columns.
+    family_columns: usize,
 }
 
 impl Layout {
@@ -225,13 +229,22 @@ impl Layout {
                 );
             }
         }
+        let family_columns = columns.len();
         for p in properties {
             if let std::collections::hash_map::Entry::Vacant(slot) = declared.entry(p.key) {
                 slot.insert((p.data_type, ColumnRef::Single(columns.len())));
                 columns.push(p.data_type);
             }
         }
-        Self { declared, columns }
+        Self {
+            declared,
+            columns,
+            family_columns,
+        }
+    }
+
+    fn is_family(&self, column: usize) -> bool {
+        column < self.family_columns
     }
 }
 
@@ -303,7 +316,8 @@ impl Chunk {
             columns: layout
                 .columns
                 .iter()
-                .map(|&t| Column::new(t, t == DataType::Any))
+                .enumerate()
+                .map(|(i, &t)| Column::new(t, layout.is_family(i)))
                 .collect(),
             dynamic: Vec::new(),
             endpoints: Vec::new(),
@@ -724,11 +738,11 @@ impl Chunk {
             )));
         }
         let mut columns = Vec::with_capacity(column_count);
-        for &data_type in &layout.columns {
+        for (i, &data_type) in layout.columns.iter().enumerate() {
             let valid = decode_bits(&mut dec)?;
             let kind = dec.u8()?;
             let expected = match data_type {
-                DataType::Any => KIND_FAMILY,
+                _ if layout.is_family(i) => KIND_FAMILY,
                 DataType::Bool => KIND_BOOL,
                 DataType::Int64 => KIND_INT64,
                 DataType::Float64 => KIND_FLOAT64,
@@ -1854,6 +1868,8 @@ mod tests {
             def(5, DataType::Map),
             def(6, DataType::String),
             def(7, DataType::Int64),
+            // A declared property of any type outside a family: its own column of values.
+            def(8, DataType::Any),
         ];
         let table = RowTable::with_cache("t", &props, &[vec![6, 7]], cache.clone());
         (vfs, cache, table)
@@ -1868,6 +1884,14 @@ mod tests {
             (1, Value::Int(i * 1_000_003 - 7)),
             (2, Value::Float(i as f64 / 3.0)),
             (6, Value::string(&format!("fam{row}"))),
+            (
+                8,
+                match row % 3 {
+                    0 => Value::Int(i),
+                    1 => Value::string("any"),
+                    _ => Value::List(vec![Value::Float(0.25)].into()),
+                },
+            ),
         ];
         if row % 4 != 1 {
             props.push((3, Value::string(&format!("name-{row}-ü"))));
