@@ -163,7 +163,7 @@ fn batch_size_from_a_parameter_and_one_transaction_per_batch() {
         result
             .rows
             .iter()
-            .all(|row| row[2] == CypherValue::Bool(true))
+            .all(|row| matches!(row[2], CypherValue::Bool(true)))
     );
 
     params.insert("n".into(), CypherValue::Int(0));
