@@ -18,8 +18,13 @@
 //!   ProcedureError                 Neo.ClientError.Procedure.ProcedureCallFailed
 //!   ExternalResourceFailed         Neo.ClientError.Statement.ExternalResourceFailed
 //!   DatabaseError, retryable       Neo.TransientError.Transaction.Outdated
+//!   DatabaseError, code TransactionStartFailed
+//!                                  Neo.DatabaseError.Transaction.TransactionStartFailed
 //!   DatabaseError, other           Neo.DatabaseError.General.UnknownError
 //! ```
+//!
+//! `TransactionStartFailed` is what Neo4j answers for `CALL { ... } IN TRANSACTIONS` in an
+//! explicit transaction; Plexus uses the same code and message.
 //!
 //! A retryable storage error is a snapshot conflict (another transaction committed a write
 //! first) or, under SERIALIZABLE, a serialization failure (something the transaction read
@@ -56,6 +61,9 @@ pub fn code(error: &QueryError) -> &'static str {
         ErrorClass::DatabaseError if error.is_retryable() => {
             "Neo.TransientError.Transaction.Outdated"
         }
+        ErrorClass::DatabaseError if error.code == "TransactionStartFailed" => {
+            "Neo.DatabaseError.Transaction.TransactionStartFailed"
+        }
         ErrorClass::DatabaseError => UNKNOWN,
     }
 }
@@ -87,5 +95,10 @@ mod tests {
         );
         let internal = QueryError::runtime(ErrorClass::DatabaseError, "InternalError", "bug");
         assert_eq!(code(&internal), UNKNOWN);
+        let start = QueryError::runtime(ErrorClass::DatabaseError, "TransactionStartFailed", "x");
+        assert_eq!(
+            code(&start),
+            "Neo.DatabaseError.Transaction.TransactionStartFailed"
+        );
     }
 }

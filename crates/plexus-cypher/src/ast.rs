@@ -308,6 +308,9 @@ pub enum ClauseKind {
     Call(ProcedureCall),
     /// `CALL { <query> }`
     CallSubquery(Box<Query>),
+    /// `CALL { <query> } IN TRANSACTIONS ...`: the subquery run over batches of input rows,
+    /// each batch in a transaction of its own.
+    CallInTransactions(Box<CallInTransactions>),
     Foreach(Foreach),
     /// `FINISH`: ends a query in place of RETURN; the query returns no rows and no columns.
     Finish,
@@ -331,6 +334,7 @@ impl ClauseKind {
             ClauseKind::Delete(_) => "DELETE",
             ClauseKind::Call(_) => "CALL",
             ClauseKind::CallSubquery(_) => "CALL {}",
+            ClauseKind::CallInTransactions(_) => "CALL { ... } IN TRANSACTIONS",
             ClauseKind::Foreach(_) => "FOREACH",
             ClauseKind::Finish => "FINISH",
         }
@@ -347,6 +351,40 @@ impl ClauseKind {
                 | ClauseKind::Delete(_)
                 | ClauseKind::Foreach(_)
         )
+    }
+}
+
+/// `CALL { <query> } IN TRANSACTIONS [OF <n> ROW[S]] [ON ERROR CONTINUE | BREAK | FAIL]
+/// [REPORT STATUS AS <variable>]` (the three options in any order, each at most once).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallInTransactions {
+    pub query: Query,
+    /// The expression after `OF` (checked by the binder); `None`: the default batch size.
+    pub batch_size: Option<Expr>,
+    pub on_error: OnError,
+    /// `REPORT STATUS AS v` (only with `ON ERROR CONTINUE` or `BREAK`).
+    pub report_status: Option<Ident>,
+}
+
+/// What `CALL { ... } IN TRANSACTIONS` does when a batch fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnError {
+    /// The statement fails with the batch's error (earlier batches stay committed).
+    #[default]
+    Fail,
+    /// The batch is rolled back; the next batches run.
+    Continue,
+    /// The batch is rolled back; no further batch runs, and the statement succeeds.
+    Break,
+}
+
+impl OnError {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            OnError::Fail => "FAIL",
+            OnError::Continue => "CONTINUE",
+            OnError::Break => "BREAK",
+        }
     }
 }
 

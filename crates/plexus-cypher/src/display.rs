@@ -162,6 +162,17 @@ impl Display for Clause {
             }
             ClauseKind::Call(call) => write!(f, "CALL {call}"),
             ClauseKind::CallSubquery(query) => write!(f, "CALL {{ {query} }}"),
+            ClauseKind::CallInTransactions(call) => {
+                write!(f, "CALL {{ {} }} IN TRANSACTIONS", call.query)?;
+                if let Some(size) = &call.batch_size {
+                    write!(f, " OF {size} ROWS")?;
+                }
+                write!(f, " ON ERROR {}", call.on_error.keyword())?;
+                if let Some(status) = &call.report_status {
+                    write!(f, " REPORT STATUS AS {status}")?;
+                }
+                Ok(())
+            }
             ClauseKind::Foreach(foreach) => {
                 write!(f, "FOREACH ({} IN {} | ", foreach.variable, foreach.list)?;
                 join(f, &foreach.clauses, " ")?;

@@ -20,7 +20,10 @@
 //! holds at most [`crate::exec::MAX_MATERIALIZED_ROWS`] rows).
 //!
 //! Everything runs inside the caller's transaction; committing is the caller's business
-//! (`plexus::Connection` auto-commits or keeps an explicit transaction open).
+//! (`plexus::Connection` auto-commits or keeps an explicit transaction open). The one
+//! exception is `CALL { ... } IN TRANSACTIONS`, which commits batches of its own and only
+//! runs when the caller says it lends an auto-commit transaction
+//! ([`Cursor::with_implicit_transaction`]).
 
 use crate::bind::Params;
 use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, build};
@@ -129,6 +132,26 @@ impl Cursor {
     pub fn with_import_dir(mut self, dir: Option<Arc<ImportDir>>) -> Cursor {
         self.state.import_dir = dir;
         self
+    }
+
+    /// Says whether the caller lends an implicit (auto-commit) transaction to
+    /// [`Cursor::next_chunk`]. A statement with `CALL { ... } IN TRANSACTIONS` needs one: it
+    /// commits batches of its own beside it and replaces the lent transaction by a fresh one
+    /// after each (see `exec::call_in_transactions`), so that the caller then commits the
+    /// latest. Without one such a statement fails here with Neo4j's `TransactionStartFailed`
+    /// (by default the cursor assumes an explicit transaction).
+    pub fn with_implicit_transaction(mut self, implicit: bool) -> Result<Cursor> {
+        if self.plan.commits_in_batches() && !implicit {
+            return Err(crate::exec::implicit_transaction_required());
+        }
+        self.state.implicit_transaction = implicit;
+        Ok(self)
+    }
+
+    /// Whether the statement commits transactions of its own (`CALL { ... } IN
+    /// TRANSACTIONS`; see [`Cursor::with_implicit_transaction`]).
+    pub fn commits_in_batches(&self) -> bool {
+        self.plan.commits_in_batches()
     }
 
     /// The names of the result's columns.

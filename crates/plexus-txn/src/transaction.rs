@@ -131,6 +131,14 @@ impl Transaction {
         }
     }
 
+    /// A new, independent transaction on the same database at the same isolation level,
+    /// starting at the current visible timestamp (so it sees everything committed so far,
+    /// not this transaction's pending writes). `CALL { ... } IN TRANSACTIONS` runs each batch
+    /// in one.
+    pub fn begin_sibling(&self) -> Transaction {
+        Transaction::begin(self.manager.clone(), self.isolation)
+    }
+
     /// Whether this is a read-only fork (see READ FORKS).
     pub fn is_fork(&self) -> bool {
         self.fork

@@ -562,6 +562,7 @@ impl Connection {
                 &self.parallel,
             )
             .map(|cursor| cursor.with_import_dir(self.import_dir.clone()))
+            .and_then(|cursor| cursor.with_implicit_transaction(self.tx.is_none()))
         });
         let cursor = self.fail_in_tx_if_open(opened)?;
         if cursor.is_finished() {

@@ -50,8 +50,8 @@ pub use bulk::{BulkLoad, BulkSummary};
 pub use connection::{Connection, QueryStream, Rows};
 pub use database::Database;
 pub use plexus_exec::{
-    CypherValueMap, ErrorClass, NodeData, ParallelConfig, Params, Phase, Procedure, QueryError,
-    QueryResult, RelData, Value as CypherValue,
+    CypherValueMap, ErrorClass, NodeData, ParallelConfig, Params, Phase, Procedure, ProcedureFn,
+    QueryError, QueryResult, RelData, Value as CypherValue,
 };
 
 /// Temporal values as Cypher returns them: the front ends (Bolt, Python, the TCK) convert

@@ -42,7 +42,9 @@
 //! - `WITH` items other than bare variables need an alias;
 //! - a pattern is a predicate, not a value (`RETURN (a)-->(b)` is rejected; see `expr.rs`);
 //! - `CALL proc` without parentheses and `YIELD *` are only allowed when the call is the whole
-//!   query (a "standalone" call).
+//!   query (a "standalone" call);
+//! - `CALL { ... } IN TRANSACTIONS` only at the top level, not in a UNION, not after a write
+//!   (see `call_in_transactions`).
 //!
 //! KEYWORDS AS NAMES
 //! =================
@@ -51,6 +53,7 @@
 //! the [`RESERVED`] words unless backquoted: this is what lets the parser know that `RETURN`
 //! after an expression starts a clause.
 
+mod call_in_transactions;
 mod command;
 mod expr;
 mod pattern;
@@ -415,6 +418,7 @@ impl<'a> Parser<'a> {
                 span: p.span_from(start),
             };
             p.check_standalone_calls(&query, context)?;
+            p.check_in_transactions_union(&query)?;
             Ok(query)
         })
     }
@@ -450,8 +454,12 @@ impl<'a> Parser<'a> {
         let mut clauses: Vec<Clause> = Vec::new();
         // The last updating clause not yet followed by WITH, for the reading-after-update rule.
         let mut pending_update: Option<&'static str> = None;
+        // Whether an earlier clause writes (for `CALL { ... } IN TRANSACTIONS`).
+        let mut wrote = false;
         while self.at_clause_start() {
             let clause = self.parse_clause()?;
+            self.check_in_transactions_clause(&clause, context, wrote)?;
+            wrote |= call_in_transactions::clause_writes(&clause);
             if let Some(subquery) = context.expression_subquery()
                 && clause.kind.is_updating()
             {
@@ -501,6 +509,9 @@ impl<'a> Parser<'a> {
             }
         }
         let last = clauses.last().expect("at least one clause was parsed");
+        if context == QueryContext::TopLevel {
+            self.check_in_transactions_last(last)?;
+        }
         if context == QueryContext::Collect {
             let single_column = match &last.kind {
                 ClauseKind::Return(ret) => !ret.projection.star && ret.projection.items.len() == 1,
@@ -519,6 +530,7 @@ impl<'a> Parser<'a> {
                 | ClauseKind::Finish
                 | ClauseKind::Call(_)
                 | ClauseKind::CallSubquery(_)
+                | ClauseKind::CallInTransactions(_)
         ) || last.kind.is_updating();
         if context.expression_subquery().is_none() && !ends_well {
             return Err(composition_error(
@@ -724,12 +736,15 @@ impl<'a> Parser<'a> {
         Ok(ClauseKind::Delete(Delete { detach, exprs }))
     }
 
-    /// `CALL { <query> }` or `CALL ns.proc(...) [YIELD ...]`.
+    /// `CALL { <query> } [IN TRANSACTIONS ...]` or `CALL ns.proc(...) [YIELD ...]`.
     fn parse_call(&mut self) -> Result<ClauseKind> {
         self.expect_keyword("CALL")?;
         if self.eat(&TokenKind::LBrace) {
             let query = self.parse_query(QueryContext::CallSubquery)?;
             self.expect(&TokenKind::RBrace)?;
+            if self.at_in_transactions() {
+                return self.parse_in_transactions(query);
+            }
             return Ok(ClauseKind::CallSubquery(Box::new(query)));
         }
         Ok(ClauseKind::Call(self.parse_procedure_call()?))

@@ -1023,3 +1023,83 @@ fn set_and_remove_take_plain_labels_only() {
     );
     assert!(parse("MATCH (n) SET n:A&B").is_ok());
 }
+
+#[test]
+fn call_in_transactions_options_in_any_order() {
+    let statement = parse_ok(
+        "LOAD CSV FROM 'f.csv' AS r CALL { WITH r CREATE (:N) } IN TRANSACTIONS \
+         REPORT STATUS AS s ON ERROR CONTINUE OF 10 ROWS RETURN s",
+    );
+    let ClauseKind::CallInTransactions(call) = &statement.query.first.clauses[1].kind else {
+        panic!("CALL IN TRANSACTIONS expected")
+    };
+    assert_eq!(call.batch_size, Some(int(10)));
+    assert_eq!(call.on_error, OnError::Continue);
+    assert_eq!(
+        call.report_status.as_ref().map(|v| v.name.as_str()),
+        Some("s")
+    );
+    assert_eq!(call.query.first.clauses.len(), 2);
+    // Printed in the canonical order, which parses back to the same tree.
+    let printed = statement.to_string();
+    assert!(
+        printed.contains("IN TRANSACTIONS OF 10 ROWS ON ERROR CONTINUE REPORT STATUS AS s"),
+        "{printed}"
+    );
+    assert_eq!(parse_ok(&printed), statement);
+
+    let plain = parse_ok("CALL { CREATE () } IN TRANSACTIONS");
+    let ClauseKind::CallInTransactions(call) = &plain.query.first.clauses[0].kind else {
+        panic!("CALL IN TRANSACTIONS expected")
+    };
+    assert_eq!(
+        (call.batch_size.is_none(), call.on_error),
+        (true, OnError::Fail)
+    );
+    parse_ok("UNWIND [1] AS x CALL { WITH x CREATE () } IN TRANSACTIONS OF 1 ROW ON ERROR BREAK");
+    // `in` and `transactions` stay usable as names elsewhere.
+    parse_ok("UNWIND [1] AS transactions RETURN transactions IN [1]");
+}
+
+#[test]
+fn call_in_transactions_placement_errors_have_positions() {
+    let cases = [
+        (
+            "CALL { CALL { CREATE (x) } IN TRANSACTIONS } IN TRANSACTIONS RETURN 1 AS result",
+            "line 1, column 8: invalid clause composition: Nested CALL { ... } IN TRANSACTIONS is not supported",
+        ),
+        (
+            "CALL { CALL { CREATE (x) } IN TRANSACTIONS } RETURN 1 AS result",
+            "line 1, column 8: invalid clause composition: CALL { ... } IN TRANSACTIONS nested in a regular CALL is not supported",
+        ),
+        (
+            "RETURN 1 AS result\nUNION\nCALL { CREATE (x) } IN TRANSACTIONS\nRETURN 2 AS result",
+            "line 3, column 1: invalid clause composition: CALL { ... } IN TRANSACTIONS in a UNION is not supported",
+        ),
+        (
+            "CREATE (foo)\nWITH foo AS foo\nCALL { CREATE (x) } IN TRANSACTIONS\nRETURN foo AS foo",
+            "line 3, column 1: invalid clause composition: CALL { ... } IN TRANSACTIONS after a write clause is not supported",
+        ),
+        (
+            "CALL { RETURN 1 AS v } IN TRANSACTIONS\n  ON ERROR FAIL\n  REPORT STATUS AS status\n  RETURN v, status",
+            "line 3, column 3: invalid clause composition: REPORT STATUS can only be used when specifying ON ERROR CONTINUE or ON ERROR BREAK",
+        ),
+        (
+            "CALL { RETURN 1 AS v } IN TRANSACTIONS ON ERROR BREAK",
+            "line 1, column 1: invalid clause composition: Query cannot conclude with CALL (must be a RETURN clause, a FINISH clause, an update clause, a unit subquery call, or a procedure call with no YIELD)",
+        ),
+        (
+            "CALL { CREATE () } IN TRANSACTIONS ON ERROR RETRY",
+            "line 1, column 45: expected CONTINUE, BREAK or FAIL but found 'RETRY'",
+        ),
+    ];
+    for (query, message) in cases {
+        assert_eq!(parse_err(query).to_string(), message, "{query}");
+    }
+    // Writes after it, and several of them, are fine.
+    parse_ok(
+        "CALL { CREATE (x) } IN TRANSACTIONS WITH 1 AS foo CALL { CREATE (y) } IN TRANSACTIONS RETURN foo",
+    );
+    parse_ok("CALL { CREATE (x) } IN TRANSACTIONS CREATE (foo) RETURN foo");
+    parse_ok("CALL { CALL { CREATE (x) } } IN TRANSACTIONS RETURN 1 AS result");
+}

@@ -60,6 +60,7 @@
 //! trait and the batch format are what they will plug into.
 
 mod aggregate;
+mod call_in_transactions;
 mod join;
 mod load_csv;
 mod ops;
@@ -68,6 +69,9 @@ mod pipeline;
 mod sort;
 mod write;
 
+pub use call_in_transactions::{
+    IMPLICIT_TRANSACTION_REQUIRED, INNER_TRANSACTION_IDS, implicit_transaction_required,
+};
 pub use parallel::{
     MAX_FORK_WRITES, MORSELS_AHEAD_PER_WORKER, WORKER_QUEUE_BATCHES,
     live_workers as live_parallel_workers,
@@ -253,6 +257,10 @@ pub struct ExecState {
     pub may_write: bool,
     /// Where `LOAD CSV` may read files from; `None`: it fails, naming the setting.
     pub import_dir: Option<Arc<plexus_ingest::ImportDir>>,
+    /// Whether the caller lent an implicit (auto-commit) transaction, which
+    /// `CALL { ... } IN TRANSACTIONS` may commit beside and replace (see
+    /// `call_in_transactions`); false unless told.
+    pub implicit_transaction: bool,
 }
 
 impl ExecState {
@@ -266,6 +274,7 @@ impl ExecState {
             clock: StatementClock::now(),
             may_write: true,
             import_dir: None,
+            implicit_transaction: false,
         }
     }
 }

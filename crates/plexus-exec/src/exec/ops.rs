@@ -73,6 +73,13 @@ pub(super) fn build_operator(
             };
             return input.then(RowStage::boxed(RunInner { inner, mode }), profile_id);
         }
+        LogicalPlan::CallInTransactions { input, inner, spec } => {
+            Box::new(super::call_in_transactions::CallInTransactions::new(
+                child(input).into_operator(),
+                child(inner).into_operator(),
+                spec.clone(),
+            ))
+        }
         LogicalPlan::HashJoin {
             input,
             build,

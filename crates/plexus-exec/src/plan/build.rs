@@ -150,6 +150,9 @@ fn clause_updates(kind: &ClauseKind) -> bool {
         ClauseKind::CallSubquery(q) => std::iter::once(&q.first)
             .chain(q.unions.iter().map(|u| &u.query))
             .any(|q| q.clauses.iter().any(|c| clause_updates(&c.kind))),
+        ClauseKind::CallInTransactions(call) => {
+            clause_updates(&ClauseKind::CallSubquery(Box::new(call.query.clone())))
+        }
         other => other.is_updating(),
     }
 }
@@ -788,7 +791,7 @@ impl Binder<'_> {
     }
 
     /// A query with UNIONs. `import` is the outer scope of a `CALL {}` subquery.
-    fn plan_union(
+    pub(super) fn plan_union(
         &mut self,
         query: &ast::Query,
         outer: &Scope,
@@ -1010,6 +1013,9 @@ impl Binder<'_> {
                         returns,
                         unit,
                     };
+                }
+                ClauseKind::CallInTransactions(call) => {
+                    plan = self.plan_call_in_transactions(plan, &mut scope, call, clause.span)?;
                 }
                 // Ends the query like RETURN, with no columns: as after an updating clause,
                 // the top level discards the rows and a `CALL { }` body is a unit subquery.

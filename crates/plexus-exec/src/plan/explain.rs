@@ -46,7 +46,8 @@ impl LogicalPlan {
             | LogicalPlan::Parallel { input, .. }
             | LogicalPlan::Results { input, .. } => vec![input],
             LogicalPlan::Optional { input, inner, .. }
-            | LogicalPlan::Apply { input, inner, .. } => {
+            | LogicalPlan::Apply { input, inner, .. }
+            | LogicalPlan::CallInTransactions { input, inner, .. } => {
                 vec![input, inner]
             }
             LogicalPlan::HashJoin { input, build, .. } => vec![input, build],
@@ -183,6 +184,21 @@ impl LogicalPlan {
                 } else {
                     "Apply".into()
                 }
+            }
+            LogicalPlan::CallInTransactions { spec, .. } => {
+                let batch = match &spec.batch {
+                    super::BatchRows::Known(rows) => rows.to_string(),
+                    super::BatchRows::Evaluate { expr, .. } => expr_text(expr),
+                };
+                let status = spec
+                    .status_slot
+                    .map(|slot| format!(" REPORT STATUS AS s{slot}"))
+                    .unwrap_or_default();
+                format!(
+                    "CallInTransactions{} OF {batch} ROWS ON ERROR {}{status}",
+                    if spec.unit { " (unit)" } else { "" },
+                    spec.on_error.keyword()
+                )
             }
             LogicalPlan::HashJoin {
                 keys,

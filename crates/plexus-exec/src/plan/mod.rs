@@ -63,6 +63,7 @@
 //! `LeftOuterHashJoin`, see `join`, LEFT OUTER).
 
 mod build;
+mod call_in_transactions;
 mod cost;
 mod explain;
 mod join;
@@ -71,6 +72,8 @@ mod parallel;
 mod pushdown;
 
 pub use build::{MAX_VAR_LENGTH_DEPTH, Procedure, ProcedureFn, ProcedureRegistry, plan_statement};
+pub(crate) use call_in_transactions::positive_batch_rows;
+pub use call_in_transactions::{BatchRows, DEFAULT_BATCH_ROWS, InTransactionsSpec};
 pub(crate) use load_csv::LoadCsvSlots;
 pub use load_csv::LoadCsvSpec;
 pub use parallel::{
@@ -445,6 +448,14 @@ pub enum LogicalPlan {
         returns: Vec<usize>,
         unit: bool,
     },
+    /// `CALL { ... } IN TRANSACTIONS`: `Apply`'s rows, with the input cut into batches and the
+    /// inner runs of each batch in a transaction of their own, committed before the next
+    /// batch starts (see `call_in_transactions` and `exec::call_in_transactions`).
+    CallInTransactions {
+        input: Box<LogicalPlan>,
+        inner: Box<LogicalPlan>,
+        spec: InTransactionsSpec,
+    },
     /// For each input row, the input row extended with the `build_slots` of every row of
     /// `build` whose `keys` are equal: `input_expr = build_expr` for each key pair (see
     /// `join`). `build` is planned over its own `Argument` and reads only the slots it binds,
@@ -538,7 +549,17 @@ impl QueryPlan {
     /// Whether running the plan may write: it has an updating clause or calls a computed
     /// procedure (whose body gets the transaction, e.g. `algo.*` with `writeProperty`).
     pub fn may_write(&self) -> bool {
-        self.updating || calls_computed_procedure(&self.root)
+        self.updating || calls_computed_procedure(&self.root) || self.commits_in_batches()
+    }
+
+    /// Whether the plan has a `CALL { ... } IN TRANSACTIONS`, which commits transactions of
+    /// its own and so needs an implicit (auto-commit) transaction.
+    pub fn commits_in_batches(&self) -> bool {
+        fn find(plan: &LogicalPlan) -> bool {
+            matches!(plan, LogicalPlan::CallInTransactions { .. })
+                || plan.children().into_iter().any(find)
+        }
+        find(&self.root)
     }
 }
 

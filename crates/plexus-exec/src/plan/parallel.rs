@@ -197,6 +197,7 @@ pub fn parallelize(plan: &mut LogicalPlan, config: &ParallelConfig) {
         // Writes (never in a read-only plan), leaves and existing exchanges.
         LogicalPlan::Argument
         | LogicalPlan::Parallel { .. }
+        | LogicalPlan::CallInTransactions { .. }
         | LogicalPlan::Create { .. }
         | LogicalPlan::Merge { .. }
         | LogicalPlan::Set { .. }
