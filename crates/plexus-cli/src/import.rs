@@ -176,7 +176,14 @@ pub fn run(args: ImportArgs, progress: ProgressMode) -> Result<ImportSummary, St
                 ..ImportOptions::default()
             };
             let layout = ldbc::layout(&dir, &headers, options).map_err(|e| e.to_string())?;
-            import(&db, &layout.plan, &layout.tables, &common, progress, started)
+            import(
+                &db,
+                &layout.plan,
+                &layout.tables,
+                &common,
+                progress,
+                started,
+            )
         }
         None => {
             let db = args.db.ok_or("no database directory given")?;
@@ -299,7 +306,9 @@ pub fn import(
         let bad_rows = bad.count;
         let report = bad.finish()?;
         let summary = load.commit().map_err(|e| format!("commit: {e}"))?;
-        database.close().map_err(|e| format!("closing the database: {e}"))?;
+        database
+            .close()
+            .map_err(|e| format!("closing the database: {e}"))?;
         Ok(ImportSummary {
             nodes: summary.nodes,
             relationships: summary.relationships,
@@ -336,8 +345,9 @@ impl BadRows {
         let out = match &mut self.out {
             Some(out) => out,
             None => {
-                let file = std::fs::File::create(&self.path)
-                    .map_err(|e| format!("{}: cannot write the report: {e}", self.path.display()))?;
+                let file = std::fs::File::create(&self.path).map_err(|e| {
+                    format!("{}: cannot write the report: {e}", self.path.display())
+                })?;
                 self.out.insert(std::io::BufWriter::new(file))
             }
         };
@@ -357,8 +367,9 @@ impl BadRows {
     fn finish(self) -> Result<Option<PathBuf>, String> {
         match self.out {
             Some(mut out) => {
-                out.flush()
-                    .map_err(|e| format!("{}: cannot write the report: {e}", self.path.display()))?;
+                out.flush().map_err(|e| {
+                    format!("{}: cannot write the report: {e}", self.path.display())
+                })?;
                 Ok(Some(self.path))
             }
             None => Ok(None),
@@ -451,7 +462,12 @@ impl Loader<'_> {
             batch
                 .columns
                 .iter()
-                .map(|(name, values)| (name.clone(), keep.iter().map(|&r| values[r].clone()).collect()))
+                .map(|(name, values)| {
+                    (
+                        name.clone(),
+                        keep.iter().map(|&r| values[r].clone()).collect(),
+                    )
+                })
                 .collect()
         };
         let row_labels: Option<Vec<Vec<String>>> = batch
@@ -483,14 +499,11 @@ impl Loader<'_> {
         let mut bad = Vec::new();
         let file = &source.file_names[batch.file];
         let empty = HashMap::new();
-        let lookup = |group: Option<&str>| {
-            self.ids
-                .get(&group.map(str::to_string))
-                .unwrap_or(&empty)
-        };
+        let lookup =
+            |group: Option<&str>| self.ids.get(&group.map(str::to_string)).unwrap_or(&empty);
         let (starts, ends) = (lookup(source.start_group()), lookup(source.end_group()));
-        // Rows by type, in row order: (type, rows, sources, destinations).
-        let mut by_type: Vec<(Arc<str>, Vec<usize>, Vec<VertexId>, Vec<VertexId>)> = Vec::new();
+        // Rows by type, in row order.
+        let mut by_type: Vec<TypeRows> = Vec::new();
         for row in 0..batch.rows() {
             let unknown = |which: &str, key: &IdKey, group: Option<&str>, column| BadRow {
                 file: file.clone(),
@@ -520,19 +533,24 @@ impl Loader<'_> {
                 continue;
             };
             let ty = &batch.types[row];
-            let at = match by_type.iter().position(|(t, ..)| t == ty) {
+            let at = match by_type.iter().position(|group| &group.ty == ty) {
                 Some(at) => at,
                 None => {
-                    by_type.push((ty.clone(), Vec::new(), Vec::new(), Vec::new()));
+                    by_type.push(TypeRows {
+                        ty: ty.clone(),
+                        rows: Vec::new(),
+                        src: Vec::new(),
+                        dst: Vec::new(),
+                    });
                     by_type.len() - 1
                 }
             };
             let group = &mut by_type[at];
-            group.1.push(row);
-            group.2.push(src);
-            group.3.push(dst);
+            group.rows.push(row);
+            group.src.push(src);
+            group.dst.push(dst);
         }
-        for (ty, rows, src, dst) in by_type {
+        for TypeRows { ty, rows, src, dst } in by_type {
             let columns: Vec<(String, Vec<Value>)> = if rows.len() == batch.rows() {
                 batch.columns.clone()
             } else {
@@ -540,7 +558,10 @@ impl Loader<'_> {
                     .columns
                     .iter()
                     .map(|(name, values)| {
-                        (name.clone(), rows.iter().map(|&r| values[r].clone()).collect())
+                        (
+                            name.clone(),
+                            rows.iter().map(|&r| values[r].clone()).collect(),
+                        )
                     })
                     .collect()
             };
@@ -559,6 +580,14 @@ impl Loader<'_> {
         }
         Ok(bad)
     }
+}
+
+/// The rows of a relationship batch with one type, and their resolved endpoints.
+struct TypeRows {
+    ty: Arc<str>,
+    rows: Vec<usize>,
+    src: Vec<VertexId>,
+    dst: Vec<VertexId>,
 }
 
 /// Progress on stderr: bars on a terminal, else one line per file.

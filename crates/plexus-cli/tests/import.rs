@@ -99,7 +99,8 @@ personId:ID(Person),name,age:int,born:date,tags:string[],score:float,admin:boole
 const COMPANY_HEADER: &str = ":ID(Company)|name\n";
 const COMPANIES: &str = "1|Acme\n2|Initech\n";
 const WORKS_AT: &str = ":START_ID(Person)|:END_ID(Company)|since:int\n1|1|1833\n2|2|2001\n";
-const KNOWS: &str = ":START_ID(Person),:END_ID(Person),:TYPE,weight:double\n1,2,KNOWS,0.5\n2,3,LIKES,\n3,1,,1\n";
+const KNOWS: &str =
+    ":START_ID(Person),:END_ID(Person),:TYPE,weight:double\n1,2,KNOWS,0.5\n2,3,LIKES,\n3,1,,1\n";
 
 fn sample(name: &str) -> Scratch {
     Scratch::new(name).with(&[
@@ -151,7 +152,10 @@ fn a_neo4j_admin_style_import_with_id_groups_labels_types_and_arrays() {
         "{}",
         text(&out.stderr)
     );
-    assert!(!db.exists(), "a failed import into a new directory leaves none");
+    assert!(
+        !db.exists(),
+        "a failed import into a new directory leaves none"
+    );
 
     let out = import_sample(&files, &db);
     let summary = text(&out.stdout);
@@ -214,7 +218,14 @@ fn a_neo4j_admin_style_import_with_id_groups_labels_types_and_arrays() {
                 "true"
             ],
             [
-                "'2'", "'Bob'", "['Person']", "null", "null", "[]", "null", "false"
+                "'2'",
+                "'Bob'",
+                "['Person']",
+                "null",
+                "null",
+                "[]",
+                "null",
+                "false"
             ],
             [
                 "'3'",
@@ -258,9 +269,18 @@ fn bad_rows_fail_the_import_and_change_nothing() {
     let files = sample("bad").with(&[
         ("malformed.csv", "id:ID(Person),name\n10,Dee\n11\n"),
         ("wrong-type.csv", "id:ID(Person),age:int\n10,1\n11,eleven\n"),
-        ("dangling.csv", ":START_ID(Person),:END_ID(Person)\n1,2\n2,99\n"),
-        ("duplicate.csv", "personId:ID(Person),name\n10,Dee\n1,Again\n"),
-        ("truncated.csv", "id:ID(Person),name,age:int\n10,Dee,4\n11,Eve"),
+        (
+            "dangling.csv",
+            ":START_ID(Person),:END_ID(Person)\n1,2\n2,99\n",
+        ),
+        (
+            "duplicate.csv",
+            "personId:ID(Person),name\n10,Dee\n1,Again\n",
+        ),
+        (
+            "truncated.csv",
+            "id:ID(Person),name,age:int\n10,Dee,4\n11,Eve",
+        ),
     ]);
     let db = files.path("db");
     import_sample(&files, &db);
@@ -317,10 +337,7 @@ fn skip_bad_rows_counts_them_and_lists_them_in_the_report() {
             "people2.csv",
             "id:ID(P),name,age:int\n1,Ann,1\n2,Ben\n3,Cat,x\n1,Dup,2\n4,Dan,4\n",
         ),
-        (
-            "rels.csv",
-            ":START_ID(P),:END_ID(P)\n1,4\n4,99\n",
-        ),
+        ("rels.csv", ":START_ID(P),:END_ID(P)\n1,4\n4,99\n"),
     ]);
     let nodes = files.arg("Person", &["people2.csv"]);
     let rels = files.arg("KNOWS", &["rels.csv"]);
@@ -430,11 +447,17 @@ fn missing_and_truncated_files_and_a_database_in_use() {
     std::fs::write(files.path("whole.csv.gz"), &bytes).unwrap();
     let out = import(&db, &["--nodes".into(), files.arg("G", &["whole.csv.gz"])]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(query(&db, "MATCH (g:G) RETURN count(g), sum(g.n)"), [["20000", "9990000"]]);
+    assert_eq!(
+        query(&db, "MATCH (g:G) RETURN count(g), sum(g.n)"),
+        [["20000", "9990000"]]
+    );
 
     // Another process has the database open.
     let open = Database::open(&db, Config::default()).expect("open");
-    let out = import(&db, &["--nodes".into(), files.arg("Person", &["people.csv"])]);
+    let out = import(
+        &db,
+        &["--nodes".into(), files.arg("Person", &["people.csv"])],
+    );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(

@@ -83,12 +83,11 @@ pub fn layout(dir: &Path, headers: &Path, options: ImportOptions) -> Result<Layo
             continue;
         }
         let Some((entity, spec)) = line.split_once(char::is_whitespace) else {
-            return Err(IngestError::new(
-                IngestErrorKind::Format,
-                "expected `<entity> <header>`",
-            )
-            .in_file(&name)
-            .at(at as u64 + 1, 1));
+            return Err(
+                IngestError::new(IngestErrorKind::Format, "expected `<entity> <header>`")
+                    .in_file(&name)
+                    .at(at as u64 + 1, 1),
+            );
         };
         let spec = spec.trim();
         let files = entity_files(dir, entity)?;
@@ -147,8 +146,11 @@ fn entity_files(dir: &Path, entity: &str) -> Result<Vec<PathBuf>> {
             .unwrap_or_default(),
     );
     let entries = std::fs::read_dir(&parent).map_err(|e| {
-        IngestError::new(IngestErrorKind::Io, format!("cannot read the directory: {e}"))
-            .in_file(&parent.display().to_string())
+        IngestError::new(
+            IngestErrorKind::Io,
+            format!("cannot read the directory: {e}"),
+        )
+        .in_file(&parent.display().to_string())
     })?;
     let mut files: Vec<PathBuf> = entries
         .flatten()
@@ -157,7 +159,9 @@ fn entity_files(dir: &Path, entity: &str) -> Result<Vec<PathBuf>> {
             let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
                 return false;
             };
-            let Some(rest) = name.strip_prefix(stem.as_str()).and_then(|r| r.strip_prefix('_'))
+            let Some(rest) = name
+                .strip_prefix(stem.as_str())
+                .and_then(|r| r.strip_prefix('_'))
             else {
                 return false;
             };

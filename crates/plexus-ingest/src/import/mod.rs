@@ -320,7 +320,11 @@ pub struct Plan {
 
 impl Plan {
     /// Checks that every file exists and parses every header; nothing else is read yet.
-    pub fn new(nodes: Vec<Input>, relationships: Vec<Input>, options: ImportOptions) -> Result<Plan> {
+    pub fn new(
+        nodes: Vec<Input>,
+        relationships: Vec<Input>,
+        options: ImportOptions,
+    ) -> Result<Plan> {
         let nodes = nodes
             .into_iter()
             .map(|input| Source::open(input, Stage::Nodes, &options))
@@ -345,10 +349,7 @@ impl Plan {
 
     /// Total bytes of a stage's files.
     pub fn total_bytes(&self, stage: Stage) -> u64 {
-        self.sources(stage)
-            .iter()
-            .flat_map(|s| &s.file_bytes)
-            .sum()
+        self.sources(stage).iter().flat_map(|s| &s.file_bytes).sum()
     }
 
     /// Reads every file of `stage` on up to `threads` threads; `consume` gets the batches in
@@ -428,9 +429,7 @@ impl Source {
                     .in_file(name)
             })?;
             if !meta.is_file() {
-                return Err(
-                    IngestError::new(IngestErrorKind::Io, "not a file").in_file(name),
-                );
+                return Err(IngestError::new(IngestErrorKind::Io, "not a file").in_file(name));
             }
             file_bytes.push(meta.len());
         }
@@ -558,8 +557,13 @@ fn read_file(
             let field = record.get(at);
             match &column.kind {
                 ColumnKind::Property { ty, array } => {
-                    match values::convert(field, *ty, *array, options.array_delimiter, options.temporal)
-                    {
+                    match values::convert(
+                        field,
+                        *ty,
+                        *array,
+                        options.array_delimiter,
+                        options.temporal,
+                    ) {
                         Ok(value) => values.push(value.unwrap_or(Value::Null)),
                         Err(message) => {
                             problem = Some(bad(Some(at), message));
@@ -670,11 +674,11 @@ fn read_file(
 fn read_id(text: &str, id_type: IdType) -> std::result::Result<IdKey, String> {
     match id_type {
         IdType::String => Ok(IdKey::Str(text.into())),
-        IdType::Integer => text
-            .trim()
-            .parse::<i64>()
-            .map(IdKey::Int)
-            .map_err(|_| format!("cannot read the id {text:?} as an integer (--id-type integer)")),
+        IdType::Integer => {
+            text.trim().parse::<i64>().map(IdKey::Int).map_err(|_| {
+                format!("cannot read the id {text:?} as an integer (--id-type integer)")
+            })
+        }
     }
 }
 
@@ -727,8 +731,14 @@ mod tests {
     fn input_arguments() {
         let nodes = Input::parse("Person:Admin=a.csv,b.csv", HeaderFor::Nodes).unwrap();
         assert_eq!(nodes.names, ["Person", "Admin"]);
-        assert_eq!(nodes.files, [PathBuf::from("a.csv"), PathBuf::from("b.csv")]);
-        assert_eq!(Input::parse("x.csv", HeaderFor::Nodes).unwrap().names.len(), 0);
+        assert_eq!(
+            nodes.files,
+            [PathBuf::from("a.csv"), PathBuf::from("b.csv")]
+        );
+        assert_eq!(
+            Input::parse("x.csv", HeaderFor::Nodes).unwrap().names.len(),
+            0
+        );
         assert!(Input::parse("A:B=x.csv", HeaderFor::Relationships).is_err());
         assert!(Input::parse("A=", HeaderFor::Nodes).is_err());
     }
@@ -743,7 +753,10 @@ mod tests {
                     "id:ID(P),name,age:int,tags:string[],:LABEL\n\
                      1,Ada,36,a;b,Admin\n2,Bob,x,,\n3,Cy\n4,,,,X;Y\n",
                 ),
-                ("knows-header.csv", ":START_ID(P),:END_ID(P),since:int,:TYPE\n"),
+                (
+                    "knows-header.csv",
+                    ":START_ID(P),:END_ID(P),since:int,:TYPE\n",
+                ),
                 ("knows.csv", "1,2,2020,\n2,,1,\n1,4,3,LIKES\n"),
             ],
         );
@@ -763,7 +776,10 @@ mod tests {
         );
         assert_eq!(
             batch.labels,
-            Some(vec![vec!["Admin".to_string()], vec!["X".into(), "Y".into()]])
+            Some(vec![
+                vec!["Admin".to_string()],
+                vec!["X".into(), "Y".into()]
+            ])
         );
         let names: Vec<&str> = batch.columns.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["id", "name", "age", "tags"]);
@@ -806,7 +822,10 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.kind, IngestErrorKind::Io);
-        assert!(err.to_string().contains("nope.csv: cannot read the file"), "{err}");
+        assert!(
+            err.to_string().contains("nope.csv: cannot read the file"),
+            "{err}"
+        );
         let err = Plan::new(
             vec![files.input("A=h.csv", HeaderFor::Nodes)],
             vec![],
@@ -831,6 +850,10 @@ mod tests {
         let batch = batches[0].as_ref().unwrap();
         assert_eq!(batch.ids, [Some(IdKey::Int(7))]);
         assert_eq!(batch.columns[0].1, [Value::Int(7)]);
-        assert!(batch.bad[0].message.contains("cannot read the id \"x\" as an integer"));
+        assert!(
+            batch.bad[0]
+                .message
+                .contains("cannot read the id \"x\" as an integer")
+        );
     }
 }

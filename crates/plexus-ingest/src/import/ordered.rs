@@ -17,9 +17,9 @@
 //! started a job see the stop flag and take no more. All workers are joined before
 //! [`run_ordered`] returns.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::sync::Mutex;
 
 /// Items a worker may have produced ahead of the consumer, per job.
 pub const CHANNEL_ITEMS: usize = 4;

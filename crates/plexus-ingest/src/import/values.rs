@@ -141,7 +141,9 @@ mod tests {
                 .contains("no reader for date values")
         );
         fn days(_: FieldType, text: &str) -> Result<Value, String> {
-            text.parse::<i64>().map(Value::Int).map_err(|e| e.to_string())
+            text.parse::<i64>()
+                .map(Value::Int)
+                .map_err(|e| e.to_string())
         }
         assert_eq!(
             convert(Some("7"), FieldType::Date, false, ';', Some(days)),
