@@ -67,9 +67,24 @@ fn import(db: &Path, args: &[String]) -> Output {
     plexus(&all)
 }
 
+/// Opens the database in `db`. Tests run on threads of one process and spawn `plexus`: a
+/// child forked while this process holds a database's LOCK keeps the lock until it execs, so
+/// a reopen right after closing may briefly find it held.
+fn open(db: &Path) -> Database {
+    for _ in 0..100 {
+        match Database::open(db, Config::default()) {
+            Err(plexus::Error::AlreadyOpen { .. }) => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            opened => return opened.expect("open the imported database"),
+        }
+    }
+    panic!("{} stays locked", db.display());
+}
+
 /// Rows of `query` on the database in `db`, each value printed as Cypher prints it.
 fn query(db: &Path, query: &str) -> Vec<Vec<String>> {
-    let db = Database::open(db, Config::default()).expect("open the imported database");
+    let db = open(db);
     let result = db
         .connect()
         .execute(query, &Params::new())
@@ -281,6 +296,7 @@ fn bad_rows_fail_the_import_and_change_nothing() {
             "truncated.csv",
             "id:ID(Person),name,age:int\n10,Dee,4\n11,Eve",
         ),
+        ("emp.csv", ":ID(E),id:int,name\na,7,Ann\nb,8,Ben\nc,7,Cat\n"),
     ]);
     let db = files.path("db");
     import_sample(&files, &db);
@@ -317,6 +333,19 @@ fn bad_rows_fail_the_import_and_change_nothing() {
             "truncated.csv:3: malformed row: 2 fields where the header has 3",
         ),
     ];
+    // A declared table: the bulk load itself rejects the duplicate primary key.
+    query(
+        &db,
+        "CREATE NODE TABLE Emp(id INT64 PRIMARY KEY, name STRING)",
+    );
+    let out = import(&db, &["--nodes".into(), files.arg("Emp", &["emp.csv"])]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("emp.csv:4: ") && stderr.contains("duplicate primary key 7"),
+        "{stderr}"
+    );
+    assert_eq!(counts(&db), before);
     for &(flag, name, file, expected) in cases {
         let mut args = vec!["--nodes".to_string(), files.arg("Person", &["people.csv"])];
         args.push(flag.into());
@@ -453,7 +482,7 @@ fn missing_and_truncated_files_and_a_database_in_use() {
     );
 
     // Another process has the database open.
-    let open = Database::open(&db, Config::default()).expect("open");
+    let open = open(&db);
     let out = import(
         &db,
         &["--nodes".into(), files.arg("Person", &["people.csv"])],

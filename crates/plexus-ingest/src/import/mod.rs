@@ -387,27 +387,21 @@ impl Plan {
     }
 
     /// The distinct labels of the `:LABEL` column of node source `source` (after
-    /// [`LabelCase`]), sorted; empty without such a column. Reads the source's files.
+    /// [`LabelCase`]), sorted; empty without such a column. Reads the source's files; bad
+    /// rows are not looked at (the load reports them).
     pub fn distinct_labels(&self, source: usize) -> Result<BTreeSet<String>> {
+        // Bad rows are left to the load, which reports (or skips) them.
         let mut labels = BTreeSet::new();
-        let mut error = None;
         let source_ref = &self.nodes[source];
         for file in 0..source_ref.files.len() {
             read_file(source_ref, source, file, &self.options, &mut |batch| {
                 for row in batch.labels.iter().flatten() {
                     labels.extend(row.iter().cloned());
                 }
-                if let Some(bad) = batch.bad.first() {
-                    error = Some(bad.to_string());
-                    return false;
-                }
                 true
             })?;
         }
-        match error {
-            Some(e) => Err(IngestError::new(IngestErrorKind::Format, e)),
-            None => Ok(labels),
-        }
+        Ok(labels)
     }
 }
 
