@@ -39,7 +39,9 @@ LAYERS = {
     # validate`)
     "plexus-bolt": {"plexus", "plexus-value"},
     "plexus-py": {"plexus", "plexus-value"},
-    "plexus-cli": {"plexus", "plexus-value", "plexus-bolt", "plexus-tck"},
+    # (`plexus import` reads its files with plexus-ingest, which holds no engine, and loads
+    # them through the facade's BulkLoad)
+    "plexus-cli": {"plexus", "plexus-value", "plexus-ingest", "plexus-bolt", "plexus-tck"},
     "plexus-tck": {"plexus", "plexus-value"},
     "plexus-bench": {"plexus", "plexus-value", "plexus-bolt", "plexus-tck"},
 }

@@ -4,6 +4,9 @@
 //!     plexus algo validate ../shared/data/graphalytics
 //!     plexus shell ./my-db            (docs/shell.md)
 //!     plexus serve ./my-db --user neo4j:secret     (Bolt server, docs/bolt.md)
+//!     plexus import ./my-db --nodes Person=people.csv --relationships KNOWS=knows.csv
+//!     plexus import ldbc-snb ../shared/data/ldbc-snb-mini/cypher/test-data/vanilla ./snb
+//!                                     (bulk import, docs/loading.md)
 //!
 //! Exit status: 0 when everything passed, 1 when a case failed or the run could not start,
 //! 2 for a usage error (clap's).
@@ -59,6 +62,10 @@ enum Command {
     /// Serve a database directory over Bolt to Neo4j drivers until ctrl-c or SIGTERM
     /// (docs/bolt.md).
     Serve(serve::ServeArgs),
+    /// Bulk-import neo4j-admin style CSV files (or, with `ldbc-snb`, the LDBC SNB layout)
+    /// into a database in one commit; nothing becomes visible if the import fails
+    /// (docs/loading.md).
+    Import(plexus_cli::import::ImportArgs),
 }
 
 #[derive(Subcommand)]
@@ -85,6 +92,19 @@ fn main() -> ExitCode {
             }
         },
         Command::Serve(args) => serve::run(args),
+        Command::Import(args) => {
+            let progress = plexus_cli::import::ProgressMode::for_stderr();
+            match plexus_cli::import::run(args, progress) {
+                Ok(summary) => {
+                    println!("{summary}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("plexus import: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
     }
 }
 

@@ -15,6 +15,8 @@
 //!   a configurable field terminator, an empty unquoted field is `null` while `""` is the empty
 //!   string, records may span lines, gzip files read transparently), reporting malformed input
 //!   with the file, line and column.
+//! - [`import`]: neo4j-admin style node and relationship files (and the LDBC SNB layout) as
+//!   typed batches of values for `plexus import`.
 //! - [`batch_columns`]: Arrow record batches (Parquet, Python frames) as Plexus values, one
 //!   mapping for every front end.
 //!
@@ -35,6 +37,7 @@ mod arrow_values;
 mod csv;
 mod error;
 mod header;
+pub mod import;
 mod import_dir;
 
 pub use arrow_values::{batch_columns, column_values};
