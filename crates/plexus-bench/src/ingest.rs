@@ -283,7 +283,7 @@ pub fn run(options: &Options) -> Result<(), String> {
             .print();
     }
     if !options.keep_data {
-        for file in ["v.csv", "e.csv", "v.parquet", "e.parquet"] {
+        for file in ["scale", "v.csv", "e.csv", "v.parquet", "e.parquet"] {
             let _ = std::fs::remove_file(data.join(file));
         }
         let _ = std::fs::remove_dir(&data);
@@ -304,7 +304,13 @@ fn with_memory<'a>(figure: Figure<'a>, measured: &Measured) -> Figure<'a> {
 
 fn write_files(data: &Path, scale: u32, reuse: bool) -> Result<(), String> {
     let marker = data.join("scale");
-    if reuse && std::fs::read_to_string(&marker).ok().as_deref() == Some(&scale.to_string()) {
+    let present = ["v.csv", "e.csv", "v.parquet", "e.parquet"]
+        .iter()
+        .all(|file| data.join(file).exists());
+    if reuse
+        && present
+        && std::fs::read_to_string(&marker).ok().as_deref() == Some(&scale.to_string())
+    {
         eprintln!("ingest: reusing the files in {}", data.display());
         return Ok(());
     }
@@ -399,7 +405,7 @@ fn read_int_csv(
     let mut reader =
         BufReader::with_capacity(CSV_BUFFER_BYTES, std::fs::File::open(path).map_err(io)?);
     let mut line = Vec::new();
-    let mut out: Vec<Vec<i64>> = vec![Vec::with_capacity(batch); columns];
+    let mut out: Vec<Vec<i64>> = vec![Vec::with_capacity(batch.min(BULK_BATCH_EDGES)); columns];
     let mut number = 0usize;
     loop {
         line.clear();
@@ -547,8 +553,9 @@ fn run_child(front: Front, data: &Path, db: &Path) -> Result<Measured, String> {
             output.status,
             String::from_utf8_lossy(&output.stderr)
                 .lines()
-                .last()
-                .unwrap_or("")
+                .filter(|l| !l.starts_with("note:") && !l.trim().is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
         ));
     }
     Ok(Measured {
