@@ -31,7 +31,9 @@
 //!                   LadybugDB (the maintained fork of Kùzu).
 //!   bulk_api        Rust API: the CSV parsed here, `Database::bulk_load`, `add_nodes` of the
 //!                   ids, `add_relationships` in batches of BULK_BATCH_EDGES rows, `commit`.
-//!   import_csv      `plexus import` (the CLI binary next to this one) on the CSV files.
+//!   import_csv      `plexus import DB --nodes=V=…/v.csv --relationships=E=…/e.csv` (the CLI
+//!                   binary next to this one; the command line it is expected to take — adjust
+//!                   `import_csv` when it lands); peak RSS is the CLI's (RUSAGE_CHILDREN).
 //!   copy_csv        Cypher `CREATE NODE TABLE V(id INT64, PRIMARY KEY(id))`, `CREATE REL
 //!   copy_parquet    TABLE E(FROM V TO V)`, then `COPY V FROM 'v.csv' (HEADER true)` and
 //!                   `COPY E FROM 'e.csv' (HEADER true)` (or `'v.parquet'` / `'e.parquet'`),
