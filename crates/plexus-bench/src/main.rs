@@ -3,6 +3,7 @@
 //! baseline measured in the same run. Progress goes to stderr.
 //!
 //!     cargo run --release -p plexus-bench -- storage --scale 20
+//!     cargo run --release -p plexus-bench -- ingest --scale 20   # bulk loads vs Kùzu COPY
 
 /// mimalloc instead of glibc malloc: a large commit frees millions of small buffers (rows,
 /// write sets), and glibc then consolidates its free lists inside the next statement's first
@@ -13,6 +14,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod algo;
 mod bank;
 mod cypher;
+mod ingest;
 mod lsm;
 mod report;
 mod rmat;
@@ -68,6 +70,20 @@ enum Command {
     Algo(algo::Options),
     /// LDBC SNB Interactive read latencies (IS1–7, IC1–14) on the SNB mini data set.
     Cypher(cypher::Options),
+    /// Bulk ingest: the RMAT graph written as CSV and Parquet, loaded by Plexus's front ends
+    /// (edges/s, peak RSS, size on disk) against Kùzu's and LadybugDB's COPY of the same files.
+    Ingest(ingest::Options),
+    /// (Internal) one Plexus figure of `ingest` in its own process: loads the files into a
+    /// fresh database and prints `ok <seconds> <nodes> <edges> <peak RSS> <db bytes> <other s>`.
+    #[command(hide = true)]
+    IngestChild {
+        #[arg(long)]
+        figure: String,
+        #[arg(long)]
+        data: std::path::PathBuf,
+        #[arg(long)]
+        db: std::path::PathBuf,
+    },
     /// Bank transfers: committed transfers/s and abort rate per isolation level, sessions
     /// and path (embedded, Bolt).
     Bank(bank::Options),
@@ -108,6 +124,8 @@ fn main() {
         }
         Command::Algo(options) => algo::run(&options),
         Command::Cypher(options) => cypher::run(&options).map_err(plexus::Error::InvalidArgument),
+        Command::Ingest(options) => ingest::run(&options).map_err(plexus::Error::InvalidArgument),
+        Command::IngestChild { figure, data, db } => ingest::child(&figure, &data, &db),
         Command::Bank(options) => bank::run(&options).map_err(plexus::Error::InvalidArgument),
     };
     if let Err(e) = result {

@@ -9,7 +9,7 @@ pub struct Figure<'a> {
     /// Extra numeric context (scale, threads, …).
     pub extra: Vec<(&'a str, f64)>,
     /// Extra text context (policy, system, …).
-    pub labels: Vec<(&'a str, &'a str)>,
+    pub labels: Vec<(&'a str, String)>,
 }
 
 impl<'a> Figure<'a> {
@@ -24,6 +24,11 @@ impl<'a> Figure<'a> {
         }
     }
 
+    /// A figure that could not be measured: printed with `"value": null` and `"error"`.
+    pub fn failed(name: &'a str, unit: &'a str, error: &str) -> Self {
+        Self::new(name, f64::NAN, unit).with_label("error", error)
+    }
+
     pub fn baseline(mut self, baseline: f64) -> Self {
         self.baseline = Some(baseline);
         self
@@ -34,8 +39,8 @@ impl<'a> Figure<'a> {
         self
     }
 
-    pub fn with_label(mut self, key: &'a str, value: &'a str) -> Self {
-        self.labels.push((key, value));
+    pub fn with_label(mut self, key: &'a str, value: &str) -> Self {
+        self.labels.push((key, value.to_string()));
         self
     }
 
@@ -54,13 +59,27 @@ impl<'a> Figure<'a> {
             );
         }
         for (k, v) in &self.labels {
-            line += &format!(r#", "{k}": "{v}""#);
+            line += &format!(r#", "{k}": "{}""#, escape(v));
         }
         for (k, v) in &self.extra {
             line += &format!(r#", "{k}": {}"#, number(*v));
         }
         println!("{line}}}");
     }
+}
+
+/// `text` as the inside of a JSON string.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn number(x: f64) -> String {
