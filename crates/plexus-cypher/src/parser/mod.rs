@@ -52,6 +52,7 @@
 //! after an expression starts a clause.
 
 mod command;
+mod copy;
 mod expr;
 mod pattern;
 mod schema;
