@@ -61,6 +61,47 @@ pub enum Command {
     Session(SessionCommand),
     /// `BEGIN`, `COMMIT` or `ROLLBACK`.
     Transaction(TransactionCommand),
+    /// `COPY Table FROM 'file' (options)`: Kùzu's bulk load into a declared table (see
+    /// `parser::copy`).
+    Copy(CopyFrom),
+}
+
+/// `COPY Table FROM 'file' [(option [=] value, …)]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CopyFrom {
+    pub table: Ident,
+    pub file: StringLiteral,
+    /// In the order written; names are checked by the parser (see [`CopyOption::NAMES`]).
+    pub options: Vec<CopyOption>,
+}
+
+/// One `COPY` option: `HEADER true`, `DELIM '|'`, …
+#[derive(Debug, Clone, PartialEq)]
+pub struct CopyOption {
+    /// Upper-cased (`DELIMITER` is normalised to `DELIM`).
+    pub name: String,
+    pub value: CopyOptionValue,
+    /// From the name to the end of the value (errors about the option point here).
+    pub span: Span,
+}
+
+/// The value of a `COPY` option, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CopyOptionValue {
+    Bool(bool),
+    String(String),
+}
+
+impl CopyOption {
+    /// The options `COPY` accepts, with whether each takes a boolean (else a string).
+    pub const NAMES: [(&'static str, bool); 6] = [
+        ("HEADER", true),
+        ("DELIM", false),
+        ("QUOTE", false),
+        ("ESCAPE", false),
+        ("IGNORE_ERRORS", true),
+        ("FORMAT", false),
+    ];
 }
 
 /// Explicit transaction control as a statement.

@@ -272,6 +272,64 @@ impl Connection {
         Result::from_engine(py, &result)
     }
 
+    /// Loads an Arrow table or stream (anything with `__arrow_c_stream__`) as nodes
+    /// (`label=`, optional `key=`) or relationships (`rel_type=`, `src=(label, column)`,
+    /// `dst=(label, column)`), committed at once; see the `bulk` module.
+    #[pyo3(signature = (data, label=None, key=None, rel_type=None, src=None, dst=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn load_arrow<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        label: Option<&Bound<'py, PyAny>>,
+        key: Option<String>,
+        rel_type: Option<String>,
+        src: Option<(String, String)>,
+        dst: Option<(String, String)>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let target = crate::bulk::target(label, key, rel_type, src, dst);
+        let target = target.map_err(|f| f.into_py(py))?;
+        match self.inner.lock().as_ref() {
+            None => return Err(Failure::ConnectionClosed.into_py(py)),
+            Some(c) if c.in_transaction() => {
+                let message = "load_arrow() commits on its own and cannot run inside an \
+                               explicit transaction; commit() or rollback() first";
+                let error = QueryError::runtime(
+                    plexus::ErrorClass::SemanticError,
+                    "LoadInTransaction",
+                    message,
+                );
+                return Err(query_error(py, &error));
+            }
+            Some(_) => {}
+        }
+        let engine = self.shared.engine.read();
+        let Some(db) = engine.as_ref() else {
+            return Err(Failure::DatabaseClosed("Connection.load_arrow()").into_py(py));
+        };
+        crate::bulk::load_arrow(py, db, data, target).map_err(|f| f.into_py(py))
+    }
+
+    /// `load_arrow(pyarrow.Table.from_pandas(df, preserve_index=False), …)`.
+    #[pyo3(signature = (df, label=None, key=None, rel_type=None, src=None, dst=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn load_pandas<'py>(
+        &self,
+        py: Python<'py>,
+        df: &Bound<'py, PyAny>,
+        label: Option<&Bound<'py, PyAny>>,
+        key: Option<String>,
+        rel_type: Option<String>,
+        src: Option<(String, String)>,
+        dst: Option<(String, String)>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let pyarrow = optional_module(py, "pyarrow", "Connection.load_pandas()")?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("preserve_index", false)?;
+        let table = (pyarrow.getattr("Table")?).call_method("from_pandas", (df,), Some(&kwargs))?;
+        self.load_arrow(py, &table, label, key, rel_type, src, dst)
+    }
+
     /// Runs `query` and returns its rows as an iterator that pulls them from the engine a
     /// batch at a time (see `plexus::Connection::run`): a large result is never held whole.
     /// A read in auto-commit mode keeps its snapshot until the iterator is exhausted or

@@ -12,6 +12,7 @@
 //! =======
 //! - `database`: `Database`, `Connection`, `Result`, transactions and context managers, how
 //!   closing works, and releasing the GIL while the engine runs;
+//! - `bulk`: `Connection.load_arrow` / `load_pandas`, Arrow streams through the bulk loader;
 //! - `snapshot`: `Snapshot` — the `algo.*` kernels as DataFrames, `to_networkx`, `to_pyg`;
 //! - `convert`: the mapping between Cypher and Python values (both directions);
 //! - `types`: `Node`, `Relationship`, `Path`, and `Duration` / `Temporal` for temporal values
@@ -31,6 +32,7 @@
 //! crate can stay a workspace member. `scripts/test-py.sh` builds the package into the test
 //! virtual environment and runs the pytest suite in `tests/`.
 
+mod bulk;
 mod convert;
 mod database;
 mod errors;

@@ -15,8 +15,8 @@
 //! `BEGIN`, `COMMIT` and `ROLLBACK` are commands of the connection, not Cypher; they must be
 //! the whole statement (a trailing `;` is allowed). So are the index commands (`CREATE INDEX`,
 //! `DROP INDEX`, `SHOW INDEXES`; see `index_commands`), the table and constraint commands
-//! (`CREATE NODE TABLE`, `SHOW TABLES`, `CREATE CONSTRAINT`, …; see `table_commands`) and the
-//! session commands below.
+//! (`CREATE NODE TABLE`, `SHOW TABLES`, `CREATE CONSTRAINT`, …; see `table_commands`), `COPY`
+//! (a bulk load that commits on its own; see `copy_command`) and the session commands below.
 //!
 //! SESSION: ISOLATION LEVEL AND SETTINGS
 //! =====================================
@@ -67,6 +67,7 @@
 //! transaction back, exactly as for `execute`.
 
 use crate::catalog_procedures::{INDEX_COLUMNS, index_rows};
+use crate::copy_command::run_copy;
 use crate::index_commands::run_index_ddl;
 use crate::settings::{
     self, SESSION_SETTINGS, Scope, SettingRow, Settings, Source as SettingSource,
@@ -547,6 +548,10 @@ impl Connection {
             Command::Table(command) => {
                 let in_tx = self.tx.is_some();
                 return run_table_command(&self.manager, command, in_tx).map(rows_stream);
+            }
+            Command::Copy(copy) => {
+                let (in_tx, dir) = (self.tx.is_some(), self.import_dir.as_deref());
+                return run_copy(&self.manager, dir, copy, in_tx).map(rows_stream);
             }
             Command::Query(statement) => statement,
         };

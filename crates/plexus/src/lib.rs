@@ -31,6 +31,7 @@ pub mod admin;
 pub mod bulk;
 mod catalog_procedures;
 mod connection;
+mod copy_command;
 mod database;
 mod index_commands;
 mod procedures;

@@ -7,6 +7,7 @@
 //!   table       = see `table`    (CREATE NODE|REL TABLE, DROP TABLE, SHOW TABLES,
 //!                                 CREATE|DROP|SHOW CONSTRAINT…)
 //!   session     = see `session`  (SET SESSION|NEXT|GLOBAL …, SHOW TRANSACTION …, SHOW SETTINGS)
+//!   copy        = see `copy`     (COPY Table FROM 'file' (options))
 //!   statement   = [EXPLAIN | PROFILE] query      (see `parse`)
 //! ```
 //!
@@ -39,6 +40,9 @@ impl Parser<'_> {
         }
         if self.at_table_command() {
             return self.parse_table_command().map(Command::Table);
+        }
+        if self.at_copy_command() {
+            return self.parse_copy_command().map(Command::Copy);
         }
         if self.at_session_command() {
             return self.parse_session_command().map(Command::Session);
@@ -80,6 +84,7 @@ mod tests {
             Ok(Command::Table(_)) => "table",
             Ok(Command::Session(_)) => "session",
             Ok(Command::Query(_)) => "query",
+            Ok(Command::Copy(_)) => "copy",
             Err(e) => panic!("{text}: {e}"),
         };
         assert_eq!(kind("begin"), "transaction");
@@ -102,6 +107,7 @@ mod tests {
             "session"
         );
         assert_eq!(kind("SHOW SETTINGS"), "session");
+        assert_eq!(kind("COPY Person FROM 'p.csv'"), "copy");
         assert_eq!(kind("MATCH (begin) RETURN begin"), "query");
         assert_eq!(kind("EXPLAIN MATCH (n) SET n.session = 1"), "query");
         assert!(matches!(

@@ -55,6 +55,7 @@
 
 mod call_in_transactions;
 mod command;
+mod copy;
 mod expr;
 mod pattern;
 mod schema;
