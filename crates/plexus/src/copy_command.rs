@@ -9,7 +9,8 @@
 //! Person table."), `copied`, `skipped` and `warnings` (the skipped rows' errors, see ROW
 //! ERRORS). The statement is parsed by `plexus_cypher::parser::copy`; this module carries it
 //! out, outside the query pipeline, through the facade's [`BulkLoad`] — the one path every
-//! loader takes — so when the storage bulk install lands, COPY gets it without change.
+//! loader takes, committed by the storage's bulk install (adjacency straight into CSR runs,
+//! a checkpoint as its durable form).
 //!
 //! COLUMNS BY POSITION
 //! ===================
@@ -57,8 +58,8 @@
 //! NOT YET
 //! =======
 //! Several files (lists, globs), `SKIP`, Kùzu's `QUOTE`/`ESCAPE` other than `"` (RFC 4180's
-//! `""`), `PARALLEL`, and `(from=…, to=…)` for multi-pair rel tables. The load goes through the
-//! transactional write path until the storage bulk install replaces `BulkLoad`'s inside.
+//! `""`), `PARALLEL`, and `(from=…, to=…)` for multi-pair rel tables. `BulkLoad` stages rows
+//! one by one (see `crate::bulk`).
 
 use crate::bulk::{BulkLoad, batch_columns};
 use crate::schema::{EdgeTableSchema, Schema};
