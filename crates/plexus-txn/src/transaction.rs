@@ -196,19 +196,29 @@ impl Transaction {
 
     /// Commits; returns the commit timestamp (the start timestamp for a read-only transaction).
     /// A returned `Error::Aborted` means nothing was written and retrying may succeed.
-    pub fn commit(mut self) -> Result<Timestamp> {
+    pub fn commit(self) -> Result<Timestamp> {
         self.check_writable()?;
+        self.finish(false)
+    }
+
+    /// Ends the transaction: hands a non-empty write set to the commit pipeline (the bulk one
+    /// when `bulk`), releases the snapshot, then runs the after-commit work.
+    fn finish(mut self, bulk: bool) -> Result<Timestamp> {
         self.active = false;
         let writes = std::mem::take(&mut self.writes);
         let result = if writes.is_empty() {
             Ok(self.start_ts)
         } else {
-            self.manager.commit(CommitRequest {
+            let request = CommitRequest {
                 start_ts: self.start_ts,
                 serializable: self.isolation == IsolationLevel::Serializable,
                 writes,
                 reads: std::mem::take(&mut self.reads),
-            })
+            };
+            match bulk {
+                true => self.manager.commit_bulk(request),
+                false => self.manager.commit(request),
+            }
         };
         self.manager
             .oracle
@@ -223,7 +233,7 @@ impl Transaction {
     /// durable instead of the WAL (see `TxnManager::commit_bulk`). The facade's `BulkLoad`
     /// is the intended caller. Fails without committing if the transaction changed or
     /// deleted anything that existed before it.
-    pub fn commit_bulk(mut self) -> Result<Timestamp> {
+    pub fn commit_bulk(self) -> Result<Timestamp> {
         self.check_writable()?;
         let w = &self.writes;
         let only_creations = w.vertex_props.is_empty()
@@ -236,24 +246,7 @@ impl Transaction {
                 "a bulk load only creates vertices and edges".to_string(),
             ));
         }
-        self.active = false;
-        let writes = std::mem::take(&mut self.writes);
-        let result = if writes.is_empty() {
-            Ok(self.start_ts)
-        } else {
-            self.manager.commit_bulk(CommitRequest {
-                start_ts: self.start_ts,
-                serializable: false,
-                writes,
-                reads: HashSet::new(),
-            })
-        };
-        self.manager
-            .oracle
-            .release_reader(self.start_ts, ReaderKind::Transaction);
-        let ts = result?;
-        self.manager.after_commit()?;
-        Ok(ts)
+        self.finish(true)
     }
 
     pub fn rollback(self) {

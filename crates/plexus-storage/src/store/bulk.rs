@@ -49,8 +49,7 @@
 //! only the load's — a load into a large database pays for the whole database once, as a
 //! checkpoint does.
 
-use super::{PendingAdjacency, RecoveredRuns, Storage, Tables, install_rows};
-use crate::catalog::Catalog;
+use super::{PendingAdjacency, Storage, install_rows};
 use crate::record::CommitRecord;
 use plexus_types::{Result, Timestamp};
 use std::sync::atomic::Ordering;
@@ -85,15 +84,7 @@ impl Storage {
     ) -> Result<()> {
         let ts = record.ts;
         self.flush_and_merge(false)?;
-        let tables = Tables {
-            catalog: Catalog::default(),
-            vertex: self.vertex_tables(),
-            edge: self.edge_tables(),
-            recovered: RecoveredRuns::default(),
-            range_vertices: self.config.lsm_range_vertices,
-            cache: self.row_cache.clone(),
-            index_cache: self.index_cache.clone(),
-        };
+        let tables = self.live_tables();
         let PendingAdjacency { by_table } = install_rows(&tables, record, horizon)?;
         // The runs' property columns are read at `ts` (see PROPERTY COLUMNS in `lsm`).
         self.installed_ts.store(ts, Ordering::Release);

@@ -692,10 +692,9 @@ impl Storage {
         Ok(lookup(&catalog).expect("catalog op creates what was looked up"))
     }
 
-    /// Installs a validated commit at `record.ts`. Only the commit pipeline calls this, one
-    /// commit at a time, in timestamp order.
-    pub fn install(&self, record: &CommitRecord, horizon: Timestamp) -> Result<()> {
-        let tables = Tables {
+    /// The open tables, as an install takes them.
+    fn live_tables(&self) -> Tables {
+        Tables {
             catalog: Catalog::default(),
             vertex: self.vertex_tables(),
             edge: self.edge_tables(),
@@ -703,8 +702,13 @@ impl Storage {
             range_vertices: self.config.lsm_range_vertices,
             cache: self.row_cache.clone(),
             index_cache: self.index_cache.clone(),
-        };
-        install_into(&tables, record, horizon)?;
+        }
+    }
+
+    /// Installs a validated commit at `record.ts`. Only the commit pipeline calls this, one
+    /// commit at a time, in timestamp order.
+    pub fn install(&self, record: &CommitRecord, horizon: Timestamp) -> Result<()> {
+        install_into(&self.live_tables(), record, horizon)?;
         self.installed_ts.store(record.ts, Ordering::Release);
         Ok(())
     }
