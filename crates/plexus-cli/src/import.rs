@@ -456,20 +456,7 @@ impl Loader<'_> {
             }
         }
         let all = keep.len() == batch.rows();
-        let columns: Vec<(String, Vec<Value>)> = if all {
-            batch.columns.clone()
-        } else {
-            batch
-                .columns
-                .iter()
-                .map(|(name, values)| {
-                    (
-                        name.clone(),
-                        keep.iter().map(|&r| values[r].clone()).collect(),
-                    )
-                })
-                .collect()
-        };
+        let columns = rows_of(&batch.columns, &keep, all);
         let row_labels: Option<Vec<Vec<String>>> = batch
             .labels
             .as_ref()
@@ -551,20 +538,7 @@ impl Loader<'_> {
             group.dst.push(dst);
         }
         for TypeRows { ty, rows, src, dst } in by_type {
-            let columns: Vec<(String, Vec<Value>)> = if rows.len() == batch.rows() {
-                batch.columns.clone()
-            } else {
-                batch
-                    .columns
-                    .iter()
-                    .map(|(name, values)| {
-                        (
-                            name.clone(),
-                            rows.iter().map(|&r| values[r].clone()).collect(),
-                        )
-                    })
-                    .collect()
-            };
+            let columns = rows_of(&batch.columns, &rows, rows.len() == batch.rows());
             let added = self
                 .load
                 .add_relationships(&ty, &src, &dst, &columns)
@@ -683,4 +657,24 @@ impl Progress {
             bar.finish();
         }
     }
+}
+
+/// The rows `rows` of `columns` (all of them, in order, when `all`).
+fn rows_of(
+    columns: &[(String, Vec<Value>)],
+    rows: &[usize],
+    all: bool,
+) -> Vec<(String, Vec<Value>)> {
+    if all {
+        return columns.to_vec();
+    }
+    columns
+        .iter()
+        .map(|(name, values)| {
+            (
+                name.clone(),
+                rows.iter().map(|&r| values[r].clone()).collect(),
+            )
+        })
+        .collect()
 }
