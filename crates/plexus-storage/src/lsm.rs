@@ -996,20 +996,8 @@ impl Topology {
             }
             let (seq, name) = ctx.next_run();
             let mut meta = self.meta(level, r * range, (r + 1) * range, ts, ts);
-            let run_eids: Vec<u32> = vertices
-                .iter()
-                .flat_map(|(_, _, e)| e.iter().copied())
-                .collect();
-            let columns = ctx.capture(self.edge_table, &run_eids, ts)?;
-            meta.prop_ts = if columns.is_empty() { 0 } else { ts };
-            run::write_run(
-                vfs,
-                &name,
-                &mut meta,
-                &vertices,
-                &columns,
-                config.run_packing,
-            )?;
+            // The caller installed the rows first: the capture timestamp is `ts`.
+            self.write_captured(vfs, ctx, config, &name, &mut meta, &vertices)?;
             written.push(RunEntry {
                 run: Arc::new(Run::open(vfs, &name)?),
                 seq,
