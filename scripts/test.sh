@@ -17,6 +17,11 @@ for component in rustfmt clippy; do
   fi
 done
 
+# A clean CI checkout builds everything once: incremental caches would only cost disk.
+if [ -n "${CI:-}" ]; then
+  export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+fi
+
 step() { printf '\n== %s\n' "$*"; }
 
 if [ -z "${PLEXUS_QUICK:-}" ]; then
