@@ -39,11 +39,15 @@ LAYERS = {
     # validate`)
     "plexus-bolt": {"plexus", "plexus-value"},
     "plexus-py": {"plexus", "plexus-value"},
+    # the PostgreSQL mirror writes through the facade like any other client
+    "plexus-mirror": {"plexus", "plexus-value"},
     # (`plexus import` reads its files with plexus-ingest, which holds no engine, and loads
     # them through the facade's BulkLoad)
-    "plexus-cli": {"plexus", "plexus-value", "plexus-ingest", "plexus-bolt", "plexus-tck"},
+    "plexus-cli": {
+        "plexus", "plexus-value", "plexus-ingest", "plexus-bolt", "plexus-tck", "plexus-mirror",
+    },
     "plexus-tck": {"plexus", "plexus-value"},
-    "plexus-bench": {"plexus", "plexus-value", "plexus-bolt", "plexus-tck"},
+    "plexus-bench": {"plexus", "plexus-value", "plexus-bolt", "plexus-tck", "plexus-mirror"},
 }
 
 

@@ -34,6 +34,15 @@ fi
 step "crate layering (front ends through the plexus facade)"
 python3 scripts/check-layers.py
 
+step "PostgreSQL 15 server (the mirror's tests start throwaway clusters of their own)"
+if [ -z "${PLEXUS_PG_BIN:-}" ] && [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then
+  SUDO=
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+fi
+ls "${PLEXUS_PG_BIN:-/usr/lib/postgresql/15/bin}/initdb"
+
 step "cargo test (workspace)"
 mkdir -p target
 cargo test --workspace --locked 2>&1 | tee target/test-output.txt
