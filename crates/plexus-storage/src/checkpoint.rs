@@ -163,6 +163,8 @@ pub type EdgeRow = (u32, u32, u32, Vec<(PropKeyId, Value)>);
 #[derive(Debug, PartialEq)]
 pub enum Section {
     Catalog(Vec<CatalogOp>),
+    /// Replication origins' positions as of the checkpoint (see `origin`).
+    Origins(Vec<(String, u64)>),
     Vertices {
         table: u32,
         row_count: u32,
@@ -198,6 +200,14 @@ impl Section {
                 enc.u8(1);
                 enc.len(ops.len());
                 ops.iter().for_each(|op| op.encode(enc));
+            }
+            Section::Origins(positions) => {
+                enc.u8(4);
+                enc.len(positions.len());
+                for (name, position) in positions {
+                    enc.str(name);
+                    enc.u64(*position);
+                }
             }
             Section::Vertices {
                 table,
@@ -243,6 +253,13 @@ impl Section {
                 let n = dec.len()?;
                 let ops: DecodeResult<Vec<_>> = (0..n).map(|_| CatalogOp::decode(dec)).collect();
                 Section::Catalog(ops?)
+            }
+            4 => {
+                let n = dec.len()?;
+                let positions: DecodeResult<Vec<_>> = (0..n)
+                    .map(|_| Ok((dec.str()?.to_owned(), dec.u64()?)))
+                    .collect();
+                Section::Origins(positions?)
             }
             2 => {
                 let (table, row_count, n) = (dec.u32()?, dec.u32()?, dec.len()?);
@@ -394,11 +411,13 @@ mod tests {
             row_count: 3,
             rows: vec![(2, vec![1], vec![(0, Value::Int(5))])],
         };
+        let origins = Section::Origins(vec![("pg".to_string(), 0x16_B374_D848)]);
+        w.write(&origins).unwrap();
         w.write(&section).unwrap();
         w.finish(9).unwrap();
         let data = vfs.read("c").unwrap();
         let (sections, ts) = read_checkpoint(&data, "c").unwrap();
-        assert_eq!((sections, ts), (vec![section], 9));
+        assert_eq!((sections, ts), (vec![origins, section], 9));
         for cut in 0..data.len() {
             assert!(read_checkpoint(&data[..cut], "c").is_err());
         }

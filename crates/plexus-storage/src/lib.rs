@@ -80,6 +80,7 @@ mod fault;
 mod index;
 mod indexcache;
 mod lsm;
+mod origin;
 mod record;
 mod rowcache;
 mod rows;
@@ -97,6 +98,7 @@ pub use catalog::{
 pub use fault::FaultVfs;
 pub use index::{IndexKey, KeyRange};
 pub use indexcache::IndexCacheStats;
+pub use origin::ORIGIN_NAME_MAX_BYTES;
 pub use record::{CommitRecord, WriteOp};
 pub use rowcache::RowCacheStats;
 pub use rows::RowTable;

@@ -49,6 +49,12 @@ pub enum WriteOp {
         key: PropKeyId,
         value: Option<Value>,
     },
+    /// Replication progress committed with the writes it produced: the commit applied the
+    /// source's changes up to `position` of replication origin `name` (see `origin`).
+    SetOrigin {
+        name: String,
+        position: u64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -153,6 +159,11 @@ impl WriteOp {
                 enc.u32(*key);
                 encode_opt(enc, value);
             }
+            WriteOp::SetOrigin { name, position } => {
+                enc.u8(7);
+                enc.str(name);
+                enc.u64(*position);
+            }
         }
     }
 
@@ -188,6 +199,10 @@ impl WriteOp {
                 id: decode_edge(dec)?,
                 key: dec.u32()?,
                 value: decode_opt(dec)?,
+            },
+            7 => WriteOp::SetOrigin {
+                name: dec.str()?.to_owned(),
+                position: dec.u64()?,
             },
             tag => return Err(dec.error(format!("unknown write op tag {tag}"))),
         })

@@ -208,9 +208,11 @@ impl TxnManager {
         assert!(
             record.ops.iter().all(|op| matches!(
                 op,
-                WriteOp::CreateVertex { .. } | WriteOp::CreateEdge { .. }
+                WriteOp::CreateVertex { .. }
+                    | WriteOp::CreateEdge { .. }
+                    | WriteOp::SetOrigin { .. }
             )),
-            "a bulk load only creates"
+            "a bulk load only creates (and may set a replication origin)"
         );
         let mut state = self.commit.lock();
         if let Some(reason) = self.storage.wal_poisoned() {
@@ -441,6 +443,17 @@ impl TxnManager {
         let result = self.checkpoint();
         self.checkpoint_running.store(false, Ordering::Release);
         result
+    }
+
+    /// Replication origin `name`'s newest committed position and the timestamp of the commit
+    /// that set it (see `Transaction::set_origin`).
+    pub fn replication_origin(&self, name: &str) -> Option<(u64, Timestamp)> {
+        self.storage.origin(name)
+    }
+
+    /// The newest commit timestamp the WAL holds durably (fsynced).
+    pub fn durable_ts(&self) -> Timestamp {
+        self.storage.durable_ts()
     }
 
     /// Writes buffered WAL records out (with fsync when `sync`); used by the background

@@ -154,6 +154,7 @@ impl Transaction {
             + w.new_edges.len()
             + w.edge_props.len()
             + w.deleted_edges.len()
+            + w.origins.len()
     }
 
     /// Removes and returns what this transaction recorded as read so far (empty unless
@@ -251,6 +252,24 @@ impl Transaction {
 
     pub fn rollback(self) {
         drop(self);
+    }
+
+    /// Records that this transaction's writes bring replication origin `name` up to source
+    /// position `position`. The position is committed in the same record as the writes, so
+    /// after any crash the recovered position is exactly the one the recovered graph reflects
+    /// (see the storage's `origin` module); `Database::replication_origin` reads it back. The
+    /// last call for a name wins. One follower writes an origin at a time (the facade's claim
+    /// enforces it).
+    pub fn set_origin(&mut self, name: &str, position: u64) -> Result<()> {
+        self.check_writable()?;
+        if name.is_empty() || name.len() > plexus_storage::ORIGIN_NAME_MAX_BYTES {
+            return Err(Error::InvalidArgument(format!(
+                "a replication origin name has 1 to {} bytes: {name:?}",
+                plexus_storage::ORIGIN_NAME_MAX_BYTES
+            )));
+        }
+        self.writes.origins.insert(name.to_owned(), position);
+        Ok(())
     }
 
     // ---- helpers ---------------------------------------------------------------------------

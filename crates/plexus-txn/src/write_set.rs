@@ -43,6 +43,8 @@ pub struct WriteSet {
     pub deleted_edges: BTreeMap<EdgeId, (VertexId, VertexId)>,
     /// Primary keys claimed by this transaction (inserted or updated to).
     pub pk_claims: HashMap<(VertexTableId, Value), VertexId>,
+    /// Replication origins this transaction's writes bring up to a source position.
+    pub origins: BTreeMap<String, u64>,
 }
 
 impl WriteSet {
@@ -54,6 +56,7 @@ impl WriteSet {
             && self.new_edges.is_empty()
             && self.edge_props.is_empty()
             && self.deleted_edges.is_empty()
+            && self.origins.is_empty()
     }
 
     pub fn add_new_vertex(&mut self, id: VertexId, vertex: NewVertex) {
@@ -147,6 +150,9 @@ impl WriteSet {
             keys.deleted.push(Entity::Vertex(id));
             source.deleted_vertices.push((id, labels));
             ops.push(WriteOp::DeleteVertex { id });
+        }
+        for (name, position) in self.origins {
+            ops.push(WriteOp::SetOrigin { name, position });
         }
         (CommitRecord { ts: 0, ops }, keys, source)
     }

@@ -188,6 +188,12 @@ impl BulkLoad {
         self.txn.lookup(table, key)
     }
 
+    /// Records that this load brings replication origin `name` up to `position`, committed
+    /// with it (see [`Transaction::set_origin`]): a follower's initial copy.
+    pub fn set_origin(&mut self, name: &str, position: u64) -> Result<()> {
+        self.txn.set_origin(name, position)
+    }
+
     /// Nodes and relationships added so far.
     pub fn counts(&self) -> (u64, u64) {
         (self.nodes, self.relationships)

@@ -11,8 +11,10 @@ use plexus_ingest::ImportDir;
 use plexus_storage::{OsVfs, RecoveryReport, Storage, StorageStats, Vfs};
 use plexus_txn::{GraphSnapshot, IndexOn, Transaction, TxnManager, VertexTableSpec};
 use plexus_types::{
-    Config, DataType, DurabilityMode, EdgeTableId, Error, IsolationLevel, Result, VertexTableId,
+    Config, DataType, DurabilityMode, EdgeTableId, Error, IsolationLevel, Result, Timestamp,
+    VertexTableId,
 };
+use std::collections::HashSet;
 use std::fs::{File, TryLockError};
 use std::path::Path;
 use std::sync::Arc;
@@ -27,10 +29,31 @@ pub struct Database {
     /// Where `LOAD CSV` reads files from (`import_directory`, resolved when opening).
     import_dir: Option<Arc<ImportDir>>,
     report: RecoveryReport,
+    /// Replication origins a follower holds (see `claim_replication_origin`).
+    origin_claims: Arc<Mutex<HashSet<String>>>,
     /// Background threads: the WAL flusher (periodic/none modes) and disk-tier maintenance.
     workers: Vec<Worker>,
     closed: bool,
     _lock: Option<File>,
+}
+
+/// A follower's hold on a replication origin (see [`Database::claim_replication_origin`]);
+/// released on drop.
+pub struct OriginClaim {
+    name: String,
+    claims: Arc<Mutex<HashSet<String>>>,
+}
+
+impl OriginClaim {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for OriginClaim {
+    fn drop(&mut self) {
+        self.claims.lock().remove(&self.name);
+    }
 }
 
 /// A background thread running `job` every interval until stopped.
@@ -124,6 +147,7 @@ impl Database {
             import_dir,
             settings: Arc::new(settings),
             report,
+            origin_claims: Arc::default(),
             workers,
             closed: false,
             _lock: None,
@@ -152,6 +176,44 @@ impl Database {
 
     pub fn begin_with(&self, isolation: IsolationLevel) -> Transaction {
         plexus_txn::begin(&self.manager, isolation)
+    }
+
+    // ---- replication origins ----------------------------------------------------------------
+
+    /// Replication origin `name`'s committed position and the timestamp of the commit that
+    /// set it: how far a follower of another system (the PostgreSQL mirror) has applied it.
+    /// The position is stored in the same commit as the writes that applied it
+    /// ([`Transaction::set_origin`]), so after a crash it is exactly the recovered graph's.
+    pub fn replication_origin(&self, name: &str) -> Option<(u64, Timestamp)> {
+        self.manager.replication_origin(name)
+    }
+
+    /// Claims origin `name` for this follower: one follower writes an origin at a time.
+    /// The claim ends when the returned value is dropped.
+    pub fn claim_replication_origin(&self, name: &str) -> Result<OriginClaim> {
+        let mut claimed = self.origin_claims.lock();
+        if !claimed.insert(name.to_owned()) {
+            return Err(Error::InvalidArgument(format!(
+                "replication origin '{name}' is already being followed in this database"
+            )));
+        }
+        Ok(OriginClaim {
+            name: name.to_owned(),
+            claims: self.origin_claims.clone(),
+        })
+    }
+
+    /// The newest commit timestamp that is durable on disk (its WAL record fsynced): a
+    /// follower confirms a source position to the source only once the commit that applied
+    /// it is durable.
+    pub fn durable_ts(&self) -> Timestamp {
+        self.manager.durable_ts()
+    }
+
+    /// Makes every commit so far durable now (writes and fsyncs the WAL), in any durability
+    /// mode.
+    pub fn sync_wal(&self) -> Result<()> {
+        self.manager.flush_wal(true)
     }
 
     /// Starts a bulk load: nodes and relationships added in batches and made visible in one

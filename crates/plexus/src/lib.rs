@@ -49,7 +49,7 @@ pub struct ReadmeDoctests;
 
 pub use bulk::{BulkLoad, BulkSummary};
 pub use connection::{Connection, QueryStream, Rows};
-pub use database::Database;
+pub use database::{Database, OriginClaim};
 pub use plexus_exec::{
     CypherValueMap, ErrorClass, NodeData, ParallelConfig, Params, Phase, Procedure, ProcedureFn,
     QueryError, QueryResult, RelData, Value as CypherValue,

@@ -81,6 +81,7 @@ pub(super) fn install_rows(
             WriteOp::CreateEdge { id, .. }
             | WriteOp::DeleteEdge { id, .. }
             | WriteOp::SetEdgeProp { id, .. } => edge(id.table).map(|_| ())?,
+            WriteOp::SetOrigin { .. } => {}
         }
     }
     let mut pending = PendingAdjacency::default();
@@ -142,6 +143,7 @@ pub(super) fn install_rows(
                     t.indexes.insert(*key, v, id.offset);
                 }
             }
+            WriteOp::SetOrigin { name, position } => tables.origins.set(name, ts, *position),
         }
     }
     Ok(pending)

@@ -74,6 +74,7 @@ use crate::codec::Encoder;
 use crate::index::{KeyRange, MAX_INDEXES, PropertyIndexes};
 use crate::indexcache::{IndexCache, IndexCacheStats, IndexMap, MapKind};
 use crate::lsm::{ColumnRequest, LsmStats, RunContext, Topology};
+use crate::origin::Origins;
 use crate::record::{CommitRecord, LogRecord, WriteOp};
 use crate::rowcache::{CompactTrigger, RowCache, RowCacheStats};
 use crate::rows::{self, RowTable};
@@ -432,6 +433,8 @@ pub struct Storage {
     index_cache: Arc<IndexCache>,
     /// Eviction state shared by the callers of `evict_rows`.
     eviction: RowEviction,
+    /// Replication progress of followers, committed with their writes (see `origin`).
+    origins: Arc<Origins>,
 }
 
 /// Where the next eviction round starts, and when the last one could not reach its target,
@@ -516,6 +519,7 @@ struct Tables {
     range_vertices: u32,
     cache: Arc<RowCache>,
     index_cache: Arc<IndexCache>,
+    origins: Arc<Origins>,
 }
 
 impl Tables {
@@ -594,6 +598,12 @@ impl Storage {
     /// Waits until the WAL is durable up to `lsn` (group commit, see `wal`).
     pub fn wait_durable(&self, lsn: u64) -> Result<()> {
         self.wal.wait_durable(lsn)
+    }
+
+    /// Replication origin `name`'s position as of the newest installed commit that set it,
+    /// with that commit's timestamp (see `origin`). After a reopen: the recovered position.
+    pub fn origin(&self, name: &str) -> Option<(u64, Timestamp)> {
+        self.origins.latest(name)
     }
 
     /// The newest commit timestamp the WAL holds durably.
@@ -702,6 +712,7 @@ impl Storage {
             range_vertices: self.config.lsm_range_vertices,
             cache: self.row_cache.clone(),
             index_cache: self.index_cache.clone(),
+            origins: self.origins.clone(),
         }
     }
 
@@ -1024,6 +1035,7 @@ impl Storage {
     fn write_checkpoint_file(&self, name: &str, ts: Timestamp) -> Result<()> {
         let mut writer = CheckpointWriter::create(self.vfs.as_ref(), name)?;
         writer.write(&Section::Catalog(self.catalog().to_ops()))?;
+        writer.write(&Section::Origins(self.origins.as_of(ts)))?;
         for t in self.vertex_tables() {
             self.write_row_sections(
                 &mut writer,

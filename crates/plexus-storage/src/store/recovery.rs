@@ -49,6 +49,7 @@ impl Storage {
             range_vertices: config.lsm_range_vertices,
             cache: RowCache::open(vfs.clone(), config.row_cache_bytes)?,
             index_cache: IndexCache::open(vfs.clone(), config.index_cache_bytes)?,
+            origins: Arc::default(),
         };
         let eviction = RowEviction::default();
         let mut report = RecoveryReport {
@@ -144,6 +145,7 @@ impl Storage {
             row_cache: tables.cache,
             index_cache: tables.index_cache,
             eviction,
+            origins: tables.origins,
         };
         Ok((storage, report))
     }
@@ -200,6 +202,7 @@ fn load_checkpoint(
     for section in sections {
         match section {
             Section::Catalog(ops) => ops.iter().for_each(|op| tables.apply_catalog(op)),
+            Section::Origins(positions) => tables.origins.load(positions, ts),
             Section::Vertices {
                 table,
                 row_count,
