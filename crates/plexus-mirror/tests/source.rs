@@ -486,7 +486,9 @@ async fn snapshot_hand_off_has_no_gap_and_no_duplicate() {
     let cluster = cluster();
     psql(
         &cluster,
-        "CREATE TABLE item (id bigint PRIMARY KEY, note text); \
+        "CREATE TABLE item (id bigint PRIMARY KEY, note text, \
+                            at timestamptz DEFAULT '2024-01-02 03:04:05.5+00'); \
+         SET TimeZone = 'Asia/Tokyo'; \
          INSERT INTO item SELECT g, 'before ' || g FROM generate_series(1, 500) g;",
     );
     let config = config(&cluster, &["item"]);
@@ -516,7 +518,7 @@ async fn snapshot_hand_off_has_no_gap_and_no_duplicate() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     let exported = create_slot_with_snapshot(&config).await.unwrap();
     let mut copied = Vec::new();
-    let columns = ["id".to_owned(), "note".to_owned()];
+    let columns = ["id".to_owned(), "note".to_owned(), "at".to_owned()];
     let rows = copy_table(
         &config,
         &exported.snapshot_name,
@@ -546,6 +548,18 @@ async fn snapshot_hand_off_has_no_gap_and_no_duplicate() {
     .await
     .unwrap();
     assert_eq!(again, rows);
+    // a consumer's failure ends the copy with that error
+    let refused = copy_table(
+        &config,
+        &exported.snapshot_name,
+        ("public", "item"),
+        &columns,
+        |_| Err("disk full"),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(&refused, SourceError::Consumer(e) if e.to_string() == "disk full"));
+    assert!(!refused.is_transient());
 
     let mut stream = start_stream(&config, exported.consistent_point, Some(exported.session))
         .await
@@ -565,6 +579,12 @@ async fn snapshot_hand_off_has_no_gap_and_no_duplicate() {
         };
         *seen.entry(id.parse().unwrap()).or_default() += 1;
     }
+    let timestamp = text("2024-01-02 03:04:05.5+00");
+    assert!(
+        copied.iter().all(|row| row[2] == timestamp),
+        "{:?}",
+        copied[0]
+    );
     let copied_ids: BTreeSet<i64> = seen.keys().copied().collect();
     assert!((1..=500).all(|id| copied_ids.contains(&id)));
     let mut streamed = Vec::new();
@@ -573,6 +593,13 @@ async fn snapshot_hand_off_has_no_gap_and_no_duplicate() {
         let txn = next(&mut stream).await;
         assert!(txn.end_lsn > previous_end && txn.commit_lsn >= exported.consistent_point);
         previous_end = txn.end_lsn;
+        // copy and stream print values the same way
+        assert!(
+            txn.changes
+                .iter()
+                .all(|c| !matches!(c, Change::Insert { .. })
+                    || new_value(c, 2) == Some("2024-01-02 03:04:05.5+00"))
+        );
         for id in inserted_ids(&txn) {
             streamed.push(id);
             *seen.entry(id).or_default() += 1;

@@ -54,7 +54,13 @@
 //! everything it sent before it exits): when no transaction is open and every transaction
 //! delivered has been confirmed, a keepalive's WAL position is confirmed too. Nothing lies
 //! between the last delivered transaction and that position, so restarting from either
-//! delivers the same transactions.
+//! delivers the same transactions. The converse is an obligation on the caller: while a
+//! delivered transaction stays unconfirmed, a clean PostgreSQL shutdown (`pg_ctl stop -m
+//! fast`) waits for this client, so a caller that stops applying (say, on a schema change it
+//! cannot follow) must close or drop its stream rather than leave it open and unconfirmed.
+//! Keepalives that ask for a reply are answered by the transport's own task with the last
+//! reported position, whether or not the caller is inside `next_txn`; the keepalive position
+//! itself is taken into account when `next_txn` reaches it in stream order.
 //!
 //! SESSION SETTINGS
 //! ================

@@ -31,8 +31,8 @@
 //!   was delivered.
 //!
 //! After any error the stream is finished: every later [`ReplicationStream::next_txn`] fails
-//! with [`SourceError::Disconnected`], and the caller reconnects with [`start_stream`] from its
-//! last applied position. `next_txn` is cancel-safe (a partly received transaction stays
+//! again (as transient as the first error was), and the caller reconnects with
+//! [`start_stream`] from its last applied position. `next_txn` is cancel-safe (a partly received transaction stays
 //! buffered in the stream), so it may be raced against a timer.
 
 use std::collections::HashMap;
@@ -86,8 +86,8 @@ pub struct ReplicationStream {
     /// The highest position handed to the transport to report (`confirmed`, or a keepalive
     /// position reached while idle and fully confirmed).
     reported: Lsn,
-    /// Why the stream ended, once it did.
-    failed: Option<String>,
+    /// Why the stream ended, once it did, and whether reconnecting can help.
+    failed: Option<(String, bool)>,
 }
 
 impl fmt::Debug for ReplicationStream {
@@ -169,15 +169,18 @@ impl ReplicationStream {
     /// The next committed transaction that ends after `from`, in commit order. Answers
     /// keepalives while waiting.
     pub async fn next_txn(&mut self) -> Result<SourceTxn, SourceError> {
-        if let Some(reason) = &self.failed {
-            return Err(SourceError::Disconnected(format!(
-                "the replication stream ended earlier: {reason}"
-            )));
+        if let Some((reason, transient)) = &self.failed {
+            let reason = format!("the replication stream ended earlier: {reason}");
+            return Err(if *transient {
+                SourceError::Disconnected(reason)
+            } else {
+                SourceError::Protocol(reason)
+            });
         }
         match self.receive().await {
             Ok(txn) => Ok(txn),
             Err(error) => {
-                self.failed = Some(error.to_string());
+                self.failed = Some((error.to_string(), error.is_transient()));
                 Err(error)
             }
         }
