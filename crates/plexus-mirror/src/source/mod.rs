@@ -11,8 +11,9 @@
 //! - ordinary SQL sessions (`tokio-postgres`) for the catalog (publication, slot position,
 //!   dropping) and for the initial copy (`COPY (SELECT ...) TO STDOUT`);
 //! - a replication session (`pgwire-replication`, `replication=database`, SCRAM) that creates
-//!   the slot and streams `pgoutput` protocol 1. The transport hands over raw XLogData; the
-//!   decoding ([`pgoutput`]) and the assembly into transactions ([`stream`]) are ours.
+//!   the slot and streams `pgoutput` protocol 1. The transport reads only the Begin and
+//!   Commit boundaries and hands everything else over as raw XLogData; the decoding
+//!   ([`pgoutput`]) and the assembly into transactions ([`stream`]) are ours.
 //!
 //! ```text
 //!   ensure_publication ──> create_slot_with_snapshot ──┬──> copy_table × N (snapshot S)
@@ -29,7 +30,14 @@
 //! transaction): restarting from position X delivers exactly the transactions whose `end_lsn`
 //! is greater than X. PostgreSQL may resend transactions from the slot's confirmed position,
 //! which can lag what the caller applied; the stream skips every transaction that ends at or
-//! before the `from` it was started with, and never delivers one twice.
+//! before the `from` it was started with, and never delivers one twice. For example:
+//!
+//! ```text
+//!   WAL:  C=0/1000 ··· T1 commit 0/1500, end 0/1530 ··· T2 commit 0/1600, end 0/1630 ···
+//!   the caller applies T1 and stores 0/1530 with it, then calls confirm(0/1530);
+//!   it crashes before applying T2; on restart start_stream(from = 0/1530) delivers T2
+//!   (and PostgreSQL, even if its slot still says 0/1000, cannot make it deliver T1 again).
+//! ```
 //!
 //! SNAPSHOT HAND-OFF
 //! =================
