@@ -24,3 +24,4 @@
 
 pub mod change;
 pub mod cluster;
+pub mod mapping;
