@@ -96,7 +96,39 @@ pub async fn validate(
         edge_tables,
     };
     debug_assert!(graph.check_structure().is_ok());
+    debug_assert!(
+        is_resolved(&graph),
+        "validate left a default unresolved: {graph:?}"
+    );
     Ok(graph)
+}
+
+/// The module's invariants of a validated graph: every key and endpoint resolved, every
+/// type known, no pending ALL COLUMNS.
+fn is_resolved(graph: &PropertyGraph) -> bool {
+    let typed =
+        |properties: &[PropertyMap]| properties.iter().all(|p| p.pg_type != PgType::Unknown);
+    let vertices_ok = graph.vertex_tables.iter().all(|v| {
+        !v.key.is_empty()
+            && v.all_columns_except.is_none()
+            && typed(&v.properties)
+            && v.list_properties
+                .iter()
+                .all(|l| l.pg_type != PgType::Unknown && l.key.len() == v.key.len())
+    });
+    let edges_ok = graph.edge_tables.iter().all(|e| {
+        let endpoint_ok = |endpoint: &Endpoint| {
+            graph.vertex_table(&endpoint.vertex_table).is_some_and(|v| {
+                endpoint.referenced_columns == v.key && endpoint.columns.len() == v.key.len()
+            })
+        };
+        !e.key.is_empty()
+            && e.all_columns_except.is_none()
+            && typed(&e.properties)
+            && endpoint_ok(&e.source)
+            && endpoint_ok(&e.destination)
+    });
+    vertices_ok && edges_ok
 }
 
 struct Validator<'a> {

@@ -45,130 +45,126 @@ fn describe(tok: &Tok) -> String {
     }
 }
 
-fn lex(text: &str) -> Result<Vec<Token>, MappingError> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut tokens = Vec::new();
-    let (mut i, mut line, mut column) = (0usize, 1usize, 1usize);
-    // advances over chars[i], keeping line and column
-    let step = |i: &mut usize, line: &mut usize, column: &mut usize| {
-        if chars[*i] == '\n' {
-            *line += 1;
-            *column = 1;
+/// Characters with their positions.
+struct Lexer {
+    chars: Vec<char>,
+    at: usize,
+    span: Span,
+}
+
+impl Lexer {
+    fn peek(&self, ahead: usize) -> Option<char> {
+        self.chars.get(self.at + ahead).copied()
+    }
+
+    /// Consumes one character, keeping the line and column.
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek(0)?;
+        self.at += 1;
+        if c == '\n' {
+            self.span.line += 1;
+            self.span.column = 1;
         } else {
-            *column += 1;
+            self.span.column += 1;
         }
-        *i += 1;
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        let span = Span { line, column };
-        let next = chars.get(i + 1).copied();
-        if c.is_whitespace() {
-            step(&mut i, &mut line, &mut column);
-        } else if c == '-' && next == Some('-') {
-            while i < chars.len() && chars[i] != '\n' {
-                step(&mut i, &mut line, &mut column);
-            }
-        } else if c == '/' && next == Some('*') {
-            step(&mut i, &mut line, &mut column);
-            step(&mut i, &mut line, &mut column);
-            loop {
-                if i >= chars.len() {
-                    return Err(MappingError::new(
-                        "unterminated /* comment".to_owned(),
-                        span,
-                        String::new(),
-                    ));
+        Some(c)
+    }
+
+    fn error(span: Span, message: String) -> MappingError {
+        MappingError::new(message, span, String::new())
+    }
+
+    /// `"identifier"` or `'literal'` starting at the opening `quote`; a doubled quote
+    /// stands for itself.
+    fn quoted(&mut self, quote: char, span: Span) -> Result<String, MappingError> {
+        self.bump();
+        let mut value = String::new();
+        loop {
+            match self.bump() {
+                Some(c) if c == quote && self.peek(0) == Some(quote) => {
+                    self.bump();
+                    value.push(quote);
                 }
-                if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    step(&mut i, &mut line, &mut column);
-                    step(&mut i, &mut line, &mut column);
-                    break;
-                }
-                step(&mut i, &mut line, &mut column);
-            }
-        } else if c == '"' || c == '\'' {
-            step(&mut i, &mut line, &mut column);
-            let mut value = String::new();
-            loop {
-                if i >= chars.len() {
-                    let what = if c == '"' {
+                Some(c) if c == quote => return Ok(value),
+                Some(c) => value.push(c),
+                None => {
+                    let what = if quote == '"' {
                         "quoted identifier"
                     } else {
                         "string literal"
                     };
-                    return Err(MappingError::new(
-                        format!("unterminated {what}"),
-                        span,
-                        String::new(),
-                    ));
+                    return Err(Self::error(span, format!("unterminated {what}")));
                 }
-                if chars[i] == c {
-                    if chars.get(i + 1) == Some(&c) {
-                        value.push(c);
-                        step(&mut i, &mut line, &mut column);
-                        step(&mut i, &mut line, &mut column);
-                        continue;
-                    }
-                    step(&mut i, &mut line, &mut column);
-                    break;
+            }
+        }
+    }
+
+    fn take_while(&mut self, mut keep: impl FnMut(char) -> bool, into: &mut String) {
+        while let Some(c) = self.peek(0).filter(|&c| keep(c)) {
+            into.push(c);
+            self.bump();
+        }
+    }
+}
+
+fn lex(text: &str) -> Result<Vec<Token>, MappingError> {
+    let mut lexer = Lexer {
+        chars: text.chars().collect(),
+        at: 0,
+        span: Span { line: 1, column: 1 },
+    };
+    let mut tokens = Vec::new();
+    while let Some(c) = lexer.peek(0) {
+        let span = lexer.span;
+        let next = lexer.peek(1);
+        let tok = if c.is_whitespace() {
+            lexer.bump();
+            continue;
+        } else if c == '-' && next == Some('-') {
+            while lexer.peek(0).is_some_and(|c| c != '\n') {
+                lexer.bump();
+            }
+            continue;
+        } else if c == '/' && next == Some('*') {
+            lexer.bump();
+            lexer.bump();
+            while !(lexer.peek(0) == Some('*') && lexer.peek(1) == Some('/')) {
+                if lexer.bump().is_none() {
+                    return Err(Lexer::error(span, "unterminated /* comment".to_owned()));
                 }
-                value.push(chars[i]);
-                step(&mut i, &mut line, &mut column);
             }
-            if c == '"' && value.is_empty() {
-                return Err(MappingError::new(
-                    "empty quoted identifier".to_owned(),
-                    span,
-                    String::new(),
-                ));
+            lexer.bump();
+            lexer.bump();
+            continue;
+        } else if c == '"' {
+            let name = lexer.quoted(c, span)?;
+            if name.is_empty() {
+                return Err(Lexer::error(span, "empty quoted identifier".to_owned()));
             }
-            let tok = if c == '"' {
-                Tok::Quoted(value)
-            } else {
-                Tok::Str(value)
-            };
-            tokens.push(Token { tok, span });
+            Tok::Quoted(name)
+        } else if c == '\'' {
+            Tok::Str(lexer.quoted(c, span)?)
         } else if c.is_alphabetic() || c == '_' {
             let mut word = String::new();
-            while i < chars.len()
-                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$')
-            {
-                word.push(chars[i]);
-                step(&mut i, &mut line, &mut column);
-            }
-            tokens.push(Token {
-                tok: Tok::Word(word),
-                span,
-            });
+            lexer.take_while(|c| c.is_alphanumeric() || c == '_' || c == '$', &mut word);
+            Tok::Word(word)
         } else if c.is_ascii_digit() || (c == '-' && next.is_some_and(|n| n.is_ascii_digit())) {
-            let mut number = String::from(c);
-            step(&mut i, &mut line, &mut column);
-            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
-                number.push(chars[i]);
-                step(&mut i, &mut line, &mut column);
-            }
-            tokens.push(Token {
-                tok: Tok::Number(number),
-                span,
-            });
+            let mut number = String::new();
+            lexer.bump();
+            number.push(c);
+            lexer.take_while(|c| c.is_ascii_digit() || c == '.', &mut number);
+            Tok::Number(number)
         } else if "(),.;".contains(c) {
-            tokens.push(Token {
-                tok: Tok::Sym(c),
-                span,
-            });
-            step(&mut i, &mut line, &mut column);
+            lexer.bump();
+            Tok::Sym(c)
         } else {
-            return Err(MappingError::new(
-                format!("unexpected character {c:?}"),
-                span,
-                String::new(),
-            ));
-        }
+            return Err(Lexer::error(span, format!("unexpected character {c:?}")));
+        };
+        tokens.push(Token { tok, span });
     }
     tokens.push(Token {
         tok: Tok::Eof,
-        span: Span { line, column },
+        span: lexer.span,
     });
     Ok(tokens)
 }
@@ -296,7 +292,8 @@ impl Parser {
     fn sql_name(&mut self, what: &str) -> Result<(String, Span), MappingError> {
         let token = self.peek().clone();
         let name = match token.tok {
-            Tok::Word(w) => w.to_lowercase(),
+            // PostgreSQL folds ASCII letters only (under UTF-8)
+            Tok::Word(w) => w.to_ascii_lowercase(),
             Tok::Quoted(q) => q,
             _ => return Err(self.expected(what)),
         };
