@@ -287,20 +287,26 @@ impl Validator<'_> {
         Ok(list)
     }
 
+    /// The entry of a table [`Validator::table`] loaded and accepted before (every vertex
+    /// table's, once the vertex tables are validated).
+    fn loaded(
+        &self,
+        name: &TableName,
+        span: Span,
+        clause: &str,
+    ) -> Result<&TableInfo, MappingError> {
+        match self.tables.get(name) {
+            Some(Some(info)) => Ok(info),
+            _ => Err(err(format!("table {name} does not exist"), span, clause)),
+        }
+    }
+
     async fn edge_table(
         &mut self,
         mut edge: EdgeTable,
         vertices: &[VertexTable],
     ) -> Result<EdgeTable, MappingError> {
         let clause = format!("EDGE TABLE {}", edge.alias);
-        let vertex_oids = {
-            let mut oids = Vec::new();
-            for alias in [&edge.source.vertex_table, &edge.destination.vertex_table] {
-                let vertex = find_vertex(vertices, alias, edge.span, &clause)?;
-                oids.push(self.table(&vertex.table, vertex.span, &clause).await?.oid);
-            }
-            oids
-        };
         let info = self.table(&edge.table, edge.span, &clause).await?;
         let spans = KeySpans {
             clause: edge.key_span,
@@ -314,10 +320,10 @@ impl Validator<'_> {
             &format!("{clause} KEY"),
             false,
         )?;
-        let edge_oid = info.oid;
-        for (which, vertex_oid) in ["SOURCE", "DESTINATION"].into_iter().zip(vertex_oids) {
+        for source in [true, false] {
+            let which = if source { "SOURCE" } else { "DESTINATION" };
             let clause = format!("{clause} {which} KEY");
-            let endpoint = if which == "SOURCE" {
+            let endpoint = if source {
                 &mut edge.source
             } else {
                 &mut edge.destination
@@ -325,41 +331,16 @@ impl Validator<'_> {
             let vertex = find_vertex(vertices, &endpoint.vertex_table, endpoint.span, &clause)?;
             if endpoint.columns.is_empty() {
                 let (columns, referenced) = self
-                    .only_foreign_key(
-                        edge_oid,
-                        vertex_oid,
-                        &edge.table,
-                        vertex,
-                        endpoint.span,
-                        &clause,
-                    )
+                    .only_foreign_key(&edge.table, vertex, endpoint.span, &clause)
                     .await?;
                 endpoint.columns = columns;
                 endpoint.referenced_columns = referenced;
             }
-            let Some(Some(info)) = self.tables.get(&edge.table) else {
-                return Err(err(
-                    format!("table {} does not exist", edge.table),
-                    edge.span,
-                    &clause,
-                ));
-            };
-            let Some(Some(vertex_info)) = self.tables.get(&vertex.table) else {
-                return Err(err(
-                    format!("table {} does not exist", vertex.table),
-                    vertex.span,
-                    &clause,
-                ));
-            };
+            let info = self.loaded(&edge.table, edge.span, &clause)?;
+            let vertex_info = self.loaded(&vertex.table, vertex.span, &clause)?;
             resolve_endpoint(info, &edge.table, endpoint, vertex, vertex_info, &clause)?;
         }
-        let Some(Some(info)) = self.tables.get(&edge.table) else {
-            return Err(err(
-                format!("table {} does not exist", edge.table),
-                edge.span,
-                &clause,
-            ));
-        };
+        let info = self.loaded(&edge.table, edge.span, &clause)?;
         edge.properties = resolve_properties(
             info,
             &edge.table,
@@ -374,13 +355,13 @@ impl Validator<'_> {
     /// The implicit endpoint: the one foreign key from the edge table to the vertex table.
     async fn only_foreign_key(
         &self,
-        edge_oid: i64,
-        vertex_oid: i64,
         edge_table: &TableName,
         vertex: &VertexTable,
         span: Span,
         clause: &str,
     ) -> Result<(Vec<String>, Vec<String>), MappingError> {
+        let edge_oid = self.loaded(edge_table, span, clause)?.oid;
+        let vertex_oid = self.loaded(&vertex.table, vertex.span, clause)?.oid;
         let rows = self
             .client
             .query(FOREIGN_KEYS_SQL, &[&edge_oid, &vertex_oid])
