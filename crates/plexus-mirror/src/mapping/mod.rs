@@ -39,6 +39,12 @@
 //! side works from a validated graph only; [`types::decode`] is the one conversion from
 //! PostgreSQL's text output, used for the initial copy and the stream alike.
 //!
+//! Row errors — a text value [`decode`] cannot convert (an out-of-range `numeric(p, 0)`, an
+//! `infinity` date), a `LABEL FROM` value the list does not name
+//! ([`VertexTable::labels_for_row`]) — are `Err(String)`s naming what was wrong; the apply
+//! side adds the table and row and reports them. Neither the parser nor the decoder panics on
+//! any input.
+//!
 //! INVARIANTS (of a validated graph)
 //! =================================
 //! - aliases are unique across vertex and edge tables; every endpoint names a vertex table;

@@ -323,6 +323,9 @@ fn parse_offset(text: &str) -> Option<i32> {
         _ => return None,
     };
     let body = &text[1..];
+    if !body.bytes().all(|b| b.is_ascii_digit() || b == b':') {
+        return None;
+    }
     let fields: Vec<&str> = if body.contains(':') {
         body.split(':').collect()
     } else if body.len() == 4 {
@@ -660,6 +663,53 @@ mod tests {
             .is_err()
         );
         assert!(decode(&PgType::Int, Conversion::EpochMillis, "1").is_err());
+    }
+
+    /// Server text is input too: no prefix or garbling of valid text panics.
+    #[test]
+    fn no_text_makes_decode_panic() {
+        let samples = [
+            "2010-02-14 15:32:10.447+05:30:15 BC",
+            "{{\"a\\\"b\",NULL},{c,\"\"}}",
+            "[0:1]={7,8}",
+            "-Infinity",
+            "+aé1",
+            "2010-02-14T15:32:10+aé1",
+            "1970-01-01 24:00:00+00",
+        ];
+        let types = [
+            PgType::Int,
+            PgType::Float,
+            PgType::Bool,
+            PgType::Date,
+            PgType::Timestamp,
+            PgType::TimestampTz,
+            PgType::Array(Box::new(PgType::String)),
+            PgType::Array(Box::new(PgType::TimestampTz)),
+        ];
+        let conversions = [
+            Conversion::None,
+            Conversion::EpochMillis,
+            Conversion::EpochDays,
+        ];
+        for sample in samples {
+            let chars: Vec<char> = sample.chars().collect();
+            for end in 0..=chars.len() {
+                for skip in 0..=end {
+                    let text: String = chars[..end]
+                        .iter()
+                        .enumerate()
+                        .filter(|&(i, _)| i != skip)
+                        .map(|(_, c)| c)
+                        .collect();
+                    for ty in &types {
+                        for conversion in conversions {
+                            let _ = decode(ty, conversion, &text);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
