@@ -683,7 +683,8 @@ async fn validation_reports_what_the_catalog_refuses() {
           p PROPERTIES (id, born AS bornDays EPOCH_DAYS, born AS bornMillis EPOCH_MILLIS,
                         at EPOCH_MILLIS)
             PROPERTY phones LIST FROM phones (phone) KEY (pid) ORDER BY id,
-          dup KEY (a))
+          dup KEY (a),
+          ident KEY (id))
         EDGE TABLES (
           member SOURCE p DESTINATION dup NO PROPERTIES,
           link SOURCE KEY (src) REFERENCES p DESTINATION KEY (dst) REFERENCES p
