@@ -24,4 +24,5 @@
 
 pub mod change;
 pub mod cluster;
+pub mod mapping;
 pub mod source;
