@@ -16,6 +16,7 @@
 
 pub mod manager;
 pub mod oracle;
+mod protection;
 pub mod schema;
 pub mod snapshot;
 pub mod transaction;
@@ -29,6 +30,7 @@ pub use plexus_storage::KeyRange;
 /// The planner's table statistics and the disk tier's figures (defined by storage, read
 /// through [`TxnManager::statistics`] and [`TxnManager::storage_stats`]).
 pub use plexus_storage::{EdgeTypeStatistics, Statistics, StorageStats};
+pub use protection::{Protection, Protections};
 pub use schema::{
     IndexCreated, IndexOn, VertexTableSpec, create_edge_table, create_index, create_index_as,
     create_vertex_table, drop_index,

@@ -26,6 +26,7 @@
 //! after `checkpoint_wal_bytes` of WAL, in the committing thread that crossed the threshold.
 
 use crate::oracle::{Oracle, ReaderKind};
+use crate::protection::Protections;
 use crate::validation::{self, CommitSummary, MAX_RETAINED_SUMMARIES};
 use crate::write_set::WriteSet;
 use parking_lot::Mutex;
@@ -57,6 +58,8 @@ pub struct TxnManager {
     pub(crate) oracle: Oracle,
     commit: Mutex<CommitState>,
     checkpoint_running: AtomicBool,
+    /// Labels and relationship types followers own (see `protection`).
+    protections: Protections,
 }
 
 /// What a committing transaction hands to the pipeline.
@@ -80,7 +83,13 @@ impl TxnManager {
                 forgotten_up_to: recovered,
             }),
             checkpoint_running: AtomicBool::new(false),
+            protections: Protections::default(),
         })
+    }
+
+    /// The labels and relationship types followers protect (see `protection`).
+    pub fn protections(&self) -> &Protections {
+        &self.protections
     }
 
     /// The storage under this manager: the crate's own way in. Layers above reach storage

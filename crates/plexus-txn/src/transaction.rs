@@ -42,8 +42,8 @@ use plexus_storage::{
     VertexTable, VertexTableDef,
 };
 use plexus_types::{
-    Direction, EdgeId, EdgeTypeId, Error, IsolationLevel, LabelId, PropKeyId, Result, Timestamp,
-    Value, VertexId, VertexTableId,
+    Direction, EdgeId, EdgeTableId, EdgeTypeId, Error, IsolationLevel, LabelId, PropKeyId, Result,
+    Timestamp, Value, VertexId, VertexTableId,
 };
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -66,6 +66,9 @@ pub struct Transaction {
     last_edge_table: Option<(VertexTableId, String, VertexTableId, Arc<EdgeTable>)>,
     /// The catalog and tables the vertex and adjacency read paths use (see [`SchemaCache`]).
     schema: Option<SchemaCache>,
+    /// The follower this transaction writes for, exempt from that follower's protections
+    /// (see `protection`).
+    follower: Option<String>,
 }
 
 /// The catalog and the vertex and edge tables as of one storage schema version. Reading a
@@ -109,6 +112,7 @@ impl Transaction {
             fork: false,
             last_edge_table: None,
             schema: None,
+            follower: None,
         }
     }
 
@@ -128,6 +132,7 @@ impl Transaction {
             fork: true,
             last_edge_table: None,
             schema: None,
+            follower: None,
         }
     }
 
@@ -252,6 +257,46 @@ impl Transaction {
 
     pub fn rollback(self) {
         drop(self);
+    }
+
+    /// Makes this transaction write for follower `origin`: the labels and relationship types
+    /// that follower protects are writable to it (see `protection`).
+    pub fn follow(&mut self, origin: &str) {
+        self.follower = Some(origin.to_owned());
+    }
+
+    /// Fails if a vertex with these labels is protected from this transaction.
+    fn check_unprotected_labels(&self, labels: &[&str]) -> Result<()> {
+        let protections = self.manager.protections();
+        if protections.active() {
+            for label in labels {
+                protections.check_label(label, self.follower.as_deref())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails if vertex `v` carries a label protected from this transaction.
+    fn check_unprotected_vertex(&mut self, v: VertexId) -> Result<()> {
+        if !self.manager.protections().active() {
+            return Ok(());
+        }
+        let labels = self.vertex_labels(v)?;
+        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+        self.check_unprotected_labels(&labels)
+    }
+
+    /// Fails if relationships of the type of edge table `table` are protected from this
+    /// transaction.
+    fn check_unprotected_edge_table(&self, table: EdgeTableId) -> Result<()> {
+        let protections = self.manager.protections();
+        if !protections.active() {
+            return Ok(());
+        }
+        let catalog = self.catalog();
+        let ty = catalog.edge_table_def(table)?.edge_type;
+        let name = catalog.edge_types.name(ty).unwrap_or("?");
+        protections.check_edge_type(name, self.follower.as_deref())
     }
 
     /// Records that this transaction's writes bring replication origin `name` up to source
@@ -404,6 +449,7 @@ impl Transaction {
     /// labels are stored in the vertex's label set. Null-valued properties are not stored.
     pub fn create_vertex(&mut self, labels: &[&str], props: &[(&str, Value)]) -> Result<VertexId> {
         self.check_writable()?;
+        self.check_unprotected_labels(labels)?;
         let (table_id, extra) = self.table_for_new_vertex(labels)?;
         let table = self.storage().vertex_table(table_id)?;
         let resolved = self.resolve_props(table.rows(), props)?;
@@ -534,6 +580,7 @@ impl Transaction {
     pub fn delete_vertex(&mut self, v: VertexId, detach: bool) -> Result<()> {
         self.check_writable()?;
         self.check_vertex(v)?;
+        self.check_unprotected_vertex(v)?;
         let edges = self.neighbors(v, None, Direction::Both)?;
         if !edges.is_empty() && !detach {
             return Err(Error::Constraint(format!(
@@ -568,6 +615,7 @@ impl Transaction {
     pub fn set_vertex_property(&mut self, v: VertexId, name: &str, value: Value) -> Result<()> {
         self.check_writable()?;
         let table = self.check_vertex(v)?;
+        self.check_unprotected_vertex(v)?;
         let key = self.ensure_token(name, TokenKind::PropKey)?;
         table.rows().check_type(key, &value, name)?;
         let is_null = matches!(value, Value::Null);
@@ -806,6 +854,10 @@ impl Transaction {
     fn change_labels(&mut self, v: VertexId, name: &str, add: bool) -> Result<()> {
         self.check_writable()?;
         let table = self.check_vertex(v)?;
+        self.check_unprotected_vertex(v)?;
+        if add {
+            self.check_unprotected_labels(&[name])?;
+        }
         let catalog = self.catalog();
         let def = catalog.vertex_table(v.table)?;
         let id = match (add, catalog.labels.id(name)) {
@@ -1197,6 +1249,10 @@ impl Transaction {
         self.check_writable()?;
         self.check_vertex(src)?;
         self.check_vertex(dst)?;
+        let protections = self.manager.protections();
+        if protections.active() {
+            protections.check_edge_type(edge_type, self.follower.as_deref())?;
+        }
         let table = match &self.last_edge_table {
             Some((s, ty, d, table)) if *s == src.table && *d == dst.table && ty == edge_type => {
                 table.clone()
@@ -1245,6 +1301,7 @@ impl Transaction {
     pub fn delete_edge(&mut self, e: EdgeId) -> Result<()> {
         self.check_writable()?;
         self.check_edge(e)?;
+        self.check_unprotected_edge_table(e.table)?;
         self.writes.forget_edge_writes(e);
         if self.writes.new_edges.remove(&e).is_some() {
             return Ok(());
@@ -1287,6 +1344,7 @@ impl Transaction {
     pub fn set_edge_property(&mut self, e: EdgeId, name: &str, value: Value) -> Result<()> {
         self.check_writable()?;
         self.check_edge(e)?;
+        self.check_unprotected_edge_table(e.table)?;
         let key = self.ensure_token(name, TokenKind::PropKey)?;
         self.storage()
             .edge_table(e.table)?

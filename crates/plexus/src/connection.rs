@@ -209,6 +209,7 @@ impl Connection {
         manager: Arc<TxnManager>,
         settings: Arc<Settings>,
         import_dir: Option<Arc<ImportDir>>,
+        followers: Arc<crate::follower_status::FollowerStatuses>,
     ) -> Self {
         let (session, parallel) = Self::session_defaults(&settings);
         let mut connection = Connection {
@@ -224,7 +225,8 @@ impl Connection {
         };
         let built_in = crate::procedures::algo_procedures()
             .into_iter()
-            .chain(crate::catalog_procedures::catalog_procedures());
+            .chain(crate::catalog_procedures::catalog_procedures())
+            .chain([crate::follower_status::status_procedure(followers)]);
         for procedure in built_in {
             connection.register_procedure(procedure);
         }

@@ -5,11 +5,12 @@
 //! durability modes a background thread flushes the WAL every `sync_interval_ms`; it stops when
 //! the database is dropped, after a final flush with fsync.
 
+use crate::follower_status::{FollowerStatuses, StatusFn};
 use crate::settings::Settings;
 use parking_lot::{Condvar, Mutex};
 use plexus_ingest::ImportDir;
 use plexus_storage::{OsVfs, RecoveryReport, Storage, StorageStats, Vfs};
-use plexus_txn::{GraphSnapshot, IndexOn, Transaction, TxnManager, VertexTableSpec};
+use plexus_txn::{GraphSnapshot, IndexOn, Protection, Transaction, TxnManager, VertexTableSpec};
 use plexus_types::{
     Config, DataType, DurabilityMode, EdgeTableId, Error, IsolationLevel, Result, Timestamp,
     VertexTableId,
@@ -31,27 +32,67 @@ pub struct Database {
     report: RecoveryReport,
     /// Replication origins a follower holds (see `claim_replication_origin`).
     origin_claims: Arc<Mutex<HashSet<String>>>,
+    /// The followers' status functions (`CALL db.mirror.status()`).
+    followers: Arc<FollowerStatuses>,
     /// Background threads: the WAL flusher (periodic/none modes) and disk-tier maintenance.
     workers: Vec<Worker>,
     closed: bool,
     _lock: Option<File>,
 }
 
-/// A follower's hold on a replication origin (see [`Database::claim_replication_origin`]);
-/// released on drop.
+/// A follower's hold on a replication origin (see [`Database::claim_replication_origin`]):
+/// the follower writes through it and may protect the labels and relationship types it owns
+/// from other writers. Released, with its protections, on drop.
 pub struct OriginClaim {
     name: String,
     claims: Arc<Mutex<HashSet<String>>>,
+    manager: Arc<TxnManager>,
+    followers: Arc<FollowerStatuses>,
 }
 
 impl OriginClaim {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// Makes `labels` and `edge_types` read-only to every transaction but this follower's
+    /// (see [`OriginClaim::begin`]) until the claim is dropped; `reason` completes the error
+    /// message ("label :Person is read-only here: it is {reason}; change the source
+    /// instead"). Replaces an earlier protection of this claim.
+    pub fn protect(&self, labels: &[String], edge_types: &[String], reason: &str) {
+        self.manager.protections().set(Protection {
+            owner: self.name.clone(),
+            labels: labels.iter().cloned().collect(),
+            edge_types: edge_types.iter().cloned().collect(),
+            reason: reason.to_owned(),
+        });
+    }
+
+    /// A snapshot-isolation transaction writing for this follower: it may write what the
+    /// claim protects.
+    pub fn begin(&self) -> Transaction {
+        let mut tx = plexus_txn::begin(&self.manager, IsolationLevel::Snapshot);
+        tx.follow(&self.name);
+        tx
+    }
+
+    /// Publishes this follower's status to `CALL db.mirror.status()` (one row per follower;
+    /// `status` returns (column, value) pairs, columns from [`crate::MIRROR_STATUS_COLUMNS`])
+    /// until the claim is dropped.
+    pub fn publish_status(&self, status: StatusFn) {
+        self.followers.set(&self.name, status);
+    }
+
+    /// A bulk load writing for this follower (its initial copy).
+    pub fn bulk_load(&self) -> crate::BulkLoad {
+        crate::BulkLoad::new(self.begin())
+    }
 }
 
 impl Drop for OriginClaim {
     fn drop(&mut self) {
+        self.manager.protections().clear(&self.name);
+        self.followers.remove(&self.name);
         self.claims.lock().remove(&self.name);
     }
 }
@@ -148,6 +189,7 @@ impl Database {
             settings: Arc::new(settings),
             report,
             origin_claims: Arc::default(),
+            followers: Arc::default(),
             workers,
             closed: false,
             _lock: None,
@@ -165,6 +207,7 @@ impl Database {
             self.manager.clone(),
             self.settings.clone(),
             self.import_dir.clone(),
+            self.followers.clone(),
         )
     }
 
@@ -200,6 +243,8 @@ impl Database {
         Ok(OriginClaim {
             name: name.to_owned(),
             claims: self.origin_claims.clone(),
+            manager: self.manager.clone(),
+            followers: self.followers.clone(),
         })
     }
 

@@ -171,3 +171,96 @@ fn at_every_crash_point_the_recovered_position_matches_the_recovered_graph() {
         }
     }
 }
+
+/// A follower's protected labels and relationship types are read-only to everyone else while
+/// its claim lasts; its own transactions (`OriginClaim::begin`) write them; other labels stay
+/// writable and reads are unaffected.
+#[test]
+fn protected_labels_are_read_only_to_everyone_but_their_follower() {
+    use plexus::Params;
+    let db = Database::open_in_memory(Config::default()).unwrap();
+    let mut conn = db.connect();
+    let run = |conn: &mut plexus::Connection, q: &str| conn.execute(q, &Params::new());
+    run(
+        &mut conn,
+        "CREATE (:Person {id: 1})-[:KNOWS]->(:Person {id: 2}), (:Note {id: 3})",
+    )
+    .unwrap();
+    let claim = db.claim_replication_origin("pg").unwrap();
+    claim.protect(
+        &["Person".to_string()],
+        &["KNOWS".to_string()],
+        "mirrored from PostgreSQL by mirror 'pg'",
+    );
+    for write in [
+        "CREATE (:Person {id: 9})",
+        "MATCH (p:Person {id: 1}) SET p.name = 'x'",
+        "MATCH (p:Person {id: 1}) REMOVE p.id",
+        "MATCH (p:Person {id: 1}) SET p:Vip",
+        "MATCH (p:Person {id: 1}) DETACH DELETE p",
+        "MATCH (n:Note) SET n:Person",
+        "MATCH ()-[k:KNOWS]->() SET k.since = 2020",
+        "MATCH ()-[k:KNOWS]->() DELETE k",
+        "MATCH (n:Note) CREATE (n)-[:KNOWS]->(n)",
+    ] {
+        let err = run(&mut conn, write).expect_err(write);
+        assert!(
+            err.to_string()
+                .contains("is read-only here: it is mirrored from PostgreSQL"),
+            "{write}: {err}"
+        );
+    }
+    // reads, other labels, and edges of other types between protected vertices are fine
+    let count = run(&mut conn, "MATCH (p:Person) RETURN count(p)").unwrap();
+    assert!(matches!(count.rows[0][0], plexus::CypherValue::Int(2)));
+    run(&mut conn, "CREATE (:Note {id: 4})").unwrap();
+    run(
+        &mut conn,
+        "MATCH (a:Person {id: 1}), (n:Note {id: 4}) CREATE (n)-[:ABOUT]->(a)",
+    )
+    .unwrap();
+    // the follower writes what it protects
+    let mut tx = claim.begin();
+    let v = tx
+        .create_vertex(&["Person"], &[("id", Value::Int(5))])
+        .unwrap();
+    tx.set_vertex_property(v, "name", Value::from("Eve"))
+        .unwrap();
+    tx.commit().unwrap();
+    drop(claim);
+    run(&mut conn, "MATCH (p:Person {id: 5}) SET p.name = 'Ann'").unwrap();
+}
+
+/// `CALL db.mirror.status()` lists the followers that publish a status through their claim,
+/// on every connection, until the claim is dropped.
+#[test]
+fn followers_publish_their_status_to_db_mirror_status() {
+    use plexus::{CypherValue, Params};
+    let db = Database::open_in_memory(Config::default()).unwrap();
+    let claim = db.claim_replication_origin("pg").unwrap();
+    claim.publish_status(Arc::new(|| {
+        vec![
+            ("state", Value::from("streaming")),
+            ("sourceTransactions", Value::Int(42)),
+        ]
+    }));
+    let mut conn = db.connect();
+    let query = "CALL db.mirror.status() YIELD name, state, sourceTransactions, pending \
+                 RETURN name, state, sourceTransactions, pending";
+    let result = conn.execute(query, &Params::new()).unwrap();
+    assert_eq!(result.rows.len(), 1);
+    let row = &result.rows[0];
+    assert!(
+        matches!(&row[0], CypherValue::String(s) if &**s == "pg"),
+        "{row:?}"
+    );
+    assert!(
+        matches!(&row[1], CypherValue::String(s) if &**s == "streaming"),
+        "{row:?}"
+    );
+    assert!(matches!(row[2], CypherValue::Int(42)), "{row:?}");
+    assert!(matches!(row[3], CypherValue::Null), "{row:?}");
+    drop(claim);
+    let result = conn.execute(query, &Params::new()).unwrap();
+    assert!(result.rows.is_empty());
+}
