@@ -9,6 +9,8 @@
 //!
 //!   v.csv       header `id`, one vertex id per line, in id order
 //!   e.csv       header `src,dst`, one edge per line, in generation order
+//!   v-admin.csv, e-admin.csv   the same rows with neo4j-admin headers (`id:ID(V)`,
+//!               `:START_ID(V),:END_ID(V)`), what `plexus import` reads
 //!   v.parquet   one non-null int64 column `id`        (Snappy, row groups of 1 Mi rows)
 //!   e.parquet   int64 columns `src`, `dst`
 //!
@@ -31,9 +33,9 @@
 //!                   LadybugDB (the maintained fork of Kùzu).
 //!   bulk_api        Rust API: the CSV parsed here, `Database::bulk_load`, `add_nodes` of the
 //!                   ids, `add_relationships` in batches of BULK_BATCH_EDGES rows, `commit`.
-//!   import_csv      `plexus import DB --nodes=V=…/v.csv --relationships=E=…/e.csv` (the CLI
-//!                   binary next to this one; the command line it is expected to take — adjust
-//!                   `import_csv` when it lands); peak RSS is the CLI's (RUSAGE_CHILDREN).
+//!   import_csv      `plexus import DB --nodes=V=…/v-admin.csv --relationships=E=…/e-admin.csv`
+//!                   (the CLI binary next to this one); peak RSS is the CLI's
+//!                   (RUSAGE_CHILDREN).
 //!   copy_csv        Cypher `CREATE NODE TABLE V(id INT64, PRIMARY KEY(id))`, `CREATE REL
 //!   copy_parquet    TABLE E(FROM V TO V)`, then `COPY V FROM 'v.csv' (HEADER true)` and
 //!                   `COPY E FROM 'e.csv' (HEADER true)` (or `'v.parquet'` / `'e.parquet'`),
@@ -285,7 +287,7 @@ pub fn run(options: &Options) -> Result<(), String> {
             .print();
     }
     if !options.keep_data {
-        for file in ["scale", "v.csv", "e.csv", "v.parquet", "e.parquet"] {
+        for file in DATA_FILES {
             let _ = std::fs::remove_file(data.join(file));
         }
         let _ = std::fs::remove_dir(&data);
@@ -304,10 +306,23 @@ fn with_memory<'a>(figure: Figure<'a>, measured: &Measured) -> Figure<'a> {
 // ---------------------------------------------------------------------------------------
 // The files.
 
+/// Every file `write_files` writes (the CSVs first: see there).
+const DATA_FILES: [&str; 7] = [
+    "scale",
+    "v.csv",
+    "e.csv",
+    "v-admin.csv",
+    "e-admin.csv",
+    "v.parquet",
+    "e.parquet",
+];
+
 fn write_files(data: &Path, scale: u32, reuse: bool) -> Result<(), String> {
     let marker = data.join("scale");
-    let present = ["v.csv", "e.csv", "v.parquet", "e.parquet"]
+    let files = &DATA_FILES[1..5];
+    let present = files
         .iter()
+        .chain(&["v.parquet", "e.parquet"])
         .all(|file| data.join(file).exists());
     if reuse
         && present
@@ -325,13 +340,20 @@ fn write_files(data: &Path, scale: u32, reuse: bool) -> Result<(), String> {
         edges.len(),
         data.display()
     );
-    write_csv(&data.join("v.csv"), "id", (0..n).map(|id| [id, 0]), 1)?;
-    write_csv(
-        &data.join("e.csv"),
-        "src,dst",
-        edges.iter().map(|&(s, d)| [i64::from(s), i64::from(d)]),
-        2,
-    )?;
+    for (file, header) in files
+        .iter()
+        .zip(["id", "src,dst", "id:ID(V)", ":START_ID(V),:END_ID(V)"])
+    {
+        match file.starts_with('v') {
+            true => write_csv(&data.join(file), header, (0..n).map(|id| [id, 0]), 1)?,
+            false => write_csv(
+                &data.join(file),
+                header,
+                edges.iter().map(|&(s, d)| [i64::from(s), i64::from(d)]),
+                2,
+            )?,
+        }
+    }
     let ids: Vec<i64> = (0..n).collect();
     write_parquet(&data.join("v.parquet"), &[("id", &ids)])?;
     drop(ids);
@@ -693,10 +715,10 @@ fn import_csv(data: &Path, db_dir: &Path) -> Result<Measured, String> {
     let output = Command::new(&plexus)
         .arg("import")
         .arg(db_dir)
-        .arg(format!("--nodes=V={}", data.join("v.csv").display()))
+        .arg(format!("--nodes=V={}", data.join("v-admin.csv").display()))
         .arg(format!(
             "--relationships=E={}",
-            data.join("e.csv").display()
+            data.join("e-admin.csv").display()
         ))
         .output()
         .map_err(|e| format!("{}: {e}", plexus.display()))?;
