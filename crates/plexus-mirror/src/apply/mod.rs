@@ -217,6 +217,33 @@ pub async fn load_mapping(
         .map_err(|e| e.in_file(file))?)
 }
 
+/// `conninfo` (a URL or `key=value` string) with `password` added when it names none (how
+/// `PGPASSWORD` is honoured).
+pub fn with_default_password(conninfo: &str, password: &str) -> String {
+    let has_password = conninfo
+        .parse::<tokio_postgres::Config>()
+        .is_ok_and(|c| c.get_password().is_some());
+    if has_password || password.is_empty() {
+        return conninfo.to_owned();
+    }
+    if conninfo.starts_with("postgres://") || conninfo.starts_with("postgresql://") {
+        let encoded: String = password
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        let separator = if conninfo.contains('?') { '&' } else { '?' };
+        format!("{conninfo}{separator}password={encoded}")
+    } else {
+        let quoted = password.replace('\\', "\\\\").replace('\'', "\\'");
+        format!("{conninfo} password='{quoted}'")
+    }
+}
+
 /// Reads the catalog columns of every table in `tables`.
 async fn catalog_columns(
     config: &SourceConfig,
@@ -641,5 +668,25 @@ impl Mirror {
             s.message = message;
         });
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_default_password_is_added_only_when_none_is_given() {
+        let url = with_default_password("postgres://u@h:5/db", "p w@");
+        assert_eq!(url, "postgres://u@h:5/db?password=p%20w%40");
+        let parsed: tokio_postgres::Config = url.parse().expect("url");
+        assert_eq!(parsed.get_password(), Some(&b"p w@"[..]));
+        assert_eq!(
+            with_default_password("postgres://u:x@h/db", "y"),
+            "postgres://u:x@h/db"
+        );
+        let kv = with_default_password("host=h user=u", "it's");
+        let parsed: tokio_postgres::Config = kv.parse().expect("key=value");
+        assert_eq!(parsed.get_password(), Some(&b"it's"[..]));
     }
 }
