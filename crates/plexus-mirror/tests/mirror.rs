@@ -771,3 +771,48 @@ async fn snb_mini_mirrors_with_the_counts_and_rows_of_postgres() {
     );
     mirror.stop().await.expect("stop");
 }
+
+/// Under periodic durability with a long sync interval, commits are not durable at once:
+/// the mirror confirms only durable positions, and syncs the WAL itself so confirmation
+/// still reaches PostgreSQL's slot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn confirmation_follows_durability_and_progresses_under_periodic_sync() {
+    let (cluster, client) = cluster_with(&fixture("fraud-schema.sql")).await;
+    let options = fraud_options(&cluster).await;
+    let config = Config {
+        durability: plexus::DurabilityMode::Periodic,
+        sync_interval_ms: 600_000,
+        ..Config::default()
+    };
+    let db = Arc::new(Database::open_in_memory(config).expect("database"));
+    let mut mirror = Mirror::start(db.clone(), options).await.expect("start");
+    fraud_writes(&client, 1_000, 10).await;
+    let target = sync_point(&client, FRAUD_TOUCH).await;
+    mirror
+        .catch_up(target, CATCH_UP_TIMEOUT)
+        .await
+        .expect("catch up");
+    let applied = mirror.applied();
+    let deadline = std::time::Instant::now() + CATCH_UP_TIMEOUT;
+    loop {
+        let status = mirror.status();
+        assert!(status.confirmed <= status.applied, "{status:?}");
+        let slot = text_rows(
+            &client,
+            "SELECT confirmed_flush_lsn::text FROM pg_replication_slots",
+        )
+        .await;
+        let slot: Lsn = slot[0][0].as_deref().expect("slot").parse().expect("lsn");
+        if status.confirmed == applied && slot >= applied {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "confirmation stuck: {status:?}, slot at {slot}"
+        );
+        let _ = mirror
+            .catch_up(Lsn(u64::MAX), Duration::from_millis(50))
+            .await;
+    }
+    mirror.stop().await.expect("stop");
+}

@@ -675,6 +675,18 @@ impl Mirror {
 mod tests {
     use super::*;
 
+    /// A mirror can run on any runtime thread: `tokio::spawn(mirror.run_until(stop))`.
+    #[test]
+    fn a_running_mirror_is_send() {
+        fn send<T: Send>(_: &T) {}
+        fn mirror_run(mirror: Mirror) {
+            send(&mirror.run_until(std::future::pending()));
+        }
+        let _ = mirror_run;
+        fn handle_is_sync<T: Send + Sync>() {}
+        handle_is_sync::<MirrorHandle>();
+    }
+
     #[test]
     fn a_default_password_is_added_only_when_none_is_given() {
         let url = with_default_password("postgres://u@h:5/db", "p w@");

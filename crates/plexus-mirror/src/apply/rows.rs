@@ -285,6 +285,8 @@ fn in_table(
 
 /// Creates or updates `new`'s vertex (found by `old`'s key when given: the key may change).
 /// A row whose vertex exists is an update even when it comes as an insert (a replayed row).
+/// True when a vertex now has a key it did not have before (created, or its key changed):
+/// pending edges may reference it.
 fn upsert_vertex(
     tx: &mut Transaction,
     vp: &VertexPlan,
@@ -337,7 +339,7 @@ fn upsert_vertex(
             }
         }
     }
-    Ok(false)
+    Ok(old_key != new_key)
 }
 
 fn resolve_end(
