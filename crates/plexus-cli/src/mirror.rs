@@ -19,7 +19,7 @@ use std::time::Duration;
 use clap::Args;
 use plexus::{Database, Settings};
 use plexus_mirror::source::{SourceConfig, drop_slot_and_publication};
-use plexus_mirror::{Mirror, MirrorOptions, load_mapping};
+use plexus_mirror::{Mirror, MirrorHandle, MirrorOptions, load_mapping};
 
 /// How often the status line is printed.
 const STATUS_INTERVAL_MS: u64 = 1_000;
@@ -121,20 +121,23 @@ async fn follow(args: &MirrorArgs, conninfo: &str) -> Result<(), String> {
     options.epoch_interval = Duration::from_millis(args.epoch_ms);
     options.epoch_max_txns = args.epoch_max_txns.max(1);
     options = options.pending_file_in(db_dir);
-    let mirror = Mirror::start(db, options)
-        .await
-        .map_err(|e| e.to_string())?;
-    let handle = mirror.handle();
-    eprintln!("plexus mirror: {}", handle.status());
+    let handle = MirrorHandle::default();
+    let watched = handle.clone();
     let printer = tokio::spawn(async move {
         let mut ticks = tokio::time::interval(Duration::from_millis(STATUS_INTERVAL_MS));
         ticks.tick().await;
         loop {
             ticks.tick().await;
-            eprintln!("plexus mirror: {}", handle.status());
+            eprintln!("plexus mirror: {}", watched.status());
         }
     });
-    let result = mirror.run_until(shutdown_signal()).await;
+    let result = match Mirror::start_with(db, options, handle.clone()).await {
+        Ok(mirror) => {
+            eprintln!("plexus mirror: {}", handle.status());
+            mirror.run_until(shutdown_signal()).await
+        }
+        Err(e) => Err(e),
+    };
     printer.abort();
     result.map_err(|e| e.to_string())
 }

@@ -304,9 +304,18 @@ impl Mirror {
     /// Starts mirroring into `db`: creates the graph schema, makes the initial copy when the
     /// graph has no position for the slot yet, and connects the stream.
     pub async fn start(db: Arc<Database>, options: MirrorOptions) -> Result<Mirror, MirrorError> {
+        Mirror::start_with(db, options, MirrorHandle::default()).await
+    }
+
+    /// [`Mirror::start`], reporting into `handle` from the beginning (so the initial copy's
+    /// progress can be watched while `start` runs).
+    pub async fn start_with(
+        db: Arc<Database>,
+        options: MirrorOptions,
+        handle: MirrorHandle,
+    ) -> Result<Mirror, MirrorError> {
         let config = options.source_config();
         let claim = db.claim_replication_origin(&options.slot)?;
-        let handle = MirrorHandle::default();
         handle.update(|s| s.slot = options.slot.clone());
         let columns = catalog_columns(&config, &options.mapping.source_tables()).await?;
         let plan = Plan::new(&options.mapping, columns)?;
