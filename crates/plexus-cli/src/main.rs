@@ -7,6 +7,8 @@
 //!     plexus import ./my-db --nodes Person=people.csv --relationships KNOWS=knows.csv
 //!     plexus import ldbc-snb ../shared/data/ldbc-snb-mini/cypher/test-data/vanilla ./snb
 //!                                     (bulk import, docs/loading.md)
+//!     plexus mirror --source postgres://app@db/shop --mapping graph.sql ./shop-graph
+//!                                     (PostgreSQL mirror, docs/mirror.md)
 //!
 //! Exit status: 0 when everything passed, 1 when a case failed or the run could not start,
 //! 2 for a usage error (clap's).
@@ -25,6 +27,7 @@ use plexus_cli::{Event, validate_graphalytics};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod mirror;
 mod serve;
 
 /// Graphs with at least this many edges get loading progress on stderr.
@@ -66,6 +69,9 @@ enum Command {
     /// into a database in one commit; nothing becomes visible if the import fails
     /// (docs/loading.md).
     Import(plexus_cli::import::ImportArgs),
+    /// Follow a PostgreSQL database into a graph (snapshot, then logical replication),
+    /// exactly once, until ctrl-c or SIGTERM; `--drop` removes the slot (docs/mirror.md).
+    Mirror(mirror::MirrorArgs),
 }
 
 #[derive(Subcommand)]
@@ -92,6 +98,7 @@ fn main() -> ExitCode {
             }
         },
         Command::Serve(args) => serve::run(args),
+        Command::Mirror(args) => mirror::run(args),
         Command::Import(args) => {
             let progress = plexus_cli::import::ProgressMode::for_stderr();
             match plexus_cli::import::run(args, progress) {

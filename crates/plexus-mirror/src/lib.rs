@@ -19,10 +19,15 @@
 //!   one graph commit per epoch, and stores the last applied source position atomically with
 //!   that commit so a restart resumes exactly once.
 //!
-//! [`change`] is the vocabulary between the source and the apply side; [`cluster`] starts
+//! [`apply`] holds the mirror itself ([`Mirror`]); [`change`] is the vocabulary between the source and the apply side; [`cluster`] starts
 //! throwaway PostgreSQL servers for tests, benchmarks and the demo.
 
+pub mod apply;
 pub mod change;
 pub mod cluster;
 pub mod mapping;
 pub mod source;
+
+pub use apply::{
+    Mirror, MirrorError, MirrorHandle, MirrorOptions, MirrorState, MirrorStatus, load_mapping,
+};

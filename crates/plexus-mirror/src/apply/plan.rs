@@ -1,0 +1,553 @@
+//! The apply plan: a validated mapping compiled into what applying a row needs — each
+//! vertex table's Plexus table, key and properties, each edge table's way of finding the
+//! edge of a row, each child list's parent — and the graph schema it implies.
+//!
+//! A [`Plan`] is built once at start from the validated [`PropertyGraph`] and the source
+//! tables' catalog columns ([`TableColumns`]); everything the mapping allows but the apply
+//! side does not support yet (composite vertex keys, ambiguous row-owned edges, composite
+//! keys of edge tables that are neither row-owned nor link tables) is refused here, before
+//! anything is copied.
+
+use std::collections::HashMap;
+
+use plexus::{DataType, Database, Error as GraphError, Value, VertexTableSpec};
+
+use super::MirrorError;
+use crate::change::Datum;
+use crate::mapping::{Conversion, PgType, PropertyGraph, TableName, decode};
+
+/// One catalog column of a source table: name, type oid, type modifier, enum-ness.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogColumn {
+    pub name: String,
+    pub type_oid: u32,
+    pub type_modifier: i32,
+    pub is_enum: bool,
+}
+
+/// The catalog columns of every source table, in column order.
+pub type TableColumns = HashMap<TableName, Vec<CatalogColumn>>;
+
+/// A mapped property: a column decoded into a property.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PropPlan {
+    pub column: String,
+    pub name: String,
+    pub pg_type: PgType,
+    pub conversion: Conversion,
+}
+
+impl PropPlan {
+    /// The property's value in `row`: `Ok(None)` when the column is an unchanged TOAST
+    /// value (leave the property as it is), `Value::Null` for SQL NULL.
+    pub fn value(&self, row: &Row<'_>, table: &TableName) -> Result<Option<Value>, MirrorError> {
+        match row.get(&self.column) {
+            Datum::Null => Ok(Some(Value::Null)),
+            Datum::UnchangedToast => Ok(None),
+            Datum::Text(text) => decode(&self.pg_type, self.conversion, text)
+                .map(Some)
+                .map_err(|reason| MirrorError::Row {
+                    table: table.to_string(),
+                    key: row.describe(),
+                    reason: format!("column \"{}\": {reason}", self.column),
+                }),
+        }
+    }
+}
+
+/// A row as column names and values (of a copy or a stream change).
+#[derive(Clone, Copy, Debug)]
+pub struct Row<'a> {
+    pub columns: &'a [String],
+    pub values: &'a [Datum],
+}
+
+const NULL: Datum = Datum::Null;
+
+impl<'a> Row<'a> {
+    pub fn new(columns: &'a [String], values: &'a [Datum]) -> Row<'a> {
+        debug_assert_eq!(columns.len(), values.len());
+        Row { columns, values }
+    }
+
+    /// The value of `column` (NULL when the row does not carry it).
+    pub fn get(&self, column: &str) -> &'a Datum {
+        match self.columns.iter().position(|c| c == column) {
+            Some(i) => self.values.get(i).unwrap_or(&NULL),
+            None => &NULL,
+        }
+    }
+
+    /// The text of `column`, `None` for NULL or unchanged.
+    pub fn text(&self, column: &str) -> Option<&'a str> {
+        match self.get(column) {
+            Datum::Text(text) => Some(text),
+            Datum::Null | Datum::UnchangedToast => None,
+        }
+    }
+
+    /// The row's first few columns, for messages.
+    pub fn describe(&self) -> String {
+        let shown: Vec<String> = (self.columns.iter().zip(self.values))
+            .take(4)
+            .map(|(c, v)| match v {
+                Datum::Text(t) => format!("{c}={t}"),
+                Datum::Null => format!("{c}=NULL"),
+                Datum::UnchangedToast => format!("{c}=<unchanged>"),
+            })
+            .collect();
+        format!("({})", shown.join(", "))
+    }
+}
+
+/// A vertex table of the mapping as the apply side uses it.
+#[derive(Clone, Debug)]
+pub struct VertexPlan {
+    pub alias: String,
+    pub table: TableName,
+    /// The Plexus vertex table (and the label every vertex of it carries).
+    pub graph_table: String,
+    pub mapping: crate::mapping::VertexTable,
+    /// The key column and the primary-key property it feeds.
+    pub key: PropPlan,
+    /// Every property, the key property included.
+    pub properties: Vec<PropPlan>,
+    /// Every label a LABEL FROM can give (to move them on update); empty without LABEL FROM
+    /// or when it has no value list.
+    pub label_from_labels: Vec<String>,
+}
+
+impl VertexPlan {
+    /// The key value of `row` (an error when NULL or undecodable).
+    pub fn key_value(&self, row: &Row<'_>) -> Result<Value, MirrorError> {
+        match self.key.value(row, &self.table)? {
+            Some(Value::Null) | None => Err(MirrorError::Row {
+                table: self.table.to_string(),
+                key: row.describe(),
+                reason: format!("key column \"{}\" is NULL or missing", self.key.column),
+            }),
+            Some(value) => Ok(value),
+        }
+    }
+
+    /// The labels of `row`'s vertex.
+    pub fn labels(&self, row: &Row<'_>) -> Result<Vec<String>, MirrorError> {
+        let label_value = self
+            .mapping
+            .label_from
+            .as_ref()
+            .and_then(|from| row.text(&from.column));
+        let key = row.text(&self.key.column).unwrap_or("NULL");
+        self.mapping
+            .labels_for_row(label_value, &[key])
+            .map_err(|reason| MirrorError::Row {
+                table: self.table.to_string(),
+                key: row.describe(),
+                reason,
+            })
+    }
+}
+
+/// A list property gathered from a child table.
+#[derive(Clone, Debug)]
+pub struct ListPlan {
+    /// Index of the parent in [`Plan::vertices`].
+    pub vertex: usize,
+    pub name: String,
+    pub table: TableName,
+    pub value: PropPlan,
+    /// The child's column holding the parent's key.
+    pub parent_column: String,
+    pub order_by: Option<String>,
+}
+
+/// One endpoint of an edge table: the edge row's column holding the vertex key.
+#[derive(Clone, Debug)]
+pub struct EndPlan {
+    pub column: String,
+    /// Index in [`Plan::vertices`].
+    pub vertex: usize,
+}
+
+/// How the edge of a row is found again (for an update or delete).
+#[derive(Clone, Debug, PartialEq)]
+pub enum EdgeIdentity {
+    /// The row is also a vertex of one endpoint (`source` says which): the edge is the one of
+    /// this label at that vertex, in that direction, whose other end is in the other
+    /// endpoint's table.
+    RowOwned { source: bool },
+    /// The key is the endpoint columns: the edge between the two vertices.
+    Link,
+    /// A single-column key stored on the edge as property `property`, found by the
+    /// relationship index on (label, property).
+    KeyProperty { property: PropPlan },
+}
+
+#[derive(Clone, Debug)]
+pub struct EdgePlan {
+    pub alias: String,
+    pub table: TableName,
+    pub label: String,
+    pub key: Vec<String>,
+    pub source: EndPlan,
+    pub destination: EndPlan,
+    /// Every property (with [`EdgeIdentity::KeyProperty`], the key property included).
+    pub properties: Vec<PropPlan>,
+    pub identity: EdgeIdentity,
+}
+
+impl EdgePlan {
+    /// The row's identity as text values of the key columns (for the pending set).
+    pub fn key_texts(&self, row: &Row<'_>) -> Vec<Option<String>> {
+        self.key
+            .iter()
+            .map(|c| row.text(c).map(str::to_owned))
+            .collect()
+    }
+}
+
+/// The compiled mapping; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub vertices: Vec<VertexPlan>,
+    pub edges: Vec<EdgePlan>,
+    pub lists: Vec<ListPlan>,
+    /// Every source table with its catalog columns (the baseline schema changes are checked
+    /// against).
+    pub columns: TableColumns,
+}
+
+fn capitalised(alias: &str) -> String {
+    let mut chars = alias.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+fn column_type(
+    columns: &TableColumns,
+    table: &TableName,
+    column: &str,
+) -> Result<PgType, MirrorError> {
+    let found = columns
+        .get(table)
+        .and_then(|cs| cs.iter().find(|c| c.name == column))
+        .ok_or_else(|| MirrorError::Mapping(format!("table {table} has no column \"{column}\"")))?;
+    PgType::scalar(found.type_oid, found.type_modifier, found.is_enum).ok_or_else(|| {
+        MirrorError::Mapping(format!(
+            "column \"{column}\" of {table} (type oid {}) cannot be a key",
+            found.type_oid
+        ))
+    })
+}
+
+impl Plan {
+    /// Compiles a validated `graph`; `columns` must hold every source table.
+    pub fn new(graph: &PropertyGraph, columns: TableColumns) -> Result<Plan, MirrorError> {
+        let mut vertices: Vec<VertexPlan> = Vec::new();
+        for v in &graph.vertex_tables {
+            let [key_column] = v.key.as_slice() else {
+                return Err(MirrorError::Mapping(format!(
+                    "vertex table {} ({}): composite vertex keys ({}) are not supported yet; \
+                     map a single-column unique key",
+                    v.alias,
+                    v.table,
+                    v.key.join(", ")
+                )));
+            };
+            let graph_table = v
+                .labels
+                .first()
+                .cloned()
+                .unwrap_or_else(|| capitalised(&v.alias));
+            if let Some(other) = vertices.iter().find(|o| o.graph_table == graph_table) {
+                return Err(MirrorError::Mapping(format!(
+                    "vertex tables {} and {} would both become the Plexus table {graph_table} \
+                     (their first label): give one of them another first label",
+                    other.alias, v.alias
+                )));
+            }
+            let mut properties: Vec<PropPlan> = v
+                .properties
+                .iter()
+                .map(|p| PropPlan {
+                    column: p.column.clone(),
+                    name: p.name.clone(),
+                    pg_type: p.pg_type.clone(),
+                    conversion: p.conversion,
+                })
+                .collect();
+            let key = match properties.iter().find(|p| &p.column == key_column) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = PropPlan {
+                        column: key_column.clone(),
+                        name: key_column.clone(),
+                        pg_type: column_type(&columns, &v.table, key_column)?,
+                        conversion: Conversion::None,
+                    };
+                    properties.push(p.clone());
+                    p
+                }
+            };
+            let label_from_labels = v
+                .label_from
+                .as_ref()
+                .and_then(|from| from.values.as_ref())
+                .map(|values| values.iter().map(|(_, l)| l.clone()).collect())
+                .unwrap_or_default();
+            vertices.push(VertexPlan {
+                alias: v.alias.clone(),
+                table: v.table.clone(),
+                graph_table,
+                mapping: v.clone(),
+                key,
+                properties,
+                label_from_labels,
+            });
+        }
+        let mut lists = Vec::new();
+        for (index, v) in graph.vertex_tables.iter().enumerate() {
+            for list in &v.list_properties {
+                let [parent_column] = list.key.as_slice() else {
+                    return Err(MirrorError::Mapping(format!(
+                        "list property {} of {}: its KEY must be one column",
+                        list.name, v.alias
+                    )));
+                };
+                lists.push(ListPlan {
+                    vertex: index,
+                    name: list.name.clone(),
+                    table: list.table.clone(),
+                    value: PropPlan {
+                        column: list.value_column.clone(),
+                        name: list.name.clone(),
+                        pg_type: list.pg_type.clone(),
+                        conversion: Conversion::None,
+                    },
+                    parent_column: parent_column.clone(),
+                    order_by: list.order_by.clone(),
+                });
+            }
+        }
+        let vertex_index = |alias: &str| {
+            vertices
+                .iter()
+                .position(|v| v.alias == alias)
+                .ok_or_else(|| MirrorError::Mapping(format!("no vertex table {alias}")))
+        };
+        let mut edges: Vec<EdgePlan> = Vec::new();
+        for e in &graph.edge_tables {
+            let end = |endpoint: &crate::mapping::Endpoint| -> Result<EndPlan, MirrorError> {
+                let [column] = endpoint.columns.as_slice() else {
+                    return Err(MirrorError::Mapping(format!(
+                        "edge table {}: an endpoint of {} columns (composite vertex keys are \
+                         not supported yet)",
+                        e.alias,
+                        endpoint.columns.len()
+                    )));
+                };
+                Ok(EndPlan {
+                    column: column.clone(),
+                    vertex: vertex_index(&endpoint.vertex_table)?,
+                })
+            };
+            let source = end(&e.source)?;
+            let destination = end(&e.destination)?;
+            let mut properties: Vec<PropPlan> = e
+                .properties
+                .iter()
+                .map(|p| PropPlan {
+                    column: p.column.clone(),
+                    name: p.name.clone(),
+                    pg_type: p.pg_type.clone(),
+                    conversion: p.conversion,
+                })
+                .collect();
+            let owns = |end: &EndPlan| {
+                e.key == [end.column.clone()]
+                    && vertices[end.vertex].table == e.table
+                    && vertices[end.vertex].key.column == end.column
+            };
+            let identity = if owns(&source) {
+                EdgeIdentity::RowOwned { source: true }
+            } else if owns(&destination) {
+                EdgeIdentity::RowOwned { source: false }
+            } else if e
+                .key
+                .iter()
+                .all(|k| *k == source.column || *k == destination.column)
+                && [&source.column, &destination.column]
+                    .iter()
+                    .all(|c| e.key.contains(c))
+            {
+                EdgeIdentity::Link
+            } else if let [key_column] = e.key.as_slice() {
+                let property = match properties.iter().find(|p| &p.column == key_column) {
+                    Some(p) => p.clone(),
+                    None => {
+                        let p = PropPlan {
+                            column: key_column.clone(),
+                            name: key_column.clone(),
+                            pg_type: column_type(&columns, &e.table, key_column)?,
+                            conversion: Conversion::None,
+                        };
+                        properties.push(p.clone());
+                        p
+                    }
+                };
+                EdgeIdentity::KeyProperty { property }
+            } else {
+                return Err(MirrorError::Mapping(format!(
+                    "edge table {} ({}): its key ({}) is neither the row's own vertex key, \
+                     nor its endpoint columns, nor one column; not supported yet",
+                    e.alias,
+                    e.table,
+                    e.key.join(", ")
+                )));
+            };
+            let plan = EdgePlan {
+                alias: e.alias.clone(),
+                table: e.table.clone(),
+                label: e.label.clone(),
+                key: e.key.clone(),
+                source,
+                destination,
+                properties,
+                identity,
+            };
+            if let EdgeIdentity::RowOwned { source } = plan.identity
+                && let Some(other) = edges.iter().find(|o| {
+                    o.label == plan.label
+                        && o.identity == plan.identity
+                        && o.owner(source).vertex == plan.owner(source).vertex
+                        && o.other(source).vertex == plan.other(source).vertex
+                })
+            {
+                return Err(MirrorError::Mapping(format!(
+                    "edge tables {} and {} both give a {} edge at the same vertex, in the same \
+                     direction, to the same vertex table: the mirror could not tell their \
+                     edges apart",
+                    other.alias, plan.alias, plan.label
+                )));
+            }
+            edges.push(plan);
+        }
+        Ok(Plan {
+            vertices,
+            edges,
+            lists,
+            columns,
+        })
+    }
+
+    /// Creates the Plexus vertex tables and relationship indexes the plan needs, or checks
+    /// that those that exist (a restart) match.
+    pub fn create_schema(&self, db: &Database) -> Result<(), MirrorError> {
+        let schema = db.schema();
+        for v in &self.vertices {
+            let key_type = match v.key.pg_type {
+                PgType::Int => DataType::Int64,
+                PgType::String => DataType::String,
+                PgType::Bool => DataType::Bool,
+                PgType::Float => DataType::Float64,
+                _ => DataType::Any,
+            };
+            if let Some(existing) = schema
+                .vertex_tables
+                .iter()
+                .find(|t| t.name == v.graph_table)
+            {
+                if existing.primary_key.as_deref() != Some(v.key.name.as_str()) {
+                    return Err(MirrorError::Mapping(format!(
+                        "the graph already has a vertex table {} whose primary key is {:?}, \
+                         not {} as the mapping says",
+                        v.graph_table, existing.primary_key, v.key.name
+                    )));
+                }
+                continue;
+            }
+            let mut spec = VertexTableSpec::new(&v.graph_table)
+                .property(&v.key.name, key_type)
+                .primary_key(&v.key.name);
+            spec.extra_labels = v.mapping.labels.iter().skip(1).cloned().collect();
+            match &v.mapping.label_from {
+                Some(from) if from.values.is_none() => spec.any_extra_label = true,
+                Some(_) => spec
+                    .extra_labels
+                    .extend(v.label_from_labels.iter().cloned()),
+                None => {}
+            }
+            if v.mapping.labels.is_empty() {
+                // named after the alias, every label comes from LABEL FROM
+                spec.any_extra_label = true;
+            }
+            db.create_vertex_table(&spec)?;
+        }
+        for e in &self.edges {
+            let EdgeIdentity::KeyProperty { property } = &e.identity else {
+                continue;
+            };
+            let exists = schema
+                .indexes
+                .iter()
+                .any(|i| i.label == e.label && i.property == property.name);
+            if !exists {
+                match db.create_relationship_index(&e.label, &property.name, None) {
+                    Ok(_) | Err(GraphError::Constraint(_)) => {}
+                    Err(other) => return Err(other.into()),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every column of `table` the plan reads (for the initial copy).
+    pub fn columns_read(&self, table: &TableName) -> Vec<String> {
+        let mut columns: Vec<String> = Vec::new();
+        let mut add = |c: &str| {
+            if !columns.iter().any(|x| x == c) {
+                columns.push(c.to_owned());
+            }
+        };
+        for v in self.vertices.iter().filter(|v| &v.table == table) {
+            v.properties.iter().for_each(|p| add(&p.column));
+            if let Some(from) = &v.mapping.label_from {
+                add(&from.column);
+            }
+        }
+        for e in self.edges.iter().filter(|e| &e.table == table) {
+            e.key.iter().for_each(|c| add(c));
+            add(&e.source.column);
+            add(&e.destination.column);
+            e.properties.iter().for_each(|p| add(&p.column));
+        }
+        for l in self.lists.iter().filter(|l| &l.table == table) {
+            add(&l.parent_column);
+            add(&l.value.column);
+            if let Some(order) = &l.order_by {
+                add(order);
+            }
+        }
+        columns
+    }
+}
+
+impl EdgePlan {
+    pub fn owner(&self, source: bool) -> &EndPlan {
+        if source {
+            &self.source
+        } else {
+            &self.destination
+        }
+    }
+
+    pub fn other(&self, source: bool) -> &EndPlan {
+        if source {
+            &self.destination
+        } else {
+            &self.source
+        }
+    }
+}
