@@ -29,5 +29,6 @@ pub mod mapping;
 pub mod source;
 
 pub use apply::{
-    Mirror, MirrorError, MirrorHandle, MirrorOptions, MirrorState, MirrorStatus, load_mapping,
+    Mirror, MirrorError, MirrorHandle, MirrorOptions, MirrorState, MirrorStatus, MirrorThread,
+    load_mapping,
 };

@@ -85,7 +85,8 @@ pub use plexus_storage::{IndexCacheStats, RecoveryReport, RowCacheStats, Storage
 pub use plexus_txn::{GraphSnapshot, KeyRange, Transaction, VertexTableSpec};
 pub use plexus_types::{
     AbortReason, Config, DataType, Direction, DurabilityMode, EdgeId, EdgeTableId, Error,
-    IsolationLevel, MergePolicy, Result, RunPacking, Timestamp, Value, VertexId, VertexTableId,
+    IsolationLevel, MergePolicy, Result, RunPacking, TemporalValue, Timestamp, Value, VertexId,
+    VertexTableId,
 };
 pub use plexus_value::PathValue;
 pub use procedures::algo_procedures;

@@ -70,6 +70,7 @@ pub mod plan;
 pub mod rows;
 pub mod snapshot;
 pub mod status;
+pub mod thread;
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -77,7 +78,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use plexus::{Database, OriginClaim, Timestamp};
+use plexus::{Database, OriginClaim, Timestamp, Value};
 
 use crate::change::{Lsn, SourceTxn};
 use crate::mapping::{MappingError, PropertyGraph, TableName};
@@ -90,6 +91,7 @@ use plan::{CatalogColumn, Plan, TableColumns};
 use rows::{ApplyState, Reported, apply_txn};
 use snapshot::{CopiedTable, copied_counts, load_copy};
 pub use status::{MirrorHandle, MirrorState, MirrorStatus};
+pub use thread::MirrorThread;
 
 /// Default slot (and replication origin) name.
 pub const DEFAULT_SLOT: &str = "plexus_mirror";
@@ -140,6 +142,10 @@ pub enum MirrorError {
     SlotExists { slot: String },
     #[error("catching up: applied {applied} has not reached {target} in time")]
     CatchUpTimeout { applied: Lsn, target: Lsn },
+    #[error("the mirror's thread: {0}")]
+    Thread(#[from] std::io::Error),
+    #[error("the mirror's thread panicked")]
+    Panicked,
 }
 
 impl MirrorError {
@@ -284,7 +290,9 @@ async fn catalog_columns(
 /// A running mirror; see the module documentation.
 pub struct Mirror {
     db: Arc<Database>,
-    _claim: OriginClaim,
+    /// The hold on the replication origin: the mirror writes through it (it may write the
+    /// labels and types it protects) and publishes its status through it.
+    claim: OriginClaim,
     config: SourceConfig,
     options: MirrorOptions,
     plan: Plan,
@@ -320,9 +328,18 @@ impl Mirror {
         let columns = catalog_columns(&config, &options.mapping.source_tables()).await?;
         let plan = Plan::new(&options.mapping, columns)?;
         plan.create_schema(&db)?;
+        claim.protect(
+            &plan.protected_labels(),
+            &plan.protected_edge_types(),
+            &format!(
+                "mirrored from PostgreSQL by the mirror of slot '{}'",
+                options.slot
+            ),
+        );
+        claim.publish_status(status_columns(handle.clone()));
         let mut mirror = Mirror {
             db,
-            _claim: claim,
+            claim,
             config,
             plan,
             state: ApplyState::default(),
@@ -381,7 +398,7 @@ impl Mirror {
             self.handle.update(|s| s.snapshot_rows = counts);
         }
         let mut pending = PendingSet::default();
-        let mut load = self.db.bulk_load();
+        let mut load = self.claim.bulk_load();
         load_copy(
             &mut load,
             &self.plan,
@@ -584,7 +601,7 @@ impl Mirror {
         last: Lsn,
     ) -> Result<(Timestamp, u64, ApplyState), MirrorError> {
         let mut state = self.state.clone();
-        let mut tx = self.db.begin();
+        let mut tx = self.claim.begin();
         let mut rows = 0;
         for txn in txns {
             rows += apply_txn(&mut tx, &self.plan, &mut state, &mut self.reported, txn)?;
@@ -710,4 +727,26 @@ mod tests {
         let parsed: tokio_postgres::Config = kv.parse().expect("key=value");
         assert_eq!(parsed.get_password(), Some(&b"it's"[..]));
     }
+}
+
+/// The mirror's row of `CALL db.mirror.status()` (columns: `plexus::MIRROR_STATUS_COLUMNS`).
+fn status_columns(handle: MirrorHandle) -> plexus::StatusFn {
+    Arc::new(move || {
+        let status = handle.status();
+        let text = |s: String| Value::from(s);
+        let float = |v: Option<f64>| v.map_or(Value::Null, Value::Float);
+        vec![
+            ("state", text(status.state.to_string())),
+            ("message", status.message.map_or(Value::Null, text)),
+            ("slot", text(status.slot)),
+            ("appliedPosition", text(status.applied.to_string())),
+            ("confirmedPosition", text(status.confirmed.to_string())),
+            ("sourceTransactions", Value::Int(status.source_txns as i64)),
+            ("epochs", Value::Int(status.epochs as i64)),
+            ("pending", Value::Int(status.pending as i64)),
+            ("freshnessP50Ms", float(status.freshness_p50_ms)),
+            ("freshnessP99Ms", float(status.freshness_p99_ms)),
+            ("freshnessMaxMs", float(status.freshness_max_ms)),
+        ]
+    })
 }

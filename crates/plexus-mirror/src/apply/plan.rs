@@ -243,6 +243,32 @@ fn column_type(
 }
 
 impl Plan {
+    /// The labels the mirror owns (read-only to users while it runs): every vertex table's
+    /// labels, including the LABEL FROM values it lists. (A LABEL FROM without a value list
+    /// protects its vertices through their table's label.)
+    pub fn protected_labels(&self) -> Vec<String> {
+        let mut labels: Vec<String> = self
+            .vertices
+            .iter()
+            .flat_map(|v| {
+                std::iter::once(v.graph_table.clone())
+                    .chain(v.mapping.labels.iter().cloned())
+                    .chain(v.label_from_labels.iter().cloned())
+            })
+            .collect();
+        labels.sort();
+        labels.dedup();
+        labels
+    }
+
+    /// The relationship types the mirror owns.
+    pub fn protected_edge_types(&self) -> Vec<String> {
+        let mut types: Vec<String> = self.edges.iter().map(|e| e.label.clone()).collect();
+        types.sort();
+        types.dedup();
+        types
+    }
+
     /// Compiles a validated `graph`; `columns` must hold every source table.
     pub fn new(graph: &PropertyGraph, columns: TableColumns) -> Result<Plan, MirrorError> {
         let mut vertices: Vec<VertexPlan> = Vec::new();

@@ -20,7 +20,7 @@
 
 use std::sync::Arc;
 
-use plexus_types::{TemporalValue, Value};
+use plexus::{TemporalValue, Value};
 use plexus_value::temporal::days_from_civil;
 
 use super::model::Conversion;
