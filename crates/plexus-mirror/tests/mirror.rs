@@ -816,3 +816,48 @@ async fn confirmation_follows_durability_and_progresses_under_periodic_sync() {
     }
     mirror.stop().await.expect("stop");
 }
+
+/// While the mirror runs, its labels and relationship types are read-only to users (other
+/// labels stay writable), `CALL db.mirror.status()` reports it, and once it is gone both end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mirrored_labels_are_read_only_and_the_status_is_queryable() {
+    let (cluster, _client) = cluster_with(&fixture("fraud-schema.sql")).await;
+    let options = fraud_options(&cluster).await;
+    let db = memory_db();
+    let mirror = Mirror::start(db.clone(), options).await.expect("start");
+    let mut conn = db.connect();
+    let params = plexus::Params::new();
+    for write in [
+        "CREATE (:Person {id: 99})",
+        "MATCH (p:Person) SET p.name = 'x'",
+        "MATCH (a:Account) DETACH DELETE a",
+        "MATCH ()-[t:TRANSFER]->() SET t.amount = 0",
+    ] {
+        let error = conn.execute(write, &params).expect_err(write).to_string();
+        assert!(
+            error.contains("is read-only here: it is mirrored from PostgreSQL"),
+            "{write}: {error}"
+        );
+    }
+    conn.execute("CREATE (:Note {text: 'mine'})", &params)
+        .expect("other labels stay writable");
+    let status = conn
+        .execute(
+            "CALL db.mirror.status() YIELD name, state, appliedPosition RETURN *",
+            &params,
+        )
+        .expect("status");
+    assert_eq!(status.rows.len(), 1, "{:?}", status.rows);
+    let row = format!("{:?}", status.rows[0]);
+    assert!(
+        row.contains("streaming") && row.contains("plexus_mirror"),
+        "{row}"
+    );
+    mirror.stop().await.expect("stop");
+    conn.execute("MATCH (p:Person) SET p.name = 'x'", &params)
+        .expect("writable once the mirror is gone");
+    let status = conn
+        .execute("CALL db.mirror.status() YIELD name RETURN name", &params)
+        .expect("status");
+    assert!(status.rows.is_empty());
+}
