@@ -4,6 +4,7 @@
 //!
 //!     cargo run --release -p plexus-bench -- storage --scale 20
 //!     cargo run --release -p plexus-bench -- ingest --scale 20   # bulk loads vs Kùzu COPY
+//!     cargo run --release -p plexus-bench -- mirror              # PostgreSQL mirror freshness
 
 /// mimalloc instead of glibc malloc: a large commit frees millions of small buffers (rows,
 /// write sets), and glibc then consolidates its free lists inside the next statement's first
@@ -16,6 +17,7 @@ mod bank;
 mod cypher;
 mod ingest;
 mod lsm;
+mod mirror;
 mod report;
 mod rmat;
 mod storage;
@@ -87,6 +89,9 @@ enum Command {
     /// Bank transfers: committed transfers/s and abort rate per isolation level, sessions
     /// and path (embedded, Bolt).
     Bank(bank::Options),
+    /// The PostgreSQL mirror: initial copy rows/s, freshness under a fixed source load, and
+    /// the source's throughput with and without the mirror (a throwaway PostgreSQL cluster).
+    Mirror(mirror::Options),
 }
 
 fn main() {
@@ -127,6 +132,7 @@ fn main() {
         Command::Ingest(options) => ingest::run(&options).map_err(plexus::Error::InvalidArgument),
         Command::IngestChild { figure, data, db } => ingest::child(&figure, &data, &db),
         Command::Bank(options) => bank::run(&options).map_err(plexus::Error::InvalidArgument),
+        Command::Mirror(options) => mirror::run(&options).map_err(plexus::Error::InvalidArgument),
     };
     if let Err(e) = result {
         eprintln!("plexus-bench: {e}");
