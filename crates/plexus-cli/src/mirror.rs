@@ -54,7 +54,7 @@ pub struct MirrorArgs {
 }
 
 /// `conninfo` with the password from `PGPASSWORD` added when it names none.
-fn with_env_password(conninfo: &str) -> String {
+pub(crate) fn with_env_password(conninfo: &str) -> String {
     match std::env::var("PGPASSWORD") {
         Ok(password) => plexus_mirror::apply::with_default_password(conninfo, &password),
         Err(_) => conninfo.to_owned(),
@@ -109,18 +109,11 @@ async fn follow(args: &MirrorArgs, conninfo: &str) -> Result<(), String> {
     let (Some(mapping_file), Some(db_dir)) = (&args.mapping, &args.db) else {
         return Err("--mapping and a database directory are required".to_owned());
     };
-    let text = std::fs::read_to_string(mapping_file)
-        .map_err(|e| format!("{}: {e}", mapping_file.display()))?;
-    let mapping = load_mapping(conninfo, &text, &mapping_file.display().to_string())
-        .await
-        .map_err(|e| e.to_string())?;
-    let db = open(db_dir)?;
-    let mut options = MirrorOptions::new(conninfo, mapping);
-    options.slot = args.slot.clone();
+    let mut options = mirror_options(conninfo, mapping_file, db_dir, &args.slot).await?;
     options.publication = args.publication.clone();
     options.epoch_interval = Duration::from_millis(args.epoch_ms);
     options.epoch_max_txns = args.epoch_max_txns.max(1);
-    options = options.pending_file_in(db_dir);
+    let db = open(db_dir)?;
     let handle = MirrorHandle::default();
     let watched = handle.clone();
     let printer = tokio::spawn(async move {
@@ -140,6 +133,24 @@ async fn follow(args: &MirrorArgs, conninfo: &str) -> Result<(), String> {
     };
     printer.abort();
     result.map_err(|e| e.to_string())
+}
+
+/// Reads and validates the mapping file against the source, and returns the options of a
+/// mirror into the database in `db_dir` with slot `slot` (other options at their defaults).
+pub(crate) async fn mirror_options(
+    conninfo: &str,
+    mapping_file: &Path,
+    db_dir: &Path,
+    slot: &str,
+) -> Result<MirrorOptions, String> {
+    let text = std::fs::read_to_string(mapping_file)
+        .map_err(|e| format!("{}: {e}", mapping_file.display()))?;
+    let mapping = load_mapping(conninfo, &text, &mapping_file.display().to_string())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut options = MirrorOptions::new(conninfo, mapping);
+    options.slot = slot.to_owned();
+    Ok(options.pending_file_in(db_dir))
 }
 
 fn open(dir: &Path) -> Result<Arc<Database>, String> {

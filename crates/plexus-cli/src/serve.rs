@@ -17,6 +17,7 @@ use std::sync::Arc;
 use plexus::settings::{REDACTED, Source};
 use plexus_bolt::{Auth, ServerConfig, User};
 use plexus_cli::settings_args::SettingsArgs;
+use plexus_mirror::MirrorThread;
 
 #[derive(clap::Args)]
 pub struct ServeArgs {
@@ -32,6 +33,16 @@ pub struct ServeArgs {
     /// A user for basic authentication (repeatable).
     #[arg(long, value_name = "NAME:PASSWORD", value_parser = User::parse)]
     user: Vec<User>,
+    /// Follow this PostgreSQL database while serving (docs/mirror.md): a `postgres://` URL
+    /// or `key=value` string; the password may come from PGPASSWORD and is never shown.
+    #[arg(long, value_name = "URL", requires = "mirror_mapping")]
+    mirror_source: Option<String>,
+    /// The mirror's mapping file (one CREATE PROPERTY GRAPH, docs/mirror-mapping.md).
+    #[arg(long, value_name = "FILE", requires = "mirror_source")]
+    mirror_mapping: Option<PathBuf>,
+    /// The mirror's replication slot (also the graph's replication origin).
+    #[arg(long, value_name = "NAME", default_value = plexus_mirror::apply::DEFAULT_SLOT)]
+    mirror_slot: String,
     #[command(flatten)]
     settings: SettingsArgs,
 }
@@ -78,6 +89,51 @@ pub fn run(args: ServeArgs) -> ExitCode {
         false,
         Source::CommandLine,
     );
+    let follow = match (&args.mirror_source, &args.mirror_mapping) {
+        (Some(source), Some(mapping)) => {
+            let conninfo = crate::mirror::with_env_password(source);
+            for (name, value, description) in [
+                (
+                    "mirror_source",
+                    source.as_str(),
+                    "the PostgreSQL database the mirror follows",
+                ),
+                (
+                    "mirror_mapping",
+                    &mapping.display().to_string(),
+                    "the mirror's mapping file",
+                ),
+                (
+                    "mirror_slot",
+                    &args.mirror_slot,
+                    "the mirror's replication slot",
+                ),
+            ] {
+                let value = plexus::settings::redact(value);
+                settings.add_front_end(name, &value, description, false, Source::CommandLine);
+            }
+            let options = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+                .and_then(|runtime| {
+                    runtime.block_on(crate::mirror::mirror_options(
+                        &conninfo,
+                        mapping,
+                        &args.db,
+                        &args.mirror_slot,
+                    ))
+                });
+            match options {
+                Ok(options) => Some(options),
+                Err(e) => {
+                    eprintln!("plexus serve: mirror: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        _ => None,
+    };
     let db = match plexus::Database::open_settings(&args.db, settings) {
         Ok(db) => Arc::new(db),
         Err(e) => {
@@ -85,10 +141,29 @@ pub fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match plexus_bolt::serve(db, ServerConfig::new(args.bolt, auth)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+    // The mirror follows on a thread of its own while Bolt clients query the graph; its
+    // status is `CALL db.mirror.status()`.
+    let mirror = match follow.map(|options| MirrorThread::start(db.clone(), options)) {
+        Some(Ok(mirror)) => {
+            eprintln!("plexus serve: mirror: {}", mirror.handle().status());
+            Some(mirror)
+        }
+        Some(Err(e)) => {
+            eprintln!("plexus serve: mirror: {e}");
+            return ExitCode::FAILURE;
+        }
+        None => None,
+    };
+    let served = plexus_bolt::serve(db, ServerConfig::new(args.bolt, auth));
+    let stopped = mirror.map_or(Ok(()), MirrorThread::stop);
+    match (served, stopped) {
+        (Ok(()), Ok(())) => ExitCode::SUCCESS,
+        (Err(e), _) => {
             eprintln!("plexus: {e}");
+            ExitCode::FAILURE
+        }
+        (_, Err(e)) => {
+            eprintln!("plexus serve: mirror: {e}");
             ExitCode::FAILURE
         }
     }
