@@ -134,7 +134,7 @@ fn sample_messages() -> Vec<(Vec<u8>, PgOutputMessage)> {
                 .i32(1043)
                 .i32(68)
                 .0,
-            PgOutputMessage::Relation(relation),
+            PgOutputMessage::Change(Change::Relation(relation)),
         ),
         (
             Msg::new(b'Y').i32(90001).string("app").string("mood").0,
@@ -150,10 +150,10 @@ fn sample_messages() -> Vec<(Vec<u8>, PgOutputMessage)> {
                 .u8(b'N')
                 .tuple(&[Some("1"), None, Some(""), Some("žluť\t\n")])
                 .0,
-            PgOutputMessage::Insert {
+            PgOutputMessage::Change(Change::Insert {
                 relation: 16384,
                 new: vec![text("1"), Datum::Null, text(""), text("žluť\t\n")],
-            },
+            }),
         ),
         (
             Msg::new(b'U')
@@ -161,11 +161,11 @@ fn sample_messages() -> Vec<(Vec<u8>, PgOutputMessage)> {
                 .u8(b'N')
                 .tuple(&[Some("1"), Some("\u{0}u")])
                 .0,
-            PgOutputMessage::Update {
+            PgOutputMessage::Change(Change::Update {
                 relation: 16384,
                 old: None,
                 new: vec![text("1"), Datum::UnchangedToast],
-            },
+            }),
         ),
         (
             Msg::new(b'U')
@@ -175,14 +175,14 @@ fn sample_messages() -> Vec<(Vec<u8>, PgOutputMessage)> {
                 .u8(b'N')
                 .tuple(&[Some("2"), Some("b")])
                 .0,
-            PgOutputMessage::Update {
+            PgOutputMessage::Change(Change::Update {
                 relation: 16384,
                 old: Some(OldRow {
                     key_only: true,
                     values: vec![text("1"), Datum::Null],
                 }),
                 new: vec![text("2"), text("b")],
-            },
+            }),
         ),
         (
             Msg::new(b'U')
@@ -192,14 +192,14 @@ fn sample_messages() -> Vec<(Vec<u8>, PgOutputMessage)> {
                 .u8(b'N')
                 .tuple(&[Some("1"), Some("b")])
                 .0,
-            PgOutputMessage::Update {
+            PgOutputMessage::Change(Change::Update {
                 relation: 16384,
                 old: Some(OldRow {
                     key_only: false,
                     values: vec![text("1"), text("a")],
                 }),
                 new: vec![text("1"), text("b")],
-            },
+            }),
         ),
         (
             Msg::new(b'D')
@@ -207,13 +207,13 @@ fn sample_messages() -> Vec<(Vec<u8>, PgOutputMessage)> {
                 .u8(b'K')
                 .tuple(&[Some("7"), None])
                 .0,
-            PgOutputMessage::Delete {
+            PgOutputMessage::Change(Change::Delete {
                 relation: 16384,
                 old: OldRow {
                     key_only: true,
                     values: vec![text("7"), Datum::Null],
                 },
-            },
+            }),
         ),
         (
             Msg::new(b'D')
@@ -221,21 +221,21 @@ fn sample_messages() -> Vec<(Vec<u8>, PgOutputMessage)> {
                 .u8(b'O')
                 .tuple(&[Some("7"), Some("x")])
                 .0,
-            PgOutputMessage::Delete {
+            PgOutputMessage::Change(Change::Delete {
                 relation: 16384,
                 old: OldRow {
                     key_only: false,
                     values: vec![text("7"), text("x")],
                 },
-            },
+            }),
         ),
         (
             Msg::new(b'T').i32(2).u8(3).i32(16384).i32(16390).0,
-            PgOutputMessage::Truncate {
+            PgOutputMessage::Change(Change::Truncate {
                 relations: vec![16384, 16390],
                 cascade: true,
                 restart_identity: true,
-            },
+            }),
         ),
         (
             Msg::new(b'M')

@@ -28,7 +28,7 @@
 
 use std::fmt;
 
-use crate::change::{Datum, Lsn, OldRow, RelationColumn, RelationInfo};
+use crate::change::{Change, Datum, Lsn, OldRow, RelationColumn, RelationInfo};
 
 /// One decoded `pgoutput` message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,30 +50,13 @@ pub enum PgOutputMessage {
         commit_lsn: Lsn,
         name: String,
     },
-    Relation(RelationInfo),
+    /// A relation description or a row change, as the apply side receives it.
+    Change(Change),
     /// A non-built-in data type used by a following Relation.
     Type {
         oid: u32,
         schema: String,
         name: String,
-    },
-    Insert {
-        relation: u32,
-        new: Vec<Datum>,
-    },
-    Update {
-        relation: u32,
-        old: Option<OldRow>,
-        new: Vec<Datum>,
-    },
-    Delete {
-        relation: u32,
-        old: OldRow,
-    },
-    Truncate {
-        relations: Vec<u32>,
-        cascade: bool,
-        restart_identity: bool,
     },
     /// A logical decoding message (`pg_logical_emit_message`).
     Message {
@@ -333,13 +316,13 @@ pub fn decode(bytes: &[u8]) -> Result<PgOutputMessage, DecodeError> {
                     is_key: flags & 1 != 0,
                 });
             }
-            PgOutputMessage::Relation(RelationInfo {
+            PgOutputMessage::Change(Change::Relation(RelationInfo {
                 oid,
                 schema,
                 name,
                 replica_identity,
                 columns,
-            })
+            }))
         }
         b'Y' => PgOutputMessage::Type {
             oid: r.u32("type oid")?,
@@ -350,10 +333,10 @@ pub fn decode(bytes: &[u8]) -> Result<PgOutputMessage, DecodeError> {
             let relation = r.u32("relation oid")?;
             let marker = r.u8("new-tuple marker")?;
             r.expect_new_marker(marker)?;
-            PgOutputMessage::Insert {
+            PgOutputMessage::Change(Change::Insert {
                 relation,
                 new: r.tuple()?,
-            }
+            })
         }
         b'U' => {
             let relation = r.u32("relation oid")?;
@@ -366,11 +349,11 @@ pub fn decode(bytes: &[u8]) -> Result<PgOutputMessage, DecodeError> {
                 None
             };
             r.expect_new_marker(marker)?;
-            PgOutputMessage::Update {
+            PgOutputMessage::Change(Change::Update {
                 relation,
                 old,
                 new: r.tuple()?,
-            }
+            })
         }
         b'D' => {
             let relation = r.u32("relation oid")?;
@@ -381,10 +364,10 @@ pub fn decode(bytes: &[u8]) -> Result<PgOutputMessage, DecodeError> {
                     format!("expected old-tuple marker 'K' or 'O', found 0x{marker:02x}"),
                 ));
             }
-            PgOutputMessage::Delete {
+            PgOutputMessage::Change(Change::Delete {
                 relation,
                 old: r.old_row(marker)?,
-            }
+            })
         }
         b'T' => {
             let count = r.length("relation count", true)?;
@@ -393,11 +376,11 @@ pub fn decode(bytes: &[u8]) -> Result<PgOutputMessage, DecodeError> {
             for _ in 0..count {
                 relations.push(r.u32("relation oid")?);
             }
-            PgOutputMessage::Truncate {
+            PgOutputMessage::Change(Change::Truncate {
                 relations,
                 cascade: options & 1 != 0,
                 restart_identity: options & 2 != 0,
-            }
+            })
         }
         b'M' => {
             let flags = r.u8("flags")?;

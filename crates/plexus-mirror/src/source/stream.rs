@@ -329,19 +329,7 @@ impl Assembler {
             PgOutputMessage::Origin { .. }
             | PgOutputMessage::Type { .. }
             | PgOutputMessage::Message { .. } => return Ok(None),
-            PgOutputMessage::Relation(info) => Change::Relation(info),
-            PgOutputMessage::Insert { relation, new } => Change::Insert { relation, new },
-            PgOutputMessage::Update { relation, old, new } => Change::Update { relation, old, new },
-            PgOutputMessage::Delete { relation, old } => Change::Delete { relation, old },
-            PgOutputMessage::Truncate {
-                relations,
-                cascade,
-                restart_identity,
-            } => Change::Truncate {
-                relations,
-                cascade,
-                restart_identity,
-            },
+            PgOutputMessage::Change(change) => change,
         };
         match &mut self.open {
             Some(open) => {
@@ -507,13 +495,13 @@ mod tests {
     }
 
     fn insert(oid: u32, values: &[&str]) -> PgOutputMessage {
-        PgOutputMessage::Insert {
+        PgOutputMessage::Change(Change::Insert {
             relation: oid,
             new: values
                 .iter()
                 .map(|v| Datum::Text((*v).to_owned()))
                 .collect(),
-        }
+        })
     }
 
     /// Feeds one transaction; returns what was delivered.
@@ -536,7 +524,7 @@ mod tests {
             &mut assembler,
             100,
             vec![
-                PgOutputMessage::Relation(relation(1, &["id"])),
+                PgOutputMessage::Change(Change::Relation(relation(1, &["id"]))),
                 insert(1, &["5"]),
             ],
         )
@@ -559,7 +547,7 @@ mod tests {
             &mut assembler,
             100,
             vec![
-                PgOutputMessage::Relation(relation(1, &["id"])),
+                PgOutputMessage::Change(Change::Relation(relation(1, &["id"]))),
                 insert(1, &["5"]),
             ],
         );
@@ -629,7 +617,7 @@ mod tests {
             &mut Assembler::new(Lsn(0)),
             10,
             vec![
-                PgOutputMessage::Relation(relation(1, &["id", "a"])),
+                PgOutputMessage::Change(Change::Relation(relation(1, &["id", "a"]))),
                 insert(1, &["1"]),
             ],
         );
