@@ -354,7 +354,12 @@ fn snb_rows(
 /// nodes, labels, properties and relationships, and answer every SNB query alike.
 #[test]
 fn the_mirrored_snb_graph_equals_the_csv_import() {
-    let snb_pg = "/work/shared/data/ldbc-snb-mini/postgres/test-data";
+    // canonical: the PostgreSQL server (another user) reads the files by this path
+    let snb_pg = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/ldbc-snb-mini/postgres/test-data")
+        .canonicalize()
+        .expect("the SNB mini data beside the repository");
+    let snb_pg = snb_pg.to_str().expect("a UTF-8 path");
     let cypher =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ldbc-snb-mini/cypher");
     let cluster = ThrowawayCluster::start(ClusterOptions::default()).expect("PostgreSQL");

@@ -2,22 +2,18 @@
 //! prefix or garbling), validation against throwaway PostgreSQL clusters (the fraud and SNB
 //! fixtures, and one cluster of broken schemas), and decoding real server output.
 
+mod common;
+
+use common::{cluster_with, fixture, snb_data_dir, text_rows};
+
 use std::sync::Arc;
 
 use plexus::{TemporalValue, Value};
-use plexus_mirror::cluster::{ClusterOptions, ThrowawayCluster};
 use plexus_mirror::mapping::{
     Conversion, Endpoint, MappingError, PgType, PropertyGraph, TableName, VertexTable, decode,
     parse, validate,
 };
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-
-const SNB_DATA_DIR: &str = "/work/shared/data/ldbc-snb-mini/postgres/test-data";
-
-fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use tokio_postgres::Client;
 
 fn parse_err(text: &str) -> MappingError {
     match parse(text) {
@@ -64,41 +60,6 @@ fn cases(name: &str) -> Vec<(String, String)> {
     }
     assert!(!cases.is_empty(), "{name} has no cases");
     cases
-}
-
-/// A cluster with `schema_sql` applied and a client connected with the mirror's session
-/// settings (ISO dates, UTC).
-async fn cluster_with(schema_sql: &str) -> (ThrowawayCluster, Client) {
-    let cluster = ThrowawayCluster::start(ClusterOptions::default()).expect("start PostgreSQL");
-    cluster.psql(schema_sql).expect("schema");
-    let (client, connection) = tokio_postgres::connect(&cluster.conninfo(), NoTls)
-        .await
-        .expect("connect");
-    tokio::spawn(connection);
-    client
-        .batch_execute("SET DateStyle = ISO; SET TimeZone = 'UTC'")
-        .await
-        .expect("session settings");
-    (cluster, client)
-}
-
-/// Every row of `sql` as PostgreSQL's text output (`None` for NULL).
-async fn text_rows(client: &Client, sql: &str) -> Vec<Vec<Option<String>>> {
-    let messages = client
-        .simple_query(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    messages
-        .into_iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(row) => Some(
-                (0..row.len())
-                    .map(|i| row.get(i).map(str::to_owned))
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Decodes every mapped property of every row of every element table (what the initial copy
@@ -606,7 +567,7 @@ async fn the_fraud_mapping_validates_and_its_rows_decode() {
 
 #[tokio::test]
 async fn the_snb_mapping_validates_over_the_loaded_mini_dataset() {
-    let load = fixture("snb-load.sql").replace("@DATA@", SNB_DATA_DIR);
+    let load = fixture("snb-load.sql").replace("@DATA@", &snb_data_dir());
     let (_cluster, client) = cluster_with(&format!("{}\n{load}", fixture("snb-schema.sql"))).await;
     let graph = validate(parse(&fixture("snb-graph.sql")).expect("parse"), &client)
         .await

@@ -2,6 +2,10 @@
 //! stream, compared with PostgreSQL row by row; restarts of either side; pending references;
 //! schema changes and row errors.
 
+mod common;
+
+use common::{cluster_with, connect, fixture, snb_data_dir, text_rows};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,18 +13,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use plexus::{Config, Database, Transaction, Value};
 use plexus_mirror::change::Lsn;
-use plexus_mirror::cluster::{ClusterOptions, ThrowawayCluster};
+use plexus_mirror::cluster::ThrowawayCluster;
 use plexus_mirror::mapping::{PgType, PropertyGraph, decode};
 use plexus_mirror::{Mirror, MirrorError, MirrorOptions, MirrorState, load_mapping};
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::Client;
 
-const SNB_DATA_DIR: &str = "/work/shared/data/ldbc-snb-mini/postgres/test-data";
 const CATCH_UP_TIMEOUT: Duration = Duration::from_secs(30);
-
-fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 /// A fresh directory under the system temp dir, removed on drop.
 struct TempDir(PathBuf);
@@ -46,46 +44,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-async fn connect(cluster: &ThrowawayCluster) -> Client {
-    let (client, connection) = tokio_postgres::connect(&cluster.conninfo(), NoTls)
-        .await
-        .expect("connect");
-    tokio::spawn(connection);
-    client
-        .batch_execute(
-            "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET extra_float_digits = 1; \
-             SET IntervalStyle = postgres; SET bytea_output = hex",
-        )
-        .await
-        .expect("session settings");
-    client
-}
-
-async fn cluster_with(schema_sql: &str) -> (ThrowawayCluster, Client) {
-    let cluster = ThrowawayCluster::start(ClusterOptions::default()).expect("start PostgreSQL");
-    cluster.psql(schema_sql).expect("schema");
-    let client = connect(&cluster).await;
-    (cluster, client)
-}
-
-async fn text_rows(client: &Client, sql: &str) -> Vec<Vec<Option<String>>> {
-    let messages = client
-        .simple_query(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    messages
-        .into_iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(row) => Some(
-                (0..row.len())
-                    .map(|i| row.get(i).map(str::to_owned))
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Runs `touch` (statements changing a mapped table) in a transaction that reads the WAL
@@ -642,7 +600,7 @@ async fn a_row_the_mapping_cannot_convert_stops_the_mirror_with_its_table_and_ke
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snb_mini_mirrors_with_the_counts_and_rows_of_postgres() {
-    let load = fixture("snb-load.sql").replace("@DATA@", SNB_DATA_DIR);
+    let load = fixture("snb-load.sql").replace("@DATA@", &snb_data_dir());
     let (cluster, client) = cluster_with(&format!("{}\n{load}", fixture("snb-schema.sql"))).await;
     let mapping = load_mapping(
         &cluster.conninfo(),
