@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
+use plexus::{TemporalValue, Value};
 use plexus_mirror::cluster::{ClusterOptions, ThrowawayCluster};
 use plexus_mirror::mapping::{
     Conversion, Endpoint, MappingError, PgType, PropertyGraph, TableName, VertexTable, decode,
     parse, validate,
 };
-use plexus_types::{TemporalValue, Value};
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 const SNB_DATA_DIR: &str = "/work/shared/data/ldbc-snb-mini/postgres/test-data";

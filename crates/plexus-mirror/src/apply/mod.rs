@@ -697,6 +697,28 @@ impl Mirror {
     }
 }
 
+/// The mirror's row of `CALL db.mirror.status()` (columns: `plexus::MIRROR_STATUS_COLUMNS`).
+fn status_columns(handle: MirrorHandle) -> plexus::StatusFn {
+    Arc::new(move || {
+        let status = handle.status();
+        let text = |s: String| Value::from(s);
+        let float = |v: Option<f64>| v.map_or(Value::Null, Value::Float);
+        vec![
+            ("state", text(status.state.to_string())),
+            ("message", status.message.map_or(Value::Null, text)),
+            ("slot", text(status.slot)),
+            ("appliedPosition", text(status.applied.to_string())),
+            ("confirmedPosition", text(status.confirmed.to_string())),
+            ("sourceTransactions", Value::Int(status.source_txns as i64)),
+            ("epochs", Value::Int(status.epochs as i64)),
+            ("pending", Value::Int(status.pending as i64)),
+            ("freshnessP50Ms", float(status.freshness_p50_ms)),
+            ("freshnessP99Ms", float(status.freshness_p99_ms)),
+            ("freshnessMaxMs", float(status.freshness_max_ms)),
+        ]
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -727,26 +749,4 @@ mod tests {
         let parsed: tokio_postgres::Config = kv.parse().expect("key=value");
         assert_eq!(parsed.get_password(), Some(&b"it's"[..]));
     }
-}
-
-/// The mirror's row of `CALL db.mirror.status()` (columns: `plexus::MIRROR_STATUS_COLUMNS`).
-fn status_columns(handle: MirrorHandle) -> plexus::StatusFn {
-    Arc::new(move || {
-        let status = handle.status();
-        let text = |s: String| Value::from(s);
-        let float = |v: Option<f64>| v.map_or(Value::Null, Value::Float);
-        vec![
-            ("state", text(status.state.to_string())),
-            ("message", status.message.map_or(Value::Null, text)),
-            ("slot", text(status.slot)),
-            ("appliedPosition", text(status.applied.to_string())),
-            ("confirmedPosition", text(status.confirmed.to_string())),
-            ("sourceTransactions", Value::Int(status.source_txns as i64)),
-            ("epochs", Value::Int(status.epochs as i64)),
-            ("pending", Value::Int(status.pending as i64)),
-            ("freshnessP50Ms", float(status.freshness_p50_ms)),
-            ("freshnessP99Ms", float(status.freshness_p99_ms)),
-            ("freshnessMaxMs", float(status.freshness_max_ms)),
-        ]
-    })
 }
