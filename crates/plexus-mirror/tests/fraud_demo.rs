@@ -2,22 +2,14 @@
 //! user runs it (through cargo, which builds it if needed), its checks, its clean-up, and the
 //! password kept out of everything it prints.
 
-use std::process::Command;
+use std::process::{Command, Output};
 
 use plexus_mirror::cluster::{ClusterOptions, ThrowawayCluster};
 
 #[test]
 fn the_fraud_demo_runs_on_postgres_and_cleans_up() {
     let cluster = ThrowawayCluster::start(ClusterOptions::default()).expect("start PostgreSQL");
-    let output = Command::new(env!("CARGO"))
-        .args(["run", "-q", "--manifest-path"])
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
-        .args(["--example", "fraud", "--", "--postgres"])
-        .arg(cluster.url())
-        .args(["--seconds", "2", "--accounts", "20000", "--writers", "2"])
-        .env_remove("PGPASSWORD")
-        .output()
-        .expect("run the demo");
+    let output = demo(&cluster.url(), None);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let printed = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
@@ -43,4 +35,38 @@ fn the_fraud_demo_runs_on_postgres_and_cleans_up() {
         )
         .expect("catalog");
     assert_eq!(left.trim(), "0", "{printed}");
+
+    // a wrong password from PGPASSWORD: an error that does not show it, exit status 1
+    let url = format!(
+        "postgres://{}@127.0.0.1:{}/{}",
+        cluster.user(),
+        cluster.port(),
+        cluster.database()
+    );
+    let wrong = "not-the-password-4711";
+    let output = demo(&url, Some(wrong));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("with a wrong PGPASSWORD: {stderr}");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("password authentication failed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(wrong), "{stderr}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains(wrong));
+}
+
+/// Runs the demo (through cargo, which builds it if needed) in `--postgres url` mode for 2 s.
+fn demo(url: &str, pgpassword: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO"));
+    command
+        .args(["run", "-q", "--manifest-path"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .args(["--example", "fraud", "--", "--postgres", url])
+        .args(["--seconds", "2", "--accounts", "20000", "--writers", "2"]);
+    match pgpassword {
+        Some(password) => command.env("PGPASSWORD", password),
+        None => command.env_remove("PGPASSWORD"),
+    };
+    command.output().expect("run the demo")
 }

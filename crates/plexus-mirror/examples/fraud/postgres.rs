@@ -67,6 +67,10 @@ pub(crate) fn run(db: &Arc<Database>, dir: &Path, url: &str, args: &Args) -> Res
         Err(_) => url.to_owned(),
     };
     let runtime = runtime()?;
+    // (nothing of this run to clean up yet if this fails)
+    runtime
+        .block_on(drop_slot_and_publication(&source_config(&conninfo)))
+        .map_err(|e| format!("dropping a leftover slot or publication {NAME}: {e}"))?;
     let outcome = runtime
         .block_on(prepare(&conninfo, args.accounts))
         .and_then(|mapping| mirror_and_detect(db, dir, &conninfo, mapping, args));
@@ -116,12 +120,8 @@ async fn connect(conninfo: &str) -> Result<Client, String> {
     Ok(client)
 }
 
-/// Drops a previous run's leftovers, creates the tables, inserts the accounts and returns the
-/// validated mapping.
+/// (Re)creates the tables, inserts the accounts and returns the validated mapping.
 async fn prepare(conninfo: &str, accounts: i64) -> Result<PropertyGraph, String> {
-    drop_slot_and_publication(&source_config(conninfo))
-        .await
-        .map_err(|e| format!("dropping a leftover slot or publication {NAME}: {e}"))?;
     let client = connect(conninfo).await?;
     client
         .batch_execute(CREATE_TABLES)
