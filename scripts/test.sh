@@ -56,7 +56,7 @@ cargo run --locked -q -p plexus-cli -- algo validate ../shared/data/graphalytics
   | tee target/graphalytics-output.txt
 
 step "the README's first command, the fraud demo (short run, dev build)"
-cargo run --locked -q -p plexus --example fraud -- --seconds 2 --accounts 5000 2>&1 \
+cargo run --locked -q -p plexus-mirror --example fraud -- --seconds 2 --accounts 5000 2>&1 \
   | tee target/demo-output.txt
 
 step "Python package plexusdb (maturin + pytest)"

@@ -1,6 +1,7 @@
 //! Fraud detection on live data (HTGAP: hybrid transactional / graph-analytical processing).
 //!
 //!     cargo run --release --example fraud [-- --seconds 10 --writers 4 --accounts 50000]
+//!     cargo run --release --example fraud -- --postgres postgres://user@host/db [...]
 //!
 //! WHAT IT DOES
 //! ============
@@ -15,15 +16,28 @@
 //!
 //! both on the live data, with no export step, while the writers keep committing.
 //!
+//! With `--postgres URL` the writers commit the transfers in PostgreSQL instead (tables
+//! `plexus_demo_account` and `plexus_demo_transfer`, created afresh), and the PostgreSQL mirror
+//! (slot and publication `plexus_fraud_demo`) follows them into the embedded database, where
+//! the detector runs exactly as before. Each round's line then also shows the mirror's
+//! freshness (PostgreSQL commit → graph commit). The server needs `wal_level = logical` and a
+//! role that may create publications and replication slots; the password comes from the URL or
+//! from `PGPASSWORD` and is never printed. At the end the demo drops the slot, the publication
+//! and its tables (see `postgres.rs` and docs/mirror.md, "The demo").
+//!
 //! FRESHNESS
 //! =========
 //! A ring's freshness is the time from its commit being acknowledged to the detector reporting
 //! it: visibility in Plexus is immediate, so this is mostly the wait for the next detector
-//! round. A PageRank result's age is the time from pinning its snapshot (which holds every
+//! round (with `--postgres`, the acknowledgement is PostgreSQL's, so it includes the mirror's
+//! lag). A PageRank result's age is the time from pinning its snapshot (which holds every
 //! commit acknowledged before) to the result being ready.
 //!
 //! At the end the demo checks that the database holds exactly the transfers the writers
-//! reported as committed, and that every injected ring was found.
+//! reported as committed (with `--postgres`, once the mirror has applied them), and that every
+//! injected ring was found.
+
+mod postgres;
 
 use clap::Parser;
 use parking_lot::Mutex;
@@ -31,6 +45,7 @@ use plexus::{
     Config, CypherValue, DataType, Database, DurabilityMode, Error, Params, QueryError,
     QueryResult, Value, VertexId, VertexTableSpec,
 };
+use plexus_mirror::MirrorThread;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -64,7 +79,9 @@ struct Args {
     /// Database directory (default: a fresh temporary directory, removed at the end).
     #[arg(long)]
     db: Option<PathBuf>,
-    /// Commit the transfers in PostgreSQL and mirror them (needs the PostgreSQL mirror).
+    /// Commit the transfers in PostgreSQL (15+, wal_level=logical) and mirror them into the
+    /// embedded database: a `postgres://user[:password]@host[:port]/db` URL or a `key=value`
+    /// string (the password may also come from PGPASSWORD).
     #[arg(long, value_name = "URL")]
     postgres: Option<String>,
 }
@@ -77,6 +94,10 @@ const RING_WINDOW_MS: i64 = 5_000;
 const STAMP_SLACK_MS: i64 = 1_000;
 /// Attempts per transaction when a write conflict aborts it.
 const MAX_ATTEMPTS: u32 = 16;
+/// Longest wait, once the writers have stopped, for the mirror to apply every transfer.
+const MIRROR_CATCH_UP_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often the graph's transfers are counted while waiting for the mirror.
+const MIRROR_POLL: Duration = Duration::from_millis(20);
 
 const RING_QUERY: &str = "
 MATCH (a:Account)-[t1:TRANSFER]->(b:Account)
@@ -90,10 +111,14 @@ CALL algo.pagerank({edgeTypes: ['TRANSFER'], iterations: 20, damping: 0.85})
 YIELD node, score
 RETURN node.id AS account, score ORDER BY score DESC LIMIT 3";
 
+/// A transfer: from account, to account, amount.
+type Hop = (i64, i64, f64);
+
 /// What the writers share with the detector.
 struct Shared {
-    db: Database,
-    accounts: Vec<VertexId>,
+    db: Arc<Database>,
+    /// Number of accounts (their ids are 0..accounts).
+    accounts: i64,
     epoch: Instant,
     stop: AtomicBool,
     commits: AtomicU64,
@@ -104,6 +129,19 @@ struct Shared {
 }
 
 impl Shared {
+    fn new(db: Arc<Database>, accounts: i64) -> Arc<Shared> {
+        Arc::new(Shared {
+            db,
+            accounts,
+            epoch: Instant::now(),
+            stop: AtomicBool::new(false),
+            commits: AtomicU64::new(0),
+            transfers: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+            injected: Mutex::new(HashMap::new()),
+        })
+    }
+
     fn now_ms(&self) -> i64 {
         self.epoch.elapsed().as_millis() as i64
     }
@@ -111,13 +149,6 @@ impl Shared {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    if args.postgres.is_some() {
-        eprintln!(
-            "--postgres: the PostgreSQL mirror is not part of this build yet; \
-             run the demo without it (embedded database only)"
-        );
-        return ExitCode::from(2);
-    }
     match run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
@@ -155,24 +186,36 @@ fn run(args: &Args) -> Result<bool, String> {
     };
     let db = Database::open(&dir, config).map_err(|e| format!("{}: {e}", dir.display()))?;
     println!("database {} (durability {durability:?})", dir.display());
-    let accounts = create_accounts(&db, args.accounts).map_err(|e| e.to_string())?;
-    let shared = Arc::new(Shared {
-        db,
-        accounts,
-        epoch: Instant::now(),
-        stop: AtomicBool::new(false),
-        commits: AtomicU64::new(0),
-        transfers: AtomicU64::new(0),
-        retries: AtomicU64::new(0),
-        injected: Mutex::new(HashMap::new()),
-    });
-    let ok = detect_while_writing(&shared, args)?;
-    let shared = Arc::into_inner(shared).expect("writers have stopped");
-    shared.db.close().map_err(|e| e.to_string())?;
+    let db = Arc::new(db);
+    let outcome = match &args.postgres {
+        None => run_embedded(&db, args),
+        Some(url) => postgres::run(&db, &dir, url, args),
+    };
+    // every writer, the detector and the mirror have let go of the database by now
+    let closed = match Arc::into_inner(db) {
+        Some(db) => db.close().map_err(|e| e.to_string()),
+        None => Err("the database is still in use".into()),
+    };
     if temporary {
         let _ = std::fs::remove_dir_all(&dir);
     }
+    let ok = outcome?;
+    closed?;
     Ok(ok)
+}
+
+/// The embedded run: the writers commit into `db` itself.
+fn run_embedded(db: &Arc<Database>, args: &Args) -> Result<bool, String> {
+    let accounts = Arc::new(create_accounts(db, args.accounts).map_err(|e| e.to_string())?);
+    let shared = Shared::new(db.clone(), args.accounts);
+    let sinks = (0..args.writers)
+        .map(|_| {
+            Box::new(Embedded {
+                accounts: accounts.clone(),
+            }) as Box<dyn Sink>
+        })
+        .collect();
+    detect_while_writing(&shared, args, sinks, None)
 }
 
 fn create_accounts(db: &Database, count: i64) -> Result<Vec<VertexId>, Error> {
@@ -204,33 +247,71 @@ fn create_accounts(db: &Database, count: i64) -> Result<Vec<VertexId>, Error> {
     Ok(accounts)
 }
 
-/// Starts the writers, runs detector rounds until `--seconds` have passed, stops the writers
-/// and prints the summary. Returns whether every check passed.
-fn detect_while_writing(shared: &Arc<Shared>, args: &Args) -> Result<bool, String> {
-    let writers: Vec<_> = (0..args.writers)
-        .map(|w| {
+/// Starts one writer per sink, runs detector rounds until `--seconds` have passed, stops the
+/// writers, waits for the `mirror` (if any) to apply every acknowledged transfer and prints the
+/// summary. Returns whether every check passed.
+fn detect_while_writing(
+    shared: &Arc<Shared>,
+    args: &Args,
+    sinks: Vec<Box<dyn Sink>>,
+    mirror: Option<&MirrorThread>,
+) -> Result<bool, String> {
+    let writers: Vec<_> = (sinks.into_iter().enumerate())
+        .map(|(w, mut sink)| {
             let shared = shared.clone();
             let ring_every = args.ring_every;
-            std::thread::spawn(move || write_transfers(&shared, w as u64, ring_every))
+            std::thread::spawn(move || write_transfers(&shared, w as u64, ring_every, &mut *sink))
         })
         .collect();
-    let mut detector = Detector::new(shared);
+    let mut detector = Detector::new(shared, mirror);
     let result = detector.rounds(args);
     shared.stop.store(true, Ordering::Relaxed);
+    let mut first_error = None;
     for writer in writers {
-        writer.join().expect("writer thread panicked")?;
+        let outcome = (writer.join()).unwrap_or_else(|_| Err("a writer thread panicked".into()));
+        if let Err(e) = outcome {
+            first_error.get_or_insert(e);
+        }
     }
+    let writing_s = shared.epoch.elapsed().as_secs_f64();
     result?;
-    detector.summary()
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    detector.wait_for_mirror()?;
+    detector.summary(writing_s)
+}
+
+/// Where the writers commit: the embedded database, or PostgreSQL (then mirrored into it).
+trait Sink: Send {
+    /// Commits `hops` as one transaction, its transfers stamped `at` = `shared.now_ms()`.
+    fn commit(&mut self, shared: &Shared, hops: &[Hop]) -> Result<(), String>;
+}
+
+/// The embedded database's sink.
+struct Embedded {
+    /// The accounts' vertices, by id.
+    accounts: Arc<Vec<VertexId>>,
+}
+
+impl Sink for Embedded {
+    fn commit(&mut self, shared: &Shared, hops: &[Hop]) -> Result<(), String> {
+        commit_with_retry(shared, &self.accounts, hops).map_err(|e| e.to_string())
+    }
 }
 
 /// A writer: one transfer per transaction, or now and then a ring of three.
-fn write_transfers(shared: &Shared, seed: u64, ring_every: u32) -> Result<(), String> {
+fn write_transfers(
+    shared: &Shared,
+    seed: u64,
+    ring_every: u32,
+    sink: &mut dyn Sink,
+) -> Result<(), String> {
     let mut rng = SmallRng::seed_from_u64(0x5eed ^ seed);
-    let n = shared.accounts.len() as i64;
+    let n = shared.accounts;
     while !shared.stop.load(Ordering::Relaxed) {
         let ring = rng.random_ratio(1, ring_every);
-        let hops: Vec<(i64, i64, f64)> = if ring {
+        let hops: Vec<Hop> = if ring {
             let (a, b, c) = three_distinct(&mut rng, n);
             let amount = rng.random_range(9_000.0..9_900.0);
             vec![(a, b, amount), (b, c, amount * 0.98), (c, a, amount * 0.96)]
@@ -238,7 +319,8 @@ fn write_transfers(shared: &Shared, seed: u64, ring_every: u32) -> Result<(), St
             let (a, b, _) = three_distinct(&mut rng, n);
             vec![(a, b, rng.random_range(1.0..500.0))]
         };
-        commit_with_retry(shared, &hops).map_err(|e| format!("writer {seed}: {e}"))?;
+        sink.commit(shared, &hops)
+            .map_err(|e| format!("writer {seed}: {e}"))?;
         if ring {
             let key = canonical([hops[0].0, hops[1].0, hops[2].0]);
             shared.injected.lock().insert(key, Instant::now());
@@ -261,14 +343,14 @@ fn three_distinct(rng: &mut SmallRng, n: i64) -> (i64, i64, i64) {
     (a, b, c)
 }
 
-fn commit_with_retry(shared: &Shared, hops: &[(i64, i64, f64)]) -> Result<(), Error> {
+fn commit_with_retry(shared: &Shared, accounts: &[VertexId], hops: &[Hop]) -> Result<(), Error> {
     let mut attempt = 1;
     loop {
         let mut tx = shared.db.begin();
         let at = Value::from(shared.now_ms());
         for &(from, to, amount) in hops {
             let props = [("amount", Value::from(amount)), ("at", at.clone())];
-            let (src, dst) = (shared.accounts[from as usize], shared.accounts[to as usize]);
+            let (src, dst) = (accounts[from as usize], accounts[to as usize]);
             tx.create_edge(src, "TRANSFER", dst, &props)?;
         }
         match tx.commit() {
@@ -290,6 +372,8 @@ fn canonical(ring: [i64; 3]) -> [i64; 3] {
 /// The main thread's state: what was found, and how long things took.
 struct Detector<'a> {
     shared: &'a Shared,
+    /// The mirror that brings the transfers from PostgreSQL (`--postgres`).
+    mirror: Option<&'a MirrorThread>,
     conn: plexus::Connection,
     /// Every ring reported (canonical rotation) → when the query that found it returned.
     /// Whether it was injected is decided at the end: a writer records its ring only after
@@ -298,17 +382,21 @@ struct Detector<'a> {
     ring_query_ms: Vec<f64>,
     pagerank_ms: Vec<f64>,
     rounds: usize,
+    /// How long the mirror took to apply every acknowledged transfer once the writers stopped.
+    mirror_catch_up_ms: Option<f64>,
 }
 
 impl<'a> Detector<'a> {
-    fn new(shared: &'a Shared) -> Self {
+    fn new(shared: &'a Shared, mirror: Option<&'a MirrorThread>) -> Self {
         Detector {
             shared,
+            mirror,
             conn: shared.db.connect(),
             found: HashMap::new(),
             ring_query_ms: Vec::new(),
             pagerank_ms: Vec::new(),
             rounds: 0,
+            mirror_catch_up_ms: None,
         }
     }
 
@@ -317,21 +405,37 @@ impl<'a> Detector<'a> {
         let deadline = Instant::now() + Duration::from_secs_f64(args.seconds);
         let mut since_ms = 0;
         let mut last = (Instant::now(), 0);
+        let mirror_header = match self.mirror {
+            Some(_) => format!("  {:>17}", "mirror p50/p99"),
+            None => String::new(),
+        };
         println!(
-            "{:>6}  {:>9}  {:>9}  {:>9}  {:>13}  top account by PageRank",
+            "{:>6}  {:>9}  {:>9}  {:>9}  {:>13}{mirror_header}  top account by PageRank",
             "t", "commits/s", "transfers", "new rings", "ring query"
         );
         while Instant::now() < deadline {
             std::thread::sleep(interval);
             let round_start_ms = self.shared.now_ms();
+            // a mirrored transfer becomes visible up to the mirror's lag later still
+            let mirror = self.mirror.map(|m| m.handle().status());
+            let lag_ms = (mirror.as_ref())
+                .and_then(|status| status.freshness_max_ms)
+                .map_or(0, |max| max.ceil() as i64);
             let new_rings = self.look_for_rings(since_ms, round_start_ms - RING_WINDOW_MS)?;
-            since_ms = round_start_ms - STAMP_SLACK_MS;
+            since_ms = round_start_ms - STAMP_SLACK_MS - lag_ms;
             let top = self.rank()?;
             let commits = self.shared.commits.load(Ordering::Relaxed);
             let rate = (commits - last.1) as f64 / last.0.elapsed().as_secs_f64();
             last = (Instant::now(), commits);
+            let mirror_column = match mirror {
+                Some(status) => match (status.freshness_p50_ms, status.freshness_p99_ms) {
+                    (Some(p50), Some(p99)) => format!("  {:>14} ms", format!("{p50:.1}/{p99:.1}")),
+                    _ => format!("  {:>17}", "-"),
+                },
+                None => String::new(),
+            };
             println!(
-                "{:>5.1}s  {:>9.0}  {:>9}  {:>9}  {:>10.1} ms  {top}",
+                "{:>5.1}s  {:>9.0}  {:>9}  {:>9}  {:>10.1} ms{mirror_column}  {top}",
                 self.shared.epoch.elapsed().as_secs_f64(),
                 rate,
                 self.shared.transfers.load(Ordering::Relaxed),
@@ -340,6 +444,40 @@ impl<'a> Detector<'a> {
             );
             self.rounds += 1;
         }
+        Ok(())
+    }
+
+    /// The TRANSFER edges the graph holds.
+    fn stored_transfers(&mut self) -> Result<u64, String> {
+        let stored = self.execute(
+            "MATCH (:Account)-[t:TRANSFER]->(:Account) RETURN count(t) AS n",
+            &Params::new(),
+        )?;
+        let n = (stored.rows.first())
+            .and_then(|row| row.first())
+            .ok_or("the count returned no row")?;
+        Ok(int(n)? as u64)
+    }
+
+    /// With a mirror: waits (at most [`MIRROR_CATCH_UP_TIMEOUT`]) until the graph holds every
+    /// transfer the writers saw acknowledged. A timeout is not an error: the check reports the
+    /// difference.
+    fn wait_for_mirror(&mut self) -> Result<(), String> {
+        let Some(mirror) = self.mirror else {
+            return Ok(());
+        };
+        let acknowledged = self.shared.transfers.load(Ordering::Relaxed);
+        let started = Instant::now();
+        while self.stored_transfers()? < acknowledged {
+            if mirror.has_stopped() {
+                return Err(format!("the mirror stopped: {}", mirror.handle().status()));
+            }
+            if started.elapsed() >= MIRROR_CATCH_UP_TIMEOUT {
+                return Ok(());
+            }
+            std::thread::sleep(MIRROR_POLL);
+        }
+        self.mirror_catch_up_ms = Some(ms(started.elapsed()));
         Ok(())
     }
 
@@ -387,18 +525,14 @@ impl<'a> Detector<'a> {
     }
 
     /// Prints the summary and the end-of-run checks; returns whether the checks passed.
-    fn summary(&mut self) -> Result<bool, String> {
-        let elapsed_s = self.shared.epoch.elapsed().as_secs_f64();
+    /// `writing_s`: how long the writers ran.
+    fn summary(&mut self, writing_s: f64) -> Result<bool, String> {
         let commits = self.shared.commits.load(Ordering::Relaxed);
         let transfers = self.shared.transfers.load(Ordering::Relaxed);
         let found_while_writing = self.found.len();
         // One last look over everything, so that the checks below are exact.
         self.look_for_rings(0, 0)?;
-        let stored = self.execute(
-            "MATCH (:Account)-[t:TRANSFER]->(:Account) RETURN count(t) AS n",
-            &Params::new(),
-        )?;
-        let stored = int(&stored.rows[0][0])? as u64;
+        let stored = self.stored_transfers()?;
         let injected = self.shared.injected.lock().clone();
         let mut freshness_ms: Vec<f64> = injected
             .iter()
@@ -414,8 +548,13 @@ impl<'a> Detector<'a> {
             .count();
         println!("\nsummary");
         println!(
-            "  writers         {commits} commits ({transfers} transfers) in {elapsed_s:.1} s = {:.0} commits/s; {} retries after conflicts",
-            commits as f64 / elapsed_s,
+            "  writers         {commits} commits ({transfers} transfers){} in {writing_s:.1} s = {:.0} commits/s; {} retries after conflicts",
+            if self.mirror.is_some() {
+                " in PostgreSQL"
+            } else {
+                ""
+            },
+            commits as f64 / writing_s,
             self.shared.retries.load(Ordering::Relaxed)
         );
         println!(
@@ -435,10 +574,33 @@ impl<'a> Detector<'a> {
             missed,
             organic
         );
+        let acknowledged_by = if self.mirror.is_some() {
+            "PostgreSQL commit acknowledged → reported through the mirror"
+        } else {
+            "commit acknowledged → reported"
+        };
         println!(
-            "  ring freshness  commit acknowledged → reported: {}",
+            "  ring freshness  {acknowledged_by}: {}",
             stats(&mut freshness_ms)
         );
+        if let Some(mirror) = self.mirror {
+            let status = mirror.handle().status();
+            let caught_up = match self.mirror_catch_up_ms {
+                Some(ms) => format!("applied everything {ms:.0} ms after the writers stopped"),
+                None => format!(
+                    "had NOT applied everything {} s after the writers stopped",
+                    MIRROR_CATCH_UP_TIMEOUT.as_secs()
+                ),
+            };
+            let ms = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.1} ms"));
+            println!(
+                "  mirror          {caught_up}; freshness (PostgreSQL commit → graph commit) p50 {}, p99 {}, max {}",
+                ms(status.freshness_p50_ms),
+                ms(status.freshness_p99_ms),
+                ms(status.freshness_max_ms)
+            );
+            println!("  mirror status   {status}");
+        }
         let transfers_ok = stored == transfers;
         println!(
             "  check           {stored} transfers stored, {transfers} acknowledged: {}",

@@ -1,0 +1,72 @@
+//! The fraud demo's `--postgres` mode end to end: a throwaway PostgreSQL, the example run as a
+//! user runs it (through cargo, which builds it if needed), its checks, its clean-up, and the
+//! password kept out of everything it prints.
+
+use std::process::{Command, Output};
+
+use plexus_mirror::cluster::{ClusterOptions, ThrowawayCluster};
+
+#[test]
+fn the_fraud_demo_runs_on_postgres_and_cleans_up() {
+    let cluster = ThrowawayCluster::start(ClusterOptions::default()).expect("start PostgreSQL");
+    let output = demo(&cluster.url(), None);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let printed = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
+    println!("{printed}"); // shown with --nocapture
+    assert!(output.status.success(), "{printed}");
+    assert!(!stdout.contains(cluster.password()), "{printed}");
+    assert!(!stderr.contains(cluster.password()), "{printed}");
+    let check = (stdout.lines())
+        .find(|line| line.trim_start().starts_with("check "))
+        .unwrap_or_else(|| panic!("no check line\n{printed}"));
+    assert!(check.ends_with(": equal"), "{printed}");
+    let rings = (stdout.lines())
+        .find(|line| line.trim_start().starts_with("rings "))
+        .unwrap_or_else(|| panic!("no rings line\n{printed}"));
+    assert!(rings.contains(" 0 missed"), "{printed}");
+    assert!(stdout.contains("mirror status   "), "{printed}");
+    // the slot, the publication and the tables are gone
+    let left = cluster
+        .psql(
+            "SELECT (SELECT count(*) FROM pg_replication_slots) + \
+                    (SELECT count(*) FROM pg_publication) + \
+                    (SELECT count(*) FROM pg_tables WHERE tablename LIKE 'plexus_demo_%')",
+        )
+        .expect("catalog");
+    assert_eq!(left.trim(), "0", "{printed}");
+
+    // a wrong password from PGPASSWORD: an error that does not show it, exit status 1
+    let url = format!(
+        "postgres://{}@127.0.0.1:{}/{}",
+        cluster.user(),
+        cluster.port(),
+        cluster.database()
+    );
+    let wrong = "not-the-password-4711";
+    let output = demo(&url, Some(wrong));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("with a wrong PGPASSWORD: {stderr}");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("password authentication failed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(wrong), "{stderr}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains(wrong));
+}
+
+/// Runs the demo (through cargo, which builds it if needed) in `--postgres url` mode for 2 s.
+fn demo(url: &str, pgpassword: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO"));
+    command
+        .args(["run", "-q", "--manifest-path"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .args(["--example", "fraud", "--", "--postgres", url])
+        .args(["--seconds", "2", "--accounts", "20000", "--writers", "2"]);
+    match pgpassword {
+        Some(password) => command.env("PGPASSWORD", password),
+        None => command.env_remove("PGPASSWORD"),
+    };
+    command.output().expect("run the demo")
+}
