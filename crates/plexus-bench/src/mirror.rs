@@ -98,7 +98,7 @@ pub fn run(options: &Options) -> Result<(), String> {
              INSERT INTO account SELECT g, 'owner ' || g FROM generate_series(1, {ACCOUNTS}) g;
              INSERT INTO transfer (src, dst, amount)
                SELECT 1 + (g * 7919) % {ACCOUNTS}, 1 + (g * 104729) % {ACCOUNTS}, (g % 1000) / 10.0
-               FROM generate_series(1, {}) g;",
+               FROM generate_series(1::bigint, {}) g;",
             options.snapshot_rows
         ))
         .map_err(|e| format!("schema: {e}"))?;
