@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{cluster_with, connect, fixture, snb_data_dir, text_rows};
+use common::{cluster_with, connect, fixture, fixture_mapping, snb_data_dir, text_rows};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -248,13 +248,7 @@ async fn assert_graph_matches_postgres(db: &Database, client: &Client, graph: &P
 }
 
 async fn fraud_options(cluster: &ThrowawayCluster) -> MirrorOptions {
-    let mapping = load_mapping(
-        &cluster.conninfo(),
-        &fixture("fraud-graph.sql"),
-        "fraud-graph.sql",
-    )
-    .await
-    .expect("mapping");
+    let mapping = fixture_mapping(cluster, "fraud-graph.sql").await;
     MirrorOptions::new(&cluster.conninfo(), mapping)
 }
 
@@ -402,16 +396,26 @@ fn disk_db(dir: &Path) -> Arc<Database> {
     Arc::new(Database::open(dir, Config::default()).expect("open database"))
 }
 
+/// The fraud mapping's mirror started on a database in a fresh directory (`name` in its
+/// name), with its pending file there too; the options restart it.
+async fn start_on_disk(
+    cluster: &ThrowawayCluster,
+    name: &str,
+) -> (TempDir, MirrorOptions, Arc<Database>, Mirror) {
+    let dir = TempDir::new(name);
+    let options = fraud_options(cluster).await.pending_file_in(dir.path());
+    let db = disk_db(dir.path());
+    let mirror = Mirror::start(db.clone(), options.clone())
+        .await
+        .expect("start");
+    (dir, options, db, mirror)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_once_across_a_mirror_crash() {
     let (cluster, client) = cluster_with(&fixture("fraud-schema.sql")).await;
-    let dir = TempDir::new("crash");
-    let options = fraud_options(&cluster).await.pending_file_in(dir.path());
+    let (dir, options, db, mut mirror) = start_on_disk(&cluster, "crash").await;
     let graph = options.mapping.clone();
-    let db = disk_db(dir.path());
-    let mut mirror = Mirror::start(db.clone(), options.clone())
-        .await
-        .expect("start");
     fraud_writes(&client, 1_000, 20).await;
     let half = sync_point(&client, FRAUD_TOUCH).await;
     fraud_writes(&client, 2_000, 20).await;
@@ -480,13 +484,8 @@ const FRAUD_WITHOUT_FKS: &str = "
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dangling_references_wait_pending_across_a_restart() {
     let (cluster, client) = cluster_with(FRAUD_WITHOUT_FKS).await;
-    let dir = TempDir::new("pending");
-    let options = fraud_options(&cluster).await.pending_file_in(dir.path());
+    let (dir, options, db, mut mirror) = start_on_disk(&cluster, "pending").await;
     let graph = options.mapping.clone();
-    let db = disk_db(dir.path());
-    let mut mirror = Mirror::start(db.clone(), options.clone())
-        .await
-        .expect("start");
     let status = mirror.status();
     assert_eq!(status.pending, 1, "{status:?}");
     assert!(
@@ -602,13 +601,7 @@ async fn a_row_the_mapping_cannot_convert_stops_the_mirror_with_its_table_and_ke
 async fn snb_mini_mirrors_with_the_counts_and_rows_of_postgres() {
     let load = fixture("snb-load.sql").replace("@DATA@", &snb_data_dir());
     let (cluster, client) = cluster_with(&format!("{}\n{load}", fixture("snb-schema.sql"))).await;
-    let mapping = load_mapping(
-        &cluster.conninfo(),
-        &fixture("snb-graph.sql"),
-        "snb-graph.sql",
-    )
-    .await
-    .expect("mapping");
+    let mapping = fixture_mapping(&cluster, "snb-graph.sql").await;
     let db = memory_db();
     let graph = mapping.clone();
     let mut mirror = Mirror::start(db.clone(), MirrorOptions::new(&cluster.conninfo(), mapping))

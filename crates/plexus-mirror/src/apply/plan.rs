@@ -14,7 +14,7 @@ use plexus::{DataType, Database, Error as GraphError, Value, VertexTableSpec};
 
 use super::MirrorError;
 use crate::change::Datum;
-use crate::mapping::{Conversion, PgType, PropertyGraph, TableName, decode};
+use crate::mapping::{Conversion, PgType, PropertyGraph, PropertyMap, TableName, decode};
 
 /// One catalog column of a source table: name, type oid, type modifier, enum-ness.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -242,6 +242,41 @@ fn column_type(
     })
 }
 
+/// The mapped properties of an element table, as planned.
+fn prop_plans(properties: &[PropertyMap]) -> Vec<PropPlan> {
+    properties
+        .iter()
+        .map(|p| PropPlan {
+            column: p.column.clone(),
+            name: p.name.clone(),
+            pg_type: p.pg_type.clone(),
+            conversion: p.conversion,
+        })
+        .collect()
+}
+
+/// The property holding an element table's one-column key `key_column`: the mapped property
+/// of that column, or else a new one named after the column (added to `properties`, typed
+/// from the catalog).
+fn key_property(
+    properties: &mut Vec<PropPlan>,
+    columns: &TableColumns,
+    table: &TableName,
+    key_column: &str,
+) -> Result<PropPlan, MirrorError> {
+    if let Some(p) = properties.iter().find(|p| p.column == key_column) {
+        return Ok(p.clone());
+    }
+    let p = PropPlan {
+        column: key_column.to_owned(),
+        name: key_column.to_owned(),
+        pg_type: column_type(columns, table, key_column)?,
+        conversion: Conversion::None,
+    };
+    properties.push(p.clone());
+    Ok(p)
+}
+
 impl Plan {
     /// The labels the mirror owns (read-only to users while it runs): every vertex table's
     /// labels, including the LABEL FROM values it lists. (A LABEL FROM without a value list
@@ -294,29 +329,8 @@ impl Plan {
                     other.alias, v.alias
                 )));
             }
-            let mut properties: Vec<PropPlan> = v
-                .properties
-                .iter()
-                .map(|p| PropPlan {
-                    column: p.column.clone(),
-                    name: p.name.clone(),
-                    pg_type: p.pg_type.clone(),
-                    conversion: p.conversion,
-                })
-                .collect();
-            let key = match properties.iter().find(|p| &p.column == key_column) {
-                Some(p) => p.clone(),
-                None => {
-                    let p = PropPlan {
-                        column: key_column.clone(),
-                        name: key_column.clone(),
-                        pg_type: column_type(&columns, &v.table, key_column)?,
-                        conversion: Conversion::None,
-                    };
-                    properties.push(p.clone());
-                    p
-                }
-            };
+            let mut properties = prop_plans(&v.properties);
+            let key = key_property(&mut properties, &columns, &v.table, key_column)?;
             let label_from_labels = v
                 .label_from
                 .as_ref()
@@ -381,16 +395,7 @@ impl Plan {
             };
             let source = end(&e.source)?;
             let destination = end(&e.destination)?;
-            let mut properties: Vec<PropPlan> = e
-                .properties
-                .iter()
-                .map(|p| PropPlan {
-                    column: p.column.clone(),
-                    name: p.name.clone(),
-                    pg_type: p.pg_type.clone(),
-                    conversion: p.conversion,
-                })
-                .collect();
+            let mut properties = prop_plans(&e.properties);
             let owns = |end: &EndPlan| {
                 e.key == [end.column.clone()]
                     && vertices[end.vertex].table == e.table
@@ -410,19 +415,7 @@ impl Plan {
             {
                 EdgeIdentity::Link
             } else if let [key_column] = e.key.as_slice() {
-                let property = match properties.iter().find(|p| &p.column == key_column) {
-                    Some(p) => p.clone(),
-                    None => {
-                        let p = PropPlan {
-                            column: key_column.clone(),
-                            name: key_column.clone(),
-                            pg_type: column_type(&columns, &e.table, key_column)?,
-                            conversion: Conversion::None,
-                        };
-                        properties.push(p.clone());
-                        p
-                    }
-                };
+                let property = key_property(&mut properties, &columns, &e.table, key_column)?;
                 EdgeIdentity::KeyProperty { property }
             } else {
                 return Err(MirrorError::Mapping(format!(

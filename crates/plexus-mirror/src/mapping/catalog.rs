@@ -172,21 +172,30 @@ impl Validator<'_> {
         }
     }
 
+    /// Loads an element table's catalog entry (see [`Validator::table`]) and resolves its KEY
+    /// (see [`resolve_key`]); `clause` names the element table.
+    async fn element_key(
+        &mut self,
+        element: &mut impl Element,
+        clause: &str,
+        vertex: bool,
+    ) -> Result<&TableInfo, MappingError> {
+        let parts = element.parts();
+        let info = self.table(parts.table, parts.span, clause).await?;
+        *parts.key = resolve_key(
+            info,
+            parts.table,
+            std::mem::take(parts.key),
+            parts.key_spans,
+            &format!("{clause} KEY"),
+            vertex,
+        )?;
+        Ok(info)
+    }
+
     async fn vertex_table(&mut self, mut vertex: VertexTable) -> Result<VertexTable, MappingError> {
         let clause = format!("VERTEX TABLE {}", vertex.alias);
-        let info = self.table(&vertex.table, vertex.span, &clause).await?;
-        let spans = KeySpans {
-            clause: vertex.key_span,
-            columns: &vertex.key_spans,
-        };
-        vertex.key = resolve_key(
-            info,
-            &vertex.table,
-            vertex.key,
-            spans,
-            &format!("{clause} KEY"),
-            true,
-        )?;
+        let info = self.element_key(&mut vertex, &clause, true).await?;
         if let Some(from) = &vertex.label_from {
             let clause = format!("{clause} LABEL FROM");
             let ty = typed_column(info, &vertex.table, &from.column, from.span, &clause)?;
@@ -198,14 +207,7 @@ impl Validator<'_> {
                 ));
             }
         }
-        vertex.properties = resolve_properties(
-            info,
-            &vertex.table,
-            vertex.properties,
-            vertex.all_columns_except.take(),
-            vertex.span,
-            &format!("{clause} PROPERTIES"),
-        )?;
+        element_properties(info, &mut vertex, &clause)?;
         let key_types: Vec<PgType> = vertex
             .key
             .iter()
@@ -307,19 +309,7 @@ impl Validator<'_> {
         vertices: &[VertexTable],
     ) -> Result<EdgeTable, MappingError> {
         let clause = format!("EDGE TABLE {}", edge.alias);
-        let info = self.table(&edge.table, edge.span, &clause).await?;
-        let spans = KeySpans {
-            clause: edge.key_span,
-            columns: &edge.key_spans,
-        };
-        edge.key = resolve_key(
-            info,
-            &edge.table,
-            edge.key,
-            spans,
-            &format!("{clause} KEY"),
-            false,
-        )?;
+        self.element_key(&mut edge, &clause, false).await?;
         for source in [true, false] {
             let which = if source { "SOURCE" } else { "DESTINATION" };
             let clause = format!("{clause} {which} KEY");
@@ -341,14 +331,7 @@ impl Validator<'_> {
             resolve_endpoint(info, &edge.table, endpoint, vertex, vertex_info, &clause)?;
         }
         let info = self.loaded(&edge.table, edge.span, &clause)?;
-        edge.properties = resolve_properties(
-            info,
-            &edge.table,
-            edge.properties,
-            edge.all_columns_except.take(),
-            edge.span,
-            &format!("{clause} PROPERTIES"),
-        )?;
+        element_properties(info, &mut edge, &clause)?;
         Ok(edge)
     }
 
@@ -443,8 +426,6 @@ fn typed_column(
     })
 }
 
-/// KEY columns: the given ones or the primary key; each typed, together unique and not
-/// null, and covered by the replica identity.
 /// Where a KEY clause and its columns are written.
 #[derive(Clone, Copy)]
 struct KeySpans<'a> {
@@ -452,6 +433,66 @@ struct KeySpans<'a> {
     columns: &'a [Span],
 }
 
+/// What vertex and edge tables alike resolve against the catalog: their table, KEY and
+/// properties.
+struct ElementParts<'a> {
+    table: &'a TableName,
+    span: Span,
+    key: &'a mut Vec<String>,
+    key_spans: KeySpans<'a>,
+    properties: &'a mut Vec<PropertyMap>,
+    all_columns_except: &'a mut Option<Vec<String>>,
+}
+
+/// A vertex or edge table.
+trait Element {
+    fn parts(&mut self) -> ElementParts<'_>;
+}
+
+/// Implements [`Element`] for element table types, which share these fields.
+macro_rules! impl_element {
+    ($($element:ty),*) => {$(
+        impl Element for $element {
+            fn parts(&mut self) -> ElementParts<'_> {
+                ElementParts {
+                    table: &self.table,
+                    span: self.span,
+                    key: &mut self.key,
+                    key_spans: KeySpans {
+                        clause: self.key_span,
+                        columns: &self.key_spans,
+                    },
+                    properties: &mut self.properties,
+                    all_columns_except: &mut self.all_columns_except,
+                }
+            }
+        }
+    )*};
+}
+
+impl_element!(VertexTable, EdgeTable);
+
+/// Resolves an element table's properties (see [`resolve_properties`]); `clause` names the
+/// element table.
+fn element_properties(
+    info: &TableInfo,
+    element: &mut impl Element,
+    clause: &str,
+) -> Result<(), MappingError> {
+    let parts = element.parts();
+    *parts.properties = resolve_properties(
+        info,
+        parts.table,
+        std::mem::take(parts.properties),
+        parts.all_columns_except.take(),
+        parts.span,
+        &format!("{clause} PROPERTIES"),
+    )?;
+    Ok(())
+}
+
+/// KEY columns: the given ones or the primary key; each typed, together unique and not
+/// null, and covered by the replica identity.
 fn resolve_key(
     info: &TableInfo,
     table: &TableName,

@@ -366,32 +366,14 @@ impl Parser {
         let (name, _) = self.graph_name("the graph's name")?;
         self.clause = "VERTEX TABLES".to_owned();
         self.keyword("VERTEX")?;
-        self.keyword("TABLES")?;
-        self.sym('(')?;
-        let mut vertex_tables = Vec::new();
-        loop {
-            vertex_tables.push(self.vertex_table()?);
-            self.clause = "VERTEX TABLES".to_owned();
-            if !self.eat_sym(',') {
-                break;
-            }
-        }
-        self.sym(')')?;
-        let mut edge_tables = Vec::new();
-        if self.is_keyword("EDGE") {
+        let vertex_tables = self.element_tables(Self::vertex_table)?;
+        let edge_tables = if self.is_keyword("EDGE") {
             self.clause = "EDGE TABLES".to_owned();
             self.pos += 1;
-            self.keyword("TABLES")?;
-            self.sym('(')?;
-            loop {
-                edge_tables.push(self.edge_table()?);
-                self.clause = "EDGE TABLES".to_owned();
-                if !self.eat_sym(',') {
-                    break;
-                }
-            }
-            self.sym(')')?;
-        }
+            self.element_tables(Self::edge_table)?
+        } else {
+            Vec::new()
+        };
         self.clause = "CREATE PROPERTY GRAPH".to_owned();
         self.eat_sym(';');
         if self.peek().tok != Tok::Eof {
@@ -407,6 +389,28 @@ impl Parser {
             vertex_tables,
             edge_tables,
         })
+    }
+
+    /// After `VERTEX` or `EDGE`: `TABLES ( element, ... )`, each element parsed by `element`;
+    /// the clause in effect at the start (`VERTEX TABLES` or `EDGE TABLES`) is restored after
+    /// each one.
+    fn element_tables<T>(
+        &mut self,
+        mut element: impl FnMut(&mut Self) -> Result<T, MappingError>,
+    ) -> Result<Vec<T>, MappingError> {
+        let clause = self.clause.clone();
+        self.keyword("TABLES")?;
+        self.sym('(')?;
+        let mut tables = Vec::new();
+        loop {
+            tables.push(element(self)?);
+            self.clause.clone_from(&clause);
+            if !self.eat_sym(',') {
+                break;
+            }
+        }
+        self.sym(')')?;
+        Ok(tables)
     }
 
     /// `table [AS alias] [KEY (...)]`.
@@ -437,67 +441,53 @@ impl Parser {
     }
 
     fn vertex_table(&mut self) -> Result<VertexTable, MappingError> {
-        let Head {
-            table,
-            alias,
-            key,
-            span,
-            key_span,
-            key_spans,
-        } = self.element_head("VERTEX")?;
-        let clauses = self.element_clauses(&alias, true)?;
+        let head = self.element_head("VERTEX")?;
+        let clauses = self.element_clauses(&head.alias, true)?;
         let mut labels: Vec<String> = clauses.labels.into_iter().map(|(l, _)| l).collect();
         let mut all_columns_except = clauses.all_columns_except;
         if !clauses.any {
             // SQL/PGQ: no clause at all is DEFAULT LABEL PROPERTIES ARE ALL COLUMNS (the
             // default label is left out when LABEL FROM gives each row its label)
             if clauses.label_from.is_none() {
-                labels.push(alias.clone());
+                labels.push(head.alias.clone());
             }
             all_columns_except = Some(Vec::new());
         }
         Ok(VertexTable {
-            alias,
-            table,
-            key,
+            alias: head.alias,
+            table: head.table,
+            key: head.key,
             labels,
             label_from: clauses.label_from,
             properties: clauses.properties,
             list_properties: clauses.lists,
             all_columns_except,
-            span,
-            key_span,
-            key_spans,
+            span: head.span,
+            key_span: head.key_span,
+            key_spans: head.key_spans,
         })
     }
 
     fn edge_table(&mut self) -> Result<EdgeTable, MappingError> {
-        let Head {
-            table,
-            alias,
-            key,
-            span,
-            key_span,
-            key_spans,
-        } = self.element_head("EDGE")?;
+        let head = self.element_head("EDGE")?;
         let base = self.clause.clone();
         self.clause = format!("{base} SOURCE KEY");
         let source = self.endpoint("SOURCE")?;
         self.clause = format!("{base} DESTINATION KEY");
         let destination = self.endpoint("DESTINATION")?;
         self.clause = base;
-        let clauses = self.element_clauses(&alias, false)?;
+        let clauses = self.element_clauses(&head.alias, false)?;
         let mut all_columns_except = clauses.all_columns_except;
         let mut labels = clauses.labels;
         if !clauses.any {
-            labels.push((alias.clone(), span));
+            labels.push((head.alias.clone(), head.span));
             all_columns_except = Some(Vec::new());
         }
         let label = match labels.as_slice() {
             [(label, _)] => label.clone(),
             [] => {
                 return Err(self.error_at(
-                    span,
+                    head.span,
                     "an edge table needs a label (its relationship type)".to_owned(),
                 ));
             }
@@ -514,51 +504,51 @@ impl Parser {
             }
         };
         Ok(EdgeTable {
-            alias,
-            table,
-            key,
+            alias: head.alias,
+            table: head.table,
+            key: head.key,
             label,
             source,
             destination,
             properties: clauses.properties,
             all_columns_except,
-            span,
-            key_span,
-            key_spans,
+            span: head.span,
+            key_span: head.key_span,
+            key_spans: head.key_spans,
         })
     }
 
     /// `SOURCE KEY (...) REFERENCES alias [(...)]` or the implicit `SOURCE alias`.
     fn endpoint(&mut self, which: &str) -> Result<Endpoint, MappingError> {
         let span = self.keyword(which)?;
-        if self.eat_keyword("KEY") {
-            let (columns, column_spans) = self.spanned_column_list()?;
-            self.keyword("REFERENCES")?;
-            let (vertex_table, _) = self.sql_name("a vertex table alias")?;
-            let (referenced_columns, referenced_spans) = if self.peek().tok == Tok::Sym('(') {
-                self.spanned_column_list()?
+        let (columns, column_spans, vertex_table, (referenced_columns, referenced_spans)) =
+            if self.eat_keyword("KEY") {
+                let (columns, column_spans) = self.spanned_column_list()?;
+                self.keyword("REFERENCES")?;
+                let (vertex_table, _) = self.sql_name("a vertex table alias")?;
+                let referenced = if self.peek().tok == Tok::Sym('(') {
+                    self.spanned_column_list()?
+                } else {
+                    (Vec::new(), Vec::new())
+                };
+                (columns, column_spans, vertex_table, referenced)
             } else {
-                (Vec::new(), Vec::new())
+                let (vertex_table, _) = self.sql_name("KEY or a vertex table alias")?;
+                (
+                    Vec::new(),
+                    Vec::new(),
+                    vertex_table,
+                    (Vec::new(), Vec::new()),
+                )
             };
-            Ok(Endpoint {
-                columns,
-                vertex_table,
-                referenced_columns,
-                span,
-                column_spans,
-                referenced_spans,
-            })
-        } else {
-            let (vertex_table, _) = self.sql_name("KEY or a vertex table alias")?;
-            Ok(Endpoint {
-                columns: Vec::new(),
-                vertex_table,
-                referenced_columns: Vec::new(),
-                span,
-                column_spans: Vec::new(),
-                referenced_spans: Vec::new(),
-            })
-        }
+        Ok(Endpoint {
+            columns,
+            vertex_table,
+            referenced_columns,
+            span,
+            column_spans,
+            referenced_spans,
+        })
     }
 
     /// Label, properties, LABEL FROM and PROPERTY ... LIST FROM clauses, until `,` or `)`.

@@ -4,6 +4,8 @@
 #![allow(dead_code)] // each test file uses its own part
 
 use plexus_mirror::cluster::{ClusterOptions, ThrowawayCluster};
+use plexus_mirror::load_mapping;
+use plexus_mirror::mapping::PropertyGraph;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 /// The SNB mini data set's PostgreSQL CSV files (`../shared/data`, beside the repository),
@@ -21,6 +23,13 @@ pub fn snb_data_dir() -> String {
 pub fn fixture(name: &str) -> String {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The mapping in the fixture file `name`, loaded against `cluster`'s catalog.
+pub async fn fixture_mapping(cluster: &ThrowawayCluster, name: &str) -> PropertyGraph {
+    load_mapping(&cluster.conninfo(), &fixture(name), name)
+        .await
+        .expect("mapping")
 }
 
 /// A client of `cluster` with the session settings the mirror uses (ISO dates, UTC, …).
