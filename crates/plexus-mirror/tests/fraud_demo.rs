@@ -1,7 +1,12 @@
 //! The fraud demo's `--postgres` mode end to end: a throwaway PostgreSQL, the example run as a
-//! user runs it (through cargo, which builds it if needed), its checks, its clean-up, and the
-//! password kept out of everything it prints.
+//! user runs it, its checks, its clean-up, and the password kept out of everything it prints.
+//!
+//! The example binary is the one `cargo test` built beside this test (it builds the examples
+//! of the packages it tests, with the same features); only when it is missing (a run with a
+//! `--test` filter) is it built and run through `cargo run`, which may rebuild dependencies
+//! with this package's own feature set — minutes, not seconds.
 
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use plexus_mirror::cluster::{ClusterOptions, ThrowawayCluster};
@@ -56,14 +61,34 @@ fn the_fraud_demo_runs_on_postgres_and_cleans_up() {
     assert!(!String::from_utf8_lossy(&output.stdout).contains(wrong));
 }
 
-/// Runs the demo (through cargo, which builds it if needed) in `--postgres url` mode for 2 s.
+/// `target/<profile>/examples/fraud` beside this test's executable (`target/<profile>/deps/`).
+fn built_example() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let example = exe.parent()?.parent()?.join("examples").join("fraud");
+    example.is_file().then_some(example)
+}
+
+/// Runs the demo in `--postgres url` mode for 2 s.
 fn demo(url: &str, pgpassword: Option<&str>) -> Output {
-    let mut command = Command::new(env!("CARGO"));
-    command
-        .args(["run", "-q", "--manifest-path"])
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
-        .args(["--example", "fraud", "--", "--postgres", url])
-        .args(["--seconds", "2", "--accounts", "20000", "--writers", "2"]);
+    let mut command = match built_example() {
+        Some(example) => Command::new(example),
+        None => {
+            let mut cargo = Command::new(env!("CARGO"));
+            cargo
+                .args(["run", "-q", "--manifest-path"])
+                .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+                .args(["--example", "fraud", "--"]);
+            cargo
+        }
+    };
+    command.args(["--postgres", url]).args([
+        "--seconds",
+        "2",
+        "--accounts",
+        "20000",
+        "--writers",
+        "2",
+    ]);
     match pgpassword {
         Some(password) => command.env("PGPASSWORD", password),
         None => command.env_remove("PGPASSWORD"),
