@@ -6,7 +6,7 @@
 //! `--test` filter) is it built and run through `cargo run`, which may rebuild dependencies
 //! with this package's own feature set — minutes, not seconds.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use plexus_mirror::cluster::{ClusterOptions, ThrowawayCluster};
@@ -14,7 +14,9 @@ use plexus_mirror::cluster::{ClusterOptions, ThrowawayCluster};
 #[test]
 fn the_fraud_demo_runs_on_postgres_and_cleans_up() {
     let cluster = ThrowawayCluster::start(ClusterOptions::default()).expect("start PostgreSQL");
-    let output = demo(&cluster.url(), None);
+    let db = std::env::temp_dir().join(format!("plexus-fraud-demo-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&db);
+    let output = demo(&cluster.url(), None, Some(&db));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let printed = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
@@ -41,6 +43,13 @@ fn the_fraud_demo_runs_on_postgres_and_cleans_up() {
         .expect("catalog");
     assert_eq!(left.trim(), "0", "{printed}");
 
+    // the same --db again: refused (it holds the first run's graph), nothing in PostgreSQL
+    let output = demo(&cluster.url(), None, Some(&db));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let _ = std::fs::remove_dir_all(&db);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("already holds a graph"), "{stderr}");
+
     // a wrong password from PGPASSWORD: an error that does not show it, exit status 1
     let url = format!(
         "postgres://{}@127.0.0.1:{}/{}",
@@ -49,7 +58,7 @@ fn the_fraud_demo_runs_on_postgres_and_cleans_up() {
         cluster.database()
     );
     let wrong = "not-the-password-4711";
-    let output = demo(&url, Some(wrong));
+    let output = demo(&url, Some(wrong), None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     println!("with a wrong PGPASSWORD: {stderr}");
     assert_eq!(output.status.code(), Some(1), "{stderr}");
@@ -68,8 +77,8 @@ fn built_example() -> Option<PathBuf> {
     example.is_file().then_some(example)
 }
 
-/// Runs the demo in `--postgres url` mode for 2 s.
-fn demo(url: &str, pgpassword: Option<&str>) -> Output {
+/// Runs the demo in `--postgres url` mode for 2 s (into `db` when given).
+fn demo(url: &str, pgpassword: Option<&str>, db: Option<&Path>) -> Output {
     let mut command = match built_example() {
         Some(example) => Command::new(example),
         None => {
@@ -89,6 +98,9 @@ fn demo(url: &str, pgpassword: Option<&str>) -> Output {
         "--writers",
         "2",
     ]);
+    if let Some(db) = db {
+        command.arg("--db").arg(db);
+    }
     match pgpassword {
         Some(password) => command.env("PGPASSWORD", password),
         None => command.env_remove("PGPASSWORD"),

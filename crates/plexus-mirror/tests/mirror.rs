@@ -4,7 +4,10 @@
 
 mod common;
 
-use common::{cluster_with, connect, fixture, fixture_mapping, snb_data_dir, text_rows};
+use common::{
+    CATCH_UP_TIMEOUT, catch_up, cluster_with, connect, fixture, fixture_mapping, snb_data_dir,
+    sync_point, text_rows,
+};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,8 +20,6 @@ use plexus_mirror::cluster::ThrowawayCluster;
 use plexus_mirror::mapping::{PgType, PropertyGraph, decode};
 use plexus_mirror::{Mirror, MirrorError, MirrorOptions, MirrorState, load_mapping};
 use tokio_postgres::Client;
-
-const CATCH_UP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A fresh directory under the system temp dir, removed on drop.
 struct TempDir(PathBuf);
@@ -44,21 +45,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// Runs `touch` (statements changing a mapped table) in a transaction that reads the WAL
-/// insert position before committing: once the mirror has applied a position at or past it,
-/// this transaction and every one committed before it are in the graph.
-async fn sync_point(client: &Client, touch: &str) -> Lsn {
-    client.batch_execute("BEGIN").await.expect("begin");
-    client.batch_execute(touch).await.expect("touch");
-    let rows = text_rows(client, "SELECT pg_current_wal_insert_lsn()::text").await;
-    client.batch_execute("COMMIT").await.expect("commit");
-    rows[0][0]
-        .as_deref()
-        .expect("lsn")
-        .parse()
-        .expect("lsn text")
 }
 
 const FRAUD_TOUCH: &str =
@@ -250,14 +236,6 @@ async fn assert_graph_matches_postgres(db: &Database, client: &Client, graph: &P
 async fn fraud_options(cluster: &ThrowawayCluster) -> MirrorOptions {
     let mapping = fixture_mapping(cluster, "fraud-graph.sql").await;
     MirrorOptions::new(&cluster.conninfo(), mapping)
-}
-
-async fn catch_up(mirror: &mut Mirror, client: &Client, touch: &str) {
-    let target = sync_point(client, touch).await;
-    mirror
-        .catch_up(target, CATCH_UP_TIMEOUT)
-        .await
-        .unwrap_or_else(|e| panic!("catch up to {target}: {e}"));
 }
 
 fn memory_db() -> Arc<Database> {

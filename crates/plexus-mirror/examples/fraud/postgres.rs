@@ -62,6 +62,22 @@ CREATE PROPERTY GRAPH plexus_fraud_demo
 /// Runs the demo against the PostgreSQL database `url`, mirrored into `db` (in `dir`).
 pub(crate) fn run(db: &Arc<Database>, dir: &Path, url: &str, args: &Args) -> Result<bool, String> {
     println!("PostgreSQL {}", redact(url));
+    // the demo recreates its PostgreSQL tables and mirrors them from a fresh snapshot: a
+    // graph holding an earlier run (mirrored or embedded) would not match them
+    let vertices = db
+        .connect()
+        .execute("MATCH (n) RETURN count(n)", &plexus::Params::new())
+        .map_err(|e| format!("counting the graph's vertices: {e}"))?;
+    if !matches!(
+        vertices.rows.first().and_then(|r| r.first()),
+        Some(plexus::CypherValue::Int(0))
+    ) {
+        return Err(format!(
+            "{} already holds a graph (an earlier run?): --postgres mirrors into an empty \
+             database; leave --db out or name a new directory",
+            dir.display()
+        ));
+    }
     let conninfo = match std::env::var("PGPASSWORD") {
         Ok(password) => with_default_password(url, &password),
         Err(_) => url.to_owned(),

@@ -20,12 +20,12 @@
 //! ============
 //! Each vertex table becomes a Plexus vertex table named by its first static label (by its
 //! alias, capitalised, when all its labels come from LABEL FROM), with its other labels as
-//! extra labels and the key column's property as primary key (typed; other properties stay
-//! implicit). Composite vertex keys are refused ("not supported yet"). An edge table's edges
-//! are found again by one of three identities ([`plan::EdgeIdentity`]): row-owned (the row is
-//! also the vertex at one end: fraud's OWNS, SNB's HAS_CREATOR), link table (the key is the
-//! endpoint columns: the edge between the two vertices) or a single-column key stored on the
-//! edge as a property with a relationship index. See [`plan`].
+//! extra labels and the key as primary key (typed; other properties stay implicit): a
+//! composite key is one list property ([`plan::KeyPlan`]). An edge table's edges are found
+//! again by one of three identities ([`plan::EdgeIdentity`]): row-owned (the row is also the
+//! vertex at one end: fraud's OWNS, SNB's HAS_CREATOR), link table (the key is the endpoint
+//! columns: the edge between the two vertices) or the edge table's own key stored on the edge
+//! as a property (indexed when it is one column). See [`plan`].
 //!
 //! EPOCHS AND EXACTLY ONCE
 //! =======================
@@ -60,10 +60,11 @@
 //!
 //! NOT DONE
 //! ========
-//! Composite vertex keys; edge-table keys that are neither row-owned, nor the endpoint
-//! columns, nor one column; list properties ordered by a column other than their value
-//! (the stream appends); a vertex deleted while rows without foreign-key constraints still
-//! reference it loses those edges for good (they are not put back to pending).
+//! An index for composite edge-table keys (a change that moves such an edge, or a delete
+//! that names only its key, scans the type's edges); list properties ordered by a column
+//! other than their value (the stream appends); a vertex deleted while rows without
+//! foreign-key constraints still reference it loses those edges for good (they are not put
+//! back to pending).
 
 pub mod pending;
 pub mod plan;
@@ -287,6 +288,10 @@ async fn catalog_columns(
     Ok(columns)
 }
 
+/// A function run before an epoch commit (see `Mirror::before_commit`).
+#[cfg(test)]
+type CommitHook = Box<dyn FnMut(&OriginClaim) + Send>;
+
 /// A running mirror; see the module documentation.
 pub struct Mirror {
     db: Arc<Database>,
@@ -306,6 +311,9 @@ pub struct Mirror {
     last_sync: Instant,
     backoff: Backoff,
     handle: MirrorHandle,
+    /// Runs before every epoch commit attempt (tests commit conflicting writes here).
+    #[cfg(test)]
+    before_commit: Option<CommitHook>,
 }
 
 impl Mirror {
@@ -350,6 +358,8 @@ impl Mirror {
             last_sync: Instant::now(),
             backoff: Backoff::new(),
             handle,
+            #[cfg(test)]
+            before_commit: None,
             options,
         };
         match mirror.db.replication_origin(&mirror.options.slot) {
@@ -612,6 +622,10 @@ impl Mirror {
         {
             state.pending.store(file)?;
         }
+        #[cfg(test)]
+        if let Some(hook) = &mut self.before_commit {
+            hook(&self.claim);
+        }
         let commit_ts = tx.commit()?;
         Ok((commit_ts, rows, state))
     }
@@ -748,5 +762,63 @@ mod tests {
         let kv = with_default_password("host=h user=u", "it's");
         let parsed: tokio_postgres::Config = kv.parse().expect("key=value");
         assert_eq!(parsed.get_password(), Some(&b"it's"[..]));
+    }
+
+    /// An epoch whose commit a conflicting commit aborts is applied again from its source
+    /// transactions, in a new graph transaction: the graph ends as the source says.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_epoch_aborted_by_a_conflicting_commit_is_applied_again() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+
+        use crate::cluster::{ClusterOptions, ThrowawayCluster};
+
+        let cluster = ThrowawayCluster::start(ClusterOptions::default()).expect("PostgreSQL");
+        cluster
+            .psql("CREATE TABLE person (id int PRIMARY KEY, name text); INSERT INTO person VALUES (1, 'a')")
+            .expect("schema");
+        let mapping =
+            "CREATE PROPERTY GRAPH g VERTEX TABLES (person LABEL Person PROPERTIES (id, name))";
+        let graph = load_mapping(&cluster.conninfo(), mapping, "g.sql")
+            .await
+            .expect("mapping");
+        let db = Arc::new(Database::open_in_memory(plexus::Config::default()).expect("database"));
+        let options = MirrorOptions::new(&cluster.conninfo(), graph);
+        let mut mirror = Mirror::start(db.clone(), options).await.expect("start");
+        let attempts = Arc::new(AtomicU32::new(0));
+        let counted = attempts.clone();
+        mirror.before_commit = Some(Box::new(move |claim: &OriginClaim| {
+            if counted.fetch_add(1, Ordering::SeqCst) > 0 {
+                return;
+            }
+            // the first attempt: another writer changes the same vertex and commits first
+            let mut tx = claim.begin();
+            let v = tx
+                .lookup("Person", &Value::Int(1))
+                .expect("lookup")
+                .expect("vertex");
+            tx.set_vertex_property(v, "name", Value::from("intruder"))
+                .expect("write");
+            tx.commit().expect("the conflicting commit");
+        }));
+        let lsn = cluster
+            .psql("UPDATE person SET name = 'b' WHERE id = 1; SELECT pg_current_wal_insert_lsn()")
+            .expect("update");
+        let target: Lsn = lsn.trim().parse().expect("lsn");
+        mirror
+            .catch_up(target, Duration::from_secs(30))
+            .await
+            .expect("caught up");
+        assert_eq!(attempts.load(Ordering::SeqCst), 2, "one abort, one retry");
+        let mut tx = db.begin();
+        let v = tx
+            .lookup("Person", &Value::Int(1))
+            .expect("lookup")
+            .expect("vertex");
+        assert_eq!(
+            tx.vertex_property(v, "name").expect("name"),
+            Some(Value::from("b"))
+        );
+        tx.rollback();
+        mirror.stop().await.expect("stop");
     }
 }

@@ -4,9 +4,19 @@
 //!
 //! A [`Plan`] is built once at start from the validated [`PropertyGraph`] and the source
 //! tables' catalog columns ([`TableColumns`]); everything the mapping allows but the apply
-//! side does not support yet (composite vertex keys, ambiguous row-owned edges, composite
-//! keys of edge tables that are neither row-owned nor link tables) is refused here, before
-//! anything is copied.
+//! side cannot apply unambiguously (two edge tables whose row-owned edges it could not tell
+//! apart, two vertex tables becoming one Plexus table) is refused here, before anything is
+//! copied.
+//!
+//! KEYS
+//! ====
+//! A Plexus vertex table has a one-property primary key, so a vertex table's key becomes one
+//! property ([`KeyPlan`]): a one-column key is that column's property; a composite key is a
+//! list property holding the key columns' values in key order, named after their property
+//! names joined with `_` (`KEY (order_id, line_no)` → `order_id_line_no: [7, 2]`). Every
+//! column set that names a vertex — the key itself, an edge table's endpoint columns, a
+//! child list's parent columns — is decoded by the same [`KeyPlan`], so the values always
+//! compare equal. An edge table's own composite key is stored on its edges the same way.
 
 use std::collections::HashMap;
 
@@ -38,6 +48,21 @@ pub struct PropPlan {
 }
 
 impl PropPlan {
+    /// The property of a key column the mapping does not map: named after the column, typed
+    /// from the catalog.
+    fn unmapped(
+        columns: &TableColumns,
+        table: &TableName,
+        column: &str,
+    ) -> Result<PropPlan, MirrorError> {
+        Ok(PropPlan {
+            column: column.to_owned(),
+            name: column.to_owned(),
+            pg_type: column_type(columns, table, column)?,
+            conversion: Conversion::None,
+        })
+    }
+
     /// The property's value in `row`: `Ok(None)` when the column is an unchanged TOAST
     /// value (leave the property as it is), `Value::Null` for SQL NULL.
     pub fn value(&self, row: &Row<'_>, table: &TableName) -> Result<Option<Value>, MirrorError> {
@@ -100,6 +125,136 @@ impl<'a> Row<'a> {
     }
 }
 
+/// How a set of columns names a vertex (or a keyed edge); see the module documentation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyPlan {
+    /// The key columns in key order, each decoded as its property is.
+    pub parts: Vec<PropPlan>,
+    /// The property holding the key (for a composite key, the list of the parts' values).
+    pub property: String,
+}
+
+impl KeyPlan {
+    /// The plan of key `key_columns` of `table`: each column's mapped property, or else a
+    /// new property named after the column (a one-column key's is added to `properties`,
+    /// typed from the catalog).
+    fn new(
+        properties: &mut Vec<PropPlan>,
+        columns: &TableColumns,
+        table: &TableName,
+        key_columns: &[String],
+    ) -> Result<KeyPlan, MirrorError> {
+        if let [column] = key_columns {
+            let part = match properties.iter().find(|p| p.column == *column) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = PropPlan::unmapped(columns, table, column)?;
+                    properties.push(p.clone());
+                    p
+                }
+            };
+            return Ok(KeyPlan {
+                property: part.name.clone(),
+                parts: vec![part],
+            });
+        }
+        let parts = key_columns
+            .iter()
+            .map(
+                |column| match properties.iter().find(|p| p.column == *column) {
+                    Some(p) => Ok(p.clone()),
+                    None => PropPlan::unmapped(columns, table, column),
+                },
+            )
+            .collect::<Result<Vec<_>, _>>()?;
+        let names: Vec<&str> = parts.iter().map(|p| p.name.as_str()).collect();
+        let property = names.join("_");
+        if properties.iter().any(|p| p.name == property) {
+            return Err(MirrorError::Mapping(format!(
+                "{table}: the composite key ({}) is stored as the list property {property}, \
+                 which the mapping also gives to a column; rename that property with AS",
+                key_columns.join(", ")
+            )));
+        }
+        Ok(KeyPlan { parts, property })
+    }
+
+    pub fn is_composite(&self) -> bool {
+        self.parts.len() > 1
+    }
+
+    /// The key columns' names, in key order.
+    pub fn columns(&self) -> Vec<String> {
+        self.parts.iter().map(|p| p.column.clone()).collect()
+    }
+
+    /// The type of the key property.
+    pub fn data_type(&self) -> DataType {
+        if self.is_composite() {
+            return DataType::List;
+        }
+        match self.parts[0].pg_type {
+            PgType::Int => DataType::Int64,
+            PgType::String => DataType::String,
+            PgType::Bool => DataType::Bool,
+            PgType::Float => DataType::Float64,
+            _ => DataType::Any,
+        }
+    }
+
+    /// The key named by `columns` of `row` (the key columns themselves, an endpoint's
+    /// columns or a child's parent columns, in key order): `Ok(None)` when one of them is
+    /// NULL, `Err(reason)` when one cannot be decoded or came as an unchanged TOAST value.
+    pub fn value_in(&self, row: &Row<'_>, columns: &[String]) -> Result<Option<Value>, String> {
+        debug_assert_eq!(columns.len(), self.parts.len());
+        let mut values = Vec::with_capacity(columns.len());
+        for (part, column) in self.parts.iter().zip(columns) {
+            let text = match row.get(column) {
+                Datum::Null => return Ok(None),
+                Datum::UnchangedToast => {
+                    return Err(format!(
+                        "key column \"{column}\" came as an unchanged TOAST value"
+                    ));
+                }
+                Datum::Text(text) => text,
+            };
+            values.push(
+                decode(&part.pg_type, part.conversion, text)
+                    .map_err(|reason| format!("column \"{column}\": {reason}"))?,
+            );
+        }
+        Ok(Some(match <[Value; 1]>::try_from(values) {
+            Ok([one]) => one,
+            Err(values) => Value::List(values.into()),
+        }))
+    }
+
+    /// `columns` of `row` as text, for messages and for grouping rows by key (`None` when
+    /// one is NULL or unchanged).
+    pub fn text_in(&self, row: &Row<'_>, columns: &[String]) -> Option<String> {
+        let texts = columns
+            .iter()
+            .map(|c| row.text(c))
+            .collect::<Option<Vec<&str>>>()?;
+        Some(match texts.as_slice() {
+            [one] => (*one).to_owned(),
+            more => format!("({})", more.join(", ")),
+        })
+    }
+
+    /// What a missing vertex named by `columns` of `row` is, for the pending set's report:
+    /// the vertex table's alias and key columns, with the row's values.
+    pub fn describe_in(&self, alias: &str, row: &Row<'_>, columns: &[String]) -> String {
+        let text = self
+            .text_in(row, columns)
+            .unwrap_or_else(|| "NULL".to_owned());
+        match self.columns().as_slice() {
+            [one] => format!("{alias} {one}={text}"),
+            more => format!("{alias} ({})={text}", more.join(", ")),
+        }
+    }
+}
+
 /// A vertex table of the mapping as the apply side uses it.
 #[derive(Clone, Debug)]
 pub struct VertexPlan {
@@ -108,9 +263,10 @@ pub struct VertexPlan {
     /// The Plexus vertex table (and the label every vertex of it carries).
     pub graph_table: String,
     pub mapping: crate::mapping::VertexTable,
-    /// The key column and the primary-key property it feeds.
-    pub key: PropPlan,
-    /// Every property, the key property included.
+    /// The key columns and the primary-key property they feed.
+    pub key: KeyPlan,
+    /// Every mapped property, a one-column key's property included (a composite key's
+    /// list property is not among them).
     pub properties: Vec<PropPlan>,
     /// Every label a LABEL FROM can give (to move them on update); empty without LABEL FROM
     /// or when it has no value list.
@@ -120,14 +276,25 @@ pub struct VertexPlan {
 impl VertexPlan {
     /// The key value of `row` (an error when NULL or undecodable).
     pub fn key_value(&self, row: &Row<'_>) -> Result<Value, MirrorError> {
-        match self.key.value(row, &self.table)? {
-            Some(Value::Null) | None => Err(MirrorError::Row {
-                table: self.table.to_string(),
-                key: row.describe(),
-                reason: format!("key column \"{}\" is NULL or missing", self.key.column),
-            }),
-            Some(value) => Ok(value),
+        let error = |reason: String| MirrorError::Row {
+            table: self.table.to_string(),
+            key: row.describe(),
+            reason,
+        };
+        let columns = self.key.columns();
+        match self.key.value_in(row, &columns) {
+            Ok(Some(value)) => Ok(value),
+            Ok(None) => Err(error(format!(
+                "key column(s) {} NULL or missing",
+                columns.join(", ")
+            ))),
+            Err(reason) => Err(error(reason)),
         }
+    }
+
+    /// Whether `row` carries every key column (an old row may carry none).
+    pub fn has_key(&self, row: &Row<'_>) -> bool {
+        self.key.parts.iter().all(|p| row.text(&p.column).is_some())
     }
 
     /// The labels of `row`'s vertex.
@@ -137,9 +304,11 @@ impl VertexPlan {
             .label_from
             .as_ref()
             .and_then(|from| row.text(&from.column));
-        let key = row.text(&self.key.column).unwrap_or("NULL");
+        let key: Vec<&str> = (self.key.parts.iter())
+            .map(|p| row.text(&p.column).unwrap_or("NULL"))
+            .collect();
         self.mapping
-            .labels_for_row(label_value, &[key])
+            .labels_for_row(label_value, &key)
             .map_err(|reason| MirrorError::Row {
                 table: self.table.to_string(),
                 key: row.describe(),
@@ -156,15 +325,16 @@ pub struct ListPlan {
     pub name: String,
     pub table: TableName,
     pub value: PropPlan,
-    /// The child's column holding the parent's key.
-    pub parent_column: String,
+    /// The child's columns holding the parent's key, in key order.
+    pub parent_columns: Vec<String>,
     pub order_by: Option<String>,
 }
 
-/// One endpoint of an edge table: the edge row's column holding the vertex key.
+/// One endpoint of an edge table: the edge row's columns holding the vertex key, in key
+/// order.
 #[derive(Clone, Debug)]
 pub struct EndPlan {
-    pub column: String,
+    pub columns: Vec<String>,
     /// Index in [`Plan::vertices`].
     pub vertex: usize,
 }
@@ -178,9 +348,9 @@ pub enum EdgeIdentity {
     RowOwned { source: bool },
     /// The key is the endpoint columns: the edge between the two vertices.
     Link,
-    /// A single-column key stored on the edge as property `property`, found by the
-    /// relationship index on (label, property).
-    KeyProperty { property: PropPlan },
+    /// The edge table's own key, stored on the edge as property `key.property` and found by
+    /// the relationship index on (label, property).
+    KeyProperty { key: KeyPlan },
 }
 
 #[derive(Clone, Debug)]
@@ -191,12 +361,37 @@ pub struct EdgePlan {
     pub key: Vec<String>,
     pub source: EndPlan,
     pub destination: EndPlan,
-    /// Every property (with [`EdgeIdentity::KeyProperty`], the key property included).
+    /// Every mapped property (with [`EdgeIdentity::KeyProperty`], a one-column key's
+    /// property included).
     pub properties: Vec<PropPlan>,
     pub identity: EdgeIdentity,
 }
 
 impl EdgePlan {
+    /// The composite key property of `row`'s edge (name and value), when the edge table
+    /// stores one: a one-column key is an ordinary mapped property.
+    pub fn stored_key(&self, row: &Row<'_>) -> Result<Option<(&str, Value)>, MirrorError> {
+        let EdgeIdentity::KeyProperty { key } = &self.identity else {
+            return Ok(None);
+        };
+        if !key.is_composite() {
+            return Ok(None);
+        }
+        let error = |reason: String| MirrorError::Row {
+            table: self.table.to_string(),
+            key: row.describe(),
+            reason,
+        };
+        match key.value_in(row, &key.columns()) {
+            Ok(Some(value)) => Ok(Some((key.property.as_str(), value))),
+            Ok(None) => Err(error(format!(
+                "key column(s) {} NULL",
+                key.columns().join(", ")
+            ))),
+            Err(reason) => Err(error(reason)),
+        }
+    }
+
     /// The row's identity as text values of the key columns (for the pending set).
     pub fn key_texts(&self, row: &Row<'_>) -> Vec<Option<String>> {
         self.key
@@ -223,6 +418,11 @@ fn capitalised(alias: &str) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
+}
+
+/// Whether `a` and `b` hold the same column names (in any order).
+fn same_columns(a: &[String], b: &[String]) -> bool {
+    a.iter().all(|c| b.contains(c)) && b.iter().all(|c| a.contains(c))
 }
 
 fn column_type(
@@ -253,28 +453,6 @@ fn prop_plans(properties: &[PropertyMap]) -> Vec<PropPlan> {
             conversion: p.conversion,
         })
         .collect()
-}
-
-/// The property holding an element table's one-column key `key_column`: the mapped property
-/// of that column, or else a new one named after the column (added to `properties`, typed
-/// from the catalog).
-fn key_property(
-    properties: &mut Vec<PropPlan>,
-    columns: &TableColumns,
-    table: &TableName,
-    key_column: &str,
-) -> Result<PropPlan, MirrorError> {
-    if let Some(p) = properties.iter().find(|p| p.column == key_column) {
-        return Ok(p.clone());
-    }
-    let p = PropPlan {
-        column: key_column.to_owned(),
-        name: key_column.to_owned(),
-        pg_type: column_type(columns, table, key_column)?,
-        conversion: Conversion::None,
-    };
-    properties.push(p.clone());
-    Ok(p)
 }
 
 impl Plan {
@@ -308,15 +486,6 @@ impl Plan {
     pub fn new(graph: &PropertyGraph, columns: TableColumns) -> Result<Plan, MirrorError> {
         let mut vertices: Vec<VertexPlan> = Vec::new();
         for v in &graph.vertex_tables {
-            let [key_column] = v.key.as_slice() else {
-                return Err(MirrorError::Mapping(format!(
-                    "vertex table {} ({}): composite vertex keys ({}) are not supported yet; \
-                     map a single-column unique key",
-                    v.alias,
-                    v.table,
-                    v.key.join(", ")
-                )));
-            };
             let graph_table = v
                 .labels
                 .first()
@@ -330,7 +499,7 @@ impl Plan {
                 )));
             }
             let mut properties = prop_plans(&v.properties);
-            let key = key_property(&mut properties, &columns, &v.table, key_column)?;
+            let key = KeyPlan::new(&mut properties, &columns, &v.table, &v.key)?;
             let label_from_labels = v
                 .label_from
                 .as_ref()
@@ -350,12 +519,6 @@ impl Plan {
         let mut lists = Vec::new();
         for (index, v) in graph.vertex_tables.iter().enumerate() {
             for list in &v.list_properties {
-                let [parent_column] = list.key.as_slice() else {
-                    return Err(MirrorError::Mapping(format!(
-                        "list property {} of {}: its KEY must be one column",
-                        list.name, v.alias
-                    )));
-                };
                 lists.push(ListPlan {
                     vertex: index,
                     name: list.name.clone(),
@@ -366,7 +529,7 @@ impl Plan {
                         pg_type: list.pg_type.clone(),
                         conversion: Conversion::None,
                     },
-                    parent_column: parent_column.clone(),
+                    parent_columns: list.key.clone(),
                     order_by: list.order_by.clone(),
                 });
             }
@@ -380,51 +543,32 @@ impl Plan {
         let mut edges: Vec<EdgePlan> = Vec::new();
         for e in &graph.edge_tables {
             let end = |endpoint: &crate::mapping::Endpoint| -> Result<EndPlan, MirrorError> {
-                let [column] = endpoint.columns.as_slice() else {
-                    return Err(MirrorError::Mapping(format!(
-                        "edge table {}: an endpoint of {} columns (composite vertex keys are \
-                         not supported yet)",
-                        e.alias,
-                        endpoint.columns.len()
-                    )));
-                };
                 Ok(EndPlan {
-                    column: column.clone(),
+                    columns: endpoint.columns.clone(),
                     vertex: vertex_index(&endpoint.vertex_table)?,
                 })
             };
             let source = end(&e.source)?;
             let destination = end(&e.destination)?;
             let mut properties = prop_plans(&e.properties);
+            // the row is the endpoint's vertex: the endpoint columns are that vertex table's
+            // own key columns, and the edge table's key
             let owns = |end: &EndPlan| {
-                e.key == [end.column.clone()]
-                    && vertices[end.vertex].table == e.table
-                    && vertices[end.vertex].key.column == end.column
+                vertices[end.vertex].table == e.table
+                    && vertices[end.vertex].key.columns() == end.columns
+                    && same_columns(&e.key, &end.columns)
             };
+            let endpoint_columns: Vec<String> =
+                (source.columns.iter().chain(&destination.columns).cloned()).collect();
             let identity = if owns(&source) {
                 EdgeIdentity::RowOwned { source: true }
             } else if owns(&destination) {
                 EdgeIdentity::RowOwned { source: false }
-            } else if e
-                .key
-                .iter()
-                .all(|k| *k == source.column || *k == destination.column)
-                && [&source.column, &destination.column]
-                    .iter()
-                    .all(|c| e.key.contains(c))
-            {
+            } else if same_columns(&e.key, &endpoint_columns) {
                 EdgeIdentity::Link
-            } else if let [key_column] = e.key.as_slice() {
-                let property = key_property(&mut properties, &columns, &e.table, key_column)?;
-                EdgeIdentity::KeyProperty { property }
             } else {
-                return Err(MirrorError::Mapping(format!(
-                    "edge table {} ({}): its key ({}) is neither the row's own vertex key, \
-                     nor its endpoint columns, nor one column; not supported yet",
-                    e.alias,
-                    e.table,
-                    e.key.join(", ")
-                )));
+                let key = KeyPlan::new(&mut properties, &columns, &e.table, &e.key)?;
+                EdgeIdentity::KeyProperty { key }
             };
             let plan = EdgePlan {
                 alias: e.alias.clone(),
@@ -466,30 +610,23 @@ impl Plan {
     pub fn create_schema(&self, db: &Database) -> Result<(), MirrorError> {
         let schema = db.schema();
         for v in &self.vertices {
-            let key_type = match v.key.pg_type {
-                PgType::Int => DataType::Int64,
-                PgType::String => DataType::String,
-                PgType::Bool => DataType::Bool,
-                PgType::Float => DataType::Float64,
-                _ => DataType::Any,
-            };
             if let Some(existing) = schema
                 .vertex_tables
                 .iter()
                 .find(|t| t.name == v.graph_table)
             {
-                if existing.primary_key.as_deref() != Some(v.key.name.as_str()) {
+                if existing.primary_key.as_deref() != Some(v.key.property.as_str()) {
                     return Err(MirrorError::Mapping(format!(
                         "the graph already has a vertex table {} whose primary key is {:?}, \
                          not {} as the mapping says",
-                        v.graph_table, existing.primary_key, v.key.name
+                        v.graph_table, existing.primary_key, v.key.property
                     )));
                 }
                 continue;
             }
             let mut spec = VertexTableSpec::new(&v.graph_table)
-                .property(&v.key.name, key_type)
-                .primary_key(&v.key.name);
+                .property(&v.key.property, v.key.data_type())
+                .primary_key(&v.key.property);
             spec.extra_labels = v.mapping.labels.iter().skip(1).cloned().collect();
             match &v.mapping.label_from {
                 Some(from) if from.values.is_none() => spec.any_extra_label = true,
@@ -505,15 +642,18 @@ impl Plan {
             db.create_vertex_table(&spec)?;
         }
         for e in &self.edges {
-            let EdgeIdentity::KeyProperty { property } = &e.identity else {
+            let EdgeIdentity::KeyProperty { key } = &e.identity else {
                 continue;
             };
+            if key.is_composite() {
+                continue; // lists are not indexable; see rows::find_edge
+            }
             let exists = schema
                 .indexes
                 .iter()
-                .any(|i| i.label == e.label && i.property == property.name);
+                .any(|i| i.label == e.label && i.property == key.property);
             if !exists {
-                match db.create_relationship_index(&e.label, &property.name, None) {
+                match db.create_relationship_index(&e.label, &key.property, None) {
                     Ok(_) | Err(GraphError::Constraint(_)) => {}
                     Err(other) => return Err(other.into()),
                 }
@@ -531,6 +671,7 @@ impl Plan {
             }
         };
         for v in self.vertices.iter().filter(|v| &v.table == table) {
+            v.key.parts.iter().for_each(|p| add(&p.column));
             v.properties.iter().for_each(|p| add(&p.column));
             if let Some(from) = &v.mapping.label_from {
                 add(&from.column);
@@ -538,12 +679,12 @@ impl Plan {
         }
         for e in self.edges.iter().filter(|e| &e.table == table) {
             e.key.iter().for_each(|c| add(c));
-            add(&e.source.column);
-            add(&e.destination.column);
+            e.source.columns.iter().for_each(|c| add(c));
+            e.destination.columns.iter().for_each(|c| add(c));
             e.properties.iter().for_each(|p| add(&p.column));
         }
         for l in self.lists.iter().filter(|l| &l.table == table) {
-            add(&l.parent_column);
+            l.parent_columns.iter().for_each(|c| add(c));
             add(&l.value.column);
             if let Some(order) = &l.order_by {
                 add(order);

@@ -20,8 +20,8 @@ use plexus::{Direction, EdgeId, KeyRange, Transaction, Value, VertexId};
 use super::MirrorError;
 use super::pending::{PendingEdge, PendingKey, PendingSet};
 use super::plan::{EdgeIdentity, EdgePlan, EndPlan, ListPlan, Plan, Row, VertexPlan};
-use crate::change::{Change, Datum, RelationInfo, SourceTxn};
-use crate::mapping::{TableName, decode};
+use crate::change::{Change, RelationInfo, SourceTxn};
+use crate::mapping::TableName;
 
 /// A relation as the stream last described it.
 #[derive(Clone, Debug)]
@@ -295,7 +295,7 @@ fn upsert_vertex(
 ) -> Result<bool, MirrorError> {
     let new_key = vp.key_value(&new)?;
     let old_key = match old {
-        Some(old) if old.text(&vp.key.column).is_some() => vp.key_value(&old)?,
+        Some(old) if vp.has_key(&old) => vp.key_value(&old)?,
         _ => new_key.clone(),
     };
     let mut found = tx.lookup(&vp.graph_table, &old_key)?;
@@ -312,6 +312,9 @@ fn upsert_vertex(
                 props.push((p.name.as_str(), value));
             }
         }
+        if vp.key.is_composite() {
+            props.push((vp.key.property.as_str(), new_key));
+        }
         let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
         tx.create_vertex(&labels, &props)?;
         return Ok(true);
@@ -320,10 +323,13 @@ fn upsert_vertex(
         let Some(value) = p.value(&new, &vp.table)? else {
             continue;
         };
-        if p.name == vp.key.name && value == old_key {
+        if p.name == vp.key.property && value == old_key {
             continue;
         }
         tx.set_vertex_property(v, &p.name, value)?;
+    }
+    if vp.key.is_composite() && old_key != new_key {
+        tx.set_vertex_property(v, &vp.key.property, new_key.clone())?;
     }
     if vp.mapping.label_from.is_some() {
         let current = tx.vertex_labels(v)?;
@@ -350,30 +356,14 @@ fn resolve_end(
     row: Row<'_>,
 ) -> Result<End, MirrorError> {
     let vp = &plan.vertices[end.vertex];
-    let text = match row.get(&end.column) {
-        Datum::Null => return Ok(End::Null),
-        Datum::UnchangedToast => {
-            return Err(row_error(
-                &ep.table,
-                &row,
-                format!(
-                    "endpoint column \"{}\" came as an unchanged TOAST value",
-                    end.column
-                ),
-            ));
-        }
-        Datum::Text(text) => text,
+    let key = match vp.key.value_in(&row, &end.columns) {
+        Ok(Some(key)) => key,
+        Ok(None) => return Ok(End::Null),
+        Err(reason) => return Err(row_error(&ep.table, &row, reason)),
     };
-    let key = decode(&vp.key.pg_type, vp.key.conversion, text).map_err(|reason| {
-        row_error(
-            &ep.table,
-            &row,
-            format!("column \"{}\": {reason}", end.column),
-        )
-    })?;
     Ok(match tx.lookup(&vp.graph_table, &key)? {
         Some(v) => End::Found(v),
-        None => End::Missing(format!("{} {}={text}", vp.alias, vp.key.column)),
+        None => End::Missing(vp.key.describe_in(&vp.alias, &row, &end.columns)),
     })
 }
 
@@ -418,30 +408,62 @@ fn find_edge(
             let found = tx.edges_between(src, Some(&ep.label), dst)?;
             Ok(found.first().map(|&e| (e, src, dst)))
         }
-        EdgeIdentity::KeyProperty { property } => {
-            let Some(key) = property.value(&ident, &ep.table)? else {
-                return Ok(None);
+        EdgeIdentity::KeyProperty { key: key_plan } => {
+            let key = match key_plan.value_in(&ident, &key_plan.columns()) {
+                Ok(Some(key)) => key,
+                Ok(None) => return Ok(None),
+                Err(reason) => return Err(row_error(&ep.table, &ident, reason)),
             };
-            let Some(range) = KeyRange::equal(&key) else {
-                return Ok(None);
+            let property = &key_plan.property;
+            let indexed = match KeyRange::equal(&key) {
+                Some(range) => tx.seek_edges_by_index(&ep.label, property, &range)?,
+                None => None,
             };
-            let candidates = match tx.seek_edges_by_index(&ep.label, &property.name, &range)? {
+            let candidates = match indexed {
                 Some(found) => found,
-                None => tx.scan_edges(&ep.label)?,
+                // a composite key (a list) is not indexable: first the edges between the
+                // row's endpoints, when it names them, then the label's edges
+                None => {
+                    let between = match (
+                        resolve_end(tx, plan, ep, &ep.source, ident)?,
+                        resolve_end(tx, plan, ep, &ep.destination, ident)?,
+                    ) {
+                        (End::Found(s), End::Found(d)) => {
+                            tx.edges_between(s, Some(&ep.label), d)?
+                        }
+                        _ => Vec::new(),
+                    };
+                    if let Some(found) = keyed_edge(tx, plan, ep, property, &key, between)? {
+                        return Ok(Some(found));
+                    }
+                    tx.scan_edges(&ep.label)?
+                }
             };
-            for e in candidates {
-                if tx.edge_property(e, &property.name)?.as_ref() != Some(&key) {
-                    continue;
-                }
-                let (src, dst) = tx.edge_endpoints(e)?;
-                if in_table(tx, plan, &ep.source, src)? && in_table(tx, plan, &ep.destination, dst)?
-                {
-                    return Ok(Some((e, src, dst)));
-                }
-            }
-            Ok(None)
+            keyed_edge(tx, plan, ep, property, &key, candidates)
         }
     }
+}
+
+/// The first of `candidates` whose `property` is `key` and whose endpoints are in the edge
+/// table's vertex tables.
+fn keyed_edge(
+    tx: &mut Transaction,
+    plan: &Plan,
+    ep: &EdgePlan,
+    property: &str,
+    key: &Value,
+    candidates: Vec<EdgeId>,
+) -> Result<Option<(EdgeId, VertexId, VertexId)>, MirrorError> {
+    for e in candidates {
+        if tx.edge_property(e, property)?.as_ref() != Some(key) {
+            continue;
+        }
+        let (src, dst) = tx.edge_endpoints(e)?;
+        if in_table(tx, plan, &ep.source, src)? && in_table(tx, plan, &ep.destination, dst)? {
+            return Ok(Some((e, src, dst)));
+        }
+    }
+    Ok(None)
 }
 
 /// Creates, updates, moves or removes the edge of an edge-table row, or holds it pending.
@@ -463,7 +485,12 @@ fn upsert_edge(
         .pending
         .entries
         .remove(&(ep.alias.clone(), ep.key_texts(&new)));
-    let existing = find_edge(tx, plan, ep, ident)?;
+    let mut existing = find_edge(tx, plan, ep, ident)?;
+    if existing.is_none() && old.is_some() && ep.identity == EdgeIdentity::Link {
+        // the old endpoint keys may name a vertex whose key has changed since (an ON UPDATE
+        // CASCADE arrives after the key change): the edge is the one between the new ones
+        existing = find_edge(tx, plan, ep, new)?;
+    }
     let src = resolve_end(tx, plan, ep, &ep.source, new)?;
     let dst = resolve_end(tx, plan, ep, &ep.destination, new)?;
     match (src, dst) {
@@ -474,6 +501,9 @@ fn upsert_edge(
                         if let Some(value) = p.value(&new, &ep.table)? {
                             tx.set_edge_property(e, &p.name, value)?;
                         }
+                    }
+                    if let Some((name, key)) = ep.stored_key(&new)? {
+                        tx.set_edge_property(e, name, key)?;
                     }
                     return Ok(());
                 }
@@ -487,6 +517,9 @@ fn upsert_edge(
                 {
                     props.push((p.name.as_str(), value));
                 }
+            }
+            if let Some((name, key)) = ep.stored_key(&new)? {
+                props.push((name, key));
             }
             tx.create_edge(s, &ep.label, d, &props)?;
         }
@@ -561,11 +594,11 @@ fn list_parent(
     row: Row<'_>,
 ) -> Result<Option<VertexId>, MirrorError> {
     let vp = &plan.vertices[lp.vertex];
-    let Some(text) = row.text(&lp.parent_column) else {
-        return Ok(None);
+    let key = match vp.key.value_in(&row, &lp.parent_columns) {
+        Ok(Some(key)) => key,
+        Ok(None) => return Ok(None),
+        Err(reason) => return Err(row_error(&lp.table, &row, reason)),
     };
-    let key = decode(&vp.key.pg_type, vp.key.conversion, text)
-        .map_err(|reason| row_error(&lp.table, &row, reason))?;
     let parent = tx.lookup(&vp.graph_table, &key)?;
     if parent.is_none() {
         eprintln!(

@@ -16,10 +16,10 @@ use plexus::{BulkLoad, Value, VertexId};
 
 use super::MirrorError;
 use super::pending::{PendingEdge, PendingSet};
-use super::plan::{EndPlan, Plan, Row};
+use super::plan::{EdgeIdentity, EndPlan, Plan, Row};
 use super::rows::Reported;
 use crate::change::Datum;
-use crate::mapping::{TableName, decode};
+use crate::mapping::TableName;
 
 /// The copied rows of one table: the columns read and every row's values.
 pub struct CopiedTable {
@@ -61,11 +61,12 @@ pub fn load_copy(
     let mut lists: Vec<HashMap<String, Vec<(Value, Value)>>> = Vec::new();
     for lp in &plan.lists {
         let child = table_of(&lp.table);
+        let parent_key = &plan.vertices[lp.vertex].key;
         let mut by_parent: HashMap<String, Vec<(Value, Value)>> = HashMap::new();
         for values in &child.rows {
             let row = Row::new(&child.columns, values);
             let (Some(parent), Some(value)) = (
-                row.text(&lp.parent_column),
+                parent_key.text_in(&row, &lp.parent_columns),
                 lp.value.value(&row, &lp.table)?,
             ) else {
                 continue;
@@ -78,10 +79,7 @@ pub fn load_copy(
                 Some(column) => row.text(column).map_or(Value::Null, Value::from),
                 None => Value::Null,
             };
-            by_parent
-                .entry(parent.to_owned())
-                .or_default()
-                .push((order, value));
+            by_parent.entry(parent).or_default().push((order, value));
         }
         for items in by_parent.values_mut() {
             if lp.order_by.is_some() {
@@ -105,21 +103,26 @@ pub fn load_copy(
         for &l in &own_lists {
             columns.push((plan.lists[l].name.clone(), Vec::with_capacity(count)));
         }
+        let mut keys: Vec<Value> = Vec::new();
+        let key_columns = vp.key.columns();
         let mut row_labels: Vec<Vec<String>> = Vec::with_capacity(count);
         for values in &source.rows {
             let row = Row::new(&source.columns, values);
-            vp.key_value(&row)?;
+            let key = vp.key_value(&row)?;
+            if vp.key.is_composite() {
+                keys.push(key);
+            }
             for (p, column) in vp.properties.iter().zip(columns.iter_mut()) {
                 column
                     .1
                     .push(p.value(&row, &vp.table)?.unwrap_or(Value::Null));
             }
-            let key_text = row.text(&vp.key.column).unwrap_or_default();
+            let key_text = vp.key.text_in(&row, &key_columns).unwrap_or_default();
             for (&l, column) in own_lists
                 .iter()
                 .zip(columns.iter_mut().skip(vp.properties.len()))
             {
-                let items = lists[l].remove(key_text).unwrap_or_default();
+                let items = lists[l].remove(&key_text).unwrap_or_default();
                 column.1.push(if items.is_empty() {
                     Value::Null
                 } else {
@@ -133,6 +136,9 @@ pub fn load_copy(
                     .filter(|l| *l != vp.graph_table)
                     .collect(),
             );
+        }
+        if vp.key.is_composite() {
+            columns.push((vp.key.property.clone(), keys));
         }
         let added = load.add_nodes(
             &[vp.graph_table.as_str()],
@@ -154,6 +160,7 @@ pub fn load_copy(
             .iter()
             .map(|p| (p.name.clone(), Vec::new()))
             .collect();
+        let mut edge_keys: Vec<Value> = Vec::new();
         for values in &source.rows {
             let row = Row::new(&source.columns, values);
             let src = lookup_end(load, plan, &ep.table, &ep.source, &row)?;
@@ -166,6 +173,9 @@ pub fn load_copy(
                         column
                             .1
                             .push(p.value(&row, &ep.table)?.unwrap_or(Value::Null));
+                    }
+                    if let Some((_, key)) = ep.stored_key(&row)? {
+                        edge_keys.push(key);
                     }
                 }
                 (None, _) | (_, None) => {}
@@ -191,6 +201,11 @@ pub fn load_copy(
                 }
             }
         }
+        if let EdgeIdentity::KeyProperty { key } = &ep.identity
+            && key.is_composite()
+        {
+            columns.push((key.property.clone(), edge_keys));
+        }
         let added = load.add_relationships(&ep.label, &src_ids, &dst_ids, &columns)?;
         if !added.rejected.is_empty() {
             return Err(rejected(&ep.table, "edge", &added.rejected));
@@ -210,18 +225,20 @@ fn lookup_end(
     row: &Row<'_>,
 ) -> Result<Option<Result<VertexId, String>>, MirrorError> {
     let vp = &plan.vertices[end.vertex];
-    let Some(text) = row.text(&end.column) else {
-        return Ok(None);
+    let key = match vp.key.value_in(row, &end.columns) {
+        Ok(Some(key)) => key,
+        Ok(None) => return Ok(None),
+        Err(reason) => {
+            return Err(MirrorError::Row {
+                table: table.to_string(),
+                key: row.describe(),
+                reason,
+            });
+        }
     };
-    let key =
-        decode(&vp.key.pg_type, vp.key.conversion, text).map_err(|reason| MirrorError::Row {
-            table: table.to_string(),
-            key: row.describe(),
-            reason: format!("column \"{}\": {reason}", end.column),
-        })?;
     Ok(Some(match load.lookup(&vp.graph_table, &key)? {
         Some(v) => Ok(v),
-        None => Err(format!("{} {}={text}", vp.alias, vp.key.column)),
+        None => Err(vp.key.describe_in(&vp.alias, row, &end.columns)),
     }))
 }
 

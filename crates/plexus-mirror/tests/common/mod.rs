@@ -3,9 +3,12 @@
 
 #![allow(dead_code)] // each test file uses its own part
 
+use std::time::Duration;
+
+use plexus_mirror::change::Lsn;
 use plexus_mirror::cluster::{ClusterOptions, ThrowawayCluster};
-use plexus_mirror::load_mapping;
 use plexus_mirror::mapping::PropertyGraph;
+use plexus_mirror::{Mirror, load_mapping};
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 /// The SNB mini data set's PostgreSQL CSV files (`../shared/data`, beside the repository),
@@ -73,4 +76,30 @@ pub async fn text_rows(client: &Client, sql: &str) -> Vec<Vec<Option<String>>> {
             _ => None,
         })
         .collect()
+}
+
+/// How long a test waits for the mirror to reach a source position.
+pub const CATCH_UP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs `touch` (statements changing a mapped table) in a transaction that reads the WAL
+/// insert position before committing: once the mirror has applied a position at or past it,
+/// this transaction and every one committed before it are in the graph.
+pub async fn sync_point(client: &Client, touch: &str) -> Lsn {
+    client.batch_execute("BEGIN").await.expect("begin");
+    client.batch_execute(touch).await.expect("touch");
+    let rows = text_rows(client, "SELECT pg_current_wal_insert_lsn()::text").await;
+    client.batch_execute("COMMIT").await.expect("commit");
+    rows[0][0]
+        .as_deref()
+        .expect("lsn")
+        .parse()
+        .expect("lsn text")
+}
+
+pub async fn catch_up(mirror: &mut Mirror, client: &Client, touch: &str) {
+    let target = sync_point(client, touch).await;
+    mirror
+        .catch_up(target, CATCH_UP_TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("catch up to {target}: {e}"));
 }
