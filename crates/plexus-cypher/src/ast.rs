@@ -94,12 +94,13 @@ pub enum CopyOptionValue {
 
 impl CopyOption {
     /// The options `COPY` accepts, with whether each takes a boolean (else a string).
-    pub const NAMES: [(&'static str, bool); 6] = [
+    pub const NAMES: [(&'static str, bool); 7] = [
         ("HEADER", true),
         ("DELIM", false),
         ("QUOTE", false),
         ("ESCAPE", false),
         ("IGNORE_ERRORS", true),
+        ("REPORT", false),
         ("FORMAT", false),
     ];
 }

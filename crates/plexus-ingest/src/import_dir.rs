@@ -42,7 +42,7 @@ pub struct ResolvedFile {
     pub name: String,
 }
 
-fn location(message: String) -> IngestError {
+pub(crate) fn location(message: String) -> IngestError {
     IngestError::new(IngestErrorKind::Location, message)
 }
 
@@ -73,37 +73,7 @@ impl ImportDir {
     /// Resolves a statement's file name (see the module docs); the file must exist and be a
     /// regular file.
     pub fn resolve(&self, name: &str) -> Result<ResolvedFile> {
-        let path = strip_file_url(name)?;
-        let decoded = percent_decode(&path).ok_or_else(|| {
-            location(format!(
-                "'{name}': invalid percent-encoding in the file name"
-            ))
-        })?;
-        if decoded.contains('\0') {
-            return Err(location(format!(
-                "'{name}': a file name cannot contain NUL"
-            )));
-        }
-        let mut parts: Vec<&str> = Vec::new();
-        for part in decoded.split('/') {
-            match part {
-                "" | "." => {}
-                ".." => {
-                    if parts.pop().is_none() {
-                        return Err(location(format!(
-                            "'{name}' leaves the import directory (through '..'); files are \
-                             read only from the import directory"
-                        )));
-                    }
-                }
-                part => parts.push(part),
-            }
-        }
-        if parts.is_empty() {
-            return Err(location(format!(
-                "'{name}' names the import directory itself, not a file"
-            )));
-        }
+        let parts = file_parts(name, "import directory", "read")?;
         let relative = parts.join("/");
         let joined = parts.iter().fold(self.root.clone(), |p, part| p.join(part));
         let canonical = joined.canonicalize().map_err(|e| {
@@ -150,8 +120,46 @@ impl ImportDir {
     }
 }
 
+/// A statement's file name as path components under a directory (the lexical check of the
+/// module docs): `dir` names the directory in messages ("import directory"), `verb` what
+/// is done with its files ("read").
+pub(crate) fn file_parts(name: &str, dir: &str, verb: &str) -> Result<Vec<String>> {
+    let path = strip_file_url(name, dir, verb)?;
+    let decoded = percent_decode(&path).ok_or_else(|| {
+        location(format!(
+            "'{name}': invalid percent-encoding in the file name"
+        ))
+    })?;
+    if decoded.contains('\0') {
+        return Err(location(format!(
+            "'{name}': a file name cannot contain NUL"
+        )));
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for part in decoded.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return Err(location(format!(
+                        "'{name}' leaves the {dir} (through '..'); files are {verb} only \
+                         in the {dir}"
+                    )));
+                }
+            }
+            part => parts.push(part.to_owned()),
+        }
+    }
+    if parts.is_empty() {
+        return Err(location(format!(
+            "'{name}' names the {dir} itself, not a file"
+        )));
+    }
+    Ok(parts)
+}
+
 /// The path part of a `file:` URL, or the name itself when it has no scheme.
-fn strip_file_url(name: &str) -> Result<String> {
+fn strip_file_url(name: &str, dir: &str, verb: &str) -> Result<String> {
     let scheme_end = name.find(':').filter(|&i| {
         i > 1 // a one-letter "scheme" would be a drive letter; there are none here, refuse below
             && name[..i]
@@ -165,8 +173,8 @@ fn strip_file_url(name: &str) -> Result<String> {
     let scheme = &name[..end];
     if !scheme.eq_ignore_ascii_case("file") {
         return Err(location(format!(
-            "'{name}': only file: URLs are read ({scheme}: is not); files come from the \
-             import directory"
+            "'{name}': only file: URLs are {verb} ({scheme}: is not); files are {verb} only \
+             in the {dir}"
         )));
     }
     let rest = &name[end + 1..];

@@ -10,7 +10,9 @@
 //!   directory; every name a statement gives (`'file:///persons.csv'`, `'persons.csv'`,
 //!   `'/persons.csv'`) is resolved under it, and a name that would leave it — through `..` or
 //!   through a symbolic link — is refused before the file is opened. A Bolt client can never
-//!   make the server read `/etc/passwd`.
+//!   make the server read `/etc/passwd`. [`ExportDir`] is its counterpart for the files a
+//!   server writes (a `COPY` report): names resolved the same way, directories created on
+//!   the way, links out of it refused.
 //! - [`CsvReader`]: a streaming CSV tokenizer with `LOAD CSV`'s semantics (RFC 4180 quoting,
 //!   a configurable field terminator, an empty unquoted field is `null` while `""` is the empty
 //!   string, records may span lines, gzip files read transparently), reporting malformed input
@@ -36,6 +38,7 @@
 mod arrow_values;
 mod csv;
 mod error;
+mod export_dir;
 mod header;
 pub mod import;
 mod import_dir;
@@ -43,5 +46,6 @@ mod import_dir;
 pub use arrow_values::{batch_columns, column_values};
 pub use csv::{CsvOptions, CsvReader, CsvRecord, MAX_FIELD_BYTES, MAX_RECORD_FIELDS};
 pub use error::{IngestError, IngestErrorKind, Result};
+pub use export_dir::ExportDir;
 pub use header::{Column, ColumnKind, FieldType, Header, HeaderFor};
 pub use import_dir::ImportDir;

@@ -81,7 +81,7 @@ use plexus_exec::{
     Cursor, ErrorClass, ParallelConfig, Params, Procedure, ProcedureRegistry, QueryError,
     QueryResult, Value as CypherValue,
 };
-use plexus_ingest::ImportDir;
+use plexus_ingest::{ExportDir, ImportDir};
 use plexus_txn::{Transaction, TxnManager};
 use plexus_types::IsolationLevel;
 use std::sync::Arc;
@@ -108,6 +108,8 @@ pub struct Connection {
     transaction_statements: Option<&'static str>,
     /// Where `LOAD CSV` reads files from (the database's `import_directory`).
     import_dir: Option<Arc<ImportDir>>,
+    /// Where `COPY ... (REPORT 'f')` writes (the database's `export_directory`).
+    export_dir: Option<Arc<ExportDir>>,
 }
 
 /// The session's own state (see SESSION in the module docs).
@@ -209,6 +211,7 @@ impl Connection {
         manager: Arc<TxnManager>,
         settings: Arc<Settings>,
         import_dir: Option<Arc<ImportDir>>,
+        export_dir: Option<Arc<ExportDir>>,
         followers: Arc<crate::follower_status::FollowerStatuses>,
     ) -> Self {
         let (session, parallel) = Self::session_defaults(&settings);
@@ -222,6 +225,7 @@ impl Connection {
             session,
             transaction_statements: None,
             import_dir,
+            export_dir,
         };
         let built_in = crate::procedures::algo_procedures()
             .into_iter()
@@ -552,8 +556,9 @@ impl Connection {
                 return run_table_command(&self.manager, command, in_tx).map(rows_stream);
             }
             Command::Copy(copy) => {
-                let (in_tx, dir) = (self.tx.is_some(), self.import_dir.as_deref());
-                return run_copy(&self.manager, dir, copy, in_tx).map(rows_stream);
+                let dirs = (self.import_dir.as_deref(), self.export_dir.as_deref());
+                let in_tx = self.tx.is_some();
+                return run_copy(&self.manager, dirs, copy, in_tx).map(rows_stream);
             }
             Command::Query(statement) => statement,
         };

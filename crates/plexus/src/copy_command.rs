@@ -65,9 +65,12 @@ use crate::bulk::{BulkLoad, batch_columns};
 use crate::schema::{EdgeTableSchema, Schema};
 use plexus_cypher::ast::{CopyFrom, CopyOption, CopyOptionValue, Span};
 use plexus_exec::{ErrorClass, QueryError, QueryResult, Value as CypherValue};
-use plexus_ingest::{CsvOptions, CsvReader, CsvRecord, ImportDir, IngestError, IngestErrorKind};
+use plexus_ingest::{
+    CsvOptions, CsvReader, CsvRecord, ExportDir, ImportDir, IngestError, IngestErrorKind,
+};
 use plexus_txn::TxnManager;
 use plexus_types::{DataType, IsolationLevel, TemporalValue, Value, VertexId};
+use std::io::Write;
 use std::sync::Arc;
 
 /// Rows read and handed to the load at a time.
@@ -81,7 +84,7 @@ const RESULT_COLUMNS: [&str; 4] = ["result", "copied", "skipped", "warnings"];
 /// Carries out a `COPY` (see the module doc).
 pub(crate) fn run_copy(
     manager: &Arc<TxnManager>,
-    import_dir: Option<&ImportDir>,
+    (import_dir, export_dir): (Option<&ImportDir>, Option<&ExportDir>),
     copy: CopyFrom,
     in_transaction: bool,
 ) -> Result<QueryResult, QueryError> {
@@ -117,8 +120,13 @@ pub(crate) fn run_copy(
             "HEADER, DELIM, QUOTE and ESCAPE apply to CSV files; this file is read as Parquet",
         ));
     }
+    let report = match &options.report {
+        Some((name, span)) => Some(Report::create(export_dir, name, *span)?),
+        None => None,
+    };
     let load = crate::BulkLoad::new(plexus_txn::begin(manager, IsolationLevel::Snapshot));
     let mut copier = Copier::new(load, target, resolved.name.clone(), options.ignore_errors);
+    copier.report = report;
     if parquet {
         copier.parquet(file)?;
     } else {
@@ -134,9 +142,61 @@ struct Options {
     header: bool,
     delimiter: String,
     ignore_errors: bool,
+    /// `REPORT 'file'`: where skipped rows are listed (under the export directory).
+    report: Option<(String, Span)>,
     format: Option<String>,
     /// Where a CSV-only option was given (refused for Parquet).
     csv_only: Option<Span>,
+}
+
+/// The `REPORT` file: every skipped row's error, one per line, flushed and synced before
+/// the COPY commits.
+struct Report {
+    name: String,
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl Report {
+    fn create(dir: Option<&ExportDir>, name: &str, span: Span) -> Result<Report, QueryError> {
+        let Some(dir) = dir else {
+            return Err(QueryError::runtime(
+                ErrorClass::ExternalResourceFailed,
+                "NoExportDirectory",
+                format!(
+                    "COPY writes its REPORT file to the export directory, and this database \
+                     has none (set export_directory; a database in memory has none by \
+                     default) (line {}, column {})",
+                    span.line, span.column
+                ),
+            ));
+        };
+        let (resolved, file) = dir.create(name).map_err(ingest_error)?;
+        Ok(Report {
+            name: resolved.name,
+            file: std::io::BufWriter::new(file),
+        })
+    }
+
+    fn write(&mut self, line: &str) -> Result<(), QueryError> {
+        writeln!(self.file, "{line}").map_err(|e| self.io_error(e))
+    }
+
+    fn finish(mut self) -> Result<String, QueryError> {
+        self.file.flush().map_err(|e| self.io_error(e))?;
+        self.file
+            .get_ref()
+            .sync_all()
+            .map_err(|e| self.io_error(e))?;
+        Ok(self.name)
+    }
+
+    fn io_error(&self, e: std::io::Error) -> QueryError {
+        QueryError::runtime(
+            ErrorClass::ExternalResourceFailed,
+            "FileUnwritable",
+            format!("COPY REPORT {}: {e}", self.name),
+        )
+    }
 }
 
 impl Options {
@@ -145,6 +205,7 @@ impl Options {
             header: false,
             delimiter: ",".into(),
             ignore_errors: false,
+            report: None,
             format: None,
             csv_only: None,
         };
@@ -158,6 +219,9 @@ impl Options {
             match (option.name.as_str(), &option.value) {
                 ("HEADER", CopyOptionValue::Bool(b)) => out.header = *b,
                 ("IGNORE_ERRORS", CopyOptionValue::Bool(b)) => out.ignore_errors = *b,
+                ("REPORT", CopyOptionValue::String(s)) => {
+                    out.report = Some((s.clone(), option.span))
+                }
                 ("DELIM", CopyOptionValue::String(s)) => out.delimiter = s.clone(),
                 ("FORMAT", CopyOptionValue::String(s)) => out.format = Some(s.clone()),
                 ("QUOTE" | "ESCAPE", CopyOptionValue::String(s)) if s == "\"" => {}
@@ -175,6 +239,14 @@ impl Options {
                     unreachable!("the parser admits only known options of the right kind: {name}")
                 }
             }
+        }
+        if let Some((_, span)) = &out.report
+            && !out.ignore_errors
+        {
+            return Err(option_error(
+                *span,
+                "REPORT lists the rows IGNORE_ERRORS skips: give IGNORE_ERRORS true with it",
+            ));
         }
         Ok(out)
     }
@@ -344,6 +416,8 @@ struct Copier {
     copied: u64,
     skipped: u64,
     warnings: Vec<String>,
+    /// Where every skipped row is listed, when asked.
+    report: Option<Report>,
 }
 
 /// A problem with one row (see ROW ERRORS): the error to raise, or the warning to keep.
@@ -372,6 +446,7 @@ impl Copier {
             copied: 0,
             skipped: 0,
             warnings: Vec::new(),
+            report: None,
         }
     }
 
@@ -579,6 +654,9 @@ impl Copier {
             return Err(QueryError::runtime(error.class, error.code, message));
         }
         self.skipped += 1;
+        if let Some(report) = &mut self.report {
+            report.write(&message)?;
+        }
         if self.warnings.len() < WARNINGS_MAX {
             self.warnings.push(message);
         }
@@ -592,8 +670,10 @@ impl Copier {
             copied,
             skipped,
             warnings,
+            report,
             ..
         } = self;
+        let report = report.map(Report::finish).transpose()?;
         load.commit()?;
         let mut sentence = format!(
             "{copied} tuples have been copied to the {} table.",
@@ -601,6 +681,9 @@ impl Copier {
         );
         if skipped > 0 {
             sentence.push_str(&format!(" {skipped} rows were skipped (IGNORE_ERRORS)."));
+        }
+        if let Some(name) = report {
+            sentence.push_str(&format!(" Skipped rows are listed in {name}."));
         }
         let warnings = warnings.iter().map(|w| CypherValue::string(w)).collect();
         Ok(QueryResult {

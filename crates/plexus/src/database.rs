@@ -8,7 +8,7 @@
 use crate::follower_status::{FollowerStatuses, StatusFn};
 use crate::settings::Settings;
 use parking_lot::{Condvar, Mutex};
-use plexus_ingest::ImportDir;
+use plexus_ingest::{ExportDir, ImportDir};
 use plexus_storage::{OsVfs, RecoveryReport, Storage, StorageStats, Vfs};
 use plexus_txn::{GraphSnapshot, IndexOn, Protection, Transaction, TxnManager, VertexTableSpec};
 use plexus_types::{
@@ -29,6 +29,8 @@ pub struct Database {
     settings: Arc<Settings>,
     /// Where `LOAD CSV` reads files from (`import_directory`, resolved when opening).
     import_dir: Option<Arc<ImportDir>>,
+    /// Where statements write files (`export_directory`, resolved when opening).
+    export_dir: Option<Arc<ExportDir>>,
     report: RecoveryReport,
     /// Replication origins a follower holds (see `claim_replication_origin`).
     origin_claims: Arc<Mutex<HashSet<String>>>,
@@ -158,6 +160,7 @@ impl Database {
         dir: Option<&Path>,
     ) -> Result<Database> {
         let import_dir = settings.import_dir(dir)?;
+        let export_dir = settings.export_dir(dir)?;
         let config = settings.config().clone();
         let (storage, report) = Storage::open(vfs, &config)?;
         let manager = TxnManager::new(Arc::new(storage), config.clone());
@@ -186,6 +189,7 @@ impl Database {
         Ok(Database {
             manager,
             import_dir,
+            export_dir,
             settings: Arc::new(settings),
             report,
             origin_claims: Arc::default(),
@@ -207,6 +211,7 @@ impl Database {
             self.manager.clone(),
             self.settings.clone(),
             self.import_dir.clone(),
+            self.export_dir.clone(),
             self.followers.clone(),
         )
     }

@@ -40,6 +40,8 @@
 //! default, `import`, is created there when the database opens. A database in memory has no
 //! directory of its own, so it has an import directory only when the setting is given (then
 //! relative to the process's working directory), and `LOAD CSV` otherwise fails saying so.
+//! `export_directory` is its counterpart for files statements write (`COPY ... (REPORT
+//! 'f')`), resolved the same way (`plexus_ingest::ExportDir`), default `export`.
 //!
 //! SECRETS
 //! =======
@@ -49,7 +51,7 @@
 //! here logs values.
 
 use plexus_exec::ParallelConfig;
-use plexus_ingest::ImportDir;
+use plexus_ingest::{ExportDir, ImportDir};
 use plexus_types::{
     Config, DurabilityMode, Error, IsolationLevel, MergePolicy, Result, RunPacking,
 };
@@ -59,6 +61,8 @@ use std::sync::Arc;
 
 /// The import directory's default, under the database directory.
 pub const DEFAULT_IMPORT_DIRECTORY: &str = "import";
+/// The default export directory, relative to the database directory.
+pub const DEFAULT_EXPORT_DIRECTORY: &str = "export";
 /// The settings file in a database directory.
 pub const SETTINGS_FILE: &str = "plexus.toml";
 /// What a redacted secret shows.
@@ -123,6 +127,9 @@ pub struct Values {
     /// Where `LOAD CSV` reads files from (see IMPORT DIRECTORY); relative to the database
     /// directory.
     pub import_directory: PathBuf,
+    /// Where statements write files (see IMPORT DIRECTORY); relative to the database
+    /// directory.
+    pub export_directory: PathBuf,
 }
 
 /// One registered setting.
@@ -264,6 +271,13 @@ pub static REGISTRY: &[Setting] = &[
         |p: &PathBuf| p.display().to_string()
     ),
     setting!(
+        "export_directory",
+        "the only directory statements write files to (COPY's REPORT file); relative to the database directory (created there if absent); a database in memory has one only when this is set",
+        |v| v.export_directory,
+        parse_path,
+        |p: &PathBuf| p.display().to_string()
+    ),
+    setting!(
         "default_isolation",
         "the isolation level sessions start with: snapshot or serializable",
         |v| v.config.default_isolation,
@@ -346,6 +360,7 @@ impl Settings {
                 config: Config::default(),
                 default_query_threads: 0,
                 import_directory: PathBuf::from(DEFAULT_IMPORT_DIRECTORY),
+                export_directory: PathBuf::from(DEFAULT_EXPORT_DIRECTORY),
             },
             sources: vec![Source::Default; REGISTRY.len()],
             front_ends: Vec::new(),
@@ -483,19 +498,46 @@ impl Settings {
     /// `db_dir` (`None`: in memory). Created if it is the default and absent; `None` for a
     /// database in memory unless the setting was given.
     pub fn import_dir(&self, db_dir: Option<&Path>) -> Result<Option<Arc<ImportDir>>> {
-        let configured = &self.values.import_directory;
-        let given = self.source("import_directory") != Some(&Source::Default);
+        let Some(path) =
+            self.directory("import_directory", &self.values.import_directory, db_dir)?
+        else {
+            return Ok(None);
+        };
+        let dir = ImportDir::new(&path)
+            .map_err(|e| invalid(format!("setting 'import_directory': {e}")))?;
+        Ok(Some(Arc::new(dir)))
+    }
+
+    /// The directory statements write files to, as [`Settings::import_dir`] for reading.
+    pub fn export_dir(&self, db_dir: Option<&Path>) -> Result<Option<Arc<ExportDir>>> {
+        let Some(path) =
+            self.directory("export_directory", &self.values.export_directory, db_dir)?
+        else {
+            return Ok(None);
+        };
+        let dir = ExportDir::new(&path)
+            .map_err(|e| invalid(format!("setting 'export_directory': {e}")))?;
+        Ok(Some(Arc::new(dir)))
+    }
+
+    /// The path of directory setting `name` for a database in `db_dir`, created when it is
+    /// the default and absent.
+    fn directory(
+        &self,
+        name: &str,
+        configured: &Path,
+        db_dir: Option<&Path>,
+    ) -> Result<Option<PathBuf>> {
+        let given = self.source(name) != Some(&Source::Default);
         let path = match db_dir {
             Some(dir) => dir.join(configured),
-            None if given => configured.clone(),
+            None if given => configured.to_path_buf(),
             None => return Ok(None),
         };
         if !given {
             std::fs::create_dir_all(&path).map_err(|e| Error::io(path.display().to_string(), e))?;
         }
-        let dir = ImportDir::new(&path)
-            .map_err(|e| invalid(format!("setting 'import_directory': {e}")))?;
-        Ok(Some(Arc::new(dir)))
+        Ok(Some(path))
     }
 
     /// Worker threads a session starts with (resolved: 0 becomes one per core).
@@ -796,6 +838,7 @@ mod tests {
             config: Config::default(),
             default_query_threads: 0,
             import_directory: PathBuf::from(DEFAULT_IMPORT_DIRECTORY),
+            export_directory: PathBuf::from(DEFAULT_EXPORT_DIRECTORY),
         };
         for setting in REGISTRY {
             let row = format!("| `{}` | `{}` |", setting.name, (setting.get)(&defaults));

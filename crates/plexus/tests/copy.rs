@@ -244,7 +244,35 @@ fn copy_appends_to_tables_with_data_and_refuses_existing_keys() {
         "{error}"
     );
     assert_eq!(rows(&db, "MATCH ()-[k:Knows]->() RETURN count(k)"), ["0"]);
-    rows(&db, "COPY Knows FROM 'edges.parquet' (IGNORE_ERRORS true)");
+    // REPORT lists every skipped row in a file under the export directory
+    let error = run(&db, "COPY Knows FROM 'edges.parquet' (REPORT 'r.txt')").unwrap_err();
+    assert_eq!(error.code, "InvalidCopyOption", "{error}");
+    for escape in ["../r.txt", "file:///../../r.txt"] {
+        let error = run(
+            &db,
+            &format!("COPY Knows FROM 'edges.parquet' (IGNORE_ERRORS true, REPORT '{escape}')"),
+        )
+        .unwrap_err();
+        assert!(
+            error.message.contains("leaves the export directory"),
+            "{error}"
+        );
+    }
+    assert_eq!(rows(&db, "MATCH ()-[k:Knows]->() RETURN count(k)"), ["0"]);
+    let result = run(
+        &db,
+        "COPY Knows FROM 'edges.parquet' (IGNORE_ERRORS true, REPORT 'reports/knows.txt')",
+    )
+    .unwrap();
+    let summary = result.render_row(&result.rows[0]);
+    assert!(
+        summary.contains("Skipped rows are listed in reports/knows.txt"),
+        "{summary}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.0.join("export/reports/knows.txt")).unwrap(),
+        "edges.parquet: row 3: the TO node Person with primary key 99 does not exist\n"
+    );
     assert_eq!(
         rows(
             &db,
