@@ -998,13 +998,18 @@ impl RowTable {
 
     /// Reserves a fresh row offset (rows of aborted transactions stay as holes).
     pub(crate) fn reserve(&self, limit: u32) -> Result<u32> {
+        self.reserve_many(1, limit)
+    }
+
+    /// Reserves `count` consecutive rows (none on error); the first of them.
+    pub(crate) fn reserve_many(&self, count: u32, limit: u32) -> Result<u32> {
         self.next_row
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < limit).then_some(n + 1)
+                n.checked_add(count).filter(|&end| end <= limit)
             })
             .map_err(|n| {
                 Error::LimitExceeded(format!(
-                    "table '{}' is full: {n} rows, at most {limit}",
+                    "table '{}' is full: {n} rows, at most {limit} ({count} asked for)",
                     self.name
                 ))
             })

@@ -245,7 +245,9 @@ impl TxnManager {
                     validation::Entity::Edge(_) => None,
                 })
                 .collect();
-            if let Some(v) = keys.new_edge_endpoints.iter().find(|v| deleted.contains(v)) {
+            let staged = (record.edge_batches.iter()).flat_map(|b| b.src.iter().chain(&b.dst));
+            let mut endpoints = keys.new_edge_endpoints.iter().chain(staged);
+            if let Some(v) = endpoints.find(|v| !deleted.is_empty() && deleted.contains(v)) {
                 return Err(Error::Aborted(AbortReason::WriteConflict {
                     item: format!("vertex {v} (new edge's endpoint was deleted concurrently)"),
                 }));

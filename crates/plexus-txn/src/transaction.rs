@@ -32,6 +32,8 @@
 //! `commit` and `rollback` consume the transaction; dropping an uncommitted one rolls it back.
 //! Reserved ids of a rolled-back transaction stay unused (holes).
 
+mod staging;
+
 use crate::manager::{CommitRequest, TxnManager};
 use crate::oracle::ReaderKind;
 use crate::schema::{self, TokenKind};
@@ -223,6 +225,9 @@ impl Transaction {
             };
             match bulk {
                 true => self.manager.commit_bulk(request),
+                false if !request.writes.edge_batches.is_empty() => Err(Error::InvalidArgument(
+                    "edges staged for a bulk load commit only with commit_bulk".to_string(),
+                )),
                 false => self.manager.commit(request),
             }
         };

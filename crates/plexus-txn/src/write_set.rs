@@ -5,7 +5,7 @@
 //! transaction hands out stay valid after commit and are reproduced exactly by WAL replay.
 
 use crate::validation::{CommitSummary, Entity, WriteKeys};
-use plexus_storage::{Catalog, CommitRecord, HIDDEN_TABLE_LABEL, WriteOp};
+use plexus_storage::{Catalog, CommitRecord, EdgeBatch, HIDDEN_TABLE_LABEL, WriteOp};
 use plexus_types::{EdgeId, LabelId, PropKeyId, Value, VertexId, VertexTableId};
 use std::collections::{BTreeMap, HashMap};
 
@@ -45,6 +45,9 @@ pub struct WriteSet {
     pub pk_claims: HashMap<(VertexTableId, Value), VertexId>,
     /// Replication origins this transaction's writes bring up to a source position.
     pub origins: BTreeMap<String, u64>,
+    /// Edges a bulk load staged as columns (`Transaction::stage_edges`): committed only by
+    /// the bulk pipeline, invisible to the transaction's own reads.
+    pub edge_batches: Vec<EdgeBatch>,
 }
 
 impl WriteSet {
@@ -57,6 +60,7 @@ impl WriteSet {
             && self.edge_props.is_empty()
             && self.deleted_edges.is_empty()
             && self.origins.is_empty()
+            && self.edge_batches.is_empty()
     }
 
     pub fn add_new_vertex(&mut self, id: VertexId, vertex: NewVertex) {
@@ -154,7 +158,9 @@ impl WriteSet {
         for (name, position) in self.origins {
             ops.push(WriteOp::SetOrigin { name, position });
         }
-        (CommitRecord { ts: 0, ops }, keys, source)
+        let mut record = CommitRecord::new(0, ops);
+        record.edge_batches = self.edge_batches;
+        (record, keys, source)
     }
 }
 
@@ -203,6 +209,7 @@ impl SummarySource {
                 edge_tables.insert(e.table);
             }
         }
+        edge_tables.extend(record.edge_batches.iter().map(|b| b.table));
         for table in edge_tables {
             let def = &catalog.edge_tables[table as usize];
             s.edge_type_members.insert(def.edge_type);

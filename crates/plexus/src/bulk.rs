@@ -42,8 +42,9 @@
 //!
 //! HOW IT IS STORED
 //! ================
-//! Rows and edges are staged in a transaction's write set (so lookups see them, and row
-//! errors are found as they are added), and [`commit`](BulkLoad::commit) hands the write set
+//! Nodes and relationships are staged in a transaction's write set (so lookups see the
+//! nodes, and row errors are found as rows are added), and [`commit`](BulkLoad::commit)
+//! hands the write set
 //! to the storage's bulk install (`plexus_storage`'s `store::bulk`): rows installed at the
 //! commit timestamp, the adjacency written straight into CSR runs by a counting sort — at
 //! the last LSM level when the relationship table was empty, the layout analytics scan
@@ -52,8 +53,11 @@
 //! database on disk; a crash before it recovers the database without the load. Commits of
 //! other transactions wait while a load installs.
 //!
-//! What is not yet bulk: staging is per row (a write-set entry per node and relationship),
-//! and the checkpoint rewrites every row of the database, not only the load's.
+//! Relationships are staged as columns (`Transaction::stage_edges`: two vertex ids and one
+//! value per property column per relationship, checked as they are added); nodes are still
+//! staged per row (a write-set entry each: they need their ids, primary-key claims and
+//! lookups at once), and the checkpoint rewrites every row of the database, not only the
+//! load's.
 
 /// Arrow record batches (Parquet, Python frames) as [`Columns`]; see `plexus_ingest`'s
 /// mapping table.
@@ -163,23 +167,12 @@ impl BulkLoad {
             )));
         }
         check_columns(columns, src.len())?;
-        let mut added = Added::default();
-        let mut props: Vec<(&str, Value)> = Vec::with_capacity(columns.len());
-        for (row, (&s, &d)) in src.iter().zip(dst).enumerate() {
-            props.clear();
-            props.extend(
-                columns
-                    .iter()
-                    .map(|(name, values)| (name.as_str(), values[row].clone())),
-            );
-            match self.txn.create_edge(s, rel_type, d, &props) {
-                Ok(_) => {}
-                Err(e) if is_row_error(&e) => added.rejected.push((row, e)),
-                Err(e) => return Err(e),
-            }
-        }
-        self.relationships += (src.len() - added.rejected.len()) as u64;
-        Ok(added)
+        let rejected = self.txn.stage_edges(rel_type, src, dst, columns)?;
+        self.relationships += (src.len() - rejected.len()) as u64;
+        Ok(Added {
+            ids: Vec::new(),
+            rejected,
+        })
     }
 
     /// The node of vertex table `table` whose primary key is `key`: committed before the load

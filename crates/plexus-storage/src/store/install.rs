@@ -72,6 +72,11 @@ pub(super) fn install_rows(
         })
     };
     // Check every table first, so a bad record is rejected before anything is installed.
+    for batch in &record.edge_batches {
+        edge(batch.table)?;
+        debug_assert_eq!(batch.src.len(), batch.dst.len());
+        debug_assert!(batch.props.iter().all(|(_, c)| c.len() == batch.len()));
+    }
     for op in &record.ops {
         match op {
             WriteOp::CreateVertex { id, .. }
@@ -144,6 +149,21 @@ pub(super) fn install_rows(
                 }
             }
             WriteOp::SetOrigin { name, position } => tables.origins.set(name, ts, *position),
+        }
+    }
+    let mut props = Vec::new();
+    for batch in &record.edge_batches {
+        let t = edge(batch.table)?;
+        let end = batch.first as usize + batch.len();
+        t.rows.ensure_reserved(u32::try_from(end).map_err(|_| {
+            Error::corruption("commit record", 0, format!("edge batch ends at row {end}"))
+        })?);
+        for (i, (src, dst)) in batch.src.iter().zip(&batch.dst).enumerate() {
+            let row = batch.first + i as u32;
+            batch.row_props(i, &mut props);
+            t.install_create(row, (ts, horizon), (src.offset, dst.offset), &props)?;
+            t.indexes.insert_all(&props, row);
+            pending.push(batch.table, row, src.offset, dst.offset, false);
         }
     }
     Ok(pending)

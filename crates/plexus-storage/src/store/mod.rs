@@ -290,6 +290,11 @@ impl EdgeTable {
         self.rows.reserve(MAX_EDGE_OFFSET + 1)
     }
 
+    /// Reserves `count` consecutive edge rows (a bulk load's batch); the first.
+    pub fn reserve_rows(&self, count: u32) -> Result<u32> {
+        self.rows.reserve_many(count, MAX_EDGE_OFFSET + 1)
+    }
+
     /// Calls `f(neighbour offsets, edge offsets)` with contiguous slices of vertex offset
     /// `v`'s out-neighbours (`outgoing`) or in-neighbours at `ts`.
     pub fn visit_neighbors(

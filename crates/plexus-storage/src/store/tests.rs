@@ -62,7 +62,7 @@ fn define_schema(storage: &Storage) {
 
 /// Installs and logs a commit at `ts` (no reader is older), then evicts.
 fn commit(storage: &Storage, ts: Timestamp, ops: Vec<WriteOp>) {
-    let record = CommitRecord { ts, ops };
+    let record = CommitRecord::new(ts, ops);
     storage.install(&record, ts).unwrap();
     storage.log_commit(&record).unwrap();
     storage.evict_rows(ts).unwrap();
