@@ -525,9 +525,81 @@ fn groups_yaml(groups: &[PropertyGroup]) -> Yaml {
 }
 
 fn write_doc(path: &Path, map: Mapping) -> Result<(), Error> {
-    let text = serde_yaml_ng::to_string(&Yaml::Mapping(map))
-        .map_err(|e| Error::file(path, format!("cannot write YAML: {e}")))?;
+    let mut text = String::new();
+    emit_mapping(&mut text, &map, 0, false);
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}
+
+/// Writes `map` in the block style of GraphAr's own files: sequence items indented two
+/// spaces under their key, a mapping item's first key on the `- ` line. (The official C++
+/// reader's YAML parser refuses the unindented `- ` items most emitters write.)
+fn emit_mapping(out: &mut String, map: &Mapping, indent: usize, first_inline: bool) {
+    for (i, (key, value)) in map.iter().enumerate() {
+        if i > 0 || !first_inline {
+            out.push_str(&" ".repeat(indent));
+        }
+        out.push_str(&scalar(key));
+        out.push(':');
+        match value {
+            Yaml::Sequence(items) if !items.is_empty() => {
+                out.push('\n');
+                for item in items {
+                    out.push_str(&" ".repeat(indent + 2));
+                    out.push_str("- ");
+                    match item {
+                        Yaml::Mapping(inner) => emit_mapping(out, inner, indent + 4, true),
+                        other => {
+                            out.push_str(&scalar(other));
+                            out.push('\n');
+                        }
+                    }
+                }
+            }
+            Yaml::Sequence(_) => out.push_str(" []\n"),
+            Yaml::Mapping(inner) => {
+                out.push('\n');
+                emit_mapping(out, inner, indent + 2, false);
+            }
+            other => {
+                out.push(' ');
+                out.push_str(&scalar(other));
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// A scalar as YAML text: plain when it reads back as the same string, else double-quoted.
+fn scalar(value: &Yaml) -> String {
+    match value {
+        Yaml::Bool(b) => b.to_string(),
+        Yaml::Number(n) => n.to_string(),
+        Yaml::String(s) => {
+            let plain = s
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_./<>-".contains(c))
+                && !s.starts_with('-')
+                && serde_yaml_ng::from_str::<Yaml>(s).ok() == Some(Yaml::String(s.clone()));
+            if plain {
+                s.clone()
+            } else {
+                let mut quoted = String::with_capacity(s.len() + 2);
+                quoted.push('"');
+                for c in s.chars() {
+                    match c {
+                        '"' => quoted.push_str("\\\""),
+                        '\\' => quoted.push_str("\\\\"),
+                        '\n' => quoted.push_str("\\n"),
+                        c if c.is_control() => quoted.push_str(&format!("\\u{:04x}", c as u32)),
+                        c => quoted.push(c),
+                    }
+                }
+                quoted.push('"');
+                quoted
+            }
+        }
+        _ => "null".to_string(),
+    }
 }
 
 /// One YAML mapping and the file it came from: typed field access with errors naming both.
@@ -734,5 +806,25 @@ mod tests {
         }
         assert_eq!(DataType::parse("list<list<int32>>"), None);
         assert_eq!(DataType::parse("decimal"), None);
+    }
+
+    #[test]
+    fn written_scalars_read_back_as_the_same_strings() {
+        for text in [
+            "person",
+            "vertex/person/",
+            "list<int64>",
+            "true",
+            "12",
+            "a: b",
+            "",
+            "-x",
+            "é \"q\" \\ \n",
+        ] {
+            let written = scalar(&Yaml::from(text));
+            let read: Yaml = serde_yaml_ng::from_str(&written).unwrap();
+            assert_eq!(read, Yaml::from(text), "{written}");
+        }
+        assert_eq!(scalar(&Yaml::from("vertex/person/")), "vertex/person/");
     }
 }
