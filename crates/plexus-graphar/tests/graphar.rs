@@ -489,3 +489,150 @@ fn exactly_full_parts_read_back() {
     assert_eq!(imported.edges, 3);
     assert_eq!(edges(&copy, "E"), 3);
 }
+
+#[test]
+fn every_adjacency_list_of_a_triple_reads_the_same_edges() {
+    use plexus_graphar::read::read_edges;
+    for format in ["parquet", "csv"] {
+        let graph = GraphInfo::load(&fixture(&format!(
+            "ldbc_sample/{format}/ldbc_sample.graph.yml"
+        )))
+        .unwrap();
+        let e = &graph.edges[0];
+        let mut seen = Vec::new();
+        for adj in &e.adj_lists {
+            let data = read_edges(&graph, e, adj).unwrap();
+            let mut edges: Vec<(u64, u64, String)> = (data.src.iter().zip(&data.dst))
+                .zip(&data.columns[0].1)
+                .map(|((&s, &d), date)| (s, d, format!("{date:?}")))
+                .collect();
+            edges.sort();
+            seen.push((adj.kind, edges));
+        }
+        assert!(seen.len() >= 2, "{format}: {} lists", seen.len());
+        for (kind, edges) in &seen[1..] {
+            assert_eq!(edges.len(), 6626, "{format} {kind:?}");
+            assert!(
+                *edges == seen[0].1,
+                "{format}: {kind:?} differs from {:?}",
+                seen[0].0
+            );
+        }
+    }
+}
+
+#[test]
+fn list_properties_import_as_lists() {
+    let (db, _) = load(&fixture(
+        "ldbc_sample/parquet/ldbc_sample_with_feature.graph.yml",
+    ))
+    .unwrap();
+    let mut tx = db.begin();
+    let v = tx.scan_label("person").unwrap()[0];
+    let Some(Value::List(feature)) = tx.vertex_property(v, "feature").unwrap() else {
+        panic!("feature is not a list");
+    };
+    assert!(!feature.is_empty() && feature.iter().all(|f| matches!(f, Value::Float(_))));
+}
+
+#[test]
+fn json_payloads_are_refused_naming_the_file() {
+    expect_error(
+        &fixture("ldbc_sample/json/LdbcSample.graph.yml"),
+        "vertex/Person/",
+        "JSON payloads are not supported",
+    );
+}
+
+#[test]
+fn old_spellings_and_defaults_are_read() {
+    let dir = Scratch::new("old-spellings");
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let files = [
+        (
+            "g.graph.yml",
+            "name: g\nvertices: [p.vertex.yml]\nedges: [e.edge.yml]\nversion: gar/v1\n\
+             extra_info:\n  - key: owner\n    value: me\n",
+        ),
+        (
+            "p.vertex.yml",
+            "label: p\nchunk_size: 10\nproperty_groups:\n  - file_type: parquet\n    \
+             properties:\n      - name: a\n        data_type: int64\n      - name: b\n        \
+             data_type: list<string>\n        is_nullable: false\nversion: gar/v1\n",
+        ),
+        (
+            "e.edge.yml",
+            "src_label: p\nedge_label: knows\ndst_label: p\nchunk_size: 5\n\
+             adj_lists:\n  - ordered: true\n    aligned_by: dst\n    file_type: csv\n\
+             version: gar/v1\n",
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.0.join(name), text).unwrap();
+    }
+    let graph = GraphInfo::load(&dir.0.join("g.graph.yml")).unwrap();
+    assert_eq!(graph.root, dir.0);
+    assert_eq!(graph.extra_info, [("owner".to_string(), "me".to_string())]);
+    let v = &graph.vertices[0];
+    assert_eq!((v.type_name.as_str(), v.prefix.as_str()), ("p", "p/"));
+    let group = &v.property_groups[0];
+    assert_eq!(group.prefix, "a_b/");
+    assert!(group.properties[0].is_nullable && !group.properties[1].is_nullable);
+    assert!(!group.properties[0].is_primary);
+    let e = &graph.edges[0];
+    assert_eq!(e.key(), "p_knows_p");
+    assert_eq!(e.prefix, "p_knows_p/");
+    assert!(!e.directed);
+    assert_eq!((e.src_chunk_size, e.dst_chunk_size), (10, 10));
+    assert_eq!(e.adj_lists[0].prefix, "ordered_by_dest/");
+}
+
+#[test]
+fn id_columns_are_delta_encoded_and_labels_rle() {
+    use parquet::basic::Encoding;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let db = sample_graph();
+    let out = Scratch::new("encodings");
+    let summary = export(&db, &out.0, &ExportOptions::default()).unwrap();
+    assert_eq!(summary.vertex_types, 3);
+    let encodings = |file: &str, column: usize| {
+        let reader =
+            SerializedFileReader::new(std::fs::File::open(out.0.join(file)).unwrap()).unwrap();
+        let meta = reader.metadata().row_group(0).column(column).clone();
+        (
+            meta.column_path().string(),
+            meta.encodings().collect::<Vec<_>>(),
+        )
+    };
+    let group = std::fs::read_dir(out.0.join("vertex/Person"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|name| name != "labels" && name != "vertex_count")
+        .unwrap();
+    for (file, column, encoding) in [
+        (
+            format!("vertex/Person/{group}/chunk0"),
+            0,
+            Encoding::DELTA_BINARY_PACKED,
+        ),
+        ("vertex/Person/labels/chunk0".to_string(), 0, Encoding::RLE),
+        (
+            "edge/Person_KNOWS_Person/ordered_by_source/adj_list/part0/chunk0".to_string(),
+            0,
+            Encoding::DELTA_BINARY_PACKED,
+        ),
+        (
+            "edge/Person_KNOWS_Person/ordered_by_dest/offset/chunk0".to_string(),
+            0,
+            Encoding::DELTA_BINARY_PACKED,
+        ),
+    ] {
+        let (name, found) = encodings(&file, column);
+        assert!(found.contains(&encoding), "{file} {name}: {found:?}");
+        assert!(
+            !found.contains(&Encoding::RLE_DICTIONARY)
+                && !found.contains(&Encoding::PLAIN_DICTIONARY),
+            "{file} {name}: {found:?}"
+        );
+    }
+}
