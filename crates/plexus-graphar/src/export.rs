@@ -97,12 +97,13 @@ pub struct ExportSummary {
 }
 
 /// Writes the database as it is now (one snapshot) into `out`, which must not exist or be an
-/// empty directory.
+/// empty directory. On error, what was written is removed again.
 pub fn export(db: &Database, out: &Path, options: &ExportOptions) -> Result<ExportSummary, Error> {
     if options.vertex_chunk_size == 0 || options.edge_chunk_size == 0 {
-        return Err(Error::Database("chunk sizes must be positive".to_string()));
+        return Err(Error::file(out, "chunk sizes must be positive"));
     }
     check_name(out, "graph name", &options.name)?;
+    let existed = out.exists();
     let empty = std::fs::read_dir(out).map_or(true, |mut entries| entries.next().is_none());
     if !empty {
         return Err(Error::file(
@@ -111,6 +112,22 @@ pub fn export(db: &Database, out: &Path, options: &ExportOptions) -> Result<Expo
         ));
     }
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    let result = export_into(db, out, options);
+    if result.is_err() {
+        // Leave the directory as it was: absent, or empty.
+        if existed {
+            for entry in std::fs::read_dir(out).into_iter().flatten().flatten() {
+                let path = entry.path();
+                let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+            }
+        } else {
+            let _ = std::fs::remove_dir_all(out);
+        }
+    }
+    result
+}
+
+fn export_into(db: &Database, out: &Path, options: &ExportOptions) -> Result<ExportSummary, Error> {
     let mut tx = db.begin_with(IsolationLevel::Snapshot);
     // Read after the snapshot began: tables only grow, so this names every table it can see.
     let schema = db.schema();
