@@ -84,7 +84,8 @@ pub fn import(
             vec![v.type_name.as_str()]
         };
         let row_labels = row_labels(&data);
-        let mut added = Vec::with_capacity(data.count as usize);
+        // (The count comes from a file: no capacity beyond what the chunks proved.)
+        let mut added = Vec::with_capacity(data.columns.first().map_or(0, |(_, c)| c.len()));
         for begin in (0..data.count as usize).step_by(IMPORT_BATCH_ROWS) {
             let end = (begin + IMPORT_BATCH_ROWS).min(data.count as usize);
             let columns = slice(&data.columns, begin, end);

@@ -407,10 +407,10 @@ fn read_parquet(path: &Path, wanted: &[(&str, DataType)]) -> Result<RecordBatch,
     let batch = arrow::compute::concat_batches(&projected, &batches)
         .map_err(|e| Error::file(path, e.to_string()))?;
     // The projection keeps file order; put the columns in the order asked for.
-    let order: Vec<usize> = wanted
-        .iter()
-        .map(|(name, _)| projected.index_of(name).unwrap_or(0))
-        .collect();
+    let order = (wanted.iter())
+        .map(|(name, _)| projected.index_of(name))
+        .collect::<Result<Vec<usize>, _>>()
+        .map_err(|e| Error::file(path, e.to_string()))?;
     let batch = batch
         .project(&order)
         .map_err(|e| Error::file(path, e.to_string()))?;

@@ -50,6 +50,9 @@ const MILLIS_PER_DAY: i64 = 86_400_000;
 /// Writes `data` as vertex type `v` under `root`.
 pub fn write_vertices(root: &Path, v: &VertexInfo, data: &VertexData) -> Result<(), Error> {
     let dir = root.join(&v.prefix);
+    if v.chunk_size == 0 {
+        return Err(Error::file(&dir, "the vertex chunk size is 0"));
+    }
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     write_count(&dir.join("vertex_count"), data.count)?;
     let chunks = v.chunk_count(data.count);
@@ -96,6 +99,9 @@ pub fn write_edges(
     src_count: u64,
     dst_count: u64,
 ) -> Result<(), Error> {
+    if e.chunk_size == 0 || e.src_chunk_size == 0 || e.dst_chunk_size == 0 {
+        return Err(Error::file(&root.join(&e.prefix), "a chunk size is 0"));
+    }
     for adj in &e.adj_lists {
         let dir = root.join(&e.prefix).join(&adj.prefix);
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
