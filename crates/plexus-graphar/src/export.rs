@@ -34,6 +34,8 @@
 //!
 //!   So a round trip is exact for every property whose values share one kind of the table's
 //!   first rows; widened and stringified values come back as floats and strings.
+//! - **Primary keys**: a declared table's primary key is written `is_primary: true`,
+//!   `is_nullable: false` (import does not declare tables, so it is not enforced there).
 //! - **Layout**: prefixes `vertex/TYPE/` and `edge/SRC_EDGE_DST/`; one property group per
 //!   type, prefixed by its property names joined with `_` (or `properties/` when that would
 //!   not make a short, plain directory name); Parquet payloads throughout.
@@ -166,7 +168,10 @@ fn export_into(db: &Database, out: &Path, options: &ExportOptions) -> Result<Exp
     for (&table, ids) in &tables {
         let name = type_name(table);
         check_name(out, "vertex type", &name)?;
-        let (info, data) = vertex_type(&mut tx, &name, ids, options.vertex_chunk_size)?;
+        let primary_key =
+            (schema.vertex_tables.get(table as usize)).and_then(|t| t.primary_key.as_deref());
+        let (info, data) =
+            vertex_type(&mut tx, &name, primary_key, ids, options.vertex_chunk_size)?;
         crate::write::write_vertices(out, &info, &data)?;
         all_labels.extend(info.labels.iter().cloned());
         vertices += data.count;
@@ -278,6 +283,7 @@ fn check_name(out: &Path, what: &str, name: &str) -> Result<(), Error> {
 fn vertex_type(
     tx: &mut Transaction,
     name: &str,
+    primary_key: Option<&str>,
     ids: &[VertexId],
     chunk_size: u64,
 ) -> Result<(VertexInfo, VertexData), Error> {
@@ -293,7 +299,14 @@ fn vertex_type(
         label_sets.push(own);
         rows.push(tx.vertex_properties(v).map_err(db_err)?);
     }
-    let (columns, properties) = property_columns(rows);
+    let (columns, mut properties) = property_columns(rows);
+    for p in &mut properties {
+        if Some(p.name.as_str()) == primary_key {
+            // A primary key is unique and present on every row.
+            p.is_primary = true;
+            p.is_nullable = false;
+        }
+    }
     let labels: Vec<String> = labels.into_iter().collect();
     let flags = (labels.iter())
         .map(|l| {

@@ -380,6 +380,35 @@ fn fixtures_import_export_import_to_the_same_graph() {
 }
 
 #[test]
+fn a_declared_primary_key_is_marked_primary() {
+    let db = Database::open_in_memory(Config::default()).unwrap();
+    db.create_vertex_table(
+        &plexus::VertexTableSpec::new("Account")
+            .property("number", plexus::DataType::Int64)
+            .primary_key("number"),
+    )
+    .unwrap();
+    let mut tx = db.begin();
+    for n in 0..3 {
+        tx.create_vertex(
+            &["Account"],
+            &[("number", Value::Int(n)), ("note", Value::from("x"))],
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
+    let out = Scratch::new("primary");
+    let summary = export(&db, &out.0, &ExportOptions::default()).unwrap();
+    let graph = GraphInfo::load(&summary.graph_file).unwrap();
+    let properties = &graph.vertices[0].property_groups[0].properties;
+    let flags: Vec<(&str, bool, bool)> = (properties.iter())
+        .map(|p| (p.name.as_str(), p.is_primary, p.is_nullable))
+        .collect();
+    assert!(flags.contains(&("number", true, false)), "{flags:?}");
+    assert!(flags.contains(&("note", false, true)), "{flags:?}");
+}
+
+#[test]
 fn export_filters_by_label_and_type_and_refuses_a_non_empty_directory() {
     let db = sample_graph();
     let out = Scratch::new("filtered");
