@@ -61,12 +61,12 @@ pub fn import(
     graph: &GraphInfo,
     progress: &mut dyn FnMut(ImportProgress<'_>),
 ) -> Result<ImportSummary, Error> {
-    let mut total = 0;
+    let mut total = 0u64;
     for v in &graph.vertices {
-        total += vertex_count(graph, v)?;
+        total = total.saturating_add(vertex_count(graph, v)?);
     }
     for e in &graph.edges {
-        total += edge_count(graph, e, preferred_adj_list(e)?)?;
+        total = total.saturating_add(edge_count(graph, e, preferred_adj_list(e)?)?);
     }
     let mut load = db.bulk_load();
     let mut done = 0;

@@ -138,9 +138,11 @@ fn property_type(p: &Property) -> DataType {
 pub fn edge_count(graph: &GraphInfo, e: &EdgeInfo, adj: &AdjList) -> Result<u64, Error> {
     let dir = adj_dir(graph, e, adj);
     let (parts, _) = parts_of(graph, e, adj)?;
-    let mut total = 0;
+    let mut total = 0u64;
     for part in 0..parts {
-        total += read_count(&dir.join(format!("edge_count{part}")))?;
+        let path = dir.join(format!("edge_count{part}"));
+        total = (total.checked_add(read_count(&path)?))
+            .ok_or_else(|| Error::file(&path, "the edge counts add up beyond 2^64"))?;
     }
     Ok(total)
 }
@@ -197,7 +199,7 @@ pub fn read_edges(graph: &GraphInfo, e: &EdgeInfo, adj: &AdjList) -> Result<Edge
     for part in 0..parts {
         let count = read_count(&dir.join(format!("edge_count{part}")))?;
         let part_begin = data.src.len();
-        let keys = part * part_size..((part + 1) * part_size).min(aligned_count);
+        let keys = part * part_size..((part + 1).saturating_mul(part_size)).min(aligned_count);
         for chunk in 0..count.div_ceil(e.chunk_size) {
             let rows = e.chunk_size.min(count - chunk * e.chunk_size) as usize;
             let path = dir.join(format!("adj_list/part{part}/chunk{chunk}"));
@@ -376,7 +378,9 @@ fn read_parquet(path: &Path, wanted: &[(&str, DataType)]) -> Result<RecordBatch,
             )
         })?;
         // Index columns may be int32 (the official writer's offsets sometimes are).
-        let narrow_index = name.starts_with("_graphAr") && field.data_type() == &ArrowType::Int32;
+        let narrow_index = *ty == DataType::Int64
+            && name.starts_with("_graphAr")
+            && field.data_type() == &ArrowType::Int32;
         if !arrow_matches(ty, field.data_type()) && !narrow_index {
             return Err(Error::file(
                 path,
@@ -414,22 +418,31 @@ fn read_parquet(path: &Path, wanted: &[(&str, DataType)]) -> Result<RecordBatch,
     let batch = batch
         .project(&order)
         .map_err(|e| Error::file(path, e.to_string()))?;
-    widen_indices(path, batch)
+    widen_indices(path, batch, wanted)
 }
 
 /// Index columns read as int32 become int64, the type the rest of the reader expects.
-fn widen_indices(path: &Path, batch: RecordBatch) -> Result<RecordBatch, Error> {
+fn widen_indices(
+    path: &Path,
+    batch: RecordBatch,
+    wanted: &[(&str, DataType)],
+) -> Result<RecordBatch, Error> {
+    let narrow = |column: &ArrayRef, (_, ty): &(&str, DataType)| {
+        *ty == DataType::Int64 && column.data_type() == &ArrowType::Int32
+    };
     if !batch
         .columns()
         .iter()
-        .any(|c| c.data_type() == &ArrowType::Int32)
+        .zip(wanted)
+        .any(|(c, w)| narrow(c, w))
     {
         return Ok(batch);
     }
     let mut fields = Vec::with_capacity(batch.num_columns());
     let mut columns = Vec::with_capacity(batch.num_columns());
-    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
-        if field.name().starts_with("_graphAr") && column.data_type() == &ArrowType::Int32 {
+    let schema = batch.schema();
+    for ((field, column), want) in schema.fields().iter().zip(batch.columns()).zip(wanted) {
+        if narrow(column, want) {
             let wide = arrow::compute::cast(column, &ArrowType::Int64)
                 .map_err(|e| Error::file(path, e.to_string()))?;
             fields.push(Field::new(
