@@ -27,8 +27,8 @@
 //!   |------------------------------------------------|------------------------------|
 //!   | all Boolean / Integer / Float / String         | bool / int64 / double / string |
 //!   | Integers and Floats                            | double (integers widened)    |
-//!   | all Date                                       | date                         |
-//!   | all LocalDateTime with whole milliseconds      | timestamp                    |
+//!   | all Date (within ±5.8 million years)           | date                         |
+//!   | all LocalDateTime, whole ms, within int64 ms   | timestamp                    |
 //!   | lists of integers / of numbers / of strings    | list<int64> / list<double> / list<string> |
 //!   | anything else (mixed kinds, maps, zoned or sub-millisecond temporals, durations, other lists) | string: each value as Cypher's `toString` writes it |
 //!
@@ -397,7 +397,7 @@ fn kind(value: &Value) -> Option<Kind> {
         Value::Int(_) => Kind::Int,
         Value::Float(_) => Kind::Float,
         Value::String(_) => Kind::String,
-        Value::Temporal(TemporalValue::Date { .. }) => Kind::Date,
+        Value::Temporal(TemporalValue::Date { days }) if i32::try_from(*days).is_ok() => Kind::Date,
         Value::Temporal(TemporalValue::LocalDateTime { days, nanos })
             if crate::write::timestamp_millis(*days, *nanos).is_some() =>
         {
@@ -463,6 +463,13 @@ mod tests {
     #[test]
     fn the_type_rule_widens_numbers_and_falls_back_to_strings() {
         let date = Value::Temporal(TemporalValue::Date { days: 3 });
+        let far = Value::Temporal(TemporalValue::Date { days: 1 << 40 });
+        assert_eq!(column_type(&[date.clone(), far]), DataType::String);
+        let far = Value::Temporal(TemporalValue::LocalDateTime {
+            days: 1 << 40,
+            nanos: 0,
+        });
+        assert_eq!(column_type(&[far]), DataType::String);
         assert_eq!(column_type(&[Value::Int(1), Value::Null]), DataType::Int64);
         assert_eq!(
             column_type(&[Value::Int(1), Value::Float(0.5)]),

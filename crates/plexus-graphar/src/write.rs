@@ -214,9 +214,13 @@ pub fn arrow_type(ty: &DataType) -> ArrowType {
     }
 }
 
-/// Milliseconds since the epoch of a local date-time, if it has no finer part.
+/// Milliseconds since the epoch of a local date-time, if it has no finer part and fits.
 pub fn timestamp_millis(days: i64, nanos: i64) -> Option<i64> {
-    (nanos % NANOS_PER_MILLI == 0).then(|| days * MILLIS_PER_DAY + nanos / NANOS_PER_MILLI)
+    if nanos % NANOS_PER_MILLI != 0 {
+        return None;
+    }
+    days.checked_mul(MILLIS_PER_DAY)?
+        .checked_add(nanos / NANOS_PER_MILLI)
 }
 
 /// Values of one column as an Arrow array of `ty`; `Null` is a null slot, any other value
