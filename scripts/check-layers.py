@@ -43,11 +43,16 @@ LAYERS = {
     "plexus-mirror": {"plexus", "plexus-value"},
     # (`plexus import` reads its files with plexus-ingest, which holds no engine, and loads
     # them through the facade's BulkLoad)
+    # Apache GraphAr export and import: the facade's snapshots and BulkLoad, nothing below
+    "plexus-graphar": {"plexus", "plexus-value"},
     "plexus-cli": {
         "plexus", "plexus-value", "plexus-ingest", "plexus-bolt", "plexus-tck", "plexus-mirror",
+        "plexus-graphar",
     },
     "plexus-tck": {"plexus", "plexus-value"},
-    "plexus-bench": {"plexus", "plexus-value", "plexus-bolt", "plexus-tck", "plexus-mirror"},
+    "plexus-bench": {
+        "plexus", "plexus-value", "plexus-bolt", "plexus-tck", "plexus-mirror", "plexus-graphar",
+    },
 }
 
 

@@ -1,20 +1,37 @@
 #!/usr/bin/env bash
-# Creates (once) and prints the path of the Python virtual environment the tests use:
+# Creates (once) and prints the path of a Python virtual environment the tests use:
 # maturin builds `plexusdb` into it, pytest runs the Python suite, and the official `neo4j`
 # driver exercises the Bolt server. Packages come from PyPI with pinned minor versions.
 #
-#   VENV=$(scripts/python-env.sh)     # then "$VENV/bin/python" ...
+#   VENV=$(scripts/python-env.sh)          # then "$VENV/bin/python" ...
+#   VENV=$(scripts/python-env.sh graphar)  # the official GraphAr library (scripts/test-graphar.sh)
 #
-# Environment: PLEXUS_PY_VENV overrides the directory (default target/py-venv).
+# `graphar` (0.13.0.dev1, a pre-release, pinned exactly) lives in a venv of its own: it
+# requires pytest 7, the Python suite pins pytest 8.
+#
+# Environment: PLEXUS_PY_VENV overrides the directory (default target/py-venv),
+# PLEXUS_GRAPHAR_VENV the graphar one (default target/graphar-venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-VENV="${PLEXUS_PY_VENV:-target/py-venv}"
+case "${1:-}" in
+  "")
+    VENV="${PLEXUS_PY_VENV:-target/py-venv}"
+    REQUIREMENTS=(
+      "maturin==1.16.*" "pytest==8.*" "neo4j==6.4.*"
+      "numpy==2.*" "pandas==2.*" "pyarrow==26.*" "networkx==3.6.*"
+    )
+    ;;
+  graphar)
+    VENV="${PLEXUS_GRAPHAR_VENV:-target/graphar-venv}"
+    REQUIREMENTS=("graphar==0.13.0.dev1")
+    ;;
+  *)
+    echo "usage: $0 [graphar]" >&2
+    exit 2
+    ;;
+esac
 STAMP="$VENV/.plexus-requirements"
-REQUIREMENTS=(
-  "maturin==1.16.*" "pytest==8.*" "neo4j==6.4.*"
-  "numpy==2.*" "pandas==2.*" "pyarrow==26.*" "networkx==3.6.*"
-)
 
 if ! command -v python3 >/dev/null 2>&1; then
   echo "error: python3 not found; the Python and Bolt tests need Python >= 3.10 with venv" >&2

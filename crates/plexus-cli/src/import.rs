@@ -108,6 +108,13 @@ pub enum Layout {
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// An Apache GraphAr graph (its .graph.yml; Parquet or CSV payloads), docs/graphar.md.
+    Graphar {
+        /// The graph's metadata file (NAME.graph.yml).
+        graph: PathBuf,
+        /// The database directory.
+        db: PathBuf,
+    },
 }
 
 /// What a finished import did.
@@ -157,6 +164,7 @@ impl ProgressMode {
 pub fn run(args: ImportArgs, progress: ProgressMode) -> Result<ImportSummary, String> {
     let started = Instant::now();
     match args.layout {
+        Some(Layout::Graphar { graph, db }) => crate::graphar::import(&graph, &db, progress),
         Some(Layout::LdbcSnb {
             dir,
             db,

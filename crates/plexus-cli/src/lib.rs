@@ -31,6 +31,7 @@
 //! Loads commit in transactions of `LOAD_BATCH` items and report progress as
 //! [`Event::Loading`] after every batch; the caller decides what to show.
 
+pub mod graphar;
 pub mod import;
 pub mod settings_args;
 pub mod shell;

@@ -7,6 +7,9 @@
 //!     plexus import ./my-db --nodes Person=people.csv --relationships KNOWS=knows.csv
 //!     plexus import ldbc-snb ../shared/data/ldbc-snb-mini/cypher/test-data/vanilla ./snb
 //!                                     (bulk import, docs/loading.md)
+//!     plexus import graphar ../shared/data/graphar-testing/neo4j/MovieGraph.graph.yml ./movies
+//!     plexus export graphar ./movies ./movies-graphar --chunk-size 1000
+//!                                     (Apache GraphAr, docs/graphar.md)
 //!     plexus mirror --source postgres://app@db/shop --mapping graph.sql ./shop-graph
 //!                                     (PostgreSQL mirror, docs/mirror.md)
 //!
@@ -65,10 +68,13 @@ enum Command {
     /// Serve a database directory over Bolt to Neo4j drivers until ctrl-c or SIGTERM
     /// (docs/bolt.md).
     Serve(serve::ServeArgs),
-    /// Bulk-import neo4j-admin style CSV files (or, with `ldbc-snb`, the LDBC SNB layout)
-    /// into a database in one commit; nothing becomes visible if the import fails
-    /// (docs/loading.md).
+    /// Bulk-import neo4j-admin style CSV files (or, with `ldbc-snb`, the LDBC SNB layout; with
+    /// `graphar`, an Apache GraphAr graph) into a database in one commit; nothing becomes visible
+    /// if the import fails (docs/loading.md, docs/graphar.md).
     Import(plexus_cli::import::ImportArgs),
+    /// Write a database's snapshot in another format (Apache GraphAr: docs/graphar.md).
+    #[command(subcommand)]
+    Export(plexus_cli::graphar::ExportCommand),
     /// Follow a PostgreSQL database into a graph (snapshot, then logical replication),
     /// exactly once, until ctrl-c or SIGTERM; `--drop` removes the slot (docs/mirror.md).
     Mirror(mirror::MirrorArgs),
@@ -99,6 +105,18 @@ fn main() -> ExitCode {
         },
         Command::Serve(args) => serve::run(args),
         Command::Mirror(args) => mirror::run(args),
+        Command::Export(plexus_cli::graphar::ExportCommand::Graphar(args)) => {
+            match plexus_cli::graphar::export(args) {
+                Ok(summary) => {
+                    println!("{summary}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("plexus export: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Import(args) => {
             let progress = plexus_cli::import::ProgressMode::for_stderr();
             match plexus_cli::import::run(args, progress) {
