@@ -64,6 +64,11 @@
 pub use plexus_ingest::{IngestError, batch_columns};
 use plexus_txn::Transaction;
 use plexus_types::{Error, Result, Timestamp, Value, VertexId};
+use std::collections::HashMap;
+
+/// Most keys [`BulkLoad::lookup`] remembers (per load, all tables together): beyond it,
+/// lookups go to the transaction every time.
+pub const LOOKUP_CACHE_KEYS_MAX: usize = 1 << 22;
 
 /// Property columns of a batch: `(property name, one value per row)`. Every column has the
 /// batch's row count; `Value::Null` means "no such property on this row".
@@ -93,6 +98,11 @@ pub struct BulkLoad {
     txn: Transaction,
     nodes: u64,
     relationships: u64,
+    /// Keys `lookup` found, per table. Only found ones: a node found stays found for the
+    /// whole load (a load only creates, and a concurrent delete of a node it uses aborts its
+    /// commit), while one not found may be added later in the load.
+    found: HashMap<String, HashMap<Value, VertexId>>,
+    found_keys: usize,
 }
 
 impl BulkLoad {
@@ -101,6 +111,8 @@ impl BulkLoad {
             txn,
             nodes: 0,
             relationships: 0,
+            found: HashMap::new(),
+            found_keys: 0,
         }
     }
 
@@ -177,8 +189,24 @@ impl BulkLoad {
 
     /// The node of vertex table `table` whose primary key is `key`: committed before the load
     /// began, or added by it.
+    /// Edge files name each node many times: found keys are remembered (up to
+    /// [`LOOKUP_CACHE_KEYS_MAX`]), sparing the primary-key index and the row read.
     pub fn lookup(&mut self, table: &str, key: &Value) -> Result<Option<VertexId>> {
-        self.txn.lookup(table, key)
+        if let Some(v) = self.found.get(table).and_then(|keys| keys.get(key)) {
+            return Ok(Some(*v));
+        }
+        let found = self.txn.lookup(table, key)?;
+        if let Some(v) = found
+            && self.found_keys < LOOKUP_CACHE_KEYS_MAX
+        {
+            let keys = match self.found.get_mut(table) {
+                Some(keys) => keys,
+                None => self.found.entry(table.to_owned()).or_default(),
+            };
+            keys.insert(key.clone(), v);
+            self.found_keys += 1;
+        }
+        Ok(found)
     }
 
     /// Records that this load brings replication origin `name` up to `position`, committed
