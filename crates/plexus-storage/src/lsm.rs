@@ -368,6 +368,9 @@ impl<'a> Parts<'a> {
 /// One component's entries in a segment, in vertex order: (vertex, slice, whether it may
 /// hold a tombstone).
 type Listing<'a> = Vec<(u32, Slice<'a>, bool)>;
+/// Calls its argument with every `(vertex, neighbour, edge offset)` of a bulk load's
+/// topology (see [`Topology::write_bulk_runs`]).
+pub type BulkEntries<'a> = dyn Fn(&mut dyn FnMut(u32, u32, u32)) + 'a;
 
 /// Calls `f(vertex, parts)` for every vertex in any listing, in vertex order, with its parts
 /// in listing order (listings are given oldest component first).
@@ -931,8 +934,10 @@ impl Topology {
     }
 
     /// Writes the adjacency of a bulk load (see `store::bulk`) straight into run files,
-    /// without a memtable: `entries` are `(vertex, neighbour, edge offset)` in any order, all
-    /// created at `ts`, whose rows are installed. A counting sort by vertex builds the CSR
+    /// without a memtable: `entries` visits `(vertex, neighbour, edge offset)` in any order
+    /// (the same ones each of its three calls), all created at `ts`, whose rows are
+    /// installed. A visitor rather than a list: the load's staged edges are read where they
+    /// are, with no 12-byte entry per edge and direction. A counting sort by vertex builds the CSR
     /// arrays in O(entries), each vertex's list is sorted by (neighbour, edge offset) as a
     /// flush sorts it, and every vertex range with entries gets one run — at the last level
     /// when the topology holds no run yet (a load into an empty table lands in the layout a
@@ -943,27 +948,31 @@ impl Topology {
         vfs: &dyn Vfs,
         ctx: &dyn RunContext,
         config: &Config,
-        entries: &[(u32, u32, u32)],
+        entries: &BulkEntries<'_>,
         ts: Timestamp,
     ) -> Result<Vec<RunEntry>> {
-        let Some(max_vertex) = entries.iter().map(|e| e.0).max() else {
+        let (mut max_vertex, mut count) = (None, 0usize);
+        entries(&mut |v, _, _| {
+            max_vertex = max_vertex.max(Some(v));
+            count += 1;
+        });
+        let Some(max_vertex) = max_vertex else {
             return Ok(Vec::new());
         };
         // Counting sort: start[v]..start[v + 1] is vertex v's slice.
         let mut start = vec![0usize; max_vertex as usize + 2];
-        for &(v, _, _) in entries {
-            start[v as usize + 1] += 1;
-        }
+        entries(&mut |v, _, _| start[v as usize + 1] += 1);
         for v in 1..start.len() {
             start[v] += start[v - 1];
         }
         let mut fill = start.clone();
-        let (mut nbr, mut eid) = (vec![0u32; entries.len()], vec![0u32; entries.len()]);
-        for &(v, n, e) in entries {
+        let (mut nbr, mut eid) = (vec![0u32; count], vec![0u32; count]);
+        entries(&mut |v, n, e| {
             let at = &mut fill[v as usize];
             (nbr[*at], eid[*at]) = (n, e);
             *at += 1;
-        }
+        });
+        debug_assert_eq!(fill[max_vertex as usize], count, "the visits agree");
         let mut pairs: Vec<(u32, u32)> = Vec::new();
         for v in 0..=max_vertex as usize {
             let (lo, hi) = (start[v], start[v + 1]);

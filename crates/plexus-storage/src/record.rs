@@ -14,7 +14,9 @@
 
 use crate::catalog::CatalogOp;
 use crate::codec::{DecodeResult, Decoder, Encoder};
-use plexus_types::{EdgeId, EdgeTableId, LabelId, PropKeyId, Timestamp, Value, VertexId};
+use plexus_types::{
+    EdgeId, EdgeTableId, LabelId, PropKeyId, Timestamp, Value, VertexId, VertexTableId,
+};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum WriteOp {
@@ -80,20 +82,30 @@ impl CommitRecord {
     }
 }
 
-/// New edges of one edge table, as columns: edge row `first + i` goes from `src[i]` to
-/// `dst[i]`, with property `props[k].0` valued `props[k].1[i]` (`Null`: absent). A bulk load
-/// stages its edges this way — 16 bytes per property-less edge until the install, where an
-/// edge as a [`WriteOp::CreateEdge`] in a write set costs ten times that.
+/// New edges of one edge table, as columns: edge row `first + i` goes from offset `src[i]`
+/// of vertex table `src_table` to offset `dst[i]` of `dst_table` (an edge table joins one
+/// pair of vertex tables), with property `props[k].0` valued `props[k].1[i]` (`Null`:
+/// absent). A bulk load stages its edges this way — 8 bytes per property-less edge until the
+/// install, where an edge as a [`WriteOp::CreateEdge`] in a write set costs twenty times
+/// that.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EdgeBatch {
     pub table: EdgeTableId,
     pub first: u32,
-    pub src: Vec<VertexId>,
-    pub dst: Vec<VertexId>,
+    pub src_table: VertexTableId,
+    pub dst_table: VertexTableId,
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
     pub props: Vec<(PropKeyId, Vec<Value>)>,
 }
 
 impl EdgeBatch {
+    /// Every endpoint, as vertex ids (sources, then destinations).
+    pub fn endpoints(&self) -> impl Iterator<Item = VertexId> + '_ {
+        let src = (self.src.iter()).map(|&o| VertexId::new(self.src_table, o));
+        src.chain((self.dst.iter()).map(|&o| VertexId::new(self.dst_table, o)))
+    }
+
     pub fn len(&self) -> usize {
         self.src.len()
     }

@@ -30,7 +30,7 @@ use crate::protection::Protections;
 use crate::validation::{self, CommitSummary, MAX_RETAINED_SUMMARIES};
 use crate::write_set::WriteSet;
 use parking_lot::Mutex;
-use plexus_storage::{Catalog, Statistics, Storage, StorageStats, WriteOp};
+use plexus_storage::{Catalog, EdgeBatch, Statistics, Storage, StorageStats, WriteOp};
 use plexus_types::{AbortReason, Config, DurabilityMode, Error, Result, Timestamp, VertexId};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -245,8 +245,8 @@ impl TxnManager {
                     validation::Entity::Edge(_) => None,
                 })
                 .collect();
-            let staged = (record.edge_batches.iter()).flat_map(|b| b.src.iter().chain(&b.dst));
-            let mut endpoints = keys.new_edge_endpoints.iter().chain(staged);
+            let staged = (record.edge_batches.iter()).flat_map(EdgeBatch::endpoints);
+            let mut endpoints = keys.new_edge_endpoints.iter().copied().chain(staged);
             if let Some(v) = endpoints.find(|v| !deleted.is_empty() && deleted.contains(v)) {
                 return Err(Error::Aborted(AbortReason::WriteConflict {
                     item: format!("vertex {v} (new edge's endpoint was deleted concurrently)"),

@@ -38,7 +38,7 @@ use crate::manager::{CommitRequest, TxnManager};
 use crate::oracle::ReaderKind;
 use crate::schema::{self, TokenKind};
 use crate::validation::{Entity, ReadItem};
-use crate::write_set::{NewEdge, NewVertex, WriteSet};
+use crate::write_set::{NewEdge, NewVertex, PropMap, WriteSet};
 use plexus_storage::{
     Catalog, CatalogOp, EdgeTable, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexKey, KeyRange, RowTable,
     VertexTable, VertexTableDef,
@@ -433,8 +433,8 @@ impl Transaction {
         &self,
         table: &RowTable,
         props: &[(&str, Value)],
-    ) -> Result<BTreeMap<PropKeyId, Value>> {
-        let mut resolved = BTreeMap::new();
+    ) -> Result<PropMap> {
+        let mut resolved = PropMap::default();
         for (name, value) in props {
             let key = self.ensure_token(name, TokenKind::PropKey)?;
             table.check_type(key, value, name)?;
@@ -776,7 +776,7 @@ impl Transaction {
     pub fn vertex_properties(&mut self, v: VertexId) -> Result<Vec<(String, Value)>> {
         let table = self.check_vertex(v)?;
         let props: BTreeMap<PropKeyId, Value> = match self.writes.new_vertices.get(&v) {
-            Some(nv) => nv.props.clone(),
+            Some(nv) => nv.props.iter().map(|(k, v)| (k, v.clone())).collect(),
             None => {
                 self.record(ReadItem::AllProps(Entity::Vertex(v)));
                 let committed = table.rows().props(v.offset, self.start_ts)?;
@@ -1386,7 +1386,7 @@ impl Transaction {
     pub fn edge_properties(&mut self, e: EdgeId) -> Result<Vec<(String, Value)>> {
         self.check_edge(e)?;
         let props = match self.writes.new_edges.get(&e) {
-            Some(ne) => ne.props.clone(),
+            Some(ne) => ne.props.iter().map(|(k, v)| (k, v.clone())).collect(),
             None => {
                 self.record(ReadItem::AllProps(Entity::Edge(e)));
                 let committed = self
@@ -1554,7 +1554,7 @@ fn read_runs<I>(
 }
 
 fn written_prop<K: Ord + Copy>(
-    created: Option<&BTreeMap<PropKeyId, Value>>,
+    created: Option<&PropMap>,
     writes: &BTreeMap<(K, PropKeyId), Option<Value>>,
     id: K,
     key: PropKeyId,

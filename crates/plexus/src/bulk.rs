@@ -53,7 +53,7 @@
 //! database on disk; a crash before it recovers the database without the load. Commits of
 //! other transactions wait while a load installs.
 //!
-//! Relationships are staged as columns (`Transaction::stage_edges`: two vertex ids and one
+//! Relationships are staged as columns (`Transaction::stage_edges`: two vertex offsets and one
 //! value per property column per relationship, checked as they are added); nodes are still
 //! staged per row (a write-set entry each: they need their ids, primary-key claims and
 //! lookups at once), and the checkpoint rewrites every row of the database, not only the

@@ -45,13 +45,15 @@
 //! COST
 //! ====
 //! Rows: one install per row, as a commit's (chunk latches, index inserts). Adjacency: two
-//! counting sorts and the run files. The checkpoint rewrites every row of the database, not
+//! counting sorts and the run files; staged edges ([`EdgeBatch`]) are read in place by the
+//! sorts, never copied into adjacency entries. The checkpoint rewrites every row of the database, not
 //! only the load's — a load into a large database pays for the whole database once, as a
 //! checkpoint does.
 
 use super::{PendingAdjacency, Storage, install_rows};
-use crate::record::CommitRecord;
-use plexus_types::{Result, Timestamp};
+use crate::record::{CommitRecord, EdgeBatch};
+use plexus_types::{EdgeTableId, Result, Timestamp};
+use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 
 impl Storage {
@@ -88,10 +90,28 @@ impl Storage {
         let PendingAdjacency { by_table } = install_rows(&tables, record, horizon)?;
         // The runs' property columns are read at `ts` (see PROPERTY COLUMNS in `lsm`).
         self.installed_ts.store(ts, Ordering::Release);
+        let mut table_ids: BTreeSet<EdgeTableId> = by_table.keys().copied().collect();
+        table_ids.extend(record.edge_batches.iter().map(|b| b.table));
         let mut written = Vec::new();
-        for (table, [out, inc]) in by_table {
-            let table = &tables.edge[table as usize];
-            for (outgoing, entries) in [(true, out), (false, inc)] {
+        for id in table_ids {
+            let table = &tables.edge[id as usize];
+            let batches: Vec<&EdgeBatch> = (record.edge_batches.iter())
+                .filter(|b| b.table == id)
+                .collect();
+            for (direction, outgoing) in [true, false].into_iter().enumerate() {
+                let ops = by_table.get(&id).map_or(&[][..], |d| &d[direction][..]);
+                let entries = |visit: &mut dyn FnMut(u32, u32, u32)| {
+                    ops.iter().for_each(|&(v, n, e)| visit(v, n, e));
+                    for batch in &batches {
+                        let ends = batch.src.iter().zip(&batch.dst);
+                        for (row, (&s, &d)) in (batch.first..).zip(ends) {
+                            match outgoing {
+                                true => visit(s, d, row),
+                                false => visit(d, s, row),
+                            }
+                        }
+                    }
+                };
                 let topology = table.adjacency(outgoing);
                 let runs = topology.write_bulk_runs(
                     self.vfs.as_ref(),

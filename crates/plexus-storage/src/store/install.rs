@@ -52,8 +52,8 @@ pub(super) fn install_into(
 }
 
 /// The row half of [`install_into`]: installs every op's rows and index entries and returns
-/// the adjacency entries, for the caller to put into memtables (a commit) or runs (a bulk
-/// load). A record naming a table that does not exist is rejected before anything is
+/// the ops' adjacency entries, for the caller to put into memtables (a commit) or runs (a
+/// bulk load, which also reads its staged edge batches' adjacency in place). A record naming a table that does not exist is rejected before anything is
 /// installed.
 pub(super) fn install_rows(
     tables: &Tables,
@@ -158,12 +158,11 @@ pub(super) fn install_rows(
         t.rows.ensure_reserved(u32::try_from(end).map_err(|_| {
             Error::corruption("commit record", 0, format!("edge batch ends at row {end}"))
         })?);
-        for (i, (src, dst)) in batch.src.iter().zip(&batch.dst).enumerate() {
+        for (i, (&src, &dst)) in batch.src.iter().zip(&batch.dst).enumerate() {
             let row = batch.first + i as u32;
             batch.row_props(i, &mut props);
-            t.install_create(row, (ts, horizon), (src.offset, dst.offset), &props)?;
+            t.install_create(row, (ts, horizon), (src, dst), &props)?;
             t.indexes.insert_all(&props, row);
-            pending.push(batch.table, row, src.offset, dst.offset, false);
         }
     }
     Ok(pending)

@@ -724,6 +724,10 @@ impl Storage {
     /// Installs a validated commit at `record.ts`. Only the commit pipeline calls this, one
     /// commit at a time, in timestamp order.
     pub fn install(&self, record: &CommitRecord, horizon: Timestamp) -> Result<()> {
+        assert!(
+            record.edge_batches.is_empty(),
+            "staged edge batches are installed only by install_bulk (their adjacency goes to runs)"
+        );
         install_into(&self.live_tables(), record, horizon)?;
         self.installed_ts.store(record.ts, Ordering::Release);
         Ok(())

@@ -7,7 +7,7 @@
 //! keys and a summary entry — about 150 bytes per edge before the storage sees it, and most
 //! of a bulk load's memory and much of its time (allocation and page zeroing) at millions of
 //! edges. [`Transaction::stage_edges`] instead checks each row and appends the accepted ones
-//! to an [`EdgeBatch`] per edge table: two vertex ids per edge plus one value per property
+//! to an [`EdgeBatch`] per edge table: two vertex offsets per edge plus one value per property
 //! column, handed to the storage's bulk install as they are.
 //!
 //! INVARIANTS
@@ -76,11 +76,11 @@ impl Transaction {
                 Err(e) => return Err(e),
             }
         }
-        for (_, table, rows) in groups {
+        for ((src_table, dst_table), table, rows) in groups {
             let count = u32::try_from(rows.len())
                 .map_err(|_| Error::LimitExceeded("staging more than 2^32 edges".into()))?;
             let first = table.reserve_rows(count)?;
-            let pick = |ids: &[VertexId]| rows.iter().map(|&r| ids[r as usize]).collect();
+            let pick = |ids: &[VertexId]| rows.iter().map(|&r| ids[r as usize].offset).collect();
             let props = (keys.iter().zip(columns))
                 .map(|(&key, (_, values))| {
                     let column = rows.iter().map(|&r| values[r as usize].clone()).collect();
@@ -90,6 +90,8 @@ impl Transaction {
             self.writes.edge_batches.push(EdgeBatch {
                 table: table.id(),
                 first,
+                src_table,
+                dst_table,
                 src: pick(src),
                 dst: pick(dst),
                 props,
