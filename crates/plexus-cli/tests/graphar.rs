@@ -1,34 +1,18 @@
 //! `plexus import graphar` and `plexus export graphar` driven as users drive them: the built
 //! binary on the shared GraphAr fixtures, the result read back through `plexus::Database`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use plexus::{Config, Database};
+
+mod common;
+use common::Scratch;
 
 const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/data/graphar-testing"
 );
-
-/// A scratch directory removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir =
-            std::env::temp_dir().join(format!("plexus-graphar-cli-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create the scratch directory");
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn plexus(args: &[&Path]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_plexus"))
@@ -54,7 +38,7 @@ fn counts(db: &Path) -> (usize, usize) {
 
 #[test]
 fn import_export_and_import_again() {
-    let dir = Scratch::new("round-trip");
+    let dir = Scratch::new("graphar-cli", "round-trip");
     let db = dir.0.join("db");
     let graph = Path::new(FIXTURES).join("modern_graph/modern_graph.graph.yml");
     let out = plexus(&[Path::new("import"), Path::new("graphar"), &graph, &db]);
@@ -89,7 +73,7 @@ fn import_export_and_import_again() {
 
 #[test]
 fn a_failed_import_names_the_file_and_leaves_no_database() {
-    let dir = Scratch::new("orc");
+    let dir = Scratch::new("graphar-cli", "orc");
     let db = dir.0.join("db");
     let graph = Path::new(FIXTURES).join("ldbc_sample/orc/ldbc_sample.graph.yml");
     let out = plexus(&[Path::new("import"), Path::new("graphar"), &graph, &db]);
@@ -102,7 +86,7 @@ fn a_failed_import_names_the_file_and_leaves_no_database() {
 
 #[test]
 fn export_needs_an_existing_database() {
-    let dir = Scratch::new("missing");
+    let dir = Scratch::new("graphar-cli", "missing");
     let out = plexus(&[
         Path::new("export"),
         Path::new("graphar"),

@@ -5,49 +5,21 @@
 //! checks that the failed import changed nothing (and that a new database directory is not
 //! left behind).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use plexus::{Config, Database, Params};
 
-/// A scratch directory removed when dropped.
-struct Scratch(PathBuf);
+mod common;
+use common::Scratch;
 
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir =
-            std::env::temp_dir().join(format!("plexus-import-test-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create the scratch directory");
-        Scratch(dir)
-    }
-
-    /// Writes `files` and returns the directory.
-    fn with(self, files: &[(&str, &str)]) -> Scratch {
-        for (name, text) in files {
-            std::fs::write(self.0.join(name), text).expect("write a test file");
-        }
-        self
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    /// `LABEL=file` with the file's full path.
-    fn arg(&self, prefix: &str, files: &[&str]) -> String {
-        let files: Vec<String> = files
-            .iter()
-            .map(|f| self.path(f).display().to_string())
-            .collect();
-        format!("{prefix}={}", files.join(","))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// `LABEL=file` with each file's full path in `dir`.
+fn arg(dir: &Scratch, prefix: &str, files: &[&str]) -> String {
+    let files: Vec<String> = files
+        .iter()
+        .map(|f| dir.path(f).display().to_string())
+        .collect();
+    format!("{prefix}={}", files.join(","))
 }
 
 fn plexus(args: &[String]) -> Output {
@@ -131,7 +103,7 @@ const KNOWS: &str =
     ":START_ID(Person),:END_ID(Person),:TYPE,weight:double\n1,2,KNOWS,0.5\n2,3,LIKES,\n3,1,,1\n";
 
 fn sample(name: &str) -> Scratch {
-    Scratch::new(name).with(&[
+    Scratch::new("import-test", name).with(&[
         ("people.csv", PEOPLE),
         ("company-header.csv", COMPANY_HEADER),
         ("companies.csv", COMPANIES),
@@ -146,9 +118,9 @@ fn import_sample(files: &Scratch, db: &Path) -> Output {
         db,
         &[
             "--nodes".into(),
-            files.arg("Person", &["people.csv"]),
+            arg(files, "Person", &["people.csv"]),
             "--relationships".into(),
-            files.arg("FRIEND", &["knows.csv"]),
+            arg(files, "FRIEND", &["knows.csv"]),
         ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -165,11 +137,15 @@ fn a_neo4j_admin_style_import_with_id_groups_labels_types_and_arrays() {
         &db,
         &[
             "--nodes".into(),
-            files.arg("Company:Org", &["company-header.csv", "companies.csv"]),
+            arg(
+                &files,
+                "Company:Org",
+                &["company-header.csv", "companies.csv"],
+            ),
             "--nodes".into(),
-            files.arg("Person", &["people.csv"]),
+            arg(&files, "Person", &["people.csv"]),
             "--relationships".into(),
-            files.arg("FRIEND", &["knows.csv"]),
+            arg(&files, "FRIEND", &["knows.csv"]),
         ],
     );
     // ',' is the default: the '|' files read as one field each, so this import must fail on
@@ -202,9 +178,13 @@ fn a_neo4j_admin_style_import_with_id_groups_labels_types_and_arrays() {
             "--delimiter".into(),
             "|".into(),
             "--nodes".into(),
-            files.arg("Company:Org", &["company-header.csv", "companies.csv"]),
+            arg(
+                &files,
+                "Company:Org",
+                &["company-header.csv", "companies.csv"],
+            ),
             "--relationships".into(),
-            files.arg("WORKS_AT", &["works.csv"]),
+            arg(&files, "WORKS_AT", &["works.csv"]),
         ],
     );
     // The works file names Person ids, which this import has not read: unknown endpoints.
@@ -222,7 +202,11 @@ fn a_neo4j_admin_style_import_with_id_groups_labels_types_and_arrays() {
             "--delimiter".into(),
             "|".into(),
             "--nodes".into(),
-            files.arg("Company:Org", &["company-header.csv", "companies.csv"]),
+            arg(
+                &files,
+                "Company:Org",
+                &["company-header.csv", "companies.csv"],
+            ),
         ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -351,7 +335,7 @@ fn bad_rows_fail_the_import_and_change_nothing() {
         &db,
         "CREATE NODE TABLE Emp(id INT64 PRIMARY KEY, name STRING)",
     );
-    let out = import(&db, &["--nodes".into(), files.arg("Emp", &["emp.csv"])]);
+    let out = import(&db, &["--nodes".into(), arg(&files, "Emp", &["emp.csv"])]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -360,9 +344,12 @@ fn bad_rows_fail_the_import_and_change_nothing() {
     );
     assert_eq!(counts(&db), before);
     for &(flag, name, file, expected) in cases {
-        let mut args = vec!["--nodes".to_string(), files.arg("Person", &["people.csv"])];
+        let mut args = vec![
+            "--nodes".to_string(),
+            arg(&files, "Person", &["people.csv"]),
+        ];
         args.push(flag.into());
-        args.push(files.arg(name, &[file]));
+        args.push(arg(&files, name, &[file]));
         let out = import(&db, &args);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
@@ -381,8 +368,8 @@ fn skip_bad_rows_counts_them_and_lists_them_in_the_report() {
         ),
         ("rels.csv", ":START_ID(P),:END_ID(P)\n1,4\n4,99\n"),
     ]);
-    let nodes = files.arg("Person", &["people2.csv"]);
-    let rels = files.arg("KNOWS", &["rels.csv"]);
+    let nodes = arg(&files, "Person", &["people2.csv"]);
+    let rels = arg(&files, "KNOWS", &["rels.csv"]);
     let expected = [
         "people2.csv:3: malformed row: 2 fields where the header has 3",
         "people2.csv:4:3: age:int: cannot read \"x\" as an integer",
@@ -457,7 +444,7 @@ fn missing_and_truncated_files_and_a_database_in_use() {
         &db,
         &[
             "--nodes".into(),
-            files.arg("Person", &["people.csv", "absent.csv"]),
+            arg(&files, "Person", &["people.csv", "absent.csv"]),
         ],
     );
     let stderr = text(&out.stderr);
@@ -477,7 +464,7 @@ fn missing_and_truncated_files_and_a_database_in_use() {
     }
     let bytes = gz.finish().unwrap();
     std::fs::write(files.path("cut.csv.gz"), &bytes[..bytes.len() / 2]).unwrap();
-    let out = import(&db, &["--nodes".into(), files.arg("G", &["cut.csv.gz"])]);
+    let out = import(&db, &["--nodes".into(), arg(&files, "G", &["cut.csv.gz"])]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -487,7 +474,10 @@ fn missing_and_truncated_files_and_a_database_in_use() {
     assert_eq!(counts(&db), before);
     // The whole file imports.
     std::fs::write(files.path("whole.csv.gz"), &bytes).unwrap();
-    let out = import(&db, &["--nodes".into(), files.arg("G", &["whole.csv.gz"])]);
+    let out = import(
+        &db,
+        &["--nodes".into(), arg(&files, "G", &["whole.csv.gz"])],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         query(&db, "MATCH (g:G) RETURN count(g), sum(g.n)"),
@@ -498,7 +488,7 @@ fn missing_and_truncated_files_and_a_database_in_use() {
     let open = open(&db);
     let out = plexus(&import_args(
         &db,
-        &["--nodes".into(), files.arg("Person", &["people.csv"])],
+        &["--nodes".into(), arg(&files, "Person", &["people.csv"])],
     ));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_same_graph, compare_snb_queries, cypher_dir};
+use common::{Scratch, assert_same_graph, compare_snb_queries, cypher_dir};
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use plexus::{Config, Database, Value};
 use plexus_mirror::change::Lsn;
@@ -23,28 +23,6 @@ const FRAUD_DIR: &str = concat!(
     "/../plexus-mirror/tests/fixtures"
 );
 const WAIT: Duration = Duration::from_secs(30);
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let dir = std::env::temp_dir().join(format!(
-            "plexus-cli-mirror-{tag}-{}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A running `plexus mirror` with its output collected line by line.
 struct Running {
@@ -220,7 +198,7 @@ fn mirror_process_survives_sigkill_mid_stream_exactly_once() {
     cluster
         .psql(&std::fs::read_to_string(format!("{FRAUD_DIR}/fraud-schema.sql")).expect("schema"))
         .expect("schema");
-    let dir = TempDir::new("kill");
+    let dir = Scratch::new("cli-mirror", "kill");
     let db_dir = dir.0.join("graph");
     let mapping = format!("{FRAUD_DIR}/fraud-graph.sql");
     let url = cluster.url();
@@ -305,7 +283,7 @@ fn the_password_may_come_from_pgpassword_and_mapping_errors_have_positions() {
     cluster
         .psql(&std::fs::read_to_string(format!("{FRAUD_DIR}/fraud-schema.sql")).expect("schema"))
         .expect("schema");
-    let dir = TempDir::new("errors");
+    let dir = Scratch::new("cli-mirror", "errors");
     let bad = dir.0.join("bad.sql");
     std::fs::write(
         &bad,
@@ -355,7 +333,7 @@ fn the_mirrored_snb_graph_equals_the_csv_import() {
     cluster
         .psql(&format!("{schema}\n{load}"))
         .expect("load SNB");
-    let dir = TempDir::new("snb");
+    let dir = Scratch::new("cli-mirror", "snb");
     let (mirrored, imported) = (dir.0.join("mirrored"), dir.0.join("imported"));
 
     let import = plexus(&[

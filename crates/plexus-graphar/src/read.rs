@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use arrow::datatypes::{DataType as ArrowType, Field, Int64Type, Schema, TimeUnit};
+use arrow::datatypes::{DataType as ArrowType, Field, Int64Type, Schema};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -490,22 +490,13 @@ fn arrow_matches(expected: &DataType, actual: &ArrowType) -> bool {
 
 /// The Arrow type a CSV column of a GraphAr type is parsed as.
 fn csv_type(path: &Path, name: &str, ty: &DataType) -> Result<ArrowType, Error> {
-    Ok(match ty {
-        DataType::Bool => ArrowType::Boolean,
-        DataType::Int32 => ArrowType::Int32,
-        DataType::Int64 => ArrowType::Int64,
-        DataType::Float => ArrowType::Float32,
-        DataType::Double => ArrowType::Float64,
-        DataType::String => ArrowType::Utf8,
-        DataType::Date => ArrowType::Date32,
-        DataType::Timestamp => ArrowType::Timestamp(TimeUnit::Millisecond, None),
-        DataType::List(_) => {
-            return Err(Error::file(
-                path,
-                format!("column {name:?} is a {ty}: list types are not allowed in CSV"),
-            ));
-        }
-    })
+    if let DataType::List(_) = ty {
+        return Err(Error::file(
+            path,
+            format!("column {name:?} is a {ty}: list types are not allowed in CSV"),
+        ));
+    }
+    Ok(crate::write::arrow_type(ty))
 }
 
 fn read_csv(path: &Path, wanted: &[(&str, DataType)]) -> Result<RecordBatch, Error> {

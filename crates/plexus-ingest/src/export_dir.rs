@@ -20,7 +20,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::error::{IngestError, IngestErrorKind, Result};
-use crate::import_dir::{ResolvedFile, file_parts, location};
+use crate::import_dir::{ResolvedFile, canonical_dir, file_parts, location};
 
 const DIR: &str = "export directory";
 
@@ -38,20 +38,9 @@ fn io(name: &str, what: &str, e: std::io::Error) -> IngestError {
 impl ExportDir {
     /// The export directory at `root`, which must exist and be a directory.
     pub fn new(root: impl AsRef<Path>) -> Result<ExportDir> {
-        let root = root.as_ref();
-        let canonical = root.canonicalize().map_err(|e| {
-            IngestError::new(
-                IngestErrorKind::Io,
-                format!("export directory {}: {e}", root.display()),
-            )
-        })?;
-        if !canonical.is_dir() {
-            return Err(location(format!(
-                "export directory {} is not a directory",
-                root.display()
-            )));
-        }
-        Ok(ExportDir { root: canonical })
+        Ok(ExportDir {
+            root: canonical_dir(root.as_ref(), DIR)?,
+        })
     }
 
     /// The canonical root.

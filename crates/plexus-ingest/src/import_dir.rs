@@ -49,20 +49,9 @@ pub(crate) fn location(message: String) -> IngestError {
 impl ImportDir {
     /// The import directory at `root`, which must exist and be a directory.
     pub fn new(root: impl AsRef<Path>) -> Result<ImportDir> {
-        let root = root.as_ref();
-        let canonical = root.canonicalize().map_err(|e| {
-            IngestError::new(
-                IngestErrorKind::Io,
-                format!("import directory {}: {e}", root.display()),
-            )
-        })?;
-        if !canonical.is_dir() {
-            return Err(location(format!(
-                "import directory {} is not a directory",
-                root.display()
-            )));
-        }
-        Ok(ImportDir { root: canonical })
+        Ok(ImportDir {
+            root: canonical_dir(root.as_ref(), "import directory")?,
+        })
     }
 
     /// The canonical root.
@@ -118,6 +107,24 @@ impl ImportDir {
             })?;
         Ok((resolved, file))
     }
+}
+
+/// `root` canonicalized (absolute, no symbolic links); it must exist and be a directory.
+/// `what` names it in messages ("import directory").
+pub(crate) fn canonical_dir(root: &Path, what: &str) -> Result<PathBuf> {
+    let canonical = root.canonicalize().map_err(|e| {
+        IngestError::new(
+            IngestErrorKind::Io,
+            format!("{what} {}: {e}", root.display()),
+        )
+    })?;
+    if !canonical.is_dir() {
+        return Err(location(format!(
+            "{what} {} is not a directory",
+            root.display()
+        )));
+    }
+    Ok(canonical)
 }
 
 /// A statement's file name as path components under a directory (the lexical check of the

@@ -429,11 +429,7 @@ impl Transaction {
         Ok(())
     }
 
-    fn resolve_props(
-        &self,
-        table: &RowTable,
-        props: &[(&str, Value)],
-    ) -> Result<PropMap> {
+    fn resolve_props(&self, table: &RowTable, props: &[(&str, Value)]) -> Result<PropMap> {
         let mut resolved = PropMap::default();
         for (name, value) in props {
             let key = self.ensure_token(name, TokenKind::PropKey)?;

@@ -282,12 +282,20 @@ fn staged_edges_commit_only_as_a_bulk_load() {
     let vs = db.begin().scan_label("V").unwrap();
     let mut tx = db.begin();
     let rejected = tx
-        .stage_edges("E", &[vs[0], vs[1]], &[vs[2], VertexId::new(vs[0].table, 999)], &[])
+        .stage_edges(
+            "E",
+            &[vs[0], vs[1]],
+            &[vs[2], VertexId::new(vs[0].table, 999)],
+            &[],
+        )
         .unwrap();
     assert_eq!(rejected.len(), 1, "{rejected:?}");
     assert_eq!(rejected[0].0, 1);
     assert!(matches!(rejected[0].1, Error::NotFound(_)), "{rejected:?}");
-    assert!(matches!(tx.commit().unwrap_err(), Error::InvalidArgument(_)));
+    assert!(matches!(
+        tx.commit().unwrap_err(),
+        Error::InvalidArgument(_)
+    ));
     assert_eq!(dump(&db), {
         let fresh = Database::open_in_memory(Config::default()).unwrap();
         load_ring(&fresh, 4);

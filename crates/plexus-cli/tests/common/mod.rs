@@ -1,5 +1,5 @@
-//! What the SNB tests share: the SNB mini data set's Cypher directory, query results as text,
-//! and comparisons of two SNB graphs.
+//! What the CLI tests share: scratch directories, the SNB mini data set's Cypher directory,
+//! query results as text, and comparisons of two SNB graphs.
 
 #![allow(dead_code)] // each test file uses its own part
 
@@ -7,6 +7,38 @@ use std::path::{Path, PathBuf};
 
 use plexus::{Connection, Params};
 use plexus_tck::ldbc_queries::{parameter_candidates, queries};
+
+/// A scratch directory under the system temp dir (`plexus-<tag>-<pid>-<name>`, emptied
+/// first), removed when dropped.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(tag: &str, name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("plexus-{tag}-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create the scratch directory");
+        Scratch(dir)
+    }
+
+    /// Writes `files` (name, text) into the directory.
+    pub fn with(self, files: &[(&str, &str)]) -> Scratch {
+        for (name, text) in files {
+            std::fs::write(self.0.join(name), text).expect("write a test file");
+        }
+        self
+    }
+
+    /// `name` in the directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
 
 /// The SNB mini data set's Cypher directory (CSV files, `headers.txt`, the queries), beside
 /// the repository.
