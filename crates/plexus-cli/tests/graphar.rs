@@ -2,28 +2,17 @@
 //! binary on the shared GraphAr fixtures, the result read back through `plexus::Database`.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use plexus::{Config, Database};
 
 mod common;
-use common::Scratch;
+use common::{Scratch, plexus, text};
 
 const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/data/graphar-testing"
 );
-
-fn plexus(args: &[&Path]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plexus"))
-        .args(args)
-        .output()
-        .expect("run plexus")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 fn counts(db: &Path) -> (usize, usize) {
     let db = Database::open(db, Config::default()).unwrap();

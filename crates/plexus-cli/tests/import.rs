@@ -6,12 +6,12 @@
 //! left behind).
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use plexus::{Config, Database, Params};
 
 mod common;
-use common::Scratch;
+use common::{Scratch, plexus, text};
 
 /// `LABEL=file` with each file's full path in `dir`.
 fn arg(dir: &Scratch, prefix: &str, files: &[&str]) -> String {
@@ -20,17 +20,6 @@ fn arg(dir: &Scratch, prefix: &str, files: &[&str]) -> String {
         .map(|f| dir.path(f).display().to_string())
         .collect();
     format!("{prefix}={}", files.join(","))
-}
-
-fn plexus(args: &[String]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plexus"))
-        .args(args)
-        .output()
-        .expect("run plexus")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn import_args(db: &Path, args: &[String]) -> Vec<String> {

@@ -118,24 +118,17 @@ impl ExportDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::Scratch;
     use std::os::unix::fs::symlink;
-
-    struct Scratch(PathBuf);
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 
     /// `<tmp>/export` (with `sub/`), and `<tmp>/outside/` beside it.
     fn scratch(tag: &str) -> (Scratch, ExportDir) {
-        let base =
-            std::env::temp_dir().join(format!("plexus-exportdir-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let scratch = Scratch::new(&format!("exportdir-{tag}"));
+        let base = scratch.0.clone();
         std::fs::create_dir_all(base.join("export/sub")).unwrap();
         std::fs::create_dir_all(base.join("outside")).unwrap();
         let dir = ExportDir::new(base.join("export")).unwrap();
-        (Scratch(base), dir)
+        (scratch, dir)
     }
 
     #[test]

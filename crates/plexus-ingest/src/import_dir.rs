@@ -223,26 +223,19 @@ fn percent_decode(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::Scratch;
     use std::os::unix::fs::symlink;
-
-    struct Scratch(PathBuf);
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 
     /// `<tmp>/import` holding `a.csv` and `sub/b.csv`, and `<tmp>/secret.txt` outside it.
     fn scratch(tag: &str) -> (Scratch, ImportDir) {
-        let base =
-            std::env::temp_dir().join(format!("plexus-importdir-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let scratch = Scratch::new(&format!("importdir-{tag}"));
+        let base = scratch.0.clone();
         std::fs::create_dir_all(base.join("import/sub")).unwrap();
         std::fs::write(base.join("import/a.csv"), "x\n").unwrap();
         std::fs::write(base.join("import/sub/b.csv"), "y\n").unwrap();
         std::fs::write(base.join("secret.txt"), "no\n").unwrap();
         let dir = ImportDir::new(base.join("import")).unwrap();
-        (Scratch(base), dir)
+        (scratch, dir)
     }
 
     #[test]

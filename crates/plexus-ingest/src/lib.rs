@@ -42,6 +42,8 @@ mod export_dir;
 mod header;
 pub mod import;
 mod import_dir;
+#[cfg(test)]
+mod scratch;
 
 pub use arrow_values::{batch_columns, column_values};
 pub use csv::{CsvOptions, CsvReader, CsvRecord, MAX_FIELD_BYTES, MAX_RECORD_FIELDS};

@@ -8,6 +8,19 @@ use std::path::{Path, PathBuf};
 use plexus::{Connection, Params};
 use plexus_tck::ldbc_queries::{parameter_candidates, queries};
 
+/// Runs the `plexus` binary the tests were built with.
+pub fn plexus<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .args(args)
+        .output()
+        .expect("run plexus")
+}
+
+/// Process output as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
 /// A scratch directory under the system temp dir (`plexus-<tag>-<pid>-<name>`, emptied
 /// first), removed when dropped.
 pub struct Scratch(pub PathBuf);
