@@ -103,6 +103,11 @@ impl QueryResult {
         cells.join(" | ")
     }
 
+    /// Every row as [`render_row`](Self::render_row) gives it, in order.
+    pub fn rendered_rows(&self) -> Vec<String> {
+        self.rows.iter().map(|row| self.render_row(row)).collect()
+    }
+
     fn render_node(&self, v: VertexId, out: &mut String) {
         out.push('(');
         if let Some(data) = self.nodes.get(&v) {

@@ -56,11 +56,7 @@ fn rows(db: &Database, query: &str) -> Vec<String> {
     let result = conn
         .execute(query, &Params::new())
         .unwrap_or_else(|e| panic!("{query}: {e}"));
-    let mut rows: Vec<String> = result
-        .rows
-        .iter()
-        .map(|row| result.render_row(row))
-        .collect();
+    let mut rows = result.rendered_rows();
     rows.sort();
     rows
 }

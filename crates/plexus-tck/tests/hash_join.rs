@@ -117,11 +117,7 @@ fn rows_in_order(conn: &mut Connection, query: &str) -> Result<Vec<String>, Stri
     let result = conn
         .execute(query, &Params::new())
         .map_err(|e| e.to_string())?;
-    Ok(result
-        .rows
-        .iter()
-        .map(|row| result.render_row(row))
-        .collect())
+    Ok(result.rendered_rows())
 }
 
 /// `template` with its `{where}` the conjunction of `equalities`, each written by `form`.

@@ -224,11 +224,7 @@ fn rows(conn: &mut Connection, query: &str) -> Result<Vec<String>, String> {
     let result = conn
         .execute(query, &Params::new())
         .map_err(|e| e.to_string())?;
-    Ok(result
-        .rows
-        .iter()
-        .map(|row| result.render_row(row))
-        .collect())
+    Ok(result.rendered_rows())
 }
 
 fn plan(conn: &mut Connection, query: &str) -> String {

@@ -31,11 +31,7 @@ fn run(db: &Database, query: &str) -> Result<QueryResult, QueryError> {
 /// Every row rendered in the TCK notation.
 fn rows(db: &Database, query: &str) -> Vec<String> {
     let result = run(db, query).unwrap_or_else(|e| panic!("{query}: {e}"));
-    result
-        .rows
-        .iter()
-        .map(|row| result.render_row(row))
-        .collect()
+    result.rendered_rows()
 }
 
 fn schema(db: &Database) {

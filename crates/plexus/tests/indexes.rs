@@ -19,11 +19,7 @@ fn run(conn: &mut Connection, query: &str) -> Vec<String> {
     let result = conn
         .execute(query, &Params::new())
         .unwrap_or_else(|e| panic!("{query}: {e}"));
-    let mut rows: Vec<String> = result
-        .rows
-        .iter()
-        .map(|row| result.render_row(row))
-        .collect();
+    let mut rows = result.rendered_rows();
     rows.sort();
     rows
 }
@@ -466,9 +462,7 @@ fn same_answers_with_index(
     let answers = |conn: &mut Connection| -> Vec<Vec<String>> {
         let rows = |(text, params): &(String, Params)| {
             let result = conn.execute(text, params).expect("query");
-            let mut rows: Vec<String> = (result.rows.iter())
-                .map(|row| result.render_row(row))
-                .collect();
+            let mut rows = result.rendered_rows();
             rows.sort();
             rows
         };

@@ -12,9 +12,7 @@ fn run(conn: &mut Connection, query: &str) -> Vec<String> {
     let result = conn
         .execute(query, &Params::new())
         .unwrap_or_else(|e| panic!("{query}: {e}"));
-    (result.rows.iter())
-        .map(|row| result.render_row(row))
-        .collect()
+    result.rendered_rows()
 }
 
 fn error_code(conn: &mut Connection, query: &str) -> &'static str {
