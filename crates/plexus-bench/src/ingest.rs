@@ -32,7 +32,7 @@
 //!                   Kùzu of the same format, `ladybug_baseline` / `ladybug_ratio` against
 //!                   LadybugDB (the maintained fork of Kùzu).
 //!   bulk_api        Rust API: the CSV parsed here, `Database::bulk_load`, `add_nodes` of the
-//!                   ids, `add_relationships` in batches of BULK_BATCH_EDGES rows, `commit`.
+//!                   ids and `add_relationships` in batches of BULK_BATCH_ROWS rows, `commit`.
 //!   import_csv      `plexus import DB --nodes=V=…/v-admin.csv --relationships=E=…/e-admin.csv`
 //!                   (the CLI binary next to this one); peak RSS is the CLI's
 //!                   (RUSAGE_CHILDREN).
@@ -78,8 +78,9 @@ use std::time::Instant;
 const EDGE_SEED: u64 = 42;
 /// Rows per Parquet row group (and per Arrow batch written).
 const PARQUET_ROW_GROUP_ROWS: usize = 1 << 20;
-/// Edges parsed, mapped to vertex ids and handed to `add_relationships` at a time.
-const BULK_BATCH_EDGES: usize = 1 << 20;
+/// Rows parsed (and, for edges, mapped to vertex ids) and handed to `add_nodes` or
+/// `add_relationships` at a time.
+const BULK_BATCH_ROWS: usize = 1 << 20;
 /// Read buffer of the CSV parser.
 const CSV_BUFFER_BYTES: usize = 1 << 20;
 /// The peers' Python, relative to the workspace root (bench/peers/run.sh creates it).
@@ -429,7 +430,7 @@ fn read_int_csv(
     let mut reader =
         BufReader::with_capacity(CSV_BUFFER_BYTES, std::fs::File::open(path).map_err(io)?);
     let mut line = Vec::new();
-    let mut out: Vec<Vec<i64>> = vec![Vec::with_capacity(batch.min(BULK_BATCH_EDGES)); columns];
+    let mut out: Vec<Vec<i64>> = vec![Vec::with_capacity(batch.min(BULK_BATCH_ROWS)); columns];
     let mut number = 0usize;
     loop {
         line.clear();
@@ -655,7 +656,7 @@ fn bulk_api(db: &Database, data: &Path) -> Result<Measured, String> {
     let mut load = db.bulk_load();
     // Vertex ids are dense (0 .. n), so the id → node map is a vector indexed by id.
     let mut nodes: Vec<Option<VertexId>> = Vec::new();
-    read_int_csv(&data.join("v.csv"), 1, usize::MAX, |columns| {
+    read_int_csv(&data.join("v.csv"), 1, BULK_BATCH_ROWS, |columns| {
         let ids = &columns[0];
         let values: Vec<Value> = ids.iter().map(|&id| Value::Int(id)).collect();
         let added = load
@@ -680,7 +681,7 @@ fn bulk_api(db: &Database, data: &Path) -> Result<Measured, String> {
             .ok_or_else(|| format!("e.csv: no vertex {id}"))
     };
     let (mut src, mut dst) = (Vec::new(), Vec::new());
-    read_int_csv(&data.join("e.csv"), 2, BULK_BATCH_EDGES, |columns| {
+    read_int_csv(&data.join("e.csv"), 2, BULK_BATCH_ROWS, |columns| {
         src.clear();
         dst.clear();
         for (&s, &d) in columns[0].iter().zip(&columns[1]) {

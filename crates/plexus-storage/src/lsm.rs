@@ -368,6 +368,9 @@ impl<'a> Parts<'a> {
 /// One component's entries in a segment, in vertex order: (vertex, slice, whether it may
 /// hold a tombstone).
 type Listing<'a> = Vec<(u32, Slice<'a>, bool)>;
+/// Most entries a bulk load's run writing sorts at once (see
+/// [`Topology::write_bulk_runs`]): 8 bytes each, 32 MiB.
+pub const BULK_GROUP_ENTRIES: usize = 1 << 22;
 /// Calls its argument with every `(vertex, neighbour, edge offset)` of a bulk load's
 /// topology (see [`Topology::write_bulk_runs`]).
 pub type BulkEntries<'a> = dyn Fn(&mut dyn FnMut(u32, u32, u32)) + 'a;
@@ -935,69 +938,130 @@ impl Topology {
 
     /// Writes the adjacency of a bulk load (see `store::bulk`) straight into run files,
     /// without a memtable: `entries` visits `(vertex, neighbour, edge offset)` in any order
-    /// (the same ones each of its three calls), all created at `ts`, whose rows are
-    /// installed. A visitor rather than a list: the load's staged edges are read where they
-    /// are, with no 12-byte entry per edge and direction. A counting sort by vertex builds the CSR
-    /// arrays in O(entries), each vertex's list is sorted by (neighbour, edge offset) as a
-    /// flush sorts it, and every vertex range with entries gets one run — at the last level
-    /// when the topology holds no run yet (a load into an empty table lands in the layout a
-    /// full merge would produce), at level 1 like a flush otherwise. The runs are not
-    /// readable until [`publish_bulk`](Self::publish_bulk).
+    /// (the same ones at each call), all created at `ts`, whose rows are installed. A visitor
+    /// rather than a list: the load's staged edges are read where they are, with no 12-byte
+    /// entry per edge and direction.
+    ///
+    /// One visit counts each vertex's entries; then the vertex ranges are taken in groups of
+    /// at most `group_entries` entries ([`BULK_GROUP_ENTRIES`] for a load; a range larger
+    /// than that alone), and for each
+    /// group one more visit fills its CSR arrays by a counting sort, each vertex's list is
+    /// sorted by (neighbour, edge offset) as a flush sorts it, and every range with entries
+    /// gets one run — at the last level when the topology holds no run yet (a load into an
+    /// empty table lands in the layout a full merge would produce), at level 1 like a flush
+    /// otherwise. Memory: 4 bytes per vertex plus the largest group's arrays, not 8 bytes
+    /// per entry of the whole table. The runs are not readable until
+    /// [`publish_bulk`](Self::publish_bulk).
     pub fn write_bulk_runs(
         &self,
         vfs: &dyn Vfs,
         ctx: &dyn RunContext,
         config: &Config,
         entries: &BulkEntries<'_>,
-        ts: Timestamp,
+        (ts, group_entries): (Timestamp, usize),
     ) -> Result<Vec<RunEntry>> {
-        let (mut max_vertex, mut count) = (None, 0usize);
+        let mut degree: Vec<u32> = Vec::new();
         entries(&mut |v, _, _| {
-            max_vertex = max_vertex.max(Some(v));
-            count += 1;
-        });
-        let Some(max_vertex) = max_vertex else {
-            return Ok(Vec::new());
-        };
-        // Counting sort: start[v]..start[v + 1] is vertex v's slice.
-        let mut start = vec![0usize; max_vertex as usize + 2];
-        entries(&mut |v, _, _| start[v as usize + 1] += 1);
-        for v in 1..start.len() {
-            start[v] += start[v - 1];
-        }
-        let mut fill = start.clone();
-        let (mut nbr, mut eid) = (vec![0u32; count], vec![0u32; count]);
-        entries(&mut |v, n, e| {
-            let at = &mut fill[v as usize];
-            (nbr[*at], eid[*at]) = (n, e);
-            *at += 1;
-        });
-        debug_assert_eq!(fill[max_vertex as usize], count, "the visits agree");
-        let mut pairs: Vec<(u32, u32)> = Vec::new();
-        for v in 0..=max_vertex as usize {
-            let (lo, hi) = (start[v], start[v + 1]);
-            if hi - lo > 1 {
-                pairs.clear();
-                pairs.extend(nbr[lo..hi].iter().copied().zip(eid[lo..hi].iter().copied()));
-                pairs.sort_unstable();
-                for (i, &(n, e)) in pairs.iter().enumerate() {
-                    (nbr[lo + i], eid[lo + i]) = (n, e);
-                }
+            let v = v as usize;
+            if v >= degree.len() {
+                degree.resize(v + 1, 0);
             }
+            degree[v] += 1;
+        });
+        if degree.is_empty() {
+            return Ok(Vec::new());
         }
         let level = if self.state.read().runs.is_empty() {
             MAX_LEVEL
         } else {
             TIER_LEVEL
         };
-        let range = self.range_vertices;
+        let range = self.range_vertices as usize;
+        let ranges = degree.len().div_ceil(range);
+        let range_entries = |r: usize| -> usize {
+            degree[r * range..((r + 1) * range).min(degree.len())]
+                .iter()
+                .map(|&d| d as usize)
+                .sum()
+        };
         let mut written = Vec::new();
-        for r in 0..=max_vertex / range {
-            let vertices: Vec<RunVertex> = (r * range..((r + 1) * range).min(max_vertex + 1))
-                .filter(|&v| start[v as usize + 1] > start[v as usize])
+        let mut r = 0;
+        while r < ranges {
+            // the group: ranges r..end
+            let (mut end, mut total) = (r, 0usize);
+            while end < ranges && (end == r || total + range_entries(end) <= group_entries) {
+                total += range_entries(end);
+                end += 1;
+            }
+            let (lo_vertex, hi_vertex) = (r * range, (end * range).min(degree.len()));
+            self.write_bulk_group(
+                vfs,
+                ctx,
+                config,
+                entries,
+                (&degree, lo_vertex, hi_vertex, total),
+                (level, ts),
+                &mut written,
+            )?;
+            r = end;
+        }
+        Ok(written)
+    }
+
+    /// One group of [`write_bulk_runs`](Self::write_bulk_runs): vertices `lo..hi` holding
+    /// `total` entries.
+    #[allow(clippy::too_many_arguments)]
+    fn write_bulk_group(
+        &self,
+        vfs: &dyn Vfs,
+        ctx: &dyn RunContext,
+        config: &Config,
+        entries: &BulkEntries<'_>,
+        (degree, lo, hi, total): (&[u32], usize, usize, usize),
+        (level, ts): (u8, Timestamp),
+        written: &mut Vec<RunEntry>,
+    ) -> Result<()> {
+        // Counting sort: start[v - lo]..start[v - lo + 1] is vertex v's slice.
+        let mut start = Vec::with_capacity(hi - lo + 1);
+        start.push(0usize);
+        for v in lo..hi {
+            start.push(start[v - lo] + degree[v] as usize);
+        }
+        let mut fill = start.clone();
+        let (mut nbr, mut eid) = (vec![0u32; total], vec![0u32; total]);
+        entries(&mut |v, n, e| {
+            let v = v as usize;
+            if (lo..hi).contains(&v) {
+                let at = &mut fill[v - lo];
+                (nbr[*at], eid[*at]) = (n, e);
+                *at += 1;
+            }
+        });
+        assert_eq!(
+            fill[hi - lo - 1],
+            total,
+            "a bulk load's entries changed between visits"
+        );
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        for i in 0..hi - lo {
+            let (a, b) = (start[i], start[i + 1]);
+            if b - a > 1 {
+                pairs.clear();
+                pairs.extend(nbr[a..b].iter().copied().zip(eid[a..b].iter().copied()));
+                pairs.sort_unstable();
+                for (j, &(n, e)) in pairs.iter().enumerate() {
+                    (nbr[a + j], eid[a + j]) = (n, e);
+                }
+            }
+        }
+        let range = self.range_vertices;
+        for r in (lo as u32 / range)..(hi as u32).div_ceil(range) {
+            let vertices: Vec<RunVertex> = (r * range..((r + 1) * range).min(hi as u32))
+                .filter(|&v| degree[v as usize] > 0)
                 .map(|v| {
-                    let (lo, hi) = (start[v as usize], start[v as usize + 1]);
-                    (v, &nbr[lo..hi], &eid[lo..hi])
+                    let i = v as usize - lo;
+                    let (a, b) = (start[i], start[i + 1]);
+                    (v, &nbr[a..b], &eid[a..b])
                 })
                 .collect();
             if vertices.is_empty() {
@@ -1014,7 +1078,7 @@ impl Topology {
                 hidden_from: NEVER,
             });
         }
-        Ok(written)
+        Ok(())
     }
 
     /// Makes runs from [`write_bulk_runs`](Self::write_bulk_runs) part of the topology, visible
@@ -1428,6 +1492,38 @@ mod tests {
             lsm_level1_bytes: 100,
             ..Config::default()
         }
+    }
+
+    /// A bulk load's runs are the same whether its entries are sorted in one group or in
+    /// groups of a few ranges (the grouping bounds memory, nothing else).
+    #[test]
+    fn bulk_runs_are_the_same_in_any_grouping() {
+        let config = config(MergePolicy::Leveling);
+        let entries: Vec<(u32, u32, u32)> = (0..5_000u32)
+            .map(|i| ((i * 7919) % 4_000, (i * 104_729) % 4_000, i))
+            .collect();
+        let visit = |f: &mut dyn FnMut(u32, u32, u32)| {
+            entries.iter().for_each(|&(v, n, e)| f(v, n, e));
+        };
+        let ts = 5;
+        let mut answers = Vec::new();
+        for group_entries in [usize::MAX, 1_300, 1] {
+            let (vfs, names) = (FaultVfs::new(), Names::default());
+            names.installed.store(ts, Ordering::Release);
+            let t = Topology::new(0, true, 1024);
+            let runs = t
+                .write_bulk_runs(&vfs, &names, &config, &visit, (ts, group_entries))
+                .expect("runs");
+            assert_eq!(runs.len(), 4, "one run per range of 1024 vertices");
+            t.publish_bulk(runs, ts);
+            let adjacency: Vec<Vec<(u32, u32)>> =
+                (0..4_000).map(|v| neighbours(&t, v, ts)).collect();
+            assert!(adjacency.iter().all(|n| n.is_sorted()));
+            assert_eq!(adjacency.iter().map(Vec::len).sum::<usize>(), entries.len());
+            answers.push(adjacency);
+        }
+        assert_eq!(answers[0], answers[1]);
+        assert_eq!(answers[0], answers[2]);
     }
 
     fn neighbours(t: &Topology, v: u32, ts: Timestamp) -> Vec<(u32, u32)> {

@@ -213,7 +213,7 @@ impl TxnManager {
     /// `SummarySource::build_bulk`).
     pub(crate) fn commit_bulk(&self, request: CommitRequest) -> Result<Timestamp> {
         let catalog = self.storage.catalog();
-        let (mut record, keys, source) = request.writes.into_record();
+        let (mut record, keys, source) = request.writes.into_bulk_record();
         assert!(
             record.ops.iter().all(|op| matches!(
                 op,

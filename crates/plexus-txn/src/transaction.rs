@@ -430,7 +430,7 @@ impl Transaction {
     }
 
     fn resolve_props(&self, table: &RowTable, props: &[(&str, Value)]) -> Result<PropMap> {
-        let mut resolved = PropMap::default();
+        let mut resolved = PropMap::with_capacity(props.len());
         for (name, value) in props {
             let key = self.ensure_token(name, TokenKind::PropKey)?;
             table.check_type(key, value, name)?;

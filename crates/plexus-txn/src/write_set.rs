@@ -30,6 +30,11 @@ pub struct NewEdge {
 pub struct PropMap(Vec<(PropKeyId, Value)>);
 
 impl PropMap {
+    /// An empty map with room for `n` properties (a vector grown from empty reserves four).
+    pub fn with_capacity(n: usize) -> PropMap {
+        PropMap(Vec::with_capacity(n))
+    }
+
     pub fn get(&self, key: &PropKeyId) -> Option<&Value> {
         let at = self.0.binary_search_by_key(key, |(k, _)| *k).ok()?;
         Some(&self.0[at].1)
@@ -146,15 +151,38 @@ impl WriteSet {
 
     /// The redo record (timestamp filled in by the commit pipeline) and the write keys.
     pub fn into_record(self) -> (CommitRecord, WriteKeys, SummarySource) {
-        let mut ops = Vec::new();
+        self.into_record_for(false)
+    }
+
+    /// [`into_record`](Self::into_record) for `TxnManager::commit_bulk`, which reads no
+    /// primary-key write keys and summarises creations per table and label
+    /// ([`SummarySource::build_bulk`]): the keys are moved, not copied twice, and only the
+    /// creations that add a table or labels are listed — a load of millions of nodes would
+    /// otherwise hold three more entries per node through its install.
+    pub fn into_bulk_record(self) -> (CommitRecord, WriteKeys, SummarySource) {
+        self.into_record_for(true)
+    }
+
+    fn into_record_for(self, bulk: bool) -> (CommitRecord, WriteKeys, SummarySource) {
+        let mut ops = Vec::with_capacity(self.new_vertices.len() + self.new_edges.len());
         let mut keys = WriteKeys::default();
         let mut source = SummarySource::default();
-        for ((table, key), v) in &self.pk_claims {
-            keys.pk_inserts.push((*table, key.clone()));
-            source.pk.push((*table, key.clone(), *v));
+        if bulk {
+            source.pk = (self.pk_claims.into_iter())
+                .map(|((table, key), v)| (table, key, v))
+                .collect();
+        } else {
+            for ((table, key), v) in &self.pk_claims {
+                keys.pk_inserts.push((*table, key.clone()));
+                source.pk.push((*table, key.clone(), *v));
+            }
         }
+        let mut last_table = None;
         for (id, nv) in self.new_vertices {
-            source.created_vertices.push((id, nv.labels.clone()));
+            if !bulk || !nv.labels.is_empty() || last_table != Some(id.table) {
+                source.created_vertices.push((id, nv.labels.clone()));
+                last_table = Some(id.table);
+            }
             ops.push(WriteOp::CreateVertex {
                 id,
                 labels: nv.labels,

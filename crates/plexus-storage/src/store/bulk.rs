@@ -51,6 +51,7 @@
 //! checkpoint does.
 
 use super::{PendingAdjacency, Storage, install_rows};
+use crate::lsm::BULK_GROUP_ENTRIES;
 use crate::record::{CommitRecord, EdgeBatch};
 use plexus_types::{EdgeTableId, Result, Timestamp};
 use std::collections::BTreeSet;
@@ -118,7 +119,7 @@ impl Storage {
                     self,
                     &self.config,
                     &entries,
-                    ts,
+                    (ts, BULK_GROUP_ENTRIES),
                 )?;
                 written.push((table.clone(), outgoing, runs));
             }
