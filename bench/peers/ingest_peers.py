@@ -27,7 +27,12 @@ cannot run is a finding, not a crash of the benchmark). `peak_rss_bytes` is this
 `db_bytes` is the size on disk of the closed database (the file, its WAL, or the directory).
 
 `--system ladybug` runs LadybugDB, the maintained fork of Kùzu (`import ladybug`), with the
-same statements. Plexus's `load_arrow` (its Python module) is not measured here yet.
+same statements.
+
+`--system plexus --format arrow` is Plexus's own `load_arrow` figure: the Python module
+`plexusdb` (built into the interpreter running this script) declares the same tables and
+loads `v.parquet` then `e.parquet` with `conn.load_arrow`, each file streamed batch by batch
+(a `pyarrow.RecordBatchReader` over the Parquet file: the whole table is never in memory).
 """
 
 import argparse
@@ -38,8 +43,9 @@ import shutil
 import sys
 import time
 
-# Module name per system; both expose the Kùzu Python API (Database, Connection.execute).
-MODULES = {"kuzu": "kuzu", "ladybug": "ladybug"}
+# Module name per system; Kùzu and Ladybug expose the Kùzu Python API (Database,
+# Connection.execute); plexus is plexusdb (see run_plexus).
+MODULES = {"kuzu": "kuzu", "ladybug": "ladybug", "plexus": "plexusdb"}
 
 
 def remove_database(path):
@@ -93,16 +99,47 @@ def run(system, fmt, data, path):
             "peak_rss_bytes": peak_rss_bytes, "db_bytes": db_bytes, "version": version}
 
 
+def run_plexus(data, path):
+    import plexusdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def stream(name):
+        parquet = pq.ParquetFile(os.path.join(data, name))
+        return pa.RecordBatchReader.from_batches(parquet.schema_arrow, parquet.iter_batches())
+
+    remove_database(path)
+    with plexusdb.Database(path) as db, db.connect() as conn:
+        conn.execute("CREATE NODE TABLE V(id INT64, PRIMARY KEY(id))")
+        conn.execute("CREATE REL TABLE E(FROM V TO V)")
+        started = time.perf_counter()
+        conn.load_arrow(stream("v.parquet"), label="V", key="id")
+        conn.load_arrow(stream("e.parquet"), rel_type="E", src=("V", "src"), dst=("V", "dst"))
+        seconds = time.perf_counter() - started
+        [(nodes,)] = list(conn.execute("MATCH (v:V) RETURN count(*)"))
+        [(edges,)] = list(conn.execute("MATCH ()-[e:E]->() RETURN count(*)"))
+    db_bytes = size_on_disk(path)
+    peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    remove_database(path)
+    return {"seconds": seconds, "nodes": nodes, "edges": edges,
+            "peak_rss_bytes": peak_rss_bytes, "db_bytes": db_bytes,
+            "version": getattr(plexusdb, "__version__", None)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--system", choices=sorted(MODULES), required=True)
-    parser.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    parser.add_argument("--format", choices=["csv", "parquet", "arrow"], default="csv")
     parser.add_argument("--data", required=True, help="directory with v.csv, e.csv, *.parquet")
     parser.add_argument("--db", required=True, help="where to create the database")
     args = parser.parse_args()
     line = {"system": args.system, "format": args.format}
     try:
-        line.update(run(args.system, args.format, os.path.abspath(args.data), args.db))
+        data = os.path.abspath(args.data)
+        if args.system == "plexus":
+            line.update(run_plexus(data, args.db))
+        else:
+            line.update(run(args.system, args.format, data, args.db))
     except Exception as error:  # a peer that cannot run is reported, not fatal
         line["error"] = f"{type(error).__name__}: {error}"
         remove_database(args.db)

@@ -44,7 +44,10 @@
 //!                   ON (n.id)`, then the edges with `CALL { … } IN TRANSACTIONS OF 100000
 //!                   ROWS` (the text is in `load_csv`); `value` is e.csv rows per second of that
 //!                   last statement alone (rows/s), `vertex_seconds` the statements before it.
-//!   load_arrow      Python `load_arrow`: not measured yet (reported as such).
+//!   load_arrow      Python `load_arrow` (`bench/peers/ingest_peers.py --system plexus`, run
+//!                   with `--plexus-python`, an interpreter with `plexusdb` and pyarrow: the
+//!                   test venv that `scripts/test-py.sh` builds by default) of v.parquet and
+//!                   e.parquet, each streamed batch by batch; peak RSS is that process's.
 //!
 //! A figure whose front end fails (today: `import`, `COPY`, `CALL … IN TRANSACTIONS` are being
 //! built on other branches) prints `"value": null, "error": "<message>"` and the run goes on.
@@ -85,6 +88,8 @@ const BULK_BATCH_ROWS: usize = 1 << 20;
 const CSV_BUFFER_BYTES: usize = 1 << 20;
 /// The peers' Python, relative to the workspace root (bench/peers/run.sh creates it).
 const DEFAULT_PYTHON: &str = "target/peers-venv/bin/python";
+/// Python with `plexusdb` (scripts/python-env.sh's venv, where scripts/test-py.sh builds it).
+const DEFAULT_PLEXUS_PYTHON: &str = "target/py-venv/bin/python";
 
 #[derive(clap::Args)]
 pub struct Options {
@@ -107,6 +112,10 @@ pub struct Options {
     /// Python of the peers' virtual environment (with kuzu and ladybug installed).
     #[arg(long, default_value = DEFAULT_PYTHON)]
     pub python: PathBuf,
+    /// Python with `plexusdb` and pyarrow installed, for `load_arrow` (scripts/test-py.sh
+    /// builds plexusdb into this venv; a release build: `maturin develop --release`).
+    #[arg(long, default_value = DEFAULT_PLEXUS_PYTHON)]
+    pub plexus_python: PathBuf,
     /// Keep the generated files (and reuse them if present with the same scale).
     #[arg(long)]
     pub keep_data: bool,
@@ -207,7 +216,7 @@ pub fn run(options: &Options) -> Result<(), String> {
             let db = dbs.join(format!("{peer}-{format}.db"));
             eprintln!("ingest: {peer} COPY from {format}");
             let name = format!("copy_{format}");
-            match run_peer(options, peer, format, &data, &db) {
+            match run_python(&options.python, peer, format, &data, &db) {
                 Ok((measured, version)) if measured.edges == m && measured.nodes == n => {
                     let value = m as f64 / measured.seconds;
                     baselines.push((peer.clone(), format, value));
@@ -246,7 +255,7 @@ pub fn run(options: &Options) -> Result<(), String> {
         eprintln!("ingest: plexus {}", front.name());
         let db = dbs.join(format!("plexus-{}.db", front.name()));
         let result = if front == Front::LoadArrow {
-            Err("not measured: Python load_arrow (plexus-py) is not on this branch yet".into())
+            run_python(&options.plexus_python, "plexus", "arrow", &data, &db).map(|(m, _)| m)
         } else {
             run_child(front, &data, &db)
         };
@@ -471,21 +480,23 @@ fn parse_i64(field: &[u8]) -> Option<i64> {
 // ---------------------------------------------------------------------------------------
 // The peers (Python, one process per system and format).
 
-fn run_peer(
-    options: &Options,
+/// Runs `bench/peers/ingest_peers.py` for `system` and `format` with `python`.
+fn run_python(
+    python: &Path,
     peer: &str,
     format: &str,
     data: &Path,
     db: &Path,
 ) -> Result<(Measured, String), String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/peers/ingest_peers.py");
-    if !options.python.exists() {
+    if !python.exists() {
         return Err(format!(
-            "no Python at {} (bench/peers/run.sh creates the peers' virtual environment)",
-            options.python.display()
+            "no Python at {} (bench/peers/run.sh creates the peers' virtual environment; \
+             scripts/python-env.sh the one with plexusdb)",
+            python.display()
         ));
     }
-    let output = Command::new(&options.python)
+    let output = Command::new(python)
         .arg(&script)
         .args(["--system", peer, "--format", format])
         .arg("--data")
@@ -493,7 +504,7 @@ fn run_peer(
         .arg("--db")
         .arg(db)
         .output()
-        .map_err(|e| format!("{}: {e}", options.python.display()))?;
+        .map_err(|e| format!("{}: {e}", python.display()))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let line = stdout.lines().last().unwrap_or("");
     if let Some(error) = json_string(line, "error") {
