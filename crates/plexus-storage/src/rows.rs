@@ -181,6 +181,12 @@ struct Chunk {
     /// the chunk is that young, dropped by GC. A reader older than a row's creation sees
     /// nothing of it. (Cheaper than a version chain per created row.)
     created_at: Vec<Timestamp>,
+    /// The compact form of `created_at` for a chunk whose rows one commit created — a bulk
+    /// load fills millions: `(first, ts)` says every row from `first` on was created at `ts`
+    /// (rows never created there are never read as existing). Set only on a chunk no row
+    /// was ever written to (`max_write_ts == 0`), so it claims no older row; a creation at
+    /// another timestamp turns it into `created_at` first. At most one of the two is in use.
+    created_suffix: Option<(u32, Timestamp)>,
     chains: HashMap<(u32, Slot), VersionChain>,
 }
 
@@ -322,8 +328,43 @@ impl Chunk {
             dynamic: Vec::new(),
             endpoints: Vec::new(),
             created_at: Vec::new(),
+            created_suffix: None,
             chains: HashMap::new(),
         }
+    }
+
+    /// When row `row` was created, if after the GC horizon (0: before it).
+    fn created(&self, row: usize) -> Timestamp {
+        match self.created_suffix {
+            Some((first, ts)) if row >= first as usize => ts,
+            Some(_) => 0,
+            None => self.created_at.get(row).copied().unwrap_or(0),
+        }
+    }
+
+    /// Records that row `row` was created at `ts`, after the GC horizon. Call before
+    /// raising `max_write_ts` to `ts`.
+    fn note_created(&mut self, row: usize, ts: Timestamp) {
+        debug_assert!(self.created_at.is_empty() || self.created_suffix.is_none());
+        match self.created_suffix {
+            None if self.created_at.is_empty() && self.max_write_ts == 0 => {
+                self.created_suffix = Some((row as u32, ts));
+                return;
+            }
+            Some((first, at)) if at == ts => {
+                // rows below `first` were never created (the chunk was fresh): lower it
+                self.created_suffix = Some((first.min(row as u32), ts));
+                return;
+            }
+            Some((first, at)) => {
+                self.created_at = vec![0; CHUNK_ROWS];
+                self.created_at[first as usize..].fill(at);
+                self.created_suffix = None;
+            }
+            None => {}
+        }
+        self.created_at.resize(CHUNK_ROWS, 0);
+        self.created_at[row] = ts;
     }
 
     /// The endpoints of `row`, if it was ever created as an edge (whatever its existence now).
@@ -420,11 +461,7 @@ impl Chunk {
         if ts >= self.max_write_ts {
             return None;
         }
-        if self
-            .created_at
-            .get(row)
-            .is_some_and(|&created| created > ts)
-        {
+        if self.created(row) > ts {
             return Some(absent(slot));
         }
         match self.chains.get(&(row as u32, slot)) {
@@ -455,7 +492,7 @@ impl Chunk {
             "commits install in timestamp order"
         );
         let old = self.read_in_place(layout, row, slot);
-        let created = self.created_at.get(row).copied().unwrap_or(0);
+        let created = self.created(row);
         let chain = self
             .chains
             .entry((row as u32, slot))
@@ -552,12 +589,16 @@ impl Chunk {
     /// creation younger than the GC horizon (see INVARIANTS). Only cold chunks are evicted,
     /// so a spill page holds exactly the in-place state and `max_write_ts`.
     fn is_cold(&self) -> bool {
-        self.chains.is_empty() && self.created_at.is_empty()
+        self.chains.is_empty() && self.created_at.is_empty() && self.created_suffix.is_none()
     }
 
     /// Drops versions no reader at or after `horizon` needs; true if anything changed.
     fn gc(&mut self, horizon: Timestamp) -> bool {
-        let before = (self.chains.len(), self.created_at.len());
+        let before = (
+            self.chains.len(),
+            self.created_at.len(),
+            self.created_suffix,
+        );
         let mut pruned = false;
         self.chains.retain(|_, chain| {
             let len = chain.older.len();
@@ -568,7 +609,16 @@ impl Chunk {
         if self.created_at.iter().all(|&created| created <= horizon) {
             self.created_at = Vec::new();
         }
-        pruned || before != (self.chains.len(), self.created_at.len())
+        if self.created_suffix.is_some_and(|(_, ts)| ts <= horizon) {
+            self.created_suffix = None;
+        }
+        pruned
+            || before
+                != (
+                    self.chains.len(),
+                    self.created_at.len(),
+                    self.created_suffix,
+                )
     }
 
     /// What this chunk holds in memory, estimated (see ACCOUNTING in `rowcache`).
@@ -820,6 +870,7 @@ impl Chunk {
             dynamic,
             endpoints,
             created_at: Vec::new(),
+            created_suffix: None,
             chains: HashMap::new(),
         })
     }
@@ -1438,11 +1489,10 @@ impl RowTable {
                 ts >= chunk.max_write_ts,
                 "commits install in timestamp order"
             );
-            chunk.max_write_ts = ts;
             if ts > horizon {
-                chunk.created_at.resize(CHUNK_ROWS, 0);
-                chunk.created_at[r] = ts;
+                chunk.note_created(r, ts);
             }
+            chunk.max_write_ts = ts;
         })
     }
 
