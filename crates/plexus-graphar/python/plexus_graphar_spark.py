@@ -33,7 +33,6 @@ What it reads, and how:
 """
 
 import os
-import re
 import struct
 from dataclasses import dataclass, field
 
