@@ -7,7 +7,8 @@
 #   VENV=$(scripts/python-env.sh graphar)  # the official GraphAr library (scripts/test-graphar.sh)
 #
 # `graphar` (0.13.0.dev1, a pre-release, pinned exactly) lives in a venv of its own: it
-# requires pytest 7, the Python suite pins pytest 8.
+# requires pytest 7, the Python suite pins pytest 8. PySpark 3.5 and PyYAML (the Spark recipe
+# and its test, run in local mode on the machine's Java 17) share that venv.
 #
 # Environment: PLEXUS_PY_VENV overrides the directory (default target/py-venv),
 # PLEXUS_GRAPHAR_VENV the graphar one (default target/graphar-venv).
@@ -24,7 +25,7 @@ case "${1:-}" in
     ;;
   graphar)
     VENV="${PLEXUS_GRAPHAR_VENV:-target/graphar-venv}"
-    REQUIREMENTS=("graphar==0.13.0.dev1")
+    REQUIREMENTS=("graphar==0.13.0.dev1" "pyspark==3.5.*" "pyyaml==6.*")
     ;;
   *)
     echo "usage: $0 [graphar]" >&2

@@ -141,6 +141,8 @@ pub fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // `CALL db.export.graphar(...)` writes under the export directory (docs/graphar.md).
+    plexus_graphar::register_procedures(&db);
     // The mirror follows on a thread of its own while Bolt clients query the graph; its
     // status is `CALL db.mirror.status()`.
     let mirror = match follow.map(|options| MirrorThread::start(db.clone(), options)) {

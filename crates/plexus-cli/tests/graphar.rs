@@ -85,3 +85,36 @@ fn export_needs_an_existing_database() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("no database directory"));
 }
+
+#[test]
+fn the_shell_has_call_db_export_graphar() {
+    let dir = Scratch::new("graphar-cli", "shell-call");
+    let db = dir.0.join("db");
+    let script = "CREATE (:Person {name: 'Ada'})-[:KNOWS]->(:Person {name: 'Bo'});\n\
+                  CALL db.export.graphar('snap', {chunkSize: 4}) YIELD graphFile, vertices, edges\n\
+                  RETURN graphFile, vertices, edges;\n";
+    let out = Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .arg("shell")
+        .arg(&db)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .expect("piped stdin")
+                .write_all(script.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("snap/snap.graph.yml"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(db.join("export/snap/snap.graph.yml").is_file());
+}

@@ -2,7 +2,7 @@
 //!
 //! WHAT
 //! ====
-//! [`export`] opens one snapshot-isolation transaction and reads everything through it, so
+//! [`export`] (or [`export_handle`], for `CALL db.export.graphar`) opens one snapshot-isolation transaction and reads everything through it, so
 //! the files show the database at one instant while other writers keep committing. The
 //! snapshot is read through the facade (`scan_all_vertices`, `vertex_labels`,
 //! `vertex_properties`, `scan_edges`, `edge_endpoints`, `edge_properties`), materialised one
@@ -45,7 +45,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use plexus::{Database, EdgeId, IsolationLevel, TemporalValue, Transaction, Value, VertexId};
+use plexus::{Database, DatabaseHandle, EdgeId, TemporalValue, Transaction, Value, VertexId};
 
 use crate::meta::{
     AdjList, AdjListType, DataType, EdgeInfo, FileType, GraphInfo, Property, PropertyGroup,
@@ -101,6 +101,15 @@ pub struct ExportSummary {
 /// Writes the database as it is now (one snapshot) into `out`, which must not exist or be an
 /// empty directory. On error, what was written is removed again.
 pub fn export(db: &Database, out: &Path, options: &ExportOptions) -> Result<ExportSummary, Error> {
+    export_handle(&db.handle(), out, options)
+}
+
+/// [`export`] through a [`DatabaseHandle`] (what `CALL db.export.graphar` keeps).
+pub fn export_handle(
+    db: &DatabaseHandle,
+    out: &Path,
+    options: &ExportOptions,
+) -> Result<ExportSummary, Error> {
     if options.vertex_chunk_size == 0 || options.edge_chunk_size == 0 {
         return Err(Error::file(out, "chunk sizes must be positive"));
     }
@@ -129,8 +138,12 @@ pub fn export(db: &Database, out: &Path, options: &ExportOptions) -> Result<Expo
     result
 }
 
-fn export_into(db: &Database, out: &Path, options: &ExportOptions) -> Result<ExportSummary, Error> {
-    let mut tx = db.begin_with(IsolationLevel::Snapshot);
+fn export_into(
+    db: &DatabaseHandle,
+    out: &Path,
+    options: &ExportOptions,
+) -> Result<ExportSummary, Error> {
+    let mut tx = db.begin_snapshot();
     // Read after the snapshot began: tables only grow, so this names every table it can see.
     let schema = db.schema();
     let db_err = |e: plexus::Error| Error::Database(e.to_string());

@@ -27,7 +27,9 @@
 //! - [`read`]: chunks into columns of Plexus values (Parquet, CSV), every count checked;
 //! - [`write`]: columns into Parquet chunks, offsets and counts (both adjacency orders);
 //! - [`export`]: a database snapshot → GraphAr (the mapping rules are documented there);
-//! - [`import`]: GraphAr → one `BulkLoad`, committed at once or not at all.
+//! - [`import`]: GraphAr → one `BulkLoad`, committed at once or not at all;
+//! - [`procedure`]: `CALL db.export.graphar(...)` on a running database, registered by the
+//!   program that opens it ([`register_procedures`]).
 //!
 //! The reader and writer meet in two in-memory shapes, [`VertexData`] and [`EdgeData`]: one
 //! vertex type or edge triple at a time, fully materialised. That bounds memory by the largest
@@ -41,6 +43,7 @@
 pub mod export;
 pub mod import;
 pub mod meta;
+pub mod procedure;
 pub mod read;
 pub mod write;
 
@@ -51,6 +54,7 @@ use plexus::Value;
 pub use export::{ExportOptions, ExportSummary, export};
 pub use import::{ImportProgress, ImportSummary, import};
 pub use meta::GraphInfo;
+pub use procedure::register_procedures;
 
 /// Name of the vertex index column in vertex property chunks.
 pub const VERTEX_INDEX: &str = "_graphArVertexIndex";

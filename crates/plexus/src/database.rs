@@ -30,7 +30,9 @@ pub struct Database {
     /// Where `LOAD CSV` reads files from (`import_directory`, resolved when opening).
     import_dir: Option<Arc<ImportDir>>,
     /// Where statements write files (`export_directory`, resolved when opening).
-    export_dir: Option<Arc<ExportDir>>,
+    pub(crate) export_dir: Option<Arc<ExportDir>>,
+    /// Procedures front ends registered (`crate::extensions`).
+    pub(crate) extensions: Arc<crate::extensions::Extensions>,
     report: RecoveryReport,
     /// Replication origins a follower holds (see `claim_replication_origin`).
     origin_claims: Arc<Mutex<HashSet<String>>>,
@@ -194,6 +196,7 @@ impl Database {
             report,
             origin_claims: Arc::default(),
             followers: Arc::default(),
+            extensions: Arc::default(),
             workers,
             closed: false,
             _lock: None,
@@ -207,13 +210,15 @@ impl Database {
 
     /// Opens a Cypher connection (auto-commit until `BEGIN`).
     pub fn connect(&self) -> crate::Connection {
-        crate::Connection::new(
+        let mut connection = crate::Connection::new(
             self.manager.clone(),
             self.settings.clone(),
             self.import_dir.clone(),
             self.export_dir.clone(),
             self.followers.clone(),
-        )
+        );
+        self.extensions.register_on(&mut connection);
+        connection
     }
 
     /// Begins a snapshot-isolation transaction.

@@ -33,6 +33,7 @@ mod catalog_procedures;
 mod connection;
 mod copy_command;
 mod database;
+mod extensions;
 mod follower_status;
 mod index_commands;
 mod procedures;
@@ -51,6 +52,7 @@ pub struct ReadmeDoctests;
 pub use bulk::{BulkLoad, BulkSummary};
 pub use connection::{Connection, QueryStream, Rows};
 pub use database::{Database, OriginClaim};
+pub use extensions::DatabaseHandle;
 pub use follower_status::{MIRROR_STATUS_COLUMNS, StatusFn};
 pub use plexus_exec::{
     CypherValueMap, ErrorClass, NodeData, ParallelConfig, Params, Phase, Procedure, ProcedureFn,

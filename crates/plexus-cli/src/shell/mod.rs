@@ -148,6 +148,8 @@ pub fn run(options: &Options) -> Result<(), ShellError> {
                 source,
             },
         })?;
+    // `CALL db.export.graphar(...)` writes under the export directory (docs/graphar.md).
+    plexus_graphar::register_procedures(&db);
     let stdin = std::io::stdin();
     let interactive = stdin.is_terminal();
     let mut session = Session {
