@@ -977,20 +977,17 @@ impl Topology {
             TIER_LEVEL
         };
         let range = self.range_vertices as usize;
-        let ranges = degree.len().div_ceil(range);
-        let range_entries = |r: usize| -> usize {
-            degree[r * range..((r + 1) * range).min(degree.len())]
-                .iter()
-                .map(|&d| d as usize)
-                .sum()
-        };
+        let range_entries: Vec<usize> = (degree.chunks(range))
+            .map(|d| d.iter().map(|&d| d as usize).sum())
+            .collect();
+        let ranges = range_entries.len();
         let mut written = Vec::new();
         let mut r = 0;
         while r < ranges {
             // the group: ranges r..end
             let (mut end, mut total) = (r, 0usize);
-            while end < ranges && (end == r || total + range_entries(end) <= group_entries) {
-                total += range_entries(end);
+            while end < ranges && (end == r || total + range_entries[end] <= group_entries) {
+                total += range_entries[end];
                 end += 1;
             }
             let (lo_vertex, hi_vertex) = (r * range, (end * range).min(degree.len()));

@@ -247,7 +247,9 @@ impl TxnManager {
                 .collect();
             let staged = (record.edge_batches.iter()).flat_map(EdgeBatch::endpoints);
             let mut endpoints = keys.new_edge_endpoints.iter().copied().chain(staged);
-            if let Some(v) = endpoints.find(|v| !deleted.is_empty() && deleted.contains(v)) {
+            if !deleted.is_empty()
+                && let Some(v) = endpoints.find(|v| deleted.contains(v))
+            {
                 return Err(Error::Aborted(AbortReason::WriteConflict {
                     item: format!("vertex {v} (new edge's endpoint was deleted concurrently)"),
                 }));
