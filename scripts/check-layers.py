@@ -26,13 +26,17 @@ LAYERS = {
     "plexus-storage": {"plexus-types"},
     "plexus-txn": {"plexus-types", "plexus-storage"},
     "plexus-algo": {"plexus-types", "plexus-txn"},
+    # binder → logical plan → optimizer passes; knows statistics, not how operators run
+    "plexus-plan": {
+        "plexus-types", "plexus-cypher", "plexus-value", "plexus-txn", "plexus-ingest",
+    },
     "plexus-exec": {
-        "plexus-types", "plexus-cypher", "plexus-value", "plexus-storage", "plexus-txn",
-        "plexus-ingest",
+        "plexus-types", "plexus-cypher", "plexus-value", "plexus-plan", "plexus-storage",
+        "plexus-txn", "plexus-ingest",
     },
     "plexus": {
         "plexus-types", "plexus-storage", "plexus-txn", "plexus-algo", "plexus-cypher",
-        "plexus-value", "plexus-exec", "plexus-ingest",
+        "plexus-value", "plexus-plan", "plexus-exec", "plexus-ingest",
     },
     # front ends: the facade, and the values it hands out (plus each other where one embeds
     # another; the CLI runs the conformance crate's Graphalytics harness for `plexus algo

@@ -303,6 +303,8 @@ pub struct Statement {
 pub enum QueryMode {
     Normal,
     Explain,
+    /// `EXPLAIN VERBOSE`: the plan as bound and after each optimizer pass.
+    ExplainVerbose,
     Profile,
 }
 

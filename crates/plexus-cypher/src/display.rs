@@ -78,6 +78,7 @@ impl Display for Statement {
         match self.mode {
             QueryMode::Normal => {}
             QueryMode::Explain => f.write_str("EXPLAIN ")?,
+            QueryMode::ExplainVerbose => f.write_str("EXPLAIN VERBOSE ")?,
             QueryMode::Profile => f.write_str("PROFILE ")?,
         }
         if f.alternate() {

@@ -25,12 +25,14 @@
 //! runs when the caller says it lends an auto-commit transaction
 //! ([`Cursor::with_implicit_transaction`]).
 
-use crate::bind::Params;
 use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, build};
-use crate::plan::{ParallelConfig, ProcedureRegistry, QueryPlan, parallelize, plan_statement};
 use crate::result::QueryResult;
 use plexus_cypher::ast::{QueryMode, Statement};
 use plexus_ingest::ImportDir;
+use plexus_plan::Params;
+use plexus_plan::logical::{ProcedureRegistry, QueryPlan};
+use plexus_plan::optimizer::{self, OptimizerContext};
+use plexus_plan::{ParallelConfig, plan_statement};
 use plexus_txn::{Statistics, Transaction};
 use plexus_value::{ErrorClass, Phase, QueryError, Result};
 use std::sync::Arc;
@@ -80,7 +82,7 @@ impl Cursor {
 
     /// [`Cursor::open`] with an explicit choice of parallelism: a statement that cannot write
     /// runs its large scans and the expands, filters and projections over them on
-    /// `parallel.workers` threads (see `plan::parallel` and `exec::parallel`).
+    /// `parallel.workers` threads (see `plexus_plan::optimizer::parallel` and `exec::parallel`).
     pub fn open_with(
         query: &str,
         params: &Params,
@@ -103,12 +105,19 @@ impl Cursor {
         parallel: &ParallelConfig,
     ) -> Result<Cursor> {
         let mut plan = plan_statement(statement, query, params, procedures, stats)?;
-        if !plan.may_write() {
-            parallelize(&mut plan.root, parallel);
-        }
+        let verbose = statement.mode == QueryMode::ExplainVerbose;
+        let mut trace = verbose.then(Vec::new);
+        optimizer::optimize(
+            &mut plan,
+            &OptimizerContext { stats, parallel },
+            trace.as_mut(),
+        );
         let profile = statement.mode == QueryMode::Profile;
-        let explain =
-            (statement.mode == QueryMode::Explain).then(|| plan.root.render(&|_| String::new()));
+        let explain = match (statement.mode, trace) {
+            (QueryMode::ExplainVerbose, Some(trace)) => Some(optimizer::trace_text(&trace)),
+            (QueryMode::Explain, _) => Some(plan.root.render(&|_| String::new())),
+            _ => None,
+        };
         let mut state = ExecState::new();
         state.may_write = plan.may_write();
         if profile {
@@ -229,7 +238,7 @@ fn result_chunk(plan: &QueryPlan, batch: &Batch, ctx: &mut ExecContext) -> Query
     chunk
 }
 
-fn count_operators(plan: &crate::plan::LogicalPlan) -> usize {
+fn count_operators(plan: &plexus_plan::logical::LogicalPlan) -> usize {
     1 + plan
         .children()
         .into_iter()

@@ -3,15 +3,12 @@
 //! STAGES
 //! ======
 //! ```text
-//!   plexus_cypher::parse ──▶ bind/ (scopes, types, semantic errors)
-//!                         ──▶ plan/ (logical operators over slots; EXPLAIN)
+//!   plexus_cypher::parse ──▶ plexus_plan (bind → logical plan → optimizer passes)
 //!                         ──▶ exec/ (physical operators over column batches; PROFILE)
 //!                         ──▶ result.rs (rows + the graph elements they mention)
 //! ```
-//! - [`bind`]: resolves variables to slots, checks types and the rules the TCK names
-//!   (`UndefinedVariable`, `VariableTypeConflict`, `InvalidAggregation`, ...);
-//! - [`plan`]: the logical plan, built clause by clause while binding; where a pattern
-//!   starts is chosen by a cost model over table statistics;
+//! - `plexus_plan`: resolves variables to slots, checks the rules the TCK names, builds the
+//!   logical plan and rewrites it pass by pass (EXPLAIN, EXPLAIN VERBOSE);
 //! - [`exec`]: pull-based operators exchanging batches of ~2K rows as columns;
 //! - [`eval`]: expression evaluation and the function library;
 //! - [`engine::execute`]: the whole pipeline over one transaction.
@@ -21,18 +18,14 @@
 //! (a parse error becomes one through [`syntax_error`]). Temporal functions read "now" from
 //! the statement's `StatementClock`, which `exec` keeps in its state.
 
-pub mod bind;
 pub mod engine;
 pub mod eval;
 pub mod exec;
-pub mod plan;
 pub mod result;
 
-pub use bind::Params;
 pub use engine::Cursor;
 pub use engine::syntax_error;
-pub use plan::{
-    MAX_QUERY_THREADS, ParallelConfig, Procedure, ProcedureFn, ProcedureRegistry, QUERY_THREADS_ENV,
-};
+pub use plexus_plan::logical::{Procedure, ProcedureFn, ProcedureRegistry};
+pub use plexus_plan::{MAX_QUERY_THREADS, ParallelConfig, Params, QUERY_THREADS_ENV};
 pub use plexus_value::{ErrorClass, MapValue as CypherValueMap, Phase, QueryError, Value};
 pub use result::{NodeData, QueryResult, RelData};

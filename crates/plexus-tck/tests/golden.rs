@@ -31,6 +31,15 @@
 //! └ NodeByLabelScan s0:Person est_rows=1
 //! └ Argument
 //!
+//! explain verbose  # EXPLAIN VERBOSE: the plan as bound, then after each optimizer pass
+//! MATCH (p:Person) WHERE p.id = 1 RETURN p.name
+//! ----
+//! == bound ==
+//! Results p.name=s1
+//! …
+//! == predicate_pushdown ==
+//! …
+//!
 //! setting          # a connection setting for the records that follow (not Cypher)
 //! parallel workers=2 min_scan_rows=10 morsel=4
 //! ```
@@ -100,6 +109,15 @@ fn records(text: &str) -> Vec<Record> {
         });
     }
     out
+}
+
+/// The statement an `explain` record runs: `EXPLAIN query`, or with `verbose`
+/// `EXPLAIN VERBOSE query`.
+fn explain_text(modifier: Option<&str>, query: &str) -> String {
+    match modifier {
+        Some("verbose") => format!("EXPLAIN VERBOSE {query}"),
+        _ => format!("EXPLAIN {query}"),
+    }
 }
 
 /// A `setting` record (see FORMAT).
@@ -172,7 +190,7 @@ fn run_file(path: &Path) -> Vec<String> {
                     failures.extend(mismatch(&at, &expected, &actual));
                 }
             },
-            "explain" => match conn.execute(&format!("EXPLAIN {}", record.query), &params) {
+            "explain" => match conn.execute(&explain_text(words.next(), &record.query), &params) {
                 Err(e) => failures.push(format!("{at}: explain failed: {e}")),
                 Ok(r) => {
                     let plan = r.plan.unwrap_or_default();

@@ -374,7 +374,11 @@ impl<'a> Parser<'a> {
     fn parse_statement(&mut self) -> Result<Statement> {
         let start = self.peek().span;
         let mode = if self.eat_keyword("EXPLAIN") {
-            QueryMode::Explain
+            if self.eat_keyword("VERBOSE") {
+                QueryMode::ExplainVerbose
+            } else {
+                QueryMode::Explain
+            }
         } else if self.eat_keyword("PROFILE") {
             QueryMode::Profile
         } else {

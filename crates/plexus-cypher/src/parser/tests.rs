@@ -619,6 +619,10 @@ fn statement_modes_and_semicolon() {
         parse_ok("EXPLAIN MATCH (n) RETURN n").mode,
         QueryMode::Explain
     );
+    assert_eq!(
+        parse_ok("explain verbose MATCH (n) RETURN n").mode,
+        QueryMode::ExplainVerbose
+    );
     assert_eq!(parse_ok("profile RETURN 1;").mode, QueryMode::Profile);
     assert_eq!(parse_ok("RETURN 1 ;").mode, QueryMode::Normal);
     assert_eq!(

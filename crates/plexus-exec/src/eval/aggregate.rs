@@ -11,19 +11,19 @@
 //! per morsel, and combines them on the caller's thread in morsel order. Two ways exist:
 //!
 //! - [`Accumulator::merge`] folds another accumulator of the same call into this one, for
-//!   the calls whose state combines exactly ([`crate::plan::PartialForm::Merged`]): counts
+//!   the calls whose state combines exactly ([`plexus_plan::logical::PartialForm::Merged`]): counts
 //!   add; `min`/`max` offer the other side's best to this one with the rule
 //!   [`Accumulator::add`] applies to single values (a strictly better value replaces, so the
 //!   earliest of equally ordered values stays, as serially); `collect` appends.
 //! - [`Accumulator::add`] takes one already evaluated, non-null value, for the calls whose
-//!   state depends on the order of every value ([`crate::plan::PartialForm::Replayed`]):
+//!   state depends on the order of every value ([`plexus_plan::logical::PartialForm::Replayed`]):
 //!   float sums round at each step, integer sums overflow at a running total, DISTINCT keeps
 //!   first occurrences. The caller replays the workers' values through it in serial order.
 
 use super::{Env, eval};
-use crate::bind::ArithOp;
 use crate::exec::ExecContext;
-use crate::plan::{AggCall, AggFunction};
+use plexus_plan::logical::ArithOp;
+use plexus_plan::logical::{AggCall, AggFunction};
 use plexus_value::error::{QueryError, Result};
 use plexus_value::value::{GroupKey, Value, order};
 use std::collections::HashSet;
@@ -145,11 +145,11 @@ impl Accumulator {
 
     /// Folds `later`, the state of the same call over rows that come after all of this
     /// one's, into this one (see PARTIAL STATES): the state the rows of both would give.
-    /// Only for calls of [`crate::plan::PartialForm::Merged`] form.
+    /// Only for calls of [`plexus_plan::logical::PartialForm::Merged`] form.
     pub fn merge(&mut self, call: &AggCall, later: Accumulator) {
         debug_assert_eq!(
-            crate::plan::partial_form(call),
-            Some(crate::plan::PartialForm::Merged),
+            plexus_plan::logical::partial_form(call),
+            Some(plexus_plan::logical::PartialForm::Merged),
             "{} does not merge",
             call.function.name()
         );

@@ -20,9 +20,11 @@ pub mod aggregate;
 pub mod functions;
 pub mod prefetch;
 
-use crate::bind::{ArithOp, BExpr, MapProjectionItem, PathElement, StringOp, SubqueryKind};
 use crate::exec::{Batch, ExecContext, build};
 use plexus_cypher::ast::{ComparisonOp, Quantifier};
+use plexus_plan::logical::{
+    ArithOp, BExpr, MapProjectionItem, PathElement, StringOp, SubqueryKind,
+};
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::temporal;
 use plexus_value::value::{MapValue, PathValue, Value, compare, equals};

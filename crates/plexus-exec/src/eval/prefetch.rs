@@ -34,8 +34,8 @@
 //! variables shadow batch slots, so a prefetched value is used only when no local variable
 //! is bound to that slot.
 
-use crate::bind::BExpr;
 use crate::exec::{Batch, ExecContext};
+use plexus_plan::logical::BExpr;
 use plexus_value::value::Value;
 use std::sync::Arc;
 

@@ -13,7 +13,7 @@
 //!
 //! PARTIAL AGGREGATION
 //! ===================
-//! Under `Parallel … partial-aggregate` (`plan::parallel`), each worker feeds the rows of one
+//! Under `Parallel … partial-aggregate` (`plexus_plan::optimizer::parallel`), each worker feeds the rows of one
 //! morsel, in the order its stages produce them, to a [`MorselAggregator`] and sends the
 //! result, a [`MorselAggregate`], when the morsel ends. The caller merges them into its own
 //! table strictly in morsel order ([`Groups::merge`]), then emits the table as above:
@@ -60,10 +60,10 @@
 //! `MAX_MATERIALIZED_ROWS` groups, as serially.
 
 use super::{Batch, ExecContext, check_materialized, into_batches};
-use crate::bind::BExpr;
 use crate::eval::prefetch::PropertyReads;
 use crate::eval::{Env, aggregate::Accumulator, eval};
-use crate::plan::{AggCall, PartialForm, partial_form};
+use plexus_plan::logical::BExpr;
+use plexus_plan::logical::{AggCall, PartialForm, partial_form};
 use plexus_value::error::{QueryError, Result};
 use plexus_value::value::{GroupKey, Value};
 use std::collections::HashMap;

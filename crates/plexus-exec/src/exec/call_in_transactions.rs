@@ -81,8 +81,8 @@
 use super::ops::run_inner;
 use super::{Batch, ExecContext, Operator, check_materialized, into_batches};
 use crate::eval::{Env, eval};
-use crate::plan::{BatchRows, InTransactionsSpec, positive_batch_rows};
 use plexus_cypher::ast::OnError;
+use plexus_plan::logical::{BatchRows, InTransactionsSpec, positive_batch_rows};
 use plexus_txn::Transaction;
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::{MapValue, Value};

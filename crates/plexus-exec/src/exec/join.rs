@@ -1,4 +1,4 @@
-//! The hash join (`LogicalPlan::HashJoin`, planned where `plan::join` says): its build side
+//! The hash join (`LogicalPlan::HashJoin`, planned where `plexus_plan::bind::join` says): its build side
 //! runs once into a hash table, and the input's rows stream through and probe it.
 //!
 //! BUILD
@@ -28,7 +28,7 @@
 //!
 //! LEFT OUTER
 //! ==========
-//! For an OPTIONAL MATCH (`optional`, see `plan::join` LEFT OUTER) each partner of an input
+//! For an OPTIONAL MATCH (`optional`, see `plexus_plan::bind::join` LEFT OUTER) each partner of an input
 //! row is first written into a one-row scratch batch (the input row with its build values)
 //! and kept only if the `residual` is true there (false and null drop it, another value is a
 //! type error, as in a Filter). An input row that keeps none — no group, a null or NaN in
@@ -46,7 +46,7 @@
 //! fails both. Beyond that the two evaluate expressions on different rows — the join all its
 //! keys on every row, the filters above it only on joined pairs — so an expression that fails
 //! on some rows may fail one plan and not the other: the latitude predicate pushdown takes
-//! too (`plan::pushdown`). A left outer join's residual is evaluated on the pairs with equal
+//! too (`plexus_plan::optimizer::pushdown`). A left outer join's residual is evaluated on the pairs with equal
 //! keys only; the nested plan evaluates the WHERE on every pair its filters reach.
 //!
 //! MEMORY
@@ -59,7 +59,7 @@
 //! ====
 //! Inside an inner plan (OPTIONAL MATCH, CALL {}, EXISTS, ...) the operator is reset and run
 //! again for every argument row. The build side reads nothing of the argument row (see
-//! `plan::join`), so its rows change only if the statement wrote in between: a statement that
+//! `plexus_plan::bind::join`), so its rows change only if the statement wrote in between: a statement that
 //! cannot write ([`ExecState::may_write`]) builds the table once and probes it in every run;
 //! one that may write builds it again in each run, as the nested plan would scan again.
 //!
@@ -68,9 +68,9 @@
 
 use super::ops::{FanOut, RowFn, passes, push_null_extended};
 use super::{Batch, ExecContext, Operator, check_materialized};
-use crate::bind::BExpr;
 use crate::eval::{Env, eval};
-use crate::plan::OuterJoin;
+use plexus_plan::logical::BExpr;
+use plexus_plan::logical::OuterJoin;
 use plexus_value::error::Result;
 use plexus_value::value::{GroupKey, Value, can_be_equal};
 use std::collections::HashMap;

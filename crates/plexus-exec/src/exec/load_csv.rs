@@ -1,4 +1,4 @@
-//! The `LoadCsv` stage: an input row once per record of a file (see `plan::load_csv`).
+//! The `LoadCsv` stage: an input row once per record of a file (see `bind::load_csv`).
 //!
 //! READING
 //! =======
@@ -30,10 +30,10 @@
 
 use super::ops::RowFn;
 use super::{BATCH_ROWS, Batch, ExecContext};
-use crate::bind::BExpr;
 use crate::eval::{Env, eval};
-use crate::plan::LoadCsvSpec;
 use plexus_ingest::{CsvReader, CsvRecord, IngestError, IngestErrorKind};
+use plexus_plan::logical::BExpr;
+use plexus_plan::logical::LoadCsvSpec;
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::{MapValue, Value};
 use std::sync::Arc;

@@ -77,8 +77,8 @@ pub use parallel::{
     live_workers as live_parallel_workers,
 };
 
-use crate::plan::LogicalPlan;
 use pipeline::Pipeline;
+use plexus_plan::logical::LogicalPlan;
 use plexus_txn::Transaction;
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::temporal::StatementClock;
@@ -282,7 +282,7 @@ impl ExecState {
 /// What operators share while a query runs.
 pub struct ExecContext<'t> {
     pub tx: &'t mut Transaction,
-    pub params: &'t crate::bind::Params,
+    pub params: &'t plexus_plan::Params,
     /// Width of every row.
     pub width: usize,
     /// Argument rows of the inner plans being run (see module docs); empty between pulls.
@@ -293,7 +293,7 @@ pub struct ExecContext<'t> {
 impl<'t> ExecContext<'t> {
     pub fn new(
         tx: &'t mut Transaction,
-        params: &'t crate::bind::Params,
+        params: &'t plexus_plan::Params,
         width: usize,
         state: &'t mut ExecState,
     ) -> Self {

@@ -16,14 +16,14 @@ use super::{
     BATCH_ROWS, Batch, Built, ExecContext, Materialized, Operator, build_numbered,
     check_materialized,
 };
-use crate::bind::BExpr;
 use crate::eval::prefetch::PropertyReads;
 use crate::eval::{Env, eval, truthy};
-use crate::plan::{
+use plexus_cypher::ast::ShortestPath;
+use plexus_plan::logical::BExpr;
+use plexus_plan::logical::{
     ExpandSpec, IdFunction, IdPredicate, IdSeek, KeySeek, LogicalPlan, Procedure, RangeBound,
     RelSeekSpec, SeekPredicate, VarLengthSpec,
 };
-use plexus_cypher::ast::ShortestPath;
 use plexus_txn::KeyRange;
 use plexus_txn::validation::{Entity as ReadEntity, ReadItem};
 use plexus_types::{Direction, EdgeId, Value as StorageValue, VertexId};
@@ -141,13 +141,14 @@ pub(super) fn build_operator(
         | LogicalPlan::Unwind { .. }
         | LogicalPlan::LoadCsv { .. }
         | LogicalPlan::ProcedureCall { .. } => unreachable!("built by simple_stage"),
+        LogicalPlan::Where { .. } => unreachable!("predicate pushdown leaves no Where"),
     };
     Built::Operator(operator)
 }
 
 /// The stage of a streaming operator whose only child is its input, and that input; `None`
 /// for any other operator. Also builds the stages of a parallel pipeline (see
-/// `plan::parallel`), so workers run the very stages the serial plan would.
+/// `plexus_plan::optimizer::parallel`), so workers run the very stages the serial plan would.
 pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn Stage>)> {
     Some(match plan {
         LogicalPlan::NodeScan {
@@ -1009,7 +1010,10 @@ impl VarExpand {
         (from, target): (VertexId, VertexId),
         all: bool,
     ) -> Result<()> {
-        let max = self.length.max.unwrap_or(crate::plan::MAX_VAR_LENGTH_DEPTH);
+        let max = self
+            .length
+            .max
+            .unwrap_or(plexus_plan::logical::MAX_VAR_LENGTH_DEPTH);
         if from == target && self.length.min == 0 {
             self.emit(input, row, out, &[], target);
             return Ok(());
@@ -1125,7 +1129,10 @@ impl RowFn for VarExpand {
                 kind == ShortestPath::All,
             );
         }
-        let max = self.length.max.unwrap_or(crate::plan::MAX_VAR_LENGTH_DEPTH);
+        let max = self
+            .length
+            .max
+            .unwrap_or(plexus_plan::logical::MAX_VAR_LENGTH_DEPTH);
         let min = self.length.min;
         // Depth-first over (vertex, relationships so far), relationship-unique per path.
         let mut emitted = 0usize;

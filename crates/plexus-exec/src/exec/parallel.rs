@@ -3,7 +3,7 @@
 //! WHAT
 //! ====
 //! `Parallel` runs a pipeline of streaming stages (Project / Filter / Expand /
-//! VarLengthExpand) over a node scan of the top-level argument — the chains `plan::parallel`
+//! VarLengthExpand) over a node scan of the top-level argument — the chains `plexus_plan::optimizer::parallel`
 //! wraps in read-only statements — on worker threads, and hands their rows to the operator
 //! above it (an Aggregate, Sort, Distinct, Limit, the Results …) on the caller's thread, or
 //! computes that operator partially in the workers (PARTIAL AGGREGATION, PARTIAL SORTS AND
@@ -29,7 +29,7 @@
 //! PARTIAL AGGREGATION
 //! ===================
 //! When the plan's `Parallel` wraps an Aggregate over the stages (`partial-aggregate` in
-//! EXPLAIN, chosen by `plan::parallel`), a worker does not send its morsel's rows: it feeds
+//! EXPLAIN, chosen by `plexus_plan::optimizer::parallel`), a worker does not send its morsel's rows: it feeds
 //! them to a `MorselAggregator` and sends one `MorselAggregate` when the morsel ends (or
 //! fails). The caller takes them in morsel order, exactly as it takes batches, merges each
 //! into one table, and emits the groups once all morsels are merged. `aggregate` explains
@@ -123,8 +123,8 @@ use super::ops::{Distinct, RowStage, aggregate_operator, simple_stage, sort_oper
 use super::pipeline::Pipeline;
 use super::sort::{SortBuffer, SortSpec, SortedRun, SortedRuns};
 use super::{BATCH_ROWS, Batch, ExecContext, ExecState, Operator, OperatorProfile, Profiled};
-use crate::bind::Params;
-use crate::plan::{LogicalPlan, parallel_chain};
+use plexus_plan::Params;
+use plexus_plan::logical::{LogicalPlan, parallel_chain};
 use plexus_txn::Transaction;
 use plexus_txn::validation::ReadItem;
 use plexus_types::VertexId;
@@ -174,7 +174,7 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
         ..
     } = scan
     else {
-        unreachable!("plan::parallel wraps chains over a NodeScan only")
+        unreachable!("the parallelization pass wraps chains over a NodeScan only")
     };
     *counter += stages.len() + 1;
     let argument = super::build_numbered(scan_input, profile, counter).into_operator();
@@ -287,7 +287,7 @@ impl Spec {
         let mut pipeline = Pipeline::new(self.profiled(self.scan_id(), source));
         for (depth, stage) in self.stages.iter().enumerate().rev() {
             let Some((_, built)) = simple_stage(stage) else {
-                unreachable!("plan::parallel::chain returns streaming stages only")
+                unreachable!("plexus_plan::logical::parallel_chain returns streaming stages only")
             };
             pipeline.push(built, self.profile.then_some(self.first_id + depth));
         }

@@ -288,9 +288,10 @@ mod tests {
     //! in batches of at most `BATCH_ROWS`; a finished LIMIT stops pulling the source.
 
     use super::*;
-    use crate::bind::{BExpr, Params};
     use crate::exec::ExecState;
     use crate::exec::ops::RowFn;
+    use plexus_plan::Params;
+    use plexus_plan::logical::BExpr;
     use plexus_storage::FaultVfs;
     use plexus_storage::Storage;
     use plexus_txn::TxnManager;

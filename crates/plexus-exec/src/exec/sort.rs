@@ -15,7 +15,7 @@
 //!
 //! PARTIAL SORTING
 //! ===============
-//! Under `Parallel … partial-sort` (`plan::parallel`), each worker feeds the rows of one
+//! Under `Parallel … partial-sort` (`plexus_plan::optimizer::parallel`), each worker feeds the rows of one
 //! morsel, in the order its stages produce them, to its own buffer and sends the morsel's
 //! sorted rows — its k first with a top-k — as a [`SortedRun`]. The caller collects the runs
 //! in morsel order ([`SortedRuns`]) and, once all arrived, merges them (k-way, a binary heap
@@ -63,7 +63,7 @@
 use super::{Batch, ExecContext, check_materialized, into_batches};
 use crate::eval::prefetch::PropertyReads;
 use crate::eval::{Env, eval};
-use crate::plan::{SortKey, TopCount};
+use plexus_plan::logical::{SortKey, TopCount};
 use plexus_value::error::{QueryError, Result};
 use plexus_value::value::{Value, order};
 use std::cmp::Ordering;
@@ -309,7 +309,7 @@ impl Eq for Head<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bind::BExpr;
+    use plexus_plan::logical::BExpr;
 
     /// A sort on one key of `descending`; the expression is never evaluated here.
     fn spec(descending: bool) -> SortSpec {

@@ -8,9 +8,9 @@
 
 use super::ops::run_inner;
 use super::{Batch, ExecContext, Materialized, Operator, drain};
-use crate::bind::BExpr;
 use crate::eval::{Env, entity_properties, eval};
-use crate::plan::{CreatePattern, LogicalPlan, SetOp};
+use plexus_plan::logical::BExpr;
+use plexus_plan::logical::{CreatePattern, LogicalPlan, SetOp};
 use plexus_types::{Direction, EdgeId, VertexId};
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::{MapValue, Value};
@@ -21,7 +21,7 @@ pub(super) fn build_write(
     plan: &LogicalPlan,
     child: &mut dyn FnMut(&LogicalPlan) -> Box<dyn Operator>,
 ) -> Box<dyn Operator> {
-    // Build the input first: operators are numbered in pre-order (see `plan::explain`).
+    // Build the input first: operators are numbered in pre-order (see `plexus_plan::logical::explain`).
     let input = match plan {
         LogicalPlan::Create { input, .. }
         | LogicalPlan::Merge { input, .. }

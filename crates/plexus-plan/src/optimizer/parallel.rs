@@ -94,8 +94,7 @@
 //! the Distinct runs partially and the Sort serially above the `Parallel` (its input is then
 //! de-duplicated already, usually far smaller).
 
-use super::{AggCall, AggFunction, LogicalPlan, SortKey};
-use crate::bind::{BExpr, calls_rand, occurs};
+use crate::logical::{BExpr, LogicalPlan, SortKey, calls_rand, occurs, partial_form};
 
 /// Smallest estimated scan (rows) worth the threads.
 pub const PARALLEL_MIN_SCAN_ROWS: f64 = 50_000.0;
@@ -180,6 +179,7 @@ pub fn parallelize(plan: &mut LogicalPlan, config: &ParallelConfig) {
         | LogicalPlan::Expand { input, .. }
         | LogicalPlan::VarExpand { input, .. }
         | LogicalPlan::Filter { input, .. }
+        | LogicalPlan::Where { input, .. }
         | LogicalPlan::Project { input, .. }
         | LogicalPlan::Aggregate { input, .. }
         | LogicalPlan::Distinct { input, .. }
@@ -249,39 +249,6 @@ fn eligible(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
     }
 }
 
-/// How the partial states of one aggregate call are combined (see PARTIAL AGGREGATION).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PartialForm {
-    /// The morsel's accumulator folds into the caller's (`Accumulator::merge`).
-    Merged,
-    /// The morsel's argument values are fed to the caller's accumulator in serial order.
-    Replayed,
-}
-
-/// How `call` aggregates partially, or `None` when it must see every row on one thread.
-pub(crate) fn partial_form(call: &AggCall) -> Option<PartialForm> {
-    if call.arg.is_none() {
-        // `count(*)`: a row count, whatever else the call says.
-        return Some(PartialForm::Merged);
-    }
-    match call.function {
-        AggFunction::PercentileCont | AggFunction::PercentileDisc => None,
-        AggFunction::Count | AggFunction::Min | AggFunction::Max | AggFunction::Collect
-            if !call.distinct =>
-        {
-            Some(PartialForm::Merged)
-        }
-        AggFunction::Count
-        | AggFunction::Min
-        | AggFunction::Max
-        | AggFunction::Collect
-        | AggFunction::Sum
-        | AggFunction::Avg
-        | AggFunction::StDev
-        | AggFunction::StDevP => Some(PartialForm::Replayed),
-    }
-}
-
 /// Whether the workers can compute the breaker `plan` partially, over an eligible chain
 /// directly below it (see PARTIAL AGGREGATION, PARTIAL SORTS AND DISTINCT).
 fn computes_partially(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
@@ -309,36 +276,7 @@ fn computes_partially(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
     plain && eligible(input, config)
 }
 
-/// The name EXPLAIN gives the work done in the workers of a `Parallel` over `input` (see
-/// `computes_partially`), if they do more than the stages.
-pub(crate) fn partial_name(input: &LogicalPlan) -> Option<&'static str> {
-    match input {
-        LogicalPlan::Aggregate { .. } => Some("partial-aggregate"),
-        LogicalPlan::Sort { .. } => Some("partial-sort"),
-        LogicalPlan::Distinct { .. } => Some("partial-distinct"),
-        _ => None,
-    }
-}
-
 /// Whether a subquery (an inner plan) occurs anywhere in `e`.
 fn has_subquery(e: &BExpr) -> bool {
     occurs(e, |e| matches!(e, BExpr::Subquery(_)))
-}
-
-/// The stages of a wrapped chain, top first, and the scan at its bottom (see module docs).
-pub(crate) fn chain(plan: &LogicalPlan) -> (Vec<&LogicalPlan>, &LogicalPlan) {
-    let mut stages = Vec::new();
-    let mut node = plan;
-    loop {
-        match node {
-            LogicalPlan::Expand { input, .. }
-            | LogicalPlan::VarExpand { input, .. }
-            | LogicalPlan::Filter { input, .. }
-            | LogicalPlan::Project { input, .. } => {
-                stages.push(node);
-                node = input;
-            }
-            scan => return (stages, scan),
-        }
-    }
 }

@@ -26,41 +26,14 @@
 //! first batch, and checked then. A variable is refused while binding. Without `OF`, batches
 //! are [`DEFAULT_BATCH_ROWS`] rows, Neo4j's default.
 
-use super::LogicalPlan;
 use super::build::already_bound;
-use crate::bind::{BExpr, Binder, ExprCtx, Scope, Ty, syntax};
-use plexus_cypher::ast::{self, OnError, Span};
+use super::{Binder, ExprCtx, Scope, syntax};
+use crate::logical::{
+    BExpr, BatchRows, DEFAULT_BATCH_ROWS, InTransactionsSpec, LogicalPlan, Ty, positive_batch_rows,
+};
+use plexus_cypher::ast::{self, Span};
 use plexus_value::error::Result;
 use plexus_value::value::Value;
-
-/// Input rows per inner transaction when `OF n ROWS` is not given (as in Neo4j).
-pub const DEFAULT_BATCH_ROWS: u64 = 1000;
-
-/// What a `CallInTransactions` operator does besides running its inner plan.
-#[derive(Debug, Clone)]
-pub struct InTransactionsSpec {
-    /// Input rows per inner transaction.
-    pub batch: BatchRows,
-    pub on_error: OnError,
-    /// The inner plan's returned slots copied onto each output row (none for a unit subquery).
-    pub returns: Vec<usize>,
-    /// A unit subquery (no RETURN): each input row passes once, after its batch commits.
-    pub unit: bool,
-    /// `REPORT STATUS AS v`: the slot of `v`.
-    pub status_slot: Option<usize>,
-}
-
-/// The batch size: known when planning, or a constant expression evaluated before the first
-/// batch (see THE BATCH SIZE).
-#[derive(Debug, Clone)]
-pub enum BatchRows {
-    Known(u64),
-    /// `text` is the expression as written, for the error message.
-    Evaluate {
-        expr: BExpr,
-        text: String,
-    },
-}
 
 impl Binder<'_> {
     /// `CALL { ... } IN TRANSACTIONS ...` over `plan`, declaring the returned variables and
@@ -145,15 +118,5 @@ impl Binder<'_> {
             )),
             None => Ok(BatchRows::Evaluate { expr: bound, text }),
         }
-    }
-}
-
-/// `value` as a batch size, or Neo4j 5's message naming `text` (the expression as written).
-pub(crate) fn positive_batch_rows(value: &Value, text: &str) -> std::result::Result<u64, String> {
-    match value {
-        Value::Int(n) if *n >= 1 => Ok(*n as u64),
-        _ => Err(format!(
-            "Invalid input. '{text}' is not a valid value. Must be a positive integer."
-        )),
     }
 }

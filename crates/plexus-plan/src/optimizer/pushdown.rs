@@ -115,14 +115,16 @@
 //!   some row (a type error) can fail where it would not have before — the same latitude
 //!   other Cypher engines take when they reorder predicates.
 
-use super::{IdFunction, IdPredicate, IdSeek, KeySeek, LogicalPlan, RangeBound, SeekPredicate};
-use crate::bind::{BExpr, PathElement, StringOp, calls_rand, visit_children};
+use crate::logical::{
+    BExpr, IdFunction, IdPredicate, IdSeek, KeySeek, LogicalPlan, PathElement, RangeBound,
+    SeekPredicate, StringOp, calls_rand, split_conjuncts, visit_children,
+};
 use plexus_cypher::ast::ComparisonOp;
 use plexus_txn::Statistics;
 use std::sync::Arc;
 
 /// `plan` with each conjunct of `predicate` placed as low as it can go (see the module doc).
-pub(super) fn push_filter(plan: LogicalPlan, predicate: BExpr) -> LogicalPlan {
+pub(crate) fn push_filter(plan: LogicalPlan, predicate: BExpr) -> LogicalPlan {
     let mut conjuncts = Vec::new();
     split_conjuncts(predicate, &mut conjuncts);
     conjuncts
@@ -131,16 +133,6 @@ pub(super) fn push_filter(plan: LogicalPlan, predicate: BExpr) -> LogicalPlan {
             Some(slots) => place(plan, conjunct, &slots),
             None => filter_above(plan, conjunct),
         })
-}
-
-pub(super) fn split_conjuncts(predicate: BExpr, out: &mut Vec<BExpr>) {
-    match predicate {
-        BExpr::And(a, b) => {
-            split_conjuncts(*a, out);
-            split_conjuncts(*b, out);
-        }
-        other => out.push(other),
-    }
 }
 
 fn filter_above(plan: LogicalPlan, predicate: BExpr) -> LogicalPlan {
@@ -244,7 +236,7 @@ fn attach(mut plan: LogicalPlan, conjunct: BExpr) -> LogicalPlan {
 /// The id seek of the scan binding `slot` that `predicate` — one conjunct — is, if any:
 /// `id(slot) = value`, `elementId(slot) = value` (either way round) or `… IN list`, with
 /// `value` / `list` a [`seek_operand`] (see ID SEEKS).
-pub(super) fn node_id_seek(slot: usize, predicate: &BExpr) -> Option<IdSeek> {
+pub(crate) fn node_id_seek(slot: usize, predicate: &BExpr) -> Option<IdSeek> {
     match predicate {
         BExpr::Compare(operands, ops) if ops.as_slice() == [ComparisonOp::Eq] => {
             let [left, right] = operands.as_slice() else {
@@ -317,7 +309,7 @@ fn set_input(plan: &mut LogicalPlan, input: LogicalPlan) {
 
 /// The first conjunct of `predicate` of the form `slot.key = value` (either way round) whose
 /// value is a [`seek_operand`].
-pub(super) fn key_seek(slot: usize, predicate: &BExpr) -> Option<KeySeek> {
+pub(crate) fn key_seek(slot: usize, predicate: &BExpr) -> Option<KeySeek> {
     key_seeks(slot, predicate)
         .into_iter()
         .find(|seek| matches!(seek.predicate, SeekPredicate::Equal(_)))
@@ -327,7 +319,7 @@ pub(super) fn key_seek(slot: usize, predicate: &BExpr) -> Option<KeySeek> {
 /// `slot.key IN list`, `slot.key < bound` (`<=`, `>`, `>=`, either way round) and
 /// `slot.key STARTS WITH prefix` with such operands, in order; each comparison is a one-sided
 /// range ([`best_seek`] merges them).
-pub(super) fn key_seeks(slot: usize, predicate: &BExpr) -> Vec<KeySeek> {
+pub(crate) fn key_seeks(slot: usize, predicate: &BExpr) -> Vec<KeySeek> {
     let mut seeks = Vec::new();
     collect_key_seeks(slot, predicate, &mut seeks);
     seeks
@@ -482,7 +474,7 @@ impl SeekPredicate {
 /// `IN` on it, then on a property with a secondary index (named in the seek) an equality, an
 /// `IN`, a bounded range or prefix, a one-sided range; else `None` — leave the scan's seek as
 /// it is (the primary-key indexes may still answer an equality at run time).
-pub(super) fn best_seek(stats: &Statistics, label: &str, seeks: Vec<KeySeek>) -> Option<KeySeek> {
+pub(crate) fn best_seek(stats: &Statistics, label: &str, seeks: Vec<KeySeek>) -> Option<KeySeek> {
     let primary_key = stats.label_primary_key(label);
     best_of(seeks, primary_key, |key| stats.label_index(label, key))
 }
@@ -490,7 +482,7 @@ pub(super) fn best_seek(stats: &Statistics, label: &str, seeks: Vec<KeySeek>) ->
 /// The seek a relationship index seek on type `rel_type` should use among `seeks` (key
 /// predicates on the relationship): as [`best_seek`], without primary keys — relationships
 /// have none.
-pub(super) fn best_rel_seek(
+pub(crate) fn best_rel_seek(
     stats: &Statistics,
     rel_type: &str,
     seeks: Vec<KeySeek>,
@@ -521,48 +513,33 @@ fn best_of<'s>(
     best.map(|(_, seek)| seek)
 }
 
-/// Gives every label scan in the pattern chain `plan` (Filter / NodeScan / Expand operators
-/// and both sides of hash joins, as pushdown left them) the seek [`best_seek`] picks among the
-/// key predicates of the filters right above it. The filters stay, so the rows are the same
-/// with any seek.
-pub(super) fn choose_seeks(plan: &mut LogicalPlan, stats: &Statistics) {
-    let mut above: Vec<BExpr> = Vec::new();
-    let mut node = plan;
-    loop {
-        node = match node {
-            LogicalPlan::Filter { input, predicate } => {
-                above.push(predicate.clone());
-                input
+/// Gives every label scan in `plan` the seek [`best_seek`] picks among the key predicates of
+/// the filters right above it (`above`: the predicates of the `Filter`s met since the last
+/// other operator, on the way down). The filters stay, so the rows are the same with any
+/// seek. A relationship index seek's seek was chosen with the start of its pattern part.
+pub(crate) fn choose_seeks(plan: &mut LogicalPlan, stats: &Statistics, above: &mut Vec<BExpr>) {
+    match plan {
+        LogicalPlan::Filter { input, predicate } => {
+            above.push(predicate.clone());
+            return choose_seeks(input, stats, above);
+        }
+        LogicalPlan::NodeScan {
+            slot,
+            label: Some(label),
+            seek,
+            ..
+        } => {
+            let seeks = above.iter().flat_map(|p| key_seeks(*slot, p)).collect();
+            if let Some(best) = best_seek(stats, label, seeks) {
+                *seek = Some(best);
             }
-            LogicalPlan::NodeScan {
-                input,
-                slot,
-                label,
-                seek,
-                ..
-            } => {
-                if let Some(label) = label {
-                    let seeks = above.iter().flat_map(|p| key_seeks(*slot, p)).collect();
-                    if let Some(best) = best_seek(stats, label, seeks) {
-                        *seek = Some(best);
-                    }
-                }
-                above.clear();
-                input
-            }
-            // A relationship index seek's seek was chosen with the part's start.
-            LogicalPlan::Expand { input, .. }
-            | LogicalPlan::RelationshipIndexSeek { input, .. } => {
-                above.clear();
-                input
-            }
-            LogicalPlan::HashJoin { input, build, .. } => {
-                choose_seeks(build, stats);
-                above.clear();
-                input
-            }
-            _ => return,
-        };
+        }
+        _ => {}
+    }
+    above.clear();
+    for child in plan.children_mut() {
+        choose_seeks(child, stats, above);
+        above.clear();
     }
 }
 
@@ -571,13 +548,13 @@ pub(super) fn choose_seeks(plan: &mut LogicalPlan, stats: &Statistics) {
 /// quantifier, `reduce` or aggregate) and it calls no `rand()`. Such a value, evaluated on the
 /// scan's input row, is the value the filter above sees on every row the scan produces for
 /// that input row (see SEEK OPERANDS).
-pub(super) fn seek_operand(slot: usize, value: &BExpr) -> bool {
+pub(crate) fn seek_operand(slot: usize, value: &BExpr) -> bool {
     slots_of(value).is_some_and(|slots| !slots.contains(&slot)) && !calls_rand(value)
 }
 
 /// The slots `e` reads, or `None` if it holds an expression whose reads are not listed here
 /// (subqueries, comprehensions, quantifiers, `reduce`, aggregates).
-pub(super) fn slots_of(e: &BExpr) -> Option<Vec<usize>> {
+pub(crate) fn slots_of(e: &BExpr) -> Option<Vec<usize>> {
     let mut slots = Vec::new();
     let mut pending: Vec<&BExpr> = vec![e];
     while let Some(e) = pending.pop() {
@@ -600,7 +577,7 @@ pub(super) fn slots_of(e: &BExpr) -> Option<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bind::ArithOp;
+    use crate::logical::ArithOp;
     use plexus_value::value::Value;
 
     fn property(slot: usize, key: &str) -> BExpr {

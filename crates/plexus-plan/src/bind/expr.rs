@@ -14,12 +14,13 @@
 //! the slot that already holds `n.x`, and `RETURN n.x + count(*)` with grouping key `n.x` reads
 //! the key's slot instead of a variable the aggregation has consumed.
 
-use super::{
-    ArithOp, BExpr, Binder, LabelTest, MapProjectionItem, PathElement, Scope, StringOp, Subquery,
-    SubqueryKind, Ty, Watch, calls_rand, syntax,
+use super::{Binder, Scope, Watch, syntax};
+use crate::catalog as functions;
+use crate::logical::{
+    AggCall, AggFunction, ArithOp, BExpr, LabelTest, LogicalPlan, MapProjectionItem, PathElement,
+    StringOp, Subquery, SubqueryKind, Ty, calls_rand,
 };
-use crate::eval::functions;
-use crate::plan::{AggCall, AggFunction, LogicalPlan};
+use crate::optimizer;
 use plexus_cypher::ast::{self, BinaryOp, Expr, ExprKind, Literal, Span, UnaryOp};
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::Value;
@@ -477,7 +478,8 @@ impl Binder<'_> {
     }
 
     /// The subquery expression of `plan`, bound through the scope `watch` came with.
-    fn subquery(&mut self, kind: SubqueryKind, plan: LogicalPlan, watch: Watch) -> BExpr {
+    fn subquery(&mut self, kind: SubqueryKind, mut plan: LogicalPlan, watch: Watch) -> BExpr {
+        optimizer::optimize_subquery(&mut plan, self.stats);
         let id = self.next_subquery;
         self.next_subquery += 1;
         let outer_slots = watch.outer_slots();

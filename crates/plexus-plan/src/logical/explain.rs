@@ -12,51 +12,15 @@
 //! predicate its partners must pass (`residual`) and the slots nulled on an input row
 //! without one (`nulls`).
 
+use super::{ArithOp, BExpr, PathElement, StringOp};
 use super::{
     CreatePattern, ExpandSpec, IdPredicate, IdSeek, KeySeek, LogicalPlan, OuterJoin, RangeBound,
     RelSeekSpec, SeekPredicate, SetOp, TopCount,
 };
-use crate::bind::{ArithOp, BExpr, PathElement, StringOp};
 use plexus_types::Direction;
 use std::fmt::Write;
 
 impl LogicalPlan {
-    /// Direct inputs, in pre-order numbering order (input first, then inner plans).
-    pub fn children(&self) -> Vec<&LogicalPlan> {
-        match self {
-            LogicalPlan::Argument => Vec::new(),
-            LogicalPlan::NodeScan { input, .. }
-            | LogicalPlan::RelationshipIndexSeek { input, .. }
-            | LogicalPlan::Expand { input, .. }
-            | LogicalPlan::VarExpand { input, .. }
-            | LogicalPlan::Filter { input, .. }
-            | LogicalPlan::Project { input, .. }
-            | LogicalPlan::Aggregate { input, .. }
-            | LogicalPlan::Distinct { input, .. }
-            | LogicalPlan::Sort { input, .. }
-            | LogicalPlan::Skip { input, .. }
-            | LogicalPlan::Limit { input, .. }
-            | LogicalPlan::Unwind { input, .. }
-            | LogicalPlan::LoadCsv { input, .. }
-            | LogicalPlan::Create { input, .. }
-            | LogicalPlan::Set { input, .. }
-            | LogicalPlan::Delete { input, .. }
-            | LogicalPlan::ProcedureCall { input, .. }
-            | LogicalPlan::Discard { input }
-            | LogicalPlan::Parallel { input, .. }
-            | LogicalPlan::Results { input, .. } => vec![input],
-            LogicalPlan::Optional { input, inner, .. }
-            | LogicalPlan::Apply { input, inner, .. }
-            | LogicalPlan::CallInTransactions { input, inner, .. } => {
-                vec![input, inner]
-            }
-            LogicalPlan::HashJoin { input, build, .. } => vec![input, build],
-            LogicalPlan::Merge { input, matcher, .. } => vec![input, matcher],
-            LogicalPlan::Foreach { input, body, .. } => vec![input, body],
-            LogicalPlan::Union { branches } => branches.iter().collect(),
-        }
-    }
-
     /// One line describing this operator (without its children).
     pub fn describe(&self) -> String {
         match self {
@@ -114,6 +78,7 @@ impl LogicalPlan {
                 expand_text(kind, spec, &range) + &estimate_text(*est_rows)
             }
             LogicalPlan::Filter { predicate, .. } => format!("Filter {}", expr_text(predicate)),
+            LogicalPlan::Where { predicate, .. } => format!("Where {}", expr_text(predicate)),
             LogicalPlan::Project { items, .. } => format!(
                 "Project {}",
                 items
@@ -545,7 +510,7 @@ pub fn expr_text(e: &BExpr) -> String {
 fn outer_text(outer: &OuterJoin) -> String {
     let residual = outer.residual.as_ref().map(|residual| {
         let mut conjuncts = Vec::new();
-        super::pushdown::split_conjuncts(residual.clone(), &mut conjuncts);
+        super::split_conjuncts(residual.clone(), &mut conjuncts);
         let texts: Vec<String> = conjuncts.iter().map(expr_text).collect();
         format!(" (residual {})", texts.join(" AND "))
     });

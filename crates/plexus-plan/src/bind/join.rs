@@ -127,8 +127,8 @@
 //! side), relationship uniqueness across the sides, joins on anything but equality, join
 //! ordering (parts are joined in pattern order, the new part always the build side).
 
-use super::pushdown::slots_of;
-use crate::bind::{BExpr, calls_rand};
+use crate::logical::{BExpr, calls_rand};
+use crate::optimizer::pushdown::slots_of;
 use plexus_cypher::ast::ComparisonOp;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -265,7 +265,7 @@ mod tests {
         let bound = HashSet::from([0]);
         let entry = |value: &BExpr| map_entry(1, &Arc::from("x"), value, &bound, &[1, 2]);
         let computed = BExpr::Arith(
-            crate::bind::ArithOp::Multiply,
+            crate::logical::ArithOp::Multiply,
             Box::new(property(0, "k")),
             Box::new(BExpr::Const(plexus_value::value::Value::Int(2))),
         );

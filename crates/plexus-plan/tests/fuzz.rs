@@ -1,12 +1,14 @@
-//! Bad input never panics: random token streams through parse → bind → plan.
+//! Bad input never panics: random token streams through parse → bind → optimizer passes.
 //!
 //! The generator glues real Cypher tokens (keywords, punctuation, names, literals,
 //! parameters) behind a clause prefix, so a good share of the inputs parse and reach the
 //! binder and planner, whose error paths are what this test is about. Bounded: a fixed number
 //! of cases, no persistence files.
 
-use plexus_exec::plan::{ProcedureRegistry, plan_statement};
-use plexus_exec::{Params, Value};
+use plexus_plan::logical::ProcedureRegistry;
+use plexus_plan::optimizer::{self, OptimizerContext};
+use plexus_plan::{ParallelConfig, Params, plan_statement};
+use plexus_value::Value;
 use proptest::prelude::*;
 
 const CASES: u32 = 3_000;
@@ -151,8 +153,20 @@ fn check(query: &str) {
     let mut params = Params::new();
     params.insert("p".into(), Value::Int(1));
     let procedures = ProcedureRegistry::new();
-    if let Ok(statement) = plexus_cypher::parse(query) {
-        let _ = plan_statement(&statement, query, &params, &procedures, None);
+    let Ok(statement) = plexus_cypher::parse(query) else {
+        return;
+    };
+    if let Ok(mut plan) = plan_statement(&statement, query, &params, &procedures, None) {
+        let parallel = ParallelConfig {
+            workers: 2,
+            min_scan_rows: 0.0,
+            ..ParallelConfig::serial()
+        };
+        let ctx = OptimizerContext {
+            stats: None,
+            parallel: &parallel,
+        };
+        optimizer::optimize(&mut plan, &ctx, Some(&mut Vec::new()));
     }
 }
 

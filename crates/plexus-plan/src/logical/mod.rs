@@ -62,30 +62,27 @@
 //! one such part, a `HashJoin` with `optional` set (a left outer join: EXPLAIN's
 //! `LeftOuterHashJoin`, see `join`, LEFT OUTER).
 
-mod build;
-mod call_in_transactions;
-mod cost;
 mod explain;
-mod join;
-mod load_csv;
+mod expr;
 mod parallel;
-mod pushdown;
+mod procedure;
+mod stages;
+mod visit;
 
-pub use build::{MAX_VAR_LENGTH_DEPTH, Procedure, ProcedureFn, ProcedureRegistry, plan_statement};
-pub(crate) use call_in_transactions::positive_batch_rows;
-pub use call_in_transactions::{BatchRows, DEFAULT_BATCH_ROWS, InTransactionsSpec};
-pub(crate) use load_csv::LoadCsvSlots;
-pub use load_csv::LoadCsvSpec;
-pub use parallel::{
-    MAX_QUERY_THREADS, MORSEL_VERTICES, PARALLEL_MIN_SCAN_ROWS, ParallelConfig, QUERY_THREADS_ENV,
-    parallelize,
+pub use explain::expr_text;
+pub use expr::*;
+pub use parallel::{PartialForm, chain as parallel_chain, partial_form, partial_name};
+pub use procedure::{Procedure, ProcedureBody, ProcedureFn, ProcedureRegistry};
+pub use stages::{
+    BatchRows, DEFAULT_BATCH_ROWS, InTransactionsSpec, LoadCsvSpec, positive_batch_rows,
 };
-pub(crate) use parallel::{PartialForm, chain as parallel_chain, partial_form};
 
-use crate::bind::BExpr;
 use plexus_cypher::ast::ShortestPath;
 use plexus_types::Direction;
 use std::sync::Arc;
+
+/// The largest bound `*min..max` may name, and the depth of an unbounded `*`.
+pub const MAX_VAR_LENGTH_DEPTH: u64 = 1_000;
 
 /// What makes a `HashJoin` a left outer join (OPTIONAL MATCH).
 #[derive(Debug, Clone)]
@@ -385,6 +382,13 @@ pub enum LogicalPlan {
         est_rows: Option<f64>,
     },
     Filter {
+        input: Box<LogicalPlan>,
+        predicate: BExpr,
+    },
+    /// A MATCH's WHERE as the binder leaves it, above the pattern's operators: the
+    /// predicate-pushdown pass (`optimizer::pushdown`) replaces each by `Filter`s placed as low
+    /// as they can go. Only logical: no plan the optimizer returns holds one.
+    Where {
         input: Box<LogicalPlan>,
         predicate: BExpr,
     },

@@ -34,9 +34,9 @@
 //!   (`SyntaxError` / `InvalidArgumentType`); one known only at run time is checked per row
 //!   (`TypeError`).
 
-use super::LogicalPlan;
 use super::build::already_bound;
-use crate::bind::{BExpr, Binder, ExprCtx, Scope, Ty, syntax};
+use super::{Binder, ExprCtx, Scope, syntax};
+use crate::logical::{BExpr, LoadCsvSpec, LogicalPlan, Ty};
 use plexus_cypher::ast::{self, Span};
 use plexus_ingest::CsvOptions;
 use plexus_value::error::Result;
@@ -45,19 +45,6 @@ use plexus_value::value::Value;
 /// Rows a `LOAD CSV` is estimated to make of each input row (the file is not looked at when
 /// planning): enough that a later MATCH prefers building a hash table to re-running per row.
 pub(super) const LOAD_CSV_ESTIMATE_ROWS: f64 = 1_000.0;
-
-/// What a `LoadCsv` operator reads and where it puts it.
-#[derive(Debug, Clone)]
-pub struct LoadCsvSpec {
-    /// The clause's variable: a list per record, or a map with headers.
-    pub slot: usize,
-    pub with_headers: bool,
-    pub options: CsvOptions,
-    /// The record's 1-based line (`linenumber()`).
-    pub line_slot: usize,
-    /// The file's name relative to the import directory (`file()`).
-    pub file_slot: usize,
-}
 
 /// The hidden slots `linenumber()` and `file()` read (see module docs).
 #[derive(Debug, Clone, Copy)]

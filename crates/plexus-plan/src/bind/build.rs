@@ -59,18 +59,19 @@
 //! Not done yet (the optimizer's job, later): join ordering across disconnected parts and
 //! across clauses (parts are planned in pattern order).
 
-use crate::bind::{
-    BExpr, Binder, ExprCtx, LabelTest, PathElement, Scope, Ty, calls_rand, syntax, visit_children,
+use super::cost::{self, Estimate, NodeShape, Order, RelShape, Start};
+use super::join;
+use super::{Binder, ExprCtx, Scope, syntax};
+use crate::logical::{
+    AggCall, AggFunction, CreateNode, CreatePattern, CreateRel, ExpandSpec, IdPredicate, KeySeek,
+    LogicalPlan, OuterJoin, QueryPlan, RelSeekSpec, SeekPredicate, SetOp, SortKey, VarLengthSpec,
 };
-use crate::plan::cost::{self, Estimate, NodeShape, Order, RelShape, Start};
-use crate::plan::join;
-use crate::plan::pushdown::{
-    best_rel_seek, best_seek, choose_seeks, key_seek, key_seeks, node_id_seek, push_filter,
-    slots_of, split_conjuncts,
+use crate::logical::{
+    BExpr, LabelTest, MAX_VAR_LENGTH_DEPTH, MapProjectionItem, PathElement, ProcedureRegistry, Ty,
+    calls_rand, split_conjuncts, visit_children,
 };
-use crate::plan::{
-    AggCall, CreateNode, CreatePattern, CreateRel, ExpandSpec, IdPredicate, KeySeek, LogicalPlan,
-    OuterJoin, QueryPlan, RelSeekSpec, SeekPredicate, SetOp, SortKey, TopCount, VarLengthSpec,
+use crate::optimizer::pushdown::{
+    best_rel_seek, best_seek, key_seek, key_seeks, node_id_seek, slots_of,
 };
 use plexus_cypher::ast::{
     self, ClauseKind, ComparisonOp, Expr, ExprKind, Projection, RelDirection, SetItemKind, Span,
@@ -79,51 +80,15 @@ use plexus_txn::{EdgeTypeStatistics, Statistics};
 use plexus_types::Direction;
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
-
-/// A procedure defined by a table of rows (the TCK defines its test procedures this way).
-#[derive(Debug, Clone)]
-pub struct Procedure {
-    pub name: String,
-    pub inputs: Vec<String>,
-    /// The declared type of each input (`INTEGER`, `FLOAT`, `NUMBER`, `STRING`, `BOOLEAN`,
-    /// `LIST`, `MAP`, `ANY`, ...); arguments of another statically known type are rejected.
-    pub input_types: Vec<String>,
-    pub outputs: Vec<String>,
-    /// Each row holds the input values followed by the output values (table procedures).
-    pub rows: Vec<Vec<Value>>,
-    /// A computed procedure: called with the argument values and the statement's
-    /// transaction, returns output rows (outputs only). `rows` is then unused.
-    pub compute: Option<ProcedureFn>,
-}
-
-/// The signature of a computed procedure's body.
-pub type ProcedureBody = dyn Fn(&[Value], &mut plexus_txn::Transaction) -> Result<Vec<Vec<Value>>, crate::QueryError>
-    + Send
-    + Sync;
-
-/// The body of a computed procedure.
-#[derive(Clone)]
-pub struct ProcedureFn(pub Arc<ProcedureBody>);
-
-impl std::fmt::Debug for ProcedureFn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ProcedureFn(..)")
-    }
-}
-
-/// Procedures callable with `CALL`, by lower-case qualified name.
-pub type ProcedureRegistry = HashMap<String, Arc<Procedure>>;
 
 /// Result columns: (name, slot).
 type Columns = Vec<(String, usize)>;
 
-/// The largest bound `*min..max` may name, and the depth of an unbounded `*`.
-pub const MAX_VAR_LENGTH_DEPTH: u64 = 1_000;
-
 /// Binds and plans a parsed statement; with `stats`, each pattern part starts where the cost
-/// model estimates the least work (see `cost`), else where the rules say.
+/// model estimates the least work (see `cost`), else where the rules say. The plan is as
+/// bound: `crate::optimizer::optimize` makes it runnable (it places the `Where`s).
 pub fn plan_statement(
     statement: &ast::Statement,
     source: &str,
@@ -184,27 +149,15 @@ fn chain_and(acc: Option<BExpr>, next: BExpr) -> Option<BExpr> {
     })
 }
 
-/// A LIMIT right after a sort (through an optional SKIP) tells the sort how many rows it
-/// must deliver: it then keeps only those (a top-k), not its whole input. Only for counts
-/// that evaluate the same every time (literals, parameters): the sort and the LIMIT each
-/// evaluate them.
-fn keep_top_rows_only(plan: &mut LogicalPlan) {
-    let LogicalPlan::Limit { input, count, .. } = plan else {
-        return;
-    };
-    let (sort, skip) = match input.as_mut() {
-        LogicalPlan::Skip { input, count } => (input.as_mut(), Some(count.clone())),
-        other => (other, None),
-    };
-    let stable = |e: &BExpr| matches!(e, BExpr::Const(_) | BExpr::Param(_));
-    if !stable(count) || skip.as_ref().is_some_and(|s| !stable(s)) {
-        return;
-    }
-    if let LogicalPlan::Sort { top, .. } = sort {
-        *top = Some(TopCount {
-            skip,
-            limit: count.clone(),
-        });
+/// A MATCH's WHERE (or the part of an OPTIONAL MATCH's a hash join's build side takes) over
+/// its pattern, for predicate pushdown to place (`optimizer`).
+fn where_(plan: LogicalPlan, predicate: Option<BExpr>) -> LogicalPlan {
+    match predicate {
+        Some(predicate) => LogicalPlan::Where {
+            input: Box::new(plan),
+            predicate,
+        },
+        None => plan,
     }
 }
 
@@ -1368,14 +1321,7 @@ impl Binder<'_> {
                 plan = self.plan_part_in_order(plan, ctx, nested, &mut bound, &mut expanded)?;
             }
         }
-        let mut plan = match predicate {
-            Some(predicate) => push_filter(plan, predicate),
-            None => plan,
-        };
-        if let Some(stats) = self.stats {
-            choose_seeks(&mut plan, stats);
-        }
-        Ok((plan, rows))
+        Ok((where_(plan, predicate), rows))
     }
 
     /// The hash join that planning `ctx`'s part on `probe_rows` input rows should become,
@@ -1463,12 +1409,9 @@ impl Binder<'_> {
                 residual = chain_and(residual, conjunct);
             }
         }
-        if let Some(own) = own {
+        if own.is_some() {
             let side = std::mem::replace(&mut **build, LogicalPlan::Argument);
-            **build = push_filter(side, own);
-        }
-        if let Some(stats) = self.stats {
-            choose_seeks(build, stats);
+            **build = where_(side, own);
         }
         let nulls = (first_new..self.slot_types.len()).collect();
         *optional = Some(OuterJoin { residual, nulls });
@@ -2337,7 +2280,6 @@ impl Binder<'_> {
                     count,
                     drain: self.updating_seen,
                 };
-                keep_top_rows_only(&mut plan);
             }
             if let Some(predicate) = predicate {
                 // Like ORDER BY, WITH's WHERE also sees the variables before a projection
@@ -2434,8 +2376,7 @@ fn ast_has_aggregate(e: &Expr) -> bool {
         ExprKind::CountStar => true,
         ExprKind::FunctionCall { name, args, .. } => {
             (name.namespace.is_empty()
-                && crate::plan::AggFunction::from_name(&name.name.name.to_ascii_lowercase())
-                    .is_some())
+                && AggFunction::from_name(&name.name.name.to_ascii_lowercase()).is_some())
                 || any(args)
         }
         ExprKind::Property { expr, .. }
@@ -2647,9 +2588,7 @@ fn map_children(e: BExpr, f: &mut dyn FnMut(BExpr) -> BExpr) -> BExpr {
             let items = items
                 .into_iter()
                 .map(|item| match item {
-                    crate::bind::MapProjectionItem::Entry(k, v) => {
-                        crate::bind::MapProjectionItem::Entry(k, f(v))
-                    }
+                    MapProjectionItem::Entry(k, v) => MapProjectionItem::Entry(k, f(v)),
                     other => other,
                 })
                 .collect();

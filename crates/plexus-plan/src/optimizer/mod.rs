@@ -1,0 +1,185 @@
+//! The optimizer: named passes, each a rewrite `LogicalPlan → LogicalPlan`, run in a fixed
+//! order over the plan the binder built.
+//!
+//! THE PASSES
+//! ==========
+//! ```text
+//!   binder's plan ─▶ predicate_pushdown ─▶ seek_selection ─▶ top_k ─▶ parallelization ─▶ exec
+//! ```
+//! - `predicate_pushdown` ([`pushdown`]): each MATCH's WHERE, which the binder leaves as a
+//!   `Where` above its pattern, becomes `Filter`s placed right above the operator binding the
+//!   last variable each conjunct reads (a conjunct right above a label scan comparing a
+//!   property of the scanned node also names the scan's first key seek). Bottom-up, so an
+//!   earlier clause's WHERE is placed before a later one walks past it.
+//! - `seek_selection` (with statistics only): every label scan takes the best key seek among
+//!   the filters right above it (primary key, then secondary indexes, see [`pushdown`]).
+//! - `top_k`: a `Sort` directly under a `LIMIT` (through an optional `SKIP`) of constant or
+//!   parameter counts keeps only the first `skip + limit` rows.
+//! - `parallelization` ([`parallel`], read-only statements only): the highest eligible
+//!   scan chain runs on worker threads under a `Parallel` exchange.
+//!
+//! What the binder still decides while it plans a pattern, with the cost model
+//! (`bind::cost`): where each pattern part starts, the order of its expands, and whether a
+//! disconnected part becomes a hash join. Those choices need the pattern's structure, which
+//! the logical plan no longer shows in one place; they are join ordering in the binder, not
+//! a pass, for now.
+//!
+//! INVARIANTS
+//! ==========
+//! - Every pass keeps the rows a plan returns, and their order where the plan fixes one:
+//!   each pass's module says why its rewrite does.
+//! - After `predicate_pushdown` no plan holds a `Where` (asserted: the executor has no
+//!   operator for it).
+//! - A subquery expression's plan (EXISTS, COUNT, pattern predicates and comprehensions) is
+//!   complete when the binder makes it, and runs once per outer row: the binder optimizes it
+//!   then ([`optimize_subquery`]), with every pass but parallelization.
+//!
+//! EXPLAIN VERBOSE prints the plan as bound and after each pass ([`optimize`] with a trace).
+
+pub mod parallel;
+pub mod pushdown;
+
+use crate::logical::{BExpr, LogicalPlan, QueryPlan, TopCount};
+use parallel::ParallelConfig;
+use plexus_txn::Statistics;
+
+/// What the passes may read besides the plan.
+pub struct OptimizerContext<'a> {
+    /// Table sizes and indexes; `None`: the rules alone (no seek selection).
+    pub stats: Option<&'a Statistics>,
+    pub parallel: &'a ParallelConfig,
+}
+
+/// One named rewrite.
+struct Pass {
+    name: &'static str,
+    run: fn(&mut QueryPlan, &OptimizerContext),
+}
+
+/// The passes, in the order they run (see THE PASSES).
+const PASSES: &[Pass] = &[
+    Pass {
+        name: "predicate_pushdown",
+        run: |plan, _| predicate_pushdown(&mut plan.root),
+    },
+    Pass {
+        name: "seek_selection",
+        run: |plan, ctx| {
+            if let Some(stats) = ctx.stats {
+                seek_selection(&mut plan.root, stats);
+            }
+        },
+    },
+    Pass {
+        name: "top_k",
+        run: |plan, _| top_k(&mut plan.root),
+    },
+    Pass {
+        name: "parallelization",
+        run: |plan, ctx| {
+            if !plan.may_write() {
+                parallel::parallelize(&mut plan.root, ctx.parallel);
+            }
+        },
+    },
+];
+
+/// The plan text after each step: `("bound", plan as the binder left it)`, then one entry
+/// per pass, named.
+pub type Trace = Vec<(&'static str, String)>;
+
+/// Runs every pass over `plan`; with `trace`, records the plan's EXPLAIN text before the
+/// first pass and after each.
+pub fn optimize(plan: &mut QueryPlan, ctx: &OptimizerContext, mut trace: Option<&mut Trace>) {
+    let mut record = |name: &'static str, plan: &QueryPlan| {
+        if let Some(trace) = trace.as_deref_mut() {
+            trace.push((name, plan.root.render(&|_| String::new())));
+        }
+    };
+    record("bound", plan);
+    for pass in PASSES {
+        (pass.run)(plan, ctx);
+        record(pass.name, plan);
+    }
+    debug_assert!(
+        !holds_where(&plan.root),
+        "a Where survived predicate pushdown"
+    );
+}
+
+/// The passes a subquery expression's plan takes when the binder makes it (see
+/// INVARIANTS): all but parallelization, which never applies inside a subquery.
+pub fn optimize_subquery(plan: &mut LogicalPlan, stats: Option<&Statistics>) {
+    predicate_pushdown(plan);
+    if let Some(stats) = stats {
+        seek_selection(plan, stats);
+    }
+    top_k(plan);
+}
+
+/// Replaces every `Where` by its conjuncts pushed down its input, bottom-up.
+fn predicate_pushdown(plan: &mut LogicalPlan) {
+    for child in plan.children_mut() {
+        predicate_pushdown(child);
+    }
+    if let LogicalPlan::Where { input, predicate } = plan {
+        let input = std::mem::replace(&mut **input, LogicalPlan::Argument);
+        let predicate = predicate.clone();
+        *plan = pushdown::push_filter(input, predicate);
+    }
+}
+
+/// Every label scan's key seek, chosen from the filters right above it.
+fn seek_selection(plan: &mut LogicalPlan, stats: &Statistics) {
+    pushdown::choose_seeks(plan, stats, &mut Vec::new());
+}
+
+/// Gives a `Sort` under `Limit` (through an optional `Skip`) the rows it must keep, when
+/// the counts are constants or parameters: evaluated once, they are the same for the sort as
+/// for the limit.
+fn top_k(plan: &mut LogicalPlan) {
+    for child in plan.children_mut() {
+        top_k(child);
+    }
+    let LogicalPlan::Limit { input, count, .. } = plan else {
+        return;
+    };
+    let (sort, skip) = match input.as_mut() {
+        LogicalPlan::Skip { input, count } => (input.as_mut(), Some(count.clone())),
+        other => (other, None),
+    };
+    let stable = |e: &BExpr| matches!(e, BExpr::Const(_) | BExpr::Param(_));
+    if !stable(count) || skip.as_ref().is_some_and(|s| !stable(s)) {
+        return;
+    }
+    if let LogicalPlan::Sort { top, .. } = sort {
+        *top = Some(TopCount {
+            skip,
+            limit: count.clone(),
+        });
+    }
+}
+
+/// EXPLAIN VERBOSE's text: each step's plan under a `== step ==` heading. A pass that
+/// changes nothing prints `(unchanged)` instead of the same plan again.
+pub fn trace_text(trace: &Trace) -> String {
+    let mut out = String::new();
+    let mut previous: Option<&str> = None;
+    for (name, plan) in trace {
+        out.push_str(&format!("== {name} ==\n"));
+        if previous == Some(plan.as_str()) {
+            out.push_str("(unchanged)\n");
+        } else {
+            out.push_str(plan);
+            if !plan.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        previous = Some(plan);
+    }
+    out
+}
+
+fn holds_where(plan: &LogicalPlan) -> bool {
+    matches!(plan, LogicalPlan::Where { .. }) || plan.children().into_iter().any(holds_where)
+}
