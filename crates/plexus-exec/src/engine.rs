@@ -118,7 +118,7 @@ impl Cursor {
             (QueryMode::Explain, _) => Some(plan.root.render(&|_| String::new())),
             _ => None,
         };
-        let mut state = ExecState::new();
+        let mut state = ExecState::new(crate::exec::build_subplan);
         state.may_write = plan.may_write();
         if profile {
             state.profile = Some(vec![

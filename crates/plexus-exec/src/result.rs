@@ -7,7 +7,7 @@
 //! TCK notation (`(:Person {name: 'Ada'})`, `[:KNOWS {since: 2020}]`, `<(a)-[r]->(b)>`)
 //! after the transaction is gone.
 
-use crate::exec::{ExecContext, UpdateStats};
+use crate::context::{ExecContext, UpdateStats};
 use plexus_types::{EdgeId, VertexId};
 use plexus_value::format;
 use plexus_value::{MapValue, Value};
@@ -41,9 +41,9 @@ pub struct QueryResult {
 
 impl QueryResult {
     /// Adds the rows of `chunk` (a later part of the same result) and the graph elements
-    /// they mention; fails past [`crate::exec::MAX_MATERIALIZED_ROWS`] rows.
+    /// they mention; fails past [`crate::context::MAX_MATERIALIZED_ROWS`] rows.
     pub fn append(&mut self, chunk: QueryResult) -> plexus_value::error::Result<()> {
-        crate::exec::check_materialized(self.rows.len() + chunk.rows.len())?;
+        crate::context::check_materialized(self.rows.len() + chunk.rows.len())?;
         self.rows.extend(chunk.rows);
         self.nodes.extend(chunk.nodes);
         self.relationships.extend(chunk.relationships);

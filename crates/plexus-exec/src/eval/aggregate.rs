@@ -21,7 +21,7 @@
 //!   first occurrences. The caller replays the workers' values through it in serial order.
 
 use super::{Env, eval};
-use crate::exec::ExecContext;
+use crate::context::ExecContext;
 use plexus_plan::logical::ArithOp;
 use plexus_plan::logical::{AggCall, AggFunction};
 use plexus_value::error::{QueryError, Result};

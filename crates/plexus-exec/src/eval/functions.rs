@@ -430,7 +430,7 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
             } else {
                 ((end as i128 - start as i128) / step as i128 + 1) as u128
             };
-            if count > crate::exec::MAX_MATERIALIZED_ROWS as u128 {
+            if count > crate::context::MAX_MATERIALIZED_ROWS as u128 {
                 return Err(QueryError::argument(
                     "range() would produce too many elements",
                 ));

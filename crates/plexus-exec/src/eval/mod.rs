@@ -20,7 +20,7 @@ pub mod aggregate;
 pub mod functions;
 pub mod prefetch;
 
-use crate::exec::{Batch, ExecContext, build};
+use crate::context::{Batch, ExecContext};
 use plexus_cypher::ast::{ComparisonOp, Quantifier};
 use plexus_plan::logical::{
     ArithOp, BExpr, MapProjectionItem, PathElement, StringOp, SubqueryKind,
@@ -488,7 +488,7 @@ pub fn eval(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Value> {
         BExpr::Subquery(sub) => {
             let mut op = match ctx.state.subplans.remove(&sub.id) {
                 Some(op) => op,
-                None => build(&sub.plan, false),
+                None => (ctx.state.build_subplan)(&sub.plan),
             };
             let argument = Arc::new(env.full_row());
             op.reset();
@@ -504,7 +504,7 @@ pub fn eval(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Value> {
                             ctx.with_argument(argument.clone(), |ctx| op.next(ctx))?
                         {
                             out.extend(batch.columns[slot].iter().cloned());
-                            crate::exec::check_materialized(out.len())?;
+                            crate::context::check_materialized(out.len())?;
                         }
                         Ok(Value::list(out))
                     }

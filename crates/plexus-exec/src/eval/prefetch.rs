@@ -34,7 +34,7 @@
 //! variables shadow batch slots, so a prefetched value is used only when no local variable
 //! is bound to that slot.
 
-use crate::exec::{Batch, ExecContext};
+use crate::context::{Batch, ExecContext};
 use plexus_plan::logical::BExpr;
 use plexus_value::value::Value;
 use std::sync::Arc;

@@ -806,7 +806,7 @@ impl Drop for Run {
 
 /// A worker's own state for the statement: empty caches, the parent's statement time.
 fn worker_state(parent: &ExecState) -> ExecState {
-    let mut state = ExecState::new();
+    let mut state = ExecState::new(parent.build_subplan);
     state.clock = parent.clock;
     state.may_write = false;
     state.deleted_edge_types = parent.deleted_edge_types.clone();

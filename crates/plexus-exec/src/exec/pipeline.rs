@@ -428,7 +428,7 @@ mod tests {
         let manager = TxnManager::new(Arc::new(storage), config);
         let mut tx = plexus_txn::begin(&manager, IsolationLevel::Snapshot);
         let params = Params::new();
-        let mut state = ExecState::new();
+        let mut state = ExecState::new(crate::exec::build_subplan);
         let mut ctx = ExecContext::new(&mut tx, &params, 1, &mut state);
         f(&mut ctx)
     }

@@ -1,0 +1,247 @@
+//! What operators and expressions share while a statement runs: the [`Batch`] they exchange,
+//! the [`Operator`] interface, the per-pull [`ExecContext`] (transaction, parameters,
+//! argument rows) and the per-statement [`ExecState`] kept between pulls.
+//!
+//! This module sits below both `exec` (the operators) and `eval` (expressions). An
+//! expression that holds a subquery (EXISTS, COUNT, COLLECT, pattern predicates and
+//! comprehensions) runs the subquery's plan as operators; `eval` does not build operators
+//! itself but asks the statement's [`ExecState::build_subplan`], the executor's builder,
+//! which the engine hands over when it opens the statement. So `eval` depends on the
+//! operator *interface* only, and `exec → eval → context` has no cycle.
+
+use plexus_plan::logical::LogicalPlan;
+use plexus_txn::Transaction;
+use plexus_value::error::{ErrorClass, QueryError, Result};
+use plexus_value::temporal::StatementClock;
+use plexus_value::value::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Rows per batch.
+pub const BATCH_ROWS: usize = 2048;
+
+/// The most rows one pipeline breaker (sort, aggregate, eager write, result) may hold.
+pub const MAX_MATERIALIZED_ROWS: usize = 20_000_000;
+
+/// Columns of equal length, one per slot.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub columns: Vec<Vec<Value>>,
+    len: usize,
+}
+
+impl Batch {
+    pub fn new(width: usize) -> Self {
+        Batch {
+            columns: (0..width).map(|_| Vec::new()).collect(),
+            len: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn width(&self) -> usize {
+        self.columns.len()
+    }
+
+    pub fn get(&self, slot: usize, row: usize) -> &Value {
+        &self.columns[slot][row]
+    }
+
+    /// Copies row `row` of `other` (of the same width) to the end.
+    pub fn push_from(&mut self, other: &Batch, row: usize) {
+        debug_assert_eq!(self.width(), other.width());
+        for (column, source) in self.columns.iter_mut().zip(&other.columns) {
+            column.push(source[row].clone());
+        }
+        self.len += 1;
+    }
+
+    pub fn push_row(&mut self, row: Vec<Value>) {
+        debug_assert_eq!(row.len(), self.width());
+        for (column, value) in self.columns.iter_mut().zip(row) {
+            column.push(value);
+        }
+        self.len += 1;
+    }
+
+    /// Keeps the first `at` rows and returns the rest, if there are more.
+    pub fn split_off(&mut self, at: usize) -> Option<Batch> {
+        if self.len <= at {
+            return None;
+        }
+        let rest = Batch {
+            columns: self.columns.iter_mut().map(|c| c.split_off(at)).collect(),
+            len: self.len - at,
+        };
+        self.len = at;
+        Some(rest)
+    }
+
+    /// Overwrites a slot of the last row.
+    pub fn set_last(&mut self, slot: usize, value: Value) {
+        debug_assert!(self.len > 0);
+        if let Some(cell) = self.columns[slot].last_mut() {
+            *cell = value;
+        }
+    }
+
+    pub fn row(&self, row: usize) -> Vec<Value> {
+        self.columns.iter().map(|c| c[row].clone()).collect()
+    }
+
+    /// A batch holding one row.
+    pub fn single(row: Vec<Value>) -> Batch {
+        let len = 1;
+        Batch {
+            columns: row.into_iter().map(|v| vec![v]).collect(),
+            len,
+        }
+    }
+}
+
+/// Counts of what a query changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpdateStats {
+    pub nodes_created: u64,
+    pub nodes_deleted: u64,
+    pub relationships_created: u64,
+    pub relationships_deleted: u64,
+    pub properties_set: u64,
+    pub labels_added: u64,
+    pub labels_removed: u64,
+}
+
+/// Rows out of and time spent in one operator (PROFILE).
+#[derive(Debug, Clone, Default)]
+pub struct OperatorProfile {
+    pub rows: u64,
+    pub time: Duration,
+}
+
+/// What a statement keeps from one pull of its result to the next: everything operators
+/// share except the transaction and the parameters, which the caller lends for each pull
+/// (see `engine::Cursor`).
+pub struct ExecState {
+    /// Built operator trees of subquery expressions, by subquery id.
+    pub(crate) subplans: HashMap<usize, Box<dyn Operator>>,
+    /// Builds a subquery's operators the first time it runs (see the module doc).
+    pub(crate) build_subplan: BuildSubplan,
+    /// Compiled regular expressions, by pattern.
+    pub(crate) regexes: HashMap<Arc<str>, regex::Regex>,
+    pub stats: UpdateStats,
+    /// Types of the relationships this statement deleted (`type(r)` still works on them).
+    pub(crate) deleted_edge_types: HashMap<plexus_types::EdgeId, String>,
+    /// Per-operator profile, indexed by pre-order operator number (PROFILE only).
+    pub profile: Option<Vec<OperatorProfile>>,
+    /// The statement's start time (what `datetime()`, `timestamp()` and friends return).
+    pub clock: StatementClock,
+    /// Whether the statement may write (`QueryPlan::may_write`; true unless told otherwise).
+    /// An inner plan run for many argument rows may keep what it read from the transaction
+    /// in one run for the next only when the statement cannot write (see `join`).
+    pub may_write: bool,
+    /// Where `LOAD CSV` may read files from; `None`: it fails, naming the setting.
+    pub import_dir: Option<Arc<plexus_ingest::ImportDir>>,
+    /// Whether the caller lent an implicit (auto-commit) transaction, which
+    /// `CALL { ... } IN TRANSACTIONS` may commit beside and replace (see
+    /// `call_in_transactions`); false unless told.
+    pub implicit_transaction: bool,
+}
+
+impl ExecState {
+    pub(crate) fn new(build_subplan: BuildSubplan) -> Self {
+        ExecState {
+            subplans: HashMap::new(),
+            build_subplan,
+            regexes: HashMap::new(),
+            stats: UpdateStats::default(),
+            deleted_edge_types: HashMap::new(),
+            profile: None,
+            clock: StatementClock::now(),
+            may_write: true,
+            import_dir: None,
+            implicit_transaction: false,
+        }
+    }
+}
+
+/// What operators share while a query runs.
+pub struct ExecContext<'t> {
+    pub tx: &'t mut Transaction,
+    pub params: &'t plexus_plan::Params,
+    /// Width of every row.
+    pub width: usize,
+    /// Argument rows of the inner plans being run (see module docs); empty between pulls.
+    pub arguments: Vec<Arc<Vec<Value>>>,
+    pub state: &'t mut ExecState,
+}
+
+impl<'t> ExecContext<'t> {
+    pub fn new(
+        tx: &'t mut Transaction,
+        params: &'t plexus_plan::Params,
+        width: usize,
+        state: &'t mut ExecState,
+    ) -> Self {
+        ExecContext {
+            tx,
+            params,
+            width,
+            arguments: Vec::new(),
+            state,
+        }
+    }
+
+    /// Runs `f` with `row` as the current argument.
+    pub(crate) fn with_argument<T>(
+        &mut self,
+        row: Arc<Vec<Value>>,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        self.arguments.push(row);
+        let result = f(self);
+        self.arguments.pop();
+        result
+    }
+}
+
+/// A physical operator (see module docs).
+pub trait Operator: Send {
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>>;
+    /// Rewinds this operator and its inputs to run again.
+    fn reset(&mut self);
+}
+
+/// Builds the operator tree of a subquery expression's plan (the executor's builder,
+/// without profiling; see the module doc).
+pub type BuildSubplan = fn(&LogicalPlan) -> Box<dyn Operator>;
+
+/// Pulls every batch of `op`.
+pub fn drain(op: &mut dyn Operator, ctx: &mut ExecContext) -> Result<Vec<Batch>> {
+    let mut batches = Vec::new();
+    let mut rows = 0;
+    while let Some(batch) = op.next(ctx)? {
+        rows += batch.len();
+        check_materialized(rows)?;
+        batches.push(batch);
+    }
+    Ok(batches)
+}
+
+pub(crate) fn check_materialized(rows: usize) -> Result<()> {
+    if rows > MAX_MATERIALIZED_ROWS {
+        return Err(QueryError::runtime(
+            ErrorClass::DatabaseError,
+            "LimitExceeded",
+            format!("more than {MAX_MATERIALIZED_ROWS} rows would be held in memory"),
+        ));
+    }
+    Ok(())
+}
