@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks the crate layering: which workspace crate may depend on which (any dependency kind),
-read from `cargo metadata`. Front ends (Bolt, Python, CLI, TCK, benchmarks) reach the engine
+read from `cargo metadata` — and that inside every crate the top-level modules (the files and
+directories beside lib.rs / main.rs) import each other without a cycle. Front ends (Bolt, Python, CLI, TCK, benchmarks) reach the engine
 through the `plexus` facade only (they may name `plexus-value`, the values the facade hands
 out); the engine's stages depend only downwards. A new crate must
 be added to LAYERS, so the picture cannot drift silently.
@@ -9,6 +10,8 @@ be added to LAYERS, so the picture cannot drift silently.
 """
 
 import json
+import os
+import re
 import subprocess
 import sys
 
@@ -60,6 +63,69 @@ LAYERS = {
 }
 
 
+def module_files(path):
+    """The Rust files of a top-level module: its file, or every file under its directory."""
+    if os.path.isfile(path):
+        return [path]
+    return [
+        os.path.join(root, name)
+        for root, _, names in os.walk(path)
+        for name in names
+        if name.endswith(".rs")
+    ]
+
+
+def module_cycles(src):
+    """The cycles among the top-level modules of the crate whose sources are in `src`: each as
+    the sorted names of one strongly connected component of more than one module. An edge is a
+    `crate::<module>` path outside comments (a `use`, or a path in code)."""
+    modules = {}
+    for name in os.listdir(src):
+        path = os.path.join(src, name)
+        if name in ("lib.rs", "main.rs"):
+            continue
+        if os.path.isdir(path):
+            modules[name] = path
+        elif name.endswith(".rs"):
+            modules[name[: -len(".rs")]] = path
+    edges = {m: set() for m in modules}
+    for module, path in modules.items():
+        for file in module_files(path):
+            with open(file, encoding="utf-8") as f:
+                code = re.sub(r"//.*", "", f.read())
+            for target in re.findall(r"\bcrate::([a-z_0-9]+)", code):
+                if target in modules and target != module:
+                    edges[module].add(target)
+    # Tarjan's strongly connected components.
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
 def main():
     metadata = json.loads(
         subprocess.run(
@@ -79,6 +145,9 @@ def main():
             if dep["name"] in members and dep["name"] not in LAYERS[name]:
                 kind = dep["kind"] or "normal"
                 problems.append(f"{name} -> {dep['name']} ({kind}): not allowed by the layering")
+        src = os.path.join(os.path.dirname(members[name]["manifest_path"]), "src")
+        for cycle in module_cycles(src):
+            problems.append(f"{name}: modules import each other in a cycle: {', '.join(cycle)}")
     for problem in problems:
         print(f"layering: {problem}", file=sys.stderr)
     print(f"layering: {len(members)} crates, {len(problems)} violations")

@@ -16,7 +16,6 @@ mod algo;
 mod bank;
 mod cypher;
 mod ingest;
-mod lsm;
 mod mirror;
 mod report;
 mod rmat;
@@ -125,7 +124,7 @@ fn main() {
                 lsm_only: true,
                 lsm_run_packing: plexus::RunPacking::default(),
             };
-            lsm::load_and_report_peak(&options, budget_bytes)
+            storage::lsm::load_and_report_peak(&options, budget_bytes)
         }
         Command::Algo(options) => algo::run(&options),
         Command::Cypher(options) => cypher::run(&options).map_err(plexus::Error::InvalidArgument),

@@ -21,13 +21,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use plexus::Database;
 use plexus::settings::Settings;
 use plexus_graphar::export::{DEFAULT_EDGE_CHUNK_SIZE, DEFAULT_VERTEX_CHUNK_SIZE};
 use plexus_graphar::{ExportOptions, GraphInfo, ImportProgress};
 
-use crate::import::{ImportSummary, ProgressMode};
+use crate::progress::{self, ImportSummary, ProgressMode};
 
 /// Formats `plexus export` writes.
 #[derive(clap::Subcommand, Debug)]
@@ -160,17 +160,9 @@ impl Progress {
     fn show(&mut self, p: ImportProgress<'_>) {
         match self.mode {
             ProgressMode::Bars => {
-                let bar = self.bar.get_or_insert_with(|| {
-                    let bar = ProgressBar::new(p.total);
-                    let style = ProgressStyle::with_template(
-                        "{prefix:>13} [{bar:30}] {pos}/{len} {msg} ETA {eta}",
-                    )
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> ");
-                    bar.set_style(style);
-                    bar.set_prefix("graphar");
-                    bar
-                });
+                let bar = self
+                    .bar
+                    .get_or_insert_with(|| progress::bar(p.total, "{pos}/{len}", "graphar"));
                 bar.set_position(p.done);
                 bar.set_message(p.current.to_string());
             }

@@ -35,12 +35,14 @@
 //! an existing database stay declared if the load fails: declaring is not part of the load.)
 
 use std::collections::HashMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use crate::progress;
+pub use crate::progress::{ImportSummary, ProgressMode};
+use indicatif::ProgressBar;
 use plexus::settings::Settings;
 use plexus::{BulkLoad, DataType, Database, Error, Value, VertexId, VertexTableSpec};
 use plexus_ingest::import::{
@@ -115,49 +117,6 @@ pub enum Layout {
         /// The database directory.
         db: PathBuf,
     },
-}
-
-/// What a finished import did.
-#[derive(Debug, Clone)]
-pub struct ImportSummary {
-    pub nodes: u64,
-    pub relationships: u64,
-    pub bad_rows: u64,
-    pub report: Option<PathBuf>,
-    pub seconds: f64,
-}
-
-impl std::fmt::Display for ImportSummary {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "imported {} nodes, {} relationships, skipped {} bad rows in {:.2} s",
-            self.nodes, self.relationships, self.bad_rows, self.seconds
-        )?;
-        if let (Some(report), true) = (&self.report, self.bad_rows > 0) {
-            write!(f, " (listed in {})", report.display())?;
-        }
-        Ok(())
-    }
-}
-
-/// How progress is shown on stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProgressMode {
-    /// Progress bars (stderr is a terminal).
-    Bars,
-    /// One line per file.
-    Lines,
-}
-
-impl ProgressMode {
-    pub fn for_stderr() -> ProgressMode {
-        if std::io::stderr().is_terminal() {
-            ProgressMode::Bars
-        } else {
-            ProgressMode::Lines
-        }
-    }
 }
 
 /// Runs `plexus import` as parsed.
@@ -605,18 +564,11 @@ impl Progress {
         self.stage_rows = 0;
         self.bytes_done = 0;
         if self.mode == ProgressMode::Bars {
-            let bar = ProgressBar::new(total_bytes);
-            let style = ProgressStyle::with_template(
-                "{prefix:>13} [{bar:30}] {bytes}/{total_bytes} {msg} ETA {eta}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-            bar.set_style(style);
-            bar.set_prefix(match stage {
+            let prefix = match stage {
                 Stage::Nodes => "nodes",
                 Stage::Relationships => "relationships",
-            });
-            self.bar = Some(bar);
+            };
+            self.bar = Some(progress::bar(total_bytes, "{bytes}/{total_bytes}", prefix));
         }
     }
 

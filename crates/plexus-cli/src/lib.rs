@@ -33,6 +33,7 @@
 
 pub mod graphar;
 pub mod import;
+mod progress;
 pub mod settings_args;
 pub mod shell;
 

@@ -39,7 +39,7 @@
 //! it commits on its own. The GIL is held while loading (a Python-backed stream may call back
 //! into Python).
 
-use crate::database::Failure;
+use crate::shared::Failure;
 use plexus::bulk::batch_columns;
 use plexus::{ErrorClass, QueryError, Value};
 use pyo3::prelude::*;

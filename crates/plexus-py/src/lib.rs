@@ -36,6 +36,7 @@ mod bulk;
 mod convert;
 mod database;
 mod errors;
+mod shared;
 mod snapshot;
 mod types;
 

@@ -40,7 +40,7 @@
 //!   `as_data=True` returns a `torch_geometric.data.Data` instead (x as float32).
 
 use crate::convert::{edge_key, properties_to_python, to_python, vertex_key, vertex_of};
-use crate::database::{Failure, Shared, optional_module};
+use crate::shared::{Failure, Shared, optional_module};
 use parking_lot::Mutex;
 use plexus::CypherValueMap;
 use plexus::algo::{Direction, Projection};

@@ -5,9 +5,11 @@
 //! durability modes a background thread flushes the WAL every `sync_interval_ms`; it stops when
 //! the database is dropped, after a final flush with fsync.
 
+use crate::extensions::{DatabaseHandle, Extensions};
 use crate::follower_status::{FollowerStatuses, StatusFn};
 use crate::settings::Settings;
 use parking_lot::{Condvar, Mutex};
+use plexus_exec::Procedure;
 use plexus_ingest::{ExportDir, ImportDir};
 use plexus_storage::{OsVfs, RecoveryReport, Storage, StorageStats, Vfs};
 use plexus_txn::{GraphSnapshot, IndexOn, Protection, Transaction, TxnManager, VertexTableSpec};
@@ -32,7 +34,7 @@ pub struct Database {
     /// Where statements write files (`export_directory`, resolved when opening).
     pub(crate) export_dir: Option<Arc<ExportDir>>,
     /// Procedures front ends registered (`crate::extensions`).
-    pub(crate) extensions: Arc<crate::extensions::Extensions>,
+    pub(crate) extensions: Arc<Extensions>,
     report: RecoveryReport,
     /// Replication origins a follower holds (see `claim_replication_origin`).
     origin_claims: Arc<Mutex<HashSet<String>>>,
@@ -217,7 +219,9 @@ impl Database {
             self.export_dir.clone(),
             self.followers.clone(),
         );
-        self.extensions.register_on(&mut connection);
+        for procedure in self.extensions.procedures() {
+            connection.register_procedure(procedure);
+        }
         connection
     }
 
@@ -452,5 +456,19 @@ fn lock_directory(path: &Path) -> Result<File> {
             path: path.display().to_string(),
         }),
         Err(TryLockError::Error(e)) => Err(Error::io(lock_path.display().to_string(), e)),
+    }
+}
+
+/// Procedures front ends add (see `crate::extensions`).
+impl Database {
+    /// Makes `procedure` callable on every connection opened from now on (see the module
+    /// docs).
+    pub fn register_procedure(&self, procedure: Procedure) {
+        self.extensions.add(procedure);
+    }
+
+    /// A handle for a registered procedure's body.
+    pub fn handle(&self) -> DatabaseHandle {
+        DatabaseHandle::new(self.manager.clone(), self.export_dir.clone())
     }
 }

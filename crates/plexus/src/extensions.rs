@@ -2,7 +2,7 @@
 //! built on it (`plexus-graphar` writes GraphAr through this facade), so such a crate offers
 //! a registration function and the program that opens the database calls it at start-up.
 //!
-//! [`Database::register_procedure`] keeps the procedure in the database; every connection
+//! `Database::register_procedure` keeps the procedure in the database; every connection
 //! opened afterwards — embedded, shell or Bolt session — can `CALL` it, as it can the
 //! built-in ones (a registered procedure of the same name replaces a built-in one on those
 //! connections). Connections opened before the call do not see it, so register first.
@@ -13,7 +13,6 @@
 //! [`DatabaseHandle`]: it begins transactions, reads the schema, and names the database's
 //! export directory (the only place a statement may write files).
 
-use crate::database::Database;
 use crate::schema::Schema;
 use parking_lot::Mutex;
 use plexus_exec::Procedure;
@@ -29,11 +28,16 @@ pub(crate) struct Extensions {
 }
 
 impl Extensions {
-    /// Makes every registered procedure callable on `connection`.
-    pub(crate) fn register_on(&self, connection: &mut crate::Connection) {
-        for procedure in self.procedures.lock().iter() {
-            connection.register_procedure(procedure.clone());
-        }
+    /// Keeps `procedure`, replacing one registered under the same name.
+    pub(crate) fn add(&self, procedure: Procedure) {
+        let mut procedures = self.procedures.lock();
+        procedures.retain(|p| !p.name.eq_ignore_ascii_case(&procedure.name));
+        procedures.push(procedure);
+    }
+
+    /// The registered procedures, in registration order.
+    pub(crate) fn procedures(&self) -> Vec<Procedure> {
+        self.procedures.lock().clone()
     }
 }
 
@@ -46,6 +50,13 @@ pub struct DatabaseHandle {
 }
 
 impl DatabaseHandle {
+    pub(crate) fn new(manager: Arc<TxnManager>, export_dir: Option<Arc<ExportDir>>) -> Self {
+        DatabaseHandle {
+            manager,
+            export_dir,
+        }
+    }
+
     /// Begins a snapshot-isolation transaction: everything read through it shows the
     /// database at one instant.
     pub fn begin_snapshot(&self) -> Transaction {
@@ -61,23 +72,5 @@ impl DatabaseHandle {
     /// The export directory (`export_directory`), if the database has one.
     pub fn export_dir(&self) -> Option<&ExportDir> {
         self.export_dir.as_deref()
-    }
-}
-
-impl Database {
-    /// Makes `procedure` callable on every connection opened from now on (see the module
-    /// docs).
-    pub fn register_procedure(&self, procedure: Procedure) {
-        let mut procedures = self.extensions.procedures.lock();
-        procedures.retain(|p| !p.name.eq_ignore_ascii_case(&procedure.name));
-        procedures.push(procedure);
-    }
-
-    /// A handle for a registered procedure's body.
-    pub fn handle(&self) -> DatabaseHandle {
-        DatabaseHandle {
-            manager: self.manager.clone(),
-            export_dir: self.export_dir.clone(),
-        }
     }
 }

@@ -20,8 +20,8 @@
 //! `lsm_peak_rss_bytes`: peak resident memory (VmHWM) of a child process that loads the graph
 //! with the budget, against a child that loads it with no effective budget (all memtables).
 
+use super::{Options, create_vertices, edges_per_s, fresh_dir, plexus_scan};
 use crate::report::Figure;
-use crate::storage::{Options, create_vertices, edges_per_s, fresh_dir, plexus_scan};
 use plexus::{Config, Database, DurabilityMode, Error, MergePolicy};
 use std::time::Instant;
 

@@ -15,6 +15,8 @@
 //! optimised away. The static CSR stores what a property-graph CSR needs: offsets (u64),
 //! destinations (u32) and edge ids (u32).
 
+pub(crate) mod lsm;
+
 use crate::report::Figure;
 use crate::rmat::{self, Rng};
 use plexus::{Config, Database, DurabilityMode, Error, GraphSnapshot, Value, VertexId};
@@ -247,7 +249,7 @@ pub fn run(options: &Options) -> Result<(), Error> {
         fsync_phase(options, s)?;
     }
     drop(csr);
-    crate::lsm::run(options, n, &edges, csr_rate, csr_sum)
+    lsm::run(options, n, &edges, csr_rate, csr_sum)
 }
 
 fn bulk_phase(
