@@ -32,6 +32,9 @@ pub(crate) mod cost;
 mod expr;
 mod join;
 mod load_csv;
+mod pattern;
+mod procedure;
+mod projection;
 
 pub use build::plan_statement;
 pub(crate) use expr::ExprCtx;
