@@ -61,11 +61,13 @@
 
 mod aggregate;
 mod call_in_transactions;
+mod expand;
 mod join;
 mod load_csv;
 mod ops;
 mod parallel;
 mod pipeline;
+mod scan;
 mod sort;
 mod write;
 

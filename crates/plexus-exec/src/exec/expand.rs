@@ -1,0 +1,344 @@
+//! Expands: one hop along a pattern's relationship (`Expand`), or paths of `min..max` hops
+//! (`VarExpand`, shortest paths included), from the node each input row binds; and the
+//! `FanOut` of one row's many outputs over output batches.
+
+use super::ops::RowFn;
+use super::{Batch, ExecContext};
+use crate::eval::{Env, eval, truthy};
+use plexus_cypher::ast::ShortestPath;
+use plexus_plan::logical::{ExpandSpec, VarLengthSpec};
+use plexus_types::{Direction, EdgeId, VertexId};
+use plexus_value::error::{ErrorClass, QueryError, Result};
+use plexus_value::value::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The relationships of `v` of the given types and direction, each once (an undirected
+/// self-loop is listed once).
+pub(crate) fn relationships(
+    ctx: &mut ExecContext,
+    v: VertexId,
+    types: &[Arc<str>],
+    direction: Direction,
+) -> Result<Vec<(EdgeId, VertexId)>> {
+    let mut found = Vec::new();
+    relationships_into(ctx, v, types, direction, &mut found)?;
+    Ok(found)
+}
+
+/// [`relationships`], appended to `found`.
+fn relationships_into(
+    ctx: &mut ExecContext,
+    v: VertexId,
+    types: &[Arc<str>],
+    direction: Direction,
+    found: &mut Vec<(EdgeId, VertexId)>,
+) -> Result<()> {
+    if types.is_empty() {
+        return expand_type(ctx, v, None, direction, found);
+    }
+    for (i, ty) in types.iter().enumerate() {
+        // `[:A|A]` expands A once.
+        if !types[..i].contains(ty) {
+            expand_type(ctx, v, Some(ty), direction, found)?;
+        }
+    }
+    Ok(())
+}
+
+/// The relationships of one type (any with `None`) at `v`; both directions list a self-loop
+/// once.
+fn expand_type(
+    ctx: &mut ExecContext,
+    v: VertexId,
+    ty: Option<&str>,
+    direction: Direction,
+    found: &mut Vec<(EdgeId, VertexId)>,
+) -> Result<()> {
+    match direction {
+        Direction::Both => {
+            ctx.tx.neighbors_into(v, ty, Direction::Out, found)?;
+            let incoming = found.len();
+            ctx.tx.neighbors_into(v, ty, Direction::In, found)?;
+            // The self-loops among the incoming ones were listed as outgoing.
+            let mut index = 0;
+            found.retain(|(_, other)| {
+                let keep = index < incoming || *other != v;
+                index += 1;
+                keep
+            });
+            Ok(())
+        }
+        d => Ok(ctx.tx.neighbors_into(v, ty, d, found)?),
+    }
+}
+
+fn as_node(value: &Value, what: &str) -> Result<Option<VertexId>> {
+    match value {
+        Value::Node(v) => Ok(Some(*v)),
+        Value::Null => Ok(None),
+        other => Err(QueryError::type_error(format!(
+            "expected {what} to be a node but was {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// Whether `e` is one of the relationships in the slots of `distinct_from`.
+pub(super) fn used_elsewhere(
+    input: &Batch,
+    row: usize,
+    distinct_from: &[usize],
+    e: EdgeId,
+) -> bool {
+    distinct_from
+        .iter()
+        .any(|&slot| match input.get(slot, row) {
+            Value::Rel(other) => *other == e,
+            Value::List(items) => items.iter().any(|x| matches!(x, Value::Rel(o) if *o == e)),
+            _ => false,
+        })
+}
+
+pub(super) struct Expand {
+    pub(super) spec: ExpandSpec,
+    /// The current row's relationships (kept to reuse its allocation).
+    pub(super) found: Vec<(EdgeId, VertexId)>,
+}
+
+impl RowFn for Expand {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let Expand { spec, found } = self;
+        let Some(from) = as_node(input.get(spec.from, row), "the start of an expand")? else {
+            return Ok(());
+        };
+        let target = if spec.to_bound {
+            match as_node(input.get(spec.to, row), "the end of an expand")? {
+                Some(t) => Some(t),
+                None => return Ok(()),
+            }
+        } else {
+            None
+        };
+        found.clear();
+        relationships_into(ctx, from, &spec.types, spec.direction, found)?;
+        for &(e, other) in found.iter() {
+            if target.is_some_and(|t| t != other)
+                || used_elsewhere(input, row, &spec.distinct_from, e)
+            {
+                continue;
+            }
+            out.push_from(input, row);
+            out.set_last(spec.rel, Value::Rel(e));
+            if !spec.to_bound {
+                out.set_last(spec.to, Value::Node(other));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The most paths one variable-length expand may produce from one start node.
+pub const MAX_PATHS_PER_ROW: usize = 5_000_000;
+
+pub(super) struct VarExpand {
+    pub(super) spec: ExpandSpec,
+    pub(super) length: VarLengthSpec,
+}
+
+impl VarExpand {
+    fn rel_ok(&self, input: &Batch, row: usize, e: EdgeId, ctx: &mut ExecContext) -> Result<bool> {
+        if used_elsewhere(input, row, &self.spec.distinct_from, e) {
+            return Ok(false);
+        }
+        match &self.length.rel_filter {
+            Some((temp, predicate)) => {
+                let mut env = Env::new(input, row);
+                env.push_local(*temp, Value::Rel(e));
+                Ok(truthy(&eval(predicate, &mut env, ctx)?))
+            }
+            None => Ok(true),
+        }
+    }
+
+    fn emit(&self, input: &Batch, row: usize, out: &mut Batch, rels: &[EdgeId], end: VertexId) {
+        out.push_from(input, row);
+        let mut list: Vec<Value> = rels.iter().map(|e| Value::Rel(*e)).collect();
+        if self.length.leftwards {
+            list.reverse();
+        }
+        out.set_last(self.spec.rel, Value::list(list));
+        if !self.spec.to_bound {
+            out.set_last(self.spec.to, Value::Node(end));
+        }
+    }
+
+    fn shortest(
+        &self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+        (from, target): (VertexId, VertexId),
+        all: bool,
+    ) -> Result<()> {
+        let max = self
+            .length
+            .max
+            .unwrap_or(plexus_plan::logical::MAX_VAR_LENGTH_DEPTH);
+        if from == target && self.length.min == 0 {
+            self.emit(input, row, out, &[], target);
+            return Ok(());
+        }
+        // BFS recording, for each vertex, the (edge, predecessor) pairs of its first level.
+        let mut level_of: HashMap<VertexId, u64> = HashMap::from([(from, 0)]);
+        let mut preds: HashMap<VertexId, Vec<(EdgeId, VertexId)>> = HashMap::new();
+        let mut frontier = vec![from];
+        let mut depth = 0;
+        let mut found = false;
+        while !frontier.is_empty() && depth < max && !found {
+            depth += 1;
+            let mut next = Vec::new();
+            for v in frontier {
+                for (e, w) in relationships(ctx, v, &self.spec.types, self.spec.direction)? {
+                    if !self.rel_ok(input, row, e, ctx)? {
+                        continue;
+                    }
+                    match level_of.get(&w) {
+                        Some(&l) if l < depth => continue,
+                        Some(_) => {}
+                        None => {
+                            level_of.insert(w, depth);
+                            next.push(w);
+                        }
+                    }
+                    preds.entry(w).or_default().push((e, v));
+                    if w == target {
+                        found = true;
+                    }
+                }
+            }
+            frontier = next;
+        }
+        if !found || depth < self.length.min {
+            return Ok(());
+        }
+        // Enumerate paths backwards from the target.
+        let mut stack: Vec<(VertexId, Vec<EdgeId>)> = vec![(target, Vec::new())];
+        let mut emitted = 0;
+        while let Some((v, rels)) = stack.pop() {
+            if v == from && !rels.is_empty() {
+                let mut forward = rels.clone();
+                forward.reverse();
+                self.emit(input, row, out, &forward, target);
+                emitted += 1;
+                if !all {
+                    return Ok(());
+                }
+                if emitted > MAX_PATHS_PER_ROW {
+                    return Err(too_many_paths());
+                }
+                continue;
+            }
+            for (e, p) in preds.get(&v).into_iter().flatten() {
+                if level_of.get(p).copied().unwrap_or(u64::MAX) + 1
+                    == level_of.get(&v).copied().unwrap_or(0)
+                    && !rels.contains(e)
+                {
+                    let mut next = rels.clone();
+                    next.push(*e);
+                    stack.push((*p, next));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn too_many_paths() -> QueryError {
+    QueryError::runtime(
+        ErrorClass::DatabaseError,
+        "LimitExceeded",
+        format!(
+            "a variable-length pattern matched more than {MAX_PATHS_PER_ROW} paths from one node"
+        ),
+    )
+}
+
+impl RowFn for VarExpand {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let Some(from) = as_node(input.get(self.spec.from, row), "the start of an expand")? else {
+            return Ok(());
+        };
+        let target = if self.spec.to_bound {
+            match as_node(input.get(self.spec.to, row), "the end of an expand")? {
+                Some(t) => Some(t),
+                None => return Ok(()),
+            }
+        } else {
+            None
+        };
+        if let Some(kind) = self.length.shortest {
+            let Some(target) = target else {
+                return Err(QueryError::runtime(
+                    ErrorClass::SemanticError,
+                    "UnboundShortestPath",
+                    "shortestPath needs both end nodes bound",
+                ));
+            };
+            return self.shortest(
+                input,
+                row,
+                out,
+                ctx,
+                (from, target),
+                kind == ShortestPath::All,
+            );
+        }
+        let max = self
+            .length
+            .max
+            .unwrap_or(plexus_plan::logical::MAX_VAR_LENGTH_DEPTH);
+        let min = self.length.min;
+        // Depth-first over (vertex, relationships so far), relationship-unique per path.
+        let mut emitted = 0usize;
+        let mut stack: Vec<(VertexId, Vec<EdgeId>)> = vec![(from, Vec::new())];
+        while let Some((v, rels)) = stack.pop() {
+            let depth = rels.len() as u64;
+            if depth >= min && target.is_none_or(|t| t == v) {
+                self.emit(input, row, out, &rels, v);
+                emitted += 1;
+                if emitted > MAX_PATHS_PER_ROW {
+                    return Err(too_many_paths());
+                }
+            }
+            if depth >= max {
+                continue;
+            }
+            let mut next = Vec::new();
+            for (e, w) in relationships(ctx, v, &self.spec.types, self.spec.direction)? {
+                if rels.contains(&e) || !self.rel_ok(input, row, e, ctx)? {
+                    continue;
+                }
+                let mut extended = rels.clone();
+                extended.push(e);
+                next.push((w, extended));
+            }
+            // Reverse so that the first neighbour is explored first.
+            stack.extend(next.into_iter().rev());
+        }
+        Ok(())
+    }
+}
