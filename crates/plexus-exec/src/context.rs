@@ -245,3 +245,21 @@ pub(crate) fn check_materialized(rows: usize) -> Result<()> {
     }
     Ok(())
 }
+
+/// Runs `f` with a context over an empty in-memory database, with `params` and rows one slot
+/// wide (operator and kernel tests).
+#[cfg(test)]
+pub(crate) fn with_test_ctx<T>(
+    params: &plexus_plan::Params,
+    f: impl FnOnce(&mut ExecContext) -> T,
+) -> T {
+    use plexus_storage::{FaultVfs, Storage};
+    use plexus_types::{Config, IsolationLevel};
+    let config = Config::default();
+    let (storage, _) = Storage::open(Arc::new(FaultVfs::new()), &config).expect("open");
+    let manager = plexus_txn::TxnManager::new(Arc::new(storage), config);
+    let mut tx = plexus_txn::begin(&manager, IsolationLevel::Snapshot);
+    let mut state = ExecState::new(crate::exec::build_subplan);
+    let mut ctx = ExecContext::new(&mut tx, params, 1, &mut state);
+    f(&mut ctx)
+}

@@ -19,6 +19,7 @@
 pub mod aggregate;
 pub mod functions;
 pub mod prefetch;
+pub(crate) mod vector;
 
 use crate::context::{Batch, ExecContext};
 use plexus_cypher::ast::{ComparisonOp, Quantifier};
@@ -677,7 +678,7 @@ fn slice(base: &Value, from: Option<Value>, to: Option<Value>) -> Result<Value> 
     Ok(Value::list(items[start as usize..end as usize].to_vec()))
 }
 
-fn comparison(op: ComparisonOp, a: &Value, b: &Value) -> Option<bool> {
+pub(crate) fn comparison(op: ComparisonOp, a: &Value, b: &Value) -> Option<bool> {
     match op {
         ComparisonOp::Eq => equals(a, b),
         ComparisonOp::NotEq => equals(a, b).map(|x| !x),

@@ -81,11 +81,17 @@ pub struct Prefetched {
 impl Prefetched {
     /// The prefetched `slot.key` of `row`, if there is one.
     pub(super) fn get(&self, slot: usize, key: &str, row: usize) -> Option<Value> {
+        self.column(slot, key)?.get(row)?.clone()
+    }
+
+    /// The prefetched `slot.key` of every row (`None` for a row not read in bulk), if it was
+    /// read for this batch.
+    pub(super) fn column(&self, slot: usize, key: &str) -> Option<&[Option<Value>]> {
         let (_, _, column) = self
             .columns
             .iter()
             .find(|(s, k, _)| *s == slot && &**k == key)?;
-        column.get(row)?.clone()
+        Some(column)
     }
 }
 

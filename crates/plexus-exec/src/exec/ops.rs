@@ -21,7 +21,8 @@ use super::{
     check_materialized,
 };
 use crate::eval::prefetch::PropertyReads;
-use crate::eval::{Env, eval};
+use crate::eval::{Env, eval, vector};
+use arrow::array::Array;
 use plexus_plan::logical::BExpr;
 use plexus_plan::logical::{LogicalPlan, Procedure};
 use plexus_value::error::{ErrorClass, QueryError, Result};
@@ -444,6 +445,16 @@ impl Stage for Filter {
         ctx: &mut ExecContext,
     ) -> Result<Flow> {
         let prefetched = self.reads.fetch(input, ctx);
+        // The whole batch as vectors where the predicate allows it (`eval::vector`: same
+        // rows, same errors), else row at a time.
+        if let Some(mask) = vector::predicate(&self.predicate, input, &prefetched, ctx) {
+            for row in 0..input.len() {
+                if mask.is_valid(row) && mask.value(row) {
+                    out.push_from(input, row);
+                }
+            }
+            return Ok(Flow::NeedMoreInput);
+        }
         for row in 0..input.len() {
             let mut env = Env::with_prefetched(input, row, &prefetched);
             if passes_in(&self.predicate, &mut env, ctx)? {

@@ -288,14 +288,10 @@ mod tests {
     //! in batches of at most `BATCH_ROWS`; a finished LIMIT stops pulling the source.
 
     use super::*;
-    use crate::exec::ExecState;
+    use crate::context::with_test_ctx;
     use crate::exec::ops::RowFn;
     use plexus_plan::Params;
     use plexus_plan::logical::BExpr;
-    use plexus_storage::FaultVfs;
-    use plexus_storage::Storage;
-    use plexus_txn::TxnManager;
-    use plexus_types::{Config, IsolationLevel};
     use plexus_value::value::Value;
     use proptest::prelude::*;
     use std::sync::Arc;
@@ -421,18 +417,6 @@ mod tests {
         rows
     }
 
-    /// Runs `f` with a context over an empty in-memory database.
-    fn with_ctx<T>(f: impl FnOnce(&mut ExecContext) -> T) -> T {
-        let config = Config::default();
-        let (storage, _) = Storage::open(Arc::new(FaultVfs::new()), &config).unwrap();
-        let manager = TxnManager::new(Arc::new(storage), config);
-        let mut tx = plexus_txn::begin(&manager, IsolationLevel::Snapshot);
-        let params = Params::new();
-        let mut state = ExecState::new(crate::exec::build_subplan);
-        let mut ctx = ExecContext::new(&mut tx, &params, 1, &mut state);
-        f(&mut ctx)
-    }
-
     /// Every row the pipeline yields, checking batch sizes; and the source's pull count.
     fn run(batches: &[Vec<i64>], ops: &[Op], ctx: &mut ExecContext) -> (Vec<i64>, usize) {
         let pulls = Arc::new(AtomicUsize::new(0));
@@ -500,7 +484,7 @@ mod tests {
             ops in prop::collection::vec(small_op(3), 0..4),
         ) {
             let expected = model(batches.concat(), &ops);
-            let (rows, _) = with_ctx(|ctx| run(&batches, &ops, ctx));
+            let (rows, _) = with_test_ctx(&Params::new(), |ctx| run(&batches, &ops, ctx));
             prop_assert_eq!(rows, expected);
         }
 
@@ -514,7 +498,7 @@ mod tests {
         ) {
             let ops: Vec<Op> = below.into_iter().chain([big]).chain(above).collect();
             let expected = model(batches.concat(), &ops);
-            let (rows, _) = with_ctx(|ctx| run(&batches, &ops, ctx));
+            let (rows, _) = with_test_ctx(&Params::new(), |ctx| run(&batches, &ops, ctx));
             prop_assert_eq!(rows, expected);
         }
     }
@@ -531,7 +515,7 @@ mod tests {
             },
             Op::Limit { count: 250 },
         ];
-        let (rows, pulls) = with_ctx(|ctx| run(&batches, &ops, ctx));
+        let (rows, pulls) = with_test_ctx(&Params::new(), |ctx| run(&batches, &ops, ctx));
         assert_eq!(rows, model(batches.concat(), &ops));
         assert_eq!(pulls, 1, "one batch of 100 rows makes 300 > 250 rows");
     }
@@ -540,7 +524,7 @@ mod tests {
     fn limit_zero_never_pulls_the_source() {
         let batches = vec![vec![1, 2, 3]];
         let ops = [Op::Filter { modulus: 2 }, Op::Limit { count: 0 }];
-        let (rows, pulls) = with_ctx(|ctx| run(&batches, &ops, ctx));
+        let (rows, pulls) = with_test_ctx(&Params::new(), |ctx| run(&batches, &ops, ctx));
         assert!(rows.is_empty());
         assert_eq!(pulls, 0);
     }
@@ -559,7 +543,7 @@ mod tests {
                     resumable,
                 },
             ];
-            let (rows, _) = with_ctx(|ctx| run(&batches, &ops, ctx));
+            let (rows, _) = with_test_ctx(&Params::new(), |ctx| run(&batches, &ops, ctx));
             assert_eq!(rows, model(batches.concat(), &ops));
         }
     }
