@@ -160,6 +160,21 @@ pub fn parallelize(plan: &mut LogicalPlan, config: &ParallelConfig) {
     }
     if eligible(plan, config) || computes_partially(plan, config) {
         let chain = std::mem::replace(plan, LogicalPlan::Argument);
+        // What the executor's workers rely on: streaming stages over a seekless node scan of
+        // the top-level argument (below at most one breaker they compute partially).
+        debug_assert!({
+            let stages = match &chain {
+                LogicalPlan::Aggregate { input, .. }
+                | LogicalPlan::Sort { input, .. }
+                | LogicalPlan::Distinct { input, .. } => input,
+                _ => &chain,
+            };
+            matches!(
+                crate::logical::parallel_chain(stages).1,
+                LogicalPlan::NodeScan { seek: None, id_seek: None, input, .. }
+                    if matches!(**input, LogicalPlan::Argument)
+            )
+        });
         *plan = LogicalPlan::Parallel {
             input: Box::new(chain),
             workers: config.workers.min(MAX_QUERY_THREADS),
