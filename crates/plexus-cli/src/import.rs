@@ -199,7 +199,8 @@ fn one_char(text: &str) -> Option<char> {
 
 /// Temporal fields read as Cypher's constructors read text (`date('2024-05-01')`).
 pub fn parse_temporal(ty: FieldType, text: &str) -> Result<Value, String> {
-    use plexus_value::temporal::{StatementClock, call, to_storage};
+    use plexus_value::temporal::StatementClock;
+    use plexus_value::temporal_fns::{call, to_storage};
     let name = plexus_ingest::import::type_name(ty);
     let value = call(
         name,

@@ -2,9 +2,9 @@
 //! implementations are the executor's (`plexus_exec::eval::functions`); a name the binder
 //! accepts that the executor does not implement fails there as an unknown function, so the
 //! executor's tests call every name listed here ([`function_names`]). Temporal functions
-//! (`date`, `duration.between`, ...) are `plexus_value::temporal`'s, names and code.
+//! (`date`, `duration.between`, ...) are `plexus_value::temporal_fns`'s, names and code.
 
-use plexus_value::temporal;
+use plexus_value::temporal_fns;
 
 /// (name, minimum arguments, maximum arguments)
 const SIGNATURES: &[(&str, usize, usize)] = &[
@@ -77,7 +77,7 @@ pub fn arity(lower: &str) -> Option<(usize, usize)> {
         .iter()
         .find(|(name, _, _)| *name == lower)
         .map(|(_, min, max)| (*min, *max))
-        .or_else(|| temporal::arity(lower))
+        .or_else(|| temporal_fns::arity(lower))
 }
 
 /// The non-temporal scalar function names the binder accepts.

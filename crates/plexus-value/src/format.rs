@@ -1,8 +1,8 @@
 //! Values as text the way Cypher's `toString` writes them: strings unquoted, floats always
 //! with a fraction or exponent (`1.0`, `1.0E20`, `NaN`, `Infinity`), temporal values in ISO
-//! 8601 ([`crate::temporal::text`]). The TCK notation of whole result rows, which needs the
-//! labels and properties of the nodes a row mentions, is the query result's
-//! (`plexus_exec::result`).
+//! 8601 (the `Display` of [`crate::temporal::Temporal`] and [`crate::temporal::Duration`]).
+//! The TCK notation of whole result rows, which needs the labels and properties of the nodes
+//! a row mentions, is the query result's (`plexus_exec::result`).
 
 use crate::value::Value;
 
@@ -15,7 +15,8 @@ pub fn plain_text(value: &Value) -> String {
         Value::Int(i) => i.to_string(),
         Value::Float(f) => float_text(*f),
         Value::String(s) => s.to_string(),
-        Value::Temporal(_) | Value::Duration(_) => crate::temporal::text(value),
+        Value::Temporal(t) => t.to_string(),
+        Value::Duration(d) => d.to_string(),
         Value::List(items) => format!(
             "[{}]",
             items.iter().map(plain_text).collect::<Vec<_>>().join(", ")

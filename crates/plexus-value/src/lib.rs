@@ -6,11 +6,18 @@
 //! - [`value`]: the Cypher [`Value`] (with [`MapValue`] and [`PathValue`]), its conversion to
 //!   and from the stored property value, and its equality / comparison / ordering / grouping
 //!   rules; the arithmetic operators ([`ArithOp`]);
-//! - [`temporal`]: dates, times, datetimes and durations — representation, ISO 8601 text,
-//!   constructors, arithmetic;
-//! - [`format`]: values as Cypher's `toString` writes them (`1.0E20`, `NaN`);
+//! - [`temporal`]: dates, times, datetimes and durations — representation, calendar and
+//!   time zones, ISO 8601 text in and out, arithmetic on the types; it knows no `Value`;
+//! - [`temporal_fns`]: Cypher's temporal functions over values — constructors (`date(...)`,
+//!   `duration.between(...)`, the function table), `+ - * /` with temporal operands,
+//!   components (`t.year`), `toString`;
+//! - [`format`](mod@format): values as Cypher's `toString` writes them (`1.0E20`, `NaN`);
 //! - [`error`]: [`QueryError`] with its openCypher class and detail code, [`Phase`] and
 //!   source [`plexus_types::Span`].
+//!
+//! The modules use one another in one direction only, with no cycle: `error` uses none of
+//! the others; `temporal` uses `error`; `value` uses `temporal` (a value holds a temporal or
+//! a duration); `temporal_fns` uses `value` and `temporal`; `format` uses `value`.
 //!
 //! WHY A CRATE OF ITS OWN
 //! ======================
@@ -57,6 +64,7 @@
 pub mod error;
 pub mod format;
 pub mod temporal;
+pub mod temporal_fns;
 pub mod value;
 
 pub use error::{ErrorClass, Phase, QueryError, Result};

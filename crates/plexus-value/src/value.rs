@@ -29,7 +29,7 @@ pub enum Value {
 }
 
 /// The arithmetic operators on values (`+ - * / % ^`). Numbers are the evaluator's; temporal
-/// operands go to [`crate::temporal::arith`].
+/// operands go to [`crate::temporal_fns::arith`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArithOp {
     Add,
@@ -111,7 +111,7 @@ impl Value {
                     .map(|(k, v)| (k.clone(), Value::from_storage(v.clone())))
                     .collect(),
             ),
-            plexus_types::Value::Temporal(t) => crate::temporal::from_storage(t),
+            plexus_types::Value::Temporal(t) => temporal_from_storage(t),
         }
     }
 
@@ -135,10 +135,81 @@ impl Value {
                 plexus_types::Value::List(Arc::from(converted?))
             }
             Value::Temporal(_) | Value::Duration(_) => {
-                plexus_types::Value::Temporal(crate::temporal::to_storage(self)?)
+                plexus_types::Value::Temporal(temporal_to_storage(self)?)
             }
             _ => return None,
         })
+    }
+}
+
+/// The stored form of a temporal value or duration; `None` for any other value.
+fn temporal_to_storage(value: &Value) -> Option<plexus_types::TemporalValue> {
+    use plexus_types::TemporalValue as S;
+    Some(match value {
+        Value::Temporal(Temporal::Date(days)) => S::Date { days: *days },
+        Value::Temporal(Temporal::LocalTime(nanos)) => S::LocalTime { nanos: *nanos },
+        Value::Temporal(Temporal::Time { nanos, offset }) => S::Time {
+            nanos: *nanos,
+            offset_seconds: *offset,
+        },
+        Value::Temporal(Temporal::LocalDateTime { days, nanos }) => S::LocalDateTime {
+            days: *days,
+            nanos: *nanos,
+        },
+        Value::Temporal(Temporal::DateTime {
+            days,
+            nanos,
+            offset,
+            zone,
+        }) => S::DateTime {
+            days: *days,
+            nanos: *nanos,
+            offset_seconds: *offset,
+            zone: zone.clone(),
+        },
+        Value::Duration(d) => S::Duration {
+            months: d.months,
+            days: d.days,
+            seconds: d.seconds,
+            nanos: d.nanos,
+        },
+        _ => return None,
+    })
+}
+
+/// A stored temporal value or duration as a Cypher value.
+fn temporal_from_storage(t: plexus_types::TemporalValue) -> Value {
+    use plexus_types::TemporalValue as S;
+    match t {
+        S::Date { days } => Value::Temporal(Temporal::Date(days)),
+        S::LocalTime { nanos } => Value::Temporal(Temporal::LocalTime(nanos)),
+        S::Time {
+            nanos,
+            offset_seconds,
+        } => Value::Temporal(Temporal::Time {
+            nanos,
+            offset: offset_seconds,
+        }),
+        S::LocalDateTime { days, nanos } => {
+            Value::Temporal(Temporal::LocalDateTime { days, nanos })
+        }
+        S::DateTime {
+            days,
+            nanos,
+            offset_seconds,
+            zone,
+        } => Value::Temporal(Temporal::DateTime {
+            days,
+            nanos,
+            offset: offset_seconds,
+            zone,
+        }),
+        S::Duration {
+            months,
+            days,
+            seconds,
+            nanos,
+        } => Value::Duration(Duration::new(months, days, seconds, nanos)),
     }
 }
 

@@ -796,8 +796,8 @@ fn iso_date(text: &str) -> Option<i64> {
 /// `function(text)` of Cypher's temporal functions, as a stored value.
 fn temporal(function: &str, text: &str) -> Option<Value> {
     let clock = plexus_value::temporal::StatementClock::now();
-    let value = plexus_value::temporal::call(function, &[CypherValue::string(text)], clock)?;
-    plexus_value::temporal::to_storage(&value.ok()?).map(Value::Temporal)
+    let value = plexus_value::temporal_fns::call(function, &[CypherValue::string(text)], clock)?;
+    plexus_value::temporal_fns::to_storage(&value.ok()?).map(Value::Temporal)
 }
 
 /// A Parquet value as `data_type` (see VALUES); the value back if it cannot be.

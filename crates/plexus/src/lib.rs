@@ -64,7 +64,8 @@ pub use plexus_exec::{
 /// as Cypher's `toString` does.
 pub mod temporal {
     pub use plexus_value::format::plain_text;
-    pub use plexus_value::temporal::{Duration, Temporal, civil_from_days, days_from_civil, text};
+    pub use plexus_value::temporal::{Duration, Temporal, civil_from_days, days_from_civil};
+    pub use plexus_value::temporal_fns::text;
 }
 
 /// Hooks for tests of the engine's own behaviour, not for applications.

@@ -1,11 +1,11 @@
 //! Scalar functions: the implementations of the names and arities the binder checks
 //! (`plexus_plan::catalog`). Names are matched case-insensitively (the binder lower-cases
 //! them).
-//! Temporal constructors and their namespaced helpers live in `plexus_value::temporal`.
+//! Temporal constructors and their namespaced helpers live in `plexus_value::temporal_fns`.
 
 use super::{ExecContext, entity_error, entity_properties};
 use plexus_value::error::{ErrorClass, QueryError, Result};
-use plexus_value::temporal;
+use plexus_value::temporal_fns;
 use plexus_value::value::Value;
 
 fn type_error(name: &str, value: &Value) -> QueryError {
@@ -291,7 +291,7 @@ fn round_fn(args: &[Value]) -> Result<Value> {
 
 /// Calls the scalar function `name` (lower case) on evaluated arguments.
 pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value> {
-    if let Some(result) = temporal::call(name, &args, ctx.state.clock) {
+    if let Some(result) = temporal_fns::call(name, &args, ctx.state.clock) {
         return result;
     }
     let a0 = args.first().cloned().unwrap_or(Value::Null);

@@ -27,7 +27,7 @@ use plexus_plan::logical::{
     ArithOp, BExpr, MapProjectionItem, PathElement, StringOp, SubqueryKind,
 };
 use plexus_value::error::{ErrorClass, QueryError, Result};
-use plexus_value::temporal;
+use plexus_value::temporal_fns;
 use plexus_value::value::{MapValue, PathValue, Value, compare, equals};
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -578,7 +578,7 @@ pub fn property(base: &Value, key: &str, ctx: &mut ExecContext) -> Result<Value>
             .edge_property(*e, key)
             .map_err(entity_error)?
             .map_or(Value::Null, Value::from_storage),
-        Value::Temporal(_) | Value::Duration(_) => temporal::component(base, key)?,
+        Value::Temporal(_) | Value::Duration(_) => temporal_fns::component(base, key)?,
         other => {
             return Err(QueryError::type_error(format!(
                 "cannot read property `{key}` of a {}",
@@ -757,7 +757,7 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
     }
-    if let Some(result) = temporal::arith(op, a, b) {
+    if let Some(result) = temporal_fns::arith(op, a, b) {
         return result;
     }
     let mismatch = || {

@@ -1,9 +1,10 @@
 //! Temporal arithmetic: temporal ± duration (months first, clamping the day to the month's
-//! end, then days, then the time of day), duration ± duration, duration × or ÷ a number, and
-//! `duration.between` (whole months, then whole days, then seconds).
+//! end, then days, then the time of day) and `duration.between` (whole months, then whole
+//! days, then seconds). Duration ± duration and duration × or ÷ a number are methods of
+//! [`Duration`]; the `+ - * /` of Cypher values dispatch to all of these in
+//! `crate::temporal_fns::arith`.
 
 use super::*;
-use crate::value::ArithOp;
 
 /// (days, nanos) on a common local timeline for `between`; zoned values are shifted to the
 /// other operand's offset so that instants are compared.
@@ -38,7 +39,7 @@ fn in_zone_of(local: &Temporal, zoned: &Temporal) -> Result<Option<Temporal>> {
     make_datetime(date, local.time_nanos().unwrap_or(0), zone).map(Some)
 }
 
-pub(super) fn between(a: &Temporal, b: &Temporal, unit: &str) -> Result<Duration> {
+pub(crate) fn between(a: &Temporal, b: &Temporal, unit: &str) -> Result<Duration> {
     let a_zoned = in_zone_of(a, b)?;
     let b_zoned = in_zone_of(b, a)?;
     let a = a_zoned.as_ref().unwrap_or(a);
@@ -102,7 +103,9 @@ pub(super) fn between(a: &Temporal, b: &Temporal, unit: &str) -> Result<Duration
     }
 }
 
-fn add_duration(t: &Temporal, d: &Duration) -> Result<Temporal> {
+/// `t + d`: months first (clamping the day to the month's end), then days, then the time
+/// of day; a named zone is re-resolved at the new local time.
+pub(crate) fn add_duration(t: &Temporal, d: &Duration) -> Result<Temporal> {
     let shift_time = |nanos: i64| -> i64 {
         (nanos as i128 + d.total_nanos()).rem_euclid(NANOS_PER_DAY as i128) as i64
     };
@@ -148,38 +151,5 @@ fn add_duration(t: &Temporal, d: &Duration) -> Result<Temporal> {
                 },
             }
         }
-    })
-}
-
-/// Temporal arithmetic; `None` if neither operand is temporal.
-pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Option<Result<Value>> {
-    let number = |v: &Value| v.as_f64();
-    Some(match (op, a, b) {
-        (ArithOp::Add, Value::Temporal(t), Value::Duration(d))
-        | (ArithOp::Add, Value::Duration(d), Value::Temporal(t)) => {
-            add_duration(t, d).map(Value::Temporal)
-        }
-        (ArithOp::Subtract, Value::Temporal(t), Value::Duration(d)) => {
-            add_duration(t, &d.negate()).map(Value::Temporal)
-        }
-        (ArithOp::Add, Value::Duration(x), Value::Duration(y)) => Ok(Value::Duration(x.add(*y))),
-        (ArithOp::Subtract, Value::Duration(x), Value::Duration(y)) => {
-            Ok(Value::Duration(x.add(y.negate())))
-        }
-        (ArithOp::Multiply, Value::Duration(d), n) | (ArithOp::Multiply, n, Value::Duration(d))
-            if number(n).is_some() =>
-        {
-            Ok(Value::Duration(d.scale(number(n).unwrap_or(1.0))))
-        }
-        (ArithOp::Divide, Value::Duration(d), n) if number(n).is_some() => {
-            Ok(Value::Duration(d.divide(number(n).unwrap_or(1.0))))
-        }
-        (_, Value::Temporal(_) | Value::Duration(_), _)
-        | (_, _, Value::Temporal(_) | Value::Duration(_)) => Err(QueryError::type_error(format!(
-            "cannot apply {op:?} to {} and {}",
-            a.type_name(),
-            b.type_name()
-        ))),
-        _ => return None,
     })
 }

@@ -1,10 +1,10 @@
 //! ISO 8601 text of temporal values and durations, as Cypher's `toString` writes them:
 //! `2015-07-21`, `21:40:32.142+01:00`, `1818-07-21T21:40:32.142+00:53:28[Europe/Stockholm]`,
 //! `P1Y2M3DT4H5M6.5S`. Minutes are always shown, seconds only when not zero, fractions without
-//! trailing zeros; years beyond four digits carry a sign.
+//! trailing zeros; years beyond four digits carry a sign. The text is each type's `Display`.
 
 use super::{Duration, NANOS_PER_SECOND, Temporal, civil_from_days};
-use crate::value::Value;
+use std::fmt;
 
 fn fraction_text(nanos: i64) -> String {
     if nanos == 0 {
@@ -34,7 +34,7 @@ fn time_text(nanos: i64) -> String {
     }
 }
 
-pub(super) fn offset_text(offset: i32) -> String {
+pub(crate) fn offset_text(offset: i32) -> String {
     if offset == 0 {
         return "Z".into();
     }
@@ -85,17 +85,17 @@ fn duration_text(d: &Duration) -> String {
     out
 }
 
-/// ISO 8601 text of a temporal value or duration (what `toString` returns).
-pub fn text(value: &Value) -> String {
-    match value {
-        Value::Temporal(t) => match t {
-            Temporal::Date(d) => date_text(*d),
-            Temporal::LocalTime(n) => time_text(*n),
+/// ISO 8601 text of a temporal value (what `toString` returns).
+impl fmt::Display for Temporal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Temporal::Date(d) => f.write_str(&date_text(*d)),
+            Temporal::LocalTime(n) => f.write_str(&time_text(*n)),
             Temporal::Time { nanos, offset } => {
-                format!("{}{}", time_text(*nanos), offset_text(*offset))
+                write!(f, "{}{}", time_text(*nanos), offset_text(*offset))
             }
             Temporal::LocalDateTime { days, nanos } => {
-                format!("{}T{}", date_text(*days), time_text(*nanos))
+                write!(f, "{}T{}", date_text(*days), time_text(*nanos))
             }
             Temporal::DateTime {
                 days,
@@ -103,20 +103,26 @@ pub fn text(value: &Value) -> String {
                 offset,
                 zone,
             } => {
-                let mut s = format!(
+                write!(
+                    f,
                     "{}T{}{}",
                     date_text(*days),
                     time_text(*nanos),
                     offset_text(*offset)
-                );
+                )?;
                 if let Some(z) = zone {
-                    s.push_str(&format!("[{z}]"));
+                    write!(f, "[{z}]")?;
                 }
-                s
+                Ok(())
             }
-        },
-        Value::Duration(d) => duration_text(d),
-        other => format!("{other:?}"),
+        }
+    }
+}
+
+/// ISO 8601 text of a duration (what `toString` returns): `P1Y2M3DT4H5M6.5S`, `PT0S`.
+impl fmt::Display for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&duration_text(self))
     }
 }
 

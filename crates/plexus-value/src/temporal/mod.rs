@@ -20,16 +20,23 @@
 //!
 //! SEMANTICS (as the openCypher TCK pins them)
 //! ===========================================
-//! - constructors take a map (`date({year: 1984, week: 10, dayOfWeek: 3})`, calendar, week,
-//!   ordinal and quarter forms, selecting from another temporal with `{date: d, day: 28}`),
-//!   an ISO 8601 string (basic or extended form), or nothing (the statement's clock);
-//! - duration fields may be fractional and cascade down (`{months: 0.75}` is 22 days 19:51:49.5,
-//!   a month being 365.2425 / 12 days);
 //! - temporal ± duration adds months (clamping the day to the month's end), then days, then
 //!   seconds; a date ignores the sub-day part, a time ignores months and days;
+//! - duration fields may be fractional and cascade down (`P0.75M`, like
+//!   `duration({months: 0.75})`, is 22 days 19:51:49.5, a month being 365.2425 / 12 days);
+//!   a duration scaled or divided by a number cascades the same way;
 //! - comparison is within one type only (times and datetimes by instant); anything else is
 //!   null;
 //! - `duration.between(a, b)` counts whole months, then whole days, then seconds.
+//!
+//! TYPES HERE, FUNCTIONS ON VALUES IN `temporal_fns`
+//! ================================================
+//! A Cypher [`Value`](crate::value::Value) holds a [`Temporal`] or a [`Duration`], so these
+//! types sit below the value: nothing in this module knows a `Value`. What Cypher does with
+//! temporal *values* — the constructors from maps and strings (`date({year: 1984})`), the
+//! function table (`call`, `arity`), `+ - * /` on values, `t.year` and `toString` — is
+//! [`crate::temporal_fns`], which builds on these types. So `value` uses `temporal`,
+//! `temporal_fns` uses both, and `temporal` uses neither: no cycle between the modules.
 //!
 //! THE STATEMENT'S CLOCK
 //! =====================
@@ -39,31 +46,31 @@
 //!
 //! FILES
 //! =====
-//! - this file: the types, the civil calendar, time zones, ordering, components, storage;
-//! - `format.rs`: ISO 8601 text (`toString`);
+//! - this file: the types, the kinds a constructor names, the civil calendar, time zones,
+//!   ordering, the parts a component reads (days, nanos, offset, instant);
+//! - `format.rs`: ISO 8601 text (`Display`, what `toString` returns);
 //! - `parse.rs`: ISO 8601 text in, basic and extended forms;
-//! - `construct.rs`: constructors from maps and the function table (`date(...)`, ...);
-//! - `arith.rs`: temporal ± duration, duration arithmetic, `duration.between`.
+//! - `arith.rs`: temporal ± duration, duration + duration, `duration.between`.
+//!
+//! The conversion to and from the stored `plexus_types::TemporalValue` is the value's
+//! ([`crate::value`]), which converts every stored property value.
 
 mod arith;
-mod construct;
 mod format;
 mod parse;
 
-pub use arith::arith;
-pub use construct::{arity, call};
-pub use format::text;
+pub(crate) use arith::{add_duration, between};
+pub(crate) use format::offset_text;
+pub(crate) use parse::{parse_duration_text, parse_temporal_text};
 
 use crate::error::{ErrorClass, QueryError, Result};
-use crate::value::Value;
-use format::offset_text;
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-const NANOS_PER_SECOND: i64 = 1_000_000_000;
-const NANOS_PER_DAY: i64 = 86_400 * NANOS_PER_SECOND;
+pub(crate) const NANOS_PER_SECOND: i64 = 1_000_000_000;
+pub(crate) const NANOS_PER_DAY: i64 = 86_400 * NANOS_PER_SECOND;
 const SECONDS_PER_DAY: i64 = 86_400;
 /// The average Gregorian month, in seconds (365.2425 days / 12).
 const SECONDS_PER_MONTH: f64 = 2_629_746.0;
@@ -132,12 +139,54 @@ impl StatementClock {
         (self.epoch_nanos / 1_000_000) as i64
     }
 
-    fn epoch_seconds(self) -> i64 {
+    pub(crate) fn epoch_seconds(self) -> i64 {
         (self.epoch_nanos / NANOS_PER_SECOND as i128) as i64
     }
 }
 
-fn arg_error(message: impl Into<String>) -> QueryError {
+/// The temporal type a constructor or a text names: `date`, `localtime`, `time`,
+/// `localdatetime`, `datetime` (a duration is not one: it has its own constructor).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Date,
+    LocalTime,
+    Time,
+    LocalDateTime,
+    DateTime,
+}
+
+impl Kind {
+    pub(crate) fn from_name(name: &str) -> Option<Kind> {
+        Some(match name {
+            "date" => Kind::Date,
+            "localtime" => Kind::LocalTime,
+            "time" => Kind::Time,
+            "localdatetime" => Kind::LocalDateTime,
+            "datetime" => Kind::DateTime,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::Date => "date",
+            Kind::LocalTime => "local time",
+            Kind::Time => "time",
+            Kind::LocalDateTime => "local datetime",
+            Kind::DateTime => "datetime",
+        }
+    }
+
+    pub(crate) fn has_date(self) -> bool {
+        matches!(self, Kind::Date | Kind::LocalDateTime | Kind::DateTime)
+    }
+
+    pub(crate) fn has_time(self) -> bool {
+        !matches!(self, Kind::Date)
+    }
+}
+
+pub(crate) fn arg_error(message: impl Into<String>) -> QueryError {
     QueryError::runtime(ErrorClass::ArgumentError, "InvalidArgumentValue", message)
 }
 
@@ -182,18 +231,18 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 }
 
 /// ISO day of week, Monday = 1.
-fn day_of_week(days: i64) -> i64 {
+pub(crate) fn day_of_week(days: i64) -> i64 {
     (days + 3).rem_euclid(7) + 1
 }
 
 /// Monday of ISO week 1 of `week_year`.
-fn week_one(week_year: i64) -> i64 {
+pub(crate) fn week_one(week_year: i64) -> i64 {
     let jan4 = days_from_civil(week_year, 1, 4);
     jan4 - (day_of_week(jan4) - 1)
 }
 
 /// (week year, week, day of week) of a day.
-fn iso_week(days: i64) -> (i64, i64, i64) {
+pub(crate) fn iso_week(days: i64) -> (i64, i64, i64) {
     let (y, _, _) = civil_from_days(days);
     let mut week_year = y + 1;
     while days < week_one(week_year) {
@@ -203,7 +252,7 @@ fn iso_week(days: i64) -> (i64, i64, i64) {
     (week_year, week, day_of_week(days))
 }
 
-fn checked_date(y: i64, m: i64, d: i64) -> Result<i64> {
+pub(crate) fn checked_date(y: i64, m: i64, d: i64) -> Result<i64> {
     if !(MIN_YEAR..=MAX_YEAR).contains(&y)
         || !(1..=12).contains(&m)
         || d < 1
@@ -214,7 +263,7 @@ fn checked_date(y: i64, m: i64, d: i64) -> Result<i64> {
     Ok(days_from_civil(y, m, d))
 }
 
-fn week_date(week_year: i64, week: i64, dow: i64) -> Result<i64> {
+pub(crate) fn week_date(week_year: i64, week: i64, dow: i64) -> Result<i64> {
     if !(1..=53).contains(&week)
         || !(1..=7).contains(&dow)
         || !(MIN_YEAR..=MAX_YEAR).contains(&week_year)
@@ -228,7 +277,7 @@ fn week_date(week_year: i64, week: i64, dow: i64) -> Result<i64> {
     Ok(days)
 }
 
-fn ordinal_date(y: i64, ordinal: i64) -> Result<i64> {
+pub(crate) fn ordinal_date(y: i64, ordinal: i64) -> Result<i64> {
     let len = if is_leap(y) { 366 } else { 365 };
     if !(1..=len).contains(&ordinal) || !(MIN_YEAR..=MAX_YEAR).contains(&y) {
         return Err(arg_error("invalid ordinal date"));
@@ -236,7 +285,7 @@ fn ordinal_date(y: i64, ordinal: i64) -> Result<i64> {
     Ok(days_from_civil(y, 1, 1) + ordinal - 1)
 }
 
-fn quarter_date(y: i64, quarter: i64, day: i64) -> Result<i64> {
+pub(crate) fn quarter_date(y: i64, quarter: i64, day: i64) -> Result<i64> {
     if !(1..=4).contains(&quarter) {
         return Err(arg_error("invalid quarter"));
     }
@@ -274,7 +323,7 @@ fn zone(name: &str) -> Result<jiff::tz::TimeZone> {
 
 /// The offset of zone `name` at local time (days, nanos); gaps and overlaps resolve as
 /// `compatible` (the earlier offset before the transition).
-fn offset_at_local(name: &str, days: i64, nanos: i64) -> Result<i32> {
+pub(crate) fn offset_at_local(name: &str, days: i64, nanos: i64) -> Result<i32> {
     let tz = zone(name)?;
     let (y, m, d) = civil_from_days(days);
     if !ZONE_YEARS.contains(&y) {
@@ -301,7 +350,7 @@ fn offset_at_local(name: &str, days: i64, nanos: i64) -> Result<i32> {
 }
 
 /// The offset of zone `name` at an instant (seconds since the epoch).
-fn offset_at_instant(name: &str, epoch_seconds: i64) -> Result<i32> {
+pub(crate) fn offset_at_instant(name: &str, epoch_seconds: i64) -> Result<i32> {
     let tz = zone(name)?;
     let ts = jiff::Timestamp::from_second(epoch_seconds).map_err(|e| arg_error(e.to_string()))?;
     Ok(tz.to_offset(ts).seconds())
@@ -339,12 +388,12 @@ fn parse_offset(s: &str) -> Option<i32> {
 
 /// A `timezone` value: an offset or a zone name.
 #[derive(Clone)]
-enum Zone {
+pub(crate) enum Zone {
     Offset(i32),
     Named(Arc<str>),
 }
 
-fn parse_zone(s: &str) -> Result<Zone> {
+pub(crate) fn parse_zone(s: &str) -> Result<Zone> {
     match parse_offset(s) {
         Some(o) => Ok(Zone::Offset(o)),
         None => {
@@ -354,7 +403,7 @@ fn parse_zone(s: &str) -> Result<Zone> {
     }
 }
 
-fn make_datetime(days: i64, nanos: i64, zone: Zone) -> Result<Temporal> {
+pub(crate) fn make_datetime(days: i64, nanos: i64, zone: Zone) -> Result<Temporal> {
     Ok(match zone {
         Zone::Offset(offset) => Temporal::DateTime {
             days,
@@ -372,7 +421,7 @@ fn make_datetime(days: i64, nanos: i64, zone: Zone) -> Result<Temporal> {
 }
 
 /// A datetime at an instant, shown in `zone`.
-fn datetime_at_instant(epoch_nanos: i128, zone: Zone) -> Result<Temporal> {
+pub(crate) fn datetime_at_instant(epoch_nanos: i128, zone: Zone) -> Result<Temporal> {
     let offset = match &zone {
         Zone::Offset(o) => *o,
         Zone::Named(name) => offset_at_instant(
@@ -418,7 +467,7 @@ impl Temporal {
     }
 
     /// A key that orders values of one type: days and nanos (instants for zoned types).
-    fn key(&self) -> i128 {
+    pub(crate) fn key(&self) -> i128 {
         match self {
             Temporal::Date(d) => *d as i128,
             Temporal::LocalTime(n) => *n as i128,
@@ -459,7 +508,7 @@ impl Temporal {
         self.key().hash(state);
     }
 
-    fn date_days(&self) -> Option<i64> {
+    pub(crate) fn date_days(&self) -> Option<i64> {
         match self {
             Temporal::Date(d) => Some(*d),
             Temporal::LocalDateTime { days, .. } | Temporal::DateTime { days, .. } => Some(*days),
@@ -467,7 +516,7 @@ impl Temporal {
         }
     }
 
-    fn time_nanos(&self) -> Option<i64> {
+    pub(crate) fn time_nanos(&self) -> Option<i64> {
         match self {
             Temporal::LocalTime(n) | Temporal::Time { nanos: n, .. } => Some(*n),
             Temporal::LocalDateTime { nanos, .. } | Temporal::DateTime { nanos, .. } => {
@@ -477,7 +526,7 @@ impl Temporal {
         }
     }
 
-    fn zone(&self) -> Option<Zone> {
+    pub(crate) fn zone(&self) -> Option<Zone> {
         match self {
             Temporal::Time { offset, .. } => Some(Zone::Offset(*offset)),
             Temporal::DateTime { zone: Some(z), .. } => Some(Zone::Named(z.clone())),
@@ -486,7 +535,7 @@ impl Temporal {
         }
     }
 
-    fn offset(&self) -> Option<i32> {
+    pub(crate) fn offset(&self) -> Option<i32> {
         match self {
             Temporal::Time { offset, .. } | Temporal::DateTime { offset, .. } => Some(*offset),
             _ => None,
@@ -506,7 +555,7 @@ impl Duration {
         }
     }
 
-    fn total_nanos(self) -> i128 {
+    pub(crate) fn total_nanos(self) -> i128 {
         self.seconds as i128 * NANOS_PER_SECOND as i128 + self.nanos as i128
     }
 
@@ -536,7 +585,7 @@ impl Duration {
         )
     }
 
-    fn add(self, other: Duration) -> Duration {
+    pub(crate) fn add(self, other: Duration) -> Duration {
         Duration::new(
             self.months.saturating_add(other.months),
             self.days.saturating_add(other.days),
@@ -547,7 +596,7 @@ impl Duration {
 }
 
 /// A duration from fractional months, days and seconds.
-fn fractional(months: f64, days: f64, seconds: f64) -> Duration {
+pub(crate) fn fractional(months: f64, days: f64, seconds: f64) -> Duration {
     fractional_nanos(months, days, seconds * NANOS_PER_SECOND as f64)
 }
 
@@ -571,186 +620,6 @@ fn fractional_nanos(months: f64, days: f64, nanos: f64) -> Duration {
         seconds.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
         nanos.rem_euclid(NANOS_PER_SECOND as i128) as i64,
     )
-}
-
-// ---- components ----------------------------------------------------------------------------
-
-/// `t.year`, `d.hours`, ...
-pub fn component(value: &Value, key: &str) -> Result<Value> {
-    let missing = || {
-        QueryError::runtime(
-            ErrorClass::TypeError,
-            "InvalidArgumentValue",
-            format!("{} has no component '{key}'", value.type_name()),
-        )
-    };
-    if let Value::Duration(d) = value {
-        let total = d.total_nanos();
-        let secs = (total.div_euclid(NANOS_PER_SECOND as i128)) as i64;
-        let sub = (total.rem_euclid(NANOS_PER_SECOND as i128)) as i64;
-        return Ok(Value::Int(match key {
-            "years" => d.months / 12,
-            "quarters" => d.months / 3,
-            "months" => d.months,
-            "weeks" => d.days / 7,
-            "days" => d.days,
-            "hours" => secs / 3600,
-            "minutes" => secs / 60,
-            "seconds" => secs,
-            "milliseconds" => secs * 1000 + sub / 1_000_000,
-            "microseconds" => secs * 1_000_000 + sub / 1000,
-            "nanoseconds" => secs * NANOS_PER_SECOND + sub,
-            "quartersOfYear" => d.months / 3 % 4,
-            "monthsOfQuarter" => d.months % 3,
-            "monthsOfYear" => d.months % 12,
-            "daysOfWeek" => d.days % 7,
-            "minutesOfHour" => secs / 60 % 60,
-            "secondsOfMinute" => secs % 60,
-            "millisecondsOfSecond" => sub / 1_000_000,
-            "microsecondsOfSecond" => sub / 1000,
-            "nanosecondsOfSecond" => sub,
-            _ => return Err(missing()),
-        }));
-    }
-    let Value::Temporal(t) = value else {
-        return Err(missing());
-    };
-    if let Some(days) = t.date_days() {
-        let (y, m, d) = civil_from_days(days);
-        let (wy, w, dow) = iso_week(days);
-        let q = (m - 1) / 3 + 1;
-        let date_value = match key {
-            "year" => Some(y),
-            "quarter" => Some(q),
-            "month" => Some(m),
-            "week" => Some(w),
-            "weekYear" => Some(wy),
-            "day" => Some(d),
-            "ordinalDay" => Some(days - days_from_civil(y, 1, 1) + 1),
-            "weekDay" | "dayOfWeek" => Some(dow),
-            "dayOfQuarter" => Some(days - days_from_civil(y, (q - 1) * 3 + 1, 1) + 1),
-            _ => None,
-        };
-        if let Some(v) = date_value {
-            return Ok(Value::Int(v));
-        }
-    }
-    if let Some(nanos) = t.time_nanos() {
-        let secs = nanos / NANOS_PER_SECOND;
-        let sub = nanos % NANOS_PER_SECOND;
-        let time_value = match key {
-            "hour" => Some(secs / 3600),
-            "minute" => Some(secs / 60 % 60),
-            "second" => Some(secs % 60),
-            "millisecond" => Some(sub / 1_000_000),
-            "microsecond" => Some(sub / 1000),
-            "nanosecond" => Some(sub),
-            _ => None,
-        };
-        if let Some(v) = time_value {
-            return Ok(Value::Int(v));
-        }
-    }
-    if let Some(offset) = t.offset() {
-        match key {
-            "timezone" => {
-                return Ok(match t {
-                    Temporal::DateTime { zone: Some(z), .. } => Value::from(&**z),
-                    _ => Value::from(offset_text(offset)),
-                });
-            }
-            "offset" => return Ok(Value::from(offset_text(offset))),
-            "offsetMinutes" => return Ok(Value::Int(offset as i64 / 60)),
-            "offsetSeconds" => return Ok(Value::Int(offset as i64)),
-            _ => {}
-        }
-    }
-    if let Temporal::DateTime { .. } = t {
-        let instant = t.key();
-        match key {
-            "epochMillis" => return Ok(Value::Int((instant.div_euclid(1_000_000)) as i64)),
-            "epochSeconds" => {
-                return Ok(Value::Int(
-                    (instant.div_euclid(NANOS_PER_SECOND as i128)) as i64,
-                ));
-            }
-            _ => {}
-        }
-    }
-    Err(missing())
-}
-
-// ---- storage -------------------------------------------------------------------------------
-
-/// The stored form of a temporal value or duration.
-pub fn to_storage(value: &Value) -> Option<plexus_types::TemporalValue> {
-    use plexus_types::TemporalValue as S;
-    Some(match value {
-        Value::Temporal(Temporal::Date(days)) => S::Date { days: *days },
-        Value::Temporal(Temporal::LocalTime(nanos)) => S::LocalTime { nanos: *nanos },
-        Value::Temporal(Temporal::Time { nanos, offset }) => S::Time {
-            nanos: *nanos,
-            offset_seconds: *offset,
-        },
-        Value::Temporal(Temporal::LocalDateTime { days, nanos }) => S::LocalDateTime {
-            days: *days,
-            nanos: *nanos,
-        },
-        Value::Temporal(Temporal::DateTime {
-            days,
-            nanos,
-            offset,
-            zone,
-        }) => S::DateTime {
-            days: *days,
-            nanos: *nanos,
-            offset_seconds: *offset,
-            zone: zone.clone(),
-        },
-        Value::Duration(d) => S::Duration {
-            months: d.months,
-            days: d.days,
-            seconds: d.seconds,
-            nanos: d.nanos,
-        },
-        _ => return None,
-    })
-}
-
-/// A stored temporal value as a Cypher value.
-pub fn from_storage(t: plexus_types::TemporalValue) -> Value {
-    use plexus_types::TemporalValue as S;
-    match t {
-        S::Date { days } => Value::Temporal(Temporal::Date(days)),
-        S::LocalTime { nanos } => Value::Temporal(Temporal::LocalTime(nanos)),
-        S::Time {
-            nanos,
-            offset_seconds,
-        } => Value::Temporal(Temporal::Time {
-            nanos,
-            offset: offset_seconds,
-        }),
-        S::LocalDateTime { days, nanos } => {
-            Value::Temporal(Temporal::LocalDateTime { days, nanos })
-        }
-        S::DateTime {
-            days,
-            nanos,
-            offset_seconds,
-            zone,
-        } => Value::Temporal(Temporal::DateTime {
-            days,
-            nanos,
-            offset: offset_seconds,
-            zone,
-        }),
-        S::Duration {
-            months,
-            days,
-            seconds,
-            nanos,
-        } => Value::Duration(Duration::new(months, days, seconds, nanos)),
-    }
 }
 
 #[cfg(test)]

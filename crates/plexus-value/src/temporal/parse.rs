@@ -4,7 +4,6 @@
 //! form (`P1Y2M3DT4H`, fractions cascading down) and the date-and-time form
 //! (`P2012-02-02T14:37:21.545`).
 
-use super::construct::Kind;
 use super::*;
 
 fn num(s: &str) -> Option<i64> {
@@ -81,7 +80,7 @@ fn split_zone(s: &str) -> (&str, Option<&str>, Option<&str>) {
     }
 }
 
-pub(super) fn parse_temporal_text(kind: Kind, s: &str) -> Result<Temporal> {
+pub(crate) fn parse_temporal_text(kind: Kind, s: &str) -> Result<Temporal> {
     let bad = || arg_error(format!("cannot parse '{s}' as a {}", kind.name()));
     match kind {
         Kind::Date => parse_date_text(s).map(Temporal::Date).ok_or_else(bad),
@@ -124,7 +123,7 @@ pub(super) fn parse_temporal_text(kind: Kind, s: &str) -> Result<Temporal> {
     }
 }
 
-pub(super) fn parse_duration_text(s: &str) -> Result<Duration> {
+pub(crate) fn parse_duration_text(s: &str) -> Result<Duration> {
     let bad = || arg_error(format!("cannot parse '{s}' as a duration"));
     let body = s.strip_prefix('P').ok_or_else(bad)?;
     // The alternative form P2012-02-02T14:37:21.545.
@@ -185,18 +184,17 @@ pub(super) fn parse_duration_text(s: &str) -> Result<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::temporal::text;
 
     #[test]
     fn strings_parse_in_basic_and_extended_forms() {
         let t = parse_temporal_text(Kind::DateTime, "2015-W30T2140-02").unwrap();
-        assert_eq!(text(&Value::Temporal(t)), "2015-07-20T21:40-02:00");
+        assert_eq!(t.to_string(), "2015-07-20T21:40-02:00");
         let t = parse_temporal_text(Kind::Time, "214032.142Z").unwrap();
-        assert_eq!(text(&Value::Temporal(t)), "21:40:32.142Z");
+        assert_eq!(t.to_string(), "21:40:32.142Z");
         let t = parse_temporal_text(Kind::DateTime, "1818-07-21T21:40:32.142[Europe/Stockholm]")
             .unwrap();
         assert_eq!(
-            text(&Value::Temporal(t)),
+            t.to_string(),
             "1818-07-21T21:40:32.142+00:53:28[Europe/Stockholm]"
         );
     }

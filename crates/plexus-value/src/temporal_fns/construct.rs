@@ -3,50 +3,16 @@
 //! temporal (`date(datetime)`), from the statement's clock (`date()`), truncated
 //! (`date.truncate('month', d)`) — and the table of temporal functions the evaluator calls.
 
-use super::arith::between;
-use super::parse::{parse_duration_text, parse_temporal_text};
-use super::*;
-use crate::value::MapValue;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Date,
-    LocalTime,
-    Time,
-    LocalDateTime,
-    DateTime,
-}
-
-impl Kind {
-    fn from_name(name: &str) -> Option<Kind> {
-        Some(match name {
-            "date" => Kind::Date,
-            "localtime" => Kind::LocalTime,
-            "time" => Kind::Time,
-            "localdatetime" => Kind::LocalDateTime,
-            "datetime" => Kind::DateTime,
-            _ => return None,
-        })
-    }
-
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Kind::Date => "date",
-            Kind::LocalTime => "local time",
-            Kind::Time => "time",
-            Kind::LocalDateTime => "local datetime",
-            Kind::DateTime => "datetime",
-        }
-    }
-
-    fn has_date(self) -> bool {
-        matches!(self, Kind::Date | Kind::LocalDateTime | Kind::DateTime)
-    }
-
-    fn has_time(self) -> bool {
-        !matches!(self, Kind::Date)
-    }
-}
+use crate::error::Result;
+use crate::temporal::{
+    Duration, Kind, NANOS_PER_DAY, NANOS_PER_SECOND, StatementClock, Temporal, Zone, arg_error,
+    between, checked_date, civil_from_days, datetime_at_instant, day_of_week, days_from_civil,
+    fractional, iso_week, make_datetime, offset_at_instant, offset_at_local, offset_text,
+    ordinal_date, parse_duration_text, parse_temporal_text, parse_zone, quarter_date, week_date,
+    week_one,
+};
+use crate::value::{MapValue, Value};
+use std::sync::Arc;
 
 /// Reads an integer field of a constructor map.
 fn field(map: &MapValue, key: &str) -> Result<Option<i64>> {
