@@ -247,7 +247,7 @@ pub(crate) fn check_materialized(rows: usize) -> Result<()> {
 }
 
 /// Runs `f` with a context over an empty in-memory database, with `params` and rows one slot
-/// wide (operator and kernel tests).
+/// wide (operator and kernel tests, whose expressions hold no subquery).
 #[cfg(test)]
 pub(crate) fn with_test_ctx<T>(
     params: &plexus_plan::Params,
@@ -259,7 +259,8 @@ pub(crate) fn with_test_ctx<T>(
     let (storage, _) = Storage::open(Arc::new(FaultVfs::new()), &config).expect("open");
     let manager = plexus_txn::TxnManager::new(Arc::new(storage), config);
     let mut tx = plexus_txn::begin(&manager, IsolationLevel::Snapshot);
-    let mut state = ExecState::new(crate::exec::build_subplan);
+    let no_subqueries: BuildSubplan = |_| unreachable!("test expressions hold no subquery");
+    let mut state = ExecState::new(no_subqueries);
     let mut ctx = ExecContext::new(&mut tx, params, 1, &mut state);
     f(&mut ctx)
 }
