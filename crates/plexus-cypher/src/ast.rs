@@ -350,8 +350,8 @@ pub enum ClauseKind {
     Remove(Remove),
     Delete(Delete),
     Call(ProcedureCall),
-    /// `CALL { <query> }`
-    CallSubquery(Box<Query>),
+    /// `CALL { <query> }`, `CALL (x, y) { <query> }`
+    CallSubquery(Box<CallSubquery>),
     /// `CALL { <query> } IN TRANSACTIONS ...`: the subquery run over batches of input rows,
     /// each batch in a transaction of its own.
     CallInTransactions(Box<CallInTransactions>),
@@ -402,12 +402,32 @@ impl ClauseKind {
 /// [REPORT STATUS AS <variable>]` (the three options in any order, each at most once).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallInTransactions {
+    /// `CALL (x, y) { ... } IN TRANSACTIONS`: the variables the subquery sees.
+    pub imports: Option<SubqueryImports>,
     pub query: Query,
     /// The expression after `OF` (checked by the binder); `None`: the default batch size.
     pub batch_size: Option<Expr>,
     pub on_error: OnError,
     /// `REPORT STATUS AS v` (only with `ON ERROR CONTINUE` or `BREAK`).
     pub report_status: Option<Ident>,
+}
+
+/// `CALL [(imports)] { <query> }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallSubquery {
+    /// The variable scope clause of a Neo4j 5 scoped subquery; `None`: the openCypher form,
+    /// whose leading `WITH` imports variables.
+    pub imports: Option<SubqueryImports>,
+    pub query: Query,
+}
+
+/// The outer variables a scoped subquery (`CALL (x, y) { ... }`) sees.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubqueryImports {
+    /// `CALL (*)`: every variable in scope.
+    All,
+    /// `CALL (x, y)`, or none with `CALL ()`.
+    Variables(Vec<Ident>),
 }
 
 /// What `CALL { ... } IN TRANSACTIONS` does when a batch fails.

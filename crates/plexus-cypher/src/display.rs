@@ -162,9 +162,15 @@ impl Display for Clause {
                 join(f, &delete.exprs, ", ")
             }
             ClauseKind::Call(call) => write!(f, "CALL {call}"),
-            ClauseKind::CallSubquery(query) => write!(f, "CALL {{ {query} }}"),
+            ClauseKind::CallSubquery(call) => {
+                write!(f, "CALL ")?;
+                imports(f, call.imports.as_ref())?;
+                write!(f, "{{ {} }}", call.query)
+            }
             ClauseKind::CallInTransactions(call) => {
-                write!(f, "CALL {{ {} }} IN TRANSACTIONS", call.query)?;
+                write!(f, "CALL ")?;
+                imports(f, call.imports.as_ref())?;
+                write!(f, "{{ {} }} IN TRANSACTIONS", call.query)?;
                 if let Some(size) = &call.batch_size {
                     write!(f, " OF {size} ROWS")?;
                 }
@@ -903,5 +909,19 @@ mod tests {
             format!("{statement:#}"),
             "MATCH (n)\nRETURN n\nUNION\nMATCH (m)\nRETURN m"
         );
+    }
+}
+
+/// A scoped subquery's variable scope clause and a space (`(x, y) `, `(*) `, `() `), or
+/// nothing for the openCypher form.
+fn imports(f: &mut fmt::Formatter<'_>, imports: Option<&SubqueryImports>) -> fmt::Result {
+    match imports {
+        None => Ok(()),
+        Some(SubqueryImports::All) => write!(f, "(*) "),
+        Some(SubqueryImports::Variables(names)) => {
+            write!(f, "(")?;
+            join(f, names, ", ")?;
+            write!(f, ") ")
+        }
     }
 }

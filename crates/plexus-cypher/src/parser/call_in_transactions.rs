@@ -33,7 +33,9 @@
 //! business: the executor refuses it inside an explicit one.
 
 use super::{Parser, QueryContext, Result, composition_error};
-use crate::ast::{CallInTransactions, Clause, ClauseKind, OnError, Query, SingleQuery};
+use crate::ast::{
+    CallInTransactions, Clause, ClauseKind, OnError, Query, SingleQuery, SubqueryImports,
+};
 
 impl Parser<'_> {
     /// True after a `CALL { ... }` body at `IN TRANSACTIONS`.
@@ -42,7 +44,11 @@ impl Parser<'_> {
     }
 
     /// The `IN TRANSACTIONS ...` part after the subquery `query` (the cursor at `IN`).
-    pub(super) fn parse_in_transactions(&mut self, query: Query) -> Result<ClauseKind> {
+    pub(super) fn parse_in_transactions(
+        &mut self,
+        imports: Option<SubqueryImports>,
+        query: Query,
+    ) -> Result<ClauseKind> {
         self.expect_keyword("IN")?;
         self.expect_keyword("TRANSACTIONS")?;
         if let Some(nested) = find_in_transactions(&query) {
@@ -52,6 +58,7 @@ impl Parser<'_> {
             ));
         }
         let mut call = CallInTransactions {
+            imports,
             query,
             batch_size: None,
             on_error: OnError::Fail,
@@ -113,7 +120,7 @@ impl Parser<'_> {
         wrote: bool,
     ) -> Result<()> {
         match &clause.kind {
-            ClauseKind::CallSubquery(inner) => match find_in_transactions(inner) {
+            ClauseKind::CallSubquery(inner) => match find_in_transactions(&inner.query) {
                 Some(nested) => Err(composition_error(
                     nested.span,
                     "CALL { ... } IN TRANSACTIONS nested in a regular CALL is not supported"
@@ -186,7 +193,7 @@ impl Parser<'_> {
 /// "after a write clause" rule).
 pub(super) fn clause_writes(clause: &Clause) -> bool {
     match &clause.kind {
-        ClauseKind::CallSubquery(query) => single_queries(query)
+        ClauseKind::CallSubquery(call) => single_queries(&call.query)
             .flat_map(|single| &single.clauses)
             .any(clause_writes),
         ClauseKind::CallInTransactions(_) => false,
@@ -201,7 +208,7 @@ fn find_in_transactions(query: &Query) -> Option<&Clause> {
         .flat_map(|single| &single.clauses)
         .find_map(|clause| match &clause.kind {
             ClauseKind::CallInTransactions(_) => Some(clause),
-            ClauseKind::CallSubquery(inner) => find_in_transactions(inner),
+            ClauseKind::CallSubquery(inner) => find_in_transactions(&inner.query),
             _ => None,
         })
 }

@@ -744,15 +744,39 @@ impl<'a> Parser<'a> {
     /// `CALL { <query> } [IN TRANSACTIONS ...]` or `CALL ns.proc(...) [YIELD ...]`.
     fn parse_call(&mut self) -> Result<ClauseKind> {
         self.expect_keyword("CALL")?;
-        if self.eat(&TokenKind::LBrace) {
+        let imports = if self.at(&TokenKind::LParen) {
+            Some(self.parse_subquery_imports()?)
+        } else {
+            None
+        };
+        if imports.is_some() || self.at(&TokenKind::LBrace) {
+            self.expect(&TokenKind::LBrace)?;
             let query = self.parse_query(QueryContext::CallSubquery)?;
             self.expect(&TokenKind::RBrace)?;
             if self.at_in_transactions() {
-                return self.parse_in_transactions(query);
+                return self.parse_in_transactions(imports, query);
             }
-            return Ok(ClauseKind::CallSubquery(Box::new(query)));
+            return Ok(ClauseKind::CallSubquery(Box::new(CallSubquery {
+                imports,
+                query,
+            })));
         }
         Ok(ClauseKind::Call(self.parse_procedure_call()?))
+    }
+
+    /// The variable scope clause of `CALL (x, y) { ... }`: `(*)`, `()` or variables.
+    fn parse_subquery_imports(&mut self) -> Result<SubqueryImports> {
+        self.expect(&TokenKind::LParen)?;
+        if self.eat(&TokenKind::Star) {
+            self.expect(&TokenKind::RParen)?;
+            return Ok(SubqueryImports::All);
+        }
+        if self.eat(&TokenKind::RParen) {
+            return Ok(SubqueryImports::Variables(Vec::new()));
+        }
+        let names = self.parse_comma_separated(|p| p.parse_variable())?;
+        self.expect(&TokenKind::RParen)?;
+        Ok(SubqueryImports::Variables(names))
     }
 
     /// The body of WITH or RETURN. An unaliased expression in WITH is the binder's error

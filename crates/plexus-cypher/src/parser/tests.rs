@@ -457,7 +457,7 @@ fn finish_ends_a_query_without_rows() {
             kind => kind,
         };
         let finish = match kind {
-            ClauseKind::CallSubquery(inner) => inner.first.clauses.last().expect("a clause"),
+            ClauseKind::CallSubquery(inner) => inner.query.first.clauses.last().expect("a clause"),
             _ => last,
         };
         assert_eq!(finish.kind, ClauseKind::Finish, "{query}");

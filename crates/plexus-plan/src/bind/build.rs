@@ -61,13 +61,14 @@ pub fn plan_statement(
 }
 
 fn clause_updates(kind: &ClauseKind) -> bool {
-    match kind {
-        ClauseKind::CallSubquery(q) => std::iter::once(&q.first)
+    let query_updates = |q: &ast::Query| {
+        std::iter::once(&q.first)
             .chain(q.unions.iter().map(|u| &u.query))
-            .any(|q| q.clauses.iter().any(|c| clause_updates(&c.kind))),
-        ClauseKind::CallInTransactions(call) => {
-            clause_updates(&ClauseKind::CallSubquery(Box::new(call.query.clone())))
-        }
+            .any(|q| q.clauses.iter().any(|c| clause_updates(&c.kind)))
+    };
+    match kind {
+        ClauseKind::CallSubquery(call) => query_updates(&call.query),
+        ClauseKind::CallInTransactions(call) => query_updates(&call.query),
         other => other.is_updating(),
     }
 }
@@ -181,6 +182,37 @@ impl Binder<'_> {
 
     /// `EXISTS { MATCH ... }`, `COUNT { MATCH ... }` or `COLLECT { MATCH ... RETURN x }`: a
     /// correlated query over the outer scope.
+    /// The body of `CALL { ... }` (or `CALL (imports) { ... }`) planned under the rows of
+    /// `scope`. The openCypher form starts from no variables and its leading `WITH` imports
+    /// from `scope`; a Neo4j 5 scoped subquery starts with the variables it lists (`*`: all
+    /// of `scope`), in their outer slots, and a leading `WITH` is an ordinary one.
+    pub(super) fn plan_call_body(
+        &mut self,
+        query: &ast::Query,
+        imports: Option<&ast::SubqueryImports>,
+        scope: &Scope,
+    ) -> Result<(LogicalPlan, Option<Columns>)> {
+        match imports {
+            None => self.plan_union(query, &Scope::default(), Some(scope)),
+            Some(ast::SubqueryImports::All) => self.plan_union(query, scope, None),
+            Some(ast::SubqueryImports::Variables(names)) => {
+                let mut inner = Scope::default();
+                for name in names {
+                    if inner.get(&name.name).is_some() {
+                        return Err(syntax(
+                            "VariableAlreadyBound",
+                            name.span,
+                            format!("variable `{}` is imported twice", name.name),
+                        ));
+                    }
+                    let slot = self.lookup(scope, name)?;
+                    inner.insert(&name.name, slot);
+                }
+                self.plan_union(query, &inner, None)
+            }
+        }
+    }
+
     pub(crate) fn plan_nested_query(
         &mut self,
         query: &ast::Query,
@@ -335,9 +367,9 @@ impl Binder<'_> {
                         columns = cols.filter(|c| !c.is_empty());
                     }
                 }
-                ClauseKind::CallSubquery(inner) => {
+                ClauseKind::CallSubquery(call) => {
                     let (inner_plan, inner_columns) =
-                        self.plan_union(inner, &Scope::default(), Some(&scope))?;
+                        self.plan_call_body(&call.query, call.imports.as_ref(), &scope)?;
                     let unit = inner_columns.is_none();
                     let returns: Vec<usize> =
                         inner_columns.iter().flatten().map(|(_, s)| *s).collect();

@@ -50,7 +50,7 @@ impl Binder<'_> {
             Some(expr) => self.batch_rows(expr)?,
         };
         let (inner, inner_columns) =
-            self.plan_union(&call.query, &Scope::default(), Some(scope))?;
+            self.plan_call_body(&call.query, call.imports.as_ref(), scope)?;
         let unit = inner_columns.is_none();
         let returns: Vec<usize> = inner_columns.iter().flatten().map(|(_, s)| *s).collect();
         for (name, slot) in inner_columns.into_iter().flatten() {
