@@ -822,6 +822,20 @@ impl Display for MapProjectionItem {
     }
 }
 
+/// A scoped subquery's variable scope clause and a space (`(x, y) `, `(*) `, `() `), or
+/// nothing for the openCypher form.
+fn imports(f: &mut fmt::Formatter<'_>, imports: Option<&SubqueryImports>) -> fmt::Result {
+    match imports {
+        None => Ok(()),
+        Some(SubqueryImports::All) => write!(f, "(*) "),
+        Some(SubqueryImports::Variables(names)) => {
+            write!(f, "(")?;
+            join(f, names, ", ")?;
+            write!(f, ") ")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::parse;
@@ -909,19 +923,5 @@ mod tests {
             format!("{statement:#}"),
             "MATCH (n)\nRETURN n\nUNION\nMATCH (m)\nRETURN m"
         );
-    }
-}
-
-/// A scoped subquery's variable scope clause and a space (`(x, y) `, `(*) `, `() `), or
-/// nothing for the openCypher form.
-fn imports(f: &mut fmt::Formatter<'_>, imports: Option<&SubqueryImports>) -> fmt::Result {
-    match imports {
-        None => Ok(()),
-        Some(SubqueryImports::All) => write!(f, "(*) "),
-        Some(SubqueryImports::Variables(names)) => {
-            write!(f, "(")?;
-            join(f, names, ", ")?;
-            write!(f, ") ")
-        }
     }
 }
