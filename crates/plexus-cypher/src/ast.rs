@@ -130,6 +130,11 @@ pub enum SessionCommand {
     ShowIsolation,
     /// `SHOW SETTINGS`.
     ShowSettings,
+    /// `SHOW [ALL | BUILT IN | USER DEFINED] FUNCTION[S]`; `user_defined`: only those (Plexus
+    /// has none).
+    ShowFunctions { user_defined: bool },
+    /// `SHOW [ALL] PROCEDURE[S]`.
+    ShowProcedures,
 }
 
 /// Which transactions a `SET … TRANSACTION ISOLATION LEVEL` applies to.

@@ -474,6 +474,12 @@ impl Connection {
                 return Ok(rows_stream(result));
             }
             SessionCommand::ShowSettings => return Ok(rows_stream(self.settings_result())),
+            SessionCommand::ShowFunctions { user_defined } => {
+                return Ok(rows_stream(crate::routines::functions(user_defined)));
+            }
+            SessionCommand::ShowProcedures => {
+                return Ok(rows_stream(crate::routines::procedures(&self.procedures)));
+            }
         }
         Ok(finished(QueryResult::default()))
     }

@@ -37,6 +37,7 @@ mod extensions;
 mod follower_status;
 mod index_commands;
 mod procedures;
+mod routines;
 mod schema;
 pub mod settings;
 mod table_commands;

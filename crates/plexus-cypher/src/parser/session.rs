@@ -1,4 +1,5 @@
-//! Session commands: the isolation level and per-session settings.
+//! Session commands: the isolation level, per-session settings, and the listings of what a
+//! session can call (functions, procedures).
 //!
 //! ```text
 //!   set_isolation  = SET (SESSION | NEXT | GLOBAL) TRANSACTION ISOLATION LEVEL level
@@ -7,6 +8,8 @@
 //!   value          = string | ['-'] number | word
 //!   show_isolation = SHOW TRANSACTION ISOLATION LEVEL
 //!   show_settings  = SHOW SETTINGS
+//!   show_functions = SHOW [ALL | BUILT IN | USER DEFINED] (FUNCTION | FUNCTIONS)
+//!   show_procs     = SHOW [ALL] (PROCEDURE | PROCEDURES)
 //! ```
 //!
 //! `SET SESSION TRANSACTION …` and `SET NEXT TRANSACTION …` are the forms Memgraph users know;
@@ -32,9 +35,43 @@ impl Parser<'_> {
                 .iter()
                 .any(|scope| self.keyword_at(1, scope))
             && matches!(self.kind_at(2), TokenKind::Ident(_));
+        const ROUTINES: [&str; 4] = ["FUNCTION", "FUNCTIONS", "PROCEDURE", "PROCEDURES"];
+        let routines_at = |i: usize| ROUTINES.iter().any(|word| self.keyword_at(i, word));
         let show = self.keyword_at(0, "SHOW")
-            && (self.keyword_at(1, "TRANSACTION") || self.keyword_at(1, "SETTINGS"));
+            && (self.keyword_at(1, "TRANSACTION")
+                || self.keyword_at(1, "SETTINGS")
+                || routines_at(1)
+                || (self.keyword_at(1, "ALL") && routines_at(2))
+                || (self.keyword_at(1, "BUILT") && self.keyword_at(2, "IN"))
+                || (self.keyword_at(1, "USER") && self.keyword_at(2, "DEFINED")));
         set || show
+    }
+
+    /// After SHOW: `[ALL | BUILT IN | USER DEFINED] FUNCTION[S]` or `[ALL] PROCEDURE[S]`.
+    fn parse_show_routines(&mut self) -> Result<SessionCommand> {
+        let mut user_defined = false;
+        let mut functions_only = false;
+        if self.eat_keyword("BUILT") {
+            self.expect_keyword("IN")?;
+            functions_only = true;
+        } else if self.eat_keyword("USER") {
+            self.expect_keyword("DEFINED")?;
+            user_defined = true;
+            functions_only = true;
+        } else {
+            self.eat_keyword("ALL");
+        }
+        if self.eat_keyword("FUNCTIONS") || self.eat_keyword("FUNCTION") {
+            return Ok(SessionCommand::ShowFunctions { user_defined });
+        }
+        if !functions_only && (self.eat_keyword("PROCEDURES") || self.eat_keyword("PROCEDURE")) {
+            return Ok(SessionCommand::ShowProcedures);
+        }
+        Err(self.unexpected(if functions_only {
+            "FUNCTIONS"
+        } else {
+            "FUNCTIONS or PROCEDURES"
+        }))
     }
 
     pub(super) fn parse_session_command(&mut self) -> Result<SessionCommand> {
@@ -42,6 +79,8 @@ impl Parser<'_> {
         let command = if self.eat_keyword("SHOW") {
             if self.eat_keyword("SETTINGS") {
                 SessionCommand::ShowSettings
+            } else if !self.at_keyword("TRANSACTION") {
+                self.parse_show_routines()?
             } else {
                 self.expect_keyword("TRANSACTION")?;
                 self.expect_keyword("ISOLATION")?;
@@ -199,6 +238,21 @@ mod tests {
             SessionCommand::ShowIsolation
         );
         assert_eq!(command("show settings;"), SessionCommand::ShowSettings);
+        let functions = SessionCommand::ShowFunctions {
+            user_defined: false,
+        };
+        assert_eq!(command("SHOW FUNCTIONS"), functions);
+        assert_eq!(command("show all function"), functions);
+        assert_eq!(command("SHOW BUILT IN FUNCTIONS"), functions);
+        assert_eq!(
+            command("SHOW USER DEFINED FUNCTIONS"),
+            SessionCommand::ShowFunctions { user_defined: true }
+        );
+        assert_eq!(command("SHOW PROCEDURES;"), SessionCommand::ShowProcedures);
+        assert_eq!(
+            command("show all procedure"),
+            SessionCommand::ShowProcedures
+        );
     }
 
     #[test]
@@ -212,6 +266,15 @@ mod tests {
         assert_eq!((e.span.line, e.span.column), (2, 3));
         let e = error("SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE extra");
         assert!(e.to_string().contains("end of input"), "{e}");
+    }
+
+    #[test]
+    fn routine_listings_refuse_what_they_do_not_list() {
+        let e = error("SHOW BUILT IN PROCEDURES");
+        assert_eq!((e.span.line, e.span.column), (1, 15));
+        assert!(e.to_string().contains("FUNCTIONS"), "{e}");
+        let e = error("SHOW FUNCTIONS YIELD name");
+        assert_eq!((e.span.line, e.span.column), (1, 16));
     }
 
     #[test]
