@@ -817,6 +817,13 @@ pub enum ExprKind {
         expr: Box<Expr>,
         negated: bool,
     },
+    /// `<expr> IS [NOT] :: <type>` (also `IS [NOT] TYPED`, and `<expr> :: <type>`): a Neo4j 5
+    /// type predicate.
+    IsType {
+        expr: Box<Expr>,
+        negated: bool,
+        ty: CypherType,
+    },
     List(Vec<Expr>),
     Map(Vec<(Ident, Expr)>),
     /// `<variable>{.key, .*, key: expr, other_variable}`
@@ -1039,7 +1046,7 @@ impl Expr {
             ExprKind::Unary { .. } => Precedence::Unary,
             ExprKind::Binary { op, .. } => op.precedence(),
             ExprKind::Comparison { .. } => Precedence::Comparison,
-            ExprKind::IsNull { .. } => Precedence::Predicate,
+            ExprKind::IsNull { .. } | ExprKind::IsType { .. } => Precedence::Predicate,
             ExprKind::Literal(Literal::Integer(value)) if *value < 0 => Precedence::Unary,
             ExprKind::Literal(Literal::Float(value)) if value.is_sign_negative() => {
                 Precedence::Unary
@@ -1055,4 +1062,45 @@ impl Expr {
             _ => Precedence::Atom,
         }
     }
+}
+
+/// A value type as a type predicate names it (`x IS :: INTEGER NOT NULL`); see
+/// `parser::types` for the spellings accepted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CypherType {
+    pub kind: TypeKind,
+    /// `NOT NULL`: null is not a value of the type.
+    pub not_null: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypeKind {
+    /// Every value.
+    Any,
+    /// No value at all.
+    Nothing,
+    /// Only null.
+    Null,
+    Boolean,
+    String,
+    Integer,
+    Float,
+    Date,
+    LocalTime,
+    ZonedTime,
+    LocalDateTime,
+    ZonedDateTime,
+    Duration,
+    Point,
+    Node,
+    Relationship,
+    Map,
+    Path,
+    /// A value a property can hold: a boolean, string, number, temporal value, duration or
+    /// point, or a list of one of those.
+    PropertyValue,
+    /// `LIST<T>`: a list whose every element is of type `T`.
+    List(Box<CypherType>),
+    /// `A | B` (`ANY<A | B>`): a value of any of them.
+    Union(Vec<CypherType>),
 }

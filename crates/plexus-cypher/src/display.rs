@@ -622,6 +622,11 @@ impl Display for Expr {
                 write_operand(f, expr, Precedence::Predicate)?;
                 f.write_str(if *negated { " IS NOT NULL" } else { " IS NULL" })
             }
+            ExprKind::IsType { expr, negated, ty } => {
+                write_operand(f, expr, Precedence::Predicate)?;
+                let not = if *negated { "NOT " } else { "" };
+                write!(f, " IS {not}:: {ty}")
+            }
             ExprKind::List(items) => match &items[..] {
                 // `[x IN l]` would read back as a list comprehension.
                 [
@@ -833,6 +838,42 @@ fn imports(f: &mut fmt::Formatter<'_>, imports: Option<&SubqueryImports>) -> fmt
             join(f, names, ", ")?;
             write!(f, ") ")
         }
+    }
+}
+
+impl Display for CypherType {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            TypeKind::Any => f.write_str("ANY")?,
+            TypeKind::Nothing => f.write_str("NOTHING")?,
+            TypeKind::Null => f.write_str("NULL")?,
+            TypeKind::Boolean => f.write_str("BOOLEAN")?,
+            TypeKind::String => f.write_str("STRING")?,
+            TypeKind::Integer => f.write_str("INTEGER")?,
+            TypeKind::Float => f.write_str("FLOAT")?,
+            TypeKind::Date => f.write_str("DATE")?,
+            TypeKind::LocalTime => f.write_str("LOCAL TIME")?,
+            TypeKind::ZonedTime => f.write_str("ZONED TIME")?,
+            TypeKind::LocalDateTime => f.write_str("LOCAL DATETIME")?,
+            TypeKind::ZonedDateTime => f.write_str("ZONED DATETIME")?,
+            TypeKind::Duration => f.write_str("DURATION")?,
+            TypeKind::Point => f.write_str("POINT")?,
+            TypeKind::Node => f.write_str("NODE")?,
+            TypeKind::Relationship => f.write_str("RELATIONSHIP")?,
+            TypeKind::Map => f.write_str("MAP")?,
+            TypeKind::Path => f.write_str("PATH")?,
+            TypeKind::PropertyValue => f.write_str("PROPERTY VALUE")?,
+            TypeKind::List(inner) => write!(f, "LIST<{inner}>")?,
+            TypeKind::Union(members) => {
+                f.write_str("ANY<")?;
+                join(f, members, " | ")?;
+                f.write_str(">")?;
+            }
+        }
+        if self.not_null {
+            f.write_str(" NOT NULL")?;
+        }
+        Ok(())
     }
 }
 

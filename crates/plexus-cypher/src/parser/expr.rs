@@ -132,6 +132,10 @@ impl Parser<'_> {
             TokenKind::Plus | TokenKind::Minus => Precedence::Additive,
             TokenKind::Star | TokenKind::Slash | TokenKind::Percent => Precedence::Multiplicative,
             TokenKind::Caret => Precedence::Power,
+            // `x :: TYPE`: a type predicate, as `x IS :: TYPE`.
+            TokenKind::Colon if matches!(self.kind_at(1), TokenKind::Colon) => {
+                Precedence::Predicate
+            }
             TokenKind::Dot | TokenKind::LBracket | TokenKind::Colon => Precedence::Postfix,
             _ => return None,
         };
@@ -165,6 +169,18 @@ impl Parser<'_> {
             (Precedence::Postfix, _) => self.parse_property_or_labels(lhs),
             (_, TokenKind::Ident(word)) if word.eq_ignore_ascii_case("IS") => {
                 self.parse_is_null(lhs)
+            }
+            (Precedence::Predicate, TokenKind::Colon) => {
+                let start = lhs.span;
+                self.advance();
+                self.advance();
+                let ty = self.parse_type()?;
+                let kind = ExprKind::IsType {
+                    expr: Box::new(lhs),
+                    negated: false,
+                    ty,
+                };
+                Ok(Expr::new(kind, self.span_from(start)))
             }
             _ => self.parse_binary(lhs, precedence, boolean),
         }
@@ -215,12 +231,31 @@ impl Parser<'_> {
         Ok(Expr::new(kind, self.span_from(start)))
     }
 
-    /// `lhs IS [NOT] NULL`
+    /// `lhs IS [NOT] NULL`, or a type predicate `lhs IS [NOT] (:: | TYPED) type`
     #[inline(never)]
     fn parse_is_null(&mut self, lhs: Expr) -> Result<Expr> {
         let start = lhs.span;
         self.expect_keyword("IS")?;
         let negated = self.eat_keyword("NOT");
+        let typed = if self.at(&TokenKind::Colon) {
+            self.advance();
+            self.expect(&TokenKind::Colon)?;
+            true
+        } else {
+            self.eat_keyword("TYPED")
+        };
+        if typed {
+            let ty = self.parse_type()?;
+            let kind = ExprKind::IsType {
+                expr: Box::new(lhs),
+                negated,
+                ty,
+            };
+            return Ok(Expr::new(kind, self.span_from(start)));
+        }
+        if !self.at_keyword("NULL") {
+            return Err(self.unexpected("NULL, '::' or TYPED"));
+        }
         self.expect_keyword("NULL")?;
         Ok(Expr::new(
             ExprKind::IsNull {

@@ -63,6 +63,7 @@ mod session;
 mod table;
 #[cfg(test)]
 mod tests;
+mod types;
 
 use crate::ast::*;
 use crate::error::{ParseError, ParseErrorKind};

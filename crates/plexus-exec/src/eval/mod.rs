@@ -19,6 +19,7 @@
 pub mod aggregate;
 pub mod functions;
 pub mod prefetch;
+mod types;
 pub(crate) mod vector;
 
 use crate::context::{Batch, ExecContext};
@@ -282,6 +283,10 @@ pub fn eval(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Value> {
         BExpr::IsNull(inner, negated) => {
             let is_null = eval(inner, env, ctx)?.is_null();
             Value::Bool(is_null != *negated)
+        }
+        BExpr::IsType(inner, ty, negated) => {
+            let value = eval(inner, env, ctx)?;
+            Value::Bool(types::matches(&value, ty) != *negated)
         }
         BExpr::List(items) => {
             let mut values = Vec::with_capacity(items.len());

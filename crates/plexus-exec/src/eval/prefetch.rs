@@ -154,6 +154,7 @@ fn always_read(e: &BExpr, out: &mut Vec<(usize, Arc<str>)>) {
         BExpr::Not(x)
         | BExpr::Negate(x)
         | BExpr::IsNull(x, _)
+        | BExpr::IsType(x, _, _)
         | BExpr::HasLabels(x, _)
         | BExpr::LabelTest(x, _) => always_read(x, out),
         BExpr::Arith(_, x, y) | BExpr::StringOp(_, x, y) | BExpr::In(x, y) | BExpr::Index(x, y) => {

@@ -222,6 +222,15 @@ impl Binder<'_> {
                 expr: inner,
                 negated,
             } => BExpr::IsNull(Box::new(self.bind_expr(inner, scope, ctx)?), *negated),
+            ExprKind::IsType {
+                expr: inner,
+                negated,
+                ty,
+            } => BExpr::IsType(
+                Box::new(self.bind_expr(inner, scope, ctx)?),
+                Arc::new(ty.clone()),
+                *negated,
+            ),
             ExprKind::List(items) => BExpr::List(
                 items
                     .iter()
@@ -711,6 +720,7 @@ impl Binder<'_> {
             | BExpr::Xor(..)
             | BExpr::Compare(..)
             | BExpr::IsNull(..)
+            | BExpr::IsType(..)
             | BExpr::In(..)
             | BExpr::StringOp(..)
             | BExpr::HasLabels(..)

@@ -376,7 +376,8 @@ fn ast_has_aggregate(e: &Expr) -> bool {
         | ExprKind::HasLabels { expr, .. }
         | ExprKind::LabelTest { expr, .. }
         | ExprKind::Unary { expr, .. }
-        | ExprKind::IsNull { expr, .. } => ast_has_aggregate(expr),
+        | ExprKind::IsNull { expr, .. }
+        | ExprKind::IsType { expr, .. } => ast_has_aggregate(expr),
         ExprKind::Index { expr, index } => ast_has_aggregate(expr) || ast_has_aggregate(index),
         ExprKind::Binary { lhs, rhs, .. } => ast_has_aggregate(lhs) || ast_has_aggregate(rhs),
         ExprKind::Comparison { first, rest } => {
@@ -416,7 +417,8 @@ fn ast_mentions_any(e: &Expr, names: &HashSet<&str>) -> bool {
         | ExprKind::HasLabels { expr, .. }
         | ExprKind::LabelTest { expr, .. }
         | ExprKind::Unary { expr, .. }
-        | ExprKind::IsNull { expr, .. } => ast_mentions_any(expr, names),
+        | ExprKind::IsNull { expr, .. }
+        | ExprKind::IsType { expr, .. } => ast_mentions_any(expr, names),
         ExprKind::Index { expr, index } => {
             ast_mentions_any(expr, names) || ast_mentions_any(index, names)
         }
@@ -556,6 +558,7 @@ fn map_children(e: BExpr, f: &mut dyn FnMut(BExpr) -> BExpr) -> BExpr {
         BExpr::Not(x) => BExpr::Not(bx(f, x)),
         BExpr::Negate(x) => BExpr::Negate(bx(f, x)),
         BExpr::IsNull(x, n) => BExpr::IsNull(bx(f, x), n),
+        BExpr::IsType(x, ty, n) => BExpr::IsType(bx(f, x), ty, n),
         BExpr::Index(x, y) => BExpr::Index(bx(f, x), bx(f, y)),
         BExpr::And(x, y) => BExpr::And(bx(f, x), bx(f, y)),
         BExpr::Or(x, y) => BExpr::Or(bx(f, x), bx(f, y)),

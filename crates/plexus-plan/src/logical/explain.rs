@@ -466,6 +466,11 @@ pub fn expr_text(e: &BExpr) -> String {
             expr_text(b),
             if *negated { "NOT " } else { "" }
         ),
+        BExpr::IsType(b, ty, negated) => format!(
+            "{} IS {}:: {ty}",
+            expr_text(b),
+            if *negated { "NOT " } else { "" }
+        ),
         BExpr::List(items) => format!("[{}]", list(items)),
         BExpr::Map(entries) => format!(
             "{{{}}}",

@@ -140,6 +140,8 @@ pub enum BExpr {
     /// `operands[0] ops[0] operands[1] ops[1] operands[2] ...`
     Compare(Vec<BExpr>, Vec<ComparisonOp>),
     IsNull(Box<BExpr>, bool),
+    /// `x IS [NOT] :: TYPE` (negated when the flag is set).
+    IsType(Box<BExpr>, Arc<ast::CypherType>, bool),
     List(Vec<BExpr>),
     Map(Vec<(Arc<str>, BExpr)>),
     MapProjection(Box<BExpr>, Vec<MapProjectionItem>),
@@ -269,7 +271,8 @@ pub(crate) fn visit_children<'a>(e: &'a BExpr, f: &mut dyn FnMut(&'a BExpr)) {
         | BExpr::LabelTest(b, _)
         | BExpr::Not(b)
         | BExpr::Negate(b)
-        | BExpr::IsNull(b, _) => f(b),
+        | BExpr::IsNull(b, _)
+        | BExpr::IsType(b, _, _) => f(b),
         BExpr::Index(a, b)
         | BExpr::And(a, b)
         | BExpr::Or(a, b)
