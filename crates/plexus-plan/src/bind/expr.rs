@@ -50,6 +50,21 @@ fn type_error(span: Span, message: impl Into<String>) -> QueryError {
     syntax("InvalidArgumentType", span, message)
 }
 
+/// Whether `a + b` can succeed for operands of static types `a` and `b`: numbers add, strings
+/// concatenate with strings, numbers and booleans, lists append anything; an operand known
+/// only at run time (`Any`, `Null`, temporal values and durations) is not judged here.
+fn addable(a: Ty, b: Ty) -> bool {
+    let unknown = |t: Ty| matches!(t, Ty::Any | Ty::Null | Ty::Temporal);
+    let number = |t: Ty| matches!(t, Ty::Int | Ty::Float);
+    unknown(a)
+        || unknown(b)
+        || a == Ty::List
+        || b == Ty::List
+        || (number(a) && number(b))
+        || (a == Ty::String && (number(b) || matches!(b, Ty::String | Ty::Bool)))
+        || (b == Ty::String && (number(a) || a == Ty::Bool))
+}
+
 impl Binder<'_> {
     pub(crate) fn bind_expr(&mut self, expr: &Expr, scope: &Scope, ctx: ExprCtx) -> Result<BExpr> {
         if !ctx.in_aggregate
@@ -196,6 +211,16 @@ impl Binder<'_> {
                             span,
                             format!(
                                 "arithmetic is not defined for {} and {}",
+                                self.static_type(&l).name(),
+                                self.static_type(&r).name()
+                            ),
+                        ));
+                    }
+                    BinaryOp::Add if !addable(self.static_type(&l), self.static_type(&r)) => {
+                        return Err(type_error(
+                            span,
+                            format!(
+                                "+ is not defined for {} and {}",
                                 self.static_type(&l).name(),
                                 self.static_type(&r).name()
                             ),
