@@ -254,7 +254,7 @@ impl Parser<'_> {
             return Ok(Expr::new(kind, self.span_from(start)));
         }
         if !self.at_keyword("NULL") {
-            return Err(self.unexpected("NULL, '::' or TYPED"));
+            return Err(self.unexpected("'NULL', '::' or 'TYPED'"));
         }
         self.expect_keyword("NULL")?;
         Ok(Expr::new(

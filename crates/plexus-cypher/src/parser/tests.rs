@@ -693,7 +693,7 @@ fn error_messages() {
         ),
         (
             "RETURN a IS 1",
-            "line 1, column 13: expected 'NULL' but found '1'",
+            "line 1, column 13: expected 'NULL', '::' or 'TYPED' but found '1'",
         ),
         (
             "MATCH (n) SET n.x + 1 = 2 RETURN n",
