@@ -51,6 +51,11 @@
 //! (auto-commit `Connection::execute`, every row materialised; DuckDB `execute(…).fetchall()`),
 //! and prints one JSON line with the median and the rows of the last run.
 //!
+//! `--scan-set NAME=VALUE` passes a database setting to the Plexus children (both builds):
+//! the defaults keep 1 GiB of row chunks in memory (`row_cache_bytes`) and spill the rest to
+//! a cache file, where DuckDB's in-memory tables hold everything; `row_cache_bytes=unbounded`
+//! measures Plexus with its rows in memory too.
+//!
 //! The parent prints per query `scan_<query>_ms` = Plexus's median in ms, `baseline` = DuckDB's,
 //! `ratio` = Plexus / DuckDB (issue 18's target: ≤ 2), and with `--compare-bin` `before_ms`
 //! and `speedup_vs_before` = before / now (target: ≥ 3).
@@ -172,6 +177,10 @@ pub struct Options {
     /// next to this one's (`before_ms`, `speedup_vs_before`).
     #[arg(long)]
     pub compare_bin: Option<PathBuf>,
+    /// A database setting for the Plexus children, `NAME=VALUE` (repeatable), e.g.
+    /// `row_cache_bytes=unbounded`; printed on every figure as `settings`.
+    #[arg(long = "scan-set", id = "scan_set")]
+    pub settings: Vec<String>,
 }
 
 /// The hidden `cypher-scan-child` subcommand: loads the files into a fresh database and
@@ -190,6 +199,9 @@ pub struct ChildOptions {
     pub repeats: usize,
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
+    /// A database setting, `NAME=VALUE` (repeatable).
+    #[arg(long = "set")]
+    pub settings: Vec<String>,
 }
 
 /// One system's answer to one query.
@@ -258,6 +270,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     };
 
     let rows = options.rows as f64;
+    let settings = options.settings.join(" ");
     let mut load = match now.load_seconds {
         Some(s) => Figure::new("scan_load_s", s, "s"),
         None => Figure::failed("scan_load_s", "s", "no load time from the child"),
@@ -269,6 +282,9 @@ pub fn run(options: &Options) -> Result<(), String> {
         && let Some(s) = b.load_seconds
     {
         load = load.with("before_s", s);
+    }
+    if !settings.is_empty() {
+        load = load.with_label("settings", &settings);
     }
     load.with_label("system", "plexus")
         .with_label("baseline_system", "duckdb")
@@ -292,6 +308,9 @@ pub fn run(options: &Options) -> Result<(), String> {
                     Ok(Some(Err(error))) => figure = figure.with_label("baseline_error", error),
                     Ok(None) => figure = figure.with_label("baseline_error", "no answer"),
                     Err(error) => figure = figure.with_label("baseline_error", error),
+                }
+                if !settings.is_empty() {
+                    figure = figure.with_label("settings", &settings);
                 }
                 if let Some(plan) = &answer.plan {
                     figure = figure.with_label("plan", plan);
@@ -464,6 +483,9 @@ fn run_plexus_child(
         .args(["--repeats", &options.repeats.to_string()]);
     for query in queries {
         command.args(["--query", query.name]);
+    }
+    for setting in &options.settings {
+        command.args(["--set", setting]);
     }
     let report = read_child(command, &format!("{} cypher-scan-child", bin.display()));
     let _ = std::fs::remove_dir_all(&db);
@@ -673,6 +695,14 @@ fn child_run(options: &ChildOptions) -> Result<(), String> {
     settings
         .set("import_directory", text, SettingSource::Argument)
         .map_err(|e| e.to_string())?;
+    for setting in &options.settings {
+        let (name, value) = setting
+            .split_once('=')
+            .ok_or_else(|| format!("--set {setting}: expected NAME=VALUE"))?;
+        settings
+            .set(name, value, SettingSource::Argument)
+            .map_err(|e| e.to_string())?;
+    }
     let db = Database::open_settings(&options.db, settings).map_err(|e| e.to_string())?;
     let mut conn = db.connect();
     let none = Params::new();
