@@ -70,8 +70,10 @@
 //!
 //! LIMITS
 //! ======
-//! The machine is shared: figures move with the other users' load (the run prints the load
-//! average as `load_avg`). A query that fails in one system gives a figure with an `error`.
+//! The machine is shared: figures move with the other users' load (every figure carries the
+//! 1-minute load average before the children start, `load_avg`, and after they end,
+//! `load_avg_end`; the run's own processes count in the latter). A query that fails in one
+//! system gives a figure with an `error`.
 
 use crate::json::{self, Json};
 use crate::report::Figure;
@@ -269,6 +271,7 @@ pub fn run(options: &Options) -> Result<(), String> {
         None => None,
     };
 
+    let load_avg_end = load_average();
     let rows = options.rows as f64;
     let settings = options.settings.join(" ");
     let mut load = match now.load_seconds {
@@ -290,6 +293,7 @@ pub fn run(options: &Options) -> Result<(), String> {
         .with_label("baseline_system", "duckdb")
         .with("scan_rows", rows)
         .with("load_avg", load_avg)
+        .with("load_avg_end", load_avg_end)
         .print();
 
     for query in queries {
@@ -343,6 +347,7 @@ pub fn run(options: &Options) -> Result<(), String> {
             .with("scan_rows", rows)
             .with("repeats", options.repeats as f64)
             .with("load_avg", load_avg)
+            .with("load_avg_end", load_avg_end)
             .print();
     }
     Ok(())
