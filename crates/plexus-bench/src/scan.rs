@@ -819,3 +819,40 @@ fn json_value(value: &CypherValue) -> String {
         other => json::quote(&format!("{other:?}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(cells: &[Cell]) -> Vec<Cell> {
+        cells.to_vec()
+    }
+
+    #[test]
+    fn answers_compare_as_the_check_promises() {
+        let a = vec![
+            row(&[Cell::Number(2.0), Cell::Number(0.1 + 0.2)]),
+            row(&[Cell::Number(1.0), Cell::Text("ab".into())]),
+        ];
+        let b = vec![
+            row(&[Cell::Number(1.0), Cell::Text("ab".into())]),
+            row(&[Cell::Number(2.0), Cell::Number(0.3)]),
+        ];
+        assert!(
+            same_rows(&a, &b, false).is_ok(),
+            "unordered, floats within tolerance"
+        );
+        assert!(
+            same_rows(&a, &b, true).is_err(),
+            "ordered: the order counts"
+        );
+        assert!(same_rows(&a, &b[..1], false).is_err(), "row counts differ");
+        let c = vec![b[0].clone(), row(&[Cell::Number(2.0), Cell::Number(0.31)])];
+        assert!(
+            same_rows(&a, &c, false).is_err(),
+            "a float out of tolerance"
+        );
+        assert_ne!(hash(0, 1), hash(1, 0));
+        assert_eq!(hash(7, 3), hash(7, 3));
+    }
+}
