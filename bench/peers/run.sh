@@ -7,7 +7,8 @@
 #
 # Creates (once) a virtual environment under target/peers-venv with igraph, networkx
 # (+ scipy), kuzu, ladybug (LadybugDB, the maintained fork of Kùzu; used by
-# `plexus-bench ingest` through ingest_peers.py) and numpy from the Python package index,
+# `plexus-bench ingest` through ingest_peers.py), duckdb (the baseline of the scan figures of
+# `plexus-bench cypher`, through scan_peers.py) and numpy from the Python package index,
 # and writes the edge lists under target/peers.
 # Environment: PLEXUS_PEERS_VENV, PLEXUS_PEERS_DATA override those two directories;
 # PLEXUS_PEERS_REPEATS the runs per kernel (default 3, the median is printed) and
@@ -27,7 +28,8 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 "$VENV/bin/pip" install --quiet --disable-pip-version-check \
-  "igraph==1.0.*" "networkx==3.6.*" scipy numpy "kuzu==0.11.3" "ladybug==0.22.0" >&2
+  "igraph==1.0.*" "networkx==3.6.*" scipy numpy "kuzu==0.11.3" "ladybug==0.22.0" \
+  "duckdb==2.0.1" >&2
 
 for scale in "$SCALE" "$NETWORKX_SCALE"; do
   if [ ! -f "$DATA/rmat-$scale.bin" ]; then

@@ -7,8 +7,13 @@
 //! unmeasured and `repeats` times measured through `Connection::execute` (auto-commit,
 //! results materialised); the median is printed as `ldbc_<query>_ms` with the rows returned.
 //! Updates (IU) are not measured: they would change what the reads see from run to run.
+//!
+//! The scan figures of issue 18 (`scan_*`: large label scans, string predicates, a top-k sort
+//! and a hash join against DuckDB) come after them, from `scan.rs`; `--only snb` or
+//! `--only scan` runs one of the two parts.
 
 use crate::report::Figure;
+use crate::scan;
 use plexus::{Config, Connection, Database, Params};
 use plexus_tck::ldbc_queries::{Query, parameter_candidates, queries};
 use std::path::{Path, PathBuf};
@@ -28,9 +33,24 @@ pub struct Options {
     /// Directory for the benchmark database (default: the system temp dir).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Only one part: `snb` (the LDBC SNB reads) or `scan` (the scan figures).
+    #[arg(long, value_parser = ["snb", "scan"])]
+    only: Option<String>,
+    #[command(flatten)]
+    scan: scan::Options,
 }
 
 pub fn run(options: &Options) -> Result<(), String> {
+    if options.only.as_deref() != Some("scan") {
+        run_snb(options)?;
+    }
+    if options.only.as_deref() != Some("snb") {
+        scan::run(&options.scan)?;
+    }
+    Ok(())
+}
+
+fn run_snb(options: &Options) -> Result<(), String> {
     if options.repeats == 0 {
         return Err("--repeats must be at least 1".into());
     }

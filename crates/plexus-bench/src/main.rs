@@ -5,6 +5,8 @@
 //!     cargo run --release -p plexus-bench -- storage --scale 20
 //!     cargo run --release -p plexus-bench -- ingest --scale 20   # bulk loads vs Kùzu COPY
 //!     cargo run --release -p plexus-bench -- mirror              # PostgreSQL mirror freshness
+//!     cargo run --release -p plexus-bench -- cypher --only scan --scan-rows 1000000
+//!                                                      # scans vs DuckDB (issue 18)
 
 /// mimalloc instead of glibc malloc: a large commit frees millions of small buffers (rows,
 /// write sets), and glibc then consolidates its free lists inside the next statement's first
@@ -16,9 +18,11 @@ mod algo;
 mod bank;
 mod cypher;
 mod ingest;
+mod json;
 mod mirror;
 mod report;
 mod rmat;
+mod scan;
 mod storage;
 
 use clap::{Parser, Subcommand};
@@ -69,8 +73,13 @@ enum Command {
     },
     /// Graphalytics kernels on a live snapshot vs a static CSR, and under concurrent writes.
     Algo(algo::Options),
-    /// LDBC SNB Interactive read latencies (IS1–7, IC1–14) on the SNB mini data set.
+    /// LDBC SNB Interactive read latencies (IS1–7, IC1–14) on the SNB mini data set, then
+    /// scan-heavy queries on generated data against DuckDB (`--only snb|scan`).
     Cypher(cypher::Options),
+    /// (Internal) the Plexus side of the scan figures: loads the scan files into a fresh
+    /// database, times the queries and prints one JSON line per query.
+    #[command(hide = true)]
+    CypherScanChild(scan::ChildOptions),
     /// Bulk ingest: the RMAT graph written as CSV and Parquet, loaded by Plexus's front ends
     /// (edges/s, peak RSS, size on disk) against Kùzu's and LadybugDB's COPY of the same files.
     Ingest(ingest::Options),
@@ -128,6 +137,7 @@ fn main() {
         }
         Command::Algo(options) => algo::run(&options),
         Command::Cypher(options) => cypher::run(&options).map_err(plexus::Error::InvalidArgument),
+        Command::CypherScanChild(options) => scan::child(&options),
         Command::Ingest(options) => ingest::run(&options).map_err(plexus::Error::InvalidArgument),
         Command::IngestChild { figure, data, db } => ingest::child(&figure, &data, &db),
         Command::Bank(options) => bank::run(&options).map_err(plexus::Error::InvalidArgument),
