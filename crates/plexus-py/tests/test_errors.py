@@ -54,8 +54,13 @@ def test_semantic_error(conn):
 
 
 def test_type_error(conn):
+    # Known only at run time: a TypeError.
     with pytest.raises(plexusdb.CypherTypeError):
+        conn.execute("UNWIND [true] AS b RETURN 1 + b")
+    # Both operand types known when the query is compiled: a SyntaxError, as in Neo4j 5.
+    with pytest.raises(plexusdb.CypherSyntaxError) as info:
         conn.execute("RETURN 1 + true")
+    assert info.value.code == "InvalidArgumentType"
 
 
 def test_argument_and_parameter_errors(conn):

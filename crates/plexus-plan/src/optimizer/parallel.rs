@@ -188,27 +188,6 @@ pub fn parallelize(plan: &mut LogicalPlan, config: &ParallelConfig) {
                 parallelize(branch, config);
             }
         }
-        // Operators whose input runs once at the top of the query; their inner plans do not.
-        LogicalPlan::NodeScan { input, .. }
-        | LogicalPlan::RelationshipIndexSeek { input, .. }
-        | LogicalPlan::Expand { input, .. }
-        | LogicalPlan::VarExpand { input, .. }
-        | LogicalPlan::Filter { input, .. }
-        | LogicalPlan::Where { input, .. }
-        | LogicalPlan::Project { input, .. }
-        | LogicalPlan::Aggregate { input, .. }
-        | LogicalPlan::Distinct { input, .. }
-        | LogicalPlan::Sort { input, .. }
-        | LogicalPlan::Skip { input, .. }
-        | LogicalPlan::Limit { input, .. }
-        | LogicalPlan::Unwind { input, .. }
-        | LogicalPlan::LoadCsv { input, .. }
-        | LogicalPlan::Optional { input, .. }
-        | LogicalPlan::Apply { input, .. }
-        | LogicalPlan::HashJoin { input, .. }
-        | LogicalPlan::ProcedureCall { input, .. }
-        | LogicalPlan::Discard { input }
-        | LogicalPlan::Results { input, .. } => parallelize(input, config),
         // Writes (never in a read-only plan), leaves and existing exchanges.
         LogicalPlan::Argument
         | LogicalPlan::Parallel { .. }
@@ -218,6 +197,13 @@ pub fn parallelize(plan: &mut LogicalPlan, config: &ParallelConfig) {
         | LogicalPlan::Set { .. }
         | LogicalPlan::Delete { .. }
         | LogicalPlan::Foreach { .. } => {}
+        // Every other operator's input (its first child) runs once at the top of the query;
+        // its inner plans (an Apply's, a hash join's build side, ...) run per argument row.
+        other => {
+            if let Some(input) = other.children_mut().into_iter().next() {
+                parallelize(input, config);
+            }
+        }
     }
 }
 
