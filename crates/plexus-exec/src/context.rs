@@ -97,6 +97,16 @@ impl Batch {
         self.columns.iter().map(|c| c[row].clone()).collect()
     }
 
+    /// A batch of `columns`, one per slot, all of the same length.
+    pub fn from_columns(columns: Vec<Vec<Value>>) -> Batch {
+        let len = columns.first().map_or(0, Vec::len);
+        assert!(
+            columns.iter().all(|column| column.len() == len),
+            "every column of a batch has one value per row"
+        );
+        Batch { columns, len }
+    }
+
     /// A batch holding one row.
     pub fn single(row: Vec<Value>) -> Batch {
         let len = 1;

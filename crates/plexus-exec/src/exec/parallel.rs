@@ -485,13 +485,19 @@ impl Operator for MorselScan {
             return Ok(None);
         }
         let stop = end.min(begin + BATCH_ROWS);
-        let mut batch = Batch::new(self.source.argument.len());
-        for v in &self.source.ids[begin..stop] {
-            batch.push_row(self.source.argument.clone());
-            batch.set_last(self.source.slot, Value::Node(*v));
-        }
+        // Column by column: the scanned slot holds the morsel's nodes, every other slot the
+        // argument row's value on each row (no row vector per node).
+        let rows = stop - begin;
+        let columns = (self.source.argument.iter().enumerate())
+            .map(|(slot, value)| match slot == self.source.slot {
+                true => (self.source.ids[begin..stop].iter())
+                    .map(|v| Value::Node(*v))
+                    .collect(),
+                false => vec![value.clone(); rows],
+            })
+            .collect();
         self.next = Some(stop);
-        Ok(Some(batch))
+        Ok(Some(Batch::from_columns(columns)))
     }
 
     fn reset(&mut self) {
