@@ -163,7 +163,14 @@ pub struct ExecState {
     /// `CALL { ... } IN TRANSACTIONS` may commit beside and replace (see
     /// `call_in_transactions`); false unless told.
     pub implicit_transaction: bool,
+    /// The most paths a variable-length expand may enumerate from one start node (the
+    /// `var_length_path_limit` setting).
+    pub path_limit: usize,
 }
+
+/// The most paths one variable-length expand may enumerate from one start node, unless the
+/// `var_length_path_limit` setting says otherwise ([`ExecState::path_limit`]).
+pub const DEFAULT_PATH_LIMIT: usize = 5_000_000;
 
 impl ExecState {
     pub(crate) fn new(build_subplan: BuildSubplan) -> Self {
@@ -178,6 +185,7 @@ impl ExecState {
             may_write: true,
             import_dir: None,
             implicit_transaction: false,
+            path_limit: DEFAULT_PATH_LIMIT,
         }
     }
 }

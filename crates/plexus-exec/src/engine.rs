@@ -143,6 +143,13 @@ impl Cursor {
         self
     }
 
+    /// Bounds how many paths a variable-length expand may enumerate from one start node (the
+    /// `var_length_path_limit` setting; default [`crate::DEFAULT_PATH_LIMIT`]).
+    pub fn with_path_limit(mut self, limit: usize) -> Cursor {
+        self.state.path_limit = limit.max(1);
+        self
+    }
+
     /// Says whether the caller lends an implicit (auto-commit) transaction to
     /// [`Cursor::next_chunk`]. A statement with `CALL { ... } IN TRANSACTIONS` needs one: it
     /// commits batches of its own beside it and replaces the lent transaction by a fresh one

@@ -24,6 +24,7 @@ pub mod eval;
 pub mod exec;
 pub mod result;
 
+pub use context::DEFAULT_PATH_LIMIT;
 pub use engine::Cursor;
 pub use engine::syntax_error;
 pub use plexus_plan::logical::{Procedure, ProcedureFn, ProcedureRegistry};

@@ -579,7 +579,12 @@ impl Connection {
                 Some(&stats),
                 &self.parallel,
             )
-            .map(|cursor| cursor.with_import_dir(self.import_dir.clone()))
+            .map(|cursor| {
+                let limit = usize::try_from(self.settings.var_length_path_limit());
+                cursor
+                    .with_import_dir(self.import_dir.clone())
+                    .with_path_limit(limit.unwrap_or(usize::MAX))
+            })
             .and_then(|cursor| cursor.with_implicit_transaction(self.tx.is_none()))
         });
         let cursor = self.fail_in_tx_if_open(opened)?;

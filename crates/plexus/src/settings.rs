@@ -130,6 +130,9 @@ pub struct Values {
     /// Where statements write files (see IMPORT DIRECTORY); relative to the database
     /// directory.
     pub export_directory: PathBuf,
+    /// The most paths a variable-length pattern may match from one start node (see
+    /// `plexus_exec::DEFAULT_PATH_LIMIT`).
+    pub var_length_path_limit: u64,
 }
 
 /// One registered setting.
@@ -278,6 +281,13 @@ pub static REGISTRY: &[Setting] = &[
         |p: &PathBuf| p.display().to_string()
     ),
     setting!(
+        "var_length_path_limit",
+        "the most paths a variable-length pattern may enumerate from one start node before the statement fails (a safety net: patterns whose end nodes are only counted or de-duplicated run as a breadth-first search, which it does not bound)",
+        |v| v.var_length_path_limit,
+        parse_path_limit,
+        u64::to_string
+    ),
+    setting!(
         "default_isolation",
         "the isolation level sessions start with: snapshot or serializable",
         |v| v.config.default_isolation,
@@ -361,6 +371,7 @@ impl Settings {
                 default_query_threads: 0,
                 import_directory: PathBuf::from(DEFAULT_IMPORT_DIRECTORY),
                 export_directory: PathBuf::from(DEFAULT_EXPORT_DIRECTORY),
+                var_length_path_limit: plexus_exec::DEFAULT_PATH_LIMIT as u64,
             },
             sources: vec![Source::Default; REGISTRY.len()],
             front_ends: Vec::new(),
@@ -538,6 +549,11 @@ impl Settings {
             std::fs::create_dir_all(&path).map_err(|e| Error::io(path.display().to_string(), e))?;
         }
         Ok(Some(path))
+    }
+
+    /// The most paths a variable-length pattern may enumerate from one start node.
+    pub fn var_length_path_limit(&self) -> u64 {
+        self.values.var_length_path_limit
     }
 
     /// Worker threads a session starts with (resolved: 0 becomes one per core).
@@ -777,6 +793,13 @@ fn parse_tier_runs(text: &str) -> std::result::Result<usize, String> {
     }
 }
 
+fn parse_path_limit(text: &str) -> std::result::Result<u64, String> {
+    match parse_u64(text, "a number of paths")? {
+        0 => Err(format!("'{text}' is not a positive number of paths")),
+        n => Ok(n),
+    }
+}
+
 pub(crate) fn parse_query_threads(text: &str) -> std::result::Result<usize, String> {
     let n = parse_u64(text, "a number of threads")?;
     if n > MAX_QUERY_THREADS as u64 {
@@ -839,6 +862,7 @@ mod tests {
             default_query_threads: 0,
             import_directory: PathBuf::from(DEFAULT_IMPORT_DIRECTORY),
             export_directory: PathBuf::from(DEFAULT_EXPORT_DIRECTORY),
+            var_length_path_limit: plexus_exec::DEFAULT_PATH_LIMIT as u64,
         };
         for setting in REGISTRY {
             let row = format!("| `{}` | `{}` |", setting.name, (setting.get)(&defaults));

@@ -27,7 +27,7 @@ pub(crate) fn relationships(
 }
 
 /// [`relationships`], appended to `found`.
-fn relationships_into(
+pub(super) fn relationships_into(
     ctx: &mut ExecContext,
     v: VertexId,
     types: &[Arc<str>],
@@ -73,7 +73,7 @@ fn expand_type(
     }
 }
 
-fn as_node(value: &Value, what: &str) -> Result<Option<VertexId>> {
+pub(super) fn as_node(value: &Value, what: &str) -> Result<Option<VertexId>> {
     match value {
         Value::Node(v) => Ok(Some(*v)),
         Value::Null => Ok(None),
@@ -144,27 +144,37 @@ impl RowFn for Expand {
     }
 }
 
-/// The most paths one variable-length expand may produce from one start node.
-pub const MAX_PATHS_PER_ROW: usize = 5_000_000;
-
 pub(super) struct VarExpand {
     pub(super) spec: ExpandSpec,
     pub(super) length: VarLengthSpec,
 }
 
+/// Whether a variable-length pattern's path may take relationship `e`: it is not bound
+/// earlier in the same MATCH and passes the pattern's property map.
+pub(super) fn path_rel_ok(
+    spec: &ExpandSpec,
+    length: &VarLengthSpec,
+    input: &Batch,
+    row: usize,
+    e: EdgeId,
+    ctx: &mut ExecContext,
+) -> Result<bool> {
+    if used_elsewhere(input, row, &spec.distinct_from, e) {
+        return Ok(false);
+    }
+    match &length.rel_filter {
+        Some((temp, predicate)) => {
+            let mut env = Env::new(input, row);
+            env.push_local(*temp, Value::Rel(e));
+            Ok(truthy(&eval(predicate, &mut env, ctx)?))
+        }
+        None => Ok(true),
+    }
+}
+
 impl VarExpand {
     fn rel_ok(&self, input: &Batch, row: usize, e: EdgeId, ctx: &mut ExecContext) -> Result<bool> {
-        if used_elsewhere(input, row, &self.spec.distinct_from, e) {
-            return Ok(false);
-        }
-        match &self.length.rel_filter {
-            Some((temp, predicate)) => {
-                let mut env = Env::new(input, row);
-                env.push_local(*temp, Value::Rel(e));
-                Ok(truthy(&eval(predicate, &mut env, ctx)?))
-            }
-            None => Ok(true),
-        }
+        path_rel_ok(&self.spec, &self.length, input, row, e, ctx)
     }
 
     fn emit(&self, input: &Batch, row: usize, out: &mut Batch, rels: &[EdgeId], end: VertexId) {
@@ -241,8 +251,8 @@ impl VarExpand {
                 if !all {
                     return Ok(());
                 }
-                if emitted > MAX_PATHS_PER_ROW {
-                    return Err(too_many_paths());
+                if emitted > ctx.state.path_limit {
+                    return Err(too_many_paths(ctx.state.path_limit));
                 }
                 continue;
             }
@@ -261,12 +271,16 @@ impl VarExpand {
     }
 }
 
-fn too_many_paths() -> QueryError {
+fn too_many_paths(limit: usize) -> QueryError {
     QueryError::runtime(
         ErrorClass::DatabaseError,
         "LimitExceeded",
         format!(
-            "a variable-length pattern matched more than {MAX_PATHS_PER_ROW} paths from one node"
+            "a variable-length pattern matched more than {limit} paths from one node \
+             (the var_length_path_limit setting); if only its end nodes matter, leave the \
+             relationship list and the path unused and de-duplicate the ends (count(DISTINCT b), \
+             RETURN DISTINCT b, EXISTS {{ ... }}): the pattern then runs as a breadth-first \
+             search that visits each node once"
         ),
     )
 }
@@ -320,8 +334,8 @@ impl RowFn for VarExpand {
             if depth >= min && target.is_none_or(|t| t == v) {
                 self.emit(input, row, out, &rels, v);
                 emitted += 1;
-                if emitted > MAX_PATHS_PER_ROW {
-                    return Err(too_many_paths());
+                if emitted > ctx.state.path_limit {
+                    return Err(too_many_paths(ctx.state.path_limit));
                 }
             }
             if depth >= max {

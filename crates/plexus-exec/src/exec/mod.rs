@@ -67,6 +67,7 @@ mod load_csv;
 mod ops;
 mod parallel;
 mod pipeline;
+mod reach;
 mod scan;
 mod sort;
 mod write;

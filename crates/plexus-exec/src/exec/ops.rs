@@ -13,6 +13,7 @@ use super::aggregate::{Aggregation, Groups};
 use super::expand::{Expand, VarExpand};
 use super::join::HashJoin;
 use super::pipeline::{Flow, Stage};
+use super::reach::DistinctEnds;
 use super::scan::{NodeScan, RelationshipIndexSeek};
 use super::sort::{SortBuffer, SortSpec};
 use super::write;
@@ -181,6 +182,15 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
             };
             (&**input, RowStage::boxed(expand))
         }
+        LogicalPlan::VarExpand {
+            input,
+            spec,
+            length,
+            ..
+        } if length.ends_only => (
+            &**input,
+            RowStage::boxed(DistinctEnds::new(spec.clone(), length.clone())),
+        ),
         LogicalPlan::VarExpand {
             input,
             spec,

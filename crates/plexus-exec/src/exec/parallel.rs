@@ -815,6 +815,7 @@ fn worker_state(parent: &ExecState) -> ExecState {
     let mut state = ExecState::new(parent.build_subplan);
     state.clock = parent.clock;
     state.may_write = false;
+    state.path_limit = parent.path_limit;
     state.deleted_edge_types = parent.deleted_edge_types.clone();
     state.profile = parent
         .profile

@@ -513,7 +513,7 @@ impl Binder<'_> {
 
     /// The subquery expression of `plan`, bound through the scope `watch` came with.
     fn subquery(&mut self, kind: SubqueryKind, mut plan: LogicalPlan, watch: Watch) -> BExpr {
-        optimizer::optimize_subquery(&mut plan, self.stats);
+        optimizer::optimize_subquery(&mut plan, kind, self.stats);
         let id = self.next_subquery;
         self.next_subquery += 1;
         let outer_slots = watch.outer_slots();

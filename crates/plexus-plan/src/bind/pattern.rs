@@ -1350,6 +1350,7 @@ impl Binder<'_> {
             rel_filter,
             shortest,
             leftwards: !step.rightwards,
+            ends_only: false,
         })
     }
 }

@@ -73,6 +73,7 @@ impl LogicalPlan {
                 let kind = match length.shortest {
                     Some(plexus_cypher::ast::ShortestPath::Single) => "ShortestPath",
                     Some(plexus_cypher::ast::ShortestPath::All) => "AllShortestPaths",
+                    None if length.ends_only => "VarLengthExpand(BFS)",
                     None => "VarLengthExpand",
                 };
                 expand_text(kind, spec, &range) + &estimate_text(*est_rows)

@@ -263,6 +263,10 @@ pub struct VarLengthSpec {
     pub shortest: Option<ShortestPath>,
     /// Planned right to left: the relationship list is reversed into pattern order.
     pub leftwards: bool,
+    /// Only the distinct end nodes are used (set by the `var_length_bfs` pass, see
+    /// `optimizer::var_length`): each end reachable from the start once per input row, found
+    /// by a breadth-first search, and the relationship list left null.
+    pub ends_only: bool,
 }
 
 /// A predicate on one property of a scanned node, taken from the filters above its label scan,

@@ -4,7 +4,8 @@
 //! THE PASSES
 //! ==========
 //! ```text
-//!   binder's plan ─▶ predicate_pushdown ─▶ seek_selection ─▶ top_k ─▶ parallelization ─▶ exec
+//!   binder's plan ─▶ predicate_pushdown ─▶ seek_selection ─▶ var_length_bfs ─▶ top_k
+//!                 ─▶ parallelization ─▶ exec
 //! ```
 //! - `predicate_pushdown` ([`pushdown`]): each MATCH's WHERE, which the binder leaves as a
 //!   `Where` above its pattern, becomes `Filter`s placed right above the operator binding the
@@ -13,6 +14,10 @@
 //!   earlier clause's WHERE is placed before a later one walks past it.
 //! - `seek_selection` (with statistics only): every label scan takes the best key seek among
 //!   the filters right above it (primary key, then secondary indexes, see [`pushdown`]).
+//! - `var_length_bfs` ([`var_length`]): a variable-length expand whose relationship list
+//!   nobody reads and whose rows only a de-duplicating consumer sees (`count(DISTINCT b)`,
+//!   `DISTINCT`, `min`/`max`, `EXISTS`) finds its distinct end nodes by a BFS instead of
+//!   enumerating trails.
 //! - `top_k`: a `Sort` directly under a `LIMIT` (through an optional `SKIP`) of constant or
 //!   parameter counts keeps only the first `skip + limit` rows.
 //! - `parallelization` ([`parallel`], read-only statements only): the highest eligible
@@ -38,8 +43,9 @@
 
 pub mod parallel;
 pub mod pushdown;
+pub mod var_length;
 
-use crate::logical::{BExpr, LogicalPlan, QueryPlan, TopCount};
+use crate::logical::{BExpr, LogicalPlan, QueryPlan, SubqueryKind, TopCount};
 use parallel::ParallelConfig;
 use plexus_txn::Statistics;
 
@@ -50,35 +56,48 @@ pub struct OptimizerContext<'a> {
     pub parallel: &'a ParallelConfig,
 }
 
+/// What one pass sees of where its plan runs.
+struct PassContext<'a> {
+    stats: Option<&'a Statistics>,
+    /// `None` in a subquery's plan and in a statement that may write: no parallelization.
+    parallel: Option<&'a ParallelConfig>,
+    /// The plan is an `EXISTS` subquery's: only whether it has a row matters.
+    exists: bool,
+}
+
 /// One named rewrite.
 struct Pass {
     name: &'static str,
-    run: fn(&mut QueryPlan, &OptimizerContext),
+    run: fn(&mut LogicalPlan, &PassContext),
 }
 
 /// The passes, in the order they run (see THE PASSES).
 const PASSES: &[Pass] = &[
     Pass {
         name: "predicate_pushdown",
-        run: |plan, _| predicate_pushdown(&mut plan.root),
+        run: |plan, _| predicate_pushdown(plan),
     },
     Pass {
         name: "seek_selection",
         run: |plan, ctx| {
             if let Some(stats) = ctx.stats {
-                seek_selection(&mut plan.root, stats);
+                seek_selection(plan, stats);
             }
         },
     },
     Pass {
+        name: "var_length_bfs",
+        run: |plan, ctx| var_length::mark_distinct_ends(plan, ctx.exists),
+    },
+    Pass {
         name: "top_k",
-        run: |plan, _| top_k(&mut plan.root),
+        run: |plan, _| top_k(plan),
     },
     Pass {
         name: "parallelization",
         run: |plan, ctx| {
-            if !plan.may_write() {
-                parallel::parallelize(&mut plan.root, ctx.parallel);
+            if let Some(config) = ctx.parallel {
+                parallel::parallelize(plan, config);
             }
         },
     },
@@ -90,10 +109,34 @@ pub type Trace = Vec<(&'static str, String)>;
 
 /// Runs every pass over `plan`; with `trace`, records the plan's EXPLAIN text before the
 /// first pass and after each.
-pub fn optimize(plan: &mut QueryPlan, ctx: &OptimizerContext, mut trace: Option<&mut Trace>) {
-    let mut record = |name: &'static str, plan: &QueryPlan| {
+pub fn optimize(plan: &mut QueryPlan, ctx: &OptimizerContext, trace: Option<&mut Trace>) {
+    let pass_ctx = PassContext {
+        stats: ctx.stats,
+        parallel: (!plan.may_write()).then_some(ctx.parallel),
+        exists: false,
+    };
+    run_passes(&mut plan.root, &pass_ctx, trace);
+    debug_assert!(
+        !holds_where(&plan.root),
+        "a Where survived predicate pushdown"
+    );
+}
+
+/// The passes a subquery expression's plan of `kind` takes when the binder makes it (see
+/// INVARIANTS): all but parallelization, which never applies inside a subquery.
+pub fn optimize_subquery(plan: &mut LogicalPlan, kind: SubqueryKind, stats: Option<&Statistics>) {
+    let ctx = PassContext {
+        stats,
+        parallel: None,
+        exists: var_length::asks_existence(kind),
+    };
+    run_passes(plan, &ctx, None);
+}
+
+fn run_passes(plan: &mut LogicalPlan, ctx: &PassContext, mut trace: Option<&mut Trace>) {
+    let mut record = |name: &'static str, plan: &LogicalPlan| {
         if let Some(trace) = trace.as_deref_mut() {
-            trace.push((name, plan.root.render(&|_| String::new())));
+            trace.push((name, plan.render(&|_| String::new())));
         }
     };
     record("bound", plan);
@@ -101,20 +144,6 @@ pub fn optimize(plan: &mut QueryPlan, ctx: &OptimizerContext, mut trace: Option<
         (pass.run)(plan, ctx);
         record(pass.name, plan);
     }
-    debug_assert!(
-        !holds_where(&plan.root),
-        "a Where survived predicate pushdown"
-    );
-}
-
-/// The passes a subquery expression's plan takes when the binder makes it (see
-/// INVARIANTS): all but parallelization, which never applies inside a subquery.
-pub fn optimize_subquery(plan: &mut LogicalPlan, stats: Option<&Statistics>) {
-    predicate_pushdown(plan);
-    if let Some(stats) = stats {
-        seek_selection(plan, stats);
-    }
-    top_k(plan);
 }
 
 /// Replaces every `Where` by its conjuncts pushed down its input, bottom-up.

@@ -1,0 +1,207 @@
+//! The `var_length_bfs` pass: a variable-length expand whose paths nobody looks at, and whose
+//! end nodes every consumer de-duplicates, finds the set of end nodes by a breadth-first
+//! search instead of enumerating trails.
+//!
+//! WHY
+//! ===
+//! `MATCH (a {id: $s})-[:E*1..3]->(b) RETURN count(DISTINCT b)` asks for a set of nodes, but
+//! openCypher's semantics are one row per *trail* (a path without a repeated relationship):
+//! enumerating them costs the number of trails — exponential in the depth on a dense graph —
+//! where the set costs one visit per reachable node and one look at each of their
+//! relationships. With [`VarLengthSpec::ends_only`] set, the executor runs a BFS over a visited
+//! set and produces each end node once per input row (`exec::expand`, DISTINCT ENDS).
+//!
+//! WHEN (the exact conditions, each tested against enumeration in
+//! `crates/plexus/tests/var_length_bfs.rs`)
+//! ===========================================================================================
+//! A `VarExpand` is marked when all of these hold:
+//! - it is not `shortestPath` / `allShortestPaths` (those have their own search);
+//! - its lower bound is 0 or 1. (With `*2..3`, a node one hop away may still be the end of a
+//!   longer trail: which nodes count depends on the trail lengths, not on the BFS distance.)
+//! - a *set consumer* reads its rows: an `Aggregate` whose every call gives the same answer on
+//!   the set of its input rows as on the multiset — `count(DISTINCT x)`, `min(x)`, `max(x)`,
+//!   or no call at all (grouping keys only, as `WITH DISTINCT`) — or a `Distinct`, or the root
+//!   of an `EXISTS` subquery / pattern predicate, which only asks whether a row exists;
+//! - between the consumer and the expand there are only operators that map each input row to
+//!   output rows on their own, read the graph only and call no `rand()` — `Filter`,
+//!   `Project`, `Expand`, other `VarExpand`s, node scans and relationship seeks, `UNWIND`,
+//!   `Optional` (either side) and `HashJoin` (either side). Such an operator `f` gives the
+//!   same *set* of rows on a multiset of inputs as on its set: `set(f(M)) = set(f(set(M)))`.
+//!   `LIMIT`, `SKIP`, a `Sort` with a limit, a non-DISTINCT aggregate, writes and procedure
+//!   calls do not, and stop the search;
+//! - neither the consumer nor any of those operators reads the relationship-list slot — no
+//!   path built from it, no `size(r)`, no `relationships(p)`, and no later relationship
+//!   pattern of the same MATCH that must differ from its relationships (`distinct_from`).
+//!
+//! Then the rows the expand produces, projected on every slot but the relationship list, are
+//! the distinct rows of the enumeration's: for every end node `b` other than the start `a`,
+//! some trail of length in `1..max` (or `0..max`) ends at `b` iff `b`'s BFS distance from `a`
+//! is in that range — a shortest walk never repeats a node, so never a relationship. The start
+//! itself is an end of a trail of length ≥ 1 only over a cycle: the executor decides that
+//! exactly (DISTINCT ENDS in `exec::expand`). Relationships the pattern must avoid
+//! (`distinct_from`: bound earlier in the same MATCH) and relationships failing the pattern's
+//! property map are removed from the graph the BFS walks, which keeps both sides equal. The
+//! relationship-list slot is left null: nothing reads it.
+//!
+//! Row order changes (BFS order instead of depth-first), which only the consumer sees, and a
+//! set consumer does not depend on it — `collect(DISTINCT x)` does (its list order), so it is
+//! not a set consumer here.
+
+use crate::logical::{
+    AggFunction, BExpr, LogicalPlan, PathElement, SubqueryKind, calls_rand, visit_children,
+};
+
+/// Marks every variable-length expand that may run as a BFS over distinct ends (see WHEN);
+/// with `exists`, the plan is an `EXISTS` subquery's, whose root is a set consumer.
+pub fn mark_distinct_ends(plan: &mut LogicalPlan, exists: bool) {
+    if exists {
+        mark_chain(plan, Vec::new());
+    }
+    mark_consumers(plan);
+}
+
+/// Finds every set consumer in `plan` and marks the expands under it.
+fn mark_consumers(plan: &mut LogicalPlan) {
+    match plan {
+        LogicalPlan::Aggregate {
+            input,
+            keys,
+            aggregates,
+        } => {
+            let set_insensitive = aggregates.iter().all(|(_, call)| {
+                let distinct_count = call.function == AggFunction::Count && call.distinct;
+                let extreme = matches!(call.function, AggFunction::Min | AggFunction::Max);
+                (distinct_count || extreme) && !call.arg.as_ref().is_some_and(calls_rand)
+            });
+            if set_insensitive && !keys.iter().any(|(_, e)| calls_rand(e)) {
+                let mut read = Vec::new();
+                for (_, e) in keys.iter() {
+                    reads_into(e, &mut read);
+                }
+                for (_, call) in aggregates.iter() {
+                    if let Some(arg) = &call.arg {
+                        reads_into(arg, &mut read);
+                    }
+                }
+                mark_chain(input, read);
+            }
+        }
+        LogicalPlan::Distinct { input, slots } => mark_chain(input, slots.clone()),
+        _ => {}
+    }
+    for child in plan.children_mut() {
+        mark_consumers(child);
+    }
+}
+
+/// Marks the expands reachable from `plan` through row-wise operators, given the slots the
+/// consumer and the operators passed on the way read.
+fn mark_chain(plan: &mut LogicalPlan, mut read: Vec<usize>) {
+    match plan {
+        LogicalPlan::Filter { input, predicate } => {
+            if calls_rand(predicate) {
+                return;
+            }
+            reads_into(predicate, &mut read);
+            mark_chain(input, read);
+        }
+        LogicalPlan::Project { input, items } => {
+            if items.iter().any(|(_, e)| calls_rand(e)) {
+                return;
+            }
+            for (_, e) in items.iter() {
+                reads_into(e, &mut read);
+            }
+            mark_chain(input, read);
+        }
+        LogicalPlan::Unwind { input, expr, .. } => {
+            if calls_rand(expr) {
+                return;
+            }
+            reads_into(expr, &mut read);
+            mark_chain(input, read);
+        }
+        LogicalPlan::Expand { input, spec, .. } => {
+            read.extend([spec.from, spec.to]);
+            read.extend(&spec.distinct_from);
+            mark_chain(input, read);
+        }
+        LogicalPlan::RelationshipIndexSeek { input, spec, .. } => {
+            read.extend(&spec.distinct_from);
+            mark_chain(input, read);
+        }
+        LogicalPlan::NodeScan { input, .. } => mark_chain(input, read),
+        LogicalPlan::VarExpand {
+            input,
+            spec,
+            length,
+            ..
+        } => {
+            if length.shortest.is_none() && length.min <= 1 && !read.contains(&spec.rel) {
+                length.ends_only = true;
+            }
+            read.extend([spec.from, spec.to]);
+            read.extend(&spec.distinct_from);
+            if let Some((_, filter)) = &length.rel_filter {
+                reads_into(filter, &mut read);
+            }
+            mark_chain(input, read);
+        }
+        LogicalPlan::Optional { input, inner, .. } => {
+            mark_chain(inner, read.clone());
+            mark_chain(input, read);
+        }
+        LogicalPlan::HashJoin {
+            input,
+            build,
+            keys,
+            optional,
+            ..
+        } => {
+            for (probe, built) in keys.iter() {
+                reads_into(probe, &mut read);
+                reads_into(built, &mut read);
+            }
+            if let Some(residual) = optional.as_ref().and_then(|o| o.residual.as_ref()) {
+                reads_into(residual, &mut read);
+            }
+            mark_chain(build, read.clone());
+            mark_chain(input, read);
+        }
+        _ => {}
+    }
+}
+
+/// Appends every slot `e` may read: its slots, the slots of a path it builds, and the outer
+/// slots of its subqueries. (Over-approximates: a comprehension's own variable counts too.)
+fn reads_into(e: &BExpr, read: &mut Vec<usize>) {
+    let mut pending = vec![e];
+    while let Some(e) = pending.pop() {
+        match e {
+            BExpr::Slot(s) => read_push(read, *s),
+            BExpr::Path(elements) => {
+                for PathElement::Node(s) | PathElement::Rel(s) | PathElement::Rels(s) in elements {
+                    read_push(read, *s);
+                }
+            }
+            BExpr::Subquery(subquery) => {
+                for s in &subquery.outer_slots {
+                    read_push(read, *s);
+                }
+            }
+            _ => {}
+        }
+        visit_children(e, &mut |child| pending.push(child));
+    }
+}
+
+fn read_push(read: &mut Vec<usize>, slot: usize) {
+    if !read.contains(&slot) {
+        read.push(slot);
+    }
+}
+
+/// Whether a subquery of `kind` only asks whether its plan has a row.
+pub fn asks_existence(kind: SubqueryKind) -> bool {
+    matches!(kind, SubqueryKind::Exists)
+}
