@@ -10,7 +10,6 @@ use plexus_plan::logical::{ExpandSpec, VarLengthSpec};
 use plexus_types::{Direction, EdgeId, VertexId};
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::Value;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The relationships of `v` of the given types and direction, each once (an undirected
@@ -162,22 +161,35 @@ pub(super) fn path_rel_ok(
     if used_elsewhere(input, row, &spec.distinct_from, e) {
         return Ok(false);
     }
-    match &length.rel_filter {
-        Some((temp, predicate)) => {
-            let mut env = Env::new(input, row);
-            env.push_local(*temp, Value::Rel(e));
-            Ok(truthy(&eval(predicate, &mut env, ctx)?))
+    for (temp, predicate) in &length.rel_filter {
+        let mut env = Env::new(input, row);
+        env.push_local(*temp, Value::Rel(e));
+        if !truthy(&eval(predicate, &mut env, ctx)?) {
+            return Ok(false);
         }
-        None => Ok(true),
     }
+    Ok(true)
 }
 
 impl VarExpand {
-    fn rel_ok(&self, input: &Batch, row: usize, e: EdgeId, ctx: &mut ExecContext) -> Result<bool> {
+    pub(super) fn rel_ok(
+        &self,
+        input: &Batch,
+        row: usize,
+        e: EdgeId,
+        ctx: &mut ExecContext,
+    ) -> Result<bool> {
         path_rel_ok(&self.spec, &self.length, input, row, e, ctx)
     }
 
-    fn emit(&self, input: &Batch, row: usize, out: &mut Batch, rels: &[EdgeId], end: VertexId) {
+    pub(super) fn emit(
+        &self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        rels: &[EdgeId],
+        end: VertexId,
+    ) {
         out.push_from(input, row);
         let mut list: Vec<Value> = rels.iter().map(|e| Value::Rel(*e)).collect();
         if self.length.leftwards {
@@ -188,90 +200,9 @@ impl VarExpand {
             out.set_last(self.spec.to, Value::Node(end));
         }
     }
-
-    fn shortest(
-        &self,
-        input: &Batch,
-        row: usize,
-        out: &mut Batch,
-        ctx: &mut ExecContext,
-        (from, target): (VertexId, VertexId),
-        all: bool,
-    ) -> Result<()> {
-        let max = self
-            .length
-            .max
-            .unwrap_or(plexus_plan::logical::MAX_VAR_LENGTH_DEPTH);
-        if from == target && self.length.min == 0 {
-            self.emit(input, row, out, &[], target);
-            return Ok(());
-        }
-        // BFS recording, for each vertex, the (edge, predecessor) pairs of its first level.
-        let mut level_of: HashMap<VertexId, u64> = HashMap::from([(from, 0)]);
-        let mut preds: HashMap<VertexId, Vec<(EdgeId, VertexId)>> = HashMap::new();
-        let mut frontier = vec![from];
-        let mut depth = 0;
-        let mut found = false;
-        while !frontier.is_empty() && depth < max && !found {
-            depth += 1;
-            let mut next = Vec::new();
-            for v in frontier {
-                for (e, w) in relationships(ctx, v, &self.spec.types, self.spec.direction)? {
-                    if !self.rel_ok(input, row, e, ctx)? {
-                        continue;
-                    }
-                    match level_of.get(&w) {
-                        Some(&l) if l < depth => continue,
-                        Some(_) => {}
-                        None => {
-                            level_of.insert(w, depth);
-                            next.push(w);
-                        }
-                    }
-                    preds.entry(w).or_default().push((e, v));
-                    if w == target {
-                        found = true;
-                    }
-                }
-            }
-            frontier = next;
-        }
-        if !found || depth < self.length.min {
-            return Ok(());
-        }
-        // Enumerate paths backwards from the target.
-        let mut stack: Vec<(VertexId, Vec<EdgeId>)> = vec![(target, Vec::new())];
-        let mut emitted = 0;
-        while let Some((v, rels)) = stack.pop() {
-            if v == from && !rels.is_empty() {
-                let mut forward = rels.clone();
-                forward.reverse();
-                self.emit(input, row, out, &forward, target);
-                emitted += 1;
-                if !all {
-                    return Ok(());
-                }
-                if emitted > ctx.state.path_limit {
-                    return Err(too_many_paths(ctx.state.path_limit));
-                }
-                continue;
-            }
-            for (e, p) in preds.get(&v).into_iter().flatten() {
-                if level_of.get(p).copied().unwrap_or(u64::MAX) + 1
-                    == level_of.get(&v).copied().unwrap_or(0)
-                    && !rels.contains(e)
-                {
-                    let mut next = rels.clone();
-                    next.push(*e);
-                    stack.push((*p, next));
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
-fn too_many_paths(limit: usize) -> QueryError {
+pub(super) fn too_many_paths(limit: usize) -> QueryError {
     QueryError::runtime(
         ErrorClass::DatabaseError,
         "LimitExceeded",

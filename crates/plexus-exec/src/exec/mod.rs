@@ -69,6 +69,7 @@ mod parallel;
 mod pipeline;
 mod reach;
 mod scan;
+mod shortest;
 mod sort;
 mod write;
 

@@ -35,6 +35,7 @@ mod load_csv;
 mod pattern;
 mod procedure;
 mod projection;
+mod shortest;
 
 pub use build::plan_statement;
 pub(crate) use expr::ExprCtx;

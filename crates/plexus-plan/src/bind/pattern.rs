@@ -46,6 +46,7 @@
 use super::build::{already_bound, chain_and, filter, label_names, where_};
 use super::cost::{self, Estimate, NodeShape, Order, RelShape, Start};
 use super::join;
+use super::shortest::{self, ShortestSearch};
 use super::{Binder, ExprCtx, Scope, syntax};
 use crate::logical::{
     BExpr, LabelTest, MAX_VAR_LENGTH_DEPTH, PathElement, Ty, calls_rand, split_conjuncts,
@@ -941,6 +942,7 @@ impl Binder<'_> {
     ) -> Result<(LogicalPlan, Option<f64>)> {
         let conjuncts = predicate.as_ref().map(conjuncts).unwrap_or_default();
         let mut expanded: Vec<usize> = Vec::new();
+        let mut searches = Vec::new();
         for ctx in &contexts {
             let nested = self.part_order(ctx, &bound, &conjuncts);
             let join = rows
@@ -955,8 +957,16 @@ impl Binder<'_> {
             } else {
                 rows = rows.zip(nested.estimate.as_ref()).map(|(r, e)| r * e.rows);
                 plan = self.plan_part_in_order(plan, ctx, nested, &mut bound, &mut expanded)?;
+                if ctx.part.shortest.is_some() {
+                    searches.push(ShortestSearch {
+                        rels: ctx.slots.rels[0].0,
+                        path: ctx.slots.path.map(|slot| (slot, part_path(ctx))),
+                        bound: bound.clone(),
+                    });
+                }
             }
         }
+        let predicate = shortest::into_searches(&mut plan, &searches, predicate);
         Ok((where_(plan, predicate), rows))
     }
 
@@ -1344,10 +1354,13 @@ impl Binder<'_> {
             }
             None => None,
         };
+        let rel_filter = rel_filter.into_iter().collect();
         Ok(VarLengthSpec {
             min,
             max,
             rel_filter,
+            node_filter: Vec::new(),
+            path_filter: None,
             shortest,
             leftwards: !step.rightwards,
             ends_only: false,

@@ -76,7 +76,26 @@ impl LogicalPlan {
                     None if length.ends_only => "VarLengthExpand(BFS)",
                     None => "VarLengthExpand",
                 };
-                expand_text(kind, spec, &range) + &estimate_text(*est_rows)
+                let mut search = Vec::new();
+                if length.shortest.is_some() {
+                    let each = |(slot, e): &(usize, BExpr)| format!("s{slot}: {}", expr_text(e));
+                    search.extend(length.rel_filter.iter().map(|f| format!("rel {}", each(f))));
+                    search.extend(
+                        length
+                            .node_filter
+                            .iter()
+                            .map(|f| format!("node {}", each(f))),
+                    );
+                    if let Some(filter) = &length.path_filter {
+                        search.push(format!("path {}", expr_text(&filter.predicate)));
+                    }
+                }
+                let search = if search.is_empty() {
+                    String::new()
+                } else {
+                    format!(" where [{}]", search.join("; "))
+                };
+                expand_text(kind, spec, &range) + &search + &estimate_text(*est_rows)
             }
             LogicalPlan::Filter { predicate, .. } => format!("Filter {}", expr_text(predicate)),
             LogicalPlan::Where { predicate, .. } => format!("Where {}", expr_text(predicate)),

@@ -250,6 +250,39 @@ pub(crate) fn occurs(e: &BExpr, wanted: impl Fn(&BExpr) -> bool) -> bool {
     false
 }
 
+/// The slots of the row `e` reads (sorted, each once): its `Slot`s and the elements of the
+/// paths it builds, the outer slots of its subqueries, not the variables its comprehensions,
+/// quantifiers and `reduce`s bind for themselves.
+pub fn free_slots(e: &BExpr) -> Vec<usize> {
+    let mut slots = Vec::new();
+    collect_free_slots(e, &mut slots);
+    slots.sort_unstable();
+    slots.dedup();
+    slots
+}
+
+fn collect_free_slots(e: &BExpr, out: &mut Vec<usize>) {
+    let locals: &[usize] = match e {
+        BExpr::Slot(s) => return out.push(*s),
+        BExpr::Path(elements) => {
+            return out.extend(elements.iter().map(|e| match e {
+                PathElement::Node(s) | PathElement::Rel(s) | PathElement::Rels(s) => *s,
+            }));
+        }
+        BExpr::Subquery(subquery) => return out.extend(&subquery.outer_slots),
+        BExpr::ListComprehension { slot, .. } | BExpr::Quantifier { slot, .. } => {
+            std::slice::from_ref(slot)
+        }
+        BExpr::Reduce {
+            accumulator, slot, ..
+        } => &[*accumulator, *slot],
+        _ => &[],
+    };
+    let mut inner = Vec::new();
+    visit_children(e, &mut |child| collect_free_slots(child, &mut inner));
+    out.extend(inner.into_iter().filter(|s| !locals.contains(s)));
+}
+
 /// Calls `f` on each direct child expression (not into subquery plans).
 pub(crate) fn visit_children<'a>(e: &'a BExpr, f: &mut dyn FnMut(&'a BExpr)) {
     match e {

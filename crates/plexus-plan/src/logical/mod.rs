@@ -256,9 +256,16 @@ pub struct RelSeekSpec {
 pub struct VarLengthSpec {
     pub min: u64,
     pub max: Option<u64>,
-    /// A predicate every relationship on the path must satisfy, evaluated with the
-    /// relationship in `temp_slot` (from `-[*{k: v}]->`).
-    pub rel_filter: Option<(usize, BExpr)>,
+    /// Predicates every relationship on the path must satisfy, each evaluated with the
+    /// relationship in its slot: from `-[*{k: v}]->`, and for a shortest path from its
+    /// MATCH's `all(r IN relationships(p) WHERE …)` (see [`PathFilter`]).
+    pub rel_filter: Vec<(usize, BExpr)>,
+    /// Shortest paths only: predicates every node on the path (both ends included) must
+    /// satisfy, each evaluated with the node in its slot (`all(n IN nodes(p) WHERE …)`).
+    pub node_filter: Vec<(usize, BExpr)>,
+    /// Shortest paths only: the rest of the MATCH's WHERE that reads the path or its
+    /// relationships, part of the search (see [`PathFilter`]).
+    pub path_filter: Option<PathFilter>,
     /// `shortestPath(...)` / `allShortestPaths(...)`: only the shortest paths to `to`.
     pub shortest: Option<ShortestPath>,
     /// Planned right to left: the relationship list is reversed into pattern order.
@@ -267,6 +274,18 @@ pub struct VarLengthSpec {
     /// `optimizer::var_length`): each end reachable from the start once per input row, found
     /// by a breadth-first search, and the relationship list left null.
     pub ends_only: bool,
+}
+
+/// What a shortest-path search must satisfy beyond its per-relationship and per-node
+/// filters: the conjuncts of its MATCH's WHERE that read the path (or its relationship
+/// list) and nothing bound after it. As in Neo4j, the answer is the shortest path that
+/// satisfies them, not the shortest path filtered afterwards: the executor checks each
+/// candidate path, shortest first (an exhaustive search bounded by `var_length_path_limit`).
+#[derive(Debug, Clone)]
+pub struct PathFilter {
+    pub predicate: BExpr,
+    /// The path variable's slot and its expression (`BExpr::Path`), set on each candidate.
+    pub path: Option<(usize, BExpr)>,
 }
 
 /// A predicate on one property of a scanned node, taken from the filters above its label scan,

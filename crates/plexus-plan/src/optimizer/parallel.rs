@@ -224,11 +224,7 @@ fn eligible(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
             }
             LogicalPlan::Expand { input, .. } => node = input,
             LogicalPlan::VarExpand { input, length, .. } => {
-                if length
-                    .rel_filter
-                    .as_ref()
-                    .is_some_and(|(_, e)| has_subquery(e))
-                {
+                if length.rel_filter.iter().any(|(_, e)| has_subquery(e)) {
                     return false;
                 }
                 node = input;

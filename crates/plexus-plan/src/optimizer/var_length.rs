@@ -47,9 +47,7 @@
 //! set consumer does not depend on it — `collect(DISTINCT x)` does (its list order), so it is
 //! not a set consumer here.
 
-use crate::logical::{
-    AggFunction, BExpr, LogicalPlan, PathElement, SubqueryKind, calls_rand, visit_children,
-};
+use crate::logical::{AggFunction, BExpr, LogicalPlan, SubqueryKind, calls_rand, free_slots};
 
 /// Marks every variable-length expand that may run as a BFS over distinct ends (see WHEN);
 /// with `exists`, the plan is an `EXISTS` subquery's, whose root is a set consumer.
@@ -142,7 +140,7 @@ fn mark_chain(plan: &mut LogicalPlan, mut read: Vec<usize>) {
             }
             read.extend([spec.from, spec.to]);
             read.extend(&spec.distinct_from);
-            if let Some((_, filter)) = &length.rel_filter {
+            for (_, filter) in &length.rel_filter {
                 reads_into(filter, &mut read);
             }
             mark_chain(input, read);
@@ -172,33 +170,9 @@ fn mark_chain(plan: &mut LogicalPlan, mut read: Vec<usize>) {
     }
 }
 
-/// Appends every slot `e` may read: its slots, the slots of a path it builds, and the outer
-/// slots of its subqueries. (Over-approximates: a comprehension's own variable counts too.)
+/// Appends every slot of the row `e` reads.
 fn reads_into(e: &BExpr, read: &mut Vec<usize>) {
-    let mut pending = vec![e];
-    while let Some(e) = pending.pop() {
-        match e {
-            BExpr::Slot(s) => read_push(read, *s),
-            BExpr::Path(elements) => {
-                for PathElement::Node(s) | PathElement::Rel(s) | PathElement::Rels(s) in elements {
-                    read_push(read, *s);
-                }
-            }
-            BExpr::Subquery(subquery) => {
-                for s in &subquery.outer_slots {
-                    read_push(read, *s);
-                }
-            }
-            _ => {}
-        }
-        visit_children(e, &mut |child| pending.push(child));
-    }
-}
-
-fn read_push(read: &mut Vec<usize>, slot: usize) {
-    if !read.contains(&slot) {
-        read.push(slot);
-    }
+    read.extend(free_slots(e));
 }
 
 /// Whether a subquery of `kind` only asks whether its plan has a row.
