@@ -492,22 +492,17 @@ impl Binder<'_> {
         Ok(self.subquery(kind, plan, watch))
     }
 
-    /// The matches of `parts` over the outer row (an `Argument`), filtered by `predicate`:
-    /// the plan of a pattern subquery or comprehension; `inner` gains the parts' variables.
+    /// The matches of `parts` over the outer row (an `Argument`), filtered by `predicate`
+    /// (a MATCH's WHERE: the cost model sees it, pushdown places it): the plan of a pattern
+    /// subquery or comprehension; `inner` gains the parts' variables.
     fn plan_matches(
         &mut self,
         inner: &mut Scope,
         parts: &[ast::PatternPart],
         predicate: Option<&ast::Expr>,
     ) -> Result<LogicalPlan> {
-        let (mut plan, _) = self.plan_pattern((LogicalPlan::Argument, None), inner, parts, None)?;
-        if let Some(p) = predicate {
-            let predicate = self.bind_expr(p, inner, ExprCtx::PLAIN)?;
-            plan = LogicalPlan::Filter {
-                input: Box::new(plan),
-                predicate,
-            };
-        }
+        let argument = (LogicalPlan::Argument, None);
+        let (plan, _) = self.plan_pattern(argument, inner, parts, predicate)?;
         Ok(plan)
     }
 

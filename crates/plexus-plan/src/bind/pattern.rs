@@ -56,7 +56,7 @@ use crate::logical::{
     VarLengthSpec,
 };
 use crate::optimizer::pushdown::{
-    best_rel_seek, best_seek, key_seek, key_seeks, node_id_seek, slots_of,
+    best_rel_seek, best_seek, implied_ins, key_seek, key_seeks, node_id_seek, slots_of,
 };
 use plexus_cypher::ast::{self, ComparisonOp, Expr, ExprKind, RelDirection};
 use plexus_txn::{EdgeTypeStatistics, Statistics};
@@ -106,11 +106,18 @@ struct Step {
     est_rows: Option<f64>,
 }
 
+/// With each OR of conjunctions, the `IN`s it implies (`implied_ins`): the cost model sees
+/// the seek an OR of equalities gives its node (pushdown places that seek, not a filter).
 pub(super) fn conjuncts(predicate: &BExpr) -> Vec<Conjunct> {
     let mut parts = Vec::new();
     split_conjuncts(predicate.clone(), &mut parts);
+    let implied: Vec<BExpr> = parts
+        .iter()
+        .flat_map(|c| implied_ins(c).into_iter().map(|(_, e)| e))
+        .collect();
     parts
         .into_iter()
+        .chain(implied)
         .map(|c| {
             let slots = slots_of(&c);
             (c, slots)

@@ -12,7 +12,7 @@
 //! predicate its partners must pass (`residual`) and the slots nulled on an input row
 //! without one (`nulls`).
 
-use super::{ArithOp, BExpr, PathElement, StringOp};
+use super::{ArithOp, BExpr, PathElement, StringOp, Subquery};
 use super::{
     CreatePattern, ExpandSpec, IdPredicate, IdSeek, KeySeek, LogicalPlan, OuterJoin, RangeBound,
     RelSeekSpec, SeekPredicate, SetOp, TopCount,
@@ -241,11 +241,29 @@ impl LogicalPlan {
         }
     }
 
-    /// The tree, with `annotate(operator number)` appended to each line.
+    /// The tree, with `annotate(operator number)` appended to each line; then the plan of
+    /// each subquery expression in it (EXISTS, COUNT, pattern predicates and
+    /// comprehensions), under its name (`Exists#0`), in the order they appear, without
+    /// annotations (they run per outer row, as operators of their own).
     pub fn render(&self, annotate: &dyn Fn(usize) -> String) -> String {
         let mut out = String::new();
         let mut counter = 0;
         self.render_into(&mut out, "", true, &mut counter, annotate);
+        let mut subqueries = Vec::new();
+        collect_subqueries(self, &mut subqueries);
+        while let Some(subquery) = subqueries.pop() {
+            let _ = writeln!(
+                out,
+                "{}",
+                expr_text(&BExpr::Subquery(Box::new(subquery.clone())))
+            );
+            subquery
+                .plan
+                .render_into(&mut out, "", false, &mut 0, &|_| String::new());
+            let mut nested = Vec::new();
+            collect_subqueries(&subquery.plan, &mut nested);
+            subqueries.extend(nested);
+        }
         out
     }
 
@@ -270,6 +288,27 @@ impl LogicalPlan {
             child.render_into(out, &child_prefix, false, counter, annotate);
         }
     }
+}
+
+/// The subquery expressions of `plan`'s operators (not of the subqueries' own plans), in
+/// reverse pre-order (a stack: the first pops first).
+fn collect_subqueries<'a>(plan: &'a LogicalPlan, out: &mut Vec<&'a Subquery>) {
+    let mut found = Vec::new();
+    let mut pending: Vec<&LogicalPlan> = vec![plan];
+    while let Some(plan) = pending.pop() {
+        let mut exprs = plan.expressions();
+        exprs.reverse();
+        while let Some(e) = exprs.pop() {
+            if let BExpr::Subquery(subquery) = e {
+                found.push(&**subquery);
+            }
+            let mut children = Vec::new();
+            super::visit_children(e, &mut |child| children.push(child));
+            exprs.extend(children.into_iter().rev());
+        }
+        pending.extend(plan.children().into_iter().rev());
+    }
+    out.extend(found.into_iter().rev());
 }
 
 /// ` est_rows=N`: the cost model's estimate (see `cost`), if it ran; whole numbers from 10

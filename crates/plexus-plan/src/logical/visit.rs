@@ -1,4 +1,5 @@
-//! The one visitor over plans: an operator's direct inputs, shared or mutable.
+//! The one visitor over plans: an operator's direct inputs, shared or mutable, and the
+//! expressions it evaluates.
 //!
 //! Every rewrite and walk — the optimizer passes, EXPLAIN's numbering, the executor's
 //! operator count — goes through [`LogicalPlan::children`] or [`LogicalPlan::children_mut`],
@@ -7,7 +8,9 @@
 //! matcher, a `FOREACH`'s body), then `UNION` branches in order — the pre-order numbering
 //! EXPLAIN and PROFILE share.
 
-use super::LogicalPlan;
+use super::{
+    BExpr, BatchRows, CreatePattern, IdPredicate, KeySeek, LogicalPlan, SeekPredicate, SetOp,
+};
 
 /// Expands to a match on `$plan` listing the variants' inputs as references made by `$r`
 /// (`&` or `&mut`) and `UNION` branches by `$iter`: the variant list of both accessors.
@@ -58,5 +61,116 @@ impl LogicalPlan {
     /// [`LogicalPlan::children`], mutable: what a rewrite recurses into.
     pub fn children_mut(&mut self) -> Vec<&mut LogicalPlan> {
         inputs!(self, iter_mut, &mut)
+    }
+}
+
+impl LogicalPlan {
+    /// The expressions this operator evaluates (not its inputs'): what EXPLAIN searches for
+    /// subquery plans to print.
+    pub fn expressions(&self) -> Vec<&BExpr> {
+        let mut out: Vec<&BExpr> = Vec::new();
+        match self {
+            LogicalPlan::NodeScan { seek, id_seek, .. } => {
+                if let Some(seek) = seek {
+                    key_seek_exprs(seek, &mut out);
+                }
+                if let Some(id_seek) = id_seek {
+                    out.push(match &id_seek.predicate {
+                        IdPredicate::Equal(e) | IdPredicate::In(e) => e,
+                    });
+                }
+            }
+            LogicalPlan::RelationshipIndexSeek { spec, .. } => key_seek_exprs(&spec.seek, &mut out),
+            LogicalPlan::VarExpand { length, .. } => {
+                out.extend(length.rel_filter.iter().map(|(_, e)| e));
+                out.extend(length.node_filter.iter().map(|(_, e)| e));
+                if let Some(filter) = &length.path_filter {
+                    out.push(&filter.predicate);
+                    out.extend(filter.path.as_ref().map(|(_, e)| e));
+                }
+            }
+            LogicalPlan::Filter { predicate, .. } | LogicalPlan::Where { predicate, .. } => {
+                out.push(predicate)
+            }
+            LogicalPlan::Project { items, .. } => out.extend(items.iter().map(|(_, e)| e)),
+            LogicalPlan::Aggregate {
+                keys, aggregates, ..
+            } => {
+                out.extend(keys.iter().map(|(_, e)| e));
+                for (_, call) in aggregates {
+                    out.extend(call.arg.iter().chain(&call.extra));
+                }
+            }
+            LogicalPlan::Sort { keys, top, .. } => {
+                out.extend(keys.iter().map(|k| &k.expr));
+                if let Some(top) = top {
+                    out.extend(top.skip.iter().chain([&top.limit]));
+                }
+            }
+            LogicalPlan::Skip { count, .. } | LogicalPlan::Limit { count, .. } => out.push(count),
+            LogicalPlan::Unwind { expr, .. } => out.push(expr),
+            LogicalPlan::LoadCsv { source, .. } => out.push(source),
+            LogicalPlan::HashJoin { keys, optional, .. } => {
+                for (probe, build) in keys {
+                    out.extend([probe, build]);
+                }
+                out.extend(optional.as_ref().and_then(|o| o.residual.as_ref()));
+            }
+            LogicalPlan::Create { pattern, .. } => create_exprs(pattern, &mut out),
+            LogicalPlan::Merge {
+                pattern,
+                on_match,
+                on_create,
+                ..
+            } => {
+                create_exprs(pattern, &mut out);
+                set_exprs(on_match.iter().chain(on_create), &mut out);
+            }
+            LogicalPlan::Set { ops, .. } => set_exprs(ops.iter(), &mut out),
+            LogicalPlan::Delete { exprs, .. } => out.extend(exprs),
+            LogicalPlan::Foreach { list, .. } => out.push(list),
+            LogicalPlan::ProcedureCall { args, .. } => out.extend(args),
+            LogicalPlan::CallInTransactions { spec, .. } => {
+                if let BatchRows::Evaluate { expr, .. } = &spec.batch {
+                    out.push(expr);
+                }
+            }
+            LogicalPlan::Argument
+            | LogicalPlan::Expand { .. }
+            | LogicalPlan::Distinct { .. }
+            | LogicalPlan::Optional { .. }
+            | LogicalPlan::Apply { .. }
+            | LogicalPlan::Union { .. }
+            | LogicalPlan::Discard { .. }
+            | LogicalPlan::Parallel { .. }
+            | LogicalPlan::Results { .. } => {}
+        }
+        out
+    }
+}
+
+fn key_seek_exprs<'a>(seek: &'a KeySeek, out: &mut Vec<&'a BExpr>) {
+    match &seek.predicate {
+        SeekPredicate::Equal(e) | SeekPredicate::In(e) | SeekPredicate::Prefix(e) => out.push(e),
+        SeekPredicate::Range { lower, upper } => {
+            out.extend(lower.iter().chain(upper).map(|b| &b.value));
+        }
+    }
+}
+
+fn create_exprs<'a>(pattern: &'a CreatePattern, out: &mut Vec<&'a BExpr>) {
+    out.extend(pattern.nodes.iter().filter_map(|n| n.properties.as_ref()));
+    out.extend(pattern.rels.iter().filter_map(|r| r.properties.as_ref()));
+    out.extend(pattern.paths.iter().map(|(_, e)| e));
+}
+
+fn set_exprs<'a>(ops: impl Iterator<Item = &'a SetOp>, out: &mut Vec<&'a BExpr>) {
+    for op in ops {
+        match op {
+            SetOp::Property { entity, value, .. } | SetOp::Properties { entity, value, .. } => {
+                out.extend([entity, value])
+            }
+            SetOp::Labels { entity, .. } => out.push(entity),
+        }
     }
 }

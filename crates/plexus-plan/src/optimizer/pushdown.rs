@@ -88,8 +88,22 @@
 //! `e…` id — names no node. An id seek goes before a key seek: it finds at most one node per
 //! value. The filter stays above it, as for key seeks.
 //!
+//! OR SEEKS
+//! ========
+//! An `OR` whose every disjunct (a conjunction) compares the same property of the same node
+//! for equality with a seek operand — `a.id = x.id OR a.id = y.id`, or IC14's
+//! `(a.id = s.id AND b.id = e.id) OR (a.id = e.id AND b.id = s.id)` — implies
+//! `a.id IN [x.id, y.id]` ([`implied_ins`]). Pushdown gives that `IN` to the label scan
+//! binding `a` as its seek when it would land right above it (it reads only `a` and what is
+//! bound before), without adding it as a filter: the `OR` itself stays a filter, wherever it
+//! lands, and accepts only nodes the seek finds — a union of seeks, one per value,
+//! de-duplicated. The cost model sees the implied `IN` too (`bind::pattern::conjuncts`), so a
+//! pattern part may start at the node it seeks; [`choose_seeks`] weighs it against the other
+//! key predicates and names the index that answers it.
+//!
 //! Not done: chained comparisons (`1 < n.p < 5`) and `<>` are never seeks; `ENDS WITH`,
-//! `CONTAINS` and `=~` are not; an `OR` of key predicates is not (no index union).
+//! `CONTAINS` and `=~` are not; an `OR` over different properties (`a.x = 1 OR a.y = 2`) is
+//! not (no union of different indexes).
 //!
 //! WHAT MOVES, AND HOW FAR
 //! =======================
@@ -99,9 +113,10 @@
 //!   (pattern predicates, EXISTS), comprehensions, quantifiers and `reduce` stay where they
 //!   are.
 //! - A conjunct walks down through Filter, NodeScan, RelationshipIndexSeek (which binds a
-//!   relationship and its two ends) and Expand only; any other operator
-//!   (variable-length expands, projections, the plan of an earlier clause) stops it. It stops
-//!   above the first operator that binds one of its variables.
+//!   relationship and its two ends), Expand and variable-length expands (shortest paths
+//!   included: they bind their relationship list and far end) only; any other operator
+//!   (projections, the plan of an earlier clause) stops it. It stops above the first
+//!   operator that binds one of its variables.
 //! - At a `HashJoin` (see `join`) a conjunct reading none of the build side's variables walks
 //!   on down the input; one reading only build-side variables moves into the build side (so
 //!   `b.name = 'x'` filters the hash table's rows, and may become the build scan's seek); one
@@ -127,11 +142,113 @@ use std::sync::Arc;
 pub(crate) fn push_filter(plan: LogicalPlan, predicate: BExpr) -> LogicalPlan {
     let mut conjuncts = Vec::new();
     split_conjuncts(predicate, &mut conjuncts);
-    conjuncts
-        .into_iter()
-        .fold(plan, |plan, conjunct| match slots_of(&conjunct) {
+    conjuncts.into_iter().fold(plan, |plan, conjunct| {
+        let plan = implied_ins(&conjunct)
+            .into_iter()
+            .fold(plan, |plan, (slot, implied)| seek_only(plan, slot, implied));
+        match slots_of(&conjunct) {
             Some(slots) => place(plan, conjunct, &slots),
             None => filter_above(plan, conjunct),
+        }
+    })
+}
+
+/// `plan` with the label scan binding `slot` — if `implied`, `slot.key IN [...]`, would be
+/// placed right above it and it has no seek yet — seeking `implied`, without the filter
+/// (see OR SEEKS).
+fn seek_only(plan: LogicalPlan, slot: usize, implied: BExpr) -> LogicalPlan {
+    let Some(slots) = slots_of(&implied) else {
+        return plan;
+    };
+    place_with(plan, &slots, |mut plan| {
+        if let LogicalPlan::NodeScan {
+            slot: scanned,
+            label: Some(_),
+            seek: seek @ None,
+            ..
+        } = &mut plan
+            && *scanned == slot
+        {
+            *seek = key_seeks(slot, &implied).into_iter().next();
+        }
+        plan
+    })
+}
+
+/// For an OR of conjunctions, the `slot.key IN [v1, v2, …]` it implies (see OR SEEKS): one
+/// for each property of a node that every disjunct compares for equality with a
+/// [`seek_operand`].
+pub(crate) fn implied_ins(predicate: &BExpr) -> Vec<(usize, BExpr)> {
+    if !matches!(predicate, BExpr::Or(..)) {
+        return Vec::new();
+    }
+    let mut disjuncts = Vec::new();
+    operands_of(predicate, true, &mut disjuncts);
+    let equalities: Vec<Vec<(usize, &Arc<str>, &BExpr)>> = disjuncts
+        .iter()
+        .map(|d| {
+            let mut conjuncts = Vec::new();
+            operands_of(d, false, &mut conjuncts);
+            conjuncts.into_iter().filter_map(equality).collect()
+        })
+        .collect();
+    let Some((first, rest)) = equalities.split_first() else {
+        return Vec::new();
+    };
+    let mut implied: Vec<(usize, BExpr)> = Vec::new();
+    let mut seen: Vec<(usize, &Arc<str>)> = Vec::new();
+    for &(slot, key, value) in first {
+        if seen.contains(&(slot, key)) {
+            continue;
+        }
+        seen.push((slot, key));
+        let property = BExpr::Property(Box::new(BExpr::Slot(slot)), key.clone());
+        let mut values = vec![value.clone()];
+        let in_every = rest.iter().all(|eqs| {
+            let found = eqs.iter().find(|(s, k, _)| *s == slot && *k == key);
+            found.map(|(_, _, v)| values.push((*v).clone())).is_some()
+        });
+        if in_every {
+            implied.push((
+                slot,
+                BExpr::In(Box::new(property), Box::new(BExpr::List(values))),
+            ));
+        }
+    }
+    implied
+}
+
+/// The operands of a chain of `OR`s (`disjunction`) or of `AND`s.
+fn operands_of<'a>(e: &'a BExpr, disjunction: bool, out: &mut Vec<&'a BExpr>) {
+    match e {
+        BExpr::Or(a, b) if disjunction => {
+            operands_of(a, disjunction, out);
+            operands_of(b, disjunction, out);
+        }
+        BExpr::And(a, b) if !disjunction => {
+            operands_of(a, disjunction, out);
+            operands_of(b, disjunction, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// `slot.key = value` (either way round) with `value` a [`seek_operand`] of `slot`.
+fn equality(e: &BExpr) -> Option<(usize, &Arc<str>, &BExpr)> {
+    let BExpr::Compare(operands, ops) = e else {
+        return None;
+    };
+    let ([left, right], [ComparisonOp::Eq]) = (operands.as_slice(), ops.as_slice()) else {
+        return None;
+    };
+    [(left, right), (right, left)]
+        .into_iter()
+        .find_map(|(property, value)| match property {
+            BExpr::Property(entity, key) => match **entity {
+                BExpr::Slot(slot) if seek_operand(slot, value) => Some((slot, key, value)),
+                _ => None,
+            },
+            _ => None,
         })
 }
 
@@ -157,7 +274,8 @@ fn descent(plan: &LogicalPlan, slots: &[usize]) -> Descent {
         LogicalPlan::Filter { .. }
         | LogicalPlan::NodeScan { .. }
         | LogicalPlan::RelationshipIndexSeek { .. }
-        | LogicalPlan::Expand { .. } => {
+        | LogicalPlan::Expand { .. }
+        | LogicalPlan::VarExpand { .. } => {
             if binds(plan).iter().any(|s| slots.contains(s)) {
                 Descent::Here
             } else {
@@ -186,11 +304,21 @@ fn descent(plan: &LogicalPlan, slots: &[usize]) -> Descent {
 /// whichever side binds all of them (the build side, or the input when the build side binds
 /// none). The descent is iterative: the chain is unwound into a stack of operators and
 /// rebuilt around the filter.
-fn place(mut plan: LogicalPlan, conjunct: BExpr, slots: &[usize]) -> LogicalPlan {
+fn place(plan: LogicalPlan, conjunct: BExpr, slots: &[usize]) -> LogicalPlan {
+    place_with(plan, slots, |plan| attach(plan, conjunct))
+}
+
+/// [`place`]'s descent for something reading `slots`, with `at` applied to the operator it
+/// stops above.
+fn place_with(
+    mut plan: LogicalPlan,
+    slots: &[usize],
+    at: impl FnOnce(LogicalPlan) -> LogicalPlan,
+) -> LogicalPlan {
     let mut above: Vec<LogicalPlan> = Vec::new();
     let mut rebuilt = loop {
         match descent(&plan, slots) {
-            Descent::Here => break attach(plan, conjunct),
+            Descent::Here => break at(plan),
             Descent::Input => {
                 let input = take_input(&mut plan);
                 above.push(plan);
@@ -199,7 +327,7 @@ fn place(mut plan: LogicalPlan, conjunct: BExpr, slots: &[usize]) -> LogicalPlan
             Descent::Build => {
                 if let LogicalPlan::HashJoin { build, .. } = &mut plan {
                     let side = std::mem::replace(&mut **build, LogicalPlan::Argument);
-                    **build = place(side, conjunct, slots);
+                    **build = place_with(side, slots, at);
                 }
                 break plan;
             }
@@ -278,12 +406,14 @@ fn identity_of(slot: usize, e: &BExpr) -> Option<IdFunction> {
     }
 }
 
-/// The slots a Filter / NodeScan / RelationshipIndexSeek / Expand binds.
+/// The slots a Filter / NodeScan / RelationshipIndexSeek / Expand / VarExpand binds.
 fn binds(plan: &LogicalPlan) -> Vec<usize> {
     match plan {
         LogicalPlan::NodeScan { slot, .. } => vec![*slot],
         LogicalPlan::RelationshipIndexSeek { spec, .. } => vec![spec.left, spec.rel, spec.right],
-        LogicalPlan::Expand { spec, .. } => vec![spec.rel, spec.to],
+        LogicalPlan::Expand { spec, .. } | LogicalPlan::VarExpand { spec, .. } => {
+            vec![spec.rel, spec.to]
+        }
         _ => Vec::new(),
     }
 }
@@ -294,6 +424,7 @@ fn input_mut(plan: &mut LogicalPlan) -> &mut Box<LogicalPlan> {
         | LogicalPlan::NodeScan { input, .. }
         | LogicalPlan::RelationshipIndexSeek { input, .. }
         | LogicalPlan::Expand { input, .. }
+        | LogicalPlan::VarExpand { input, .. }
         | LogicalPlan::HashJoin { input, .. } => input,
         _ => unreachable!("only walkable operators are descended"),
     }
@@ -529,7 +660,24 @@ pub(crate) fn choose_seeks(plan: &mut LogicalPlan, stats: &Statistics, above: &m
             seek,
             ..
         } => {
-            let seeks = above.iter().flat_map(|p| key_seeks(*slot, p)).collect();
+            // The filters' key predicates, the INs their ORs imply, and the seek the scan has
+            // (pushdown may have placed an implied IN there without a filter: see OR SEEKS).
+            let implied = above
+                .iter()
+                .flat_map(implied_ins)
+                .filter(|(s, _)| s == slot)
+                .map(|(_, e)| e)
+                .collect::<Vec<_>>();
+            let current = seek.clone().map(|seek| KeySeek {
+                index: None,
+                ..seek
+            });
+            let seeks = above
+                .iter()
+                .chain(&implied)
+                .flat_map(|p| key_seeks(*slot, p))
+                .chain(current)
+                .collect();
             if let Some(best) = best_seek(stats, label, seeks) {
                 *seek = Some(best);
             }
