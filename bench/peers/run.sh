@@ -5,7 +5,8 @@
 #
 #   bench/peers/run.sh [SCALE]      # default 20; NetworkX runs at scale 17 only
 #
-# Creates (once) a virtual environment under target/peers-venv with igraph, networkx
+# Creates (once) a virtual environment under target/peers-venv with igraph (also the baseline
+# of the k-hop figures of `plexus-bench cypher`, through khop_peers.py), networkx
 # (+ scipy), kuzu, ladybug (LadybugDB, the maintained fork of Kùzu; used by
 # `plexus-bench ingest` through ingest_peers.py), duckdb (the baseline of the scan figures of
 # `plexus-bench cypher`, through scan_peers.py) and numpy from the Python package index,

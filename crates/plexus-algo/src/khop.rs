@@ -17,12 +17,21 @@
 //! ====
 //! `Σ_v (edges within k hops of v)`: cheap for k = 1, 2 on sparse graphs, quadratic-ish for
 //! large k on small-world graphs (every search reaches everything) — use BFS for one source.
+//!
+//! ONE SOURCE
+//! ==========
+//! [`khop_from`] is the same bounded search from one source, on the calling thread, with a
+//! visited array of its own (`4n` bytes, zeroed by the allocator; [`khop_from_sources`] runs
+//! several sources in turn on one array): what a query such as
+//! `MATCH (a {id: $s})-[*1..k]->(b) RETURN count(DISTINCT b)` asks, minus `a` itself when a
+//! cycle of length ≤ k leads back to it. `plexus-bench cypher --only khop` measures it
+//! against igraph's `neighborhood(order=k, mode="out", mindist=1)`, which counts the same set.
 
 use rayon::prelude::*;
 
-use crate::Direction;
 use crate::csr::Graph;
 use crate::par::ScratchPool;
+use crate::{AlgoError, Direction, check_source};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KHopParams {
@@ -56,6 +65,37 @@ pub fn khop_count(g: &Graph, params: &KHopParams) -> Vec<u64> {
         .into_par_iter()
         .map(|v| pool.with(|search| search.count(g, v, params)))
         .collect()
+}
+
+/// Number of vertices within `params.k` hops of `source` (itself excluded: a cycle back to
+/// `source` does not count it), one bounded BFS on the calling thread.
+pub fn khop_from(g: &Graph, source: u32, params: &KHopParams) -> Result<u64, AlgoError> {
+    Ok(khop_from_sources(g, &[source], params)?[0])
+}
+
+/// [`khop_from`] for each of `sources` in turn, on the calling thread, sharing one visited
+/// array (allocated and zeroed once: at a million vertices that is most of a 1-hop search).
+pub fn khop_from_sources(
+    g: &Graph,
+    sources: &[u32],
+    params: &KHopParams,
+) -> Result<Vec<u64>, AlgoError> {
+    for &source in sources {
+        check_source(g.vertex_count(), source)?;
+    }
+    if params.k == 0 {
+        return Ok(vec![0; sources.len()]);
+    }
+    let mut search = Search {
+        stamps: vec![0; g.vertex_count()],
+        epoch: 0,
+        frontier: Vec::new(),
+        next: Vec::new(),
+    };
+    Ok(sources
+        .iter()
+        .map(|&source| search.count(g, source, params))
+        .collect())
 }
 
 impl Search {
@@ -122,6 +162,47 @@ mod tests {
         assert_eq!(hop(2, Direction::In), vec![1, 1, 2, 2]);
         assert_eq!(hop(1, Direction::Both), vec![1, 2, 2, 1]);
         assert_eq!(hop(9, Direction::Both), vec![3; 4]);
+    }
+
+    #[test]
+    fn one_source_agrees_with_every_source() {
+        // 0 → 1 → 2 → 3 → 0 (a 4-cycle), 1 → 1 (self-loop), 2 → 4, parallel 0 → 1
+        let g = graph(
+            5,
+            &[(0, 1), (0, 1), (1, 2), (2, 3), (3, 0), (1, 1), (2, 4)],
+            true,
+        );
+        for direction in [Direction::Out, Direction::In, Direction::Both] {
+            for k in 0..6 {
+                let params = KHopParams { k, direction };
+                let all = khop_count(&g, &params);
+                for v in 0..5u32 {
+                    let one = khop_from(&g, v, &params).expect("source in range");
+                    assert_eq!(one, all[v as usize], "k {k}, {direction:?}, source {v}");
+                }
+            }
+        }
+        let params = KHopParams {
+            k: 3,
+            direction: Direction::Out,
+        };
+        let sources = [4, 0, 2, 0];
+        let all = khop_count(&g, &params);
+        let expected: Vec<u64> = sources.iter().map(|&v| all[v as usize]).collect();
+        assert_eq!(khop_from_sources(&g, &sources, &params), Ok(expected));
+        assert_eq!(khop_from_sources(&g, &[], &params), Ok(vec![]));
+        // From 0: 1 (1 hop), 2 (2), 3 and 4 (3); the cycle back to 0 needs 4 hops, and would
+        // not count 0 anyway.
+        assert_eq!(khop_from(&g, 0, &params), Ok(4));
+        let out_of_range = Err(AlgoError::SourceOutOfRange {
+            source_vertex: 5,
+            vertex_count: 5,
+        });
+        assert_eq!(khop_from(&g, 5, &params), out_of_range);
+        assert_eq!(
+            khop_from_sources(&g, &[0, 5], &params),
+            out_of_range.map(|c| vec![c])
+        );
     }
 
     #[test]

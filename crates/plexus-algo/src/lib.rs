@@ -14,7 +14,8 @@
 //!   snapshot-like AdjacencySource ──(per-vertex slices)────────────▶ Graph::from_source
 //!   edge list (files, tests) ──────────────────────────────────────▶ Graph::from_edges
 //!                                                                        │
-//!   kernels::{bfs · pagerank · wcc · cdlp · lcc · sssp · khop_count · triangle_count · degree}
+//!   kernels::{bfs · pagerank · wcc · cdlp · lcc · sssp · khop_count · khop_from ·
+//!            triangle_count · degree}
 //!                                                                        │
 //!                                              Vec<_> indexed by dense vertex id (0..n)
 //! ```
@@ -93,7 +94,7 @@ pub mod kernels {
     pub use crate::bfs::bfs;
     pub use crate::cdlp::cdlp;
     pub use crate::degree::degree;
-    pub use crate::khop::khop_count;
+    pub use crate::khop::{khop_count, khop_from, khop_from_sources};
     pub use crate::lcc::lcc;
     pub use crate::pagerank::pagerank;
     pub use crate::sssp::sssp;

@@ -9,11 +9,14 @@
 //! Updates (IU) are not measured: they would change what the reads see from run to run.
 //!
 //! The scan figures of issue 18 (`scan_*`: large label scans, string predicates, a top-k sort
-//! and a hash join against DuckDB) come after them, from `scan.rs`; `--only snb` or
-//! `--only scan` runs one of the two parts.
+//! and a hash join against DuckDB) come after them, from `scan.rs`, then the k-hop figures of
+//! issue 24 (`khop_*`: `MATCH (a:V {id: $s})-[:E*1..k]->(b) RETURN count(DISTINCT b)` and the
+//! `plexus::algo` kernel on the RMAT graph against igraph's `neighborhood`), from `khop.rs`;
+//! `--only snb`, `--only scan` or `--only khop` runs one of the three parts. Both peers run
+//! with the `--python` of the scan options (the peers' virtual environment).
 
 use crate::report::Figure;
-use crate::scan;
+use crate::{khop, scan};
 use plexus::{Config, Connection, Database, Params};
 use plexus_tck::ldbc_queries::{Query, parameter_candidates, queries};
 use std::path::{Path, PathBuf};
@@ -33,19 +36,26 @@ pub struct Options {
     /// Directory for the benchmark database (default: the system temp dir).
     #[arg(long)]
     dir: Option<PathBuf>,
-    /// Only one part: `snb` (the LDBC SNB reads) or `scan` (the scan figures).
-    #[arg(long, value_parser = ["snb", "scan"])]
+    /// Only one part: `snb` (the LDBC SNB reads), `scan` (the scan figures) or `khop` (the
+    /// k-hop figures).
+    #[arg(long, value_parser = ["snb", "scan", "khop"])]
     only: Option<String>,
     #[command(flatten)]
     scan: scan::Options,
+    #[command(flatten)]
+    khop: khop::Options,
 }
 
 pub fn run(options: &Options) -> Result<(), String> {
-    if options.only.as_deref() != Some("scan") {
+    let part = |name: &str| options.only.as_deref().is_none_or(|only| only == name);
+    if part("snb") {
         run_snb(options)?;
     }
-    if options.only.as_deref() != Some("snb") {
+    if part("scan") {
         scan::run(&options.scan)?;
+    }
+    if part("khop") {
+        khop::run(&options.khop, &options.scan.python)?;
     }
     Ok(())
 }

@@ -7,6 +7,8 @@
 //!     cargo run --release -p plexus-bench -- mirror              # PostgreSQL mirror freshness
 //!     cargo run --release -p plexus-bench -- cypher --only scan --scan-rows 1000000
 //!                                                      # scans vs DuckDB (issue 18)
+//!     cargo run --release -p plexus-bench -- cypher --only khop --khop-scale 12
+//!                                                      # k-hop vs igraph (issue 24)
 
 /// mimalloc instead of glibc malloc: a large commit frees millions of small buffers (rows,
 /// write sets), and glibc then consolidates its free lists inside the next statement's first
@@ -19,6 +21,7 @@ mod bank;
 mod cypher;
 mod ingest;
 mod json;
+mod khop;
 mod mirror;
 mod report;
 mod rmat;
@@ -74,7 +77,8 @@ enum Command {
     /// Graphalytics kernels on a live snapshot vs a static CSR, and under concurrent writes.
     Algo(algo::Options),
     /// LDBC SNB Interactive read latencies (IS1–7, IC1–14) on the SNB mini data set, then
-    /// scan-heavy queries on generated data against DuckDB (`--only snb|scan`).
+    /// scan-heavy queries on generated data against DuckDB, then k-hop counts on the RMAT
+    /// graph against igraph (`--only snb|scan|khop`).
     Cypher(cypher::Options),
     /// (Internal) the Plexus side of the scan figures: loads the scan files into a fresh
     /// database, times the queries and prints one JSON line per query.

@@ -154,6 +154,7 @@ pub const QUERIES: [ScanQuery; 5] = [
 ];
 
 #[derive(clap::Args, Clone)]
+#[group(id = "scan_options")]
 pub struct Options {
     /// `:P` vertices of the scan figures (`:Q` gets one per 100).
     #[arg(long = "scan-rows", id = "scan_rows", default_value_t = 10_000_000)]
