@@ -501,6 +501,24 @@ impl Hash for GroupKey {
     }
 }
 
+/// One value under [`GroupKey`]'s equivalence, without the key's list: what a DISTINCT
+/// aggregate remembers of each argument it has seen. Hashes and compares as the one-value
+/// `GroupKey`.
+#[derive(Clone, Debug)]
+pub struct DistinctValue(pub Value);
+
+impl PartialEq for DistinctValue {
+    fn eq(&self, other: &Self) -> bool {
+        equivalent(&self.0, &other.0)
+    }
+}
+impl Eq for DistinctValue {}
+impl Hash for DistinctValue {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        hash_value(&self.0, state);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

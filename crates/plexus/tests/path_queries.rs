@@ -358,3 +358,38 @@ fn the_shortest_path_that_satisfies_the_where() {
                  WITH p WHERE all(r IN relationships(p) WHERE r.w > 0) RETURN count(p)";
     assert_eq!(rows(&mut conn, after), ["0"]);
 }
+
+/// A search that visits more vertices than the visited set keeps in its hash map (1,024)
+/// moves to dense arrays mid-search: a star of 20,000 leaves with a second relationship to
+/// one of them (a closed trail of length 2 through the centre), against enumeration.
+#[test]
+fn large_searches_match_enumeration() {
+    let db = Database::open_in_memory(Config::default()).expect("open");
+    let mut conn = db.connect();
+    conn.execute(
+        "CREATE (c:N {id: 0}) WITH c UNWIND range(1, 20000) AS i CREATE (c)-[:R]->(:N {id: i})",
+        &Params::new(),
+    )
+    .expect("star");
+    conn.execute(
+        "MATCH (c:N {id: 0}), (l:N {id: 777}) CREATE (l)-[:R]->(c)",
+        &Params::new(),
+    )
+    .expect("back");
+    for pattern in ["-[r:R*1..2]-", "-[r:R*1..2]->", "<-[r:R*0..3]-"] {
+        let bfs = format!("MATCH (a:N {{id: 0}}){pattern}(b) RETURN count(DISTINCT b) AS n");
+        let enumerating = format!(
+            "MATCH (a:N {{id: 0}}){pattern}(b) WHERE size(r) >= 0 RETURN count(DISTINCT b) AS n"
+        );
+        assert!(plan(&mut conn, &bfs).contains("(BFS)"), "{bfs}");
+        assert_eq!(
+            rows(&mut conn, &bfs),
+            rows(&mut conn, &enumerating),
+            "{bfs}"
+        );
+    }
+    // Twice in one statement: the second search reuses the first one's arrays.
+    let twice = "MATCH (a:N) WHERE a.id IN [0, 777] MATCH (a)-[:R*1..2]-(b) RETURN a.id AS a, count(DISTINCT b) AS n";
+    // Each end is an end of its own: the two relationships between 0 and 777 close a trail.
+    assert_eq!(rows(&mut conn, twice), ["0 | 20001", "777 | 20001"]);
+}

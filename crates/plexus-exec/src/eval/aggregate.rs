@@ -25,11 +25,11 @@ use crate::context::ExecContext;
 use plexus_plan::logical::ArithOp;
 use plexus_plan::logical::{AggCall, AggFunction};
 use plexus_value::error::{QueryError, Result};
-use plexus_value::value::{GroupKey, Value, order};
+use plexus_value::value::{DistinctValue, Value, order};
 use std::collections::HashSet;
 
 pub struct Accumulator {
-    seen: Option<HashSet<GroupKey>>,
+    seen: Option<HashSet<DistinctValue, ahash::RandomState>>,
     count: i64,
     sum: Value,
     best: Option<Value>,
@@ -40,7 +40,7 @@ pub struct Accumulator {
 impl Accumulator {
     pub fn new(call: &AggCall) -> Self {
         Accumulator {
-            seen: call.distinct.then(HashSet::new),
+            seen: call.distinct.then(HashSet::default),
             count: 0,
             sum: Value::Int(0),
             best: None,
@@ -70,7 +70,7 @@ impl Accumulator {
     /// true without DISTINCT; with it, records `value` as seen.
     pub fn first_occurrence(&mut self, value: &Value) -> bool {
         match &mut self.seen {
-            Some(seen) => seen.insert(GroupKey(vec![value.clone()])),
+            Some(seen) => seen.insert(DistinctValue(value.clone())),
             None => true,
         }
     }

@@ -125,7 +125,18 @@ fn from_option(value: Option<bool>) -> Value {
     value.map_or(Value::Null, Value::Bool)
 }
 
+#[inline]
 pub fn eval(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Value> {
+    // Slots and constants, by far the commonest, without the large frame of the full match.
+    match e {
+        BExpr::Slot(slot) => Ok(env.get(*slot)),
+        BExpr::Const(v) => Ok(v.clone()),
+        _ => eval_compound(e, env, ctx),
+    }
+}
+
+/// [`eval`] of any expression.
+fn eval_compound(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Value> {
     Ok(match e {
         BExpr::Const(v) => v.clone(),
         BExpr::Param(name) => ctx.params.get(&**name).cloned().ok_or_else(|| {

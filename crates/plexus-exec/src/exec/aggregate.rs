@@ -129,6 +129,10 @@ impl Groups {
         env: &mut Env<'_>,
         ctx: &mut ExecContext,
     ) -> Result<usize> {
+        // Without grouping keys every row is in the one group: no key to build or hash.
+        if aggregation.keys.is_empty() && !self.keys.is_empty() {
+            return Ok(0);
+        }
         let key = aggregation.key(env, ctx)?;
         self.group(key, aggregation)
     }

@@ -36,72 +36,193 @@
 //!
 //! STATE AND LIMITS
 //! ================
-//! The visited set is a per-table array of epoch-stamped marks (`Mark`: level and branch),
-//! reused across input rows — a new search bumps the epoch instead of clearing. Memory: 12
-//! bytes per vertex offset up to the largest offset reached, per table.
+//! The visited set starts as a hash map and moves to dense per-table arrays once a search
+//! passes [`SPARSE_MAX_VERTICES`] vertices: one bit a vertex offset for directed searches
+//! (128 KiB per million vertices, cleared word by dirtied word), an epoch stamp and a mark
+//! (level, branch: 12 bytes) for undirected ones (a new search bumps the epoch instead of
+//! clearing). The arrays are reused by the operator's next searches and, between
+//! statements, kept in a process-wide pool of at most [`POOL_MAX_BYTES`], so a statement
+//! does not fault in fresh zeroed pages for each search. The ends of one input row are
+//! collected (8 bytes each), then written into output batches a batch at a time, resuming
+//! where a full batch stopped (`FanOut`), like a scan's nodes.
 
 use super::expand::{as_node, path_rel_ok, relationships_into};
-use super::ops::RowFn;
+use super::ops::{FanOut, RowFn};
 use super::{Batch, ExecContext};
 use plexus_plan::logical::{ExpandSpec, MAX_VAR_LENGTH_DEPTH, VarLengthSpec};
 use plexus_types::{Direction, EdgeId, VertexId, VertexTableId};
 use plexus_value::error::Result;
 use plexus_value::value::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 
-/// A vertex's mark in the current search.
-#[derive(Clone, Copy, Default)]
-struct Mark {
-    epoch: u32,
-    level: u32,
-    /// 0 for the start; else the index of the level-1 vertex the BFS path starts with.
-    branch: u32,
+/// What an undirected search keeps of a visited vertex: its level and its branch (0 for the
+/// start, else the number of the level-1 vertex its BFS path starts with).
+type Mark = (u32, u32);
+
+/// Marks in a hash map up to this many vertices per search, then in dense arrays.
+const SPARSE_MAX_VERTICES: usize = 1 << 10;
+
+/// The dense arrays of one vertex table, by vertex offset. A search without marks
+/// (directed) sets bits in `bits` (1 bit a vertex: small enough to stay in cache) and lists
+/// each word it dirtied in `dirty`, which the next search zeroes; a search with marks
+/// (undirected) stamps `epochs` (visited in the current search iff the stamp equals its
+/// epoch) and keeps the vertex's mark in `marks`.
+#[derive(Default)]
+struct DenseTable {
+    table: VertexTableId,
+    bits: Vec<u64>,
+    dirty: Vec<u32>,
+    epochs: Vec<u32>,
+    marks: Vec<Mark>,
 }
 
-/// Epoch-stamped marks per vertex table (see STATE AND LIMITS).
+impl DenseTable {
+    fn bytes(&self) -> usize {
+        self.bits.len() * 8
+            + self.dirty.capacity() * 4
+            + self.epochs.len() * 4
+            + self.marks.len() * 8
+    }
+
+    fn clear_bits(&mut self) {
+        for &word in &self.dirty {
+            self.bits[word as usize] = 0;
+        }
+        self.dirty.clear();
+    }
+}
+
+/// The vertices visited by the current search (see STATE AND LIMITS): a hash map while the
+/// search is small, dense arrays per table once it grows past [`SPARSE_MAX_VERTICES`] —
+/// kept for the next searches, and between statements in [`POOL`], so that a large search
+/// does not zero fresh pages each time.
 #[derive(Default)]
 struct Visited {
+    sparse: HashMap<VertexId, Mark>,
+    /// Whether the current search moved to the dense arrays.
+    dense_now: bool,
+    /// Whether the current search keeps marks (undirected).
+    marked: bool,
     epoch: u32,
-    tables: Vec<(VertexTableId, Vec<Mark>)>,
+    tables: Vec<DenseTable>,
 }
 
+/// Dense arrays of finished searches, for the next operator (see [`Visited`]); at most
+/// [`POOL_MAX_BYTES`] of them are kept.
+static POOL: std::sync::Mutex<Vec<Visited>> = std::sync::Mutex::new(Vec::new());
+const POOL_MAX_BYTES: usize = 256 << 20;
+
 impl Visited {
-    fn start_search(&mut self) {
+    fn from_pool() -> Visited {
+        let pooled = POOL.lock().ok().and_then(|mut pool| pool.pop());
+        pooled.unwrap_or_default()
+    }
+
+    fn bytes(&self) -> usize {
+        self.tables.iter().map(DenseTable::bytes).sum()
+    }
+
+    fn into_pool(self) {
+        if let Ok(mut pool) = POOL.lock() {
+            let held: usize = pool.iter().map(Visited::bytes).sum();
+            if held + self.bytes() <= POOL_MAX_BYTES {
+                pool.push(self);
+            }
+        }
+    }
+
+    fn start_search(&mut self, marked: bool) {
+        self.sparse.clear();
+        self.dense_now = false;
+        self.marked = marked;
+        for table in &mut self.tables {
+            table.clear_bits();
+        }
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
-            for (_, marks) in &mut self.tables {
-                marks.fill(Mark::default());
+            for table in &mut self.tables {
+                table.epochs.fill(0);
             }
             self.epoch = 1;
         }
     }
 
+    /// `v`'s mark if visited; only searches with marks ask.
     fn get(&self, v: VertexId) -> Option<Mark> {
-        let (_, marks) = self.tables.iter().find(|(t, _)| *t == v.table)?;
-        marks
-            .get(v.offset as usize)
-            .filter(|m| m.epoch == self.epoch)
-            .copied()
+        debug_assert!(self.marked);
+        if !self.dense_now {
+            return self.sparse.get(&v).copied();
+        }
+        let table = self.tables.iter().find(|t| t.table == v.table)?;
+        let offset = v.offset as usize;
+        (table.epochs.get(offset) == Some(&self.epoch)).then(|| table.marks[offset])
     }
 
-    fn set(&mut self, v: VertexId, level: u32, branch: u32) {
-        let index = match self.tables.iter().position(|(t, _)| *t == v.table) {
+    /// Marks `v` visited unless it is; whether it was not.
+    fn insert(&mut self, v: VertexId, mark: Mark) -> bool {
+        if !self.dense_now {
+            if self.sparse.insert(v, mark).is_some() {
+                return false;
+            }
+            if self.sparse.len() > SPARSE_MAX_VERTICES {
+                self.densify();
+            }
+            return true;
+        }
+        self.insert_dense(v, mark)
+    }
+
+    fn densify(&mut self) {
+        self.dense_now = true;
+        let sparse = std::mem::take(&mut self.sparse);
+        for (v, mark) in &sparse {
+            self.insert_dense(*v, *mark);
+        }
+        self.sparse = sparse;
+        self.sparse.clear();
+    }
+
+    fn insert_dense(&mut self, v: VertexId, mark: Mark) -> bool {
+        let index = match self.tables.iter().position(|t| t.table == v.table) {
             Some(i) => i,
             None => {
-                self.tables.push((v.table, Vec::new()));
+                self.tables.push(DenseTable {
+                    table: v.table,
+                    ..DenseTable::default()
+                });
                 self.tables.len() - 1
             }
         };
-        let marks = &mut self.tables[index].1;
+        let table = &mut self.tables[index];
         let offset = v.offset as usize;
-        if marks.len() <= offset {
-            marks.resize((offset + 1).max(marks.len() * 2), Mark::default());
+        if !self.marked {
+            let (word, bit) = (offset / 64, 1u64 << (offset % 64));
+            if table.bits.len() <= word {
+                let len = (word + 1).max(table.bits.len() * 2);
+                table.bits.resize(len, 0);
+            }
+            let bits = &mut table.bits[word];
+            if *bits & bit != 0 {
+                return false;
+            }
+            if *bits == 0 {
+                table.dirty.push(word as u32);
+            }
+            *bits |= bit;
+            return true;
         }
-        marks[offset] = Mark {
-            epoch: self.epoch,
-            level,
-            branch,
-        };
+        if table.epochs.len() <= offset {
+            let len = (offset + 1).max(table.epochs.len() * 2);
+            table.epochs.resize(len, 0);
+            table.marks.resize(len, (0, 0));
+        }
+        if table.epochs[offset] == self.epoch {
+            return false;
+        }
+        table.epochs[offset] = self.epoch;
+        table.marks[offset] = mark;
+        true
     }
 }
 
@@ -109,11 +230,14 @@ pub(super) struct DistinctEnds {
     spec: ExpandSpec,
     length: VarLengthSpec,
     visited: Visited,
-    frontier: Vec<VertexId>,
-    next: Vec<VertexId>,
+    /// The vertices of the level being expanded, with their branches; and of the next.
+    frontier: Vec<(VertexId, u32)>,
+    next: Vec<(VertexId, u32)>,
     found: Vec<(EdgeId, VertexId)>,
     /// Undirected searches: the tree relationship of each level-1 vertex.
     roots: HashMap<VertexId, EdgeId>,
+    /// The ends of the current input row not yet written (a full output batch stopped them).
+    rest: Option<FanOut<VertexId>>,
 }
 
 impl DistinctEnds {
@@ -122,67 +246,49 @@ impl DistinctEnds {
         DistinctEnds {
             spec,
             length,
-            visited: Visited::default(),
+            visited: Visited::from_pool(),
             frontier: Vec::new(),
             next: Vec::new(),
             found: Vec::new(),
             roots: HashMap::new(),
+            rest: None,
         }
     }
 
-    fn emit(&self, input: &Batch, row: usize, out: &mut Batch, end: VertexId) {
-        out.push_from(input, row);
-        out.set_last(self.spec.rel, Value::Null);
-        if !self.spec.to_bound {
-            out.set_last(self.spec.to, Value::Node(end));
-        }
-    }
-}
-
-impl RowFn for DistinctEnds {
-    fn apply(
+    /// The ends of the search from `from` (only `target`, if bound), each once, in the order
+    /// found (see THE SEARCH and THE START ITSELF).
+    fn search(
         &mut self,
         input: &Batch,
         row: usize,
-        out: &mut Batch,
         ctx: &mut ExecContext,
-    ) -> Result<()> {
-        let Some(from) = as_node(input.get(self.spec.from, row), "the start of an expand")? else {
-            return Ok(());
-        };
-        let target = if self.spec.to_bound {
-            match as_node(input.get(self.spec.to, row), "the end of an expand")? {
-                Some(t) => Some(t),
-                None => return Ok(()),
-            }
-        } else {
-            None
-        };
+        (from, target): (VertexId, Option<VertexId>),
+    ) -> Result<Vec<VertexId>> {
+        let mut ends = Vec::new();
         let max = self.length.max.unwrap_or(MAX_VAR_LENGTH_DEPTH);
         let undirected = self.spec.direction == Direction::Both;
         // Whether `v` is wanted as an end (all of them, or the bound one).
         let wanted = |v: VertexId| target.is_none_or(|t| t == v);
         let mut start_done = self.length.min == 0;
         if start_done && wanted(from) {
-            self.emit(input, row, out, from);
+            ends.push(from);
             if target.is_some() {
-                return Ok(());
+                return Ok(ends);
             }
         }
-        self.visited.start_search();
-        self.visited.set(from, 0, 0);
+        self.visited.start_search(undirected);
+        self.visited.insert(from, (0, 0));
         self.roots.clear();
         self.frontier.clear();
         self.next.clear();
-        self.frontier.push(from);
+        self.frontier.push((from, 0));
         let mut branches = 0u32;
         let mut level = 0u64;
+        let mut found = std::mem::take(&mut self.found);
         while !self.frontier.is_empty() && level < max {
             level += 1;
-            let mut frontier = std::mem::take(&mut self.frontier);
-            for &u in &frontier {
-                let at_u = self.visited.get(u).expect("frontier vertices are visited");
-                let mut found = std::mem::take(&mut self.found);
+            for i in 0..self.frontier.len() {
+                let (u, branch_u) = self.frontier[i];
                 found.clear();
                 relationships_into(ctx, u, &self.spec.types, self.spec.direction, &mut found)?;
                 for &(e, w) in &found {
@@ -197,49 +303,141 @@ impl RowFn for DistinctEnds {
                         if !over_tree_edge {
                             closes = Some(level);
                         }
-                    } else if let Some(at_w) = self.visited.get(w) {
-                        if undirected && at_w.branch != at_u.branch {
+                    } else if let Some((level_w, branch_w)) =
+                        undirected.then(|| self.visited.get(w)).flatten()
+                    {
+                        if branch_w != branch_u {
                             let over_tree_edge = u == from && self.roots.get(&w) == Some(&e);
                             if !over_tree_edge {
-                                closes = Some(u64::from(at_u.level + at_w.level) + 1);
+                                // u is on the level before this one.
+                                closes = Some(level + u64::from(level_w));
                             }
                         }
                     } else {
-                        let branch = if u == from {
+                        let branch = if u == from { branches + 1 } else { branch_u };
+                        if !self.visited.insert(w, (level as u32, branch)) {
+                            continue;
+                        }
+                        if u == from {
                             branches += 1;
                             if undirected {
                                 self.roots.insert(w, e);
                             }
-                            branches
-                        } else {
-                            at_u.branch
-                        };
-                        self.visited.set(w, level as u32, branch);
-                        self.next.push(w);
+                        }
+                        self.next.push((w, branch));
                         if wanted(w) {
-                            self.emit(input, row, out, w);
+                            ends.push(w);
                             if target.is_some() {
-                                self.found = found;
-                                return Ok(());
+                                break;
                             }
                         }
                     }
                     if !start_done && closes.is_some_and(|length| length <= max) {
                         start_done = true;
                         if wanted(from) {
-                            self.emit(input, row, out, from);
-                            if target.is_some() {
-                                self.found = found;
-                                return Ok(());
-                            }
+                            ends.push(from);
                         }
                     }
+                    if target.is_some() && !ends.is_empty() {
+                        break;
+                    }
                 }
-                self.found = found;
+                if target.is_some() && !ends.is_empty() {
+                    self.found = found;
+                    return Ok(ends);
+                }
             }
-            frontier.clear();
-            self.frontier = std::mem::replace(&mut self.next, frontier);
+            std::mem::swap(&mut self.frontier, &mut self.next);
+            self.next.clear();
         }
+        self.found = found;
+        Ok(ends)
+    }
+}
+
+impl Drop for DistinctEnds {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.visited).into_pool();
+    }
+}
+
+impl RowFn for DistinctEnds {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let fan = match self.rest.take() {
+            Some(rest) => rest,
+            None => {
+                let Some(from) = as_node(input.get(self.spec.from, row), "the start of an expand")?
+                else {
+                    return Ok(());
+                };
+                let target = if self.spec.to_bound {
+                    match as_node(input.get(self.spec.to, row), "the end of an expand")? {
+                        Some(t) => Some(t),
+                        None => return Ok(()),
+                    }
+                } else {
+                    None
+                };
+                FanOut::new(Arc::new(self.search(input, row, ctx, (from, target))?))
+            }
+        };
+        let (rel, to, to_bound) = (self.spec.rel, self.spec.to, self.spec.to_bound);
+        self.rest = fan.emit(input, row, out, |out, end| {
+            out.set_last(rel, Value::Null);
+            if !to_bound {
+                out.set_last(to, Value::Node(*end));
+            }
+        });
         Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.rest = None;
+    }
+
+    fn pending(&self) -> bool {
+        self.rest.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Across the move to dense arrays and from search to search, with and without marks
+    /// (and across the epoch's wrap), a vertex is visited exactly once per search.
+    #[test]
+    fn the_visited_set_forgets_each_search() {
+        let mut visited = Visited::default();
+        let vertex = |i: u32| VertexId::new(i % 3, i * 7);
+        let n = (SPARSE_MAX_VERTICES * 3) as u32;
+        for search in 0..6u32 {
+            let marked = search % 2 == 1;
+            if search == 4 {
+                visited.epoch = u32::MAX; // the next search wraps the epoch
+            }
+            visited.start_search(marked);
+            for i in 0..n {
+                assert!(
+                    visited.insert(vertex(i), (i, search)),
+                    "search {search}: {i}"
+                );
+            }
+            for i in 0..n {
+                assert!(!visited.insert(vertex(i), (0, 0)));
+                if marked {
+                    assert_eq!(visited.get(vertex(i)), Some((i, search)));
+                }
+            }
+            if marked {
+                assert_eq!(visited.get(vertex(n + 1)), None);
+            }
+        }
     }
 }
