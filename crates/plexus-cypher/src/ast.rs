@@ -670,11 +670,18 @@ pub struct Pattern {
     pub span: Span,
 }
 
-/// `[p =] [shortestPath(] <element> [)]`
+/// `[p =] [shortestPath(] <element> [)]`, or with a GQL path selector
+/// `[p =] ANY SHORTEST | ALL SHORTEST | SHORTEST 1 <element or (element WHERE predicate)>`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PatternPart {
     pub variable: Option<Ident>,
     pub shortest: Option<ShortestPath>,
+    /// The shortest-path selection was written as a GQL path selector: the MATCH's WHERE
+    /// filters the selected paths afterwards (Neo4j's post-filter), and only `predicate` is
+    /// part of the search. With `shortestPath(...)` the MATCH's WHERE is.
+    pub selector: bool,
+    /// The WHERE inside a parenthesized path pattern: `((a)-[:R]->+(b) WHERE ...)`.
+    pub predicate: Option<Expr>,
     pub element: PatternElement,
     pub span: Span,
 }

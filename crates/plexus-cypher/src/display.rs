@@ -377,10 +377,16 @@ impl Display for PatternPart {
         if let Some(variable) = &self.variable {
             write!(f, "{variable} = ")?;
         }
-        match self.shortest {
-            None => write!(f, "{}", self.element),
-            Some(ShortestPath::Single) => write!(f, "shortestPath({})", self.element),
-            Some(ShortestPath::All) => write!(f, "allShortestPaths({})", self.element),
+        let element = match &self.predicate {
+            Some(predicate) => format!("({} WHERE {predicate})", self.element),
+            None => self.element.to_string(),
+        };
+        match (self.shortest, self.selector) {
+            (None, _) => write!(f, "{element}"),
+            (Some(ShortestPath::Single), false) => write!(f, "shortestPath({element})"),
+            (Some(ShortestPath::All), false) => write!(f, "allShortestPaths({element})"),
+            (Some(ShortestPath::Single), true) => write!(f, "ANY SHORTEST {element}"),
+            (Some(ShortestPath::All), true) => write!(f, "ALL SHORTEST {element}"),
         }
     }
 }

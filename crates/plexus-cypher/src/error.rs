@@ -58,6 +58,8 @@ pub enum ParseErrorKind {
     InvalidRelationshipPattern { reason: String },
     #[error("unknown column type '{name}'; the column types are {accepted}")]
     UnknownColumnType { name: String, accepted: String },
+    #[error("{what} is not supported")]
+    NotSupported { what: String },
 }
 
 impl ParseError {
@@ -89,6 +91,7 @@ impl ParseError {
             ParseErrorKind::ImplicitProcedureArguments => "InvalidArgumentPassingMode",
             ParseErrorKind::InvalidRelationshipPattern { .. } => "InvalidRelationshipPattern",
             ParseErrorKind::UnknownColumnType { .. } => "UnknownColumnType",
+            ParseErrorKind::NotSupported { .. } => "NotSupported",
         }
     }
 }

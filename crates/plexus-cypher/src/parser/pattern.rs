@@ -5,12 +5,28 @@
 //! ```text
 //!   pattern      = part { ',' part }
 //!   part         = [variable '='] ( shortestPath '(' element ')'
-//!                                 | allShortestPaths '(' element ')' | element )
-//!   element      = node { relationship node } | '(' element ')'
+//!                                 | allShortestPaths '(' element ')'
+//!                                 | [selector] ( element | '(' element [WHERE expr] ')' ) )
+//!   selector     = ANY SHORTEST [PATH|PATHS] | ALL SHORTEST [PATH|PATHS]
+//!                | SHORTEST 1 [PATH|PATHS] | SHORTEST [1] (GROUP|GROUPS) | ALL [PATH|PATHS]
+//!   element      = node { relationship [quantifier] node } | '(' element ')'
 //!   node         = '(' [variable] { ':' label } [map | $param] ')'
 //!   relationship = ['<'] '-' ['[' [variable] [':' type { '|' [':'] type }]
 //!                                 ['*' [min] ['..' [max]]] [map | $param] ']'] '-' ['>']
+//!   quantifier   = '{' [min] ',' [max] '}' | '{' n '}' | '+' | '*'
 //! ```
+//!
+//! GQL PATH PATTERNS (the Neo4j 5 subset)
+//! =====================================
+//! A quantified relationship `-[r:R]->{1,3}` is the variable-length `-[r:R*1..3]->` (`+` is
+//! `{1,}`, `*` is `{0,}`; `r` is bound to the list of relationships, as Neo4j does under its
+//! default match mode). `ANY SHORTEST` (or `SHORTEST 1`) is `shortestPath`, `ALL SHORTEST`
+//! (or `SHORTEST 1 GROUPS`) `allShortestPaths`, per pair of end nodes; `ALL` is the default
+//! (every match). With a selector the MATCH's WHERE filters the selected paths afterwards, and
+//! a WHERE inside the parenthesized path pattern is part of the search (Neo4j's post- and
+//! pre-filters). Outside the subset — `SHORTEST k` for k > 1, `SHORTEST k GROUPS`, `ANY k`,
+//! counts from parameters, quantified groups `((x)-[r]->(y)){2,5}` — the parser answers
+//! `NotSupported` at the construct's position.
 //!
 //! Arrows arrive from the lexer as separate `<`, `-`, `>` tokens (see the lexer docs), so
 //! `<-->` is `<` `-` `-` `>`; whitespace between them is allowed, as in the openCypher grammar.
@@ -48,7 +64,7 @@ impl Parser<'_> {
         } else {
             None
         };
-        let shortest = if *self.kind_at(1) == TokenKind::LParen {
+        let function = if *self.kind_at(1) == TokenKind::LParen {
             if self.at_keyword("shortestPath") {
                 Some(ShortestPath::Single)
             } else if self.at_keyword("allShortestPaths") {
@@ -59,21 +75,139 @@ impl Parser<'_> {
         } else {
             None
         };
-        let element = if shortest.is_some() {
+        if function.is_some() {
             self.advance();
             self.advance();
             let element = self.parse_pattern_element(false)?;
             self.expect(&TokenKind::RParen)?;
-            element
-        } else {
-            self.parse_pattern_element(false)?
+            return Ok(PatternPart {
+                variable,
+                shortest: function,
+                selector: false,
+                predicate: None,
+                element,
+                span: self.span_from(start),
+            });
+        }
+        let (shortest, selector) = match self.parse_path_selector()? {
+            Some(shortest) => (shortest, true),
+            None => (None, false),
         };
+        let (element, predicate) = self.parse_path_pattern()?;
         Ok(PatternPart {
             variable,
             shortest,
+            selector,
+            predicate,
             element,
             span: self.span_from(start),
         })
+    }
+
+    /// A GQL path selector (see GQL PATH PATTERNS): `Some(None)` for `ALL` (every match),
+    /// `Some(Some(..))` for a shortest-path selector, `None` without one.
+    fn parse_path_selector(&mut self) -> Result<Option<Option<ShortestPath>>> {
+        let not_supported = |what: &str, span| {
+            Err(ParseError::new(
+                ParseErrorKind::NotSupported {
+                    what: what.to_string(),
+                },
+                span,
+            ))
+        };
+        let start = self.peek().span;
+        let selected = if self.at_keyword("ANY") && !self.at_part_start_node() {
+            self.advance();
+            if !self.eat_keyword("SHORTEST") {
+                return not_supported("the ANY path selector (use ANY SHORTEST)", start);
+            }
+            Some(ShortestPath::Single)
+        } else if self.at_keyword("ALL") && !self.at_part_start_node() {
+            self.advance();
+            if self.eat_keyword("SHORTEST") {
+                Some(ShortestPath::All)
+            } else {
+                self.eat_paths_keyword();
+                return Ok(Some(None));
+            }
+        } else if self.at_keyword("SHORTEST") && !self.at_part_start_node() {
+            self.advance();
+            let count = match *self.kind_at(0) {
+                TokenKind::Integer(k) => {
+                    self.advance();
+                    Some(k)
+                }
+                TokenKind::Parameter(_) => {
+                    return not_supported("a path count from a parameter", self.peek().span);
+                }
+                _ => None,
+            };
+            self.eat_paths_keyword();
+            let groups = self.eat_keyword("GROUP") || self.eat_keyword("GROUPS");
+            match (count, groups) {
+                (None | Some(1), true) => Some(ShortestPath::All),
+                (Some(1), false) => Some(ShortestPath::Single),
+                (None, false) => {
+                    return not_supported("SHORTEST without a path count (use SHORTEST 1)", start);
+                }
+                (Some(_), true) => {
+                    return not_supported("SHORTEST k GROUPS for k other than 1", start);
+                }
+                (Some(_), false) => {
+                    return not_supported(
+                        "SHORTEST k for k other than 1 (k shortest paths)",
+                        start,
+                    );
+                }
+            }
+        } else {
+            return Ok(None);
+        };
+        self.eat_paths_keyword();
+        Ok(Some(selected))
+    }
+
+    /// Whether the token after a selector keyword starts the element itself (the keyword is
+    /// then not a selector).
+    fn at_part_start_node(&self) -> bool {
+        matches!(self.kind_at(1), TokenKind::Eq | TokenKind::Comma)
+    }
+
+    fn eat_paths_keyword(&mut self) {
+        let _ = self.eat_keyword("PATHS") || self.eat_keyword("PATH");
+    }
+
+    /// A part's element, or a parenthesized path pattern with its own WHERE: `((a)-->(b)
+    /// WHERE ...)`. A parenthesized pattern followed by a quantifier is a quantified group,
+    /// outside the supported subset.
+    fn parse_path_pattern(&mut self) -> Result<(PatternElement, Option<Expr>)> {
+        if !(self.at(&TokenKind::LParen) && *self.kind_at(1) == TokenKind::LParen) {
+            return Ok((self.parse_pattern_element(false)?, None));
+        }
+        let start = self.advance().span;
+        let element = self.nested(|p| p.parse_pattern_element(false))?;
+        let predicate = if self.eat_keyword("WHERE") {
+            Some(self.nested(|p| p.parse_expr())?)
+        } else {
+            None
+        };
+        self.expect(&TokenKind::RParen)?;
+        if matches!(
+            self.peek().kind,
+            TokenKind::LBrace | TokenKind::Plus | TokenKind::Star
+        ) {
+            return Err(ParseError::new(
+                ParseErrorKind::NotSupported {
+                    what: "a quantified path pattern group (quantify one relationship instead: -[:R]->{1,3})".into(),
+                },
+                self.peek().span,
+            ));
+        }
+        let element = PatternElement {
+            span: self.span_from(start),
+            ..element
+        };
+        Ok((element, predicate))
     }
 
     /// A chain of nodes and relationships. `strict` selects the expression-context rule for
@@ -101,7 +235,8 @@ impl Parser<'_> {
             if !continues {
                 break;
             }
-            let relationship = self.parse_relationship_pattern()?;
+            let mut relationship = self.parse_relationship_pattern()?;
+            self.parse_rel_quantifier(&mut relationship)?;
             let node = self.parse_node_pattern()?;
             chain.push(PatternStep { relationship, node });
         }
@@ -208,6 +343,66 @@ impl Parser<'_> {
             properties,
             span: self.span_from(start),
         })
+    }
+
+    /// A GQL quantifier after a relationship pattern, if any, as its variable length (see GQL
+    /// PATH PATTERNS).
+    fn parse_rel_quantifier(&mut self, relationship: &mut RelationshipPattern) -> Result<()> {
+        let start = self.peek().span;
+        let length = match self.peek().kind {
+            TokenKind::Plus => {
+                self.advance();
+                VarLength {
+                    min: Some(1),
+                    max: None,
+                }
+            }
+            TokenKind::Star => {
+                self.advance();
+                VarLength {
+                    min: Some(0),
+                    max: None,
+                }
+            }
+            TokenKind::LBrace => {
+                self.advance();
+                let min = self.parse_optional_bound();
+                let length = if self.eat(&TokenKind::Comma) {
+                    let max = self.parse_optional_bound();
+                    VarLength {
+                        min: Some(min.unwrap_or(0)),
+                        max,
+                    }
+                } else {
+                    let Some(n) = min else {
+                        return Err(self.unexpected("a quantifier bound"));
+                    };
+                    VarLength {
+                        min: Some(n),
+                        max: Some(n),
+                    }
+                };
+                self.expect(&TokenKind::RBrace)?;
+                length
+            }
+            _ => return Ok(()),
+        };
+        let invalid = |reason: &str| {
+            Err(ParseError::new(
+                ParseErrorKind::InvalidRelationshipPattern {
+                    reason: reason.to_string(),
+                },
+                start,
+            ))
+        };
+        if relationship.length.is_some() {
+            return invalid("a relationship cannot have both `*` and a quantifier");
+        }
+        if length.max.is_some_and(|max| max < length.min.unwrap_or(0)) {
+            return invalid("a quantifier's upper bound is below its lower bound");
+        }
+        relationship.length = Some(length);
+        Ok(())
     }
 
     /// A relationship type name; a label-expression operator there is refused with a reason.

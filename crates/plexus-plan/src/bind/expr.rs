@@ -416,6 +416,8 @@ impl Binder<'_> {
                 let part = ast::PatternPart {
                     variable: variable.clone(),
                     shortest: None,
+                    selector: false,
+                    predicate: None,
                     element: (**pattern).clone(),
                     span,
                 };
@@ -435,6 +437,8 @@ impl Binder<'_> {
                 let part = ast::PatternPart {
                     variable: None,
                     shortest: None,
+                    selector: false,
+                    predicate: None,
                     element: (**element).clone(),
                     span,
                 };

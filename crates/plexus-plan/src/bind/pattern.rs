@@ -72,6 +72,9 @@ pub(super) struct PartSlots {
     pub(super) nodes: Vec<(usize, bool)>,
     pub(super) rels: Vec<(usize, bool)>,
     pub(super) path: Option<usize>,
+    /// A shortest-path part's own WHERE (inside its parenthesized path pattern), bound:
+    /// part of the search (see `shortest`).
+    pub(super) search_predicate: Option<BExpr>,
 }
 
 /// What a pattern is declared for: which variable reuse is legal differs.
@@ -730,6 +733,7 @@ impl Binder<'_> {
                 nodes: Vec::new(),
                 rels: Vec::new(),
                 path: None,
+                search_predicate: None,
             };
             let mut nodes = vec![&part.element.start];
             nodes.extend(part.element.chain.iter().map(|s| &s.node));
@@ -914,15 +918,28 @@ impl Binder<'_> {
         parts: &[ast::PatternPart],
         predicate: Option<&Expr>,
     ) -> Result<(Vec<PartSlots>, Option<BExpr>)> {
-        let slots = self.declare_pattern(scope, parts, PatternUse::Match)?;
-        let predicate = match predicate {
-            Some(p) => {
-                let bound = self.bind_expr(p, scope, ExprCtx::PLAIN)?;
-                self.check_boolean(&bound, p.span)?;
-                Some(bound)
-            }
+        let mut slots = self.declare_pattern(scope, parts, PatternUse::Match)?;
+        let mut bind = |p: &Expr| -> Result<BExpr> {
+            let bound = self.bind_expr(p, scope, ExprCtx::PLAIN)?;
+            self.check_boolean(&bound, p.span)?;
+            Ok(bound)
+        };
+        let mut predicate = match predicate {
+            Some(p) => Some(bind(p)?),
             None => None,
         };
+        // A parenthesized path pattern's own WHERE: part of a shortest-path search, else
+        // one more conjunct of the MATCH's.
+        for (part, slots) in parts.iter().zip(&mut slots) {
+            if let Some(p) = &part.predicate {
+                let bound = bind(p)?;
+                if part.shortest.is_some() {
+                    slots.search_predicate = Some(bound);
+                } else {
+                    predicate = chain_and(predicate, bound);
+                }
+            }
+        }
         Ok((slots, predicate))
     }
 
@@ -969,6 +986,8 @@ impl Binder<'_> {
                         rels: ctx.slots.rels[0].0,
                         path: ctx.slots.path.map(|slot| (slot, part_path(ctx))),
                         bound: bound.clone(),
+                        own: ctx.slots.search_predicate.clone(),
+                        takes_where: !ctx.part.selector,
                     });
                 }
             }

@@ -35,6 +35,12 @@ pub(super) struct ShortestSearch {
     pub(super) path: Option<(usize, BExpr)>,
     /// The slots bound when the search runs: before it, and its two ends.
     pub(super) bound: HashSet<usize>,
+    /// The part's own WHERE (a GQL parenthesized path pattern's): its conjuncts on the path
+    /// are part of the search whatever the syntax.
+    pub(super) own: Option<BExpr>,
+    /// Whether the MATCH's WHERE is part of the search too: with `shortestPath(...)`, not with
+    /// a GQL selector (`ANY SHORTEST`), whose MATCH WHERE filters afterwards.
+    pub(super) takes_where: bool,
 }
 
 impl ShortestSearch {
@@ -92,18 +98,34 @@ pub(super) fn into_searches(
     searches: &[ShortestSearch],
     predicate: Option<BExpr>,
 ) -> Option<BExpr> {
-    let predicate = predicate?;
     if searches.is_empty() {
-        return Some(predicate);
+        return predicate;
     }
-    let mut conjuncts = Vec::new();
-    split_conjuncts(predicate, &mut conjuncts);
+    // (conjunct, the one search it came from — a part's own WHERE — or any)
+    let mut conjuncts: Vec<(BExpr, Option<usize>)> = Vec::new();
+    let mut split = |e: BExpr, own: Option<usize>| {
+        let mut parts = Vec::new();
+        split_conjuncts(e, &mut parts);
+        conjuncts.extend(parts.into_iter().map(|c| (c, own)));
+    };
+    for (i, search) in searches.iter().enumerate() {
+        if let Some(own) = &search.own {
+            split(own.clone(), Some(i));
+        }
+    }
+    if let Some(predicate) = predicate {
+        split(predicate, None);
+    }
     let mut rest: Option<BExpr> = None;
     let mut path_filters: Vec<Option<BExpr>> = vec![None; searches.len()];
-    'conjuncts: for conjunct in conjuncts {
+    'conjuncts: for (conjunct, own) in conjuncts {
         let reads = free_slots(&conjunct);
         for (i, search) in searches.iter().enumerate() {
-            if !search.reads_path(&reads) || !search.available(&reads) {
+            let offered = match own {
+                Some(own) => own == i,
+                None => search.takes_where,
+            };
+            if !offered || !search.reads_path(&reads) || !search.available(&reads) {
                 continue;
             }
             let Some(length) = search_spec(plan, search.rels) else {
