@@ -12,6 +12,19 @@
 //! (pagerank, cdlp), `damping` (pagerank, default 0.85), `source` (bfs, sssp: a node),
 //! `weightProperty` (sssp), `k` (khop, default 2), `writeProperty`. An unknown option or a value
 //! of the wrong type is an `ArgumentError`. `algo.triangles` yields one row, `count`.
+//!
+//! WEIGHTED SHORTEST PATHS
+//! =======================
+//! `CALL algo.shortestPath({source: a, target: b, weightProperty: 'w', edgeTypes: ['R'],
+//! direction: 'out'}) YIELD path, cost` is Dijkstra's search from `source` over the calling
+//! transaction's own view (its uncommitted writes included, unlike the kernels above, which
+//! read a snapshot), stopping when `target` is settled: one row with a cheapest path and its
+//! total weight, none when `target` cannot be reached. Without `weightProperty` every
+//! relationship weighs 1. A weight must be a number, at least 0: a missing, non-numeric,
+//! negative or NaN weight on a relationship the search reaches is an `ArgumentError` naming
+//! it (Dijkstra is wrong with negative weights). Usable inside queries: `MATCH (a {id: 1}),
+//! (b {id: 9}) CALL algo.shortestPath({source: a, target: b, weightProperty: 'w'}) YIELD
+//! path, cost RETURN …`.
 
 use plexus_algo::Direction;
 use plexus_algo::{AnalyticsError, Projection};
@@ -29,6 +42,7 @@ struct Options {
     iterations: Option<usize>,
     damping: Option<f64>,
     source: Option<VertexId>,
+    target: Option<VertexId>,
     k: Option<u32>,
     write_property: Option<String>,
 }
@@ -53,6 +67,7 @@ fn parse(args: &[Value]) -> Result<Options, QueryError> {
         iterations: None,
         damping: None,
         source: None,
+        target: None,
         k: None,
         write_property: None,
     };
@@ -90,6 +105,10 @@ fn parse(args: &[Value]) -> Result<Options, QueryError> {
             },
             "source" => match value {
                 Value::Node(v) => options.source = Some(*v),
+                _ => return Err(wrong("a node")),
+            },
+            "target" => match value {
+                Value::Node(v) => options.target = Some(*v),
                 _ => return Err(wrong("a node")),
             },
             "k" => match value {
@@ -234,7 +253,125 @@ pub fn algo_procedures() -> Vec<Procedure> {
             Ok(counts(plexus_algo::degree(snap, &o.projection, &params)?))
         }),
         triangles(),
+        weighted_shortest_path(),
     ]
+}
+
+/// `algo.shortestPath` (see WEIGHTED SHORTEST PATHS).
+fn weighted_shortest_path() -> Procedure {
+    let body = |args: &[Value], tx: &mut Transaction| -> Result<Vec<Vec<Value>>, QueryError> {
+        let options = parse(args)?;
+        let (Some(source), Some(target)) = (options.source, options.target) else {
+            return Err(QueryError::argument(
+                "algo.shortestPath needs a 'source' and a 'target' node",
+            ));
+        };
+        if options.write_property.is_some() || !options.projection.vertex_labels.is_empty() {
+            return Err(QueryError::argument(
+                "algo.shortestPath takes no 'writeProperty' or 'vertexLabels'",
+            ));
+        }
+        Ok(dijkstra(tx, &options.projection, source, target)?
+            .map(|(path, cost)| vec![Value::Path(Arc::new(path)), Value::Float(cost)])
+            .into_iter()
+            .collect())
+    };
+    Procedure {
+        name: "algo.shortestPath".into(),
+        inputs: vec!["config".into()],
+        input_types: vec!["MAP".into()],
+        outputs: vec!["path".into(), "cost".into()],
+        rows: Vec::new(),
+        compute: Some(ProcedureFn(Arc::new(body))),
+    }
+}
+
+/// A cheapest path from `source` to `target` and its cost, by Dijkstra's search.
+fn dijkstra(
+    tx: &mut Transaction,
+    projection: &Projection,
+    source: VertexId,
+    target: VertexId,
+) -> Result<Option<(plexus_value::value::PathValue, f64)>, QueryError> {
+    use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, HashMap};
+    let direction = match projection.direction {
+        Direction::Out => plexus_types::Direction::Out,
+        Direction::In => plexus_types::Direction::In,
+        Direction::Both => plexus_types::Direction::Both,
+    };
+    let types: Vec<Option<&str>> = if projection.edge_types.is_empty() {
+        vec![None]
+    } else {
+        projection
+            .edge_types
+            .iter()
+            .map(|t| Some(t.as_str()))
+            .collect()
+    };
+    // Costs are non-negative finite floats: their bit patterns order as the values do.
+    let mut best: HashMap<VertexId, f64> = HashMap::from([(source, 0.0)]);
+    let mut previous: HashMap<VertexId, (plexus_types::EdgeId, VertexId)> = HashMap::new();
+    let mut heap = BinaryHeap::from([Reverse((0f64.to_bits(), source))]);
+    let mut found = Vec::new();
+    while let Some(Reverse((bits, v))) = heap.pop() {
+        let cost = f64::from_bits(bits);
+        if best.get(&v).is_some_and(|b| *b < cost) {
+            continue;
+        }
+        if v == target {
+            let mut path = plexus_value::value::PathValue {
+                nodes: vec![target],
+                rels: Vec::new(),
+            };
+            let mut at = target;
+            while let Some(&(e, from)) = previous.get(&at) {
+                path.rels.push(e);
+                path.nodes.push(from);
+                at = from;
+            }
+            path.nodes.reverse();
+            path.rels.reverse();
+            return Ok(Some((path, cost)));
+        }
+        for ty in &types {
+            found.clear();
+            tx.neighbors_into(v, *ty, direction, &mut found)?;
+            for &(e, w) in &found {
+                let weight = match &projection.weight {
+                    None => 1.0,
+                    Some(name) => edge_weight(tx, e, name)?,
+                };
+                let next = cost + weight;
+                if best.get(&w).is_none_or(|b| next < *b) {
+                    best.insert(w, next);
+                    previous.insert(w, (e, v));
+                    heap.push(Reverse((next.to_bits(), w)));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Relationship `e`'s weight `name`: a number, at least 0.
+fn edge_weight(
+    tx: &mut Transaction,
+    e: plexus_types::EdgeId,
+    name: &str,
+) -> Result<f64, QueryError> {
+    let weight = match tx.edge_property(e, name)? {
+        Some(plexus_types::Value::Int(i)) => i as f64,
+        Some(plexus_types::Value::Float(f)) => f,
+        _ => f64::NAN,
+    };
+    if weight.is_nan() || weight < 0.0 {
+        return Err(QueryError::argument(format!(
+            "algo.shortestPath: relationship {e} has weight '{name}' that is not a number of at \
+             least 0 (Dijkstra's search needs non-negative weights)"
+        )));
+    }
+    Ok(weight)
 }
 
 /// The required `source` option of a traversal.

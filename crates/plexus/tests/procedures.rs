@@ -151,3 +151,76 @@ fn sssp_khop_degree_and_triangles() {
         vec![vec!["1".to_string()]]
     );
 }
+
+/// `algo.shortestPath`: the cheapest path, not the one with fewest hops; its cost; no row
+/// when unreachable; bad weights refused by name.
+#[test]
+fn weighted_shortest_path_inside_a_query() {
+    let db = memory_db();
+    let mut conn = db.connect();
+    rows(
+        &mut conn,
+        "CREATE (a:W {id: 1})-[:R {w: 10}]->(b:W {id: 2}), \
+         (a)-[:R {w: 1}]->(c:W {id: 3})-[:R {w: 2.5}]->(b), (:W {id: 4})",
+    );
+    let query = |target: i64, options: &str| {
+        format!(
+            "MATCH (a:W {{id: 1}}), (b:W {{id: {target}}}) \
+             CALL algo.shortestPath({{source: a, target: b{options}}}) YIELD path, cost \
+             RETURN [n IN nodes(path) | n.id] AS ids, cost"
+        )
+    };
+    assert_eq!(
+        rows(&mut conn, &query(2, ", weightProperty: 'w'")),
+        [["[1, 3, 2]", "3.5"]]
+    );
+    // Without weights every relationship weighs 1: the direct one.
+    assert_eq!(rows(&mut conn, &query(2, "")), [["[1, 2]", "1.0"]]);
+    // Against the direction: nothing reaches 2's ancestors from 1 but itself.
+    assert!(rows(&mut conn, &query(2, ", direction: 'in'")).is_empty());
+    assert!(rows(&mut conn, &query(4, ", weightProperty: 'w'")).is_empty());
+    rows(&mut conn, "MATCH (:W {id: 3})-[r]->() SET r.w = -1");
+    let error = conn
+        .execute(&query(2, ", weightProperty: 'w'"), &Params::new())
+        .expect_err("negative weight");
+    assert!(error.message.contains("non-negative"), "{}", error.message);
+    let error = conn
+        .execute(&query(2, ", weightProperty: 'missing'"), &Params::new())
+        .expect_err("missing weight");
+    assert!(error.message.contains("'missing'"), "{}", error.message);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+
+    /// On random weighted graphs, algo.shortestPath's cost is algo.sssp's distance.
+    #[test]
+    fn weighted_shortest_path_costs_match_sssp(
+        rels in proptest::collection::vec((0i64..6, 0i64..6, 0i64..20), 0..16),
+    ) {
+        let db = memory_db();
+        let mut conn = db.connect();
+        rows(&mut conn, "UNWIND range(0, 5) AS i CREATE (:G {id: i})");
+        for (a, b, w) in &rels {
+            rows(&mut conn, &format!(
+                "MATCH (a:G {{id: {a}}}), (b:G {{id: {b}}}) CREATE (a)-[:R {{w: {w}}}]->(b)"
+            ));
+        }
+        let sssp = rows(&mut conn,
+            "MATCH (s:G {id: 0}) CALL algo.sssp({source: s, weightProperty: 'w'}) \
+             YIELD node, distance RETURN node.id AS id, distance ORDER BY id");
+        for row in &sssp {
+            let costs = rows(&mut conn, &format!(
+                "MATCH (s:G {{id: 0}}), (t:G {{id: {}}}) \
+                 CALL algo.shortestPath({{source: s, target: t, weightProperty: 'w'}}) \
+                 YIELD path, cost RETURN cost, length(path) >= 0", row[0]));
+            proptest::prop_assert_eq!(costs.len(), 1);
+            proptest::prop_assert_eq!(&costs[0][0], &row[1]);
+        }
+        let reached = sssp.len();
+        let reachable = rows(&mut conn,
+            "MATCH (s:G {id: 0}), (t:G) CALL algo.shortestPath({source: s, target: t}) \
+             YIELD cost RETURN count(*) AS n");
+        proptest::prop_assert_eq!(&reachable[0][0], &reached.to_string());
+    }
+}
