@@ -272,8 +272,9 @@ fn the_path_limit_bounds_enumeration_only() {
     assert_eq!(rows(&mut conn, bfs), ["6"]);
 }
 
-/// The WHERE conjuncts a shortest-path search takes in, one of each kind.
+/// The WHERE conjuncts a shortest-path search takes in, one of each kind (and none).
 const PATH_PREDICATES: &[&str] = &[
+    "true",
     "all(r IN relationships(p) WHERE r.w = 1)",
     "all(n IN nodes(p) WHERE n.id <> 1)",
     "length(p) >= 2",

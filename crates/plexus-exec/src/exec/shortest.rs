@@ -2,10 +2,16 @@
 //!
 //! THE SEARCH
 //! ==========
-//! Without a path filter: a breadth-first search from the start that records, for each vertex,
-//! every (relationship, predecessor) pair of its first level, stopping after the level that
-//! reaches the target; the shortest paths are then read backwards from the target through
-//! those pairs (one for `shortestPath`, all for `allShortestPaths`). The search walks only the
+//! Without a path filter: a bidirectional breadth-first search. Each end keeps the level of
+//! every vertex it reached and the (relationship, nearer vertex) pairs each was first reached
+//! over; the end with the smaller frontier grows by a level, until a vertex it reaches is
+//! known to the other end (or the levels add up to the upper bound). If the ends have grown
+//! `f` and `b` levels when they first meet, the shortest path is `f + b` long and crosses the
+//! *meeting layer* — the vertices at level `f` from the start and `b` from the target — at
+//! exactly one vertex: no intersection existed at `f - 1` (or `b - 1`), so none is shorter, and
+//! the vertex `f` steps along any path of length `f + b` is at levels `≤ f` and `≤ b`. The
+//! shortest paths are the forward halves to a meeting vertex joined with its backward halves
+//! (one for `shortestPath`, all for `allShortestPaths`, bounded by `var_length_path_limit`). The search walks only the
 //! relationships that pass the pattern's filters (`rel_filter`: the property map and the
 //! MATCH's `all(r IN relationships(p) WHERE …)`) and enters only vertices that pass
 //! `node_filter` (`all(n IN nodes(p) WHERE …)`, both ends included) — so its answer is the
@@ -22,7 +28,7 @@ use super::expand::{VarExpand, relationships, too_many_paths};
 use super::{Batch, ExecContext};
 use crate::eval::{Env, eval, truthy};
 use plexus_plan::logical::MAX_VAR_LENGTH_DEPTH;
-use plexus_types::{EdgeId, VertexId};
+use plexus_types::{Direction, EdgeId, VertexId};
 use plexus_value::error::Result;
 use plexus_value::value::Value;
 use std::collections::HashMap;
@@ -48,72 +54,87 @@ impl VarExpand {
         if self.length.path_filter.is_some() {
             return self.shortest_exhaustive(input, row, out, ctx, (from, target), all);
         }
-        let max = self.length.max.unwrap_or(MAX_VAR_LENGTH_DEPTH);
-        // BFS recording, for each vertex, the (edge, predecessor) pairs of its first level.
-        let mut level_of: HashMap<VertexId, u64> = HashMap::from([(from, 0)]);
-        let mut preds: HashMap<VertexId, Vec<(EdgeId, VertexId)>> = HashMap::new();
-        let mut frontier = vec![from];
-        let mut depth = 0;
-        let mut found = false;
-        while !frontier.is_empty() && depth < max && !found {
-            depth += 1;
-            let mut next = Vec::new();
-            for v in frontier {
-                for (e, w) in relationships(ctx, v, &self.spec.types, self.spec.direction)? {
-                    if !self.rel_ok(input, row, e, ctx)? {
-                        continue;
-                    }
-                    match level_of.get(&w) {
-                        Some(&l) if l < depth => continue,
-                        Some(_) => {}
-                        None => {
-                            if !self.node_ok(input, row, w, ctx)? {
-                                continue;
-                            }
-                            level_of.insert(w, depth);
-                            next.push(w);
-                        }
-                    }
-                    preds.entry(w).or_default().push((e, v));
-                    if w == target {
-                        found = true;
-                    }
-                }
-            }
-            frontier = next;
-        }
-        if !found || depth < self.length.min {
+        if from == target {
+            // A path of length 0 was the only one (above); a longer one is not shortest.
             return Ok(());
         }
-        // Enumerate paths backwards from the target.
-        let mut stack: Vec<(VertexId, Vec<EdgeId>)> = vec![(target, Vec::new())];
-        let mut emitted = 0;
-        while let Some((v, rels)) = stack.pop() {
-            if v == from && !rels.is_empty() {
-                let mut forward = rels.clone();
-                forward.reverse();
-                self.emit(input, row, out, &forward, target);
-                emitted += 1;
-                if !all {
-                    return Ok(());
+        let max = self.length.max.unwrap_or(MAX_VAR_LENGTH_DEPTH);
+        let mut forward = Side::new(from, self.spec.direction);
+        let mut backward = Side::new(target, reversed(self.spec.direction));
+        let mut meeting = Vec::new();
+        while meeting.is_empty()
+            && !forward.frontier.is_empty()
+            && !backward.frontier.is_empty()
+            && forward.depth + backward.depth < max
+        {
+            // The smaller frontier grows a level (see THE SEARCH).
+            let (grown, other) = if forward.frontier.len() <= backward.frontier.len() {
+                (&mut forward, &backward)
+            } else {
+                (&mut backward, &forward)
+            };
+            for w in self.grow(input, row, ctx, grown)? {
+                if other.level.contains_key(&w) {
+                    meeting.push(w);
                 }
-                if emitted > ctx.state.path_limit {
-                    return Err(too_many_paths(ctx.state.path_limit));
-                }
-                continue;
             }
-            for (e, p) in preds.get(&v).into_iter().flatten() {
-                if level_of.get(p).copied().unwrap_or(u64::MAX) + 1
-                    == level_of.get(&v).copied().unwrap_or(0)
-                    && !rels.contains(e)
-                {
-                    let mut next = rels.clone();
-                    next.push(*e);
-                    stack.push((*p, next));
+        }
+        if meeting.is_empty() || forward.depth + backward.depth < self.length.min {
+            return Ok(());
+        }
+        // Every shortest path crosses the meeting layer at exactly one vertex.
+        let limit = if all { ctx.state.path_limit + 1 } else { 1 };
+        let mut emitted = 0usize;
+        for m in meeting {
+            for head in forward.paths_to(m, limit) {
+                for tail in backward.paths_to(m, limit) {
+                    let rels: Vec<EdgeId> = head.iter().rev().chain(&tail).copied().collect();
+                    self.emit(input, row, out, &rels, target);
+                    emitted += 1;
+                    if !all {
+                        return Ok(());
+                    }
+                    if emitted > ctx.state.path_limit {
+                        return Err(too_many_paths(ctx.state.path_limit));
+                    }
                 }
             }
         }
         Ok(())
+    }
+
+    /// Grows `side` by one level: its frontier's relationships that pass the pattern's
+    /// filters, to vertices that pass the node filters. Returns the vertices new to it.
+    fn grow(
+        &self,
+        input: &Batch,
+        row: usize,
+        ctx: &mut ExecContext,
+        side: &mut Side,
+    ) -> Result<Vec<VertexId>> {
+        side.depth += 1;
+        let mut next = Vec::new();
+        for v in std::mem::take(&mut side.frontier) {
+            for (e, w) in relationships(ctx, v, &self.spec.types, side.direction)? {
+                if !self.rel_ok(input, row, e, ctx)? {
+                    continue;
+                }
+                match side.level.get(&w) {
+                    Some(&l) if l < side.depth => continue,
+                    Some(_) => {}
+                    None => {
+                        if !self.node_ok(input, row, w, ctx)? {
+                            continue;
+                        }
+                        side.level.insert(w, side.depth);
+                        next.push(w);
+                    }
+                }
+                side.links.entry(w).or_default().push((e, v));
+            }
+        }
+        side.frontier = next.clone();
+        Ok(next)
     }
 
     /// The shortest trails from `from` to `target` that pass the path filter, by length (see
@@ -211,5 +232,58 @@ impl VarExpand {
             env.push_local(*slot, value);
         }
         Ok(truthy(&eval(&filter.predicate, &mut env, ctx)?))
+    }
+}
+
+/// One end of the bidirectional search: the level of every vertex it reached and, for each,
+/// the relationships it was first reached over (with the vertex one level nearer the end).
+struct Side {
+    direction: Direction,
+    level: HashMap<VertexId, u64>,
+    links: HashMap<VertexId, Vec<(EdgeId, VertexId)>>,
+    frontier: Vec<VertexId>,
+    depth: u64,
+}
+
+impl Side {
+    fn new(end: VertexId, direction: Direction) -> Side {
+        Side {
+            direction,
+            level: HashMap::from([(end, 0)]),
+            links: HashMap::new(),
+            frontier: vec![end],
+            depth: 0,
+        }
+    }
+
+    /// The shortest ways (at most `limit`) from this side's end to `v`, each as the
+    /// relationships from `v` back to the end.
+    fn paths_to(&self, v: VertexId, limit: usize) -> Vec<Vec<EdgeId>> {
+        let mut paths = Vec::new();
+        let mut stack: Vec<(VertexId, Vec<EdgeId>)> = vec![(v, Vec::new())];
+        while let Some((at, rels)) = stack.pop() {
+            if paths.len() >= limit {
+                break;
+            }
+            let Some(links) = self.links.get(&at) else {
+                paths.push(rels);
+                continue;
+            };
+            for &(e, nearer) in links {
+                let mut longer = rels.clone();
+                longer.push(e);
+                stack.push((nearer, longer));
+            }
+        }
+        paths
+    }
+}
+
+/// The direction a search from the other end walks.
+fn reversed(direction: Direction) -> Direction {
+    match direction {
+        Direction::Out => Direction::In,
+        Direction::In => Direction::Out,
+        Direction::Both => Direction::Both,
     }
 }
