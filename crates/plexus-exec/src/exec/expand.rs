@@ -72,7 +72,7 @@ fn expand_type(
     }
 }
 
-pub(super) fn as_node(value: &Value, what: &str) -> Result<Option<VertexId>> {
+fn as_node(value: &Value, what: &str) -> Result<Option<VertexId>> {
     match value {
         Value::Node(v) => Ok(Some(*v)),
         Value::Null => Ok(None),
@@ -81,6 +81,23 @@ pub(super) fn as_node(value: &Value, what: &str) -> Result<Option<VertexId>> {
             other.type_name()
         ))),
     }
+}
+
+/// The start of an expand on `row` and its bound end (`to_bound`), or `None` when the row
+/// expands to nothing (a null start or end).
+pub(super) fn ends_of(
+    spec: &ExpandSpec,
+    input: &Batch,
+    row: usize,
+) -> Result<Option<(VertexId, Option<VertexId>)>> {
+    let Some(from) = as_node(input.get(spec.from, row), "the start of an expand")? else {
+        return Ok(None);
+    };
+    if !spec.to_bound {
+        return Ok(Some((from, None)));
+    }
+    let to = as_node(input.get(spec.to, row), "the end of an expand")?;
+    Ok(to.map(|to| (from, Some(to))))
 }
 
 /// Whether `e` is one of the relationships in the slots of `distinct_from`.
@@ -114,16 +131,8 @@ impl RowFn for Expand {
         ctx: &mut ExecContext,
     ) -> Result<()> {
         let Expand { spec, found } = self;
-        let Some(from) = as_node(input.get(spec.from, row), "the start of an expand")? else {
+        let Some((from, target)) = ends_of(spec, input, row)? else {
             return Ok(());
-        };
-        let target = if spec.to_bound {
-            match as_node(input.get(spec.to, row), "the end of an expand")? {
-                Some(t) => Some(t),
-                None => return Ok(()),
-            }
-        } else {
-            None
         };
         found.clear();
         relationships_into(ctx, from, &spec.types, spec.direction, found)?;
@@ -224,16 +233,8 @@ impl RowFn for VarExpand {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
-        let Some(from) = as_node(input.get(self.spec.from, row), "the start of an expand")? else {
+        let Some((from, target)) = ends_of(&self.spec, input, row)? else {
             return Ok(());
-        };
-        let target = if self.spec.to_bound {
-            match as_node(input.get(self.spec.to, row), "the end of an expand")? {
-                Some(t) => Some(t),
-                None => return Ok(()),
-            }
-        } else {
-            None
         };
         if let Some(kind) = self.length.shortest {
             let Some(target) = target else {

@@ -46,7 +46,7 @@
 //! collected (8 bytes each), then written into output batches a batch at a time, resuming
 //! where a full batch stopped (`FanOut`), like a scan's nodes.
 
-use super::expand::{as_node, path_rel_ok, relationships_into};
+use super::expand::{ends_of, path_rel_ok, relationships_into};
 use super::ops::{FanOut, RowFn};
 use super::{Batch, ExecContext};
 use plexus_plan::logical::{ExpandSpec, MAX_VAR_LENGTH_DEPTH, VarLengthSpec};
@@ -372,19 +372,10 @@ impl RowFn for DistinctEnds {
         let fan = match self.rest.take() {
             Some(rest) => rest,
             None => {
-                let Some(from) = as_node(input.get(self.spec.from, row), "the start of an expand")?
-                else {
+                let Some(ends) = ends_of(&self.spec, input, row)? else {
                     return Ok(());
                 };
-                let target = if self.spec.to_bound {
-                    match as_node(input.get(self.spec.to, row), "the end of an expand")? {
-                        Some(t) => Some(t),
-                        None => return Ok(()),
-                    }
-                } else {
-                    None
-                };
-                FanOut::new(Arc::new(self.search(input, row, ctx, (from, target))?))
+                FanOut::new(Arc::new(self.search(input, row, ctx, ends)?))
             }
         };
         let (rel, to, to_bound) = (self.spec.rel, self.spec.to, self.spec.to_bound);
