@@ -746,7 +746,20 @@ pub struct RelationshipPattern {
     pub length: Option<VarLength>,
     /// A map literal or a parameter.
     pub properties: Option<Expr>,
+    /// Written as a quantified group of this one relationship, `((x)-[r]->(y) WHERE …){m,n}`:
+    /// its inner nodes and WHERE (the quantifier is `length`).
+    pub group: Option<Box<QuantifiedGroup>>,
     pub span: Span,
+}
+
+/// The inner parts of a quantified group `((x:A)-[r:R]->(y:B) WHERE …){m,n}`: every hop of the
+/// repeated relationship goes from an `x` to a `y` that match these node patterns and passes
+/// the WHERE; outside the group `x`, `y` (and `r`) are the lists of their values per hop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuantifiedGroup {
+    pub from: NodePattern,
+    pub to: NodePattern,
+    pub predicate: Option<Expr>,
 }
 
 /// Direction as written, reading the pattern left to right.

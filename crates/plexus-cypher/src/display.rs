@@ -430,6 +430,23 @@ impl Display for NodePattern {
 
 impl Display for RelationshipPattern {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if let Some(group) = &self.group {
+            let inner = RelationshipPattern {
+                length: None,
+                group: None,
+                ..self.clone()
+            };
+            write!(f, "({}{inner}{}", group.from, group.to)?;
+            if let Some(predicate) = &group.predicate {
+                write!(f, " WHERE {predicate}")?;
+            }
+            let (min, max) = self
+                .length
+                .as_ref()
+                .map_or((None, None), |l| (l.min, l.max));
+            let bound = |b: Option<u64>| b.map(|b| b.to_string()).unwrap_or_default();
+            return write!(f, "){{{},{}}}", bound(min), bound(max));
+        }
         f.write_str(if self.direction == RelDirection::Incoming {
             "<-"
         } else {

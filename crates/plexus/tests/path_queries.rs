@@ -13,6 +13,9 @@
 //! (relationship uniqueness across the pattern); a bound end node; `count(DISTINCT)`,
 //! `min`/`max`, `DISTINCT` and `EXISTS` consumers.
 //!
+//! QUANTIFIED GROUPS. A group of one relationship returns what the variable-length pattern
+//! with its condition on every hop returns, group variables included (below).
+//!
 //! SHORTEST PATHS. `shortestPath` / `allShortestPaths` with a WHERE on the path (per
 //! relationship, per node, or on the whole path) return the shortest paths *that satisfy it*:
 //! the same lengths and counts as enumerating every trail up to the bound with the same WHERE
@@ -393,4 +396,53 @@ fn large_searches_match_enumeration() {
     let twice = "MATCH (a:N) WHERE a.id IN [0, 777] MATCH (a)-[:R*1..2]-(b) RETURN a.id AS a, count(DISTINCT b) AS n";
     // Each end is an end of its own: the two relationships between 0 and 777 close a trail.
     assert_eq!(rows(&mut conn, twice), ["0 | 20001", "777 | 20001"]);
+}
+
+/// QUANTIFIED GROUPS. `((x)-[r:R]->(y) WHERE …){1,3}` returns what the variable-length
+/// pattern with the same condition on every hop returns (written with `all()` over the path's
+/// positions), group variables included; with only distinct ends used, through the BFS.
+fn check_groups(graph: &Graph, direction: usize) {
+    let (_db, mut conn) = setup(graph);
+    let (group, plain) = match direction {
+        0 => ("((x)-[r:R]->(y) WHERE {C})", "-[r:R*1..3]->"),
+        1 => ("((x)<-[r:R]-(y) WHERE {C})", "<-[r:R*1..3]-"),
+        _ => ("((x)-[r:R]-(y) WHERE {C})", "-[r:R*1..3]-"),
+    };
+    let condition = "r.w = 1 AND y.id >= x.id - 2";
+    let per_position = "all(i IN range(0, size(r) - 1) WHERE r[i].w = 1 \
+                        AND nodes(p)[i + 1].id >= nodes(p)[i].id - 2)";
+    let group = group.replace("{C}", condition);
+    let grouped = format!(
+        "MATCH (a:N){group}{{1,3}}(b) \
+         RETURN a.id AS a, b.id AS b, [n IN x | n.id] AS xs, [n IN y | n.id] AS ys"
+    );
+    let enumerated = format!(
+        "MATCH p = (a:N){plain}(b) WHERE {per_position} \
+         RETURN a.id AS a, b.id AS b, [n IN nodes(p)[..-1] | n.id] AS xs, \
+         [n IN nodes(p)[1..] | n.id] AS ys"
+    );
+    assert_eq!(
+        rows(&mut conn, &grouped),
+        rows(&mut conn, &enumerated),
+        "{grouped}\non {graph:?}"
+    );
+    let ends = format!("MATCH (a:N){group}{{1,3}}(b) RETURN a.id AS a, count(DISTINCT b) AS n");
+    assert!(plan(&mut conn, &ends).contains("(BFS)"), "{ends}");
+    let ends_enumerated = format!(
+        "MATCH p = (a:N){plain}(b) WHERE {per_position} RETURN a.id AS a, count(DISTINCT b) AS n"
+    );
+    assert_eq!(
+        rows(&mut conn, &ends),
+        rows(&mut conn, &ends_enumerated),
+        "{ends}\non {graph:?}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn quantified_groups_match_per_hop_conditions(graph in graph(), direction in 0usize..3) {
+        check_groups(&graph, direction);
+    }
 }

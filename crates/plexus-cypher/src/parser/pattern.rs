@@ -9,7 +9,8 @@
 //!                                 | [selector] ( element | '(' element [WHERE expr] ')' ) )
 //!   selector     = ANY SHORTEST [PATH|PATHS] | ALL SHORTEST [PATH|PATHS]
 //!                | SHORTEST 1 [PATH|PATHS] | SHORTEST [1] (GROUP|GROUPS) | ALL [PATH|PATHS]
-//!   element      = node { relationship [quantifier] node } | '(' element ')'
+//!   element      = node { (relationship [quantifier] | group) node } | '(' element ')'
+//!   group        = '(' node relationship node [WHERE expr] ')' quantifier
 //!   node         = '(' [variable] { ':' label } [map | $param] ')'
 //!   relationship = ['<'] '-' ['[' [variable] [':' type { '|' [':'] type }]
 //!                                 ['*' [min] ['..' [max]]] [map | $param] ']'] '-' ['>']
@@ -24,9 +25,13 @@
 //! (or `SHORTEST 1 GROUPS`) `allShortestPaths`, per pair of end nodes; `ALL` is the default
 //! (every match). With a selector the MATCH's WHERE filters the selected paths afterwards, and
 //! a WHERE inside the parenthesized path pattern is part of the search (Neo4j's post- and
-//! pre-filters). Outside the subset — `SHORTEST k` for k > 1, `SHORTEST k GROUPS`, `ANY k`,
-//! counts from parameters, quantified groups `((x)-[r]->(y)){2,5}` — the parser answers
-//! `NotSupported` at the construct's position.
+//! pre-filters). A quantified group of one relationship, `(a)((x:A)-[r:R]->(y) WHERE
+//! …){2,5}(b)` (or at the start of a part, its outer ends then anonymous), is that
+//! relationship with the quantifier as its length and the group's nodes and WHERE kept in
+//! `RelationshipPattern::group` (see `plexus_plan::bind::group`). Outside the subset —
+//! `SHORTEST k` for k > 1, `SHORTEST k GROUPS`, `ANY k`, counts from parameters, groups of
+//! more than one relationship, a parenthesized pattern inside a pattern without a quantifier
+//! — the parser answers `NotSupported` at the construct's position.
 //!
 //! Arrows arrive from the lexer as separate `<`, `-`, `>` tokens (see the lexer docs), so
 //! `<-->` is `<` `-` `-` `>`; whitespace between them is allowed, as in the openCypher grammar.
@@ -184,6 +189,32 @@ impl Parser<'_> {
         if !(self.at(&TokenKind::LParen) && *self.kind_at(1) == TokenKind::LParen) {
             return Ok((self.parse_pattern_element(false)?, None));
         }
+        if self.group_at_start() {
+            // `((x)-[r]->(y)){m,n} [(b) …]`: the group's outer ends are anonymous nodes
+            // unless a node follows.
+            let start = self.peek().span;
+            let relationship = self.parse_quantified_group()?;
+            let anonymous = |span| NodePattern {
+                variable: None,
+                labels: Vec::new(),
+                label_expr: None,
+                properties: None,
+                span,
+            };
+            let node = if self.at(&TokenKind::LParen) {
+                self.parse_node_pattern()?
+            } else {
+                anonymous(relationship.span)
+            };
+            let mut chain = vec![PatternStep { relationship, node }];
+            self.parse_steps(false, &mut chain)?;
+            let element = PatternElement {
+                start: anonymous(start),
+                chain,
+                span: self.span_from(start),
+            };
+            return Ok((element, None));
+        }
         let start = self.advance().span;
         let element = self.nested(|p| p.parse_pattern_element(false))?;
         let predicate = if self.eat_keyword("WHERE") {
@@ -192,22 +223,76 @@ impl Parser<'_> {
             None
         };
         self.expect(&TokenKind::RParen)?;
-        if matches!(
-            self.peek().kind,
-            TokenKind::LBrace | TokenKind::Plus | TokenKind::Star
-        ) {
-            return Err(ParseError::new(
-                ParseErrorKind::NotSupported {
-                    what: "a quantified path pattern group (quantify one relationship instead: -[:R]->{1,3})".into(),
-                },
-                self.peek().span,
-            ));
-        }
         let element = PatternElement {
             span: self.span_from(start),
             ..element
         };
         Ok((element, predicate))
+    }
+
+    /// Whether the `(` here opens a quantified group: its partner `)` is followed by a
+    /// quantifier.
+    fn group_at_start(&self) -> bool {
+        let close = self.partner.get(self.pos).copied().unwrap_or(usize::MAX);
+        close != usize::MAX
+            && matches!(
+                self.kind_abs(close + 1),
+                TokenKind::LBrace | TokenKind::Plus | TokenKind::Star
+            )
+    }
+
+    /// A quantified group of one relationship: `((x)-[r]->(y) [WHERE …]) quantifier` (see GQL
+    /// PATH PATTERNS). More than one relationship inside, or none, is not supported.
+    fn parse_quantified_group(&mut self) -> Result<RelationshipPattern> {
+        let start = self.expect(&TokenKind::LParen)?;
+        let from = self.parse_node_pattern()?;
+        if !(self.at(&TokenKind::Minus) || self.at(&TokenKind::Lt)) {
+            return Err(self.group_not_supported("a quantified group without a relationship"));
+        }
+        let mut relationship = self.parse_relationship_pattern()?;
+        if relationship.length.is_some() {
+            return Err(ParseError::new(
+                ParseErrorKind::InvalidRelationshipPattern {
+                    reason: "a relationship in a quantified group cannot have `*`".into(),
+                },
+                relationship.span,
+            ));
+        }
+        let to = self.parse_node_pattern()?;
+        if self.at(&TokenKind::Minus) || self.at(&TokenKind::Lt) {
+            return Err(
+                self.group_not_supported("a quantified group of more than one relationship")
+            );
+        }
+        let predicate = if self.eat_keyword("WHERE") {
+            Some(self.nested(|p| p.parse_expr())?)
+        } else {
+            None
+        };
+        self.expect(&TokenKind::RParen)?;
+        if !matches!(
+            self.peek().kind,
+            TokenKind::LBrace | TokenKind::Plus | TokenKind::Star
+        ) {
+            return Err(self.group_not_supported(
+                "a parenthesized path pattern inside a pattern without a quantifier",
+            ));
+        }
+        self.parse_rel_quantifier(&mut relationship)?;
+        relationship.group = Some(Box::new(QuantifiedGroup {
+            from,
+            to,
+            predicate,
+        }));
+        relationship.span = self.span_from(start);
+        Ok(relationship)
+    }
+
+    fn group_not_supported(&self, what: &str) -> ParseError {
+        ParseError::new(
+            ParseErrorKind::NotSupported { what: what.into() },
+            self.peek().span,
+        )
     }
 
     /// A chain of nodes and relationships. `strict` selects the expression-context rule for
@@ -226,7 +311,24 @@ impl Parser<'_> {
         let start = self.peek().span;
         let first = self.parse_node_pattern()?;
         let mut chain = Vec::new();
+        self.parse_steps(strict, &mut chain)?;
+        Ok(PatternElement {
+            start: first,
+            chain,
+            span: self.span_from(start),
+        })
+    }
+
+    /// The (relationship, node) steps after a node, appended to `chain`.
+    fn parse_steps(&mut self, strict: bool, chain: &mut Vec<PatternStep>) -> Result<()> {
         loop {
+            if !strict && self.at(&TokenKind::LParen) && *self.kind_at(1) == TokenKind::LParen {
+                // `(a)((x)-[r]->(y) WHERE …){m,n}(b)`
+                let relationship = self.parse_quantified_group()?;
+                let node = self.parse_node_pattern()?;
+                chain.push(PatternStep { relationship, node });
+                continue;
+            }
             let continues = if strict {
                 self.relationship_starts_at(self.pos)
             } else {
@@ -240,11 +342,7 @@ impl Parser<'_> {
             let node = self.parse_node_pattern()?;
             chain.push(PatternStep { relationship, node });
         }
-        Ok(PatternElement {
-            start: first,
-            chain,
-            span: self.span_from(start),
-        })
+        Ok(())
     }
 
     fn parse_node_pattern(&mut self) -> Result<NodePattern> {
@@ -341,6 +439,7 @@ impl Parser<'_> {
             types,
             length,
             properties,
+            group: None,
             span: self.span_from(start),
         })
     }

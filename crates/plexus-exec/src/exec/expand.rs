@@ -157,14 +157,20 @@ pub(super) struct VarExpand {
     pub(super) length: VarLengthSpec,
 }
 
-/// Whether a variable-length pattern's path may take relationship `e`: it is not bound
-/// earlier in the same MATCH and passes the pattern's property map.
+/// One hop of a variable-length path as the search walks it: from `.0` over `.1` to `.2`,
+/// in the direction from the expand's `from` slot toward its `to` slot.
+pub(super) type Hop = (VertexId, EdgeId, VertexId);
+
+/// Whether a variable-length pattern's path may take `hop`: its relationship is not bound
+/// earlier in the same MATCH and passes the pattern's property map, and the hop passes a
+/// quantified group's condition (with source and target as the pattern reads: a path planned
+/// right to left walks them the other way round).
 pub(super) fn path_rel_ok(
     spec: &ExpandSpec,
     length: &VarLengthSpec,
     input: &Batch,
     row: usize,
-    e: EdgeId,
+    (u, e, w): Hop,
     ctx: &mut ExecContext,
 ) -> Result<bool> {
     if used_elsewhere(input, row, &spec.distinct_from, e) {
@@ -177,6 +183,16 @@ pub(super) fn path_rel_ok(
             return Ok(false);
         }
     }
+    if let Some(hop) = &length.hop_filter {
+        let (source, target) = if length.leftwards { (w, u) } else { (u, w) };
+        let mut env = Env::new(input, row);
+        env.push_local(hop.from, Value::Node(source));
+        env.push_local(hop.rel, Value::Rel(e));
+        env.push_local(hop.to, Value::Node(target));
+        if !truthy(&eval(&hop.predicate, &mut env, ctx)?) {
+            return Ok(false);
+        }
+    }
     Ok(true)
 }
 
@@ -185,10 +201,10 @@ impl VarExpand {
         &self,
         input: &Batch,
         row: usize,
-        e: EdgeId,
+        hop: Hop,
         ctx: &mut ExecContext,
     ) -> Result<bool> {
-        path_rel_ok(&self.spec, &self.length, input, row, e, ctx)
+        path_rel_ok(&self.spec, &self.length, input, row, hop, ctx)
     }
 
     pub(super) fn emit(
@@ -275,7 +291,7 @@ impl RowFn for VarExpand {
             }
             let mut next = Vec::new();
             for (e, w) in relationships(ctx, v, &self.spec.types, self.spec.direction)? {
-                if rels.contains(&e) || !self.rel_ok(input, row, e, ctx)? {
+                if rels.contains(&e) || !self.rel_ok(input, row, (v, e, w), ctx)? {
                     continue;
                 }
                 let mut extended = rels.clone();

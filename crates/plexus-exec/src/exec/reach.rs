@@ -292,7 +292,7 @@ impl DistinctEnds {
                 found.clear();
                 relationships_into(ctx, u, &self.spec.types, self.spec.direction, &mut found)?;
                 for &(e, w) in &found {
-                    if !path_rel_ok(&self.spec, &self.length, input, row, e, ctx)? {
+                    if !path_rel_ok(&self.spec, &self.length, input, row, (u, e, w), ctx)? {
                         continue;
                     }
                     // The length of a closed trail through the start this relationship

@@ -59,8 +59,8 @@ impl VarExpand {
             return Ok(());
         }
         let max = self.length.max.unwrap_or(MAX_VAR_LENGTH_DEPTH);
-        let mut forward = Side::new(from, self.spec.direction);
-        let mut backward = Side::new(target, reversed(self.spec.direction));
+        let mut forward = Side::new(from, self.spec.direction, true);
+        let mut backward = Side::new(target, reversed(self.spec.direction), false);
         let mut meeting = Vec::new();
         while meeting.is_empty()
             && !forward.frontier.is_empty()
@@ -116,7 +116,9 @@ impl VarExpand {
         let mut next = Vec::new();
         for v in std::mem::take(&mut side.frontier) {
             for (e, w) in relationships(ctx, v, &self.spec.types, side.direction)? {
-                if !self.rel_ok(input, row, e, ctx)? {
+                // The hop as the search from the start walks it.
+                let hop = if side.forward { (v, e, w) } else { (w, e, v) };
+                if !self.rel_ok(input, row, hop, ctx)? {
                     continue;
                 }
                 match side.level.get(&w) {
@@ -169,7 +171,7 @@ impl VarExpand {
                 let mut next = Vec::new();
                 for (e, w) in relationships(ctx, v, &self.spec.types, self.spec.direction)? {
                     if rels.contains(&e)
-                        || !self.rel_ok(input, row, e, ctx)?
+                        || !self.rel_ok(input, row, (v, e, w), ctx)?
                         || !self.node_ok(input, row, w, ctx)?
                     {
                         continue;
@@ -238,6 +240,8 @@ impl VarExpand {
 /// One end of the bidirectional search: the level of every vertex it reached and, for each,
 /// the relationships it was first reached over (with the vertex one level nearer the end).
 struct Side {
+    /// The start's side (else the target's, walking against the pattern's direction).
+    forward: bool,
     direction: Direction,
     level: HashMap<VertexId, u64>,
     links: HashMap<VertexId, Vec<(EdgeId, VertexId)>>,
@@ -246,8 +250,9 @@ struct Side {
 }
 
 impl Side {
-    fn new(end: VertexId, direction: Direction) -> Side {
+    fn new(end: VertexId, direction: Direction, forward: bool) -> Side {
         Side {
+            forward,
             direction,
             level: HashMap::from([(end, 0)]),
             links: HashMap::new(),

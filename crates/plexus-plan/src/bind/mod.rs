@@ -30,6 +30,7 @@ mod build;
 mod call_in_transactions;
 pub(crate) mod cost;
 mod expr;
+mod group;
 mod join;
 mod load_csv;
 mod pattern;

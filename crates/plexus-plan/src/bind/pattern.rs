@@ -45,6 +45,7 @@
 
 use super::build::{already_bound, chain_and, filter, label_names, where_};
 use super::cost::{self, Estimate, NodeShape, Order, RelShape, Start};
+use super::group::GroupSlots;
 use super::join;
 use super::shortest::{self, ShortestSearch};
 use super::{Binder, ExprCtx, Scope, syntax};
@@ -75,6 +76,8 @@ pub(super) struct PartSlots {
     /// A shortest-path part's own WHERE (inside its parenthesized path pattern), bound:
     /// part of the search (see `shortest`).
     pub(super) search_predicate: Option<BExpr>,
+    /// The quantified groups among its relationships (see `group`).
+    pub(super) groups: Vec<GroupSlots>,
 }
 
 /// What a pattern is declared for: which variable reuse is legal differs.
@@ -86,7 +89,7 @@ pub(super) enum PatternUse {
 }
 
 /// A pattern's property map, bound: (key, value) in map order.
-type Properties = Vec<(Arc<str>, BExpr)>;
+pub(super) type Properties = Vec<(Arc<str>, BExpr)>;
 
 /// A WHERE conjunct and the slots it reads (`None`: not listable, see `pushdown`).
 pub(super) type Conjunct = (BExpr, Option<Vec<usize>>);
@@ -160,6 +163,16 @@ fn node_predicate(
             BExpr::LabelTest(Box::new(BExpr::Slot(slot)), Arc::new(LabelTest::bind(e))),
         ),
     }
+}
+
+/// The condition a node pattern's labels, label expression and bound properties `props` put
+/// on the node in `slot`.
+pub(super) fn node_condition(
+    slot: usize,
+    node: &ast::NodePattern,
+    props: &Properties,
+) -> Option<BExpr> {
+    node_predicate(slot, &node.labels, node.label_expr.as_ref(), props)
 }
 
 /// The rule-based start: a bound node, else the first node with a label, else the first.
@@ -734,6 +747,7 @@ impl Binder<'_> {
                 rels: Vec::new(),
                 path: None,
                 search_predicate: None,
+                groups: Vec::new(),
             };
             let mut nodes = vec![&part.element.start];
             nodes.extend(part.element.chain.iter().map(|s| &s.node));
@@ -919,6 +933,7 @@ impl Binder<'_> {
         predicate: Option<&Expr>,
     ) -> Result<(Vec<PartSlots>, Option<BExpr>)> {
         let mut slots = self.declare_pattern(scope, parts, PatternUse::Match)?;
+        self.bind_groups(scope, parts, &mut slots)?;
         let mut bind = |p: &Expr| -> Result<BExpr> {
             let bound = self.bind_expr(p, scope, ExprCtx::PLAIN)?;
             self.check_boolean(&bound, p.span)?;
@@ -1158,7 +1173,11 @@ impl Binder<'_> {
     }
 
     /// `{k: v, ...}` in a pattern → `[(k, v), ...]`, the values bound.
-    fn bind_properties(&mut self, props: Option<&Expr>, scope: &Scope) -> Result<Properties> {
+    pub(super) fn bind_properties(
+        &mut self,
+        props: Option<&Expr>,
+        scope: &Scope,
+    ) -> Result<Properties> {
         let Some(props) = props else {
             return Ok(Vec::new());
         };
@@ -1266,6 +1285,14 @@ impl Binder<'_> {
             };
             bound.insert(path);
         }
+        let lists = ctx.slots.group_lists();
+        if !lists.is_empty() {
+            bound.extend(lists.iter().map(|(slot, _)| *slot));
+            plan = LogicalPlan::Project {
+                input: Box::new(plan),
+                items: lists,
+            };
+        }
         Ok(plan)
     }
 
@@ -1322,7 +1349,8 @@ impl Binder<'_> {
             }
             Some(length) => {
                 let props = &ctx.rel_props[i];
-                let length = self.var_length(rel, length, ctx.part.shortest, props, step)?;
+                let mut length = self.var_length(rel, length, ctx.part.shortest, props, step)?;
+                length.hop_filter = ctx.slots.group_hop(i);
                 LogicalPlan::VarExpand {
                     input: Box::new(plan),
                     spec,
@@ -1386,6 +1414,7 @@ impl Binder<'_> {
             max,
             rel_filter,
             node_filter: Vec::new(),
+            hop_filter: None,
             path_filter: None,
             shortest,
             leftwards: !step.rightwards,

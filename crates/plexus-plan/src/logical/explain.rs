@@ -77,6 +77,15 @@ impl LogicalPlan {
                     None => "VarLengthExpand",
                 };
                 let mut search = Vec::new();
+                if let Some(hop) = &length.hop_filter {
+                    search.push(format!(
+                        "hop (s{})-[s{}]-(s{}): {}",
+                        hop.from,
+                        hop.rel,
+                        hop.to,
+                        expr_text(&hop.predicate)
+                    ));
+                }
                 if length.shortest.is_some() {
                     let each = |(slot, e): &(usize, BExpr)| format!("s{slot}: {}", expr_text(e));
                     search.extend(length.rel_filter.iter().map(|f| format!("rel {}", each(f))));

@@ -263,6 +263,8 @@ pub struct VarLengthSpec {
     /// Shortest paths only: predicates every node on the path (both ends included) must
     /// satisfy, each evaluated with the node in its slot (`all(n IN nodes(p) WHERE …)`).
     pub node_filter: Vec<(usize, BExpr)>,
+    /// A quantified group's condition on each hop (see [`HopFilter`]).
+    pub hop_filter: Option<HopFilter>,
     /// Shortest paths only: the rest of the MATCH's WHERE that reads the path or its
     /// relationships, part of the search (see [`PathFilter`]).
     pub path_filter: Option<PathFilter>,
@@ -274,6 +276,18 @@ pub struct VarLengthSpec {
     /// `optimizer::var_length`): each end reachable from the start once per input row, found
     /// by a breadth-first search, and the relationship list left null.
     pub ends_only: bool,
+}
+
+/// The condition every hop of a quantified group `((x:A)-[r:R]->(y:B) WHERE …){m,n}` must
+/// pass: the group's node patterns and WHERE, evaluated with the hop's source node in `from`,
+/// its relationship in `rel` and its target node in `to` — source and target as the pattern
+/// reads left to right.
+#[derive(Debug, Clone)]
+pub struct HopFilter {
+    pub from: usize,
+    pub rel: usize,
+    pub to: usize,
+    pub predicate: BExpr,
 }
 
 /// What a shortest-path search must satisfy beyond its per-relationship and per-node

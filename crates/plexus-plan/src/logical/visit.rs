@@ -84,6 +84,7 @@ impl LogicalPlan {
             LogicalPlan::VarExpand { length, .. } => {
                 out.extend(length.rel_filter.iter().map(|(_, e)| e));
                 out.extend(length.node_filter.iter().map(|(_, e)| e));
+                out.extend(length.hop_filter.as_ref().map(|h| &h.predicate));
                 if let Some(filter) = &length.path_filter {
                     out.push(&filter.predicate);
                     out.extend(filter.path.as_ref().map(|(_, e)| e));

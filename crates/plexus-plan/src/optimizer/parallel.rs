@@ -224,7 +224,14 @@ fn eligible(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
             }
             LogicalPlan::Expand { input, .. } => node = input,
             LogicalPlan::VarExpand { input, length, .. } => {
-                if length.rel_filter.iter().any(|(_, e)| has_subquery(e)) {
+                let hop = length.hop_filter.as_ref().map(|h| &h.predicate);
+                if length
+                    .rel_filter
+                    .iter()
+                    .map(|(_, e)| e)
+                    .chain(hop)
+                    .any(has_subquery)
+                {
                     return false;
                 }
                 node = input;

@@ -43,6 +43,14 @@
 //! property map are removed from the graph the BFS walks, which keeps both sides equal. The
 //! relationship-list slot is left null: nothing reads it.
 //!
+//! UNUSED PATHS
+//! ============
+//! A path variable (`p = (a)-[*]->(b)`) or a quantified group's node list (`x` in
+//! `((x)-[r]->(y)){1,3}`) is a `Project` over the relationship list. When nothing between
+//! the set consumer and that projection reads it, the pass drops the projection item, so the
+//! expand under it may still become a BFS: `MATCH p = (a)-[*1..3]->(b) RETURN count(DISTINCT
+//! b)`. Building a path never fails, so no error goes missing with it.
+//!
 //! Row order changes (BFS order instead of depth-first), which only the consumer sees, and a
 //! set consumer does not depend on it — `collect(DISTINCT x)` does (its list order), so it is
 //! not a set consumer here.
@@ -107,6 +115,13 @@ fn mark_chain(plan: &mut LogicalPlan, mut read: Vec<usize>) {
             if items.iter().any(|(_, e)| calls_rand(e)) {
                 return;
             }
+            // A path (or a group variable's list) nobody above reads is not computed: building
+            // one cannot fail, so dropping it changes no answer (see UNUSED PATHS).
+            items.retain(|(slot, e)| read.contains(slot) || !builds_path(e));
+            if items.is_empty() {
+                *plan = std::mem::replace(&mut **input, LogicalPlan::Argument);
+                return mark_chain(plan, read);
+            }
             for (_, e) in items.iter() {
                 reads_into(e, &mut read);
             }
@@ -143,6 +158,9 @@ fn mark_chain(plan: &mut LogicalPlan, mut read: Vec<usize>) {
             for (_, filter) in &length.rel_filter {
                 reads_into(filter, &mut read);
             }
+            if let Some(hop) = &length.hop_filter {
+                reads_into(&hop.predicate, &mut read);
+            }
             mark_chain(input, read);
         }
         LogicalPlan::Optional { input, inner, .. } => {
@@ -168,6 +186,11 @@ fn mark_chain(plan: &mut LogicalPlan, mut read: Vec<usize>) {
         }
         _ => {}
     }
+}
+
+/// Whether `e` builds a path (`p = …`, a quantified group's `nodes(path)[..-1]`).
+fn builds_path(e: &BExpr) -> bool {
+    crate::logical::occurs(e, |e| matches!(e, BExpr::Path(_)))
 }
 
 /// Appends every slot of the row `e` reads.
