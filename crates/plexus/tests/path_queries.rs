@@ -446,3 +446,43 @@ proptest! {
         check_groups(&graph, direction);
     }
 }
+
+/// Enumeration resumes across output batches: from one start of a complete directed graph on
+/// 6 nodes there are tens of thousands of trails of up to 7 relationships, counted here by a
+/// direct depth-first search over the same relationships.
+#[test]
+fn enumeration_spans_many_batches() {
+    let db = Database::open_in_memory(Config::default()).expect("open");
+    let mut conn = db.connect();
+    conn.execute(
+        "UNWIND range(0, 5) AS i CREATE (:N {id: i})",
+        &Params::new(),
+    )
+    .expect("nodes");
+    conn.execute(
+        "MATCH (a:N), (b:N) WHERE a <> b CREATE (a)-[:R]->(b)",
+        &Params::new(),
+    )
+    .expect("relationships");
+    let edges: Vec<(usize, usize)> = (0..6)
+        .flat_map(|a| (0..6).filter(move |b| *b != a).map(move |b| (a, b)))
+        .collect();
+    fn trails(edges: &[(usize, usize)], at: usize, used: &mut Vec<bool>, depth: usize) -> u64 {
+        if depth == 0 {
+            return 0;
+        }
+        let mut count = 0;
+        for (i, &(a, b)) in edges.iter().enumerate() {
+            if a == at && !used[i] {
+                used[i] = true;
+                count += 1 + trails(edges, b, used, depth - 1);
+                used[i] = false;
+            }
+        }
+        count
+    }
+    let expected = trails(&edges, 0, &mut vec![false; edges.len()], 7);
+    assert!(expected > 10_000, "{expected}");
+    let query = "MATCH (a:N {id: 0})-[r:R*1..7]->(b) RETURN count(*) AS n, count(DISTINCT r) AS d";
+    assert_eq!(rows(&mut conn, query), [format!("{expected} | {expected}")]);
+}

@@ -1,9 +1,11 @@
 //! Expands: one hop along a pattern's relationship (`Expand`), or paths of `min..max` hops
-//! (`VarExpand`, shortest paths included), from the node each input row binds; and the
-//! `FanOut` of one row's many outputs over output batches.
+//! (`VarExpand`, shortest paths included), from the node each input row binds. Trails are
+//! enumerated depth first and resume across output batches (`Trails`), so one start with
+//! millions of trails never builds one batch of them; the distinct-ends BFS is in `reach`,
+//! shortest paths in `shortest`.
 
 use super::ops::RowFn;
-use super::{Batch, ExecContext};
+use super::{BATCH_ROWS, Batch, ExecContext};
 use crate::eval::{Env, eval, truthy};
 use plexus_cypher::ast::ShortestPath;
 use plexus_plan::logical::{ExpandSpec, VarLengthSpec};
@@ -155,6 +157,18 @@ impl RowFn for Expand {
 pub(super) struct VarExpand {
     pub(super) spec: ExpandSpec,
     pub(super) length: VarLengthSpec,
+    /// The trails of the current input row still to enumerate, when a full output batch
+    /// stopped it (resumed by the next call, so a row with millions of trails never builds
+    /// a batch of them).
+    pub(super) trails: Option<Trails>,
+}
+
+/// A depth-first enumeration of trails in progress (see [`VarExpand::trails`]).
+pub(super) struct Trails {
+    /// (vertex, relationships so far), the next to visit on top.
+    stack: Vec<(VertexId, Vec<EdgeId>)>,
+    target: Option<VertexId>,
+    emitted: usize,
 }
 
 /// One hop of a variable-length path as the search walks it: from `.0` over `.1` to `.2`,
@@ -249,6 +263,9 @@ impl RowFn for VarExpand {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
+        if let Some(trails) = self.trails.take() {
+            return self.enumerate(input, row, out, ctx, trails);
+        }
         let Some((from, target)) = ends_of(&self.spec, input, row)? else {
             return Ok(());
         };
@@ -269,37 +286,66 @@ impl RowFn for VarExpand {
                 kind == ShortestPath::All,
             );
         }
+        let trails = Trails {
+            stack: vec![(from, Vec::new())],
+            target,
+            emitted: 0,
+        };
+        self.enumerate(input, row, out, ctx, trails)
+    }
+
+    fn reset(&mut self) {
+        self.trails = None;
+    }
+
+    fn pending(&self) -> bool {
+        self.trails.is_some()
+    }
+}
+
+impl VarExpand {
+    /// Depth-first over (vertex, relationships so far), relationship-unique per path: every
+    /// trail of `min..max` relationships, until the output batch is full (the rest kept in
+    /// `self.trails`).
+    fn enumerate(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+        mut trails: Trails,
+    ) -> Result<()> {
         let max = self
             .length
             .max
             .unwrap_or(plexus_plan::logical::MAX_VAR_LENGTH_DEPTH);
         let min = self.length.min;
-        // Depth-first over (vertex, relationships so far), relationship-unique per path.
-        let mut emitted = 0usize;
-        let mut stack: Vec<(VertexId, Vec<EdgeId>)> = vec![(from, Vec::new())];
-        while let Some((v, rels)) = stack.pop() {
+        while let Some((v, rels)) = trails.stack.pop() {
             let depth = rels.len() as u64;
-            if depth >= min && target.is_none_or(|t| t == v) {
+            if depth >= min && trails.target.is_none_or(|t| t == v) {
                 self.emit(input, row, out, &rels, v);
-                emitted += 1;
-                if emitted > ctx.state.path_limit {
+                trails.emitted += 1;
+                if trails.emitted > ctx.state.path_limit {
                     return Err(too_many_paths(ctx.state.path_limit));
                 }
             }
-            if depth >= max {
-                continue;
-            }
-            let mut next = Vec::new();
-            for (e, w) in relationships(ctx, v, &self.spec.types, self.spec.direction)? {
-                if rels.contains(&e) || !self.rel_ok(input, row, (v, e, w), ctx)? {
-                    continue;
+            if depth < max {
+                let mut next = Vec::new();
+                for (e, w) in relationships(ctx, v, &self.spec.types, self.spec.direction)? {
+                    if rels.contains(&e) || !self.rel_ok(input, row, (v, e, w), ctx)? {
+                        continue;
+                    }
+                    let mut extended = rels.clone();
+                    extended.push(e);
+                    next.push((w, extended));
                 }
-                let mut extended = rels.clone();
-                extended.push(e);
-                next.push((w, extended));
+                // Reverse so that the first neighbour is explored first.
+                trails.stack.extend(next.into_iter().rev());
             }
-            // Reverse so that the first neighbour is explored first.
-            stack.extend(next.into_iter().rev());
+            if out.len() >= BATCH_ROWS && !trails.stack.is_empty() {
+                self.trails = Some(trails);
+                return Ok(());
+            }
         }
         Ok(())
     }

@@ -201,6 +201,7 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
             RowStage::boxed(VarExpand {
                 spec: spec.clone(),
                 length: length.clone(),
+                trails: None,
             }),
         ),
         LogicalPlan::Filter { input, predicate } => (
