@@ -99,7 +99,7 @@ impl DenseTable {
 /// does not zero fresh pages each time.
 #[derive(Default)]
 struct Visited {
-    sparse: HashMap<VertexId, Mark>,
+    sparse: HashMap<VertexId, Mark, ahash::RandomState>,
     /// Whether the current search moved to the dense arrays.
     dense_now: bool,
     /// Whether the current search keeps marks (undirected).
@@ -235,7 +235,7 @@ pub(super) struct DistinctEnds {
     next: Vec<(VertexId, u32)>,
     found: Vec<(EdgeId, VertexId)>,
     /// Undirected searches: the tree relationship of each level-1 vertex.
-    roots: HashMap<VertexId, EdgeId>,
+    roots: HashMap<VertexId, EdgeId, ahash::RandomState>,
     /// The ends of the current input row not yet written (a full output batch stopped them).
     rest: Option<FanOut<VertexId>>,
 }
@@ -250,7 +250,7 @@ impl DistinctEnds {
             frontier: Vec::new(),
             next: Vec::new(),
             found: Vec::new(),
-            roots: HashMap::new(),
+            roots: HashMap::default(),
             rest: None,
         }
     }
@@ -324,7 +324,10 @@ impl DistinctEnds {
                                 self.roots.insert(w, e);
                             }
                         }
-                        self.next.push((w, branch));
+                        if level < max {
+                            // The last level is never expanded.
+                            self.next.push((w, branch));
+                        }
                         if wanted(w) {
                             ends.push(w);
                             if target.is_some() {
