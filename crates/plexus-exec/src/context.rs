@@ -5,7 +5,7 @@
 //! This module sits below both `exec` (the operators) and `eval` (expressions). An
 //! expression that holds a subquery (EXISTS, COUNT, COLLECT, pattern predicates and
 //! comprehensions) runs the subquery's plan as operators; `eval` does not build operators
-//! itself but asks the statement's [`ExecState::build_subplan`], the executor's builder,
+//! itself but asks the statement's `ExecState::build_subplan`, the executor's builder,
 //! which the engine hands over when it opens the statement. So `eval` depends on the
 //! operator *interface* only, and `exec → eval → context` has no cycle.
 

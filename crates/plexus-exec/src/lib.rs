@@ -11,7 +11,8 @@
 //!   logical plan and rewrites it pass by pass (EXPLAIN, EXPLAIN VERBOSE);
 //! - [`exec`]: pull-based operators exchanging batches of ~2K rows as columns;
 //! - [`eval`]: expression evaluation and the function library;
-//! - [`engine::execute`]: the whole pipeline over one transaction.
+//! - [`engine`]: the whole pipeline over one transaction ([`Cursor`] opens, plans and runs a
+//!   statement).
 //!
 //! Below every stage is `plexus_value`: Cypher values and their equality / comparison /
 //! ordering rules, dates, times and durations, and the [`QueryError`] every stage raises
