@@ -18,6 +18,10 @@
 //! - it is not `shortestPath` / `allShortestPaths` (those have their own search);
 //! - its lower bound is 0 or 1. (With `*2..3`, a node one hop away may still be the end of a
 //!   longer trail: which nodes count depends on the trail lengths, not on the BFS distance.)
+//!   With lower bound 1, not an undirected quantified group with a hop condition
+//!   (`((x)-[r]-(y) WHERE y.id > x.id){1,3}`): whether the start ends a closed trail is
+//!   decided by joining two BFS branches, one of them walked backwards, and such a condition
+//!   may hold one way round and not the other;
 //! - a *set consumer* reads its rows: an `Aggregate` whose every call gives the same answer on
 //!   the set of its input rows as on the multiset — `count(DISTINCT x)`, `min(x)`, `max(x)`,
 //!   or no call at all (grouping keys only, as `WITH DISTINCT`) — or a `Distinct`, or the root
@@ -56,6 +60,7 @@
 //! not a set consumer here.
 
 use crate::logical::{AggFunction, BExpr, LogicalPlan, SubqueryKind, calls_rand, free_slots};
+use plexus_types::Direction;
 
 /// Marks every variable-length expand that may run as a BFS over distinct ends (see WHEN);
 /// with `exists`, the plan is an `EXISTS` subquery's, whose root is a set consumer.
@@ -150,7 +155,15 @@ fn mark_chain(plan: &mut LogicalPlan, mut read: Vec<usize>) {
             length,
             ..
         } => {
-            if length.shortest.is_none() && length.min <= 1 && !read.contains(&spec.rel) {
+            // An undirected group whose hop condition depends on the hop's orientation: the
+            // start's closed trails cannot be found by joining BFS branches (see WHEN).
+            let oriented_hops = spec.direction == Direction::Both && length.hop_filter.is_some();
+            let start_decidable = length.min == 0 || !oriented_hops;
+            if length.shortest.is_none()
+                && length.min <= 1
+                && start_decidable
+                && !read.contains(&spec.rel)
+            {
                 length.ends_only = true;
             }
             read.extend([spec.from, spec.to]);
