@@ -95,6 +95,23 @@ fn setup(graph: &Graph) -> (Database, Connection) {
     (db, conn)
 }
 
+/// A database in memory (with `settings`) holding what `statements` create.
+fn database(settings: plexus::Settings, statements: &[&str]) -> (Database, Connection) {
+    let db = Database::open_in_memory_settings(settings).expect("open");
+    let mut conn = db.connect();
+    for statement in statements {
+        conn.execute(statement, &Params::new())
+            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
+    (db, conn)
+}
+
+/// A complete directed graph on 6 `:N {id}` nodes: thousands of trails from each node.
+const COMPLETE_GRAPH: &[&str] = &[
+    "UNWIND range(0, 5) AS i CREATE (:N {id: i})",
+    "MATCH (a:N), (b:N) WHERE a <> b CREATE (a)-[:R]->(b)",
+];
+
 /// The rows of `query`, each rendered, sorted.
 fn rows(conn: &mut Connection, query: &str) -> Vec<String> {
     let result = conn
@@ -248,19 +265,7 @@ fn the_path_limit_bounds_enumeration_only() {
             plexus::SettingSource::Argument,
         )
         .expect("set");
-    let db = Database::open_in_memory_settings(settings).expect("open");
-    let mut conn = db.connect();
-    // A complete directed graph on 6 nodes: thousands of trails from each node.
-    conn.execute(
-        "UNWIND range(0, 5) AS i CREATE (:N {id: i})",
-        &Params::new(),
-    )
-    .expect("nodes");
-    conn.execute(
-        "MATCH (a:N), (b:N) WHERE a <> b CREATE (a)-[:R]->(b)",
-        &Params::new(),
-    )
-    .expect("relationships");
+    let (_db, mut conn) = database(settings, COMPLETE_GRAPH);
     let enumerating = "MATCH (a:N {id: 0})-[r:R*1..6]->(b) RETURN count(DISTINCT size(r)) AS n";
     let error = conn
         .execute(enumerating, &Params::new())
@@ -324,15 +329,6 @@ fn check_shortest(graph: &Graph, direction: usize) {
                 );
             }
         }
-    }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
-
-    #[test]
-    fn shortest_paths_satisfy_their_where(graph in graph(), direction in 0usize..3) {
-        check_shortest(&graph, direction);
     }
 }
 
@@ -448,6 +444,11 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
+    fn shortest_paths_satisfy_their_where(graph in graph(), direction in 0usize..3) {
+        check_shortest(&graph, direction);
+    }
+
+    #[test]
     fn quantified_groups_match_per_hop_conditions(graph in graph(), direction in 0usize..3) {
         check_groups(&graph, direction);
     }
@@ -458,18 +459,7 @@ proptest! {
 /// direct depth-first search over the same relationships.
 #[test]
 fn enumeration_spans_many_batches() {
-    let db = Database::open_in_memory(Config::default()).expect("open");
-    let mut conn = db.connect();
-    conn.execute(
-        "UNWIND range(0, 5) AS i CREATE (:N {id: i})",
-        &Params::new(),
-    )
-    .expect("nodes");
-    conn.execute(
-        "MATCH (a:N), (b:N) WHERE a <> b CREATE (a)-[:R]->(b)",
-        &Params::new(),
-    )
-    .expect("relationships");
+    let (_db, mut conn) = database(plexus::Settings::new(), COMPLETE_GRAPH);
     let edges: Vec<(usize, usize)> = (0..6)
         .flat_map(|a| (0..6).filter(move |b| *b != a).map(move |b| (a, b)))
         .collect();

@@ -73,11 +73,12 @@ impl VarExpand {
             } else {
                 (&mut backward, &forward)
             };
-            for w in self.grow(input, row, ctx, grown)? {
-                if other.level.contains_key(&w) {
-                    meeting.push(w);
-                }
-            }
+            self.grow(input, row, ctx, grown)?;
+            let met = grown
+                .frontier
+                .iter()
+                .filter(|w| other.level.contains_key(w));
+            meeting.extend(met);
         }
         if meeting.is_empty() || forward.depth + backward.depth < self.length.min {
             return Ok(());
@@ -104,14 +105,14 @@ impl VarExpand {
     }
 
     /// Grows `side` by one level: its frontier's relationships that pass the pattern's
-    /// filters, to vertices that pass the node filters. Returns the vertices new to it.
+    /// filters, to vertices that pass the node filters, which become its frontier.
     fn grow(
         &self,
         input: &Batch,
         row: usize,
         ctx: &mut ExecContext,
         side: &mut Side,
-    ) -> Result<Vec<VertexId>> {
+    ) -> Result<()> {
         side.depth += 1;
         let mut next = Vec::new();
         for v in std::mem::take(&mut side.frontier) {
@@ -135,8 +136,8 @@ impl VarExpand {
                 side.links.entry(w).or_default().push((e, v));
             }
         }
-        side.frontier = next.clone();
-        Ok(next)
+        side.frontier = next;
+        Ok(())
     }
 
     /// The shortest trails from `from` to `target` that pass the path filter, by length (see

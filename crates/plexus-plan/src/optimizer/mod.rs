@@ -128,7 +128,7 @@ pub fn optimize_subquery(plan: &mut LogicalPlan, kind: SubqueryKind, stats: Opti
     let ctx = PassContext {
         stats,
         parallel: None,
-        exists: var_length::asks_existence(kind),
+        exists: matches!(kind, SubqueryKind::Exists),
     };
     run_passes(plan, &ctx, None);
 }

@@ -59,7 +59,7 @@
 //! set consumer does not depend on it — `collect(DISTINCT x)` does (its list order), so it is
 //! not a set consumer here.
 
-use crate::logical::{AggFunction, BExpr, LogicalPlan, SubqueryKind, calls_rand, free_slots};
+use crate::logical::{AggFunction, BExpr, LogicalPlan, calls_rand, free_slots};
 use plexus_types::Direction;
 
 /// Marks every variable-length expand that may run as a BFS over distinct ends (see WHEN);
@@ -209,9 +209,4 @@ fn builds_path(e: &BExpr) -> bool {
 /// Appends every slot of the row `e` reads.
 fn reads_into(e: &BExpr, read: &mut Vec<usize>) {
     read.extend(free_slots(e));
-}
-
-/// Whether a subquery of `kind` only asks whether its plan has a row.
-pub fn asks_existence(kind: SubqueryKind) -> bool {
-    matches!(kind, SubqueryKind::Exists)
 }
