@@ -587,8 +587,12 @@ pub enum SetItemKind {
     Replace { variable: Ident, value: Expr },
     /// `<variable> += <map>`: add or overwrite properties.
     Merge { variable: Ident, value: Expr },
-    /// `<variable>:<Label>:...`
-    Labels { variable: Ident, labels: Vec<Ident> },
+    /// `<variable>:<Label>:...`, also with dynamic labels (`n:A:$(expr)`, all of them).
+    Labels {
+        variable: Ident,
+        labels: Vec<Ident>,
+        dynamic: Vec<DynamicLabels>,
+    },
 }
 
 /// `REMOVE <item>, ...`
@@ -607,8 +611,12 @@ pub struct RemoveItem {
 pub enum RemoveItemKind {
     /// `<entity>.<key>`
     Property { entity: Expr, key: Ident },
-    /// `<variable>:<Label>:...`
-    Labels { variable: Ident, labels: Vec<Ident> },
+    /// `<variable>:<Label>:...`, also with dynamic labels (`n:$(expr)`).
+    Labels {
+        variable: Ident,
+        labels: Vec<Ident>,
+        dynamic: Vec<DynamicLabels>,
+    },
 }
 
 /// `[DETACH] DELETE <expr>, ...`
@@ -718,6 +726,83 @@ pub enum LabelExpr {
     Not(Box<LabelExpr>),
     And(Box<LabelExpr>, Box<LabelExpr>),
     Or(Box<LabelExpr>, Box<LabelExpr>),
+    /// `$(expr)`, `$all(expr)`, `$any(expr)`: labels computed per row (Neo4j 5.26).
+    Dynamic(DynamicLabels),
+}
+
+impl LabelExpr {
+    /// Whether a `$(…)` atom occurs in the expression.
+    pub fn has_dynamic(&self) -> bool {
+        match self {
+            Self::Label(_) | Self::Any => false,
+            Self::Dynamic(_) => true,
+            Self::Not(e) => e.has_dynamic(),
+            Self::And(a, b) | Self::Or(a, b) => a.has_dynamic() || b.has_dynamic(),
+        }
+    }
+
+    /// Splits the expression into its plain-label conjuncts and the conjunction of the rest
+    /// (`A&!B&C` gives `([A, C], Some(!B))`), so `:A&B` is planned like `:A:B`.
+    pub fn split_plain(self) -> (Vec<Ident>, Option<LabelExpr>) {
+        fn flatten(expr: LabelExpr, out: &mut Vec<LabelExpr>) {
+            match expr {
+                LabelExpr::And(a, b) => {
+                    flatten(*a, out);
+                    flatten(*b, out);
+                }
+                other => out.push(other),
+            }
+        }
+        let mut conjuncts = Vec::new();
+        flatten(self, &mut conjuncts);
+        let mut labels = Vec::new();
+        let mut rest: Option<LabelExpr> = None;
+        for conjunct in conjuncts {
+            match conjunct {
+                LabelExpr::Label(name) => labels.push(name),
+                other => {
+                    rest = Some(match rest {
+                        None => other,
+                        Some(acc) => LabelExpr::And(Box::new(acc), Box::new(other)),
+                    })
+                }
+            }
+        }
+        (labels, rest)
+    }
+
+    /// The expression as labels that SET, REMOVE or CREATE can write: a conjunction of plain
+    /// labels and `$(…)` / `$all(…)` / `$any(…)` atoms (the writer refuses `$any`); `None` for
+    /// anything else (`|`, `!`, `%`).
+    pub fn settable(&self) -> Option<(Vec<Ident>, Vec<DynamicLabels>)> {
+        fn walk(
+            expr: &LabelExpr,
+            labels: &mut Vec<Ident>,
+            dynamic: &mut Vec<DynamicLabels>,
+        ) -> bool {
+            match expr {
+                LabelExpr::Label(name) => labels.push(name.clone()),
+                LabelExpr::Dynamic(d) => dynamic.push(d.clone()),
+                LabelExpr::And(a, b) => {
+                    return walk(a, labels, dynamic) && walk(b, labels, dynamic);
+                }
+                LabelExpr::Any | LabelExpr::Not(_) | LabelExpr::Or(..) => return false,
+            }
+            true
+        }
+        let (mut labels, mut dynamic) = (Vec::new(), Vec::new());
+        walk(self, &mut labels, &mut dynamic).then_some((labels, dynamic))
+    }
+}
+
+/// `:$(expr)`, `:$all(expr)` or `:$any(expr)` (Neo4j 5.26 dynamic labels and types): `expr`
+/// gives a STRING or a LIST<STRING> per row; the entity must carry all of those labels
+/// (`$(…)`, `$all`) or at least one (`$any`). On a relationship a "label" is its type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynamicLabels {
+    pub expr: Box<Expr>,
+    pub any: bool,
+    pub span: Span,
 }
 
 /// `(<variable>:<Label>... <properties>)`
@@ -742,6 +827,8 @@ pub struct RelationshipPattern {
     pub variable: Option<Ident>,
     /// Alternatives: the relationship has one of these types (any type when empty).
     pub types: Vec<Ident>,
+    /// `[:$(expr)]` / `[:$any(expr)]`: a type computed per row (then `types` is empty).
+    pub dynamic_type: Option<DynamicLabels>,
     /// `Some` for a variable-length relationship.
     pub length: Option<VarLength>,
     /// A map literal or a parameter.

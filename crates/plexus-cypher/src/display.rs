@@ -251,9 +251,14 @@ impl Display for SetItem {
             }
             SetItemKind::Replace { variable, value } => write!(f, "{variable} = {value}"),
             SetItemKind::Merge { variable, value } => write!(f, "{variable} += {value}"),
-            SetItemKind::Labels { variable, labels } => {
+            SetItemKind::Labels {
+                variable,
+                labels,
+                dynamic,
+            } => {
                 write!(f, "{variable}")?;
-                write_labels(f, labels)
+                write_labels(f, labels)?;
+                dynamic.iter().try_for_each(|d| write!(f, ":{d}"))
             }
         }
     }
@@ -266,9 +271,14 @@ impl Display for RemoveItem {
                 write_operand(f, entity, Precedence::Postfix)?;
                 write!(f, ".{}", Name(key))
             }
-            RemoveItemKind::Labels { variable, labels } => {
+            RemoveItemKind::Labels {
+                variable,
+                labels,
+                dynamic,
+            } => {
                 write!(f, "{variable}")?;
-                write_labels(f, labels)
+                write_labels(f, labels)?;
+                dynamic.iter().try_for_each(|d| write!(f, ":{d}"))
             }
         }
     }
@@ -285,7 +295,9 @@ fn write_label_expr(f: &mut Formatter<'_>, expr: &LabelExpr, min: u8) -> fmt::Re
     let precedence = match expr {
         LabelExpr::Or(..) => LABEL_OR,
         LabelExpr::And(..) => LABEL_AND,
-        LabelExpr::Not(_) | LabelExpr::Label(_) | LabelExpr::Any => LABEL_NOT,
+        LabelExpr::Not(_) | LabelExpr::Label(_) | LabelExpr::Any | LabelExpr::Dynamic(_) => {
+            LABEL_NOT
+        }
     };
     if precedence < min {
         f.write_str("(")?;
@@ -293,6 +305,7 @@ fn write_label_expr(f: &mut Formatter<'_>, expr: &LabelExpr, min: u8) -> fmt::Re
     match expr {
         LabelExpr::Label(name) => write!(f, "{}", Name(name))?,
         LabelExpr::Any => f.write_str("%")?,
+        LabelExpr::Dynamic(d) => write!(f, "{d}")?,
         LabelExpr::Not(inner) => {
             f.write_str("!")?;
             write_label_expr(f, inner, LABEL_NOT)?;
@@ -312,6 +325,13 @@ fn write_label_expr(f: &mut Formatter<'_>, expr: &LabelExpr, min: u8) -> fmt::Re
         f.write_str(")")?;
     }
     Ok(())
+}
+
+impl Display for DynamicLabels {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let form = if self.any { "$any" } else { "$" };
+        write!(f, "{form}({})", self.expr)
+    }
 }
 
 impl Display for LabelExpr {
@@ -452,8 +472,9 @@ impl Display for RelationshipPattern {
         } else {
             "-"
         })?;
+        let has_types = !self.types.is_empty() || self.dynamic_type.is_some();
         let has_detail = self.variable.is_some()
-            || !self.types.is_empty()
+            || has_types
             || self.length.is_some()
             || self.properties.is_some();
         if has_detail {
@@ -465,11 +486,14 @@ impl Display for RelationshipPattern {
                 f.write_str(if index == 0 { ":" } else { "|" })?;
                 write!(f, "{}", Name(rel_type))?;
             }
+            if let Some(dynamic) = &self.dynamic_type {
+                write!(f, ":{dynamic}")?;
+            }
             if let Some(length) = &self.length {
                 write!(f, "{length}")?;
             }
             if let Some(properties) = &self.properties {
-                if self.variable.is_some() || !self.types.is_empty() || self.length.is_some() {
+                if self.variable.is_some() || has_types || self.length.is_some() {
                     f.write_str(" ")?;
                 }
                 write!(f, "{properties}")?;

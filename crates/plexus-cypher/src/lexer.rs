@@ -83,6 +83,8 @@ pub enum TokenKind {
     Amp,
     /// `!`, only in label expressions (`!=` is refused with a hint)
     Bang,
+    /// `$` directly before `(`: a dynamic label or type, `:$(expr)`
+    Dollar,
     Eq,
     /// `<>`
     NotEq,
@@ -142,6 +144,7 @@ impl TokenKind {
             TokenKind::Pipe => "|",
             TokenKind::Amp => "&",
             TokenKind::Bang => "!",
+            TokenKind::Dollar => "$",
             TokenKind::Eq => "=",
             TokenKind::NotEq => "<>",
             TokenKind::Lt => "<",
@@ -378,6 +381,7 @@ impl<'a> Lexer<'a> {
         let mark = self.mark();
         self.bump(); // '$'
         match self.peek() {
+            Some('(') => Ok(TokenKind::Dollar),
             Some('`') => Ok(TokenKind::Parameter(self.quoted_ident()?)),
             Some(ch) if is_ident_continue(ch) => Ok(TokenKind::Parameter(self.word().to_string())),
             _ => Err(self.error_at(

@@ -42,6 +42,9 @@
 //!
 //! setting          # a connection setting for the records that follow (not Cypher)
 //! parallel workers=2 min_scan_rows=10 morsel=4
+//!
+//! params           # the parameters of the records that follow: a Cypher map expression
+//! {label: 'Person', ids: [1, 2]}
 //! ```
 //! Every database's import directory is `tests/cypher/import`, where the `LOAD CSV` cases'
 //! files are.
@@ -148,6 +151,20 @@ fn apply_setting(conn: &mut plexus::Connection, text: &str) -> Result<(), String
     }
 }
 
+/// The parameters a `params` record gives: its map expression, evaluated by the database.
+fn query_params(conn: &mut plexus::Connection, map: &str) -> Result<Params, String> {
+    let result = conn
+        .execute(&format!("RETURN {map} AS params"), &Params::new())
+        .map_err(|e| format!("params: {e}"))?;
+    match result.rows.first().and_then(|row| row.first()) {
+        Some(plexus::CypherValue::Map(map)) => Ok(map
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()),
+        _ => Err(format!("params: `{map}` is not a map")),
+    }
+}
+
 fn run_file(path: &Path) -> Vec<String> {
     let mut failures = Vec::new();
     let text = match std::fs::read_to_string(path) {
@@ -159,7 +176,7 @@ fn run_file(path: &Path) -> Vec<String> {
         Err(e) => return vec![format!("cannot open a database: {e}")],
     };
     let mut conn = db.connect();
-    let params = Params::new();
+    let mut params = Params::new();
     for record in records(&text) {
         let at = format!("{}:{}", path.display(), record.line);
         let mut words = record.header.split_whitespace();
@@ -167,6 +184,13 @@ fn run_file(path: &Path) -> Vec<String> {
         if kind == "setting" {
             if let Err(e) = apply_setting(&mut conn, &record.query) {
                 failures.push(format!("{at}: {e}"));
+            }
+            continue;
+        }
+        if kind == "params" {
+            match query_params(&mut conn, &record.query) {
+                Ok(p) => params = p,
+                Err(e) => failures.push(format!("{at}: {e}")),
             }
             continue;
         }

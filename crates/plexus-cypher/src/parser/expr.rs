@@ -217,7 +217,7 @@ impl Parser<'_> {
         } else {
             debug_assert!(self.at(&TokenKind::Colon), "infix_precedence saw ':'");
             let label_expr = self.parse_label_terms()?;
-            match split_plain_labels(label_expr.clone()) {
+            match label_expr.clone().split_plain() {
                 (labels, None) => ExprKind::HasLabels {
                     expr: Box::new(lhs),
                     labels,
@@ -936,6 +936,9 @@ impl Parser<'_> {
         if self.eat(&TokenKind::Percent) {
             return Ok(LabelExpr::Any);
         }
+        if let Some(dynamic) = self.parse_dynamic_labels()? {
+            return Ok(LabelExpr::Dynamic(dynamic));
+        }
         if self.eat(&TokenKind::LParen) {
             let inner = self.nested(|p| p.parse_label_or(true))?;
             self.expect(&TokenKind::RParen)?;
@@ -945,32 +948,32 @@ impl Parser<'_> {
     }
 }
 
-/// Splits a label expression into its plain-label conjuncts and the conjunction of the rest
-/// (`A&!B&C` gives `([A, C], Some(!B))`), so `:A&B` is planned like `:A:B`.
-pub(super) fn split_plain_labels(expr: LabelExpr) -> (Vec<Ident>, Option<LabelExpr>) {
-    fn flatten(expr: LabelExpr, out: &mut Vec<LabelExpr>) {
-        match expr {
-            LabelExpr::And(a, b) => {
-                flatten(*a, out);
-                flatten(*b, out);
+impl Parser<'_> {
+    /// At `$(`, `$all(` or `$any(` (any case): a dynamic label or type; `None` elsewhere.
+    /// The expression inside is a full expression (a `|` there is an operator again).
+    pub(super) fn parse_dynamic_labels(&mut self) -> Result<Option<DynamicLabels>> {
+        let start = self.peek().span;
+        let any = match self.kind_at(0) {
+            TokenKind::Dollar => false,
+            TokenKind::Parameter(name)
+                if *self.kind_at(1) == TokenKind::LParen
+                    && (name.eq_ignore_ascii_case("all") || name.eq_ignore_ascii_case("any")) =>
+            {
+                name.eq_ignore_ascii_case("any")
             }
-            other => out.push(other),
-        }
+            _ => return Ok(None),
+        };
+        self.advance();
+        self.expect(&TokenKind::LParen)?;
+        let saved = std::mem::replace(&mut self.bar_ends_expr, false);
+        let expr = self.nested(Self::parse_expr);
+        self.bar_ends_expr = saved;
+        let expr = expr?;
+        self.expect(&TokenKind::RParen)?;
+        Ok(Some(DynamicLabels {
+            expr: Box::new(expr),
+            any,
+            span: self.span_from(start),
+        }))
     }
-    let mut conjuncts = Vec::new();
-    flatten(expr, &mut conjuncts);
-    let mut labels = Vec::new();
-    let mut rest: Option<LabelExpr> = None;
-    for conjunct in conjuncts {
-        match conjunct {
-            LabelExpr::Label(name) => labels.push(name),
-            other => {
-                rest = Some(match rest {
-                    None => other,
-                    Some(acc) => LabelExpr::And(Box::new(acc), Box::new(other)),
-                })
-            }
-        }
-    }
-    (labels, rest)
 }

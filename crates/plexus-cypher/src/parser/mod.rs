@@ -909,10 +909,22 @@ impl<'a> Parser<'a> {
                 }
             }
             ExprKind::HasLabels { expr, labels } => match expr.kind {
-                ExprKind::Variable(variable) => SetItemKind::Labels { variable, labels },
+                ExprKind::Variable(variable) => SetItemKind::Labels {
+                    variable,
+                    labels,
+                    dynamic: Vec::new(),
+                },
                 _ => return Err(bad_target(expr.span, "SET")),
             },
-            ExprKind::LabelTest { .. } => return Err(label_expression_target(target.span, "SET")),
+            ExprKind::LabelTest { expr, label_expr } => {
+                let (variable, labels, dynamic) =
+                    label_target(*expr, &label_expr, target.span, "SET")?;
+                SetItemKind::Labels {
+                    variable,
+                    labels,
+                    dynamic,
+                }
+            }
             _ => return Err(bad_target(target.span, "SET")),
         };
         Ok(SetItem {
@@ -929,11 +941,21 @@ impl<'a> Parser<'a> {
             let kind = match target.kind {
                 ExprKind::Property { expr, key } => RemoveItemKind::Property { entity: *expr, key },
                 ExprKind::HasLabels { expr, labels } => match expr.kind {
-                    ExprKind::Variable(variable) => RemoveItemKind::Labels { variable, labels },
+                    ExprKind::Variable(variable) => RemoveItemKind::Labels {
+                        variable,
+                        labels,
+                        dynamic: Vec::new(),
+                    },
                     _ => return Err(bad_target(expr.span, "REMOVE")),
                 },
-                ExprKind::LabelTest { .. } => {
-                    return Err(label_expression_target(target.span, "REMOVE"));
+                ExprKind::LabelTest { expr, label_expr } => {
+                    let (variable, labels, dynamic) =
+                        label_target(*expr, &label_expr, target.span, "REMOVE")?;
+                    RemoveItemKind::Labels {
+                        variable,
+                        labels,
+                        dynamic,
+                    }
                 }
                 _ => return Err(bad_target(target.span, "REMOVE")),
             };
@@ -1028,15 +1050,27 @@ fn composition_error(span: Span, reason: String) -> ParseError {
     ParseError::new(ParseErrorKind::InvalidClauseComposition { reason }, span)
 }
 
-/// `SET n:A|B`: only plain labels can be set or removed.
-fn label_expression_target(span: Span, clause: &str) -> ParseError {
-    ParseError::new(
-        ParseErrorKind::Unexpected {
-            expected: format!("plain labels to {clause} (`n:A:B` or `n:A&B`)"),
-            found: "a label expression".to_string(),
-        },
-        span,
-    )
+/// The variable and labels of `SET n:A:$(expr)` / `REMOVE …`; `SET n:A|B` is refused: only
+/// plain and `$(…)` labels can be set or removed.
+fn label_target(
+    entity: Expr,
+    label_expr: &LabelExpr,
+    span: Span,
+    clause: &str,
+) -> Result<(Ident, Vec<Ident>, Vec<DynamicLabels>)> {
+    let ExprKind::Variable(variable) = entity.kind else {
+        return Err(bad_target(entity.span, clause));
+    };
+    let Some((labels, dynamic)) = label_expr.settable() else {
+        return Err(ParseError::new(
+            ParseErrorKind::Unexpected {
+                expected: format!("plain labels to {clause} (`n:A:B`, `n:A&B` or `n:$(expr)`)"),
+                found: "a label expression".to_string(),
+            },
+            span,
+        ));
+    };
+    Ok((variable, labels, dynamic))
 }
 
 fn bad_target(span: Span, clause: &str) -> ParseError {

@@ -44,7 +44,6 @@
 //! relationship is only read when it unmistakably starts one: `--(`, `-->`, `<--`, or `-[` /
 //! `<-[` followed by something shaped like a relationship detail and then `]-(` or `]->`.
 
-use super::expr::split_plain_labels;
 use super::{Parser, Result};
 use crate::ast::*;
 use crate::error::{ParseError, ParseErrorKind};
@@ -357,7 +356,7 @@ impl Parser<'_> {
             let saved = std::mem::replace(&mut self.bar_ends_expr, false);
             let terms = self.parse_label_terms();
             self.bar_ends_expr = saved;
-            split_plain_labels(terms?)
+            terms?.split_plain()
         } else {
             (Vec::new(), None)
         };
@@ -391,6 +390,7 @@ impl Parser<'_> {
         self.expect(&TokenKind::Minus)?;
         let mut variable = None;
         let mut types = Vec::new();
+        let mut dynamic_type = None;
         let mut length = None;
         let mut properties = None;
         if self.eat(&TokenKind::LBracket) {
@@ -398,11 +398,7 @@ impl Parser<'_> {
                 variable = Some(self.take_ident());
             }
             if self.eat(&TokenKind::Colon) {
-                types.push(self.relationship_type_name()?);
-                while self.eat(&TokenKind::Pipe) {
-                    self.eat(&TokenKind::Colon);
-                    types.push(self.relationship_type_name()?);
-                }
+                dynamic_type = self.parse_relationship_types(&mut types)?;
             }
             if matches!(self.peek().kind, TokenKind::Amp | TokenKind::Bang) {
                 return Err(type_expression_error(self.peek().span));
@@ -437,11 +433,53 @@ impl Parser<'_> {
             direction,
             variable,
             types,
+            dynamic_type,
             length,
             properties,
             group: None,
             span: self.span_from(start),
         })
+    }
+
+    /// After `[r:`: `T|U|…` into `types`, where `%` (any type) leaves `types` empty; or one
+    /// dynamic type `$(expr)` / `$any(expr)`, returned, which takes no alternatives.
+    fn parse_relationship_types(
+        &mut self,
+        types: &mut Vec<Ident>,
+    ) -> Result<Option<DynamicLabels>> {
+        let mut any_type = false;
+        let mut alternatives = 0;
+        let mut dynamic = None;
+        loop {
+            alternatives += 1;
+            if let Some(d) = self.parse_dynamic_labels()? {
+                dynamic = Some(d);
+            } else if self.eat(&TokenKind::Percent) {
+                any_type = true;
+            } else {
+                types.push(self.relationship_type_name()?);
+            }
+            if !self.eat(&TokenKind::Pipe) {
+                break;
+            }
+            self.eat(&TokenKind::Colon);
+        }
+        if let Some(d) = &dynamic
+            && alternatives > 1
+        {
+            return Err(ParseError::new(
+                ParseErrorKind::InvalidRelationshipPattern {
+                    reason: "a dynamic relationship type takes no `|` alternatives; write \
+                             `$any([…])` for one of several types"
+                        .into(),
+                },
+                d.span,
+            ));
+        }
+        if any_type {
+            types.clear();
+        }
+        Ok(dynamic)
     }
 
     /// A GQL quantifier after a relationship pattern, if any, as its variable length (see GQL
@@ -508,7 +546,7 @@ impl Parser<'_> {
     fn relationship_type_name(&mut self) -> Result<Ident> {
         if matches!(
             self.peek().kind,
-            TokenKind::Amp | TokenKind::Bang | TokenKind::Percent | TokenKind::LParen
+            TokenKind::Amp | TokenKind::Bang | TokenKind::LParen
         ) {
             return Err(type_expression_error(self.peek().span));
         }
@@ -600,6 +638,8 @@ impl Parser<'_> {
                     | TokenKind::Pipe
                     | TokenKind::Amp
                     | TokenKind::Bang
+                    | TokenKind::Dollar
+                    | TokenKind::Parameter(_)
                     | TokenKind::Percent => index += 1,
                     TokenKind::LParen => match self.partner.get(index).copied() {
                         Some(group_close) if group_close < close => index = group_close + 1,
@@ -662,7 +702,7 @@ fn type_expression_error(span: Span) -> ParseError {
     ParseError::new(
         ParseErrorKind::InvalidRelationshipPattern {
             reason: "a relationship has exactly one type: only `|` may combine relationship \
-                     types (`[:T|U]`), not `&`, `!`, `%` or parentheses"
+                     types (`[:T|U]`, `[:%]` for any type), not `&`, `!` or parentheses"
                 .into(),
         },
         span,

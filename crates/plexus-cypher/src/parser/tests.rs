@@ -1107,3 +1107,46 @@ fn call_in_transactions_placement_errors_have_positions() {
     parse_ok("CALL { CREATE (x) } IN TRANSACTIONS CREATE (foo) RETURN foo");
     parse_ok("CALL { CALL { CREATE (x) } } IN TRANSACTIONS RETURN 1 AS result");
 }
+
+#[test]
+fn dynamic_labels_parse_in_every_position_and_print_back() {
+    for query in [
+        "MATCH (n:$($label)) RETURN n",
+        "MATCH (n:$any(['A', 'B'])|C) RETURN n",
+        "MATCH (n:A:$all(x + 'y')) RETURN n",
+        "MATCH (n) WHERE n:!$(l) RETURN n",
+        "MATCH ()-[r:$($type)]->() RETURN r",
+        "MATCH ()-[r:$any($types) *1..2]->() RETURN r",
+        "MATCH ()-[r:%]->() RETURN r",
+        "CREATE (n:$(a):B)-[:$(t)]->()",
+        "MERGE (n:$(l) {k: 1})",
+        "MATCH (n) SET n:$(n.kind):X REMOVE n:$(['A', 'B'])",
+    ] {
+        let first = parse_ok(query);
+        let printed = first.to_string();
+        assert_eq!(
+            parse_ok(&printed),
+            first,
+            "`{query}` printed as `{printed}`"
+        );
+    }
+    // `$any(` and `$all(` in any case; `$any` alone is still a parameter.
+    let node = first_node("MATCH (n:$ANY(x)) RETURN n");
+    assert!(matches!(node.label_expr, Some(LabelExpr::Dynamic(ref d)) if d.any));
+    assert!(parse("MATCH (n {a: $any}) RETURN n").is_ok());
+    assert!(parse("RETURN $all").is_ok());
+}
+
+#[test]
+fn a_dynamic_relationship_type_takes_no_alternatives() {
+    let query = "MATCH ()-[r:T|$(x)]->() RETURN r";
+    let error = parse_err(query);
+    assert!(error.to_string().contains("$any"), "{error}");
+    assert_eq!(error.span.text(query), Some("$(x)"));
+    let statement = parse_ok("MATCH ()-[r:T|%]->() RETURN r");
+    let ClauseKind::Match(m) = &statement.query.first.clauses[0].kind else {
+        panic!("MATCH expected")
+    };
+    let rel = &m.pattern.parts[0].element.chain[0].relationship;
+    assert!(rel.types.is_empty() && rel.dynamic_type.is_none());
+}

@@ -18,6 +18,7 @@
 
 pub mod aggregate;
 pub mod functions;
+pub(crate) mod labels;
 pub mod prefetch;
 mod types;
 pub(crate) mod vector;
@@ -216,6 +217,11 @@ fn eval_compound(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Valu
                 )));
             }
         },
+        BExpr::DynamicLabels { entity, names, any } => {
+            let entity = eval(entity, env, ctx)?;
+            let names = eval(names, env, ctx)?;
+            labels::dynamic_label_test(entity, names, *any, ctx)?
+        }
         BExpr::Not(inner) => from_option(boolean(eval(inner, env, ctx)?, "NOT")?.map(|b| !b)),
         BExpr::Negate(inner) => match eval(inner, env, ctx)? {
             Value::Null => Value::Null,

@@ -157,7 +157,15 @@ fn always_read(e: &BExpr, out: &mut Vec<(usize, Arc<str>)>) {
         | BExpr::IsType(x, _, _)
         | BExpr::HasLabels(x, _)
         | BExpr::LabelTest(x, _) => always_read(x, out),
-        BExpr::Arith(_, x, y) | BExpr::StringOp(_, x, y) | BExpr::In(x, y) | BExpr::Index(x, y) => {
+        BExpr::DynamicLabels {
+            entity: x,
+            names: y,
+            ..
+        }
+        | BExpr::Arith(_, x, y)
+        | BExpr::StringOp(_, x, y)
+        | BExpr::In(x, y)
+        | BExpr::Index(x, y) => {
             always_read(x, out);
             always_read(y, out);
         }

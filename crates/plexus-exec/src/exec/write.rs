@@ -8,9 +8,10 @@
 
 use super::ops::run_inner;
 use super::{Batch, ExecContext, Materialized, Operator, drain};
+use crate::eval::labels::dynamic_names;
 use crate::eval::{Env, entity_properties, eval};
 use plexus_plan::logical::BExpr;
-use plexus_plan::logical::{CreatePattern, LogicalPlan, SetOp};
+use plexus_plan::logical::{CreatePattern, LogicalPlan, RelTypeName, SetOp, WriteLabels};
 use plexus_types::{Direction, EdgeId, VertexId};
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::{MapValue, Value};
@@ -291,7 +292,8 @@ fn create(pattern: &CreatePattern, row: &mut [Value], ctx: &mut ExecContext) -> 
             }
             None => Vec::new(),
         };
-        let labels: Vec<&str> = node.labels.iter().map(|l| &**l).collect();
+        let labels = write_labels(&node.labels, &mut Env::new(&single, 0), ctx)?;
+        let labels: Vec<&str> = labels.iter().map(|l| &**l).collect();
         let props_ref: Vec<(&str, plexus_types::Value)> =
             props.iter().map(|(k, v)| (&**k, v.clone())).collect();
         let id = ctx.tx.create_vertex(&labels, &props_ref)?;
@@ -319,7 +321,22 @@ fn create(pattern: &CreatePattern, row: &mut [Value], ctx: &mut ExecContext) -> 
         };
         let props_ref: Vec<(&str, plexus_types::Value)> =
             props.iter().map(|(k, v)| (&**k, v.clone())).collect();
-        let id = ctx.tx.create_edge(src, &rel.rel_type, dst, &props_ref)?;
+        let rel_type = match &rel.rel_type {
+            RelTypeName::Fixed(name) => name.clone(),
+            RelTypeName::Dynamic(e) => {
+                let mut env = Env::new(&single, 0);
+                match dynamic_names(eval(e, &mut env, ctx)?, true)?.as_slice() {
+                    [name] => name.clone(),
+                    names => {
+                        return Err(QueryError::type_error(format!(
+                            "a created relationship takes exactly one type, not {}",
+                            names.len()
+                        )));
+                    }
+                }
+            }
+        };
+        let id = ctx.tx.create_edge(src, &rel_type, dst, &props_ref)?;
         ctx.state.stats.relationships_created += 1;
         ctx.state.stats.properties_set += props.len() as u64;
         row[rel.slot] = Value::Rel(id);
@@ -423,8 +440,9 @@ fn apply_set_ops(ops: &[SetOp], batch: &Batch, row: usize, ctx: &mut ExecContext
                         )));
                     }
                 };
+                let labels = write_labels(labels, &mut env, ctx)?;
                 let existing = ctx.tx.vertex_labels(v).map_err(deleted)?;
-                for label in labels {
+                for label in &labels {
                     let has = existing.iter().any(|l| **l == **label);
                     if *add && !has {
                         ctx.tx.add_label(v, label)?;
@@ -517,4 +535,22 @@ fn delete(
         }
     }
     Ok(())
+}
+
+/// The labels a write takes for the row of `env`: the fixed ones, then each `$(expr)`'s
+/// names, each once.
+fn write_labels(
+    labels: &WriteLabels,
+    env: &mut Env,
+    ctx: &mut ExecContext,
+) -> Result<Vec<Arc<str>>> {
+    let mut names = labels.fixed.clone();
+    for e in &labels.dynamic {
+        for name in dynamic_names(eval(e, env, ctx)?, true)? {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    Ok(names)
 }

@@ -245,7 +245,8 @@ impl Binder<'_> {
             }
             match &clause.kind {
                 ClauseKind::Match(m) => {
-                    (plan, rows) = self.plan_match(plan, rows, &mut scope, m)?;
+                    let m = self.resolve_match_labels(m);
+                    (plan, rows) = self.plan_match(plan, rows, &mut scope, &m)?;
                 }
                 ClauseKind::Unwind(u) => {
                     let expr = self.bind_expr(&u.expr, &scope, ExprCtx::PLAIN)?;
@@ -295,7 +296,8 @@ impl Binder<'_> {
                     };
                 }
                 ClauseKind::Merge(m) => {
-                    plan = self.plan_merge(plan, &mut scope, m)?;
+                    let m = self.resolve_merge_labels(m);
+                    plan = self.plan_merge(plan, &mut scope, &m)?;
                 }
                 ClauseKind::Set(s) => {
                     let ops = self.bind_set_items(&s.items, &scope)?;
@@ -313,9 +315,13 @@ impl Binder<'_> {
                                 key: Arc::from(key.name.as_str()),
                                 value: BExpr::Const(Value::Null),
                             },
-                            ast::RemoveItemKind::Labels { variable, labels } => SetOp::Labels {
+                            ast::RemoveItemKind::Labels {
+                                variable,
+                                labels,
+                                dynamic,
+                            } => SetOp::Labels {
                                 entity: BExpr::Slot(self.lookup(&scope, variable)?),
-                                labels: label_names(labels),
+                                labels: self.bind_write_labels(labels, dynamic, &scope)?,
                                 add: false,
                             },
                         });
@@ -431,17 +437,27 @@ impl Binder<'_> {
             let mut nodes = vec![&part.element.start];
             nodes.extend(part.element.chain.iter().map(|s| &s.node));
             for (node, &(slot, prebound)) in nodes.iter().zip(&slots.nodes) {
-                if let Some(label_expr) = &node.label_expr {
-                    return Err(syntax(
-                        "InvalidLabelExpression",
-                        node.span,
-                        format!(
-                            "a created node takes plain labels (`:A:B` or `:A&B`), not `:{label_expr}`"
-                        ),
-                    ));
-                }
+                let dynamic = match &node.label_expr {
+                    None => Vec::new(),
+                    Some(label_expr) => match label_expr.settable() {
+                        Some((_, dynamic)) => dynamic,
+                        None => {
+                            return Err(syntax(
+                                "InvalidLabelExpression",
+                                node.span,
+                                format!(
+                                    "a created node takes plain labels (`:A:B`, `:A&B` or \
+                                     `:$(expr)`), not `:{label_expr}`"
+                                ),
+                            ));
+                        }
+                    },
+                };
                 if !seen.insert(slot) {
-                    if !node.labels.is_empty() || node.properties.is_some() {
+                    if !node.labels.is_empty()
+                        || node.label_expr.is_some()
+                        || node.properties.is_some()
+                    {
                         let var = node.variable.as_ref().map_or("?", |v| v.name.as_str());
                         return Err(syntax(
                             "VariableAlreadyBound",
@@ -458,7 +474,7 @@ impl Binder<'_> {
                 pattern.nodes.push(CreateNode {
                     slot,
                     bound: prebound,
-                    labels: label_names(&node.labels),
+                    labels: self.bind_write_labels(&node.labels, &dynamic, scope)?,
                     properties,
                 });
             }
@@ -473,11 +489,7 @@ impl Binder<'_> {
                     Some(p) => Some(self.bind_expr(p, scope, ExprCtx::PLAIN)?),
                     None => None,
                 };
-                let rel_type = rel
-                    .types
-                    .first()
-                    .map(|t| Arc::from(t.name.as_str()))
-                    .ok_or_else(|| syntax("NoSingleRelationshipType", rel.span, "missing type"))?;
+                let rel_type = self.bind_rel_type_name(rel, scope)?;
                 pattern.rels.push(CreateRel {
                     slot: slots.rels[i].0,
                     src,
@@ -552,9 +564,13 @@ impl Binder<'_> {
                     value: self.bind_expr(value, scope, ExprCtx::PLAIN)?,
                     replace: false,
                 },
-                SetItemKind::Labels { variable, labels } => SetOp::Labels {
+                SetItemKind::Labels {
+                    variable,
+                    labels,
+                    dynamic,
+                } => SetOp::Labels {
                     entity: BExpr::Slot(self.lookup(scope, variable)?),
-                    labels: label_names(labels),
+                    labels: self.bind_write_labels(labels, dynamic, scope)?,
                     add: true,
                 },
             });

@@ -17,8 +17,8 @@
 use super::{Binder, Scope, Watch, syntax};
 use crate::catalog as functions;
 use crate::logical::{
-    AggCall, AggFunction, ArithOp, BExpr, LabelTest, LogicalPlan, MapProjectionItem, PathElement,
-    StringOp, Subquery, SubqueryKind, Ty, calls_rand,
+    AggCall, AggFunction, ArithOp, BExpr, LogicalPlan, MapProjectionItem, PathElement, StringOp,
+    Subquery, SubqueryKind, Ty, calls_rand,
 };
 use crate::optimizer;
 use plexus_cypher::ast::{self, BinaryOp, Expr, ExprKind, Literal, Span, UnaryOp};
@@ -146,10 +146,10 @@ impl Binder<'_> {
             ExprKind::LabelTest {
                 expr: base,
                 label_expr,
-            } => BExpr::LabelTest(
-                Box::new(self.bind_expr(base, scope, ctx)?),
-                Arc::new(LabelTest::bind(label_expr)),
-            ),
+            } => {
+                let base = self.bind_expr(base, scope, ctx)?;
+                self.bind_label_expr(base, label_expr, scope, ctx)?
+            }
             ExprKind::Unary { op, expr: inner } => {
                 let bound = self.bind_expr(inner, scope, ctx)?;
                 match op {
@@ -749,6 +749,7 @@ impl Binder<'_> {
             | BExpr::StringOp(..)
             | BExpr::HasLabels(..)
             | BExpr::LabelTest(..)
+            | BExpr::DynamicLabels { .. }
             | BExpr::Quantifier { .. } => Ty::Bool,
             BExpr::Subquery(sub) => match sub.kind {
                 SubqueryKind::Exists => Ty::Bool,

@@ -92,7 +92,9 @@ impl Binder<'_> {
                 let mut predicate: Option<BExpr> = None;
                 for (node, slot) in [(&group.from, from), (&group.to, to)] {
                     let props = self.bind_properties(node.properties.as_ref(), &inner)?;
-                    let condition = super::pattern::node_condition(slot, node, &props);
+                    let test = self.bind_node_label_expr(slot, node, &inner)?;
+                    let condition =
+                        super::pattern::node_condition(slot, node, test.as_ref(), &props);
                     if let Some(condition) = condition {
                         predicate = super::build::chain_and(predicate, condition);
                     }

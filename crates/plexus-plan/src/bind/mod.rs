@@ -32,6 +32,7 @@ pub(crate) mod cost;
 mod expr;
 mod group;
 mod join;
+mod labels;
 mod load_csv;
 mod pattern;
 mod procedure;

@@ -47,11 +47,10 @@ use super::build::{already_bound, chain_and, filter, label_names, where_};
 use super::cost::{self, Estimate, NodeShape, Order, RelShape, Start};
 use super::group::GroupSlots;
 use super::join;
+use super::labels::DynamicType;
 use super::shortest::{self, ShortestSearch};
 use super::{Binder, ExprCtx, Scope, syntax};
-use crate::logical::{
-    BExpr, LabelTest, MAX_VAR_LENGTH_DEPTH, PathElement, Ty, calls_rand, split_conjuncts,
-};
+use crate::logical::{BExpr, MAX_VAR_LENGTH_DEPTH, PathElement, Ty, calls_rand, split_conjuncts};
 use crate::logical::{
     ExpandSpec, IdPredicate, KeySeek, LogicalPlan, OuterJoin, RelSeekSpec, SeekPredicate,
     VarLengthSpec,
@@ -102,6 +101,10 @@ pub(super) struct PartContext<'p> {
     slots: &'p PartSlots,
     node_props: Vec<Properties>,
     rel_props: Vec<Properties>,
+    /// Per node, the filter of its non-plain label expression (see `bind::labels`).
+    label_tests: Vec<Option<BExpr>>,
+    /// Per relationship, its dynamic type (`[r:$(expr)]`), if any.
+    rel_types: Vec<Option<DynamicType>>,
 }
 
 /// One expand of a part: relationship `index`, walked left to right when `rightwards`.
@@ -147,7 +150,7 @@ fn equalities(entity: BExpr, props: &Properties) -> Option<BExpr> {
 fn node_predicate(
     slot: usize,
     labels: &[ast::Ident],
-    label_expr: Option<&ast::LabelExpr>,
+    label_test: Option<&BExpr>,
     props: &Properties,
 ) -> Option<BExpr> {
     let has_labels = (!labels.is_empty())
@@ -156,23 +159,30 @@ fn node_predicate(
         (Some(l), Some(p)) => chain_and(Some(l), p),
         (l, p) => l.or(p),
     };
-    match label_expr {
+    match label_test {
         None => predicate,
-        Some(e) => chain_and(
-            predicate,
-            BExpr::LabelTest(Box::new(BExpr::Slot(slot)), Arc::new(LabelTest::bind(e))),
-        ),
+        Some(test) => chain_and(predicate, test.clone()),
     }
 }
 
-/// The condition a node pattern's labels, label expression and bound properties `props` put
-/// on the node in `slot`.
+/// The condition a node pattern's labels, bound label expression `label_test` and bound
+/// properties `props` put on the node in `slot`.
 pub(super) fn node_condition(
     slot: usize,
     node: &ast::NodePattern,
+    label_test: Option<&BExpr>,
     props: &Properties,
 ) -> Option<BExpr> {
-    node_predicate(slot, &node.labels, node.label_expr.as_ref(), props)
+    node_predicate(slot, &node.labels, label_test, props)
+}
+
+/// The filter of relationship `index`'s property map and dynamic type on `entity`.
+fn rel_predicate(ctx: &PartContext, index: usize, entity: BExpr) -> Option<BExpr> {
+    let props = equalities(entity.clone(), &ctx.rel_props[index]);
+    match &ctx.rel_types[index] {
+        None => props,
+        Some(dynamic) => chain_and(props, dynamic.test(entity)),
+    }
 }
 
 /// The rule-based start: a bound node, else the first node with a label, else the first.
@@ -430,7 +440,7 @@ fn scan_node(
     let predicate = node_predicate(
         slot,
         other_labels,
-        node.label_expr.as_ref(),
+        ctx.label_tests[index].as_ref(),
         &ctx.node_props[index],
     );
     let seek = label
@@ -476,7 +486,7 @@ fn plan_start(
                 let predicate = node_predicate(
                     slot,
                     &pattern.labels,
-                    pattern.label_expr.as_ref(),
+                    ctx.label_tests[node].as_ref(),
                     &ctx.node_props[node],
                 );
                 filter(plan, predicate)
@@ -547,7 +557,7 @@ fn seek_rel(
         let predicate = node_predicate(
             slot,
             &node.labels,
-            node.label_expr.as_ref(),
+            ctx.label_tests[i].as_ref(),
             &ctx.node_props[i],
         );
         plan = filter(plan, predicate);
@@ -638,6 +648,8 @@ fn split_map_keys<'p>(
         slots: ctx.slots,
         node_props,
         rel_props,
+        label_tests: ctx.label_tests.clone(),
+        rel_types: ctx.rel_types.clone(),
     };
     Some((alone, keys))
 }
@@ -841,7 +853,7 @@ impl Binder<'_> {
                     "variable length relationships cannot be created",
                 ));
             }
-            if rel.types.len() != 1 {
+            if rel.types.len() + usize::from(rel.dynamic_type.is_some()) != 1 {
                 return Err(syntax(
                     "NoSingleRelationshipType",
                     rel.span,
@@ -1159,16 +1171,23 @@ impl Binder<'_> {
         nodes.extend(part.element.chain.iter().map(|s| &s.node));
         let mut node_props = vec![self.bind_properties(nodes[0].properties.as_ref(), scope)?];
         let mut rel_props = Vec::with_capacity(part.element.chain.len());
+        let mut rel_types = Vec::with_capacity(part.element.chain.len());
         for step in &part.element.chain {
             rel_props.push(self.bind_properties(step.relationship.properties.as_ref(), scope)?);
+            rel_types.push(self.bind_dynamic_type(&step.relationship, scope)?);
             node_props.push(self.bind_properties(step.node.properties.as_ref(), scope)?);
         }
+        let label_tests = (nodes.iter().zip(&slots.nodes))
+            .map(|(node, &(slot, _))| self.bind_node_label_expr(slot, node, scope))
+            .collect::<Result<_>>()?;
         Ok(PartContext {
             part,
             nodes,
             slots,
             node_props,
             rel_props,
+            label_tests,
+            rel_types,
         })
     }
 
@@ -1342,14 +1361,10 @@ impl Binder<'_> {
                     spec,
                     est_rows: step.est_rows,
                 };
-                filter(
-                    expand,
-                    equalities(BExpr::Slot(expand_slot), &ctx.rel_props[i]),
-                )
+                filter(expand, rel_predicate(ctx, i, BExpr::Slot(expand_slot)))
             }
             Some(length) => {
-                let props = &ctx.rel_props[i];
-                let mut length = self.var_length(rel, length, ctx.part.shortest, props, step)?;
+                let mut length = self.var_length(ctx, i, length, step)?;
                 length.hop_filter = ctx.slots.group_hop(i);
                 LogicalPlan::VarExpand {
                     input: Box::new(plan),
@@ -1376,7 +1391,7 @@ impl Binder<'_> {
             node_predicate(
                 to,
                 &node.labels,
-                node.label_expr.as_ref(),
+                ctx.label_tests[to_index].as_ref(),
                 &ctx.node_props[to_index],
             ),
         ))
@@ -1385,12 +1400,12 @@ impl Binder<'_> {
     /// The bounds and per-relationship filter of a variable-length step.
     fn var_length(
         &mut self,
-        rel: &ast::RelationshipPattern,
+        ctx: &PartContext,
+        index: usize,
         length: ast::VarLength,
-        shortest: Option<ast::ShortestPath>,
-        props: &Properties,
         step: Step,
     ) -> Result<VarLengthSpec> {
+        let rel = &ctx.part.element.chain[index].relationship;
         let min = length.min.unwrap_or(1);
         let max = length.max;
         if max.is_some_and(|m| m > MAX_VAR_LENGTH_DEPTH) || min > MAX_VAR_LENGTH_DEPTH {
@@ -1401,12 +1416,11 @@ impl Binder<'_> {
                 format!("variable-length bounds may be at most {MAX_VAR_LENGTH_DEPTH}"),
             ));
         }
-        let rel_filter = match &rel.properties {
-            Some(map) => {
-                let temp = self.new_slot(Ty::Rel, map.span)?;
-                equalities(BExpr::Slot(temp), props).map(|p| (temp, p))
-            }
-            None => None,
+        let rel_filter = if rel.properties.is_some() || rel.dynamic_type.is_some() {
+            let temp = self.new_slot(Ty::Rel, rel.span)?;
+            rel_predicate(ctx, index, BExpr::Slot(temp)).map(|p| (temp, p))
+        } else {
+            None
         };
         let rel_filter = rel_filter.into_iter().collect();
         Ok(VarLengthSpec {
@@ -1416,7 +1430,7 @@ impl Binder<'_> {
             node_filter: Vec::new(),
             hop_filter: None,
             path_filter: None,
-            shortest,
+            shortest: ctx.part.shortest,
             leftwards: !step.rightwards,
             ends_only: false,
         })

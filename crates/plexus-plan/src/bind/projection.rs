@@ -555,6 +555,11 @@ fn map_children(e: BExpr, f: &mut dyn FnMut(BExpr) -> BExpr) -> BExpr {
         BExpr::Property(x, k) => BExpr::Property(bx(f, x), k),
         BExpr::HasLabels(x, l) => BExpr::HasLabels(bx(f, x), l),
         BExpr::LabelTest(x, t) => BExpr::LabelTest(bx(f, x), t),
+        BExpr::DynamicLabels { entity, names, any } => BExpr::DynamicLabels {
+            entity: bx(f, entity),
+            names: bx(f, names),
+            any,
+        },
         BExpr::Not(x) => BExpr::Not(bx(f, x)),
         BExpr::Negate(x) => BExpr::Negate(bx(f, x)),
         BExpr::IsNull(x, n) => BExpr::IsNull(bx(f, x), n),

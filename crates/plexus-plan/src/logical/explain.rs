@@ -15,7 +15,7 @@
 use super::{ArithOp, BExpr, PathElement, StringOp, Subquery};
 use super::{
     CreatePattern, ExpandSpec, IdPredicate, IdSeek, KeySeek, LogicalPlan, OuterJoin, RangeBound,
-    RelSeekSpec, SeekPredicate, SetOp, TopCount,
+    RelSeekSpec, SeekPredicate, SetOp, TopCount, WriteLabels,
 };
 use plexus_types::Direction;
 use std::fmt::Write;
@@ -454,13 +454,16 @@ fn set_text(op: &SetOp) -> String {
             "{}{}:{}",
             if *add { "" } else { "-" },
             expr_text(entity),
-            labels
-                .iter()
-                .map(|l| l.to_string())
-                .collect::<Vec<_>>()
-                .join(":")
+            write_labels_text(labels)
         ),
     }
+}
+
+/// `A:B:$(s3)`: the labels of a write, the dynamic ones by their expressions.
+fn write_labels_text(labels: &WriteLabels) -> String {
+    let fixed = labels.fixed.iter().map(|l| l.to_string());
+    let dynamic = (labels.dynamic.iter()).map(|e| format!("$({})", expr_text(e)));
+    fixed.chain(dynamic).collect::<Vec<_>>().join(":")
 }
 
 /// A compact rendering of a bound expression for plan output.
@@ -488,6 +491,12 @@ pub fn expr_text(e: &BExpr) -> String {
                 .join(":")
         ),
         BExpr::LabelTest(b, test) => format!("{}:{test}", expr_text(b)),
+        BExpr::DynamicLabels { entity, names, any } => format!(
+            "{}:${}({})",
+            expr_text(entity),
+            if *any { "any" } else { "all" },
+            expr_text(names)
+        ),
         BExpr::Not(b) => format!("NOT {}", expr_text(b)),
         BExpr::Negate(b) => format!("-{}", expr_text(b)),
         BExpr::And(a, b) => format!("({} AND {})", expr_text(a), expr_text(b)),

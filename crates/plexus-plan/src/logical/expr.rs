@@ -75,15 +75,18 @@ pub enum LabelTest {
 }
 
 impl LabelTest {
-    pub fn bind(expr: &ast::LabelExpr) -> Self {
-        let bind = |e: &ast::LabelExpr| Box::new(Self::bind(e));
-        match expr {
+    /// The test of a label expression; `None` when it has a dynamic atom (`$(…)`), which
+    /// the binder turns into a `BExpr::DynamicLabels` within boolean operators instead.
+    pub fn bind(expr: &ast::LabelExpr) -> Option<Self> {
+        let bind = |e: &ast::LabelExpr| Self::bind(e).map(Box::new);
+        Some(match expr {
             ast::LabelExpr::Label(name) => Self::Label(Arc::from(name.name.as_str())),
             ast::LabelExpr::Any => Self::Any,
-            ast::LabelExpr::Not(e) => Self::Not(bind(e)),
-            ast::LabelExpr::And(a, b) => Self::And(bind(a), bind(b)),
-            ast::LabelExpr::Or(a, b) => Self::Or(bind(a), bind(b)),
-        }
+            ast::LabelExpr::Dynamic(_) => return None,
+            ast::LabelExpr::Not(e) => Self::Not(bind(e)?),
+            ast::LabelExpr::And(a, b) => Self::And(bind(a)?, bind(b)?),
+            ast::LabelExpr::Or(a, b) => Self::Or(bind(a)?, bind(b)?),
+        })
     }
 
     /// Evaluates the expression with `has(label)` for one label and `any()` for `%`,
@@ -129,6 +132,14 @@ pub enum BExpr {
     /// A Neo4j 5 label expression that is not a plain conjunction (`n:A|B`, `n:!A`, `n:%`);
     /// on a relationship it tests the type.
     LabelTest(Box<BExpr>, Arc<LabelTest>),
+    /// `n:$(names)` / `n:$any(names)` (Neo4j 5.26): `names` gives a STRING or LIST<STRING>
+    /// per row; the node carries all of those labels (with `any`, one of them); on a
+    /// relationship, its type is each of them (one of them).
+    DynamicLabels {
+        entity: Box<BExpr>,
+        names: Box<BExpr>,
+        any: bool,
+    },
     Not(Box<BExpr>),
     Negate(Box<BExpr>),
     And(Box<BExpr>, Box<BExpr>),
@@ -306,6 +317,10 @@ pub(crate) fn visit_children<'a>(e: &'a BExpr, f: &mut dyn FnMut(&'a BExpr)) {
         | BExpr::Negate(b)
         | BExpr::IsNull(b, _)
         | BExpr::IsType(b, _, _) => f(b),
+        BExpr::DynamicLabels { entity, names, .. } => {
+            f(entity);
+            f(names);
+        }
         BExpr::Index(a, b)
         | BExpr::And(a, b)
         | BExpr::Or(a, b)

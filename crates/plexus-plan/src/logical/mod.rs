@@ -101,7 +101,7 @@ pub struct CreateNode {
     pub slot: usize,
     /// Already bound by an earlier clause: only referenced, not created.
     pub bound: bool,
-    pub labels: Vec<Arc<str>>,
+    pub labels: WriteLabels,
     pub properties: Option<BExpr>,
 }
 
@@ -110,8 +110,25 @@ pub struct CreateRel {
     pub slot: usize,
     pub src: usize,
     pub dst: usize,
-    pub rel_type: Arc<str>,
+    pub rel_type: RelTypeName,
     pub properties: Option<BExpr>,
+}
+
+/// The labels a CREATE, MERGE, SET or REMOVE writes: the names written (`:A:B`) and the
+/// expressions of `:$(expr)`, each giving a STRING or a LIST<STRING> per row (Neo4j 5.26
+/// dynamic labels).
+#[derive(Debug, Clone, Default)]
+pub struct WriteLabels {
+    pub fixed: Vec<Arc<str>>,
+    pub dynamic: Vec<BExpr>,
+}
+
+/// The type of a created relationship: written (`[:T]`) or computed per row (`[:$(expr)]`,
+/// exactly one STRING).
+#[derive(Debug, Clone)]
+pub enum RelTypeName {
+    Fixed(Arc<str>),
+    Dynamic(BExpr),
 }
 
 /// The creating half of CREATE and MERGE; nodes are created before relationships, and named
@@ -142,7 +159,7 @@ pub enum SetOp {
     /// `e:A:B` (add) or `REMOVE e:A:B`.
     Labels {
         entity: BExpr,
-        labels: Vec<Arc<str>>,
+        labels: WriteLabels,
         add: bool,
     },
 }

@@ -9,7 +9,8 @@
 //! EXPLAIN and PROFILE share.
 
 use super::{
-    BExpr, BatchRows, CreatePattern, IdPredicate, KeySeek, LogicalPlan, SeekPredicate, SetOp,
+    BExpr, BatchRows, CreatePattern, IdPredicate, KeySeek, LogicalPlan, RelTypeName, SeekPredicate,
+    SetOp,
 };
 
 /// Expands to a match on `$plan` listing the variants' inputs as references made by `$r`
@@ -160,8 +161,16 @@ fn key_seek_exprs<'a>(seek: &'a KeySeek, out: &mut Vec<&'a BExpr>) {
 }
 
 fn create_exprs<'a>(pattern: &'a CreatePattern, out: &mut Vec<&'a BExpr>) {
-    out.extend(pattern.nodes.iter().filter_map(|n| n.properties.as_ref()));
-    out.extend(pattern.rels.iter().filter_map(|r| r.properties.as_ref()));
+    for node in &pattern.nodes {
+        out.extend(&node.labels.dynamic);
+        out.extend(&node.properties);
+    }
+    for rel in &pattern.rels {
+        if let RelTypeName::Dynamic(e) = &rel.rel_type {
+            out.push(e);
+        }
+        out.extend(&rel.properties);
+    }
     out.extend(pattern.paths.iter().map(|(_, e)| e));
 }
 
@@ -171,7 +180,10 @@ fn set_exprs<'a>(ops: impl Iterator<Item = &'a SetOp>, out: &mut Vec<&'a BExpr>)
             SetOp::Property { entity, value, .. } | SetOp::Properties { entity, value, .. } => {
                 out.extend([entity, value])
             }
-            SetOp::Labels { entity, .. } => out.push(entity),
+            SetOp::Labels { entity, labels, .. } => {
+                out.push(entity);
+                out.extend(&labels.dynamic);
+            }
         }
     }
 }
