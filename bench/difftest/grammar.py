@@ -33,9 +33,10 @@ WHAT IS NOT GENERATED
 =====================
 Writes (the graph is fixed), temporal and spatial values, procedures, id() / elementId() (the
 databases number elements differently), ORDER BY on nodes (Neo4j orders by id), and the Neo4j 5
-syntax docs/cypher-compat.md lists as unsupported in Plexus: type predicates (`x IS ::
-INTEGER`), dynamic labels, `CALL (x) { ... }`, SHOW commands, `[:%]`; nor `exists(n.prop)`,
-which Neo4j 5 removed.
+syntax outside the query shapes above: type predicates (`x IS :: INTEGER`), `CALL (x) { ...
+}`, SHOW commands; nor `exists(n.prop)`, which Neo4j 5 removed. Label expressions (`A&B`,
+`!A`, `%`), dynamic labels and types (`$('A')`, `$any([...])`, `$all([...])`) and `[:%]` are
+generated in patterns with a small probability.
 """
 
 
@@ -419,6 +420,8 @@ class Gen:
             labels = ":" + self.pick(LABELS)
             if self.chance(0.1):
                 labels += "|" + self.pick(LABELS)
+        elif self.chance(0.1):
+            labels = ":" + self.label_expression()
         props = ""
         if self.chance(0.1):
             k = self.pick(["i", "b", "s"])
@@ -426,12 +429,27 @@ class Gen:
         scope[var] = "node"
         return f"({var}{labels}{props})"
 
+    def label_expression(self):
+        """A Neo4j 5 label expression or dynamic label: `A&B`, `!A`, `%`, `$('A')`, ..."""
+        a, b = self.pick(LABELS), self.pick(LABELS)
+        return self.pick([
+            f"{a}&{b}", f"!{a}", "%", f"({a}|{b})&!{self.pick(LABELS)}",
+            f"$('{a}')", f"$any(['{a}', '{b}'])", f"$(['{a}', '{b}'])", f"$('{a}')|{b}",
+        ])
+
     def rel_pattern(self, scope, allow_varlen=True):
         types = ""
         if self.chance(0.6):
             types = ":" + self.pick(REL_TYPES)
             if self.chance(0.2):
                 types += "|" + self.pick(REL_TYPES)
+        elif self.chance(0.1):
+            types = ":" + self.pick([
+                "%",
+                f"$('{self.pick(REL_TYPES)}')",
+                f"$any(['{self.pick(REL_TYPES)}', '{self.pick(REL_TYPES)}'])",
+                f"$all(['{self.pick(REL_TYPES)}', '{self.pick(REL_TYPES)}'])",
+            ])
         var = ""
         length = ""
         if allow_varlen and self.chance(0.15):
