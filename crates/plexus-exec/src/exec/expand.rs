@@ -9,6 +9,7 @@ use super::{BATCH_ROWS, Batch, ExecContext};
 use crate::eval::{Env, eval, truthy};
 use plexus_cypher::ast::ShortestPath;
 use plexus_plan::logical::{ExpandSpec, VarLengthSpec};
+use plexus_txn::Transaction;
 use plexus_types::{Direction, EdgeId, VertexId};
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::Value;
@@ -23,25 +24,25 @@ pub(crate) fn relationships(
     direction: Direction,
 ) -> Result<Vec<(EdgeId, VertexId)>> {
     let mut found = Vec::new();
-    relationships_into(ctx, v, types, direction, &mut found)?;
+    relationships_into(ctx.tx, v, types, direction, &mut found)?;
     Ok(found)
 }
 
 /// [`relationships`], appended to `found`.
 pub(super) fn relationships_into(
-    ctx: &mut ExecContext,
+    tx: &mut Transaction,
     v: VertexId,
     types: &[Arc<str>],
     direction: Direction,
     found: &mut Vec<(EdgeId, VertexId)>,
 ) -> Result<()> {
     if types.is_empty() {
-        return expand_type(ctx, v, None, direction, found);
+        return expand_type(tx, v, None, direction, found);
     }
     for (i, ty) in types.iter().enumerate() {
         // `[:A|A]` expands A once.
         if !types[..i].contains(ty) {
-            expand_type(ctx, v, Some(ty), direction, found)?;
+            expand_type(tx, v, Some(ty), direction, found)?;
         }
     }
     Ok(())
@@ -50,7 +51,7 @@ pub(super) fn relationships_into(
 /// The relationships of one type (any with `None`) at `v`; both directions list a self-loop
 /// once.
 fn expand_type(
-    ctx: &mut ExecContext,
+    tx: &mut Transaction,
     v: VertexId,
     ty: Option<&str>,
     direction: Direction,
@@ -58,9 +59,9 @@ fn expand_type(
 ) -> Result<()> {
     match direction {
         Direction::Both => {
-            ctx.tx.neighbors_into(v, ty, Direction::Out, found)?;
+            tx.neighbors_into(v, ty, Direction::Out, found)?;
             let incoming = found.len();
-            ctx.tx.neighbors_into(v, ty, Direction::In, found)?;
+            tx.neighbors_into(v, ty, Direction::In, found)?;
             // The self-loops among the incoming ones were listed as outgoing.
             let mut index = 0;
             found.retain(|(_, other)| {
@@ -70,7 +71,7 @@ fn expand_type(
             });
             Ok(())
         }
-        d => Ok(ctx.tx.neighbors_into(v, ty, d, found)?),
+        d => Ok(tx.neighbors_into(v, ty, d, found)?),
     }
 }
 
@@ -137,7 +138,7 @@ impl RowFn for Expand {
             return Ok(());
         };
         found.clear();
-        relationships_into(ctx, from, &spec.types, spec.direction, found)?;
+        relationships_into(ctx.tx, from, &spec.types, spec.direction, found)?;
         for &(e, other) in found.iter() {
             if target.is_some_and(|t| t != other)
                 || used_elsewhere(input, row, &spec.distinct_from, e)

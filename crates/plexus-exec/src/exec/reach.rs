@@ -45,13 +45,31 @@
 //! does not fault in fresh zeroed pages for each search. The ends of one input row are
 //! collected (8 bytes each), then written into output batches a batch at a time, resuming
 //! where a full batch stopped (`FanOut`), like a scan's nodes.
+//!
+//! PARALLEL FRONTIERS
+//! ==================
+//! A level is expanded in chunks of [`FRONTIER_CHUNK_VERTICES`]: first the relationships of
+//! every frontier vertex of the chunk are gathered (the adjacency reads, most of the work),
+//! then walked in frontier order by the search above on the query's thread. With
+//! `frontier_workers ≥ 2` (read-only statements, set by the parallelization pass), a chunk of
+//! at least [`PARALLEL_FRONTIER_MIN_VERTICES`] vertices is gathered by that many threads at
+//! once: the query's thread takes the first slice, each other thread a read-only fork of the
+//! transaction (`Transaction::fork_reader`: the same snapshot and pending writes, its own
+//! read set, absorbed into the parent's after the chunk, so SERIALIZABLE validation sees
+//! every read). The forks are made once per operator and reused. Since the walk is the same
+//! in the same order, the ends found are the serial search's, in the same order. Only an
+//! expand without per-relationship conditions (property map, group condition) gathers in
+//! parallel — those evaluate expressions, which need the statement's own context — and not
+//! with more than `MAX_FORK_WRITES` pending writes to copy into each fork.
 
 use super::expand::{ends_of, path_rel_ok, relationships_into};
 use super::ops::{FanOut, RowFn};
+use super::parallel::MAX_FORK_WRITES;
 use super::{Batch, ExecContext};
 use plexus_plan::logical::{ExpandSpec, MAX_VAR_LENGTH_DEPTH, VarLengthSpec};
+use plexus_txn::Transaction;
 use plexus_types::{Direction, EdgeId, VertexId, VertexTableId};
-use plexus_value::error::Result;
+use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -62,6 +80,12 @@ type Mark = (u32, u32);
 
 /// Marks in a hash map up to this many vertices per search, then in dense arrays.
 const SPARSE_MAX_VERTICES: usize = 1 << 10;
+
+/// Frontier vertices whose relationships are gathered at once (see PARALLEL FRONTIERS).
+const FRONTIER_CHUNK_VERTICES: usize = 4096;
+
+/// A chunk is gathered on several threads from this many vertices on.
+const PARALLEL_FRONTIER_MIN_VERTICES: usize = 256;
 
 /// The dense arrays of one vertex table, by vertex offset. A search without marks
 /// (directed) sets bits in `bits` (1 bit a vertex: small enough to stay in cache) and lists
@@ -233,11 +257,32 @@ pub(super) struct DistinctEnds {
     /// The vertices of the level being expanded, with their branches; and of the next.
     frontier: Vec<(VertexId, u32)>,
     next: Vec<(VertexId, u32)>,
+    /// The relationships gathered for the chunk of the frontier being walked, and where each
+    /// frontier vertex's end in `found` (see PARALLEL FRONTIERS).
     found: Vec<(EdgeId, VertexId)>,
+    found_ends: Vec<usize>,
+    /// Read-only forks of the transaction for the other gathering threads, made on first use.
+    forks: Vec<Transaction>,
     /// Undirected searches: the tree relationship of each level-1 vertex.
     roots: HashMap<VertexId, EdgeId, ahash::RandomState>,
     /// The ends of the current input row not yet written (a full output batch stopped them).
     rest: Option<FanOut<VertexId>>,
+}
+
+/// The relationships of each of `vertices`, appended to `found`, with the end offset of each
+/// vertex's run in `ends`.
+fn gather_into(
+    tx: &mut Transaction,
+    spec: &ExpandSpec,
+    vertices: &[(VertexId, u32)],
+    found: &mut Vec<(EdgeId, VertexId)>,
+    ends: &mut Vec<usize>,
+) -> Result<()> {
+    for &(u, _) in vertices {
+        relationships_into(tx, u, &spec.types, spec.direction, found)?;
+        ends.push(found.len());
+    }
+    Ok(())
 }
 
 impl DistinctEnds {
@@ -250,9 +295,90 @@ impl DistinctEnds {
             frontier: Vec::new(),
             next: Vec::new(),
             found: Vec::new(),
+            found_ends: Vec::new(),
+            forks: Vec::new(),
             roots: HashMap::default(),
             rest: None,
         }
+    }
+
+    /// How many threads gather a chunk of `vertices` frontier vertices (see PARALLEL
+    /// FRONTIERS); makes the forks the first time more than one is wanted.
+    fn gathering_threads(&mut self, vertices: usize, ctx: &mut ExecContext) -> usize {
+        let workers = self.length.frontier_workers;
+        let eligible = workers >= 2
+            && vertices >= PARALLEL_FRONTIER_MIN_VERTICES
+            && self.length.rel_filter.is_empty()
+            && self.length.hop_filter.is_none();
+        if !eligible {
+            return 1;
+        }
+        if self.forks.is_empty() {
+            if ctx.tx.pending_writes() > MAX_FORK_WRITES {
+                return 1;
+            }
+            self.forks = (1..workers).map(|_| ctx.tx.fork_reader()).collect();
+        }
+        self.forks.len() + 1
+    }
+
+    /// Gathers the relationships of `self.frontier[range]` into `found` / `found_ends`, on
+    /// several threads when the chunk is large (see PARALLEL FRONTIERS).
+    fn gather(&mut self, range: std::ops::Range<usize>, ctx: &mut ExecContext) -> Result<()> {
+        let mut found = std::mem::take(&mut self.found);
+        let mut ends = std::mem::take(&mut self.found_ends);
+        found.clear();
+        ends.clear();
+        let threads = self.gathering_threads(range.len(), ctx);
+        let chunk = &self.frontier[range];
+        if threads < 2 {
+            let result = gather_into(ctx.tx, &self.spec, chunk, &mut found, &mut ends);
+            (self.found, self.found_ends) = (found, ends);
+            return result;
+        }
+        let slice = chunk.len().div_ceil(threads);
+        let mut slices = chunk.chunks(slice);
+        let first = slices.next().unwrap_or_default();
+        let spec = &self.spec;
+        let results = std::thread::scope(|scope| {
+            let handles: Vec<_> = (self.forks.iter_mut().zip(slices))
+                .map(|(fork, vertices)| {
+                    scope.spawn(move || {
+                        let (mut found, mut ends) = (Vec::new(), Vec::new());
+                        gather_into(fork, spec, vertices, &mut found, &mut ends)
+                            .map(|()| (found, ends))
+                    })
+                })
+                .collect();
+            let mine = gather_into(ctx.tx, spec, first, &mut found, &mut ends);
+            let theirs: Vec<_> = (handles.into_iter())
+                .map(|handle| {
+                    handle.join().unwrap_or_else(|_| {
+                        Err(QueryError::runtime(
+                            ErrorClass::DatabaseError,
+                            "Internal",
+                            "a frontier-gathering thread panicked",
+                        ))
+                    })
+                })
+                .collect();
+            mine.map(|()| theirs)
+        });
+        for fork in &mut self.forks {
+            ctx.tx.absorb_reads(fork.take_reads());
+        }
+        let outcome = results.and_then(|theirs| {
+            for result in theirs {
+                let (more, more_ends) = result?;
+                let base = found.len();
+                found.extend_from_slice(&more);
+                ends.extend(more_ends.into_iter().map(|end| base + end));
+            }
+            Ok(())
+        });
+        debug_assert!(outcome.is_err() || ends.len() == chunk.len());
+        (self.found, self.found_ends) = (found, ends);
+        outcome
     }
 
     /// The ends of the search from `from` (only `target`, if bound), each once, in the order
@@ -284,76 +410,88 @@ impl DistinctEnds {
         self.frontier.push((from, 0));
         let mut branches = 0u32;
         let mut level = 0u64;
-        let mut found = std::mem::take(&mut self.found);
         while !self.frontier.is_empty() && level < max {
             level += 1;
-            for i in 0..self.frontier.len() {
-                let (u, branch_u) = self.frontier[i];
-                found.clear();
-                relationships_into(ctx, u, &self.spec.types, self.spec.direction, &mut found)?;
-                for &(e, w) in &found {
-                    if !path_rel_ok(&self.spec, &self.length, input, row, (u, e, w), ctx)? {
-                        continue;
-                    }
-                    // The length of a closed trail through the start this relationship
-                    // proves, if any (see THE START ITSELF).
-                    let mut closes: Option<u64> = None;
-                    if w == from {
-                        let over_tree_edge = undirected && self.roots.get(&u) == Some(&e);
-                        if !over_tree_edge {
-                            closes = Some(level);
-                        }
-                    } else if let Some((level_w, branch_w)) =
-                        undirected.then(|| self.visited.get(w)).flatten()
-                    {
-                        if branch_w != branch_u {
-                            let over_tree_edge = u == from && self.roots.get(&w) == Some(&e);
-                            if !over_tree_edge {
-                                // u is on the level before this one.
-                                closes = Some(level + u64::from(level_w));
-                            }
-                        }
-                    } else {
-                        let branch = if u == from { branches + 1 } else { branch_u };
-                        if !self.visited.insert(w, (level as u32, branch)) {
+            // A bound end stops the search early: gather one vertex at a time for it.
+            let chunk = if target.is_some() {
+                1
+            } else {
+                FRONTIER_CHUNK_VERTICES
+            };
+            for start in (0..self.frontier.len()).step_by(chunk) {
+                let range = start..(start + chunk).min(self.frontier.len());
+                self.gather(range.clone(), ctx)?;
+                let found = std::mem::take(&mut self.found);
+                let found_ends = std::mem::take(&mut self.found_ends);
+                let mut run_start = 0;
+                for (k, i) in range.enumerate() {
+                    let (u, branch_u) = self.frontier[i];
+                    let hops = &found[run_start..found_ends[k]];
+                    run_start = found_ends[k];
+                    for &(e, w) in hops {
+                        if !path_rel_ok(&self.spec, &self.length, input, row, (u, e, w), ctx)? {
                             continue;
                         }
-                        if u == from {
-                            branches += 1;
-                            if undirected {
-                                self.roots.insert(w, e);
+                        // The length of a closed trail through the start this relationship
+                        // proves, if any (see THE START ITSELF).
+                        let mut closes: Option<u64> = None;
+                        if w == from {
+                            let over_tree_edge = undirected && self.roots.get(&u) == Some(&e);
+                            if !over_tree_edge {
+                                closes = Some(level);
+                            }
+                        } else if let Some((level_w, branch_w)) =
+                            undirected.then(|| self.visited.get(w)).flatten()
+                        {
+                            if branch_w != branch_u {
+                                let over_tree_edge = u == from && self.roots.get(&w) == Some(&e);
+                                if !over_tree_edge {
+                                    // u is on the level before this one.
+                                    closes = Some(level + u64::from(level_w));
+                                }
+                            }
+                        } else {
+                            let branch = if u == from { branches + 1 } else { branch_u };
+                            if !self.visited.insert(w, (level as u32, branch)) {
+                                continue;
+                            }
+                            if u == from {
+                                branches += 1;
+                                if undirected {
+                                    self.roots.insert(w, e);
+                                }
+                            }
+                            if level < max {
+                                // The last level is never expanded.
+                                self.next.push((w, branch));
+                            }
+                            if wanted(w) {
+                                ends.push(w);
+                                if target.is_some() {
+                                    break;
+                                }
                             }
                         }
-                        if level < max {
-                            // The last level is never expanded.
-                            self.next.push((w, branch));
-                        }
-                        if wanted(w) {
-                            ends.push(w);
-                            if target.is_some() {
-                                break;
+                        if !start_done && closes.is_some_and(|length| length <= max) {
+                            start_done = true;
+                            if wanted(from) {
+                                ends.push(from);
                             }
                         }
-                    }
-                    if !start_done && closes.is_some_and(|length| length <= max) {
-                        start_done = true;
-                        if wanted(from) {
-                            ends.push(from);
+                        if target.is_some() && !ends.is_empty() {
+                            break;
                         }
                     }
                     if target.is_some() && !ends.is_empty() {
-                        break;
+                        (self.found, self.found_ends) = (found, found_ends);
+                        return Ok(ends);
                     }
                 }
-                if target.is_some() && !ends.is_empty() {
-                    self.found = found;
-                    return Ok(ends);
-                }
+                (self.found, self.found_ends) = (found, found_ends);
             }
             std::mem::swap(&mut self.frontier, &mut self.next);
             self.next.clear();
         }
-        self.found = found;
         Ok(ends)
     }
 }

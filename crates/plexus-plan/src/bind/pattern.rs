@@ -1433,6 +1433,7 @@ impl Binder<'_> {
             shortest: ctx.part.shortest,
             leftwards: !step.rightwards,
             ends_only: false,
+            frontier_workers: 1,
         })
     }
 }

@@ -293,6 +293,10 @@ pub struct VarLengthSpec {
     /// `optimizer::var_length`): each end reachable from the start once per input row, found
     /// by a breadth-first search, and the relationship list left null.
     pub ends_only: bool,
+    /// Threads that may expand a large BFS frontier of an `ends_only` expand together (see
+    /// `exec::reach`, PARALLEL FRONTIERS); 1: the query's thread alone. Set by the
+    /// parallelization pass in read-only statements, outside `Parallel` pipelines.
+    pub frontier_workers: usize,
 }
 
 /// The condition every hop of a quantified group `((x:A)-[r:R]->(y:B) WHERE …){m,n}` must

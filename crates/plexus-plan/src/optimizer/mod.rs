@@ -98,6 +98,7 @@ const PASSES: &[Pass] = &[
         run: |plan, ctx| {
             if let Some(config) = ctx.parallel {
                 parallel::parallelize(plan, config);
+                var_length::parallel_frontiers(plan, config.workers);
             }
         },
     },

@@ -62,6 +62,21 @@
 use crate::logical::{AggFunction, BExpr, LogicalPlan, calls_rand, free_slots};
 use plexus_types::Direction;
 
+/// Lets every distinct-ends expand outside a `Parallel` pipeline expand large frontiers on
+/// `workers` threads (inside one, the pipeline's workers already share the cores).
+pub fn parallel_frontiers(plan: &mut LogicalPlan, workers: usize) {
+    match plan {
+        LogicalPlan::Parallel { .. } => return,
+        LogicalPlan::VarExpand { length, .. } if length.ends_only => {
+            length.frontier_workers = workers.max(1);
+        }
+        _ => {}
+    }
+    for child in plan.children_mut() {
+        parallel_frontiers(child, workers);
+    }
+}
+
 /// Marks every variable-length expand that may run as a BFS over distinct ends (see WHEN);
 /// with `exists`, the plan is an `EXISTS` subquery's, whose root is a set consumer.
 pub fn mark_distinct_ends(plan: &mut LogicalPlan, exists: bool) {
