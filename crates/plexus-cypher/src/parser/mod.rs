@@ -908,17 +908,8 @@ impl<'a> Parser<'a> {
                     return Err(self.unexpected("'=', '+=' or ':'"));
                 }
             }
-            ExprKind::HasLabels { expr, labels } => match expr.kind {
-                ExprKind::Variable(variable) => SetItemKind::Labels {
-                    variable,
-                    labels,
-                    dynamic: Vec::new(),
-                },
-                _ => return Err(bad_target(expr.span, "SET")),
-            },
-            ExprKind::LabelTest { expr, label_expr } => {
-                let (variable, labels, dynamic) =
-                    label_target(*expr, &label_expr, target.span, "SET")?;
+            kind @ (ExprKind::HasLabels { .. } | ExprKind::LabelTest { .. }) => {
+                let (variable, labels, dynamic) = label_target(kind, target.span, "SET")?;
                 SetItemKind::Labels {
                     variable,
                     labels,
@@ -940,17 +931,8 @@ impl<'a> Parser<'a> {
             let target = p.parse_expr_bp(Precedence::Postfix)?;
             let kind = match target.kind {
                 ExprKind::Property { expr, key } => RemoveItemKind::Property { entity: *expr, key },
-                ExprKind::HasLabels { expr, labels } => match expr.kind {
-                    ExprKind::Variable(variable) => RemoveItemKind::Labels {
-                        variable,
-                        labels,
-                        dynamic: Vec::new(),
-                    },
-                    _ => return Err(bad_target(expr.span, "REMOVE")),
-                },
-                ExprKind::LabelTest { expr, label_expr } => {
-                    let (variable, labels, dynamic) =
-                        label_target(*expr, &label_expr, target.span, "REMOVE")?;
+                kind @ (ExprKind::HasLabels { .. } | ExprKind::LabelTest { .. }) => {
+                    let (variable, labels, dynamic) = label_target(kind, target.span, "REMOVE")?;
                     RemoveItemKind::Labels {
                         variable,
                         labels,
@@ -1050,18 +1032,22 @@ fn composition_error(span: Span, reason: String) -> ParseError {
     ParseError::new(ParseErrorKind::InvalidClauseComposition { reason }, span)
 }
 
-/// The variable and labels of `SET n:A:$(expr)` / `REMOVE …`; `SET n:A|B` is refused: only
-/// plain and `$(…)` labels can be set or removed.
+/// The variable and labels of `SET n:A:$(expr)` / `REMOVE …` (`kind` a label test of
+/// `span`); `SET n:A|B` is refused: only plain and `$(…)` labels can be set or removed.
 fn label_target(
-    entity: Expr,
-    label_expr: &LabelExpr,
+    kind: ExprKind,
     span: Span,
     clause: &str,
 ) -> Result<(Ident, Vec<Ident>, Vec<DynamicLabels>)> {
+    let (entity, settable) = match kind {
+        ExprKind::HasLabels { expr, labels } => (*expr, Some((labels, Vec::new()))),
+        ExprKind::LabelTest { expr, label_expr } => (*expr, label_expr.settable()),
+        _ => return Err(bad_target(span, clause)),
+    };
     let ExprKind::Variable(variable) = entity.kind else {
         return Err(bad_target(entity.span, clause));
     };
-    let Some((labels, dynamic)) = label_expr.settable() else {
+    let Some((labels, dynamic)) = settable else {
         return Err(ParseError::new(
             ParseErrorKind::Unexpected {
                 expected: format!("plain labels to {clause} (`n:A:B`, `n:A&B` or `n:$(expr)`)"),

@@ -954,14 +954,19 @@ fn label_expressions_print_back_to_the_same_tree() {
         "RETURN [x IN [] WHERE x:(A|B) | x]",
         "MATCH (n) RETURN [(n)-->(m:A|B) WHERE m:(C|D) | m]",
     ] {
-        let first = parse_ok(query);
-        let printed = first.to_string();
-        assert_eq!(
-            parse_ok(&printed),
-            first,
-            "`{query}` printed as `{printed}`"
-        );
+        assert_prints_back(query);
     }
+}
+
+/// `query` printed and parsed again gives the same tree.
+fn assert_prints_back(query: &str) {
+    let first = parse_ok(query);
+    let printed = first.to_string();
+    assert_eq!(
+        parse_ok(&printed),
+        first,
+        "`{query}` printed as `{printed}`"
+    );
 }
 
 #[test]
@@ -1122,13 +1127,7 @@ fn dynamic_labels_parse_in_every_position_and_print_back() {
         "MERGE (n:$(l) {k: 1})",
         "MATCH (n) SET n:$(n.kind):X REMOVE n:$(['A', 'B'])",
     ] {
-        let first = parse_ok(query);
-        let printed = first.to_string();
-        assert_eq!(
-            parse_ok(&printed),
-            first,
-            "`{query}` printed as `{printed}`"
-        );
+        assert_prints_back(query);
     }
     // `$any(` and `$all(` in any case; `$any` alone is still a parameter.
     let node = first_node("MATCH (n:$ANY(x)) RETURN n");
