@@ -34,6 +34,7 @@
 //! - reads, each optionally followed by `= <expected>`:
 //!   `read a.p` (a vertex property: a value, `null` if absent), `read exists a` (`true` or
 //!   `false`), `read labels a` (`:A:B`, sorted), `read scan :L` (a label scan: `[a, b]`),
+//!   `read scan-any :L1:L2` (the union of the labels' scans, each vertex once: `[a, b]`),
 //!   `read neighbors a out|in|both [:T]` (the vertices at the other end, of one edge type or
 //!   all: `[b]`), `read edges :T` (an edge-type scan: `[k]`), `read lookup Account 7` (a
 //!   primary-key lookup: a name or `null`). Lists are sorted by name. A read that fails
@@ -380,6 +381,10 @@ impl World {
                 Err(e) => render_err(e),
             },
             ["scan", label] => match txn.scan_label(parse_labels(label)?[0]) {
+                Ok(vs) => self.list(vs.into_iter().map(Named::Vertex)),
+                Err(e) => render_err(e),
+            },
+            ["scan-any", labels] => match txn.scan_any_label(&parse_labels(labels)?) {
                 Ok(vs) => self.list(vs.into_iter().map(Named::Vertex)),
                 Err(e) => render_err(e),
             },

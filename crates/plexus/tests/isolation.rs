@@ -278,6 +278,44 @@ fn label_scan_phantom_aborts_under_serializable_only() {
     );
 }
 
+/// A Cypher union of label scans (`MATCH (n:Doctor|Nurse)`, `UnionNodeByLabelsScan`) reads
+/// each label's membership: a concurrent insert of the first `:Nurse` — a label, and a table,
+/// that did not exist when the reader scanned, which an all-nodes scan would not cover — is a
+/// phantom under SERIALIZABLE.
+#[test]
+fn union_label_scan_phantom_aborts_under_serializable_only() {
+    let query = "MATCH (n:Doctor|Nurse) RETURN count(*)";
+    let params = plexus::Params::new();
+    let explain = setup()
+        .0
+        .connect()
+        .execute(&format!("EXPLAIN {query}"), &params)
+        .unwrap();
+    assert!(
+        (explain.plan.as_deref().unwrap()).contains("UnionNodeByLabelsScan s0:Doctor|Nurse"),
+        "{explain:?}"
+    );
+    for level in LEVELS {
+        let (db, _, _) = setup();
+        let mut reader = db.connect();
+        reader.begin_with(level).unwrap();
+        let found = reader.execute(query, &params).unwrap();
+        assert!(
+            matches!(found.rows.as_slice(), [row] if matches!(row.as_slice(), [plexus::CypherValue::Int(2)])),
+            "{:?}",
+            found.rows
+        );
+        reader.execute("CREATE (:Seen)", &params).unwrap();
+        db.connect().execute("CREATE (:Nurse)", &params).unwrap();
+        let committed = reader.commit();
+        assert_eq!(
+            committed.is_err(),
+            level == IsolationLevel::Serializable,
+            "{level:?}: {committed:?}"
+        );
+    }
+}
+
 #[test]
 fn primary_key_lookup_phantom_aborts_under_serializable_only() {
     assert_phantom_aborts_only_when_serializable(

@@ -153,20 +153,29 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
             input,
             slot,
             label,
+            label_union,
             seek,
             id_seek,
             ..
-        } => (
-            &**input,
+        } => (&**input, {
+            debug_assert!(
+                label_union.is_empty()
+                    || (label_union.len() >= 2
+                        && label.is_none()
+                        && seek.is_none()
+                        && id_seek.is_none()),
+                "a union of label scans has two labels or more, and no label or seek"
+            );
             RowStage::boxed(NodeScan {
                 slot: *slot,
                 label: label.clone(),
+                label_union: label_union.clone(),
                 seek: seek.clone(),
                 id_seek: id_seek.clone(),
                 cache: None,
                 rest: None,
-            }),
-        ),
+            })
+        }),
         LogicalPlan::RelationshipIndexSeek { input, spec, .. } => (
             &**input,
             RowStage::boxed(RelationshipIndexSeek {

@@ -79,8 +79,9 @@
 //!   produce the rows emitted so far (rows of earlier morsels and their rejected rows came
 //!   with their `Done`, the current batch's with it), plus perhaps some more — conflict
 //!   detection is as strong as serial, never weaker, even when the cursor is dropped early;
-//! - the label scan itself runs in the caller on the parent transaction (it records the
-//!   `LabelScan` item, and sees own creations and deletions exactly as the serial scan does).
+//! - the label scan itself (or the union of label scans, or the all-nodes scan) runs in the
+//!   caller on the parent transaction (it records the `LabelScan` items, and sees own
+//!   creations and deletions exactly as the serial scan does).
 //!
 //! Alternatives rejected: `&self` read paths with a locked read set would change every read
 //! of the transaction API for one caller; a borrowed, scoped fork cannot outlive one pull.
@@ -121,6 +122,7 @@
 use super::aggregate::{Aggregation, Groups, MorselAggregate, MorselAggregator};
 use super::ops::{Distinct, RowStage, aggregate_operator, simple_stage, sort_operator};
 use super::pipeline::Pipeline;
+use super::scan::scan_nodes;
 use super::sort::{SortBuffer, SortSpec, SortedRun, SortedRuns};
 use super::{BATCH_ROWS, Batch, ExecContext, ExecState, Operator, OperatorProfile, Profiled};
 use plexus_plan::Params;
@@ -171,6 +173,7 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
         input: scan_input,
         slot,
         label,
+        label_union,
         ..
     } = scan
     else {
@@ -187,6 +190,7 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
         }),
         slot: *slot,
         label: label.clone(),
+        label_union: label_union.clone(),
         workers: *workers,
         morsel_vertices: (*morsel_vertices).max(1),
         argument,
@@ -327,6 +331,7 @@ struct Parallel {
     spec: Arc<Spec>,
     slot: usize,
     label: Option<Arc<str>>,
+    label_union: Vec<Arc<str>>,
     workers: usize,
     morsel_vertices: usize,
     /// The scan's input (the top-level `Argument`), run on the caller's thread.
@@ -412,10 +417,7 @@ impl Parallel {
                 format!("a parallel scan needs one argument row, got {}", rows.len()),
             )
         })?;
-        let ids = match &self.label {
-            Some(label) => ctx.tx.scan_label(label)?,
-            None => ctx.tx.scan_all_vertices()?,
-        };
+        let ids = scan_nodes(ctx.tx, self.label.as_deref(), &self.label_union)?;
         let morsels = ids.len().div_ceil(self.morsel_vertices);
         let source = Arc::new(Vertices {
             ids,

@@ -1,6 +1,7 @@
-//! Scans and seeks: the operators that start a pattern part — a label or all-nodes scan, a
-//! key, index or id seek (falling back to the label scan when the index cannot answer), and
-//! a relationship index seek binding a relationship with both its ends.
+//! Scans and seeks: the operators that start a pattern part — a label scan, a union of label
+//! scans or an all-nodes scan, a key, index or id seek (falling back to the label scan when
+//! the index cannot answer), and a relationship index seek binding a relationship with both
+//! its ends.
 
 use super::expand::used_elsewhere;
 use super::ops::{FanOut, RowFn};
@@ -10,8 +11,8 @@ use plexus_plan::logical::BExpr;
 use plexus_plan::logical::{
     IdFunction, IdPredicate, IdSeek, KeySeek, RangeBound, RelSeekSpec, SeekPredicate,
 };
-use plexus_txn::KeyRange;
 use plexus_txn::validation::{Entity as ReadEntity, ReadItem};
+use plexus_txn::{KeyRange, Transaction};
 use plexus_types::{Direction, EdgeId, Value as StorageValue, VertexId};
 use plexus_value::error::{ErrorClass, Result};
 use plexus_value::value::Value;
@@ -24,6 +25,7 @@ pub const MAX_SEEK_VALUES: usize = 10_000;
 pub(super) struct NodeScan {
     pub(super) slot: usize,
     pub(super) label: Option<Arc<str>>,
+    pub(super) label_union: Vec<Arc<str>>,
     pub(super) seek: Option<KeySeek>,
     pub(super) id_seek: Option<IdSeek>,
     /// The scanned ids, read once per run (the scan's input may have many rows).
@@ -168,9 +170,8 @@ impl RowFn for NodeScan {
                     Some(found) => Some(found),
                     None => self.seek(input, row, ctx)?,
                 };
-                FanOut::new(or_scanned(found, &mut self.cache, || match &self.label {
-                    Some(label) => ctx.tx.scan_label(label),
-                    None => ctx.tx.scan_all_vertices(),
+                FanOut::new(or_scanned(found, &mut self.cache, || {
+                    scan_nodes(ctx.tx, self.label.as_deref(), &self.label_union)
                 })?)
             }
         };
@@ -188,6 +189,21 @@ impl RowFn for NodeScan {
 
     fn pending(&self) -> bool {
         self.rest.is_some()
+    }
+}
+
+/// The nodes a node scan reads when no seek answers, in id order: those carrying `label`,
+/// else (`label_union` non-empty) those carrying any of `label_union`, each once, else every
+/// node. Under SERIALIZABLE each label scan is recorded as a read.
+pub(super) fn scan_nodes(
+    tx: &mut Transaction,
+    label: Option<&str>,
+    label_union: &[Arc<str>],
+) -> plexus_types::Result<Vec<VertexId>> {
+    match label {
+        Some(label) => tx.scan_label(label),
+        None if !label_union.is_empty() => tx.scan_any_label(label_union),
+        None => tx.scan_all_vertices(),
     }
 }
 

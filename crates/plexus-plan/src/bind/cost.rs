@@ -23,7 +23,10 @@
 //!                                           a one-sided range seek on one (`n.p > x`)
 //!                         count(label) × BOUNDED_RANGE_SELECTIVITY
 //!                                           a two-sided range or a prefix seek on one
-//!                         count(label)      label scan (first label)
+//!                         count(label)      label scan (first label, or the one label
+//!                                           covering a label expression)
+//!                         Σ count(label)    union of label scans, over the covering labels
+//!                                           of a label expression (`(n:A|B)`)
 //!                         count(all nodes)  all-nodes scan
 //!   start -[r:T]-  rows = count(T) × o × f  a relationship index seek on (T, property): f as
 //!                                           for a node's index seek (values / distinct for `=`
@@ -161,7 +164,8 @@ pub(super) struct NodeShape {
     pub slot: usize,
     /// Bound before the part (by an earlier clause or part).
     pub bound: bool,
-    /// Vertices the node can be: those of its first label, or all.
+    /// Vertices the node can be: those of the labels its scan reads (its first label, or
+    /// the covering label set of its label expression, counted per label), or all.
     pub domain_rows: f64,
     /// An equality on its first label's primary key, which a scan can seek.
     pub key_seek: bool,

@@ -11,9 +11,15 @@
 //! from those expanded before it in the same MATCH (Cypher's relationship isomorphism), which
 //! Expand enforces with its `distinct_from` list, whatever the order of the expands.
 //!
-//! A node's plain labels (`:A:B`, and the plain conjuncts of `:A&!B`) drive its label scan;
-//! the rest of a label expression (`!B`, `A|B`, `%`) is a `LabelTest` filter right above the
-//! scan or expand that binds the node, so `(n:A|B)` is an all-nodes scan and a filter.
+//! A node's plain labels (`:A:B`, and the plain conjuncts of `:A&!B`) drive its label scan
+//! (of the first); the rest of a label expression (`!B`, `A|B`, `%`) is a `LabelTest` filter
+//! right above the scan or expand that binds the node. A node with no plain label is scanned
+//! by the covering label set of its expression (`LabelTest::cover`, each `&` taking its side
+//! with fewer nodes by the statistics): a label scan for one label (`(n:A|(A&B))` reads `A`),
+//! a union of label scans for more (`(n:A|B)` is `UnionNodeByLabelsScan s0:A|B`, each node
+//! once, in id order), the filter above it either way; without a cover
+//! (`!A`, `%`, `A|!B`) an all-nodes scan. A label test in the WHERE (`MATCH (n) WHERE n:A|B`)
+//! stays a filter over the scan, as a plain `WHERE n:A` does.
 //!
 //! Which node starts, and so which way each relationship is expanded, comes from the cost
 //! model (`cost`) when the caller passes statistics: the pattern's property maps and the
@@ -185,13 +191,28 @@ fn rel_predicate(ctx: &PartContext, index: usize, entity: BExpr) -> Option<BExpr
     }
 }
 
-/// The rule-based start: a bound node, else the first node with a label, else the first.
+/// The rule-based start: a bound node, else the first node with a label, else the first
+/// with a covering label set, else the first.
 fn rule_start(ctx: &PartContext, bound: &HashSet<usize>) -> usize {
     let count = ctx.nodes.len();
     (0..count)
         .find(|&i| bound.contains(&ctx.slots.nodes[i].0))
         .or_else(|| (0..count).find(|&i| !ctx.nodes[i].labels.is_empty()))
+        .or_else(|| (0..count).find(|&i| !scan_labels(ctx.nodes[i], None).is_empty()))
         .unwrap_or(0)
+}
+
+/// The labels a scan of `node` reads (see PATTERNS): its first plain label, else the covering
+/// label set of its label expression, each `&` weighed by `stats` (by the set's size
+/// without); none (every node) when it has neither.
+fn scan_labels(node: &ast::NodePattern, stats: Option<&Statistics>) -> Vec<Arc<str>> {
+    if let Some(label) = node.labels.first() {
+        return vec![Arc::from(label.name.as_str())];
+    }
+    let rows = |label: &str| stats.map_or(1.0, |s| s.label_vertices(label) as f64);
+    let expr = node.label_expr.as_ref();
+    expr.and_then(|e| LabelTest::bind(e).cover(&rows))
+        .unwrap_or_default()
 }
 
 /// Whether every property value of the part reads only slots that are `allowed`.
@@ -215,7 +236,12 @@ fn node_shape(
     conjuncts: &[Conjunct],
 ) -> NodeShape {
     let slot = ctx.slots.nodes[index].0;
-    let label = ctx.nodes[index].labels.first().map(|l| l.name.as_str());
+    let labels = scan_labels(ctx.nodes[index], Some(stats));
+    // Only a single-label scan seeks by key (a union has no index to ask).
+    let label = match labels.as_slice() {
+        [label] => Some(&**label),
+        _ => None,
+    };
     let (seek, selectivity) =
         element_predicates(slot, &ctx.node_props[index], bound, conjuncts, |seeks| {
             label.and_then(|label| best_seek(stats, label, seeks))
@@ -242,10 +268,11 @@ fn node_shape(
     NodeShape {
         slot,
         bound: bound.contains(&slot),
-        domain_rows: match label {
-            Some(label) => stats.label_vertices(label),
-            None => stats.vertices(),
-        } as f64,
+        domain_rows: if labels.is_empty() {
+            stats.vertices() as f64
+        } else {
+            labels.iter().map(|l| stats.label_vertices(l) as f64).sum()
+        },
         key_seek,
         index_seek,
         seek_values,
@@ -424,18 +451,24 @@ fn rel_shape(
     (shape, seek)
 }
 
-/// A scan of node `index` of the part (by its first label, if any) and the filter for the
-/// rest of its labels and properties; an equality on a property of the node becomes the
-/// scan's key seek.
+/// A scan of node `index` of the part (by [`scan_labels`]) and the filter for the rest of its
+/// plain labels, its properties and its label expression; an equality on a property of the
+/// node becomes a single-label scan's key seek.
 fn scan_node(
     input: LogicalPlan,
     ctx: &PartContext,
     index: usize,
     est_rows: Option<f64>,
+    stats: Option<&Statistics>,
 ) -> LogicalPlan {
     let node = ctx.nodes[index];
     let slot = ctx.slots.nodes[index].0;
-    let label = node.labels.first().map(|l| Arc::from(l.name.as_str()));
+    let mut label_union = scan_labels(node, stats);
+    let label = if label_union.len() == 1 {
+        label_union.pop()
+    } else {
+        None
+    };
     let other_labels = node.labels.get(1..).unwrap_or_default();
     let predicate = node_predicate(
         slot,
@@ -450,6 +483,7 @@ fn scan_node(
         input: Box::new(input),
         slot,
         label,
+        label_union,
         seek,
         id_seek: None,
         est_rows,
@@ -466,6 +500,7 @@ fn plan_start(
     start: (Start, Option<KeySeek>, Option<f64>),
     bound: &mut HashSet<usize>,
     expanded: &mut Vec<usize>,
+    stats: Option<&Statistics>,
 ) -> LogicalPlan {
     match start {
         (Start::Rel(rel), Some(seek), est_rows) => {
@@ -480,7 +515,7 @@ fn plan_start(
         (Start::Node(node), _, est_rows) => {
             let slot = ctx.slots.nodes[node].0;
             if bound.insert(slot) {
-                scan_node(plan, ctx, node, est_rows)
+                scan_node(plan, ctx, node, est_rows, stats)
             } else {
                 let pattern = ctx.nodes[node];
                 let predicate = node_predicate(
@@ -1279,12 +1314,12 @@ impl Binder<'_> {
         } = part;
         let est_rows = estimate.as_ref().map(|e| e.start_rows);
         let start = (order.start, rel_seek, est_rows);
-        plan = plan_start(plan, ctx, start, bound, expanded);
+        plan = plan_start(plan, ctx, start, bound, expanded, self.stats);
         if ctx.part.shortest.is_some() {
             // A shortest path is searched between two bound ends: bind the others first.
             for i in 0..ctx.nodes.len() {
                 if bound.insert(ctx.slots.nodes[i].0) {
-                    plan = scan_node(plan, ctx, i, None);
+                    plan = scan_node(plan, ctx, i, None, self.stats);
                 }
             }
         }

@@ -28,6 +28,7 @@ impl LogicalPlan {
             LogicalPlan::NodeScan {
                 slot,
                 label,
+                label_union,
                 seek,
                 id_seek,
                 est_rows,
@@ -49,6 +50,9 @@ impl LogicalPlan {
                         )
                     }
                     (Some(l), None) => format!("NodeByLabelScan s{slot}:{l}"),
+                    (None, _) if !label_union.is_empty() => {
+                        format!("UnionNodeByLabelsScan s{slot}:{}", label_union.join("|"))
+                    }
                     (None, _) => format!("AllNodesScan s{slot}"),
                 };
                 scan + &estimate_text(*est_rows)

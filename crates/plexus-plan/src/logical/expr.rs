@@ -104,6 +104,34 @@ impl LabelTest {
             Self::Or(a, b) => a.matches(has, any)? || b.matches(has, any)?,
         })
     }
+
+    /// A *covering* label set: labels such that every node satisfying the expression carries
+    /// at least one of them — so the union of their label scans holds every match — or `None`
+    /// when the expression has none. `A` is covered by `{A}`; `a|b` by the union of both
+    /// sides' covers, if both have one; `a&b` by the lighter of its sides' covers (by the sum
+    /// of `rows` over the set, the left on a tie), or the one side that has one; `!a` and `%`
+    /// by none (a node with no label may satisfy them, or a label the expression does not
+    /// name). Each label once, in the order the expression names them.
+    pub fn cover(&self, rows: &impl Fn(&str) -> f64) -> Option<Vec<Arc<str>>> {
+        let weight = |set: &[Arc<str>]| set.iter().map(|l| rows(l)).sum::<f64>();
+        match self {
+            Self::Label(name) => Some(vec![name.clone()]),
+            Self::Any | Self::Not(_) => None,
+            Self::Or(a, b) => {
+                let mut cover = a.cover(rows)?;
+                for label in b.cover(rows)? {
+                    if !cover.contains(&label) {
+                        cover.push(label);
+                    }
+                }
+                Some(cover)
+            }
+            Self::And(a, b) => match (a.cover(rows), b.cover(rows)) {
+                (Some(a), Some(b)) => Some(if weight(&b) < weight(&a) { b } else { a }),
+                (a, b) => a.or(b),
+            },
+        }
+    }
 }
 
 /// Fully parenthesised, for plan output: `(A|(B&!C))`.
@@ -405,5 +433,53 @@ pub fn split_conjuncts(predicate: BExpr, out: &mut Vec<BExpr>) {
             split_conjuncts(*b, out);
         }
         other => out.push(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn label(name: &str) -> LabelTest {
+        LabelTest::Label(Arc::from(name))
+    }
+
+    fn or(a: LabelTest, b: LabelTest) -> LabelTest {
+        LabelTest::Or(Box::new(a), Box::new(b))
+    }
+
+    fn and(a: LabelTest, b: LabelTest) -> LabelTest {
+        LabelTest::And(Box::new(a), Box::new(b))
+    }
+
+    fn not(a: LabelTest) -> LabelTest {
+        LabelTest::Not(Box::new(a))
+    }
+
+    fn names(cover: Option<Vec<Arc<str>>>) -> Option<Vec<String>> {
+        cover.map(|c| c.iter().map(|l| l.to_string()).collect())
+    }
+
+    #[test]
+    fn covers_take_unions_of_ors_and_the_lighter_side_of_ands() {
+        // A and C are rare, B is common.
+        let rows = |l: &str| if l == "B" { 100.0 } else { 1.0 };
+        let cover = |e: &LabelTest| names(e.cover(&rows));
+        let strings = |v: &[&str]| Some(v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(cover(&or(label("A"), label("B"))), strings(&["A", "B"]));
+        assert_eq!(cover(&or(label("A"), label("A"))), strings(&["A"]));
+        let a_or_b = or(label("A"), label("B"));
+        assert_eq!(cover(&and(a_or_b.clone(), label("C"))), strings(&["C"]));
+        assert_eq!(cover(&and(label("B"), label("C"))), strings(&["C"]));
+        assert_eq!(cover(&and(label("A"), label("C"))), strings(&["A"]));
+        assert_eq!(
+            cover(&and(a_or_b.clone(), not(label("C")))),
+            strings(&["A", "B"])
+        );
+        // No cover: a negation, `%`, an `|` with a side without one.
+        assert_eq!(cover(&not(label("A"))), None);
+        assert_eq!(cover(&LabelTest::Any), None);
+        assert_eq!(cover(&or(label("A"), LabelTest::Any)), None);
+        assert_eq!(cover(&or(label("A"), not(label("B")))), None);
     }
 }

@@ -402,7 +402,8 @@ pub struct RangeBound {
 pub enum LogicalPlan {
     /// The argument row (the empty row at the top of a query).
     Argument,
-    /// For each input row, every node (with `label`, if given) into `slot`; with a `seek`,
+    /// For each input row, every node (with `label`, if given; else, with `label_union`
+    /// non-empty, with at least one of its labels) into `slot`; with a `seek`,
     /// only the nodes the label's primary-key index (or the seek's secondary index) finds for
     /// it when the index can answer (see `Transaction::seek_by_key` and `seek_by_index`), else
     /// every node of the label. The filter above the scan still checks the seek's predicate,
@@ -412,6 +413,12 @@ pub enum LogicalPlan {
         input: Box<LogicalPlan>,
         slot: usize,
         label: Option<Arc<str>>,
+        /// A union of label scans (`UnionNodeByLabelsScan`): the nodes carrying any of these
+        /// labels, each once, in id order (`Transaction::scan_any_label`) — a covering label
+        /// set of the node's label expression (see `LabelTest::cover`), whose filter stays
+        /// above the scan. Empty, or at least two labels with no `label`, no `seek` and no
+        /// `id_seek` (an id seek replaces it, see `pushdown`).
+        label_union: Vec<Arc<str>>,
         seek: Option<KeySeek>,
         id_seek: Option<IdSeek>,
         /// The cost model's estimate of the rows produced (see `cost`), when it ran.

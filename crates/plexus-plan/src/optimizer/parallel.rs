@@ -12,6 +12,9 @@
 //!   (Project | Filter | Expand | VarLengthExpand)*  over  NodeScan (no seek)  over  Argument
 //! ```
 //!
+//! (the scan of one label, of a union of labels or of all nodes: the executor scans it once,
+//! on the caller's thread, and cuts the list of ids into morsels)
+//!
 //! whose scan the cost model estimated at [`ParallelConfig::min_scan_rows`] rows or more, and
 //! whose expressions hold no subquery (EXISTS, COUNT, COLLECT, pattern comprehensions: they
 //! run inner plans; kept serial to stay conservative), is wrapped in `Parallel`:

@@ -86,7 +86,9 @@
 //! `1 = 1.0` — for `id`, a string `v<table>:<offset>` for `elementId`), if it exists in the transaction's view and carries the
 //! scan's label. Any other value — null, another type, a malformed string, a relationship's
 //! `e…` id — names no node. An id seek goes before a key seek: it finds at most one node per
-//! value. The filter stays above it, as for key seeks.
+//! value. The filter stays above it, as for key seeks. It replaces a union of label scans
+//! (`(n:A|B) WHERE id(n) = $id`): the seek's node is checked by the label expression's
+//! filter, which stays above the scan.
 //!
 //! OR SEEKS
 //! ========
@@ -341,11 +343,13 @@ fn place_with(
 }
 
 /// `Filter(conjunct)` above `plan`; a node scan without an id seek also takes the conjunct as
-/// its id seek, and a label scan without a seek as its key seek, when it can serve as one.
+/// its id seek (dropping a union of label scans, see ID SEEKS), and a label scan without a
+/// seek as its key seek, when it can serve as one.
 fn attach(mut plan: LogicalPlan, conjunct: BExpr) -> LogicalPlan {
     if let LogicalPlan::NodeScan {
         slot,
         label,
+        label_union,
         seek,
         id_seek,
         ..
@@ -353,6 +357,9 @@ fn attach(mut plan: LogicalPlan, conjunct: BExpr) -> LogicalPlan {
     {
         if id_seek.is_none() {
             *id_seek = node_id_seek(*slot, &conjunct);
+            if id_seek.is_some() {
+                label_union.clear();
+            }
         }
         if label.is_some() && seek.is_none() {
             *seek = key_seek(*slot, &conjunct);

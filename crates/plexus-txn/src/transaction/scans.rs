@@ -53,6 +53,19 @@ impl Transaction {
         Ok(found)
     }
 
+    /// Every vertex carrying at least one of `labels` in this view, each once, in id order:
+    /// the label scans of each (so under SERIALIZABLE each is recorded as a `LabelScan` read,
+    /// and a concurrent insert of a vertex carrying any of them is a phantom), merged.
+    pub fn scan_any_label(&mut self, labels: &[impl AsRef<str>]) -> Result<Vec<VertexId>> {
+        let mut found: Vec<VertexId> = Vec::new();
+        for label in labels {
+            let scanned = self.scan_label(label.as_ref())?;
+            found = merge_sorted(&found, &scanned);
+        }
+        debug_assert!(found.is_sorted_by(|a, b| a < b), "ids sorted, each once");
+        Ok(found)
+    }
+
     /// Every vertex in this view, in id order: all vertex tables, the unlabeled one included.
     /// Under SERIALIZABLE the scan is recorded as a label scan of every existing table's
     /// label, so a concurrent insert into any of them is a phantom (a table created
@@ -237,4 +250,19 @@ impl Transaction {
         }
         Ok(Some(found))
     }
+}
+
+/// The ids of two strictly increasing lists, strictly increasing: their union.
+fn merge_sorted(a: &[VertexId], b: &[VertexId]) -> Vec<VertexId> {
+    let mut merged = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let next = a[i].min(b[j]);
+        i += usize::from(a[i] == next);
+        j += usize::from(b[j] == next);
+        merged.push(next);
+    }
+    merged.extend_from_slice(&a[i..]);
+    merged.extend_from_slice(&b[j..]);
+    merged
 }
