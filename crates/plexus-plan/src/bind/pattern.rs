@@ -56,7 +56,9 @@ use super::join;
 use super::labels::DynamicType;
 use super::shortest::{self, ShortestSearch};
 use super::{Binder, ExprCtx, Scope, syntax};
-use crate::logical::{BExpr, MAX_VAR_LENGTH_DEPTH, PathElement, Ty, calls_rand, split_conjuncts};
+use crate::logical::{
+    BExpr, LabelTest, MAX_VAR_LENGTH_DEPTH, PathElement, Ty, calls_rand, split_conjuncts,
+};
 use crate::logical::{
     ExpandSpec, IdPredicate, KeySeek, LogicalPlan, OuterJoin, RelSeekSpec, SeekPredicate,
     VarLengthSpec,
@@ -210,9 +212,9 @@ fn scan_labels(node: &ast::NodePattern, stats: Option<&Statistics>) -> Vec<Arc<s
         return vec![Arc::from(label.name.as_str())];
     }
     let rows = |label: &str| stats.map_or(1.0, |s| s.label_vertices(label) as f64);
-    let expr = node.label_expr.as_ref();
-    expr.and_then(|e| LabelTest::bind(e).cover(&rows))
-        .unwrap_or_default()
+    // A label expression with a dynamic label (`$(…)` computed per row) has no cover.
+    let test = node.label_expr.as_ref().and_then(LabelTest::bind);
+    test.and_then(|t| t.cover(&rows)).unwrap_or_default()
 }
 
 /// Whether every property value of the part reads only slots that are `allowed`.
