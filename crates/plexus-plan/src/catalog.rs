@@ -726,6 +726,20 @@ mod tests {
     }
 
     #[test]
+    fn signatures_type_only_arguments_their_functions_take() {
+        for s in SIGNATURES {
+            assert!(s.min_args <= s.max_args, "{}", s.name);
+            assert!(
+                s.args.len() <= s.max_args,
+                "{} types unused arguments",
+                s.name
+            );
+            let listed = SIGNATURES.iter().filter(|t| t.name == s.name).count();
+            assert_eq!(listed, 1, "{} is listed {listed} times", s.name);
+        }
+    }
+
+    #[test]
     fn show_functions_lists_exactly_what_queries_may_call() {
         for info in FUNCTIONS {
             let lower = info.name.to_ascii_lowercase();

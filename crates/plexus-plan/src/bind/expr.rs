@@ -607,8 +607,9 @@ impl Binder<'_> {
         Ok(())
     }
 
-    /// A function argument of static type `ty` where the signature accepts `accepted` (empty:
-    /// anything): a known type outside the set is Neo4j's compile-time "type mismatch".
+    /// An operand or function argument `e` where the types `accepted` may go (empty: any): a
+    /// known static type outside the set is Neo4j's compile-time "type mismatch"; `hint` is
+    /// appended to the message.
     fn check_argument(&self, e: &BExpr, accepted: &[Ty], span: Span, hint: &str) -> Result<()> {
         let ty = self.static_type(e);
         if accepted.is_empty() || accepted.contains(&ty) || matches!(ty, Ty::Any | Ty::Null) {
