@@ -1,88 +1,161 @@
-//! The scalar functions the binder knows: names (lower-case) and arities. Their
-//! implementations are the executor's (`plexus_exec::eval::functions`); a name the binder
-//! accepts that the executor does not implement fails there as an unknown function, so the
-//! executor's tests call every name listed here ([`function_names`]). Temporal functions
-//! (`date`, `duration.between`, ...) are `plexus_value::temporal_fns`'s, names and code.
+//! The scalar functions the binder knows: names (lower-case), arities, the static types each
+//! argument accepts and the type of the result. Their implementations are the executor's
+//! (`plexus_exec::eval::functions`); a name the binder accepts that the executor does not
+//! implement fails there as an unknown function, so the executor's tests call every name listed
+//! here ([`function_names`]). Temporal functions (`date`, `duration.between`, ...) are
+//! `plexus_value::temporal_fns`'s, names and code.
+//!
+//! ARGUMENT TYPES
+//! ==============
+//! The types are Neo4j 5's signatures: an argument whose static type the binder knows and that
+//! its signature rejects is a compile-time `SyntaxError` (`InvalidArgumentType`, "type
+//! mismatch"), as in Neo4j — `toUpper(1)`, `sqrt('x')`, `WITH 1 AS x RETURN left(x, 2)`. An
+//! argument known only at run time (a property, a parameter, a list element) is checked by the
+//! function itself, a run-time `TypeError`. An integer is accepted where a float is (`sqrt(4)`);
+//! null is accepted everywhere. Where the TCK expects a run-time error instead, nothing is
+//! checked here (`range()`'s bounds).
 
+use crate::logical::Ty;
 use plexus_value::temporal_fns;
 
-/// (name, minimum arguments, maximum arguments)
-const SIGNATURES: &[(&str, usize, usize)] = &[
-    ("abs", 1, 1),
-    ("ceil", 1, 1),
-    ("floor", 1, 1),
-    ("round", 1, 3),
-    ("sign", 1, 1),
-    ("rand", 0, 0),
-    ("sqrt", 1, 1),
-    ("exp", 1, 1),
-    ("log", 1, 1),
-    ("log10", 1, 1),
-    ("e", 0, 0),
-    ("pi", 0, 0),
-    ("sin", 1, 1),
-    ("cos", 1, 1),
-    ("tan", 1, 1),
-    ("cot", 1, 1),
-    ("asin", 1, 1),
-    ("acos", 1, 1),
-    ("atan", 1, 1),
-    ("atan2", 2, 2),
-    ("degrees", 1, 1),
-    ("radians", 1, 1),
-    ("haversin", 1, 1),
-    ("tointeger", 1, 1),
-    ("tofloat", 1, 1),
-    ("tostring", 1, 1),
-    ("toboolean", 1, 1),
-    ("tointegerornull", 1, 1),
-    ("tofloatornull", 1, 1),
-    ("tostringornull", 1, 1),
-    ("tobooleanornull", 1, 1),
-    ("size", 1, 1),
-    ("length", 1, 1),
-    ("head", 1, 1),
-    ("last", 1, 1),
-    ("tail", 1, 1),
-    ("range", 2, 3),
-    ("reverse", 1, 1),
-    ("keys", 1, 1),
-    ("labels", 1, 1),
-    ("type", 1, 1),
-    ("id", 1, 1),
-    ("elementid", 1, 1),
-    ("properties", 1, 1),
-    ("nodes", 1, 1),
-    ("relationships", 1, 1),
-    ("startnode", 1, 1),
-    ("endnode", 1, 1),
-    ("coalesce", 1, usize::MAX),
-    ("left", 2, 2),
-    ("right", 2, 2),
-    ("substring", 2, 3),
-    ("toupper", 1, 1),
-    ("tolower", 1, 1),
-    ("trim", 1, 1),
-    ("ltrim", 1, 1),
-    ("rtrim", 1, 1),
-    ("replace", 3, 3),
-    ("split", 2, 2),
-    ("timestamp", 0, 0),
-    ("isempty", 1, 1),
+/// One scalar function: its arity and types.
+#[derive(Debug)]
+pub struct Signature {
+    /// Lower case.
+    pub name: &'static str,
+    pub min_args: usize,
+    pub max_args: usize,
+    /// The static types argument `i` accepts (`args[i]`; an empty set, or a position past the
+    /// end, accepts any type).
+    pub args: &'static [&'static [Ty]],
+    /// The result's static type (`Ty::Any` when it depends on the arguments).
+    pub returns: Ty,
+}
+
+impl Signature {
+    /// The types argument `position` accepts; empty when it takes any value.
+    pub fn accepts(&self, position: usize) -> &'static [Ty] {
+        self.args.get(position).copied().unwrap_or(ANY)
+    }
+}
+
+const ANY: &[Ty] = &[];
+pub(crate) const STRING: &[Ty] = &[Ty::String];
+const INTEGER: &[Ty] = &[Ty::Int];
+/// A float, or an integer (which Neo4j widens to one).
+pub(crate) const NUMBER: &[Ty] = &[Ty::Float, Ty::Int];
+const LIST: &[Ty] = &[Ty::List];
+const STRING_OR_LIST: &[Ty] = &[Ty::String, Ty::List];
+const NODE: &[Ty] = &[Ty::Node];
+const REL: &[Ty] = &[Ty::Rel];
+const PATH: &[Ty] = &[Ty::Path];
+const ENTITY: &[Ty] = &[Ty::Node, Ty::Rel];
+const MAP_OR_ENTITY: &[Ty] = &[Ty::Map, Ty::Node, Ty::Rel];
+const CONTAINER: &[Ty] = &[Ty::Map, Ty::Node, Ty::Rel, Ty::String, Ty::List];
+/// `toString`: Neo4j lists booleans, numbers, strings, points and temporal values.
+const STRINGABLE: &[Ty] = &[Ty::Bool, Ty::Float, Ty::Int, Ty::String, Ty::Temporal];
+/// `toInteger`: a list passes the compile-time check in Neo4j and fails at run time.
+const INTEGER_LIKE: &[Ty] = &[Ty::Bool, Ty::Float, Ty::Int, Ty::String, Ty::List];
+const FLOAT_LIKE: &[Ty] = &[Ty::Float, Ty::Int, Ty::String];
+const BOOLEAN_LIKE: &[Ty] = &[Ty::Bool, Ty::Int, Ty::String];
+
+const fn f(
+    name: &'static str,
+    min_args: usize,
+    max_args: usize,
+    args: &'static [&'static [Ty]],
+    returns: Ty,
+) -> Signature {
+    Signature {
+        name,
+        min_args,
+        max_args,
+        args,
+        returns,
+    }
+}
+
+const SIGNATURES: &[Signature] = &[
+    f("abs", 1, 1, &[NUMBER], Ty::Any),
+    f("ceil", 1, 1, &[NUMBER], Ty::Float),
+    f("floor", 1, 1, &[NUMBER], Ty::Float),
+    f("round", 1, 3, &[NUMBER, NUMBER, STRING], Ty::Float),
+    f("sign", 1, 1, &[NUMBER], Ty::Int),
+    f("rand", 0, 0, &[], Ty::Float),
+    f("sqrt", 1, 1, &[NUMBER], Ty::Float),
+    f("exp", 1, 1, &[NUMBER], Ty::Float),
+    f("log", 1, 1, &[NUMBER], Ty::Float),
+    f("log10", 1, 1, &[NUMBER], Ty::Float),
+    f("e", 0, 0, &[], Ty::Float),
+    f("pi", 0, 0, &[], Ty::Float),
+    f("sin", 1, 1, &[NUMBER], Ty::Float),
+    f("cos", 1, 1, &[NUMBER], Ty::Float),
+    f("tan", 1, 1, &[NUMBER], Ty::Float),
+    f("cot", 1, 1, &[NUMBER], Ty::Float),
+    f("asin", 1, 1, &[NUMBER], Ty::Float),
+    f("acos", 1, 1, &[NUMBER], Ty::Float),
+    f("atan", 1, 1, &[NUMBER], Ty::Float),
+    f("atan2", 2, 2, &[NUMBER, NUMBER], Ty::Float),
+    f("degrees", 1, 1, &[NUMBER], Ty::Float),
+    f("radians", 1, 1, &[NUMBER], Ty::Float),
+    f("haversin", 1, 1, &[NUMBER], Ty::Float),
+    f("tointeger", 1, 1, &[INTEGER_LIKE], Ty::Int),
+    f("tofloat", 1, 1, &[FLOAT_LIKE], Ty::Float),
+    f("tostring", 1, 1, &[STRINGABLE], Ty::String),
+    f("toboolean", 1, 1, &[BOOLEAN_LIKE], Ty::Bool),
+    f("tointegerornull", 1, 1, &[ANY], Ty::Int),
+    f("tofloatornull", 1, 1, &[ANY], Ty::Float),
+    f("tostringornull", 1, 1, &[ANY], Ty::String),
+    f("tobooleanornull", 1, 1, &[ANY], Ty::Bool),
+    f("size", 1, 1, &[STRING_OR_LIST], Ty::Int),
+    f("length", 1, 1, &[PATH], Ty::Int),
+    f("head", 1, 1, &[LIST], Ty::Any),
+    f("last", 1, 1, &[LIST], Ty::Any),
+    f("tail", 1, 1, &[LIST], Ty::List),
+    // Integers in Neo4j, but the TCK expects any other bound to fail at run time (an
+    // `ArgumentError`), so nothing is checked here.
+    f("range", 2, 3, &[], Ty::List),
+    f("reverse", 1, 1, &[STRING_OR_LIST], Ty::Any),
+    f("keys", 1, 1, &[MAP_OR_ENTITY], Ty::List),
+    f("labels", 1, 1, &[NODE], Ty::List),
+    f("type", 1, 1, &[REL], Ty::String),
+    f("id", 1, 1, &[ENTITY], Ty::Int),
+    f("elementid", 1, 1, &[ENTITY], Ty::String),
+    f("properties", 1, 1, &[MAP_OR_ENTITY], Ty::Map),
+    f("nodes", 1, 1, &[PATH], Ty::List),
+    f("relationships", 1, 1, &[PATH], Ty::List),
+    f("startnode", 1, 1, &[REL], Ty::Node),
+    f("endnode", 1, 1, &[REL], Ty::Node),
+    f("coalesce", 1, usize::MAX, &[], Ty::Any),
+    f("left", 2, 2, &[STRING, INTEGER], Ty::String),
+    f("right", 2, 2, &[STRING, INTEGER], Ty::String),
+    f("substring", 2, 3, &[STRING, INTEGER, INTEGER], Ty::String),
+    f("toupper", 1, 1, &[STRING], Ty::String),
+    f("tolower", 1, 1, &[STRING], Ty::String),
+    f("trim", 1, 1, &[STRING], Ty::String),
+    f("ltrim", 1, 1, &[STRING], Ty::String),
+    f("rtrim", 1, 1, &[STRING], Ty::String),
+    f("replace", 3, 3, &[STRING, STRING, STRING], Ty::String),
+    f("split", 2, 2, &[STRING, STRING_OR_LIST], Ty::List),
+    f("timestamp", 0, 0, &[], Ty::Int),
+    f("isempty", 1, 1, &[CONTAINER], Ty::Bool),
 ];
+
+/// The signature of a non-temporal scalar function.
+pub fn signature(lower: &str) -> Option<&'static Signature> {
+    SIGNATURES.iter().find(|s| s.name == lower)
+}
 
 /// The (min, max) arity of a scalar function, or None if there is no such function.
 pub fn arity(lower: &str) -> Option<(usize, usize)> {
-    SIGNATURES
-        .iter()
-        .find(|(name, _, _)| *name == lower)
-        .map(|(_, min, max)| (*min, *max))
+    signature(lower)
+        .map(|s| (s.min_args, s.max_args))
         .or_else(|| temporal_fns::arity(lower))
 }
 
 /// The non-temporal scalar function names the binder accepts.
 pub fn function_names() -> impl Iterator<Item = &'static str> {
-    SIGNATURES.iter().map(|(name, _, _)| *name)
+    SIGNATURES.iter().map(|s| s.name)
 }
 
 /// A function as `SHOW FUNCTIONS` lists it: its name as written in Neo4j (matched
@@ -650,6 +723,20 @@ mod tests {
         arity(lower).is_some()
             || AggFunction::from_name(lower).is_some()
             || ["all", "any", "none", "single", "exists"].contains(&lower)
+    }
+
+    #[test]
+    fn signatures_type_only_arguments_their_functions_take() {
+        for s in SIGNATURES {
+            assert!(s.min_args <= s.max_args, "{}", s.name);
+            assert!(
+                s.args.len() <= s.max_args,
+                "{} types unused arguments",
+                s.name
+            );
+            let listed = SIGNATURES.iter().filter(|t| t.name == s.name).count();
+            assert_eq!(listed, 1, "{} is listed {listed} times", s.name);
+        }
     }
 
     #[test]

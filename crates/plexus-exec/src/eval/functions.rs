@@ -1,6 +1,8 @@
-//! Scalar functions: the implementations of the names and arities the binder checks
-//! (`plexus_plan::catalog`). Names are matched case-insensitively (the binder lower-cases
-//! them).
+//! Scalar functions: the implementations of the names, arities and argument types the binder
+//! checks (`plexus_plan::catalog`). Names are matched case-insensitively (the binder
+//! lower-cases them). An argument whose type the binder could not know is checked here: a
+//! value of the wrong type is a run-time `TypeError` (`InvalidArgumentValue`), a value of the
+//! right type outside the function's domain an `ArgumentError`.
 //! Temporal constructors and their namespaced helpers live in `plexus_value::temporal_fns`.
 
 use super::{ExecContext, entity_error, entity_properties};
@@ -16,6 +18,17 @@ fn type_error(name: &str, value: &Value) -> QueryError {
             "{name}() does not accept an argument of type {}",
             value.type_name()
         ),
+    )
+}
+
+/// A negative start or length of `substring`, `left` or `right`: Neo4j fails with a Java
+/// `IndexOutOfBoundsException` (a `DatabaseError`, as if the server were at fault); Plexus
+/// names the client's mistake.
+fn negative_length(name: &str) -> QueryError {
+    QueryError::runtime(
+        ErrorClass::ArgumentError,
+        "NegativeIntegerArgument",
+        format!("{name}() start and length must not be negative"),
     )
 }
 
@@ -36,14 +49,6 @@ fn string_arg<'v>(name: &str, value: &'v Value) -> Result<Option<&'v str>> {
     match value {
         Value::Null => Ok(None),
         Value::String(s) => Ok(Some(s)),
-        other => Err(type_error(name, other)),
-    }
-}
-
-fn int_arg(name: &str, value: &Value) -> Result<Option<i64>> {
-    match value {
-        Value::Null => Ok(None),
-        Value::Int(i) => Ok(Some(*i)),
         other => Err(type_error(name, other)),
     }
 }
@@ -237,8 +242,12 @@ fn round_fn(args: &[Value]) -> Result<Value> {
     if args.len() == 1 {
         return Ok(Value::Float(round_half_up(x)));
     }
-    let Some(precision) = int_arg("round", &args[1])? else {
-        return Ok(Value::Null);
+    // Neo4j truncates a float precision toward zero (`round(1.55, 1.9)` is 1.6).
+    let precision = match &args[1] {
+        Value::Null => return Ok(Value::Null),
+        Value::Int(i) => *i,
+        Value::Float(f) => f.trunc() as i64,
+        other => return Err(type_error("round", other)),
     };
     if precision == 0 && args.len() == 2 {
         // Neo4j 5.26: `round(x, 0)` without a mode rounds as `round(x)` does
@@ -398,7 +407,7 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
             other => return Err(type_error(name, other)),
         },
         "range" => {
-            let int_arg = |_: &str, v: &Value| -> Result<Option<i64>> {
+            let integer = |v: &Value| -> Result<Option<i64>> {
                 match v {
                     Value::Null => Ok(None),
                     Value::Int(i) => Ok(Some(*i)),
@@ -409,13 +418,19 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
                     )),
                 }
             };
-            let (Some(start), Some(end)) = (int_arg(name, &args[0])?, int_arg(name, &args[1])?)
-            else {
-                return Err(QueryError::argument("range() bounds cannot be null"));
+            // A null bound or step is Neo4j's `TypeError` ("expected a numeric value").
+            let null = |what: &str| {
+                QueryError::runtime(
+                    ErrorClass::TypeError,
+                    "InvalidArgumentValue",
+                    format!("range() {what} cannot be null"),
+                )
+            };
+            let (Some(start), Some(end)) = (integer(&args[0])?, integer(&args[1])?) else {
+                return Err(null("bounds"));
             };
             let step = match args.get(2) {
-                Some(v) => int_arg(name, v)?
-                    .ok_or_else(|| QueryError::argument("range() step cannot be null"))?,
+                Some(v) => integer(v)?.ok_or_else(|| null("step"))?,
                 None => 1,
             };
             if step == 0 {
@@ -518,20 +533,12 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
             let Some(s) = string_arg(name, &args[0])? else {
                 return Ok(Value::Null);
             };
+            // Neo4j answers `left('', -1)` with '' but fails `right('', -1)`.
             let n = match &args[1] {
+                Value::Null => return Ok(Value::Null),
                 Value::Int(n) if *n >= 0 => *n as usize,
-                Value::Int(_) => {
-                    return Err(QueryError::runtime(
-                        ErrorClass::ArgumentError,
-                        "NegativeIntegerArgument",
-                        format!("{name}() length must not be negative"),
-                    ));
-                }
-                Value::Null => {
-                    return Err(QueryError::argument(format!(
-                        "{name}() length cannot be null"
-                    )));
-                }
+                Value::Int(_) if s.is_empty() && name == "left" => 0,
+                Value::Int(_) => return Err(negative_length(name)),
                 other => return Err(type_error(name, other)),
             };
             let chars: Vec<char> = s.chars().collect();
@@ -547,29 +554,18 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
             let Some(s) = string_arg(name, &args[0])? else {
                 return Ok(Value::Null);
             };
+            // A negative start or length of the empty string is '' in Neo4j.
             let start = match &args[1] {
                 Value::Null => return Ok(Value::Null),
-                Value::Int(i) if *i >= 0 => *i as usize,
-                Value::Int(_) => {
-                    return Err(QueryError::runtime(
-                        ErrorClass::ArgumentError,
-                        "NegativeIntegerArgument",
-                        "substring() start must not be negative",
-                    ));
-                }
+                Value::Int(i) if *i >= 0 || s.is_empty() => (*i).max(0) as usize,
+                Value::Int(_) => return Err(negative_length(name)),
                 other => return Err(type_error(name, other)),
             };
             let len = match args.get(2) {
                 None => usize::MAX,
                 Some(Value::Null) => return Ok(Value::Null),
-                Some(Value::Int(i)) if *i >= 0 => *i as usize,
-                Some(Value::Int(_)) => {
-                    return Err(QueryError::runtime(
-                        ErrorClass::ArgumentError,
-                        "NegativeIntegerArgument",
-                        "substring() length must not be negative",
-                    ));
-                }
+                Some(Value::Int(i)) if *i >= 0 || s.is_empty() => (*i).max(0) as usize,
+                Some(Value::Int(_)) => return Err(negative_length(name)),
                 Some(other) => return Err(type_error(name, other)),
             };
             Value::from(s.chars().skip(start).take(len).collect::<String>())

@@ -760,10 +760,12 @@ fn string_op(op: StringOp, a: &Value, b: &Value, ctx: &mut ExecContext) -> Resul
         StringOp::Contains => a.contains(&**b),
         StringOp::Regex => {
             if !ctx.state.regexes.contains_key(b) {
+                // Neo4j's class for an invalid pattern ("Invalid Regex"), raised when the
+                // pattern is used.
                 let re = regex::Regex::new(&format!("^(?s:{b})$")).map_err(|e| {
                     QueryError::runtime(
-                        ErrorClass::ArgumentError,
-                        "InvalidArgumentValue",
+                        ErrorClass::SemanticError,
+                        "InvalidRegex",
                         format!("invalid regular expression: {e}"),
                     )
                 })?;

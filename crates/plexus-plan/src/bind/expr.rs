@@ -13,6 +13,16 @@
 //! in [`Binder::substitutions`]: `RETURN n.x, count(*) ORDER BY n.x` binds the ORDER BY key to
 //! the slot that already holds `n.x`, and `RETURN n.x + count(*)` with grouping key `n.x` reads
 //! the key's slot instead of a variable the aggregation has consumed.
+//!
+//! STATIC TYPE CHECKS
+//! ==================
+//! An operand or argument whose [`Ty`] is known and can never work is a compile-time
+//! `SyntaxError` (`InvalidArgumentType`), as Neo4j's "type mismatch": `NOT 1`, `1 + true`,
+//! `1 =~ 'a'`, and a function argument outside its signature in [`crate::catalog`]
+//! (`toUpper(1)`, `WITH 'a' AS x RETURN sqrt(x)`; a call's result has its signature's type, so
+//! `toUpper(size('a'))` fails too). A literal percentile outside 0..1 is a `SyntaxError`
+//! (`NumberOutOfRange`) as well. `Any` and `Null` pass: the executor checks values (a run-time
+//! `TypeError` or `ArgumentError`).
 
 use super::{Binder, Scope, Watch, syntax};
 use crate::catalog as functions;
@@ -175,7 +185,14 @@ impl Binder<'_> {
                             _ => BExpr::And(l, r),
                         }
                     }
-                    BinaryOp::RegexMatch => BExpr::StringOp(StringOp::Regex, l, r),
+                    BinaryOp::RegexMatch => {
+                        // Unlike STARTS WITH and the others (null for a non-string), `=~` takes
+                        // strings only in Neo4j. An invalid pattern fails when it is used (the
+                        // executor), also in Neo4j: `null =~ '('` is null.
+                        self.check_argument(&l, functions::STRING, lhs.span, "")?;
+                        self.check_argument(&r, functions::STRING, rhs.span, "")?;
+                        BExpr::StringOp(StringOp::Regex, l, r)
+                    }
                     BinaryOp::StartsWith => BExpr::StringOp(StringOp::StartsWith, l, r),
                     BinaryOp::EndsWith => BExpr::StringOp(StringOp::EndsWith, l, r),
                     BinaryOp::Contains => BExpr::StringOp(StringOp::Contains, l, r),
@@ -590,6 +607,25 @@ impl Binder<'_> {
         Ok(())
     }
 
+    /// An operand or function argument `e` where the types `accepted` may go (empty: any): a
+    /// known static type outside the set is Neo4j's compile-time "type mismatch"; `hint` is
+    /// appended to the message.
+    fn check_argument(&self, e: &BExpr, accepted: &[Ty], span: Span, hint: &str) -> Result<()> {
+        let ty = self.static_type(e);
+        if accepted.is_empty() || accepted.contains(&ty) || matches!(ty, Ty::Any | Ty::Null) {
+            return Ok(());
+        }
+        let names: Vec<&str> = accepted.iter().map(|t| t.name()).collect();
+        Err(type_error(
+            span,
+            format!(
+                "type mismatch: expected {} but was {}{hint}",
+                names.join(" or "),
+                ty.name()
+            ),
+        ))
+    }
+
     fn bind_call(
         &mut self,
         name: &ast::QualifiedName,
@@ -632,7 +668,7 @@ impl Binder<'_> {
                 ));
             }
             let extra = match args.get(1) {
-                Some(e) => Some(self.bind_expr(e, scope, inner)?),
+                Some(e) => Some(self.bind_percentile(e, scope, inner)?),
                 None => None,
             };
             return Ok(BExpr::Agg(Box::new(AggCall {
@@ -681,54 +717,43 @@ impl Binder<'_> {
             .iter()
             .map(|a| self.bind_expr(a, scope, ctx))
             .collect::<Result<_>>()?;
-        if let Some(arg) = bound.first() {
-            let ty = self.static_type(arg);
-            let bad = match lower.as_str() {
-                "properties" => matches!(
-                    ty,
-                    Ty::Bool | Ty::Int | Ty::Float | Ty::String | Ty::List | Ty::Path
-                ),
-                "labels" => !matches!(ty, Ty::Node | Ty::Any | Ty::Null),
-                "type" => !matches!(ty, Ty::Rel | Ty::Any | Ty::Null),
-                "length" => matches!(
-                    ty,
-                    Ty::Node
-                        | Ty::Rel
-                        | Ty::Bool
-                        | Ty::Int
-                        | Ty::Float
-                        | Ty::Map
-                        | Ty::String
-                        | Ty::List
-                ),
-                "size" => matches!(
-                    ty,
-                    Ty::Path | Ty::Node | Ty::Rel | Ty::Bool | Ty::Int | Ty::Float | Ty::Map
-                ),
-                "nodes" | "relationships" => !matches!(ty, Ty::Path | Ty::Any | Ty::Null),
-                "startnode" | "endnode" => !matches!(ty, Ty::Rel | Ty::Any | Ty::Null),
-                "keys" => matches!(
-                    ty,
-                    Ty::Bool | Ty::Int | Ty::Float | Ty::String | Ty::List | Ty::Path
-                ),
-                _ => false,
-            };
-            if bad {
-                return Err(type_error(
-                    args[0].span,
-                    format!(
-                        "type mismatch: {full}() does not accept {}{}",
-                        ty.name(),
-                        if lower == "length" && matches!(ty, Ty::String | Ty::List) {
-                            " (size() counts a string or a list)"
-                        } else {
-                            ""
-                        }
-                    ),
-                ));
+        if let Some(signature) = functions::signature(&lower) {
+            for (position, (arg, e)) in bound.iter().zip(args).enumerate() {
+                let hint = if lower == "length"
+                    && matches!(self.static_type(arg), Ty::String | Ty::List)
+                {
+                    " (size() counts a string or a list)"
+                } else {
+                    ""
+                };
+                self.check_argument(arg, signature.accepts(position), e.span, hint)?;
             }
         }
         Ok(BExpr::Call(Arc::from(lower.as_str()), bound))
+    }
+
+    /// The percentile argument of `percentileCont` / `percentileDisc`: a number, and a literal
+    /// one within 0..1 (Neo4j refuses others at compile time; a parameter or a computed value
+    /// outside the range is the aggregate's run-time `ArgumentError`, as the TCK expects).
+    fn bind_percentile(&mut self, e: &Expr, scope: &Scope, ctx: ExprCtx) -> Result<BExpr> {
+        let bound = self.bind_expr(e, scope, ctx)?;
+        self.check_argument(&bound, functions::NUMBER, e.span, "")?;
+        let p = match &bound {
+            BExpr::Const(Value::Int(i)) => *i as f64,
+            BExpr::Const(Value::Float(f)) => *f,
+            _ => return Ok(bound),
+        };
+        if !(0.0..=1.0).contains(&p) {
+            return Err(syntax(
+                "NumberOutOfRange",
+                e.span,
+                format!(
+                    "invalid input '{}': the percentile must be a number in the range 0.0 to 1.0",
+                    self.text(e.span)
+                ),
+            ));
+        }
+        Ok(bound)
     }
 
     /// The static type of a bound expression (`Any` when it depends on data).
@@ -767,16 +792,7 @@ impl Binder<'_> {
                     _ => Ty::Any,
                 }
             }
-            BExpr::Call(name, _) => match &**name {
-                "labels" | "keys" | "nodes" | "relationships" | "range" | "split" | "tail" => {
-                    Ty::List
-                }
-                "type" | "tostring" | "toupper" | "tolower" | "trim" | "ltrim" | "rtrim"
-                | "substring" | "left" | "right" | "replace" => Ty::String,
-                "startnode" | "endnode" => Ty::Node,
-                "properties" => Ty::Map,
-                _ => Ty::Any,
-            },
+            BExpr::Call(name, _) => functions::signature(name).map_or(Ty::Any, |s| s.returns),
             _ => Ty::Any,
         }
     }

@@ -12,10 +12,13 @@
 //! TYPES
 //! =====
 //! Every slot has a static [`Ty`], known when the variable is declared (a pattern node is a
-//! `Node`, `WITH 1 AS x` makes `x` an `Int`, a function result is usually `Any`). Types are
-//! used only to reject what can never work — `MATCH (r)` after `r` was a relationship
-//! (`VariableTypeConflict`), `NOT 'text'` or `properties(1)` (`InvalidArgumentType`) — values
-//! of type `Any` are checked when the query runs.
+//! `Node`, `WITH 1 AS x` makes `x` an `Int`, a function result has its signature's type,
+//! `Any` for a property, a parameter or an UNWIND variable). Types are used only to reject
+//! what can never work — `MATCH (r)` after `r` was a relationship (`VariableTypeConflict`),
+//! `NOT 'text'`, `1 + true`, or a function argument outside its signature (`toUpper(1)`,
+//! `properties(1)`; the signatures are `crate::catalog`'s): `SyntaxError` /
+//! `InvalidArgumentType`, as Neo4j's compile-time "type mismatch" — values of type `Any` are
+//! checked when the query runs (a `TypeError`).
 //!
 //! ERRORS
 //! ======
