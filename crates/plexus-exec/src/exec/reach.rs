@@ -48,19 +48,23 @@
 //!
 //! PARALLEL FRONTIERS
 //! ==================
-//! A level is expanded in chunks of [`FRONTIER_CHUNK_VERTICES`]: first the relationships of
-//! every frontier vertex of the chunk are gathered (the adjacency reads, most of the work),
-//! then walked in frontier order by the search above on the query's thread. With
-//! `frontier_workers ≥ 2` (read-only statements, set by the parallelization pass), a chunk of
-//! at least [`PARALLEL_FRONTIER_MIN_VERTICES`] vertices is gathered by that many threads at
-//! once: the query's thread takes the first slice, each other thread a read-only fork of the
-//! transaction (`Transaction::fork_reader`: the same snapshot and pending writes, its own
-//! read set, absorbed into the parent's after the chunk, so SERIALIZABLE validation sees
-//! every read). The forks are made once per operator and reused. Since the walk is the same
-//! in the same order, the ends found are the serial search's, in the same order. Only an
-//! expand without per-relationship conditions (property map, group condition) gathers in
-//! parallel — those evaluate expressions, which need the statement's own context — and not
-//! with more than `MAX_FORK_WRITES` pending writes to copy into each fork.
+//! Reading a vertex's relationships (through the transaction: the runs, the memtable, MVCC
+//! visibility) costs more than walking them (a bit test and a push per relationship). So
+//! with `frontier_workers = w ≥ 2` (read-only statements, set by the parallelization pass)
+//! a level of at least [`PARALLEL_FRONTIER_MIN_VERTICES`] vertices is a pipeline: `w - 1`
+//! gathering threads read the relationships of the level's chunks of
+//! [`FRONTIER_CHUNK_VERTICES`] (chunk `c` by thread `c mod (w - 1)`, at most
+//! [`GATHERED_CHUNKS_AHEAD`] ahead), each on a read-only fork of the transaction
+//! (`Transaction::fork_reader`: the same snapshot and pending writes, its own read set), while
+//! the query's thread walks the chunks in frontier order exactly as a serial level does — so
+//! the ends are the serial search's, in the same order. The forks' reads are absorbed into
+//! the parent's read set after each level, before any end is handed on, so SERIALIZABLE
+//! validation sees every read. The forks are made once per operator and reused. A failing
+//! or stopped walk closes the channels, which ends the gatherers; they are joined before the
+//! level returns. Serial levels: a small frontier, a bound end node (the search stops early),
+//! an expand with per-relationship conditions (property map, group condition: expressions
+//! need the statement's context), or more than `MAX_FORK_WRITES` pending writes to copy into
+//! a fork.
 
 use super::expand::{ends_of, path_rel_ok, relationships_into};
 use super::ops::{FanOut, RowFn};
@@ -81,10 +85,14 @@ type Mark = (u32, u32);
 /// Marks in a hash map up to this many vertices per search, then in dense arrays.
 const SPARSE_MAX_VERTICES: usize = 1 << 10;
 
-/// Frontier vertices whose relationships are gathered at once (see PARALLEL FRONTIERS).
-const FRONTIER_CHUNK_VERTICES: usize = 4096;
+/// Frontier vertices whose relationships one gathering thread reads at a time (see PARALLEL
+/// FRONTIERS).
+const FRONTIER_CHUNK_VERTICES: usize = 1024;
 
-/// A chunk is gathered on several threads from this many vertices on.
+/// Chunks a gathering thread may read ahead of the walk.
+const GATHERED_CHUNKS_AHEAD: usize = 4;
+
+/// A level is gathered by other threads from this many frontier vertices on.
 const PARALLEL_FRONTIER_MIN_VERTICES: usize = 256;
 
 /// The dense arrays of one vertex table, by vertex offset. A search without marks
@@ -257,11 +265,9 @@ pub(super) struct DistinctEnds {
     /// The vertices of the level being expanded, with their branches; and of the next.
     frontier: Vec<(VertexId, u32)>,
     next: Vec<(VertexId, u32)>,
-    /// The relationships gathered for the chunk of the frontier being walked, and where each
-    /// frontier vertex's end in `found` (see PARALLEL FRONTIERS).
+    /// The relationships of the frontier vertex being walked (serial levels).
     found: Vec<(EdgeId, VertexId)>,
-    found_ends: Vec<usize>,
-    /// Read-only forks of the transaction for the other gathering threads, made on first use.
+    /// Read-only forks of the transaction for the gathering threads, made on first use.
     forks: Vec<Transaction>,
     /// Undirected searches: the tree relationship of each level-1 vertex.
     roots: HashMap<VertexId, EdgeId, ahash::RandomState>,
@@ -295,90 +301,31 @@ impl DistinctEnds {
             frontier: Vec::new(),
             next: Vec::new(),
             found: Vec::new(),
-            found_ends: Vec::new(),
             forks: Vec::new(),
             roots: HashMap::default(),
             rest: None,
         }
     }
 
-    /// How many threads gather a chunk of `vertices` frontier vertices (see PARALLEL
-    /// FRONTIERS); makes the forks the first time more than one is wanted.
-    fn gathering_threads(&mut self, vertices: usize, ctx: &mut ExecContext) -> usize {
-        let workers = self.length.frontier_workers;
-        let eligible = workers >= 2
-            && vertices >= PARALLEL_FRONTIER_MIN_VERTICES
+    /// How many threads gather the next level's relationships while the query's thread walks
+    /// them (see PARALLEL FRONTIERS): 0 for a serial level. Makes the forks on first use.
+    fn gatherers(&mut self, frontier: usize, search: &Search, ctx: &mut ExecContext) -> usize {
+        let eligible = self.length.frontier_workers >= 2
+            && frontier >= PARALLEL_FRONTIER_MIN_VERTICES
+            && search.target.is_none()
             && self.length.rel_filter.is_empty()
             && self.length.hop_filter.is_none();
         if !eligible {
-            return 1;
+            return 0;
         }
         if self.forks.is_empty() {
             if ctx.tx.pending_writes() > MAX_FORK_WRITES {
-                return 1;
+                return 0;
             }
-            self.forks = (1..workers).map(|_| ctx.tx.fork_reader()).collect();
+            let gatherers = self.length.frontier_workers - 1;
+            self.forks = (0..gatherers).map(|_| ctx.tx.fork_reader()).collect();
         }
-        self.forks.len() + 1
-    }
-
-    /// Gathers the relationships of `self.frontier[range]` into `found` / `found_ends`, on
-    /// several threads when the chunk is large (see PARALLEL FRONTIERS).
-    fn gather(&mut self, range: std::ops::Range<usize>, ctx: &mut ExecContext) -> Result<()> {
-        let mut found = std::mem::take(&mut self.found);
-        let mut ends = std::mem::take(&mut self.found_ends);
-        found.clear();
-        ends.clear();
-        let threads = self.gathering_threads(range.len(), ctx);
-        let chunk = &self.frontier[range];
-        if threads < 2 {
-            let result = gather_into(ctx.tx, &self.spec, chunk, &mut found, &mut ends);
-            (self.found, self.found_ends) = (found, ends);
-            return result;
-        }
-        let slice = chunk.len().div_ceil(threads);
-        let mut slices = chunk.chunks(slice);
-        let first = slices.next().unwrap_or_default();
-        let spec = &self.spec;
-        let results = std::thread::scope(|scope| {
-            let handles: Vec<_> = (self.forks.iter_mut().zip(slices))
-                .map(|(fork, vertices)| {
-                    scope.spawn(move || {
-                        let (mut found, mut ends) = (Vec::new(), Vec::new());
-                        gather_into(fork, spec, vertices, &mut found, &mut ends)
-                            .map(|()| (found, ends))
-                    })
-                })
-                .collect();
-            let mine = gather_into(ctx.tx, spec, first, &mut found, &mut ends);
-            let theirs: Vec<_> = (handles.into_iter())
-                .map(|handle| {
-                    handle.join().unwrap_or_else(|_| {
-                        Err(QueryError::runtime(
-                            ErrorClass::DatabaseError,
-                            "Internal",
-                            "a frontier-gathering thread panicked",
-                        ))
-                    })
-                })
-                .collect();
-            mine.map(|()| theirs)
-        });
-        for fork in &mut self.forks {
-            ctx.tx.absorb_reads(fork.take_reads());
-        }
-        let outcome = results.and_then(|theirs| {
-            for result in theirs {
-                let (more, more_ends) = result?;
-                let base = found.len();
-                found.extend_from_slice(&more);
-                ends.extend(more_ends.into_iter().map(|end| base + end));
-            }
-            Ok(())
-        });
-        debug_assert!(outcome.is_err() || ends.len() == chunk.len());
-        (self.found, self.found_ends) = (found, ends);
-        outcome
+        self.forks.len()
     }
 
     /// The ends of the search from `from` (only `target`, if bound), each once, in the order
@@ -390,109 +337,246 @@ impl DistinctEnds {
         ctx: &mut ExecContext,
         (from, target): (VertexId, Option<VertexId>),
     ) -> Result<Vec<VertexId>> {
-        let mut ends = Vec::new();
-        let max = self.length.max.unwrap_or(MAX_VAR_LENGTH_DEPTH);
-        let undirected = self.spec.direction == Direction::Both;
-        // Whether `v` is wanted as an end (all of them, or the bound one).
-        let wanted = |v: VertexId| target.is_none_or(|t| t == v);
-        let mut start_done = self.length.min == 0;
-        if start_done && wanted(from) {
-            ends.push(from);
+        let mut search = Search {
+            from,
+            target,
+            max: self.length.max.unwrap_or(MAX_VAR_LENGTH_DEPTH),
+            level: 0,
+            undirected: self.spec.direction == Direction::Both,
+            branches: 0,
+            start_done: self.length.min == 0,
+            ends: Vec::new(),
+        };
+        if search.start_done && search.wanted(from) {
+            search.ends.push(from);
             if target.is_some() {
-                return Ok(ends);
+                return Ok(search.ends);
             }
         }
-        self.visited.start_search(undirected);
+        self.visited.start_search(search.undirected);
         self.visited.insert(from, (0, 0));
         self.roots.clear();
         self.frontier.clear();
         self.next.clear();
         self.frontier.push((from, 0));
-        let mut branches = 0u32;
-        let mut level = 0u64;
-        while !self.frontier.is_empty() && level < max {
-            level += 1;
-            // A bound end stops the search early: gather one vertex at a time for it.
-            let chunk = if target.is_some() {
-                1
-            } else {
-                FRONTIER_CHUNK_VERTICES
+        while !self.frontier.is_empty() && search.level < search.max {
+            search.level += 1;
+            let stopped = match self.gatherers(self.frontier.len(), &search, ctx) {
+                0 => self.walk_level(&mut search, input, row, ctx)?,
+                _ => self.walk_level_gathered(&mut search, input, row, ctx)?,
             };
-            for start in (0..self.frontier.len()).step_by(chunk) {
-                let range = start..(start + chunk).min(self.frontier.len());
-                self.gather(range.clone(), ctx)?;
-                let found = std::mem::take(&mut self.found);
-                let found_ends = std::mem::take(&mut self.found_ends);
-                let mut run_start = 0;
-                for (k, i) in range.enumerate() {
-                    let (u, branch_u) = self.frontier[i];
-                    let hops = &found[run_start..found_ends[k]];
-                    run_start = found_ends[k];
-                    for &(e, w) in hops {
-                        if !path_rel_ok(&self.spec, &self.length, input, row, (u, e, w), ctx)? {
-                            continue;
-                        }
-                        // The length of a closed trail through the start this relationship
-                        // proves, if any (see THE START ITSELF).
-                        let mut closes: Option<u64> = None;
-                        if w == from {
-                            let over_tree_edge = undirected && self.roots.get(&u) == Some(&e);
-                            if !over_tree_edge {
-                                closes = Some(level);
-                            }
-                        } else if let Some((level_w, branch_w)) =
-                            undirected.then(|| self.visited.get(w)).flatten()
-                        {
-                            if branch_w != branch_u {
-                                let over_tree_edge = u == from && self.roots.get(&w) == Some(&e);
-                                if !over_tree_edge {
-                                    // u is on the level before this one.
-                                    closes = Some(level + u64::from(level_w));
-                                }
-                            }
-                        } else {
-                            let branch = if u == from { branches + 1 } else { branch_u };
-                            if !self.visited.insert(w, (level as u32, branch)) {
-                                continue;
-                            }
-                            if u == from {
-                                branches += 1;
-                                if undirected {
-                                    self.roots.insert(w, e);
-                                }
-                            }
-                            if level < max {
-                                // The last level is never expanded.
-                                self.next.push((w, branch));
-                            }
-                            if wanted(w) {
-                                ends.push(w);
-                                if target.is_some() {
-                                    break;
-                                }
-                            }
-                        }
-                        if !start_done && closes.is_some_and(|length| length <= max) {
-                            start_done = true;
-                            if wanted(from) {
-                                ends.push(from);
-                            }
-                        }
-                        if target.is_some() && !ends.is_empty() {
-                            break;
-                        }
-                    }
-                    if target.is_some() && !ends.is_empty() {
-                        (self.found, self.found_ends) = (found, found_ends);
-                        return Ok(ends);
-                    }
-                }
-                (self.found, self.found_ends) = (found, found_ends);
+            if stopped {
+                return Ok(search.ends);
             }
             std::mem::swap(&mut self.frontier, &mut self.next);
             self.next.clear();
         }
-        Ok(ends)
+        Ok(search.ends)
+    }
+
+    /// One level on the query's thread: each frontier vertex's relationships read, then
+    /// walked. Whether the search is over (the bound end found).
+    fn walk_level(
+        &mut self,
+        search: &mut Search,
+        input: &Batch,
+        row: usize,
+        ctx: &mut ExecContext,
+    ) -> Result<bool> {
+        let mut found = std::mem::take(&mut self.found);
+        for i in 0..self.frontier.len() {
+            let (u, branch_u) = self.frontier[i];
+            found.clear();
+            relationships_into(ctx.tx, u, &self.spec.types, self.spec.direction, &mut found)?;
+            if self.walk(search, (u, branch_u), &found, (input, row), ctx)? {
+                self.found = found;
+                return Ok(true);
+            }
+        }
+        self.found = found;
+        Ok(false)
+    }
+
+    /// One level with its relationships gathered by the forks, chunk by chunk, while the
+    /// query's thread walks the chunks in frontier order (see PARALLEL FRONTIERS).
+    fn walk_level_gathered(
+        &mut self,
+        search: &mut Search,
+        input: &Batch,
+        row: usize,
+        ctx: &mut ExecContext,
+    ) -> Result<bool> {
+        let frontier = std::mem::take(&mut self.frontier);
+        let mut forks = std::mem::take(&mut self.forks);
+        let spec = self.spec.clone();
+        let chunks: Vec<&[(VertexId, u32)]> = frontier.chunks(FRONTIER_CHUNK_VERTICES).collect();
+        let gatherers = forks.len();
+        let outcome = std::thread::scope(|scope| {
+            let mut receivers = Vec::with_capacity(gatherers);
+            let mut handles = Vec::with_capacity(gatherers);
+            for (k, fork) in forks.iter_mut().enumerate() {
+                let (sender, receiver) = std::sync::mpsc::sync_channel(GATHERED_CHUNKS_AHEAD);
+                receivers.push(receiver);
+                let (chunks, spec) = (&chunks, &spec);
+                handles.push(scope.spawn(move || {
+                    for chunk in chunks.iter().skip(k).step_by(gatherers) {
+                        let (mut found, mut ends) = (Vec::new(), Vec::new());
+                        let gathered = gather_into(fork, spec, chunk, &mut found, &mut ends);
+                        let failed = gathered.is_err();
+                        // A closed channel: the walk stopped; nothing more is wanted.
+                        if sender.send(gathered.map(|()| (found, ends))).is_err() || failed {
+                            return;
+                        }
+                    }
+                }));
+            }
+            let mut walked = Ok(false);
+            for (c, chunk) in chunks.iter().enumerate() {
+                let message = receivers[c % gatherers].recv().unwrap_or_else(|_| {
+                    Err(QueryError::runtime(
+                        ErrorClass::DatabaseError,
+                        "Internal",
+                        "a frontier-gathering thread stopped without its chunk",
+                    ))
+                });
+                walked = message.and_then(|(found, ends)| {
+                    self.walk_chunk(search, chunk, (&found, &ends), (input, row), ctx)
+                });
+                if !matches!(walked, Ok(false)) {
+                    break;
+                }
+            }
+            drop(receivers);
+            for handle in handles {
+                // A panicking gatherer closed its channel: the walk reported it above.
+                let _ = handle.join();
+            }
+            walked
+        });
+        for fork in &mut forks {
+            ctx.tx.absorb_reads(fork.take_reads());
+        }
+        self.frontier = frontier;
+        self.forks = forks;
+        outcome
+    }
+
+    /// Walks the gathered relationships of `chunk` (each vertex's run ends at its `ends`
+    /// offset in `found`).
+    fn walk_chunk(
+        &mut self,
+        search: &mut Search,
+        chunk: &[(VertexId, u32)],
+        (found, ends): (&[(EdgeId, VertexId)], &[usize]),
+        at: (&Batch, usize),
+        ctx: &mut ExecContext,
+    ) -> Result<bool> {
+        debug_assert_eq!(ends.len(), chunk.len());
+        let mut run_start = 0;
+        for (&vertex, &run_end) in chunk.iter().zip(ends) {
+            if self.walk(search, vertex, &found[run_start..run_end], at, ctx)? {
+                return Ok(true);
+            }
+            run_start = run_end;
+        }
+        Ok(false)
+    }
+
+    /// Takes the relationships `hops` of frontier vertex `u` (with its branch): marks the
+    /// vertices first reached, queues them for the next level, records ends and closed
+    /// trails through the start. Whether the search is over (the bound end found).
+    fn walk(
+        &mut self,
+        search: &mut Search,
+        (u, branch_u): (VertexId, u32),
+        hops: &[(EdgeId, VertexId)],
+        (input, row): (&Batch, usize),
+        ctx: &mut ExecContext,
+    ) -> Result<bool> {
+        let (from, level, max) = (search.from, search.level, search.max);
+        let undirected = search.undirected;
+        for &(e, w) in hops {
+            if !path_rel_ok(&self.spec, &self.length, input, row, (u, e, w), ctx)? {
+                continue;
+            }
+            // The length of a closed trail through the start this relationship proves, if
+            // any (see THE START ITSELF).
+            let mut closes: Option<u64> = None;
+            if w == from {
+                let over_tree_edge = undirected && self.roots.get(&u) == Some(&e);
+                if !over_tree_edge {
+                    closes = Some(level);
+                }
+            } else if let Some((level_w, branch_w)) =
+                undirected.then(|| self.visited.get(w)).flatten()
+            {
+                if branch_w != branch_u {
+                    let over_tree_edge = u == from && self.roots.get(&w) == Some(&e);
+                    if !over_tree_edge {
+                        // u is on the level before this one.
+                        closes = Some(level + u64::from(level_w));
+                    }
+                }
+            } else {
+                let branch = if u == from {
+                    search.branches + 1
+                } else {
+                    branch_u
+                };
+                if !self.visited.insert(w, (level as u32, branch)) {
+                    continue;
+                }
+                if u == from {
+                    search.branches += 1;
+                    if undirected {
+                        self.roots.insert(w, e);
+                    }
+                }
+                if level < max {
+                    // The last level is never expanded.
+                    self.next.push((w, branch));
+                }
+                if search.wanted(w) {
+                    search.ends.push(w);
+                    if search.target.is_some() {
+                        return Ok(true);
+                    }
+                }
+            }
+            if !search.start_done && closes.is_some_and(|length| length <= max) {
+                search.start_done = true;
+                if search.wanted(from) {
+                    search.ends.push(from);
+                    if search.target.is_some() {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// The state of one search (see THE SEARCH).
+struct Search {
+    from: VertexId,
+    /// The bound end node, if any: the search stops when it is found.
+    target: Option<VertexId>,
+    max: u64,
+    /// The level being expanded (its vertices are `level` hops from the start).
+    level: u64,
+    undirected: bool,
+    /// Level-1 vertices numbered so far (their branches).
+    branches: u32,
+    /// Whether the start's own membership among the ends is decided.
+    start_done: bool,
+    ends: Vec<VertexId>,
+}
+
+impl Search {
+    /// Whether `v` is wanted as an end (all of them, or the bound one).
+    fn wanted(&self, v: VertexId) -> bool {
+        self.target.is_none_or(|t| t == v)
     }
 }
 
