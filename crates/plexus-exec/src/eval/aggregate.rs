@@ -189,9 +189,14 @@ impl Accumulator {
                 if sample && n == 1 {
                     return Ok(Value::Float(0.0));
                 }
-                let xs: Vec<f64> = self.values.iter().filter_map(Value::as_f64).collect();
-                let mean = xs.iter().sum::<f64>() / n as f64;
-                let squares: f64 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
+                // Welford's running mean and sum of squared deviations, as Neo4j computes
+                // them: equal values give exactly 0.0 (a mean of sums would not).
+                let (mut mean, mut squares) = (0.0f64, 0.0f64);
+                for (k, x) in self.values.iter().filter_map(Value::as_f64).enumerate() {
+                    let delta = x - mean;
+                    mean += delta / (k + 1) as f64;
+                    squares += delta * (x - mean);
+                }
                 let divisor = if sample { n - 1 } else { n } as f64;
                 Value::Float((squares / divisor).sqrt())
             }

@@ -1,9 +1,9 @@
 //! Dynamic labels and types (`n:$(expr)`, `[r:$any(expr)]`, `SET n:$(expr)`, Neo4j 5.26):
 //! the value of `expr` as label names, and the label test on an entity.
 //!
-//! A dynamic label's value is a STRING or a LIST<STRING>; a null, a null inside the list or
-//! any other type is a `TypeError`, as in Neo4j. A write also refuses the empty name (no
-//! label or type can be called `''`); a read simply finds no entity carrying it.
+//! A dynamic label's value is a STRING or a LIST<STRING>; any other type is a `TypeError`. As
+//! in Neo4j 5.26: a write refuses a null (`TypeError`) and an empty name (no label or type
+//! can be called `''`); a read finds nothing for a null, a list holding a null, or `''`.
 
 use super::{edge_type, entity_error};
 use crate::context::ExecContext;
@@ -43,6 +43,14 @@ pub(super) fn dynamic_label_test(
 ) -> Result<Value> {
     if entity.is_null() {
         return Ok(Value::Null);
+    }
+    let holds_null = match &names {
+        Value::Null => true,
+        Value::List(items) => items.iter().any(Value::is_null),
+        _ => false,
+    };
+    if holds_null {
+        return Ok(Value::Bool(false));
     }
     let names = dynamic_names(names, false)?;
     let matched = match entity {

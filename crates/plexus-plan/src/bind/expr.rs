@@ -157,6 +157,14 @@ impl Binder<'_> {
                 expr: base,
                 label_expr,
             } => {
+                if label_expr.has_dynamic() {
+                    return Err(syntax(
+                        "InvalidDynamicLabel",
+                        span,
+                        "dynamic labels and types are only allowed in MATCH, CREATE, MERGE, SET \
+                         and REMOVE clauses (as in Neo4j 5.26)",
+                    ));
+                }
                 let base = self.bind_expr(base, scope, ctx)?;
                 self.bind_label_expr(base, label_expr, scope, ctx)?
             }

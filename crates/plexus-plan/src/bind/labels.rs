@@ -172,6 +172,21 @@ impl Binder<'_> {
         scope: &Scope,
         ctx: ExprCtx,
     ) -> Result<BExpr> {
+        let invalid_literal = |e: &ast::Expr| {
+            matches!(&e.kind, ast::ExprKind::Literal(ast::Literal::Null))
+                || matches!(&e.kind, ast::ExprKind::Literal(ast::Literal::String(s)) if s.is_empty())
+        };
+        let literal_items = match &d.expr.kind {
+            ast::ExprKind::List(items) => items.iter().collect(),
+            _ => vec![&*d.expr],
+        };
+        if let Some(bad) = literal_items.into_iter().find(|e| invalid_literal(e)) {
+            return Err(syntax(
+                "InvalidTokenName",
+                bad.span,
+                "null and '' are not valid label or relationship type names",
+            ));
+        }
         let names = self.bind_expr(&d.expr, scope, ctx)?;
         let ty = self.static_type(&names);
         if !matches!(ty, Ty::Any | Ty::Null | Ty::String | Ty::List) {
