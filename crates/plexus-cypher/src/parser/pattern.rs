@@ -397,11 +397,25 @@ impl Parser<'_> {
             if self.variable_at(0) {
                 variable = Some(self.take_ident());
             }
+            let mut any_type = None;
             if self.eat(&TokenKind::Colon) {
-                dynamic_type = self.parse_relationship_types(&mut types)?;
+                (dynamic_type, any_type) = self.parse_relationship_types(&mut types)?;
             }
             if matches!(self.peek().kind, TokenKind::Amp | TokenKind::Bang) {
                 return Err(type_expression_error(self.peek().span));
+            }
+            if self.at(&TokenKind::Star)
+                && let Some(span) = any_type
+            {
+                // As Neo4j 5: `*` takes plain type alternatives only.
+                return Err(ParseError::new(
+                    ParseErrorKind::InvalidRelationshipPattern {
+                        reason: "variable-length relationships must not use relationship type \
+                                 expressions (`%`); leave the type out for any type"
+                            .into(),
+                    },
+                    span,
+                ));
             }
             if self.eat(&TokenKind::Star) {
                 length = Some(self.parse_var_length()?);
@@ -442,20 +456,21 @@ impl Parser<'_> {
     }
 
     /// After `[r:`: `T|U|…` into `types`, where `%` (any type) leaves `types` empty; or one
-    /// dynamic type `$(expr)` / `$any(expr)`, returned, which takes no alternatives.
+    /// dynamic type `$(expr)` / `$any(expr)`, which takes no alternatives. Returns the
+    /// dynamic type and where a `%` was written.
     fn parse_relationship_types(
         &mut self,
         types: &mut Vec<Ident>,
-    ) -> Result<Option<DynamicLabels>> {
-        let mut any_type = false;
+    ) -> Result<(Option<DynamicLabels>, Option<Span>)> {
+        let mut any_type = None;
         let mut alternatives = 0;
         let mut dynamic = None;
         loop {
             alternatives += 1;
             if let Some(d) = self.parse_dynamic_labels()? {
                 dynamic = Some(d);
-            } else if self.eat(&TokenKind::Percent) {
-                any_type = true;
+            } else if self.at(&TokenKind::Percent) {
+                any_type = Some(self.advance().span);
             } else {
                 types.push(self.relationship_type_name()?);
             }
@@ -476,10 +491,10 @@ impl Parser<'_> {
                 d.span,
             ));
         }
-        if any_type {
+        if any_type.is_some() {
             types.clear();
         }
-        Ok(dynamic)
+        Ok((dynamic, any_type))
     }
 
     /// A GQL quantifier after a relationship pattern, if any, as its variable length (see GQL
