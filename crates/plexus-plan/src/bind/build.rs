@@ -245,7 +245,7 @@ impl Binder<'_> {
             }
             match &clause.kind {
                 ClauseKind::Match(m) => {
-                    let m = self.resolve_match_labels(m);
+                    let m = self.resolve_match_labels(m, &scope);
                     (plan, rows) = self.plan_match(plan, rows, &mut scope, &m)?;
                 }
                 ClauseKind::Unwind(u) => {

@@ -203,9 +203,15 @@ impl Binder<'_> {
         Ok(names)
     }
 
-    /// The MATCH with its constant `$(…)` resolved (see `resolve_constant_labels`).
-    pub(super) fn resolve_match_labels<'m>(&self, m: &'m ast::Match) -> Cow<'m, ast::Match> {
-        match self.resolve_constant_labels(&m.pattern.parts) {
+    /// The MATCH with its constant `$(…)` resolved (see `resolve_constant_labels`) and the
+    /// label tests of its WHERE on its own nodes moved into their patterns (see
+    /// `fold_where_labels`).
+    pub(super) fn resolve_match_labels<'m>(
+        &self,
+        m: &'m ast::Match,
+        scope: &Scope,
+    ) -> Cow<'m, ast::Match> {
+        let mut resolved = match self.resolve_constant_labels(&m.pattern.parts) {
             None => Cow::Borrowed(m),
             Some(parts) => Cow::Owned(ast::Match {
                 pattern: ast::Pattern {
@@ -214,7 +220,11 @@ impl Binder<'_> {
                 },
                 ..m.clone()
             }),
+        };
+        if let Some(folded) = fold_where_labels(&resolved, scope) {
+            resolved = Cow::Owned(folded);
         }
+        resolved
     }
 
     /// The MERGE with its constant `$(…)` resolved (see `resolve_constant_labels`).
@@ -344,4 +354,108 @@ impl Binder<'_> {
         };
         (!names.is_empty()).then_some(names)
     }
+}
+
+/// `MATCH (n) WHERE n:A|B AND …` as `MATCH (n:A|B) WHERE …`: a WHERE conjunct that tests the
+/// labels of a node this MATCH introduces (`n:A`, `n:A:B`, `n:A|B&!C`) says what the node's
+/// pattern would say, so it moves into the node's first pattern, where the planner can scan
+/// the label (or the union of labels) instead of every node. The answer is the same (the
+/// WHERE of a MATCH, OPTIONAL included, is part of the pattern); `None` when nothing moves.
+fn fold_where_labels(m: &ast::Match, scope: &Scope) -> Option<ast::Match> {
+    let predicate = m.predicate.as_ref()?;
+    let mut conjuncts = Vec::new();
+    flatten_and(predicate, &mut conjuncts);
+    let mut m = m.clone();
+    let mut kept: Vec<ast::Expr> = Vec::new();
+    let mut moved = false;
+    for conjunct in conjuncts {
+        let test = match &conjunct.kind {
+            ast::ExprKind::HasLabels { expr, labels } => variable_of(expr).map(|v| {
+                let labels = labels.iter().cloned().map(ast::LabelExpr::Label);
+                (
+                    v,
+                    labels.reduce(|a, b| ast::LabelExpr::And(Box::new(a), Box::new(b))),
+                )
+            }),
+            ast::ExprKind::LabelTest { expr, label_expr } if !label_expr.has_dynamic() => {
+                variable_of(expr).map(|v| (v, Some(label_expr.clone())))
+            }
+            _ => None,
+        };
+        let target = test.and_then(|(v, label_expr)| {
+            let label_expr = label_expr?;
+            (scope.get(v).is_none())
+                .then(|| first_node_named(&mut m.pattern.parts, v))
+                .flatten()
+                .map(|node| (node, label_expr))
+        });
+        match target {
+            Some((node, label_expr)) => {
+                let mut whole = label_expr;
+                for label in node.labels.drain(..).rev() {
+                    whole = ast::LabelExpr::And(
+                        Box::new(ast::LabelExpr::Label(label)),
+                        Box::new(whole),
+                    );
+                }
+                if let Some(rest) = node.label_expr.take() {
+                    whole = ast::LabelExpr::And(Box::new(whole), Box::new(rest));
+                }
+                (node.labels, node.label_expr) = whole.split_plain();
+                moved = true;
+            }
+            None => kept.push(conjunct.clone()),
+        }
+    }
+    if !moved {
+        return None;
+    }
+    m.predicate = kept.into_iter().reduce(|a, b| {
+        let span = a.span;
+        ast::Expr::new(
+            ast::ExprKind::Binary {
+                op: ast::BinaryOp::And,
+                lhs: Box::new(a),
+                rhs: Box::new(b),
+            },
+            span,
+        )
+    });
+    Some(m)
+}
+
+/// The conjuncts of `a AND b AND …`, in order.
+fn flatten_and<'e>(expr: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+    match &expr.kind {
+        ast::ExprKind::Binary {
+            op: ast::BinaryOp::And,
+            lhs,
+            rhs,
+        } => {
+            flatten_and(lhs, out);
+            flatten_and(rhs, out);
+        }
+        _ => out.push(expr),
+    }
+}
+
+fn variable_of(expr: &ast::Expr) -> Option<&str> {
+    match &expr.kind {
+        ast::ExprKind::Variable(v) => Some(v.name.as_str()),
+        _ => None,
+    }
+}
+
+/// The first node pattern of `parts` bound to `name` (not inside a quantified group).
+fn first_node_named<'p>(
+    parts: &'p mut [ast::PatternPart],
+    name: &str,
+) -> Option<&'p mut ast::NodePattern> {
+    parts
+        .iter_mut()
+        .flat_map(|part| {
+            let element = &mut part.element;
+            std::iter::once(&mut element.start).chain(element.chain.iter_mut().map(|s| &mut s.node))
+        })
+        .find(|node| node.variable.as_ref().is_some_and(|v| v.name == name))
 }
