@@ -362,8 +362,8 @@ impl DistinctEnds {
         while !self.frontier.is_empty() && search.level < search.max {
             search.level += 1;
             let stopped = match self.gatherers(self.frontier.len(), &search, ctx) {
-                0 => self.walk_level(&mut search, input, row, ctx)?,
-                _ => self.walk_level_gathered(&mut search, input, row, ctx)?,
+                0 => self.walk_level(&mut search, (input, row), ctx)?,
+                _ => self.walk_level_gathered(&mut search, (input, row), ctx)?,
             };
             if stopped {
                 return Ok(search.ends);
@@ -379,8 +379,7 @@ impl DistinctEnds {
     fn walk_level(
         &mut self,
         search: &mut Search,
-        input: &Batch,
-        row: usize,
+        at: (&Batch, usize),
         ctx: &mut ExecContext,
     ) -> Result<bool> {
         let mut found = std::mem::take(&mut self.found);
@@ -388,7 +387,7 @@ impl DistinctEnds {
             let (u, branch_u) = self.frontier[i];
             found.clear();
             relationships_into(ctx.tx, u, &self.spec.types, self.spec.direction, &mut found)?;
-            if self.walk(search, (u, branch_u), &found, (input, row), ctx)? {
+            if self.walk(search, (u, branch_u), &found, at, ctx)? {
                 self.found = found;
                 return Ok(true);
             }
@@ -402,8 +401,7 @@ impl DistinctEnds {
     fn walk_level_gathered(
         &mut self,
         search: &mut Search,
-        input: &Batch,
-        row: usize,
+        at: (&Batch, usize),
         ctx: &mut ExecContext,
     ) -> Result<bool> {
         let frontier = std::mem::take(&mut self.frontier);
@@ -440,7 +438,7 @@ impl DistinctEnds {
                     ))
                 });
                 walked = message.and_then(|(found, ends)| {
-                    self.walk_chunk(search, chunk, (&found, &ends), (input, row), ctx)
+                    self.walk_chunk(search, chunk, (&found, &ends), at, ctx)
                 });
                 if !matches!(walked, Ok(false)) {
                     break;
