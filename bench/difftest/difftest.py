@@ -704,7 +704,8 @@ def plants(query, px):
                 return finish_plants(query, px, rows, out)
             if isinstance(v, float) and math.isfinite(v):
                 bad = [list(x) for x in rows]
-                bad[i][j] = v * (1 + 1e-6) + 1e-6
+                # Always away from v (`v * (1 + d) + d` is v again for v = -1).
+                bad[i][j] = v + (abs(v) + 1) * 1e-6
                 out.append(("perturb a float", Answer(px.columns, bad)))
                 return finish_plants(query, px, rows, out)
     return finish_plants(query, px, rows, out)
