@@ -166,7 +166,7 @@ impl Binder<'_> {
                     ));
                 }
                 let base = self.bind_expr(base, scope, ctx)?;
-                self.bind_label_expr(base, label_expr, scope, ctx)?
+                self.bind_label_expr(base, label_expr, scope)?
             }
             ExprKind::Unary { op, expr: inner } => {
                 let bound = self.bind_expr(inner, scope, ctx)?;

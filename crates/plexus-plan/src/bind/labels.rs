@@ -61,20 +61,17 @@ impl Binder<'_> {
         base: BExpr,
         expr: &ast::LabelExpr,
         scope: &Scope,
-        ctx: ExprCtx,
     ) -> Result<BExpr> {
         if let Some(test) = LabelTest::bind(expr) {
             return Ok(BExpr::LabelTest(Box::new(base), Arc::new(test)));
         }
         let bind = |e: &ast::LabelExpr, binder: &mut Self| {
-            binder
-                .bind_label_expr(base.clone(), e, scope, ctx)
-                .map(Box::new)
+            binder.bind_label_expr(base.clone(), e, scope).map(Box::new)
         };
         Ok(match expr {
             ast::LabelExpr::Dynamic(d) => BExpr::DynamicLabels {
                 entity: Box::new(base),
-                names: Box::new(self.bind_label_names(d, scope, ctx)?),
+                names: Box::new(self.bind_label_names(d, scope)?),
                 any: d.any,
             },
             ast::LabelExpr::Not(e) => BExpr::Not(bind(e, self)?),
@@ -96,7 +93,7 @@ impl Binder<'_> {
     ) -> Result<Option<BExpr>> {
         node.label_expr
             .as_ref()
-            .map(|e| self.bind_label_expr(BExpr::Slot(slot), e, scope, ExprCtx::PLAIN))
+            .map(|e| self.bind_label_expr(BExpr::Slot(slot), e, scope))
             .transpose()
     }
 
@@ -110,7 +107,7 @@ impl Binder<'_> {
             return Ok(None);
         };
         Ok(Some(DynamicType {
-            names: self.bind_label_names(d, scope, ExprCtx::PLAIN)?,
+            names: self.bind_label_names(d, scope)?,
             any: d.any,
         }))
     }
@@ -131,7 +128,7 @@ impl Binder<'_> {
                     "`$any(…)` only tests labels; write `$(…)` to set, create or remove them",
                 ));
             }
-            bound.push(self.bind_label_names(d, scope, ExprCtx::PLAIN)?);
+            bound.push(self.bind_label_names(d, scope)?);
         }
         Ok(WriteLabels {
             fixed: label_names(labels),
@@ -147,11 +144,7 @@ impl Binder<'_> {
     ) -> Result<RelTypeName> {
         match (rel.types.as_slice(), &rel.dynamic_type) {
             ([rel_type], None) => Ok(RelTypeName::Fixed(Arc::from(rel_type.name.as_str()))),
-            ([], Some(d)) if !d.any => Ok(RelTypeName::Dynamic(self.bind_label_names(
-                d,
-                scope,
-                ExprCtx::PLAIN,
-            )?)),
+            ([], Some(d)) if !d.any => Ok(RelTypeName::Dynamic(self.bind_label_names(d, scope)?)),
             ([], Some(d)) => Err(syntax(
                 "NoSingleRelationshipType",
                 d.span,
@@ -166,12 +159,7 @@ impl Binder<'_> {
     }
 
     /// The expression of `$(expr)`, refused when its static type can never be a name.
-    fn bind_label_names(
-        &mut self,
-        d: &ast::DynamicLabels,
-        scope: &Scope,
-        ctx: ExprCtx,
-    ) -> Result<BExpr> {
+    fn bind_label_names(&mut self, d: &ast::DynamicLabels, scope: &Scope) -> Result<BExpr> {
         let invalid_literal = |e: &ast::Expr| {
             matches!(&e.kind, ast::ExprKind::Literal(ast::Literal::Null))
                 || matches!(&e.kind, ast::ExprKind::Literal(ast::Literal::String(s)) if s.is_empty())
@@ -187,7 +175,7 @@ impl Binder<'_> {
                 "null and '' are not valid label or relationship type names",
             ));
         }
-        let names = self.bind_expr(&d.expr, scope, ctx)?;
+        let names = self.bind_expr(&d.expr, scope, ExprCtx::PLAIN)?;
         let ty = self.static_type(&names);
         if !matches!(ty, Ty::Any | Ty::Null | Ty::String | Ty::List) {
             return Err(syntax(

@@ -59,10 +59,10 @@ impl Transaction {
     pub fn scan_any_label(&mut self, labels: &[impl AsRef<str>]) -> Result<Vec<VertexId>> {
         let mut found: Vec<VertexId> = Vec::new();
         for label in labels {
-            let scanned = self.scan_label(label.as_ref())?;
-            found = merge_sorted(&found, &scanned);
+            found.extend(self.scan_label(label.as_ref())?);
         }
-        debug_assert!(found.is_sorted_by(|a, b| a < b), "ids sorted, each once");
+        found.sort_unstable();
+        found.dedup();
         Ok(found)
     }
 
@@ -250,19 +250,4 @@ impl Transaction {
         }
         Ok(Some(found))
     }
-}
-
-/// The ids of two strictly increasing lists, strictly increasing: their union.
-fn merge_sorted(a: &[VertexId], b: &[VertexId]) -> Vec<VertexId> {
-    let mut merged = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        let next = a[i].min(b[j]);
-        i += usize::from(a[i] == next);
-        j += usize::from(b[j] == next);
-        merged.push(next);
-    }
-    merged.extend_from_slice(&a[i..]);
-    merged.extend_from_slice(&b[j..]);
-    merged
 }
