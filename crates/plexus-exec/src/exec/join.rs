@@ -20,7 +20,9 @@
 //!
 //! PROBE
 //! =====
-//! Each input row's key is evaluated and looked up; the row is emitted once per row of its
+//! The properties the keys read are read for a whole input (and build) batch at once
+//! (`eval::prefetch`: one storage pass per batch instead of one lookup per row); each
+//! input row's key is then evaluated and looked up; the row is emitted once per row of its
 //! group, with that row's build values filled in. A group larger than the room left in the
 //! output batch continues in the next batch (`FanOut`, as scans do). Input rows with a null
 //! or NaN in their key, or no group, produce nothing. The input streams: only the table is
@@ -68,6 +70,7 @@
 
 use super::ops::{FanOut, RowFn, passes, push_null_extended};
 use super::{Batch, ExecContext, Operator, check_materialized};
+use crate::eval::prefetch::{Prefetched, PropertyReads};
 use crate::eval::{Env, eval};
 use plexus_plan::logical::BExpr;
 use plexus_plan::logical::OuterJoin;
@@ -77,7 +80,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The `build_slots` values of build rows, grouped by key.
-type Groups = HashMap<GroupKey, Arc<Vec<Vec<Value>>>>;
+type Groups = HashMap<GroupKey, Arc<Vec<Vec<Value>>>, ahash::RandomState>;
 
 /// What one run of the build side left.
 struct Table {
@@ -91,6 +94,11 @@ pub(super) struct HashJoin {
     build: Box<dyn Operator>,
     input_keys: Vec<BExpr>,
     build_keys: Vec<BExpr>,
+    /// The properties `input_keys` (`build_keys`) read, fetched per batch.
+    input_reads: PropertyReads,
+    build_reads: PropertyReads,
+    /// Those of the current input batch.
+    prefetched: Prefetched,
     build_slots: Vec<usize>,
     table: Option<Table>,
     /// Reset since the table was built (see RUNS).
@@ -113,9 +121,12 @@ impl HashJoin {
             (optional.as_ref()).is_none_or(|o| build_slots.iter().all(|s| o.nulls.contains(s))),
             "a left outer join nulls every slot its build side fills"
         );
-        let (input_keys, build_keys) = keys.iter().cloned().unzip();
+        let (input_keys, build_keys): (Vec<_>, Vec<_>) = keys.iter().cloned().unzip();
         HashJoin {
             build,
+            input_reads: PropertyReads::of(&input_keys),
+            build_reads: PropertyReads::of(&build_keys),
+            prefetched: Prefetched::default(),
             input_keys,
             build_keys,
             build_slots,
@@ -126,13 +137,10 @@ impl HashJoin {
         }
     }
 
-    /// The build rows whose key equals input row `row`'s, if any.
-    fn matches(
-        &mut self,
-        input: &Batch,
-        row: usize,
-        ctx: &mut ExecContext,
-    ) -> Result<Option<Arc<Vec<Vec<Value>>>>> {
+    /// Builds the table if this run has none yet (see BUILD and RUNS), then reads the
+    /// input keys' properties for the batch — unless the build side is empty, when no key
+    /// is evaluated.
+    fn prepare(&mut self, input: &Batch, ctx: &mut ExecContext) -> Result<()> {
         let stale = self.rerun && ctx.state.may_write;
         self.rerun = false;
         let table = match self.table.take() {
@@ -140,10 +148,28 @@ impl HashJoin {
             _ => self.build_table(ctx)?,
         };
         let table = self.table.insert(table);
+        self.prefetched = if table.any_rows {
+            self.input_reads.fetch(input, ctx)
+        } else {
+            Prefetched::default()
+        };
+        Ok(())
+    }
+
+    /// The build rows whose key equals input row `row`'s, if any.
+    fn matches(
+        &mut self,
+        input: &Batch,
+        row: usize,
+        ctx: &mut ExecContext,
+    ) -> Result<Option<Arc<Vec<Vec<Value>>>>> {
+        let table = self.table.as_ref().expect("prepare builds the table");
         if !table.any_rows {
             return Ok(None);
         }
-        let key = key_of(&self.input_keys, input, row, ctx)?;
+        let mut env = Env::with_prefetched(input, row, &self.prefetched);
+        let key = key_of(&self.input_keys, &mut env, ctx)?;
+        let table = self.table.as_ref().expect("prepare builds the table");
         Ok(key.and_then(|key| table.groups.get(&key).cloned()))
     }
 
@@ -175,13 +201,15 @@ impl HashJoin {
     /// Runs the build side from its start into a table (see BUILD).
     fn build_table(&mut self, ctx: &mut ExecContext) -> Result<Table> {
         self.build.reset();
-        let mut groups = Groups::new();
+        let mut groups = Groups::default();
         let mut any_rows = false;
         let mut held_rows = 0;
         while let Some(batch) = self.build.next(ctx)? {
             any_rows |= !batch.is_empty();
+            let prefetched = self.build_reads.fetch(&batch, ctx);
             for row in 0..batch.len() {
-                let Some(key) = key_of(&self.build_keys, &batch, row, ctx)? else {
+                let mut env = Env::with_prefetched(&batch, row, &prefetched);
+                let Some(key) = key_of(&self.build_keys, &mut env, ctx)? else {
                     continue;
                 };
                 held_rows += 1;
@@ -194,18 +222,12 @@ impl HashJoin {
     }
 }
 
-/// The key of row `row` under `exprs` (every one evaluated, see ERRORS); `None` when a value
-/// of it can equal nothing.
-fn key_of(
-    exprs: &[BExpr],
-    batch: &Batch,
-    row: usize,
-    ctx: &mut ExecContext,
-) -> Result<Option<GroupKey>> {
-    let mut env = Env::new(batch, row);
+/// The key of `env`'s row under `exprs` (every one evaluated, see ERRORS); `None` when a
+/// value of it can equal nothing.
+fn key_of(exprs: &[BExpr], env: &mut Env, ctx: &mut ExecContext) -> Result<Option<GroupKey>> {
     let mut values = Vec::with_capacity(exprs.len());
     for expr in exprs {
-        values.push(eval(expr, &mut env, ctx)?);
+        values.push(eval(expr, env, ctx)?);
     }
     Ok(values.iter().all(can_be_equal).then_some(GroupKey(values)))
 }
@@ -218,6 +240,14 @@ fn fill(slots: &[usize], out: &mut Batch, values: &[Value]) {
 }
 
 impl RowFn for HashJoin {
+    fn begin_batch(&mut self, input: &Batch, ctx: &mut ExecContext) -> Result<()> {
+        if input.is_empty() {
+            // An empty input never runs the build side (see BUILD).
+            return Ok(());
+        }
+        self.prepare(input, ctx)
+    }
+
     fn apply(
         &mut self,
         input: &Batch,

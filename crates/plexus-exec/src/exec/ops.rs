@@ -365,6 +365,11 @@ pub(super) trait RowFn: Send {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()>;
+    /// Called once per input batch, before its first row's `apply`: work done for the whole
+    /// batch at once (a hash join reads its key properties here, see `eval::prefetch`).
+    fn begin_batch(&mut self, _input: &Batch, _ctx: &mut ExecContext) -> Result<()> {
+        Ok(())
+    }
     fn reset(&mut self) {}
     /// True if the last `apply` stopped at a full batch with output of its row still to come;
     /// the stage then calls `apply` again with the same row.
@@ -396,6 +401,9 @@ impl<R: RowFn> Stage for RowStage<R> {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<Flow> {
+        if self.row == 0 && !self.f.pending() {
+            self.f.begin_batch(input, ctx)?;
+        }
         while self.row < input.len() {
             let result = self.f.apply(input, self.row, out, ctx);
             if !self.f.pending() {
