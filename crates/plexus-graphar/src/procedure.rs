@@ -15,7 +15,7 @@
 //!   file (`'snap'`, `'file:///snap'`): `..` that climbs out and symbolic links leading out
 //!   are refused (`plexus_ingest::ExportDir`), as is the export directory itself; the target
 //!   is created and must be new or empty. A database without an export directory refuses.
-//! - `options` (a map, `{}` for none): `chunkSize`, `edgeChunkSize`, `labels`, `types`,
+//! - `options` (a map; optional, `{}` when left out): `chunkSize`, `edgeChunkSize`, `labels`, `types`,
 //!   `name` — the CLI's `--chunk-size`, `--edge-chunk-size`, `--labels`, `--types`, `--name`.
 //!   The name defaults to the directory's last component when that is a plain file name
 //!   (letters, digits, `_`, `-`, `.`), else `graph`; a given name must be such a name.
@@ -64,6 +64,7 @@ pub fn register_procedures(db: &Database) {
         name: EXPORT_PROCEDURE.into(),
         inputs: vec!["outDir".into(), "options".into()],
         input_types: vec!["STRING".into(), "MAP".into()],
+        defaults: vec![CypherValue::Map(Default::default())],
         outputs: EXPORT_COLUMNS.map(String::from).to_vec(),
         rows: Vec::new(),
         compute: Some(ProcedureFn(Arc::new(body))),

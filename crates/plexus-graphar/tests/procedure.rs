@@ -120,6 +120,14 @@ fn exports_one_snapshot_under_the_export_directory() {
         "CALL db.export.graphar('named', {name: '../x'}) YIELD graphFile RETURN graphFile",
     );
     assert!(error.message.contains("plain file name"), "{error}");
+
+    // The options map may be left out: all defaults, named after the directory.
+    let rows = call(
+        &mut conn,
+        "CALL db.export.graphar('everything') YIELD graphFile, vertices RETURN graphFile, vertices",
+    )
+    .unwrap();
+    assert_eq!(rows, ["'everything/everything.graph.yml' | 6"]);
 }
 
 #[test]

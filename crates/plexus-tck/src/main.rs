@@ -383,6 +383,7 @@ fn register_procedure(conn: &mut Connection, text: &str, step: &Step) -> Result<
         name,
         inputs,
         input_types,
+        defaults: Vec::new(),
         outputs,
         rows,
         compute: None,

@@ -423,6 +423,7 @@ impl Connection {
             name: "db.settings".into(),
             inputs: Vec::new(),
             input_types: Vec::new(),
+            defaults: Vec::new(),
             outputs: SETTINGS_COLUMNS.map(String::from).to_vec(),
             rows,
             compute: None,

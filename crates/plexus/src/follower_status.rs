@@ -81,6 +81,7 @@ pub(crate) fn status_procedure(statuses: Arc<FollowerStatuses>) -> Procedure {
         name: "db.mirror.status".into(),
         inputs: Vec::new(),
         input_types: Vec::new(),
+        defaults: Vec::new(),
         outputs: MIRROR_STATUS_COLUMNS.map(String::from).to_vec(),
         rows: Vec::new(),
         compute: Some(ProcedureFn(Arc::new(body))),

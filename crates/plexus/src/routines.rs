@@ -43,10 +43,18 @@ pub(crate) fn procedures(procedures: &ProcedureRegistry) -> QueryResult {
     let rows = listed
         .into_iter()
         .map(|p| {
+            // Neo4j's form: `config = {} :: MAP` for an input with a default value.
+            let first_default = p.inputs.len() - p.defaults.len().min(p.inputs.len());
             let inputs: Vec<String> = (p.inputs.iter().enumerate())
-                .map(|(i, name)| match p.input_types.get(i) {
-                    Some(ty) => format!("{name} :: {ty}"),
-                    None => name.clone(),
+                .map(|(i, name)| {
+                    let default = (i.checked_sub(first_default))
+                        .and_then(|d| p.defaults.get(d))
+                        .map(|v| format!(" = {}", plexus_value::format::plain_text(v)))
+                        .unwrap_or_default();
+                    match p.input_types.get(i) {
+                        Some(ty) => format!("{name}{default} :: {ty}"),
+                        None => format!("{name}{default}"),
+                    }
                 })
                 .collect();
             let signature = format!(

@@ -36,6 +36,7 @@ fn committed_rows_procedure(db: &Database) -> Procedure {
         name: "test.committed".into(),
         inputs: Vec::new(),
         input_types: Vec::new(),
+        defaults: Vec::new(),
         outputs: vec!["n".into()],
         rows: Vec::new(),
         compute: Some(ProcedureFn(Arc::new(body))),

@@ -70,6 +70,12 @@ fn show_functions_and_procedures_list_what_a_session_can_call() {
             .any(|r| r.starts_with("'db.labels' | 'db.labels() :: (label")),
         "{rows:?}"
     );
+    // An input with a default value is listed as Neo4j lists it.
+    assert!(
+        rows.iter()
+            .any(|r| r == "'algo.wcc' | 'algo.wcc(config = {} :: MAP) :: (node, component)'"),
+        "{rows:?}"
+    );
     let mut names: Vec<&String> = rows.iter().collect();
     names.sort();
     assert_eq!(names, rows.iter().collect::<Vec<_>>(), "sorted by name");

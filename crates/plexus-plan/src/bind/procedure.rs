@@ -4,9 +4,11 @@
 use super::build::{Columns, filter};
 use super::{Binder, ExprCtx, Scope, syntax};
 use crate::logical::LogicalPlan;
+use crate::logical::Procedure;
 use crate::logical::{BExpr, Ty};
 use plexus_cypher::ast::{self, Span};
 use plexus_value::error::{ErrorClass, QueryError, Result};
+use plexus_value::value::Value;
 use std::sync::Arc;
 
 impl Binder<'_> {
@@ -34,11 +36,18 @@ impl Binder<'_> {
         };
         let args: Vec<BExpr> = match &call.args {
             Some(args) => {
-                if args.len() != procedure.inputs.len() {
+                let most = procedure.inputs.len();
+                let least = most - procedure.defaults.len().min(most);
+                if !(least..=most).contains(&args.len()) {
+                    let takes = if least == most {
+                        format!("{most}")
+                    } else {
+                        format!("{least} to {most}")
+                    };
                     return Err(syntax(
                         "InvalidNumberOfArguments",
                         span,
-                        format!("{name} takes {} argument(s)", procedure.inputs.len()),
+                        format!("{name} takes {takes} argument(s), not {}", args.len()),
                     ));
                 }
                 let mut bound = Vec::with_capacity(args.len());
@@ -75,12 +84,17 @@ impl Binder<'_> {
                     }
                     bound.push(e);
                 }
+                bound.extend(omitted_defaults(&procedure, args.len()));
                 bound
             }
             None => {
                 let mut bound = Vec::new();
-                for input in &procedure.inputs {
+                for (i, input) in procedure.inputs.iter().enumerate() {
                     if !self.params.contains_key(input) {
+                        if let Some(default) = default_of(&procedure, i) {
+                            bound.push(BExpr::Const(default.clone()));
+                            continue;
+                        }
                         return Err(QueryError::compile(
                             ErrorClass::ParameterMissing,
                             "MissingParameter",
@@ -166,4 +180,21 @@ impl Binder<'_> {
         }
         Ok((plan, Some(columns)))
     }
+}
+
+/// The default value of input `i`, if the procedure has one.
+fn default_of(procedure: &Procedure, i: usize) -> Option<&Value> {
+    let first = procedure.inputs.len() - procedure.defaults.len().min(procedure.inputs.len());
+    i.checked_sub(first).and_then(|d| procedure.defaults.get(d))
+}
+
+/// The defaults of the inputs after the first `given` (a call that gave `given` arguments).
+fn omitted_defaults(procedure: &Procedure, given: usize) -> impl Iterator<Item = BExpr> + '_ {
+    (given..procedure.inputs.len()).map(|i| {
+        BExpr::Const(
+            default_of(procedure, i)
+                .expect("checked: inputs left out have defaults")
+                .clone(),
+        )
+    })
 }

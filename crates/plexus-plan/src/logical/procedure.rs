@@ -15,6 +15,10 @@ pub struct Procedure {
     /// The declared type of each input (`INTEGER`, `FLOAT`, `NUMBER`, `STRING`, `BOOLEAN`,
     /// `LIST`, `MAP`, `ANY`, ...); arguments of another statically known type are rejected.
     pub input_types: Vec<String>,
+    /// Default values of the last `defaults.len()` inputs: a call may leave those arguments
+    /// out (`CALL algo.pagerank()` is `CALL algo.pagerank({})`), as Neo4j's procedures with
+    /// default values allow. Empty: every argument is required.
+    pub defaults: Vec<Value>,
     pub outputs: Vec<String>,
     /// Each row holds the input values followed by the output values (table procedures).
     pub rows: Vec<Vec<Value>>,
