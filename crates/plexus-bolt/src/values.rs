@@ -76,14 +76,6 @@ fn invalid<T>(message: impl Into<String>) -> Result<T, ValueError> {
     Err(ValueError(message.into()))
 }
 
-pub fn node_id(v: VertexId) -> i64 {
-    ((v.table as i64) << 32) | v.offset as i64
-}
-
-pub fn rel_id(e: EdgeId) -> i64 {
-    ((e.table as i64) << 32) | e.offset as i64
-}
-
 /// A result value as PackStream; nodes and relationships are filled in from `result`.
 pub fn to_pack(value: &Value, result: &QueryResult) -> Pack {
     match value {
@@ -154,7 +146,7 @@ fn node(v: VertexId, result: &QueryResult) -> Pack {
     Pack::structure(
         TAG_NODE,
         vec![
-            Pack::Int(node_id(v)),
+            Pack::Int(v.cypher_id()),
             Pack::List(labels),
             props,
             Pack::string(v.to_string()),
@@ -165,7 +157,7 @@ fn node(v: VertexId, result: &QueryResult) -> Pack {
 fn relationship(e: EdgeId, result: &QueryResult) -> Pack {
     let data = result.relationships.get(&e);
     let end = |id: Option<VertexId>| match id {
-        Some(v) => (Pack::Int(node_id(v)), Pack::string(v.to_string())),
+        Some(v) => (Pack::Int(v.cypher_id()), Pack::string(v.to_string())),
         None => (Pack::Int(-1), Pack::string("")),
     };
     let (start_id, start_element_id) = end(data.map(|d| d.src));
@@ -173,7 +165,7 @@ fn relationship(e: EdgeId, result: &QueryResult) -> Pack {
     Pack::structure(
         TAG_RELATIONSHIP,
         vec![
-            Pack::Int(rel_id(e)),
+            Pack::Int(e.cypher_id()),
             start_id,
             end_id,
             Pack::string(data.map(|d| d.rel_type.as_str()).unwrap_or_default()),
@@ -190,7 +182,7 @@ fn unbound_relationship(e: EdgeId, result: &QueryResult) -> Pack {
     Pack::structure(
         TAG_UNBOUND_RELATIONSHIP,
         vec![
-            Pack::Int(rel_id(e)),
+            Pack::Int(e.cypher_id()),
             Pack::string(data.map(|d| d.rel_type.as_str()).unwrap_or_default()),
             data.map_or(Pack::Map(Vec::new()), |d| properties(&d.properties, result)),
             Pack::string(e.to_string()),

@@ -25,6 +25,7 @@ use indicatif::ProgressBar;
 use plexus::Database;
 use plexus::settings::Settings;
 use plexus_graphar::export::{DEFAULT_EDGE_CHUNK_SIZE, DEFAULT_VERTEX_CHUNK_SIZE};
+use plexus_graphar::meta::FileType;
 use plexus_graphar::{ExportOptions, GraphInfo, ImportProgress};
 
 use crate::progress::{self, ImportSummary, ProgressMode};
@@ -59,6 +60,20 @@ pub struct ExportArgs {
     /// The graph's name (NAME.graph.yml; default: the database directory's name).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+    /// Keep each vertex's Plexus id (`id(n)`) as an int64 property, named NAME
+    /// (default `plexus_id`): GraphAr renumbers vertices densely per type.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = plexus_graphar::export::DEFAULT_ID_PROPERTY)]
+    pub keep_ids: Option<String>,
+    /// The payload of property groups and adjacency lists (label chunks are always Parquet).
+    #[arg(long, value_enum, default_value_t = Format::Parquet)]
+    pub format: Format,
+}
+
+/// `--format` of `plexus export graphar`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum Format {
+    Parquet,
+    Csv,
 }
 
 /// Runs `plexus export graphar`; returns the summary line.
@@ -81,6 +96,11 @@ pub fn export(args: ExportArgs) -> Result<String, String> {
             .unwrap_or(DEFAULT_EDGE_CHUNK_SIZE),
         labels: args.labels,
         types: args.types,
+        keep_ids: args.keep_ids,
+        file_type: match args.format {
+            Format::Parquet => FileType::Parquet,
+            Format::Csv => FileType::Csv,
+        },
     };
     let database = open(&args.db)?;
     let summary =

@@ -16,7 +16,8 @@
 //! - **Labels**: every other label carried by some vertex of a table becomes a GraphAr label
 //!   column of that type (a boolean per vertex, RLE); the graph file lists them all.
 //! - **Ids**: vertices are renumbered densely per type in `VertexId` order, so holes left by
-//!   deletes vanish; the Plexus ids are not kept.
+//!   deletes vanish. With [`ExportOptions::keep_ids`] each vertex's Plexus id (`id(n)` in
+//!   Cypher) is kept as one more int64 property of that name, so the mapping survives.
 //! - **Edge types**: one GraphAr edge triple per (source table, relationship type,
 //!   destination table), `directed: true`, with both adjacency lists (ordered by source and
 //!   by destination), each with offsets and counts.
@@ -38,7 +39,11 @@
 //!   `is_nullable: false` (import does not declare tables, so it is not enforced there).
 //! - **Layout**: prefixes `vertex/TYPE/` and `edge/SRC_EDGE_DST/`; one property group per
 //!   type, prefixed by its property names joined with `_` (or `properties/` when that would
-//!   not make a short, plain directory name); Parquet payloads throughout.
+//!   not make a short, plain directory name); Parquet payloads, or CSV ones
+//!   ([`ExportOptions::file_type`]) for property groups and adjacency lists — label chunks
+//!   are Parquet in every GraphAr graph. GraphAr allows no list type in CSV, so with CSV
+//!   payloads a list property is written as a string column (each list as `toString` writes
+//!   it).
 //! - Vertex tables without vertices in the snapshot and edge triples without edges are not
 //!   written (tables created after the snapshot began are therefore never seen).
 
@@ -59,6 +64,9 @@ pub const UNLABELED_TYPE: &str = "__unlabeled";
 pub const DEFAULT_VERTEX_CHUNK_SIZE: u64 = 262_144;
 /// Edge chunk size when none is given (GraphAr's customary default).
 pub const DEFAULT_EDGE_CHUNK_SIZE: u64 = 4_194_304;
+/// The property that keeps Plexus ids when asked without a name (`--keep-ids`,
+/// `{keepIds: true}`).
+pub const DEFAULT_ID_PROPERTY: &str = "plexus_id";
 /// Longest property-group directory name made from property names.
 const MAX_GROUP_PREFIX_BYTES: usize = 100;
 
@@ -74,6 +82,10 @@ pub struct ExportOptions {
     pub labels: Option<Vec<String>>,
     /// Only these relationship types; `None`: all.
     pub types: Option<Vec<String>>,
+    /// Keep each vertex's Plexus id (`id(n)`) as an int64 property of this name.
+    pub keep_ids: Option<String>,
+    /// The payload of property groups and adjacency lists: Parquet or CSV.
+    pub file_type: FileType,
 }
 
 impl Default for ExportOptions {
@@ -84,6 +96,8 @@ impl Default for ExportOptions {
             edge_chunk_size: DEFAULT_EDGE_CHUNK_SIZE,
             labels: None,
             types: None,
+            keep_ids: None,
+            file_type: FileType::Parquet,
         }
     }
 }
@@ -114,6 +128,18 @@ pub fn export_handle(
         return Err(Error::file(out, "chunk sizes must be positive"));
     }
     check_name(out, "graph name", &options.name)?;
+    if !matches!(options.file_type, FileType::Parquet | FileType::Csv) {
+        return Err(Error::file(
+            out,
+            format!(
+                "the writer writes Parquet or CSV payloads, not {}",
+                options.file_type.name()
+            ),
+        ));
+    }
+    if options.keep_ids.as_deref().is_some_and(str::is_empty) {
+        return Err(Error::file(out, "the id property's name is empty"));
+    }
     let existed = out.exists();
     let empty = std::fs::read_dir(out).map_or(true, |mut entries| entries.next().is_none());
     if !empty {
@@ -183,8 +209,7 @@ fn export_into(
         check_name(out, "vertex type", &name)?;
         let primary_key =
             (schema.vertex_tables.get(table as usize)).and_then(|t| t.primary_key.as_deref());
-        let (info, data) =
-            vertex_type(&mut tx, &name, primary_key, ids, options.vertex_chunk_size)?;
+        let (info, data) = vertex_type(&mut tx, &name, primary_key, ids, options)?;
         crate::write::write_vertices(out, &info, &data)?;
         all_labels.extend(info.labels.iter().cloned());
         vertices += data.count;
@@ -227,7 +252,7 @@ fn export_into(
                     .map(|kind| AdjList {
                         kind,
                         prefix: kind.default_prefix().to_string(),
-                        file_type: FileType::Parquet,
+                        file_type: options.file_type,
                     })
                     .collect(),
                 property_groups: Vec::new(),
@@ -243,11 +268,11 @@ fn export_into(
                 data.dst.push(dense(dst_ids, d)?);
                 rows.push(tx.edge_properties(e).map_err(db_err)?);
             }
-            let (columns, properties) = property_columns(rows);
+            let (columns, properties) = property_columns(rows, options.file_type);
             data.columns = columns;
             let info = EdgeInfo {
                 prefix,
-                property_groups: groups(properties),
+                property_groups: groups(properties, options.file_type),
                 ..info
             };
             crate::write::write_edges(
@@ -298,7 +323,7 @@ fn vertex_type(
     name: &str,
     primary_key: Option<&str>,
     ids: &[VertexId],
-    chunk_size: u64,
+    options: &ExportOptions,
 ) -> Result<(VertexInfo, VertexData), Error> {
     let db_err = |e: plexus::Error| Error::Database(e.to_string());
     let mut rows = Vec::with_capacity(ids.len());
@@ -312,7 +337,20 @@ fn vertex_type(
         label_sets.push(own);
         rows.push(tx.vertex_properties(v).map_err(db_err)?);
     }
-    let (columns, mut properties) = property_columns(rows);
+    let (mut columns, mut properties) = property_columns(rows, options.file_type);
+    if let Some(id_name) = &options.keep_ids {
+        if properties.iter().any(|p| p.name == *id_name) {
+            return Err(Error::Database(format!(
+                "vertex type {name:?} has a property {id_name:?} already: choose another name \
+                 for the kept ids"
+            )));
+        }
+        let ids = ids.iter().map(|v| Value::Int(v.cypher_id())).collect();
+        columns.push((id_name.clone(), ids));
+        let mut property = Property::new(id_name, DataType::Int64);
+        property.is_nullable = false;
+        properties.push(property);
+    }
     for p in &mut properties {
         if Some(p.name.as_str()) == primary_key {
             // A primary key is unique and present on every row.
@@ -329,10 +367,10 @@ fn vertex_type(
         .collect();
     let info = VertexInfo {
         type_name: name.to_string(),
-        chunk_size,
+        chunk_size: options.vertex_chunk_size,
         prefix: format!("vertex/{name}/"),
         labels,
-        property_groups: groups(properties),
+        property_groups: groups(properties, options.file_type),
         file: PathBuf::new(),
     };
     let data = VertexData {
@@ -344,11 +382,11 @@ fn vertex_type(
 }
 
 /// One group holding every property, or none when there are no properties.
-fn groups(properties: Vec<Property>) -> Vec<PropertyGroup> {
+fn groups(properties: Vec<Property>, file_type: FileType) -> Vec<PropertyGroup> {
     if properties.is_empty() {
         return Vec::new();
     }
-    let mut group = PropertyGroup::new(FileType::Parquet, properties);
+    let mut group = PropertyGroup::new(file_type, properties);
     let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     let name = &group.prefix[..group.prefix.len() - 1];
     if name.len() > MAX_GROUP_PREFIX_BYTES || !name.chars().all(plain) {
@@ -358,8 +396,11 @@ fn groups(properties: Vec<Property>) -> Vec<PropertyGroup> {
 }
 
 /// Rows of `(property, value)` as columns (first-seen property order), each typed by the
-/// module's rule and its values converted to fit.
-fn property_columns(rows: Vec<Vec<(String, Value)>>) -> (Vec<(String, Vec<Value>)>, Vec<Property>) {
+/// module's rule and its values converted to fit (lists as strings in CSV payloads).
+fn property_columns(
+    rows: Vec<Vec<(String, Value)>>,
+    file_type: FileType,
+) -> (Vec<(String, Vec<Value>)>, Vec<Property>) {
     let mut columns: Vec<(String, Vec<Value>)> = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
     let n = rows.len();
@@ -374,7 +415,10 @@ fn property_columns(rows: Vec<Vec<(String, Value)>>) -> (Vec<(String, Vec<Value>
     }
     let mut properties = Vec::with_capacity(columns.len());
     for (name, values) in &mut columns {
-        let ty = column_type(values);
+        let ty = match column_type(values) {
+            DataType::List(_) if file_type == FileType::Csv => DataType::String,
+            ty => ty,
+        };
         if ty == DataType::String {
             for value in values.iter_mut() {
                 if !matches!(value, Value::Null | Value::String(_)) {
@@ -505,11 +549,14 @@ mod tests {
             column_type(&[ints, floats]),
             DataType::List(Box::new(DataType::Double))
         );
-        let (columns, _) = property_columns(vec![
-            vec![("p".to_string(), Value::Int(7))],
-            vec![("p".to_string(), Value::from("x"))],
-            vec![],
-        ]);
+        let (columns, _) = property_columns(
+            vec![
+                vec![("p".to_string(), Value::Int(7))],
+                vec![("p".to_string(), Value::from("x"))],
+                vec![],
+            ],
+            FileType::Parquet,
+        );
         assert_eq!(
             columns[0].1,
             vec![Value::from("7"), Value::from("x"), Value::Null]

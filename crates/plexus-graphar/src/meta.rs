@@ -44,8 +44,9 @@ use crate::Error;
 pub const VERSION: &str = "gar/v1";
 
 /// How a property group's or adjacency list's chunks are stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FileType {
+    #[default]
     Parquet,
     Csv,
     Orc,

@@ -15,8 +15,10 @@
 //!   file (`'snap'`, `'file:///snap'`): `..` that climbs out and symbolic links leading out
 //!   are refused (`plexus_ingest::ExportDir`), as is the export directory itself; the target
 //!   is created and must be new or empty. A database without an export directory refuses.
-//! - `options` (a map; optional, `{}` when left out): `chunkSize`, `edgeChunkSize`, `labels`, `types`,
-//!   `name` — the CLI's `--chunk-size`, `--edge-chunk-size`, `--labels`, `--types`, `--name`.
+//! - `options` (a map; optional, `{}` when left out): `chunkSize`, `edgeChunkSize`, `labels`,
+//!   `types`, `name`, `keepIds` (true, or the property's name), `format` (`'parquet'`,
+//!   `'csv'`) — the CLI's `--chunk-size`, `--edge-chunk-size`, `--labels`, `--types`,
+//!   `--name`, `--keep-ids`, `--format`.
 //!   The name defaults to the directory's last component when that is a plain file name
 //!   (letters, digits, `_`, `-`, `.`), else `graph`; a given name must be such a name.
 //! - The export runs on a snapshot-isolation transaction of its own, begun when the
@@ -33,7 +35,10 @@ use plexus::{
     Transaction,
 };
 
-use crate::export::{DEFAULT_EDGE_CHUNK_SIZE, DEFAULT_VERTEX_CHUNK_SIZE, ExportOptions};
+use crate::export::{
+    DEFAULT_EDGE_CHUNK_SIZE, DEFAULT_ID_PROPERTY, DEFAULT_VERTEX_CHUNK_SIZE, ExportOptions,
+};
+use crate::meta::FileType;
 use crate::{Error, export::export_handle};
 
 /// The procedure's name.
@@ -146,6 +151,8 @@ fn export_call(db: &DatabaseHandle, args: &[CypherValue]) -> Result<Vec<CypherVa
             .unwrap_or(DEFAULT_EDGE_CHUNK_SIZE),
         labels: options.labels,
         types: options.types,
+        keep_ids: options.keep_ids,
+        file_type: options.file_type,
     };
     let summary = export_handle(db, target, &export_options)
         .map_err(|e| refused("ExportFailed", relative_message(e, dir.root())))?;
@@ -179,6 +186,8 @@ struct CallOptions {
     edge_chunk_size: Option<u64>,
     labels: Option<Vec<String>>,
     types: Option<Vec<String>>,
+    keep_ids: Option<String>,
+    file_type: FileType,
 }
 
 fn parse_options(value: Option<&CypherValue>) -> Result<CallOptions, QueryError> {
@@ -217,9 +226,27 @@ fn parse_options(value: Option<&CypherValue>) -> Result<CallOptions, QueryError>
                 CypherValue::String(name) => options.name = Some(name.to_string()),
                 _ => return Err(wrong("a string")),
             },
+            "keepIds" => match value {
+                CypherValue::Bool(true) => options.keep_ids = Some(DEFAULT_ID_PROPERTY.into()),
+                CypherValue::Bool(false) => options.keep_ids = None,
+                CypherValue::String(name) if !name.is_empty() => {
+                    options.keep_ids = Some(name.to_string())
+                }
+                _ => return Err(wrong("a boolean or a property name")),
+            },
+            "format" => match value {
+                CypherValue::String(f) if f.eq_ignore_ascii_case("parquet") => {
+                    options.file_type = FileType::Parquet
+                }
+                CypherValue::String(f) if f.eq_ignore_ascii_case("csv") => {
+                    options.file_type = FileType::Csv
+                }
+                _ => return Err(wrong("'parquet' or 'csv'")),
+            },
             _ => {
                 return Err(argument(format!(
-                    "unknown option '{key}' (chunkSize, edgeChunkSize, labels, types, name)"
+                    "unknown option '{key}' (chunkSize, edgeChunkSize, labels, types, name, \
+                     keepIds, format)"
                 )));
             }
         }

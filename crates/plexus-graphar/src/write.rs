@@ -1,4 +1,4 @@
-//! Writing GraphAr chunks: Parquet payloads, offsets and counts.
+//! Writing GraphAr chunks: Parquet or CSV payloads, offsets and counts.
 //!
 //! WHAT
 //! ====
@@ -16,6 +16,12 @@
 //!   they shrink to a few bits per value;
 //! - label columns are BOOLEAN with RLE, without a dictionary: long runs of equal flags;
 //! - everything else takes the writer's defaults; pages are Snappy-compressed.
+//!
+//! A property group or adjacency list whose metadata says `csv` is written as CSV instead:
+//! a header row, commas, Arrow's quoting (what the readers expect, see GRAPHAR-NOTES);
+//! dates as `YYYY-MM-DD`, timestamps as ISO 8601. CSV cannot hold lists (GraphAr forbids
+//! them there), so such a column is refused; the export turns lists into strings first.
+//! Label chunks are Parquet whatever the groups use, as GraphAr defines them.
 //!
 //! EDGES
 //! =====
@@ -67,7 +73,7 @@ pub fn write_vertices(root: &Path, v: &VertexInfo, data: &VertexData) -> Result<
             let mut fields = vec![Field::new(VERTEX_INDEX, ArrowType::Int64, false)];
             let mut arrays = vec![ids];
             group_columns(&path, group, &data.columns, &rows, &mut fields, &mut arrays)?;
-            write_parquet(&path, file_type, fields, arrays, &[VERTEX_INDEX], &[])?;
+            write_chunk(&path, file_type, fields, arrays, &[VERTEX_INDEX], &[])?;
         }
     }
     if !data.labels.is_empty() {
@@ -84,7 +90,7 @@ pub fn write_vertices(root: &Path, v: &VertexInfo, data: &VertexData) -> Result<
                     Arc::new(BooleanArray::from(flags[begin..end].to_vec())) as ArrayRef
                 })
                 .collect();
-            write_parquet(&path, FileType::Parquet, fields, arrays, &[], &names)?;
+            write_chunk(&path, FileType::Parquet, fields, arrays, &[], &names)?;
         }
     }
     Ok(())
@@ -132,7 +138,7 @@ pub fn write_edges(
                 let path = dir.join(format!("offset/chunk{part}"));
                 let fields = vec![Field::new(OFFSET, ArrowType::Int64, false)];
                 let arrays: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(offsets))];
-                write_parquet(&path, adj.file_type, fields, arrays, &[OFFSET], &[])?;
+                write_chunk(&path, adj.file_type, fields, arrays, &[OFFSET], &[])?;
             }
             for (chunk, chunk_rows) in rows.chunks(e.chunk_size as usize).enumerate() {
                 let path = dir.join(format!("adj_list/part{part}/chunk{chunk}"));
@@ -147,7 +153,7 @@ pub fn write_edges(
                 ];
                 let arrays = vec![index(&data.src), index(&data.dst)];
                 let delta = [SRC_INDEX, DST_INDEX];
-                write_parquet(&path, adj.file_type, fields, arrays, &delta, &[])?;
+                write_chunk(&path, adj.file_type, fields, arrays, &delta, &[])?;
                 for group in &e.property_groups {
                     let path = dir
                         .join(&group.prefix)
@@ -161,7 +167,7 @@ pub fn write_edges(
                         &mut fields,
                         &mut arrays,
                     )?;
-                    write_parquet(&path, group.file_type, fields, arrays, &[], &[])?;
+                    write_chunk(&path, group.file_type, fields, arrays, &[], &[])?;
                 }
             }
         }
@@ -317,7 +323,7 @@ fn list_array(
 }
 
 /// Writes one chunk file (Parquet only).
-fn write_parquet(
+fn write_chunk(
     path: &Path,
     file_type: FileType,
     fields: Vec<Field>,
@@ -325,21 +331,54 @@ fn write_parquet(
     delta_columns: &[&str],
     rle_columns: &[&str],
 ) -> Result<(), Error> {
-    if file_type != FileType::Parquet {
-        return Err(Error::file(
-            path,
-            format!(
-                "the writer writes Parquet payloads only, the metadata asks for {}",
-                file_type.name()
-            ),
-        ));
-    }
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
     let schema = Arc::new(Schema::new(fields));
     let batch = RecordBatch::try_new(schema.clone(), arrays)
         .map_err(|e| Error::file(path, format!("cannot build the chunk: {e}")))?;
+    match file_type {
+        FileType::Parquet => write_parquet(path, &batch, delta_columns, rle_columns),
+        FileType::Csv => write_csv(path, &batch),
+        FileType::Orc | FileType::Json => Err(Error::file(
+            path,
+            format!(
+                "the writer writes Parquet or CSV payloads, the metadata asks for {}",
+                file_type.name()
+            ),
+        )),
+    }
+}
+
+/// One chunk as CSV (see the module docs); a list column is an error.
+fn write_csv(path: &Path, batch: &RecordBatch) -> Result<(), Error> {
+    let schema = batch.schema();
+    if let Some(field) =
+        (schema.fields().iter()).find(|f| matches!(f.data_type(), ArrowType::List(_)))
+    {
+        return Err(Error::file(
+            path,
+            format!(
+                "column {:?} is a list: list types are not allowed in CSV",
+                field.name()
+            ),
+        ));
+    }
+    let file = File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut writer = arrow::csv::WriterBuilder::new()
+        .with_header(true)
+        .build(file);
+    (writer.write(batch)).map_err(|e| Error::file(path, format!("writing CSV: {e}")))
+}
+
+/// One chunk as Parquet, with the module's encodings for the id and label columns.
+fn write_parquet(
+    path: &Path,
+    batch: &RecordBatch,
+    delta_columns: &[&str],
+    rle_columns: &[&str],
+) -> Result<(), Error> {
+    let schema = batch.schema();
     let mut props = WriterProperties::builder().set_compression(Compression::SNAPPY);
     for (columns, encoding) in [
         (delta_columns, Encoding::DELTA_BINARY_PACKED),
@@ -355,7 +394,7 @@ fn write_parquet(
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
     let parquet = |e: parquet::errors::ParquetError| Error::file(path, format!("writing: {e}"));
     let mut writer = ArrowWriter::try_new(file, schema, Some(props.build())).map_err(parquet)?;
-    writer.write(&batch).map_err(parquet)?;
+    writer.write(batch).map_err(parquet)?;
     writer.close().map_err(parquet)?;
     Ok(())
 }

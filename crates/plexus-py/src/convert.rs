@@ -57,15 +57,6 @@ const PYTHON_YEARS: std::ops::RangeInclusive<i64> = 1..=9_999;
 
 // ---- ids ---------------------------------------------------------------------------------------
 
-/// The integer id of a vertex, as Cypher's `id()` computes it.
-pub(crate) fn vertex_key(v: VertexId) -> i64 {
-    (i64::from(v.table) << 32) | i64::from(v.offset)
-}
-
-pub(crate) fn edge_key(e: EdgeId) -> i64 {
-    (i64::from(e.table) << 32) | i64::from(e.offset)
-}
-
 /// The (table, offset) pair an integer id names; ids are non-negative.
 fn split_key(id: i64, what: &str) -> PyResult<(u32, u32)> {
     if id < 0 {
@@ -177,7 +168,7 @@ fn node<'py>(py: Python<'py>, v: VertexId, result: &QueryResult) -> PyResult<Bou
     Bound::new(
         py,
         Node {
-            id: vertex_key(v),
+            id: v.cypher_id(),
             labels: labels.unbind(),
             properties: properties.unbind(),
         },
@@ -191,15 +182,15 @@ fn relationship<'py>(
 ) -> PyResult<Bound<'py, Relationship>> {
     let rel = match result.relationships.get(&e) {
         Some(data) => Relationship {
-            id: edge_key(e),
+            id: e.cypher_id(),
             rel_type: data.rel_type.clone(),
-            start: vertex_key(data.src),
-            end: vertex_key(data.dst),
+            start: data.src.cypher_id(),
+            end: data.dst.cypher_id(),
             properties: map_to_python(py, &data.properties, result)?.unbind(),
         },
         // Every relationship a row mentions is materialised; this is only a fallback.
         None => Relationship {
-            id: edge_key(e),
+            id: e.cypher_id(),
             rel_type: String::new(),
             start: -1,
             end: -1,

@@ -39,7 +39,7 @@
 //!   an error) and `node_ids` (int64, N: `node_ids[i]` is the id of dense vertex `i`).
 //!   `as_data=True` returns a `torch_geometric.data.Data` instead (x as float32).
 
-use crate::convert::{edge_key, properties_to_python, to_python, vertex_key, vertex_of};
+use crate::convert::{properties_to_python, to_python, vertex_of};
 use crate::shared::{Failure, Shared, optional_module};
 use parking_lot::Mutex;
 use plexus::CypherValueMap;
@@ -131,7 +131,7 @@ fn feature(v: VertexId, name: &str, value: Option<plexus::Value>) -> Result<f64,
         Some(plexus::Value::Bool(b)) => Ok(if b { 1.0 } else { 0.0 }),
         Some(other) => Err(Failure::Query(QueryError::type_error(format!(
             "feature '{name}' of node {} is {other:?}, not a number",
-            vertex_key(v)
+            v.cypher_id()
         )))),
     }
 }
@@ -221,9 +221,9 @@ impl Snapshot {
             else {
                 continue;
             };
-            nodes.push(vertex_key(v));
+            nodes.push(v.cypher_id());
             values.push(match value {
-                CypherValue::Node(c) => vertex_key(c).into_pyobject(py)?.into_any(),
+                CypherValue::Node(c) => c.cypher_id().into_pyobject(py)?.into_any(),
                 other => to_python(py, &other, &empty)?,
             });
         }
@@ -388,14 +388,14 @@ impl Snapshot {
         for (v, labels, props) in export.nodes {
             let attrs = properties_to_python(py, props)?;
             attrs.set_item("labels", labels)?;
-            add_node.call((vertex_key(v),), Some(&attrs))?;
+            add_node.call((v.cypher_id(),), Some(&attrs))?;
         }
         let add_edge = graph.getattr("add_edge")?;
         for (e, src, dst, rel_type, props) in export.edges {
             let attrs = properties_to_python(py, props)?;
             attrs.set_item("type", rel_type)?;
-            attrs.set_item("key", edge_key(e))?;
-            add_edge.call((vertex_key(src), vertex_key(dst)), Some(&attrs))?;
+            attrs.set_item("key", e.cypher_id())?;
+            add_edge.call((src.cypher_id(), dst.cypher_id()), Some(&attrs))?;
         }
         Ok(graph)
     }
@@ -434,7 +434,7 @@ impl Snapshot {
                 }
             }
             Ok(Tensors {
-                node_ids: ids.into_iter().map(vertex_key).collect(),
+                node_ids: ids.into_iter().map(VertexId::cypher_id).collect(),
                 edge_index,
                 features: values,
             })

@@ -28,6 +28,12 @@ impl VertexId {
     pub fn new(table: VertexTableId, offset: u32) -> Self {
         Self { table, offset }
     }
+
+    /// The integer `id(n)` gives in Cypher: the table in the high 32 bits, the offset in the
+    /// low ones.
+    pub fn cypher_id(self) -> i64 {
+        (i64::from(self.table) << 32) | i64::from(self.offset)
+    }
 }
 
 /// The element id every surface shows for a vertex — `elementId(n)` in Cypher, the Bolt
@@ -48,6 +54,11 @@ pub struct EdgeId {
 impl EdgeId {
     pub fn new(table: EdgeTableId, offset: u32) -> Self {
         Self { table, offset }
+    }
+
+    /// The integer `id(r)` gives in Cypher (as [`VertexId::cypher_id`]).
+    pub fn cypher_id(self) -> i64 {
+        (i64::from(self.table) << 32) | i64::from(self.offset)
     }
 }
 

@@ -495,8 +495,8 @@ pub fn call(name: &str, args: Vec<Value>, ctx: &mut ExecContext) -> Result<Value
         },
         "id" => match &a0 {
             Value::Null => Value::Null,
-            Value::Node(v) => Value::Int(((v.table as i64) << 32) | v.offset as i64),
-            Value::Rel(e) => Value::Int(((e.table as i64) << 32) | e.offset as i64),
+            Value::Node(v) => Value::Int(v.cypher_id()),
+            Value::Rel(e) => Value::Int(e.cypher_id()),
             other => return Err(type_error(name, other)),
         },
         // The element id the drivers see (Bolt's `element_id`): one format everywhere, see

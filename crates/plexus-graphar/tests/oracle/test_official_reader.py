@@ -2,7 +2,8 @@
 
 A small graph — two vertex types, an extra label, int64 and string properties, a deleted
 vertex (an id hole), two edge types with a property — is created with `plexus shell`, exported
-with `plexus export graphar`, validated with `graphar check` and read back through
+with `plexus export graphar` (once with Parquet payloads, once with CSV ones, both keeping
+the Plexus ids as a property), validated with `graphar check` and read back through
 `graphar.high_level` (VerticesCollection, EdgesCollection ordered by source and by
 destination), and compared with the graph the script created. The official reader looks for one chunk too many when a part's
 edge count is a multiple of the chunk size (and for a chunk of an empty part), so the edge
@@ -102,10 +103,10 @@ def parts_fit_the_official_reader(out: Path, edge_chunk: int):
     return True
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    """The graph file of the export, and the edge chunk size used."""
-    root = tmp_path_factory.mktemp("graphar")
+@pytest.fixture(scope="module", params=["parquet", "csv"])
+def exported(request, tmp_path_factory):
+    """The graph file of the export, in each payload format."""
+    root = tmp_path_factory.mktemp(f"graphar-{request.param}")
     db = root / "db"
     plexus("shell", db, stdin=cypher_script())
     for edge_chunk in (3, 5, 7, 11, 13):
@@ -113,6 +114,7 @@ def exported(tmp_path_factory):
         plexus(
             "export", "graphar", db, out,
             "--chunk-size", VERTEX_CHUNK, "--edge-chunk-size", edge_chunk, "--name", "social",
+            "--format", request.param, "--keep-ids",
         )
         if parts_fit_the_official_reader(out, edge_chunk):
             return (out / "social.graph.yml").resolve()
@@ -139,6 +141,9 @@ def test_vertices_read_back_identical(exported):
     got = [(v.id(), v.property("name"), v.property("age")) for v in persons]
     want = [(i, name, age) for i, (name, age, _) in enumerate(surviving_people())]
     assert got == want
+    # The kept ids are Plexus's: the offset (low 32 bits) is the creation order, hole included.
+    offsets = [v.property("plexus_id") & 0xFFFFFFFF for v in persons]
+    assert offsets == [i for i, p in enumerate(people()) if p[0] != DELETED]
     places = high_level.VerticesCollection.Make(graph, "City")
     got = [(v.property("name"), v.property("population")) for v in places]
     assert got == cities()
