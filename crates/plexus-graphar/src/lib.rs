@@ -28,6 +28,8 @@
 //! - [`write`]: columns into Parquet chunks, offsets and counts (both adjacency orders);
 //! - [`export`]: a database snapshot → GraphAr (the mapping rules are documented there);
 //! - [`import`]: GraphAr → one `BulkLoad`, committed at once or not at all;
+//! - [`attach`]: a graph read in place, out of core: neighbours through the offset index and
+//!   the Parquet page index, label filters evaluated per RLE run;
 //! - [`procedure`]: `CALL db.export.graphar(...)` on a running database, registered by the
 //!   program that opens it ([`register_procedures`]).
 //!
@@ -40,6 +42,7 @@
 //! Every failure that comes from a file is an [`Error::File`] naming that file; the loader
 //! never panics on bad input.
 
+pub mod attach;
 pub mod export;
 pub mod import;
 pub mod meta;

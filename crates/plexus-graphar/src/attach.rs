@@ -1,0 +1,446 @@
+//! Attached GraphAr graphs: read-only, out-of-core access to a graph left in its files.
+//!
+//! WHAT
+//! ====
+//! [`AttachedGraph::open`] reads only the YAML metadata. Everything else is read on demand,
+//! a few pages at a time:
+//!
+//! - [`AttachedGraph::neighbors`]: the neighbours of one vertex through an ordered adjacency
+//!   list. The vertex's part is `index / part_chunk_size`; that part's offset chunk (cached)
+//!   gives the vertex's edge rows `[begin, end)`; only the adjacency chunks holding those rows
+//!   are opened, and in each only the other endpoint's column is read, with a row selection
+//!   over the Parquet page index, so the pages before and after the rows are skipped, not
+//!   decoded. A high-degree vertex costs one offset lookup and a few pages; a full scan of the
+//!   edge list costs every page.
+//! - [`AttachedGraph::filter_labels`]: the vertices of a type whose labels satisfy a
+//!   [`LabelFilter`] (AND / OR / NOT over label names), as ranges of indices. GraphAr writes
+//!   labels as boolean columns in RLE; here each label chunk's columns are cut into runs
+//!   where no involved label changes, and the filter is evaluated once per run, not once per
+//!   vertex ("label filtering with RLE runs as intervals").
+//!
+//! MEMORY
+//! ======
+//! The cache keeps offset chunks and Parquet footers (with their page indexes) up to
+//! `cache_budget_bytes`, evicting the oldest entry first; neighbour lists and label columns
+//! are not cached (they are read per call and dropped). So memory is bounded by the budget
+//! plus one call's pages, whatever the graph's size.
+//!
+//! NOT YET
+//! =======
+//! This is the storage side of `ATTACH GRAPHAR` (issue 21): Cypher over an attached graph
+//! (`ATTACH GRAPHAR … AS name`, `USE name MATCH …`) and the analytics kernels on it are not
+//! built. CSV payloads are read whole per chunk (CSV has no pages to skip); unordered lists
+//! have no offsets, so [`AttachedGraph::neighbors`] refuses them.
+
+use std::collections::{HashMap, VecDeque};
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use arrow::array::{Array, AsArray, BooleanArray};
+use arrow::datatypes::Int64Type;
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
+    RowSelector,
+};
+use parquet::file::metadata::PageIndexPolicy;
+
+use crate::meta::{AdjList, AdjListType, DataType, EdgeInfo, FileType, GraphInfo, VertexInfo};
+use crate::read::{adj_dir, read_chunk, read_count, vertex_dir};
+use crate::{DST_INDEX, Error, OFFSET, SRC_INDEX};
+
+/// Cache budget when none is given: offsets and footers of a few thousand chunks.
+pub const DEFAULT_CACHE_BUDGET_BYTES: usize = 64 << 20;
+
+/// Which neighbours: along the edges (through the list ordered by source) or against them
+/// (ordered by destination).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Out,
+    In,
+}
+
+/// A boolean expression over a vertex's labels.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LabelFilter {
+    Label(String),
+    And(Box<LabelFilter>, Box<LabelFilter>),
+    Or(Box<LabelFilter>, Box<LabelFilter>),
+    Not(Box<LabelFilter>),
+}
+
+impl LabelFilter {
+    /// The labels the filter reads, each once, in first-use order.
+    pub fn labels(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        self.collect(&mut out);
+        out
+    }
+
+    fn collect<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            LabelFilter::Label(l) => {
+                if !out.contains(&l.as_str()) {
+                    out.push(l);
+                }
+            }
+            LabelFilter::And(a, b) | LabelFilter::Or(a, b) => {
+                a.collect(out);
+                b.collect(out);
+            }
+            LabelFilter::Not(a) => a.collect(out),
+        }
+    }
+
+    /// The filter on one combination of flags (`flags[i]` for `labels[i]`).
+    pub fn eval(&self, labels: &[&str], flags: &[bool]) -> bool {
+        match self {
+            LabelFilter::Label(l) => labels.iter().position(|x| x == l).is_some_and(|i| flags[i]),
+            LabelFilter::And(a, b) => a.eval(labels, flags) && b.eval(labels, flags),
+            LabelFilter::Or(a, b) => a.eval(labels, flags) || b.eval(labels, flags),
+            LabelFilter::Not(a) => !a.eval(labels, flags),
+        }
+    }
+}
+
+/// A GraphAr graph opened for reading in place (see the module docs).
+pub struct AttachedGraph {
+    graph: GraphInfo,
+    cache: Mutex<Cache>,
+}
+
+impl AttachedGraph {
+    /// Opens the graph file `path` (metadata only) with a cache of `cache_budget_bytes`.
+    pub fn open(path: &Path, cache_budget_bytes: usize) -> Result<AttachedGraph, Error> {
+        Ok(AttachedGraph {
+            graph: GraphInfo::load(path)?,
+            cache: Mutex::new(Cache::new(cache_budget_bytes)),
+        })
+    }
+
+    pub fn graph(&self) -> &GraphInfo {
+        &self.graph
+    }
+
+    /// The number of vertices of `vertex_type`.
+    pub fn vertex_count(&self, vertex_type: &str) -> Result<u64, Error> {
+        let v = self.vertex_info(vertex_type)?;
+        read_count(&vertex_dir(&self.graph, v).join("vertex_count"))
+    }
+
+    /// The edge triple `(src_type, edge_type, dst_type)`.
+    pub fn edge_info(&self, src: &str, edge: &str, dst: &str) -> Result<&EdgeInfo, Error> {
+        (self.graph.edges.iter())
+            .find(|e| e.src_type == src && e.edge_type == edge && e.dst_type == dst)
+            .ok_or_else(|| {
+                Error::file(
+                    &self.graph.file,
+                    format!("no edge type {src}_{edge}_{dst} in the graph"),
+                )
+            })
+    }
+
+    fn vertex_info(&self, vertex_type: &str) -> Result<&VertexInfo, Error> {
+        (self.graph.vertices.iter())
+            .find(|v| v.type_name == vertex_type)
+            .ok_or_else(|| {
+                Error::file(
+                    &self.graph.file,
+                    format!("no vertex type {vertex_type:?} in the graph"),
+                )
+            })
+    }
+
+    /// The neighbours of vertex `index` of `edge`'s source type (`Out`) or destination type
+    /// (`In`), as indices of the other endpoint's type, in the adjacency list's order (one
+    /// per edge: parallel edges repeat a neighbour).
+    pub fn neighbors(
+        &self,
+        edge: &EdgeInfo,
+        direction: Direction,
+        index: u64,
+    ) -> Result<Vec<u64>, Error> {
+        let kind = match direction {
+            Direction::Out => AdjListType::OrderedBySource,
+            Direction::In => AdjListType::OrderedByDest,
+        };
+        let adj = (edge.adj_lists.iter())
+            .find(|a| a.kind == kind)
+            .ok_or_else(|| {
+                Error::file(
+                    &edge.file,
+                    format!(
+                        "no {} adjacency list: neighbours need its offsets",
+                        kind.default_prefix().trim_end_matches('/')
+                    ),
+                )
+            })?;
+        let (part_size, other) = match direction {
+            Direction::Out => (edge.src_chunk_size, DST_INDEX),
+            Direction::In => (edge.dst_chunk_size, SRC_INDEX),
+        };
+        let dir = adj_dir(&self.graph, edge, adj);
+        let part = index / part_size;
+        let offsets = self.offsets(&dir, adj, part)?;
+        let local = (index - part * part_size) as usize;
+        let (Some(&begin), Some(&end)) = (offsets.get(local), offsets.get(local + 1)) else {
+            return Err(Error::file(
+                &dir.join(format!("offset/chunk{part}")),
+                format!("no offsets for vertex {index}"),
+            ));
+        };
+        let (begin, end) = (begin as u64, end as u64);
+        let mut out = Vec::with_capacity((end - begin) as usize);
+        let chunk_size = edge.chunk_size;
+        let mut at = begin;
+        while at < end {
+            let chunk = at / chunk_size;
+            let chunk_end = ((chunk + 1) * chunk_size).min(end);
+            let path = dir.join(format!("adj_list/part{part}/chunk{chunk}"));
+            let rows =
+                (at - chunk * chunk_size) as usize..(chunk_end - chunk * chunk_size) as usize;
+            self.read_rows(&path, adj.file_type, other, rows, &mut out)?;
+            at = chunk_end;
+        }
+        Ok(out)
+    }
+
+    /// Offset chunk `part` of the list in `dir`, from the cache or the file.
+    fn offsets(&self, dir: &Path, adj: &AdjList, part: u64) -> Result<Arc<Vec<i64>>, Error> {
+        let path = dir.join(format!("offset/chunk{part}"));
+        if let Some(Entry::Offsets(o)) = self
+            .cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&path)
+        {
+            return Ok(o);
+        }
+        let batch = read_chunk(&path, adj.file_type, &[(OFFSET, DataType::Int64)])?;
+        let column = batch.column(0).as_primitive::<Int64Type>();
+        let offsets = Arc::new(column.values().to_vec());
+        let bytes = offsets.len() * 8;
+        (self.cache.lock().unwrap_or_else(|e| e.into_inner())).put(
+            path,
+            Entry::Offsets(offsets.clone()),
+            bytes,
+        );
+        Ok(offsets)
+    }
+
+    /// Appends rows `rows` of column `name` of the chunk at `path` to `out`: through the
+    /// page index for Parquet (only the pages holding the rows are decoded), whole for CSV.
+    fn read_rows(
+        &self,
+        path: &Path,
+        file_type: FileType,
+        name: &str,
+        rows: Range<usize>,
+        out: &mut Vec<u64>,
+    ) -> Result<(), Error> {
+        if file_type != FileType::Parquet {
+            let batch = read_chunk(path, file_type, &[(name, DataType::Int64)])?;
+            let column = batch.column(0).as_primitive::<Int64Type>();
+            let Some(values) = column.values().get(rows.clone()) else {
+                return Err(Error::file(path, format!("fewer than {} rows", rows.end)));
+            };
+            out.extend(values.iter().map(|&v| v as u64));
+            return Ok(());
+        }
+        let metadata = self.footer(path)?;
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let bad = |e: parquet::errors::ParquetError| Error::file(path, e.to_string());
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata);
+        let column = (builder.schema().fields().iter())
+            .position(|f| f.name() == name)
+            .ok_or_else(|| Error::file(path, format!("no column {name:?}")))?;
+        let mask = ProjectionMask::roots(builder.parquet_schema(), [column]);
+        let selection = RowSelection::from(vec![
+            RowSelector::skip(rows.start),
+            RowSelector::select(rows.len()),
+        ]);
+        let reader = (builder.with_projection(mask).with_row_selection(selection))
+            .build()
+            .map_err(bad)?;
+        let mut read = 0;
+        for batch in reader {
+            let batch = batch.map_err(|e| Error::file(path, e.to_string()))?;
+            let values = batch
+                .column(0)
+                .as_primitive_opt::<Int64Type>()
+                .ok_or_else(|| Error::file(path, format!("column {name:?} is not int64")))?;
+            read += values.len();
+            out.extend(values.values().iter().map(|&v| v as u64));
+        }
+        if read != rows.len() {
+            return Err(Error::file(path, format!("fewer than {} rows", rows.end)));
+        }
+        Ok(())
+    }
+
+    /// The Parquet footer (with the page index) of `path`, from the cache or the file.
+    fn footer(&self, path: &Path) -> Result<ArrowReaderMetadata, Error> {
+        if let Some(Entry::Footer(m)) = self
+            .cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(path)
+        {
+            return Ok(m);
+        }
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+        let metadata = ArrowReaderMetadata::load(&file, options)
+            .map_err(|e| Error::file(path, format!("not a Parquet file: {e}")))?;
+        let bytes = metadata.metadata().memory_size();
+        (self.cache.lock().unwrap_or_else(|e| e.into_inner())).put(
+            path.to_path_buf(),
+            Entry::Footer(metadata.clone()),
+            bytes,
+        );
+        Ok(metadata)
+    }
+
+    /// The vertices of `vertex_type` whose labels satisfy `filter`, as sorted, disjoint,
+    /// non-adjacent ranges of indices (see the module docs: one evaluation per run).
+    pub fn filter_labels(
+        &self,
+        vertex_type: &str,
+        filter: &LabelFilter,
+    ) -> Result<Vec<Range<u64>>, Error> {
+        let v = self.vertex_info(vertex_type)?;
+        let count = self.vertex_count(vertex_type)?;
+        let labels = filter.labels();
+        for label in &labels {
+            if !v.labels.iter().any(|l| l == label) {
+                return Err(Error::file(
+                    &v.file,
+                    format!("vertex type {vertex_type:?} has no label {label:?}"),
+                ));
+            }
+        }
+        let dir = vertex_dir(&self.graph, v);
+        let mut ranges: Vec<Range<u64>> = Vec::new();
+        let mut flags = vec![false; labels.len()];
+        for chunk in 0..v.chunk_count(count) {
+            let base = chunk * v.chunk_size;
+            let rows = (count - base).min(v.chunk_size) as usize;
+            let path = dir.join(format!("labels/chunk{chunk}"));
+            let wanted: Vec<(&str, DataType)> =
+                labels.iter().map(|l| (*l, DataType::Bool)).collect();
+            let batch = read_chunk(&path, FileType::Parquet, &wanted)?;
+            if batch.num_rows() != rows {
+                return Err(Error::file(
+                    &path,
+                    format!("{} rows, the vertex count says {rows}", batch.num_rows()),
+                ));
+            }
+            let columns: Vec<&BooleanArray> =
+                (batch.columns().iter()).map(|c| c.as_boolean()).collect();
+            let mut start = 0;
+            while start < rows {
+                let end = run_end(&columns, start, rows);
+                for (flag, column) in flags.iter_mut().zip(&columns) {
+                    *flag = column.is_valid(start) && column.value(start);
+                }
+                if filter.eval(&labels, &flags) {
+                    let range = base + start as u64..base + end as u64;
+                    match ranges.last_mut() {
+                        Some(last) if last.end == range.start => last.end = range.end,
+                        _ => ranges.push(range),
+                    }
+                }
+                start = end;
+            }
+        }
+        Ok(ranges)
+    }
+}
+
+/// The end of the run starting at `start`: the first row after it where some column's flag
+/// differs from its flag at `start` (null counts as false), or `rows`.
+fn run_end(columns: &[&BooleanArray], start: usize, rows: usize) -> usize {
+    (columns.iter())
+        .map(|c| next_change(c, start, rows))
+        .min()
+        .unwrap_or(rows)
+}
+
+/// The first row after `start` whose flag differs from row `start`'s in `c`, or `rows`;
+/// whole bytes of the bitmap that hold only the run's flag are stepped over at once.
+fn next_change(c: &BooleanArray, start: usize, rows: usize) -> usize {
+    let flag = |i: usize| c.is_valid(i) && c.value(i);
+    let first = flag(start);
+    let (bits, offset) = (c.values().values(), c.values().offset());
+    let uniform = if first { 0xFF } else { 0x00 };
+    let mut i = start + 1;
+    while i < rows {
+        let bit = offset + i;
+        if bit.is_multiple_of(8) && i + 8 <= rows && c.null_count() == 0 && bits[bit / 8] == uniform
+        {
+            i += 8;
+            continue;
+        }
+        if flag(i) != first {
+            return i;
+        }
+        i += 1;
+    }
+    rows
+}
+
+/// One cached item.
+#[derive(Clone)]
+enum Entry {
+    Offsets(Arc<Vec<i64>>),
+    Footer(ArrowReaderMetadata),
+}
+
+/// Offsets and footers by file, oldest evicted first past the budget.
+struct Cache {
+    budget_bytes: usize,
+    used_bytes: usize,
+    entries: HashMap<PathBuf, (Entry, usize)>,
+    order: VecDeque<PathBuf>,
+}
+
+impl Cache {
+    fn new(budget_bytes: usize) -> Cache {
+        Cache {
+            budget_bytes,
+            used_bytes: 0,
+            entries: HashMap::new(),
+            order: VecDeque::new(),
+        }
+    }
+
+    fn get(&self, path: &Path) -> Option<Entry> {
+        self.entries.get(path).map(|(e, _)| e.clone())
+    }
+
+    fn put(&mut self, path: PathBuf, entry: Entry, bytes: usize) {
+        if bytes > self.budget_bytes {
+            return;
+        }
+        if let Some((_, old)) = self.entries.insert(path.clone(), (entry, bytes)) {
+            self.used_bytes -= old;
+            self.order.retain(|p| *p != path);
+        }
+        self.used_bytes += bytes;
+        self.order.push_back(path);
+        while self.used_bytes > self.budget_bytes {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            if let Some((_, bytes)) = self.entries.remove(&oldest) {
+                self.used_bytes -= bytes;
+            }
+        }
+        debug_assert!(
+            self.used_bytes <= self.budget_bytes,
+            "the cache keeps its budget"
+        );
+    }
+}
