@@ -19,6 +19,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod algo;
 mod bank;
 mod cypher;
+mod graphar;
 mod ingest;
 mod json;
 mod khop;
@@ -87,6 +88,9 @@ enum Command {
     /// Bulk ingest: the RMAT graph written as CSV and Parquet, loaded by Plexus's front ends
     /// (edges/s, peak RSS, size on disk) against Kùzu's and LadybugDB's COPY of the same files.
     Ingest(ingest::Options),
+    /// Apache GraphAr: export and import throughput, neighbour retrieval and label filters
+    /// on a graph read in place, against plain Parquet baselines in the same run.
+    Graphar(graphar::Options),
     /// (Internal) one Plexus figure of `ingest` in its own process: loads the files into a
     /// fresh database and prints `ok <seconds> <nodes> <edges> <peak RSS> <db bytes> <other s>`.
     #[command(hide = true)]
@@ -143,6 +147,7 @@ fn main() {
         Command::Cypher(options) => cypher::run(&options).map_err(plexus::Error::InvalidArgument),
         Command::CypherScanChild(options) => scan::child(&options),
         Command::Ingest(options) => ingest::run(&options).map_err(plexus::Error::InvalidArgument),
+        Command::Graphar(options) => graphar::run(&options).map_err(plexus::Error::InvalidArgument),
         Command::IngestChild { figure, data, db } => ingest::child(&figure, &data, &db),
         Command::Bank(options) => bank::run(&options).map_err(plexus::Error::InvalidArgument),
         Command::Mirror(options) => mirror::run(&options).map_err(plexus::Error::InvalidArgument),

@@ -339,12 +339,18 @@ impl AttachedGraph {
             }
             let columns: Vec<&BooleanArray> =
                 (batch.columns().iter()).map(|c| c.as_boolean()).collect();
+            // Where each column's current run ends; a column is scanned again only when its
+            // own run ends, so each bitmap is walked once per chunk.
+            let mut next = vec![0; columns.len()];
             let mut start = 0;
             while start < rows {
-                let end = run_end(&columns, start, rows);
-                for (flag, column) in flags.iter_mut().zip(&columns) {
-                    *flag = column.is_valid(start) && column.value(start);
+                for ((flag, end), column) in flags.iter_mut().zip(&mut next).zip(&columns) {
+                    if *end == start {
+                        *flag = column.is_valid(start) && column.value(start);
+                        *end = next_change(column, start, rows);
+                    }
                 }
+                let end = next.iter().copied().min().unwrap_or(rows);
                 if filter.eval(&labels, &flags) {
                     let range = base + start as u64..base + end as u64;
                     match ranges.last_mut() {
@@ -357,15 +363,6 @@ impl AttachedGraph {
         }
         Ok(ranges)
     }
-}
-
-/// The end of the run starting at `start`: the first row after it where some column's flag
-/// differs from its flag at `start` (null counts as false), or `rows`.
-fn run_end(columns: &[&BooleanArray], start: usize, rows: usize) -> usize {
-    (columns.iter())
-        .map(|c| next_change(c, start, rows))
-        .min()
-        .unwrap_or(rows)
 }
 
 /// The first row after `start` whose flag differs from row `start`'s in `c`, or `rows`;
