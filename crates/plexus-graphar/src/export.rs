@@ -230,11 +230,15 @@ fn export_into(
     let mut edges = 0;
     for edge_type in edge_types {
         check_name(out, "relationship type", edge_type)?;
-        let mut triples: BTreeMap<(u32, u32), Vec<EdgeId>> = BTreeMap::new();
+        // Each edge with its endpoints, read once, grouped by (source table, destination table).
+        let mut triples: BTreeMap<(u32, u32), Vec<EdgeWithEnds>> = BTreeMap::new();
         for e in tx.scan_edges(edge_type).map_err(db_err)? {
             let (s, d) = tx.edge_endpoints(e).map_err(db_err)?;
             if tables.contains_key(&s.table) && tables.contains_key(&d.table) {
-                triples.entry((s.table, d.table)).or_default().push(e);
+                triples
+                    .entry((s.table, d.table))
+                    .or_default()
+                    .push((e, s, d));
             }
         }
         for ((src_table, dst_table), ids) in triples {
@@ -262,8 +266,7 @@ fn export_into(
             let (src_ids, dst_ids) = (&tables[&src_table], &tables[&dst_table]);
             let mut data = EdgeData::default();
             let mut rows = Vec::with_capacity(ids.len());
-            for &e in &ids {
-                let (s, d) = tx.edge_endpoints(e).map_err(db_err)?;
+            for &(e, s, d) in &ids {
                 data.src.push(dense(src_ids, s)?);
                 data.dst.push(dense(dst_ids, d)?);
                 rows.push(tx.edge_properties(e).map_err(db_err)?);
@@ -296,6 +299,9 @@ fn export_into(
         edge_types: graph.edges.len(),
     })
 }
+
+/// A relationship and its (source, destination).
+type EdgeWithEnds = (EdgeId, VertexId, VertexId);
 
 /// The GraphAr index of `v` among its table's vertices.
 fn dense(ids: &[VertexId], v: VertexId) -> Result<u64, Error> {

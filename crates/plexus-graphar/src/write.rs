@@ -116,8 +116,7 @@ pub fn write_edges(
         } else {
             (&data.dst, &data.src, dst_count, e.dst_chunk_size)
         };
-        let mut order: Vec<usize> = (0..keys.len()).collect();
-        order.sort_by_key(|&i| (keys[i], others[i]));
+        let order = sorted_rows(keys, others);
         write_count(&dir.join("vertex_count"), aligned_count)?;
         let mut at = 0usize;
         for part in 0..aligned_count.div_ceil(part_size) {
@@ -173,6 +172,25 @@ pub fn write_edges(
         }
     }
     Ok(())
+}
+
+/// The rows of an edge list in (aligning endpoint, other endpoint, row) order. The keys are
+/// sorted by value, not through the row index: where both endpoints fit in 32 bits (every
+/// graph up to 2^32 vertices per type) one `u64` per row carries them, so the sort touches
+/// contiguous memory only.
+fn sorted_rows(keys: &[u64], others: &[u64]) -> Vec<usize> {
+    debug_assert_eq!(keys.len(), others.len());
+    let narrow = |v: &u64| *v <= u64::from(u32::MAX);
+    if keys.iter().all(narrow) && others.iter().all(narrow) && keys.len() <= u32::MAX as usize {
+        let mut packed: Vec<(u64, u32)> = (keys.iter().zip(others).enumerate())
+            .map(|(row, (k, o))| ((k << 32) | o, row as u32))
+            .collect();
+        packed.sort_unstable();
+        return packed.into_iter().map(|(_, row)| row as usize).collect();
+    }
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_by_key(|&i| (keys[i], others[i]));
+    order
 }
 
 /// Appends the group's properties, restricted to `rows`, as Arrow columns.
