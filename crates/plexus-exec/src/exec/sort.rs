@@ -10,7 +10,10 @@
 //! a stable sort. With a top-k (`Sort … (top s + l)`: a SKIP/LIMIT follows) only the `k =
 //! s + l` first rows can be returned, so whenever the buffer reaches `max(2k,
 //! TOP_K_MIN_BUFFER_ROWS)` rows it is cut back to its k first (a selection, O(buffer)); every
-//! row's key is still evaluated. At the end it is cut to k and sorted. The serial Sort
+//! row's key is still evaluated. After a cut the k-th row is the *bar*: a later row whose
+//! keys do not order before the bar's (equal keys do not: its position is later) can never
+//! be among the k first, so it is not copied into the buffer at all — on a long input most
+//! rows stop at one key comparison. At the end it is cut to k and sorted. The serial Sort
 //! (`ops::Sort`) feeds all its input to one buffer.
 //!
 //! PARTIAL SORTING
@@ -139,6 +142,8 @@ pub(super) struct SortBuffer {
     needed: Option<usize>,
     /// Rows fed so far: the next row's position.
     fed_rows: u64,
+    /// After a top-k cut, the keys of the last of the k rows kept (see THE BUFFER).
+    bar: Option<Vec<Value>>,
 }
 
 impl SortBuffer {
@@ -147,6 +152,7 @@ impl SortBuffer {
             rows: Vec::new(),
             needed: spec.rows_needed(ctx),
             fed_rows: 0,
+            bar: None,
         }
     }
 
@@ -159,21 +165,39 @@ impl SortBuffer {
     ) -> Result<()> {
         let reads = PropertyReads::of(spec.keys.iter().map(|k| &k.expr));
         let prefetched = reads.fetch(batch, ctx);
+        let bound = buffer_bound(self.needed);
         for row in 0..batch.len() {
             let mut env = Env::with_prefetched(batch, row, &prefetched);
             let mut key = Vec::with_capacity(spec.keys.len());
             for k in &spec.keys {
                 key.push(eval(&k.expr, &mut env, ctx)?);
             }
-            self.rows.push((key, self.fed_rows, batch.row(row)));
+            let position = self.fed_rows;
             self.fed_rows += 1;
-        }
-        if let (Some(k), Some(bound)) = (self.needed, buffer_bound(self.needed))
-            && self.rows.len() >= bound
-        {
-            spec.cut(&mut self.rows, k);
+            if (self.bar.as_ref()).is_some_and(|bar| spec.compare_keys(&key, bar).is_ge()) {
+                continue;
+            }
+            self.rows.push((key, position, batch.row(row)));
+            if let (Some(k), Some(bound)) = (self.needed, bound)
+                && self.rows.len() >= bound
+            {
+                spec.cut(&mut self.rows, k);
+                self.bar = self.last_kept(spec);
+            }
         }
         check_materialized(self.rows.len())
+    }
+
+    /// The keys of the last row the buffer keeps (it holds no more than k rows, just cut).
+    fn last_kept(&self, spec: &SortSpec) -> Option<Vec<Value>> {
+        let k = self.needed?;
+        debug_assert!(self.rows.len() <= k, "called right after a cut");
+        if self.rows.len() < k || k == 0 {
+            // Fewer than k rows so far, or k = 0 (nothing is kept; no bar needed).
+            return None;
+        }
+        let last = self.rows.iter().max_by(|a, b| spec.compare(a, b))?;
+        Some(last.0.clone())
     }
 
     /// The rows in order (only the k first with a top-k).
