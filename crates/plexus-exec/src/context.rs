@@ -166,6 +166,8 @@ pub struct ExecState {
     /// The most paths a variable-length expand may enumerate from one start node (the
     /// `var_length_path_limit` setting).
     pub path_limit: usize,
+    /// Whether filters run compiled code (the `jit` setting; see `exec::jit`).
+    pub jit: plexus_jit::JitMode,
 }
 
 /// The most paths one variable-length expand may enumerate from one start node, unless the
@@ -186,6 +188,7 @@ impl ExecState {
             import_dir: None,
             implicit_transaction: false,
             path_limit: DEFAULT_PATH_LIMIT,
+            jit: plexus_jit::JitMode::default(),
         }
     }
 }

@@ -25,6 +25,7 @@
 //! runs when the caller says it lends an auto-commit transaction
 //! ([`Cursor::with_implicit_transaction`]).
 
+use plexus_jit::JitMode;
 use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, build};
 use crate::result::QueryResult;
 use plexus_cypher::ast::{QueryMode, Statement};
@@ -147,6 +148,12 @@ impl Cursor {
     /// `var_length_path_limit` setting; default [`crate::DEFAULT_PATH_LIMIT`]).
     pub fn with_path_limit(mut self, limit: usize) -> Cursor {
         self.state.path_limit = limit.max(1);
+        self
+    }
+
+    /// Whether filters run compiled code (the `jit` setting; default adaptive).
+    pub fn with_jit(mut self, mode: JitMode) -> Cursor {
+        self.state.jit = mode;
         self
     }
 

@@ -818,6 +818,7 @@ fn worker_state(parent: &ExecState) -> ExecState {
     state.clock = parent.clock;
     state.may_write = false;
     state.path_limit = parent.path_limit;
+    state.jit = parent.jit;
     state.deleted_edge_types = parent.deleted_edge_types.clone();
     state.profile = parent
         .profile

@@ -1,0 +1,186 @@
+//! The Filter operator's compiled path: when and how a filter runs `plexus_jit` code.
+//!
+//! WHAT
+//! ====
+//! A [`FilterJit`] lives in each Filter stage. Per batch, under the session's `jit` setting
+//! (`ExecState::jit`):
+//! - `off`: nothing; the vectorised interpreter, else the row evaluator, as before;
+//! - `on`: the first batch of each type signature compiles synchronously (or takes the
+//!   process-wide cache's code), and every batch runs compiled;
+//! - `adaptive` (the default): a cache miss starts a background compile and this batch is
+//!   interpreted; later batches poll, and run compiled once the code is ready.
+//!
+//! The leaves are the vectorised interpreter's own typed columns (`vector::leaf`), the
+//! parameters the statement's values; the signature of their types picks the code. Anything
+//! the JIT does not take — a predicate with an uncovered operator (decided once, when the
+//! stage is built), a string or mixed column, a parameter of another type, a batch on which
+//! some row would raise an error — returns `None`, and the caller runs the interpreter on that
+//! batch: the answer (rows, errors) is always the interpreter's.
+//!
+//! [`FilterJit::mode`] tells PROFILE what ran: `compiled` (every batch), `interpreted`, or
+//! `mixed` (adaptive's switch, or batches that fell back), and the compile time.
+//!
+//! NOT YET
+//! =======
+//! One filter predicate at a time; the pipeline around it (scan, expand, project, aggregate)
+//! stays interpreted.
+
+use crate::context::{Batch, ExecContext};
+use crate::eval::prefetch::Prefetched;
+use crate::eval::vector::{self, Vector};
+use arrow::array::BooleanArray;
+use plexus_jit::{
+    Cache, Column, CompiledPredicate, JitMode, Lookup, Shape, Signature, Unsupported, shape,
+};
+use plexus_plan::logical::BExpr;
+use plexus_value::value::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A Filter's JIT state (see the module docs).
+pub(crate) struct FilterJit {
+    shape: Result<Shape, Unsupported>,
+    /// The code for the signature last seen, or the compile under way for it.
+    current: Option<Lookup>,
+    pub(crate) compiled_batches: u64,
+    pub(crate) interpreted_batches: u64,
+    pub(crate) compile_time: Option<Duration>,
+}
+
+impl FilterJit {
+    pub(crate) fn new(predicate: &BExpr) -> FilterJit {
+        FilterJit {
+            shape: shape(predicate),
+            current: None,
+            compiled_batches: 0,
+            interpreted_batches: 0,
+            compile_time: None,
+        }
+    }
+
+    /// Why the predicate is never compiled, if it is not (EXPLAIN's "jit: no (...)").
+    pub(crate) fn unsupported(&self) -> Option<&Unsupported> {
+        self.shape.as_ref().err()
+    }
+
+    /// What ran so far: `compiled`, `interpreted` or `mixed`.
+    pub(crate) fn mode(&self) -> &'static str {
+        match (self.compiled_batches, self.interpreted_batches) {
+            (0, _) => "interpreted",
+            (_, 0) => "compiled",
+            _ => "mixed",
+        }
+    }
+
+    /// The predicate's mask over `batch` from compiled code, or `None`: run the interpreter.
+    pub(crate) fn mask(
+        &mut self,
+        predicate: &BExpr,
+        batch: &Batch,
+        prefetched: &Prefetched,
+        ctx: &ExecContext,
+    ) -> Option<BooleanArray> {
+        let mask = self.try_mask(predicate, batch, prefetched, ctx);
+        if mask.is_some() {
+            self.compiled_batches += 1;
+        } else {
+            self.interpreted_batches += 1;
+        }
+        mask
+    }
+
+    fn try_mask(
+        &mut self,
+        predicate: &BExpr,
+        batch: &Batch,
+        prefetched: &Prefetched,
+        ctx: &ExecContext,
+    ) -> Option<BooleanArray> {
+        let mode = ctx.state.jit;
+        if mode == JitMode::Off || batch.is_empty() {
+            return None;
+        }
+        let FilterJit {
+            shape,
+            current,
+            compile_time,
+            ..
+        } = self;
+        let shape = shape.as_ref().ok()?;
+        let vectors = shape
+            .leaves
+            .iter()
+            .map(|leaf| {
+                let expr = match leaf {
+                    plexus_jit::Leaf::Slot(slot) => BExpr::Slot(*slot),
+                    plexus_jit::Leaf::Property(slot, key) => {
+                        BExpr::Property(Box::new(BExpr::Slot(*slot)), key.clone())
+                    }
+                };
+                vector::leaf(&expr, batch, prefetched)
+            })
+            .collect::<Option<Vec<Vector>>>()?;
+        let columns = vectors
+            .iter()
+            .map(|v| match v {
+                Vector::Int(a) => Some(Column::Int(a)),
+                Vector::Float(a) => Some(Column::Float(a)),
+                Vector::Bool(a) => Some(Column::Bool(a)),
+                Vector::Str(_) => None,
+            })
+            .collect::<Option<Vec<Column>>>()?;
+        let params = shape
+            .params
+            .iter()
+            .map(|name| ctx.params.get(&**name))
+            .collect::<Option<Vec<&Value>>>()?;
+        let signature = Signature::of(&columns, &params)?;
+        let compiled = code(current, predicate, shape, &signature, mode, ctx)?;
+        compile_time.get_or_insert(compiled.compile_time());
+        compiled.run(&columns, &params, batch.len())
+    }
+}
+
+/// The code for `signature`: kept from the last batch in `current`, or from the cache
+/// (compiling on a miss); `None` while a background compile is under way or when the types
+/// are not compiled.
+fn code(
+    current: &mut Option<Lookup>,
+    predicate: &BExpr,
+    shape: &Shape,
+    signature: &Signature,
+    mode: JitMode,
+    ctx: &ExecContext,
+) -> Option<Arc<CompiledPredicate>> {
+    let fresh = match current.take() {
+        Some(Lookup::Ready(code)) if code.signature() == signature => Lookup::Ready(code),
+        Some(Lookup::Pending(cell)) => match Lookup::of(&cell) {
+            Lookup::Ready(code) if code.signature() != signature => {
+                lookup(predicate, shape, signature, mode, ctx)
+            }
+            other => other,
+        },
+        _ => lookup(predicate, shape, signature, mode, ctx),
+    };
+    let code = match &fresh {
+        Lookup::Ready(code) => Some(code.clone()),
+        _ => None,
+    };
+    *current = Some(fresh);
+    code
+}
+
+fn lookup(
+    predicate: &BExpr,
+    shape: &Shape,
+    signature: &Signature,
+    mode: JitMode,
+    ctx: &ExecContext,
+) -> Lookup {
+    let cache = Cache::global();
+    let version = ctx.tx.schema_version();
+    match mode {
+        JitMode::On => cache.get_or_compile(predicate, shape, signature, version),
+        _ => cache.get_or_spawn(predicate, shape, signature, version),
+    }
+}
