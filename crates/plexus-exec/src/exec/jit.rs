@@ -37,6 +37,10 @@ use plexus_value::value::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(test)]
+#[path = "jit_differential.rs"]
+mod differential;
+
 /// A Filter's JIT state (see the module docs).
 pub(crate) struct FilterJit {
     shape: Result<Shape, Unsupported>,
