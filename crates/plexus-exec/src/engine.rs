@@ -25,6 +25,7 @@
 //! runs when the caller says it lends an auto-commit transaction
 //! ([`Cursor::with_implicit_transaction`]).
 
+use crate::context::JitProfile;
 use plexus_jit::JitMode;
 use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, build};
 use crate::result::QueryResult;
@@ -216,9 +217,10 @@ impl Cursor {
             (None, Some(profile)) if self.finished => {
                 Some(self.plan.root.render(&|id| match profile.get(id) {
                     Some(p) => format!(
-                        "  [rows={}, time={:.3}ms]",
+                        "  [rows={}, time={:.3}ms{}]",
                         p.rows,
-                        p.time.as_secs_f64() * 1e3
+                        p.time.as_secs_f64() * 1e3,
+                        p.jit.as_ref().map(JitProfile::text).unwrap_or_default()
                     ),
                     None => String::new(),
                 }))

@@ -17,15 +17,17 @@
 //! some row would raise an error — returns `None`, and the caller runs the interpreter on that
 //! batch: the answer (rows, errors) is always the interpreter's.
 //!
-//! [`FilterJit::mode`] tells PROFILE what ran: `compiled` (every batch), `interpreted`, or
-//! `mixed` (adaptive's switch, or batches that fell back), and the compile time.
+//! [`FilterJit::take_profile`] tells PROFILE what ran (`JitProfile::text`): `compiled` (every
+//! batch), `interpreted`, or `mixed` (adaptive's switch, or batches that fell back), with the
+//! compile time of the code; or `no (why)` for a predicate with an operator the JIT does not
+//! cover.
 //!
 //! NOT YET
 //! =======
 //! One filter predicate at a time; the pipeline around it (scan, expand, project, aggregate)
 //! stays interpreted.
 
-use crate::context::{Batch, ExecContext};
+use crate::context::{Batch, ExecContext, JitProfile};
 use crate::eval::prefetch::Prefetched;
 use crate::eval::vector::{self, Vector};
 use arrow::array::BooleanArray;
@@ -35,7 +37,6 @@ use plexus_jit::{
 use plexus_plan::logical::BExpr;
 use plexus_value::value::Value;
 use std::sync::Arc;
-use std::time::Duration;
 
 #[cfg(test)]
 #[path = "jit_differential.rs"]
@@ -46,34 +47,31 @@ pub(crate) struct FilterJit {
     shape: Result<Shape, Unsupported>,
     /// The code for the signature last seen, or the compile under way for it.
     current: Option<Lookup>,
-    pub(crate) compiled_batches: u64,
-    pub(crate) interpreted_batches: u64,
-    pub(crate) compile_time: Option<Duration>,
+    /// What ran since PROFILE last took it.
+    profile: JitProfile,
 }
 
 impl FilterJit {
     pub(crate) fn new(predicate: &BExpr) -> FilterJit {
+        let shape = shape(predicate);
+        let profile = JitProfile {
+            unsupported: shape.as_ref().err().map(ToString::to_string),
+            ..JitProfile::default()
+        };
         FilterJit {
-            shape: shape(predicate),
+            shape,
             current: None,
-            compiled_batches: 0,
-            interpreted_batches: 0,
-            compile_time: None,
+            profile,
         }
     }
 
-    /// Why the predicate is never compiled, if it is not (EXPLAIN's "jit: no (...)").
-    pub(crate) fn unsupported(&self) -> Option<&Unsupported> {
-        self.shape.as_ref().err()
-    }
-
-    /// What ran so far: `compiled`, `interpreted` or `mixed`.
-    pub(crate) fn mode(&self) -> &'static str {
-        match (self.compiled_batches, self.interpreted_batches) {
-            (0, _) => "interpreted",
-            (_, 0) => "compiled",
-            _ => "mixed",
-        }
+    /// What ran since the last call (PROFILE adds these up per operator).
+    pub(crate) fn take_profile(&mut self) -> JitProfile {
+        let fresh = JitProfile {
+            unsupported: self.profile.unsupported.clone(),
+            ..JitProfile::default()
+        };
+        std::mem::replace(&mut self.profile, fresh)
     }
 
     /// The predicate's mask over `batch` from compiled code, or `None`: run the interpreter.
@@ -86,9 +84,9 @@ impl FilterJit {
     ) -> Option<BooleanArray> {
         let mask = self.try_mask(predicate, batch, prefetched, ctx);
         if mask.is_some() {
-            self.compiled_batches += 1;
+            self.profile.compiled_batches += 1;
         } else {
-            self.interpreted_batches += 1;
+            self.profile.interpreted_batches += 1;
         }
         mask
     }
@@ -107,8 +105,7 @@ impl FilterJit {
         let FilterJit {
             shape,
             current,
-            compile_time,
-            ..
+            profile,
         } = self;
         let shape = shape.as_ref().ok()?;
         let vectors = shape
@@ -140,7 +137,7 @@ impl FilterJit {
             .collect::<Option<Vec<&Value>>>()?;
         let signature = Signature::of(&columns, &params)?;
         let compiled = code(current, predicate, shape, &signature, mode, ctx)?;
-        compile_time.get_or_insert(compiled.compile_time());
+        profile.compile_time = Some(compiled.compile_time());
         compiled.run(&columns, &params, batch.len())
     }
 }

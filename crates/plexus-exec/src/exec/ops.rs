@@ -492,6 +492,10 @@ impl Stage for Filter {
     }
 
     fn reset(&mut self) {}
+
+    fn take_jit_profile(&mut self) -> Option<crate::context::JitProfile> {
+        Some(self.jit.take_profile())
+    }
 }
 
 /// Whether `predicate` is true on `batch`'s row `row` (false and null are not; any other
