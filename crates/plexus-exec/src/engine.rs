@@ -26,11 +26,11 @@
 //! ([`Cursor::with_implicit_transaction`]).
 
 use crate::context::JitProfile;
-use plexus_jit::JitMode;
 use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, build};
 use crate::result::QueryResult;
 use plexus_cypher::ast::{QueryMode, Statement};
 use plexus_ingest::ImportDir;
+use plexus_jit::JitMode;
 use plexus_plan::Params;
 use plexus_plan::logical::{ProcedureRegistry, QueryPlan};
 use plexus_plan::optimizer::{self, OptimizerContext};

@@ -58,8 +58,7 @@ struct ParamArg {
 const PARAM_ARG_BYTES: i32 = 16;
 const COLUMN_ARG_BYTES: i32 = 16;
 
-type Entry =
-    unsafe extern "C" fn(*const ColumnArg, *const ParamArg, u64, *mut u8, *mut u8) -> u32;
+type Entry = unsafe extern "C" fn(*const ColumnArg, *const ParamArg, u64, *mut u8, *mut u8) -> u32;
 
 /// A predicate compiled for one signature; shared through the cache.
 pub struct CompiledPredicate {
@@ -138,7 +137,9 @@ impl CompiledPredicate {
                 Column::Bool(a) => {
                     bool_values.push(a.values().sliced());
                     ColumnArg {
-                        values: bool_values.last().map_or(all_valid.as_ptr(), Buffer::as_ptr),
+                        values: bool_values
+                            .last()
+                            .map_or(all_valid.as_ptr(), Buffer::as_ptr),
                         validity: validity(a.nulls()),
                     }
                 }
@@ -148,9 +149,18 @@ impl CompiledPredicate {
         let params: Vec<ParamArg> = params
             .iter()
             .map(|value| match value {
-                Value::Int(i) => ParamArg { bits: *i as u64, valid: 1 },
-                Value::Float(f) => ParamArg { bits: f.to_bits(), valid: 1 },
-                Value::Bool(b) => ParamArg { bits: u64::from(*b), valid: 1 },
+                Value::Int(i) => ParamArg {
+                    bits: *i as u64,
+                    valid: 1,
+                },
+                Value::Float(f) => ParamArg {
+                    bits: f.to_bits(),
+                    valid: 1,
+                },
+                Value::Bool(b) => ParamArg {
+                    bits: u64::from(*b),
+                    valid: 1,
+                },
                 _ => ParamArg { bits: 0, valid: 0 },
             })
             .collect();
@@ -268,7 +278,11 @@ fn emit_loop(
         };
         let valid = b.ins().load(types::I64, flags, params, offset + 8);
         let valid = b.ins().ireduce(types::I8, valid);
-        param_values.push(Val { ty: *ty, value, valid });
+        param_values.push(Val {
+            ty: *ty,
+            value,
+            valid,
+        });
     }
     let row = b.declare_var(types::I64);
     let fail = b.declare_var(types::I8);
@@ -375,7 +389,11 @@ impl Gen<'_, '_> {
                     self.b.ins().bxor_imm_u(x.valid, 1)
                 };
                 let valid = self.b.ins().iconst(types::I8, 1);
-                Ok(Val { ty: ColumnType::Bool, value, valid })
+                Ok(Val {
+                    ty: ColumnType::Bool,
+                    value,
+                    valid,
+                })
             }
             BExpr::In(item, list) => {
                 let item = self.expr(item)?;
@@ -412,11 +430,19 @@ impl Gen<'_, '_> {
 
     fn null(&mut self) -> Val {
         let zero = self.i8(0);
-        Val { ty: ColumnType::Null, value: zero, valid: zero }
+        Val {
+            ty: ColumnType::Null,
+            value: zero,
+            valid: zero,
+        }
     }
 
     fn bool_val(&mut self, value: Ir, valid: Ir) -> Val {
-        Val { ty: ColumnType::Bool, value, valid }
+        Val {
+            ty: ColumnType::Bool,
+            value,
+            valid,
+        }
     }
 
     fn constant(&mut self, value: &Value) -> Result<Val, Unsupported> {
@@ -428,14 +454,21 @@ impl Gen<'_, '_> {
             Value::Float(f) => (ColumnType::Float, self.b.ins().f64const(*f)),
             other => return Err(Unsupported::new(format!("a {} literal", other.type_name()))),
         };
-        Ok(Val { ty, value, valid: one })
+        Ok(Val {
+            ty,
+            value,
+            valid: one,
+        })
     }
 
     /// Bit `row` of the bitmap at `base`, as an `i8` 0/1.
     fn bit(&mut self, base: Ir) -> Ir {
         let byte_index = self.b.ins().ushr_imm_u(self.row, 3);
         let address = self.b.ins().iadd(base, byte_index);
-        let byte = self.b.ins().load(types::I8, MemFlagsData::trusted(), address, 0);
+        let byte = self
+            .b
+            .ins()
+            .load(types::I8, MemFlagsData::trusted(), address, 0);
         let shift = self.b.ins().band_imm_u(self.row, 7);
         let shift = self.b.ins().ireduce(types::I8, shift);
         let shifted = self.b.ins().ushr(byte, shift);
@@ -449,7 +482,11 @@ impl Gen<'_, '_> {
             ColumnType::Int | ColumnType::Float => {
                 let offset = self.b.ins().ishl_imm_u(self.row, 3);
                 let address = self.b.ins().iadd(values, offset);
-                let mem = if ty == ColumnType::Int { types::I64 } else { types::F64 };
+                let mem = if ty == ColumnType::Int {
+                    types::I64
+                } else {
+                    types::F64
+                };
                 self.b.ins().load(mem, MemFlagsData::trusted(), address, 0)
             }
             ColumnType::Bool | ColumnType::Null => self.bit(values),
@@ -516,7 +553,11 @@ impl Gen<'_, '_> {
                     }
                     ArithOp::Power => return Err(Unsupported::new("^")),
                 };
-                Ok(Val { ty: Int, value, valid })
+                Ok(Val {
+                    ty: Int,
+                    value,
+                    valid,
+                })
             }
             _ => {
                 if matches!(op, ArithOp::Modulo | ArithOp::Power) {
@@ -534,7 +575,11 @@ impl Gen<'_, '_> {
                     ArithOp::Multiply => self.b.ins().fmul(x, y),
                     _ => self.b.ins().fdiv(x, y),
                 };
-                Ok(Val { ty: Float, value, valid })
+                Ok(Val {
+                    ty: Float,
+                    value,
+                    valid,
+                })
             }
         }
     }
@@ -617,8 +662,9 @@ impl Gen<'_, '_> {
                 (ColumnType::Int, Value::Int(c)) => {
                     Some(self.b.ins().icmp_imm_s(IntCC::Equal, item.value, *c))
                 }
-                (ColumnType::Int, Value::Float(f)) => exact_int(*f)
-                    .map(|c| self.b.ins().icmp_imm_s(IntCC::Equal, item.value, c)),
+                (ColumnType::Int, Value::Float(f)) => {
+                    exact_int(*f).map(|c| self.b.ins().icmp_imm_s(IntCC::Equal, item.value, c))
+                }
                 (ColumnType::Float, Value::Float(f)) => {
                     let c = self.b.ins().f64const(*f);
                     Some(self.b.ins().fcmp(FloatCC::Equal, item.value, c))
@@ -627,9 +673,11 @@ impl Gen<'_, '_> {
                     let c = self.b.ins().f64const(f);
                     self.b.ins().fcmp(FloatCC::Equal, item.value, c)
                 }),
-                (ColumnType::Bool, Value::Bool(c)) => {
-                    Some(self.b.ins().icmp_imm_s(IntCC::Equal, item.value, i64::from(*c)))
-                }
+                (ColumnType::Bool, Value::Bool(c)) => Some(self.b.ins().icmp_imm_s(
+                    IntCC::Equal,
+                    item.value,
+                    i64::from(*c),
+                )),
                 // Null candidates make the answer unknown (above); any other candidate never
                 // equals a number or boolean.
                 _ => None,
@@ -643,11 +691,7 @@ impl Gen<'_, '_> {
             return Ok(self.bool_val(value, valid));
         }
         let value = self.b.ins().band(any, item.valid);
-        let valid = if unknown {
-            value
-        } else {
-            item.valid
-        };
+        let valid = if unknown { value } else { item.valid };
         Ok(self.bool_val(value, valid))
     }
 }

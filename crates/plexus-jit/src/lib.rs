@@ -107,9 +107,7 @@ impl FromStr for JitMode {
             "off" => Ok(JitMode::Off),
             "on" => Ok(JitMode::On),
             "adaptive" => Ok(JitMode::Adaptive),
-            other => Err(format!(
-                "expected off, on or adaptive, not '{other}'"
-            )),
+            other => Err(format!("expected off, on or adaptive, not '{other}'")),
         }
     }
 }

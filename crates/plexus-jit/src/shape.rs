@@ -158,9 +158,7 @@ fn describe(expr: &BExpr) -> String {
     let name = match expr {
         BExpr::StringOp(..) => "a string predicate",
         BExpr::Call(name, _) => return format!("function {name}()"),
-        BExpr::HasLabels(..) | BExpr::LabelTest(..) | BExpr::DynamicLabels { .. } => {
-            "a label test"
-        }
+        BExpr::HasLabels(..) | BExpr::LabelTest(..) | BExpr::DynamicLabels { .. } => "a label test",
         BExpr::Xor(..) => "XOR",
         BExpr::Negate(..) => "unary minus",
         BExpr::Case { .. } => "CASE",
@@ -196,13 +194,19 @@ mod tests {
             )),
         );
         let shape = shape(&expr).unwrap();
-        assert_eq!(shape.leaves, vec![Leaf::Property(0, Arc::from("x")), Leaf::Slot(1)]);
+        assert_eq!(
+            shape.leaves,
+            vec![Leaf::Property(0, Arc::from("x")), Leaf::Slot(1)]
+        );
         assert_eq!(shape.params, vec![Arc::<str>::from("c")]);
     }
 
     #[test]
     fn uncovered_operators_are_named() {
-        let expr = BExpr::Not(Box::new(BExpr::Call(Arc::from("abs"), vec![BExpr::Slot(0)])));
+        let expr = BExpr::Not(Box::new(BExpr::Call(
+            Arc::from("abs"),
+            vec![BExpr::Slot(0)],
+        )));
         assert_eq!(shape(&expr).unwrap_err().0, "function abs()");
         let chain = BExpr::Compare(
             vec![BExpr::Slot(0), BExpr::Slot(1), BExpr::Slot(2)],

@@ -389,7 +389,10 @@ impl Connection {
                     self.session.isolation.name().to_string(),
                     &self.session.isolation_source,
                 ),
-                "jit" => (self.session.jit.name().to_string(), &self.session.jit_source),
+                "jit" => (
+                    self.session.jit.name().to_string(),
+                    &self.session.jit_source,
+                ),
                 _ => (
                     self.parallel.workers.to_string(),
                     &self.session.query_threads_source,

@@ -90,14 +90,24 @@ fn the_setting_is_per_session_and_checked() {
     let other = db.connect();
     set(&mut conn, "ON");
     let value = |c: &Connection| {
-        let row = c.settings().into_iter().find(|r| r.name == "jit").expect("jit row");
+        let row = c
+            .settings()
+            .into_iter()
+            .find(|r| r.name == "jit")
+            .expect("jit row");
         (row.value, row.source)
     };
     assert_eq!(value(&conn), ("on".to_string(), "session".to_string()));
-    assert_eq!(value(&other), ("adaptive".to_string(), "default".to_string()));
+    assert_eq!(
+        value(&other),
+        ("adaptive".to_string(), "default".to_string())
+    );
     let e = conn
         .execute("SET SESSION jit = sometimes", &Params::new())
         .unwrap_err()
         .to_string();
-    assert!(e.contains("jit") && e.contains("off, on or adaptive"), "{e}");
+    assert!(
+        e.contains("jit") && e.contains("off, on or adaptive"),
+        "{e}"
+    );
 }

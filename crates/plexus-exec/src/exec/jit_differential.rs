@@ -74,7 +74,10 @@ fn values_of(kind: usize) -> BoxedStrategy<Value> {
 }
 
 fn column(len: usize, kind: usize) -> impl Strategy<Value = Vec<Value>> {
-    prop::collection::vec(prop_oneof![5 => values_of(kind), 1 => Just(Value::Null)], len)
+    prop::collection::vec(
+        prop_oneof![5 => values_of(kind), 1 => Just(Value::Null)],
+        len,
+    )
 }
 
 /// A literal: mostly numbers, sometimes null or a boolean.
@@ -148,7 +151,8 @@ fn predicate() -> impl Strategy<Value = BExpr> {
 type Case = (Vec<Vec<Value>>, Value, Value, BExpr);
 
 fn case() -> impl Strategy<Value = Case> {
-    let kind = || prop_oneof![4 => Just(0usize), 2 => Just(1), 1 => Just(2), 1 => Just(3), 1 => Just(4)];
+    let kind =
+        || prop_oneof![4 => Just(0usize), 2 => Just(1), 1 => Just(2), 1 => Just(3), 1 => Just(4)];
     (1usize..70, kind(), kind(), 0..3).prop_flat_map(|(len, k0, k1, same)| {
         let k1 = if same > 0 { k0 } else { k1 };
         (
@@ -230,7 +234,11 @@ fn compiled_predicates_agree_with_the_row_evaluator() {
                 }
                 return Ok(());
             };
-            prop_assert!(failing.is_none(), "a mask although {}", failing.unwrap_or_default());
+            prop_assert!(
+                failing.is_none(),
+                "a mask although {}",
+                failing.unwrap_or_default()
+            );
             for row in 0..batch.len() {
                 let expected = match eval(&expr, &mut Env::new(&batch, row), ctx) {
                     Ok(Value::Bool(b)) => Some(b),
@@ -246,7 +254,12 @@ fn compiled_predicates_agree_with_the_row_evaluator() {
                 prop_assert_eq!(actual, expected, "row {} of {:?}", row, expr);
             }
             if let Some(vectors) = vector::predicate(&expr, &batch, &pre, ctx) {
-                prop_assert_eq!(vectors, mask, "vectors and compiled code differ on {:?}", expr);
+                prop_assert_eq!(
+                    vectors,
+                    mask,
+                    "vectors and compiled code differ on {:?}",
+                    expr
+                );
             }
             bump(&counts.masks);
             Ok(())

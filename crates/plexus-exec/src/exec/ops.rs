@@ -472,8 +472,8 @@ impl Stage for Filter {
         // The whole batch as compiled code (`exec::jit`), else as vectors where the predicate
         // allows it (`eval::vector`), else row at a time: same rows, same errors.
         let compiled = self.jit.mask(&self.predicate, input, &prefetched, ctx);
-        if let Some(mask) = compiled
-            .or_else(|| vector::predicate(&self.predicate, input, &prefetched, ctx))
+        if let Some(mask) =
+            compiled.or_else(|| vector::predicate(&self.predicate, input, &prefetched, ctx))
         {
             for row in 0..input.len() {
                 if mask.is_valid(row) && mask.value(row) {

@@ -53,8 +53,8 @@
 //! inputs'* like every other operator — the driver adds the time of each pull of the source
 //! and of each stage's `execute` to that stage and to every stage above it.
 
-use crate::context::JitProfile;
 use super::{BATCH_ROWS, Batch, ExecContext, Operator};
+use crate::context::JitProfile;
 use plexus_value::error::Result;
 use std::time::{Duration, Instant};
 
