@@ -503,7 +503,7 @@ impl Gen<'_, '_> {
         self.b.def_var(self.fail, now);
     }
 
-    fn to_float(&mut self, v: Val) -> Ir {
+    fn as_float(&mut self, v: Val) -> Ir {
         match v.ty {
             ColumnType::Int => self.b.ins().fcvt_from_sint(types::F64, v.value),
             _ => v.value,
@@ -568,7 +568,7 @@ impl Gen<'_, '_> {
                     let zero = self.b.ins().icmp_imm_s(IntCC::Equal, b.value, 0);
                     self.fail_where(zero, a, b);
                 }
-                let (x, y) = (self.to_float(a), self.to_float(b));
+                let (x, y) = (self.as_float(a), self.as_float(b));
                 let value = match op {
                     ArithOp::Add => self.b.ins().fadd(x, y),
                     ArithOp::Subtract => self.b.ins().fsub(x, y),
