@@ -44,8 +44,9 @@
 //! - leaves and parameters are checked against the types the code was compiled for on every
 //!   call ([`CompiledPredicate::run`] returns `None` on any mismatch).
 //!
-//! `tests/differential.rs` checks this against the row evaluator's rules on random
-//! expressions over random columns (nulls, NaN, ±0.0, ±inf, the extreme integers).
+//! The differential property test in `plexus-exec` (`exec/jit_differential.rs`, where the row
+//! evaluator lives) checks this on random expressions over random columns (nulls, NaN, ±0.0,
+//! ±inf, the extreme integers); `tests/compiled.rs` here holds hand-written cases.
 //!
 //! Compiled predicates are cached ([`cache`]) by fingerprint and leaf/parameter types, with a
 //! bound on the number of modules; a module's code is freed when the last user of an evicted
