@@ -139,7 +139,7 @@ impl Cache {
     ) -> Lookup {
         let (cell, created) = self.cell(key(shape, signature, catalog_version));
         if created {
-            let _ = cell.set(compile(expr, shape, signature).map(Arc::new));
+            let _ = cell.set(guarded_compile(expr, shape, signature));
         }
         cell.wait();
         Lookup::of(&cell)
@@ -161,7 +161,7 @@ impl Cache {
             let spawned = std::thread::Builder::new()
                 .name("plexus-jit".into())
                 .spawn(move || {
-                    let _ = target.set(compile(&expr, &shape, &signature).map(Arc::new));
+                    let _ = target.set(guarded_compile(&expr, &shape, &signature));
                 });
             if let Err(e) = spawned {
                 let _ = cell.set(Err(Unsupported::new(format!("no compile thread: {e}"))));
@@ -169,6 +169,20 @@ impl Cache {
         }
         Lookup::of(&cell)
     }
+}
+
+/// Compiles, turning a panic inside the code generator into "not compiled": a cell is always
+/// set, so nobody waits on it forever, and the query runs interpreted.
+fn guarded_compile(
+    expr: &BExpr,
+    shape: &Shape,
+    signature: &Signature,
+) -> Result<Arc<CompiledPredicate>, Unsupported> {
+    // Nothing is shared with the compile but its inputs, read only: no state to leave torn.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        compile(expr, shape, signature).map(Arc::new)
+    }))
+    .unwrap_or_else(|_| Err(Unsupported::new("the code generator panicked")))
 }
 
 fn key(shape: &Shape, signature: &Signature, catalog_version: u64) -> Key {

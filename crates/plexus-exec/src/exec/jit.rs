@@ -49,7 +49,14 @@ pub(crate) struct FilterJit {
     current: Option<Lookup>,
     /// What ran since PROFILE last took it.
     profile: JitProfile,
+    /// Batches in a row whose types compiled code does not take (see [`MAX_DECLINED_BATCHES`]).
+    declined_in_a_row: u32,
 }
+
+/// After this many batches in a row whose column or parameter types are not compiled (a
+/// string column, say), a Filter stops trying: each try converts the leaf columns, which the
+/// interpreter then converts again. Column types rarely change between batches of one scan.
+const MAX_DECLINED_BATCHES: u32 = 4;
 
 impl FilterJit {
     pub(crate) fn new(predicate: &BExpr) -> FilterJit {
@@ -62,6 +69,7 @@ impl FilterJit {
             shape,
             current: None,
             profile,
+            declined_in_a_row: 0,
         }
     }
 
@@ -99,15 +107,21 @@ impl FilterJit {
         ctx: &ExecContext,
     ) -> Option<BooleanArray> {
         let mode = ctx.state.jit;
-        if mode == JitMode::Off || batch.is_empty() {
+        if mode == JitMode::Off
+            || batch.is_empty()
+            || self.declined_in_a_row >= MAX_DECLINED_BATCHES
+        {
             return None;
         }
         let FilterJit {
             shape,
             current,
             profile,
+            declined_in_a_row,
         } = self;
         let shape = shape.as_ref().ok()?;
+        // Counted as declined until the types are known to compile (reset below).
+        *declined_in_a_row += 1;
         let vectors = shape
             .leaves
             .iter()
@@ -136,7 +150,11 @@ impl FilterJit {
             .map(|name| ctx.params.get(&**name))
             .collect::<Option<Vec<&Value>>>()?;
         let signature = Signature::of(&columns, &params)?;
-        let compiled = code(current, predicate, shape, &signature, mode, ctx)?;
+        let code = code(current, predicate, shape, &signature, mode, ctx);
+        if !matches!(current, Some(Lookup::Unsupported(_))) {
+            *declined_in_a_row = 0;
+        }
+        let compiled = code?;
         profile.compile_time = Some(compiled.compile_time());
         compiled.run(&columns, &params, batch.len())
     }
