@@ -48,8 +48,8 @@
 //! evaluator lives) checks this on random expressions over random columns (nulls, NaN, ±0.0,
 //! ±inf, the extreme integers); `tests/compiled.rs` here holds hand-written cases.
 //!
-//! Compiled predicates are cached ([`cache`]) by fingerprint and leaf/parameter types, with a
-//! bound on the number of modules; a module's code is freed when the last user of an evicted
+//! Compiled predicates are cached ([`cache`]) by fingerprint, leaf/parameter types and the
+//! catalog's schema version, with a bound on the number of modules; a module's code is freed when the last user of an evicted
 //! entry lets go of it.
 //!
 //! NOT YET
