@@ -33,9 +33,12 @@ LAYERS = {
     "plexus-plan": {
         "plexus-types", "plexus-cypher", "plexus-value", "plexus-txn", "plexus-ingest",
     },
+    # filter predicates compiled with Cranelift: expressions and values in, machine code out;
+    # it reads no storage and runs no operator (plexus-exec hands it typed columns)
+    "plexus-jit": {"plexus-types", "plexus-cypher", "plexus-value", "plexus-plan"},
     "plexus-exec": {
         "plexus-types", "plexus-cypher", "plexus-value", "plexus-plan", "plexus-storage",
-        "plexus-txn", "plexus-ingest",
+        "plexus-txn", "plexus-ingest", "plexus-jit",
     },
     "plexus": {
         "plexus-types", "plexus-storage", "plexus-txn", "plexus-algo", "plexus-cypher",

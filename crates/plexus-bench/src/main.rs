@@ -9,6 +9,8 @@
 //!                                                      # scans vs DuckDB (issue 18)
 //!     cargo run --release -p plexus-bench -- cypher --only khop --khop-scale 12
 //!                                                      # k-hop vs igraph (issue 24)
+//!     cargo run --release -p plexus-bench -- jit [--rows 10000000]
+//!                                                      # JIT modes on a filtered scan (issue 22)
 
 /// mimalloc instead of glibc malloc: a large commit frees millions of small buffers (rows,
 /// write sets), and glibc then consolidates its free lists inside the next statement's first
@@ -21,6 +23,7 @@ mod bank;
 mod cypher;
 mod graphar;
 mod ingest;
+mod jit;
 mod json;
 mod khop;
 mod mirror;
@@ -108,6 +111,9 @@ enum Command {
     /// The PostgreSQL mirror: initial copy rows/s, freshness under a fixed source load, and
     /// the source's throughput with and without the mirror (a throwaway PostgreSQL cluster).
     Mirror(mirror::Options),
+    /// An expression-heavy filtered scan with the JIT off, on and adaptive (cold and warm
+    /// code cache), with the compile time (issue 22).
+    Jit(jit::Options),
 }
 
 fn main() {
@@ -151,6 +157,7 @@ fn main() {
         Command::IngestChild { figure, data, db } => ingest::child(&figure, &data, &db),
         Command::Bank(options) => bank::run(&options).map_err(plexus::Error::InvalidArgument),
         Command::Mirror(options) => mirror::run(&options).map_err(plexus::Error::InvalidArgument),
+        Command::Jit(options) => jit::run(&options).map_err(plexus::Error::InvalidArgument),
     };
     if let Err(e) = result {
         eprintln!("plexus-bench: {e}");

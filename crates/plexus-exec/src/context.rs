@@ -134,6 +134,50 @@ pub struct UpdateStats {
 pub struct OperatorProfile {
     pub rows: u64,
     pub time: Duration,
+    /// A Filter's compiled-code record (see `exec::jit`).
+    pub jit: Option<JitProfile>,
+}
+
+/// How a Filter's batches ran (PROFILE's `jit=` part).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JitProfile {
+    pub compiled_batches: u64,
+    pub interpreted_batches: u64,
+    /// The compile time of the code it ran (the cache's original compile).
+    pub compile_time: Option<Duration>,
+    /// Why the predicate is never compiled, if it is not.
+    pub unsupported: Option<String>,
+}
+
+impl JitProfile {
+    /// `a` and `b` of one operator (two batches, two parallel workers) together.
+    pub fn merge(a: Option<JitProfile>, b: Option<JitProfile>) -> Option<JitProfile> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(JitProfile {
+                compiled_batches: a.compiled_batches + b.compiled_batches,
+                interpreted_batches: a.interpreted_batches + b.interpreted_batches,
+                compile_time: a.compile_time.max(b.compile_time),
+                unsupported: a.unsupported.or(b.unsupported),
+            }),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// PROFILE's text: ` jit=compiled compile=0.412ms`, ` jit=mixed(3/1)`, ` jit=no (XOR)`.
+    pub fn text(&self) -> String {
+        if let Some(why) = &self.unsupported {
+            return format!(" jit=no ({why})");
+        }
+        let mode = match (self.compiled_batches, self.interpreted_batches) {
+            (0, _) => "interpreted".to_string(),
+            (_, 0) => "compiled".to_string(),
+            (c, i) => format!("mixed({c} compiled/{i} interpreted)"),
+        };
+        match self.compile_time {
+            Some(t) => format!(" jit={mode} compile={:.3}ms", t.as_secs_f64() * 1e3),
+            None => format!(" jit={mode}"),
+        }
+    }
 }
 
 /// What a statement keeps from one pull of its result to the next: everything operators
@@ -166,6 +210,8 @@ pub struct ExecState {
     /// The most paths a variable-length expand may enumerate from one start node (the
     /// `var_length_path_limit` setting).
     pub path_limit: usize,
+    /// Whether filters run compiled code (the `jit` setting; see `exec::jit`).
+    pub jit: plexus_jit::JitMode,
 }
 
 /// The most paths one variable-length expand may enumerate from one start node, unless the
@@ -186,6 +232,7 @@ impl ExecState {
             import_dir: None,
             implicit_transaction: false,
             path_limit: DEFAULT_PATH_LIMIT,
+            jit: plexus_jit::JitMode::default(),
         }
     }
 }

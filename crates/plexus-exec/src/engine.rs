@@ -25,10 +25,12 @@
 //! runs when the caller says it lends an auto-commit transaction
 //! ([`Cursor::with_implicit_transaction`]).
 
+use crate::context::JitProfile;
 use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, build};
 use crate::result::QueryResult;
 use plexus_cypher::ast::{QueryMode, Statement};
 use plexus_ingest::ImportDir;
+use plexus_jit::JitMode;
 use plexus_plan::Params;
 use plexus_plan::logical::{ProcedureRegistry, QueryPlan};
 use plexus_plan::optimizer::{self, OptimizerContext};
@@ -150,6 +152,12 @@ impl Cursor {
         self
     }
 
+    /// Whether filters run compiled code (the `jit` setting; default adaptive).
+    pub fn with_jit(mut self, mode: JitMode) -> Cursor {
+        self.state.jit = mode;
+        self
+    }
+
     /// Says whether the caller lends an implicit (auto-commit) transaction to
     /// [`Cursor::next_chunk`]. A statement with `CALL { ... } IN TRANSACTIONS` needs one: it
     /// commits batches of its own beside it and replaces the lent transaction by a fresh one
@@ -209,9 +217,10 @@ impl Cursor {
             (None, Some(profile)) if self.finished => {
                 Some(self.plan.root.render(&|id| match profile.get(id) {
                     Some(p) => format!(
-                        "  [rows={}, time={:.3}ms]",
+                        "  [rows={}, time={:.3}ms{}]",
                         p.rows,
-                        p.time.as_secs_f64() * 1e3
+                        p.time.as_secs_f64() * 1e3,
+                        p.jit.as_ref().map(JitProfile::text).unwrap_or_default()
                     ),
                     None => String::new(),
                 }))

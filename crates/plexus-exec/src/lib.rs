@@ -28,6 +28,7 @@ pub mod result;
 pub use context::DEFAULT_PATH_LIMIT;
 pub use engine::Cursor;
 pub use engine::syntax_error;
+pub use plexus_jit::JitMode;
 pub use plexus_plan::logical::{Procedure, ProcedureFn, ProcedureRegistry};
 pub use plexus_plan::{MAX_QUERY_THREADS, ParallelConfig, Params, QUERY_THREADS_ENV};
 pub use plexus_value::{ErrorClass, MapValue as CypherValueMap, Phase, QueryError, Value};

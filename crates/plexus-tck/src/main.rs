@@ -15,13 +15,15 @@
 //! Output: one line per feature folder, then `N passed, M failed`. With `--floor FILE`
 //! (a file holding a number) the exit status is non-zero if fewer scenarios pass.
 //! `--failures` lists the failing scenarios with the reason; `--filter TEXT` runs only the
-//! scenarios whose file path or name contains TEXT.
+//! scenarios whose file path or name contains TEXT; `--set NAME=VALUE` (repeatable) opens
+//! every database with that setting (`--set default_jit=on`: every filter compiled).
 
 mod gherkin;
 mod values;
 
 use clap::Parser as _;
 use gherkin::{Scenario, Step};
+use plexus::settings::{Settings, Source};
 use plexus::{Config, Connection, Database, Params, Procedure, QueryResult};
 use plexus::{ErrorClass, Phase, QueryError};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -42,6 +44,10 @@ struct Args {
     /// Only run scenarios whose file path or name contains this text.
     #[arg(long)]
     filter: Option<String>,
+    /// A database setting for every scenario, `NAME=VALUE` (repeatable), e.g.
+    /// `--set default_jit=on` to run every filter compiled.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    settings: Vec<String>,
 }
 
 /// Stack for the thread that runs the scenarios (deeply nested queries recurse).
@@ -87,6 +93,21 @@ fn run(args: Args) -> i32 {
         );
         return 2;
     }
+    let mut settings = Settings::from_config(Config::default());
+    for pair in &args.settings {
+        let applied = pair
+            .split_once('=')
+            .ok_or_else(|| format!("--set {pair}: expected NAME=VALUE"))
+            .and_then(|(name, value)| {
+                settings
+                    .set(name.trim(), value.trim(), Source::CommandLine)
+                    .map_err(|e| format!("--set {pair}: {e}"))
+            });
+        if let Err(e) = applied {
+            eprintln!("plexus-tck: {e}");
+            return 2;
+        }
+    }
     let graphs = args.features.join("../graphs");
     // Keep panics from tests quiet; they are reported as failures.
     std::panic::set_hook(Box::new(|_| {}));
@@ -111,7 +132,7 @@ fn run(args: Args) -> i32 {
                 continue;
             }
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run_scenario(&scenario, &graphs)
+                run_scenario(&scenario, &graphs, &settings)
             }))
             .unwrap_or_else(|_| Err("panicked".to_string()));
             let entry = folders.entry(folder.clone()).or_default();
@@ -268,8 +289,8 @@ fn procedure_signature(text: &str) -> Option<Signature> {
     Some((name, inputs, input_types, outputs))
 }
 
-fn run_scenario(scenario: &Scenario, graphs: &Path) -> Result<(), String> {
-    let db = Database::open_in_memory(Config::default())
+fn run_scenario(scenario: &Scenario, graphs: &Path, settings: &Settings) -> Result<(), String> {
+    let db = Database::open_in_memory_settings(settings.clone())
         .map_err(|e| format!("cannot open a database: {e}"))?;
     let mut conn = db.connect();
     let mut params = Params::new();

@@ -165,13 +165,13 @@ fn query_params(conn: &mut plexus::Connection, map: &str) -> Result<Params, Stri
     }
 }
 
-fn run_file(path: &Path) -> Vec<String> {
+fn run_file(path: &Path, jit: Option<&str>) -> Vec<String> {
     let mut failures = Vec::new();
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => return vec![format!("{}: {e}", path.display())],
     };
-    let db = match Database::open_in_memory_settings(golden_settings()) {
+    let db = match Database::open_in_memory_settings(golden_settings(jit)) {
         Ok(db) => db,
         Err(e) => return vec![format!("cannot open a database: {e}")],
     };
@@ -243,9 +243,15 @@ fn run_file(path: &Path) -> Vec<String> {
 }
 
 /// The settings of every golden database: the defaults, with `tests/cypher/import` as the
-/// import directory (the CSV files of the `LOAD CSV` cases).
-fn golden_settings() -> Settings {
+/// import directory (the CSV files of the `LOAD CSV` cases) and `jit`, if given, as
+/// `default_jit`.
+fn golden_settings(jit: Option<&str>) -> Settings {
     let mut settings = Settings::from_config(Config::default());
+    if let Some(jit) = jit {
+        settings
+            .set("default_jit", jit, Source::Argument)
+            .expect("a valid jit mode");
+    }
     let import = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/cypher/import");
     settings
         .set(
@@ -268,18 +274,30 @@ fn mismatch(at: &str, expected: &[String], actual: &[String]) -> Option<String> 
     })
 }
 
-#[test]
-fn golden_cypher_tests() {
+/// Every golden file, under `default_jit = jit` if given.
+fn golden_cypher_tests_with(jit: Option<&str>) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/cypher");
     let mut files = Vec::new();
     collect(&root, &mut files);
     files.sort();
     assert!(!files.is_empty(), "no .test files under {}", root.display());
-    let failures: Vec<String> = files.iter().flat_map(|f| run_file(f)).collect();
+    let failures: Vec<String> = files.iter().flat_map(|f| run_file(f, jit)).collect();
     assert!(
         failures.is_empty(),
-        "{} golden failure(s):\n{}",
+        "{} golden failure(s) with jit = {jit:?}:\n{}",
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn golden_cypher_tests() {
+    golden_cypher_tests_with(None);
+}
+
+/// The same files with every filter compiled where the JIT covers it, from the first batch
+/// (`adaptive` mostly interprets databases this small): results must not change.
+#[test]
+fn golden_cypher_tests_with_jit_on() {
+    golden_cypher_tests_with(Some("on"));
 }

@@ -382,6 +382,13 @@ impl Transaction {
         Ok(())
     }
 
+    /// The catalog's version now: it changes with every schema change (a label, type or
+    /// property key created, an index added or dropped). Caches of code built for a schema
+    /// key on it.
+    pub fn schema_version(&self) -> u64 {
+        self.storage().schema_version()
+    }
+
     /// Makes [`SchemaCache`] current enough to hold `v`'s table; fails like
     /// `Storage::check_vertex_id` if there is no such table.
     fn refresh_schema(&mut self, v: VertexId) -> Result<()> {

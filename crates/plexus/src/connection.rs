@@ -32,7 +32,7 @@
 //! - `SHOW TRANSACTION ISOLATION LEVEL` answers one row, `isolation_level`: the open
 //!   transaction's level, or else the level the next transaction gets;
 //! - `SET SESSION name = value` changes a per-session setting (`transaction_isolation`,
-//!   `query_threads`); a server setting is refused with the reason;
+//!   `query_threads`, `jit`); a server setting is refused with the reason;
 //! - `SHOW SETTINGS` and `CALL db.settings()` list every setting: `name, value, scope,
 //!   source, description`, session settings with this session's values.
 //!
@@ -78,7 +78,7 @@ use plexus_cypher::ast::{
     TransactionCommand,
 };
 use plexus_exec::{
-    Cursor, ErrorClass, ParallelConfig, Params, Procedure, ProcedureRegistry, QueryError,
+    Cursor, ErrorClass, JitMode, ParallelConfig, Params, Procedure, ProcedureRegistry, QueryError,
     QueryResult, Value as CypherValue,
 };
 use plexus_ingest::{ExportDir, ImportDir};
@@ -121,6 +121,9 @@ struct Session {
     /// `SET NEXT TRANSACTION ISOLATION LEVEL`: taken by the next transaction.
     next_isolation: Option<IsolationLevel>,
     query_threads_source: SettingSource,
+    /// Whether this session's filters run compiled code (`SET SESSION jit = …`).
+    jit: JitMode,
+    jit_source: SettingSource,
 }
 
 /// The rows of one statement, pulled with [`Connection::pull`] (see the module docs).
@@ -250,6 +253,8 @@ impl Connection {
             isolation_source: source("default_isolation"),
             next_isolation: None,
             query_threads_source: source("default_query_threads"),
+            jit: settings.default_jit(),
+            jit_source: source("default_jit"),
         };
         let parallel = ParallelConfig {
             workers: settings.default_query_threads(),
@@ -349,6 +354,14 @@ impl Connection {
                 self.session.query_threads_source = SettingSource::Session;
                 self.refresh_settings_procedure();
             }
+            "jit" => {
+                let mode = value
+                    .parse()
+                    .map_err(|e: String| bad_value(format!("setting '{name}': {e}")))?;
+                self.session.jit = mode;
+                self.session.jit_source = SettingSource::Session;
+                self.refresh_settings_procedure();
+            }
             _ if self.settings.get(name).is_some() => {
                 return Err(session_error(
                     "ServerSettingReadOnly",
@@ -375,6 +388,10 @@ impl Connection {
                 "transaction_isolation" => (
                     self.session.isolation.name().to_string(),
                     &self.session.isolation_source,
+                ),
+                "jit" => (
+                    self.session.jit.name().to_string(),
+                    &self.session.jit_source,
                 ),
                 _ => (
                     self.parallel.workers.to_string(),
@@ -585,6 +602,7 @@ impl Connection {
                 cursor
                     .with_import_dir(self.import_dir.clone())
                     .with_path_limit(limit.unwrap_or(usize::MAX))
+                    .with_jit(self.session.jit)
             })
             .and_then(|cursor| cursor.with_implicit_transaction(self.tx.is_none()))
         });

@@ -50,7 +50,7 @@
 //! settings registered as secret ([`Settings::add_front_end`]) never show their value. Nothing
 //! here logs values.
 
-use plexus_exec::ParallelConfig;
+use plexus_exec::{JitMode, ParallelConfig};
 use plexus_ingest::{ExportDir, ImportDir};
 use plexus_types::{
     Config, DurabilityMode, Error, IsolationLevel, MergePolicy, Result, RunPacking,
@@ -133,6 +133,8 @@ pub struct Values {
     /// The most paths a variable-length pattern may match from one start node (see
     /// `plexus_exec::DEFAULT_PATH_LIMIT`).
     pub var_length_path_limit: u64,
+    /// Whether filters of the statements sessions run use compiled code (see docs/jit.md).
+    pub default_jit: JitMode,
 }
 
 /// One registered setting.
@@ -288,6 +290,13 @@ pub static REGISTRY: &[Setting] = &[
         u64::to_string
     ),
     setting!(
+        "default_jit",
+        "whether sessions start with filters compiled to machine code: off, on (compile before the first batch) or adaptive (interpret, compile in the background, switch when ready)",
+        |v| v.default_jit,
+        parse_enum::<JitMode>,
+        |m: &JitMode| m.name().to_string()
+    ),
+    setting!(
         "default_isolation",
         "the isolation level sessions start with: snapshot or serializable",
         |v| v.config.default_isolation,
@@ -314,6 +323,11 @@ pub static SESSION_SETTINGS: &[(&str, &str, &str)] = &[
         "query_threads",
         "worker threads of this session's read-only statements (1: serial)",
         "default_query_threads",
+    ),
+    (
+        "jit",
+        "whether this session's filters run compiled code: off, on or adaptive",
+        "default_jit",
     ),
 ];
 
@@ -372,6 +386,7 @@ impl Settings {
                 import_directory: PathBuf::from(DEFAULT_IMPORT_DIRECTORY),
                 export_directory: PathBuf::from(DEFAULT_EXPORT_DIRECTORY),
                 var_length_path_limit: plexus_exec::DEFAULT_PATH_LIMIT as u64,
+                default_jit: JitMode::default(),
             },
             sources: vec![Source::Default; REGISTRY.len()],
             front_ends: Vec::new(),
@@ -554,6 +569,11 @@ impl Settings {
     /// The most paths a variable-length pattern may enumerate from one start node.
     pub fn var_length_path_limit(&self) -> u64 {
         self.values.var_length_path_limit
+    }
+
+    /// Whether sessions start with filters compiled (`default_jit`).
+    pub fn default_jit(&self) -> JitMode {
+        self.values.default_jit
     }
 
     /// Worker threads a session starts with (resolved: 0 becomes one per core).
@@ -863,6 +883,7 @@ mod tests {
             import_directory: PathBuf::from(DEFAULT_IMPORT_DIRECTORY),
             export_directory: PathBuf::from(DEFAULT_EXPORT_DIRECTORY),
             var_length_path_limit: plexus_exec::DEFAULT_PATH_LIMIT as u64,
+            default_jit: JitMode::default(),
         };
         for setting in REGISTRY {
             let row = format!("| `{}` | `{}` |", setting.name, (setting.get)(&defaults));

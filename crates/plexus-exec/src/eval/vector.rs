@@ -104,15 +104,7 @@ fn operand(
     match expr {
         BExpr::Const(value) => scalar(value.clone()),
         BExpr::Param(name) => scalar(ctx.params.get(&**name)?.clone()),
-        BExpr::Slot(slot) => typed(batch.columns.get(*slot)?.iter()).map(Operand::Vector),
-        BExpr::Property(base, key) => {
-            let BExpr::Slot(slot) = &**base else {
-                return None;
-            };
-            let column = pre.column(*slot, key)?;
-            let values: Option<Vec<&Value>> = column.iter().map(Option::as_ref).collect();
-            typed(values?.into_iter()).map(Operand::Vector)
-        }
+        BExpr::Slot(_) | BExpr::Property(..) => leaf(expr, batch, pre).map(Operand::Vector),
         BExpr::Compare(operands, ops) if ops.len() == 1 => {
             let a = operand(&operands[0], batch, pre, ctx)?;
             let b = operand(&operands[1], batch, pre, ctx)?;
@@ -152,6 +144,24 @@ fn operand(
             let a = operand(a, batch, pre, ctx)?;
             let b = operand(b, batch, pre, ctx)?;
             string_predicate(*op, &a, &b, len).map(|mask| Operand::Vector(Vector::Bool(mask)))
+        }
+        _ => None,
+    }
+}
+
+/// A leaf of an expression — a slot's column, or a property of a slot's entities read ahead
+/// in `pre` — as one typed vector over the batch (`None`: another expression, or a column
+/// of mixed types or nulls only). The JIT (`exec::jit`) reads its leaf columns here too.
+pub(crate) fn leaf(expr: &BExpr, batch: &Batch, pre: &Prefetched) -> Option<Vector> {
+    match expr {
+        BExpr::Slot(slot) => typed(batch.columns.get(*slot)?.iter()),
+        BExpr::Property(base, key) => {
+            let BExpr::Slot(slot) = &**base else {
+                return None;
+            };
+            let column = pre.column(*slot, key)?;
+            let values: Option<Vec<&Value>> = column.iter().map(Option::as_ref).collect();
+            typed(values?.into_iter())
         }
         _ => None,
     }

@@ -62,6 +62,7 @@
 mod aggregate;
 mod call_in_transactions;
 mod expand;
+mod jit;
 mod join;
 mod load_csv;
 mod ops;

@@ -11,6 +11,7 @@
 
 use super::aggregate::{Aggregation, Groups};
 use super::expand::{Expand, VarExpand};
+use super::jit::FilterJit;
 use super::join::HashJoin;
 use super::pipeline::{Flow, Stage};
 use super::reach::DistinctEnds;
@@ -217,6 +218,7 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
             &**input,
             Box::new(Filter {
                 reads: PropertyReads::of([predicate]),
+                jit: FilterJit::new(predicate),
                 predicate: predicate.clone(),
             }),
         ),
@@ -463,6 +465,8 @@ struct Filter {
     predicate: BExpr,
     /// The predicate's property reads, fetched per batch (see `eval::prefetch`).
     reads: PropertyReads,
+    /// Compiled code for the predicate, where the `jit` setting and the types allow it.
+    jit: FilterJit,
 }
 
 impl Stage for Filter {
@@ -473,9 +477,12 @@ impl Stage for Filter {
         ctx: &mut ExecContext,
     ) -> Result<Flow> {
         let prefetched = self.reads.fetch(input, ctx);
-        // The whole batch as vectors where the predicate allows it (`eval::vector`: same
-        // rows, same errors), else row at a time.
-        if let Some(mask) = vector::predicate(&self.predicate, input, &prefetched, ctx) {
+        // The whole batch as compiled code (`exec::jit`), else as vectors where the predicate
+        // allows it (`eval::vector`), else row at a time: same rows, same errors.
+        let compiled = self.jit.mask(&self.predicate, input, &prefetched, ctx);
+        if let Some(mask) =
+            compiled.or_else(|| vector::predicate(&self.predicate, input, &prefetched, ctx))
+        {
             for row in 0..input.len() {
                 if mask.is_valid(row) && mask.value(row) {
                     out.push_from(input, row);
@@ -493,6 +500,10 @@ impl Stage for Filter {
     }
 
     fn reset(&mut self) {}
+
+    fn take_jit_profile(&mut self) -> Option<crate::context::JitProfile> {
+        Some(self.jit.take_profile())
+    }
 }
 
 /// Whether `predicate` is true on `batch`'s row `row` (false and null are not; any other

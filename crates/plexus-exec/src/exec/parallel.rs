@@ -125,6 +125,7 @@ use super::pipeline::Pipeline;
 use super::scan::scan_nodes;
 use super::sort::{SortBuffer, SortSpec, SortedRun, SortedRuns};
 use super::{BATCH_ROWS, Batch, ExecContext, ExecState, Operator, OperatorProfile, Profiled};
+use crate::context::JitProfile;
 use plexus_plan::Params;
 use plexus_plan::logical::{LogicalPlan, parallel_chain};
 use plexus_txn::Transaction;
@@ -784,6 +785,7 @@ impl Run {
                     for (entry, add) in total.iter_mut().zip(part) {
                         entry.rows += add.rows;
                         entry.time += add.time;
+                        entry.jit = JitProfile::merge(entry.jit.take(), add.jit);
                     }
                 }
                 self.pending.entry(morsel).or_default().done = true;
@@ -818,6 +820,7 @@ fn worker_state(parent: &ExecState) -> ExecState {
     state.clock = parent.clock;
     state.may_write = false;
     state.path_limit = parent.path_limit;
+    state.jit = parent.jit;
     state.deleted_edge_types = parent.deleted_edge_types.clone();
     state.profile = parent
         .profile

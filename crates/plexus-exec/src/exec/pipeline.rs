@@ -54,6 +54,7 @@
 //! and of each stage's `execute` to that stage and to every stage above it.
 
 use super::{BATCH_ROWS, Batch, ExecContext, Operator};
+use crate::context::JitProfile;
 use plexus_value::error::Result;
 use std::time::{Duration, Instant};
 
@@ -84,6 +85,10 @@ pub(super) trait Stage: Send {
     ) -> Result<Flow>;
     /// Forgets all state to run again (the next argument row of an inner plan).
     fn reset(&mut self);
+    /// PROFILE's compiled-code record since the last call (Filter only).
+    fn take_jit_profile(&mut self) -> Option<crate::context::JitProfile> {
+        None
+    }
 }
 
 /// One stage and its operator number for PROFILE.
@@ -208,15 +213,17 @@ impl Pipeline {
     }
 
     /// Adds `rows` to stage `from`'s profile and `time` to it and every stage above.
-    fn profile(&self, from: usize, rows: usize, time: Duration, ctx: &mut ExecContext) {
+    fn profile(&mut self, from: usize, rows: usize, time: Duration, ctx: &mut ExecContext) {
         let Some(profile) = ctx.state.profile.as_mut() else {
             return;
         };
-        for (i, placed) in self.stages.iter().enumerate().skip(from) {
+        for (i, placed) in self.stages.iter_mut().enumerate().skip(from) {
             if let Some(entry) = placed.profile_id.and_then(|id| profile.get_mut(id)) {
                 entry.time += time;
                 if i == from {
                     entry.rows += rows as u64;
+                    let jit = placed.stage.take_jit_profile();
+                    entry.jit = JitProfile::merge(entry.jit.take(), jit);
                 }
             }
         }

@@ -1,0 +1,205 @@
+//! The Filter operator's compiled path: when and how a filter runs `plexus_jit` code.
+//!
+//! WHAT
+//! ====
+//! A [`FilterJit`] lives in each Filter stage. Per batch, under the session's `jit` setting
+//! (`ExecState::jit`):
+//! - `off`: nothing; the vectorised interpreter, else the row evaluator, as before;
+//! - `on`: the first batch of each type signature compiles synchronously (or takes the
+//!   process-wide cache's code), and every batch runs compiled;
+//! - `adaptive` (the default): a cache miss starts a background compile and this batch is
+//!   interpreted; later batches poll, and run compiled once the code is ready.
+//!
+//! The leaves are the vectorised interpreter's own typed columns (`vector::leaf`), the
+//! parameters the statement's values; the signature of their types picks the code. Anything
+//! the JIT does not take — a predicate with an uncovered operator (decided once, when the
+//! stage is built), a string or mixed column, a parameter of another type, a batch on which
+//! some row would raise an error — returns `None`, and the caller runs the interpreter on that
+//! batch: the answer (rows, errors) is always the interpreter's.
+//!
+//! [`FilterJit::take_profile`] tells PROFILE what ran (`JitProfile::text`): `compiled` (every
+//! batch), `interpreted`, or `mixed` (adaptive's switch, or batches that fell back), with the
+//! compile time of the code; or `no (why)` for a predicate with an operator the JIT does not
+//! cover.
+//!
+//! NOT YET
+//! =======
+//! One filter predicate at a time; the pipeline around it (scan, expand, project, aggregate)
+//! stays interpreted.
+
+use crate::context::{Batch, ExecContext, JitProfile};
+use crate::eval::prefetch::Prefetched;
+use crate::eval::vector::{self, Vector};
+use arrow::array::BooleanArray;
+use plexus_jit::{
+    Cache, Column, CompiledPredicate, JitMode, Lookup, Shape, Signature, Unsupported, shape,
+};
+use plexus_plan::logical::BExpr;
+use plexus_value::value::Value;
+use std::sync::Arc;
+
+#[cfg(test)]
+#[path = "jit_differential.rs"]
+mod differential;
+
+/// A Filter's JIT state (see the module docs).
+pub(crate) struct FilterJit {
+    shape: Result<Shape, Unsupported>,
+    /// The code for the signature last seen, or the compile under way for it.
+    current: Option<Lookup>,
+    /// What ran since PROFILE last took it.
+    profile: JitProfile,
+    /// Batches in a row whose types compiled code does not take (see [`MAX_DECLINED_BATCHES`]).
+    declined_in_a_row: u32,
+}
+
+/// After this many batches in a row whose column or parameter types are not compiled (a
+/// string column, say), a Filter stops trying: each try converts the leaf columns, which the
+/// interpreter then converts again. Column types rarely change between batches of one scan.
+const MAX_DECLINED_BATCHES: u32 = 4;
+
+impl FilterJit {
+    pub(crate) fn new(predicate: &BExpr) -> FilterJit {
+        let shape = shape(predicate);
+        let profile = JitProfile {
+            unsupported: shape.as_ref().err().map(ToString::to_string),
+            ..JitProfile::default()
+        };
+        FilterJit {
+            shape,
+            current: None,
+            profile,
+            declined_in_a_row: 0,
+        }
+    }
+
+    /// What ran since the last call (PROFILE adds these up per operator).
+    pub(crate) fn take_profile(&mut self) -> JitProfile {
+        let fresh = JitProfile {
+            unsupported: self.profile.unsupported.clone(),
+            ..JitProfile::default()
+        };
+        std::mem::replace(&mut self.profile, fresh)
+    }
+
+    /// The predicate's mask over `batch` from compiled code, or `None`: run the interpreter.
+    pub(crate) fn mask(
+        &mut self,
+        predicate: &BExpr,
+        batch: &Batch,
+        prefetched: &Prefetched,
+        ctx: &ExecContext,
+    ) -> Option<BooleanArray> {
+        let mask = self.try_mask(predicate, batch, prefetched, ctx);
+        if mask.is_some() {
+            self.profile.compiled_batches += 1;
+        } else {
+            self.profile.interpreted_batches += 1;
+        }
+        mask
+    }
+
+    fn try_mask(
+        &mut self,
+        predicate: &BExpr,
+        batch: &Batch,
+        prefetched: &Prefetched,
+        ctx: &ExecContext,
+    ) -> Option<BooleanArray> {
+        let mode = ctx.state.jit;
+        if mode == JitMode::Off
+            || batch.is_empty()
+            || self.declined_in_a_row >= MAX_DECLINED_BATCHES
+        {
+            return None;
+        }
+        let FilterJit {
+            shape,
+            current,
+            profile,
+            declined_in_a_row,
+        } = self;
+        let shape = shape.as_ref().ok()?;
+        // Counted as declined until the types are known to compile (reset below).
+        *declined_in_a_row += 1;
+        let vectors = shape
+            .leaves
+            .iter()
+            .map(|leaf| {
+                let expr = match leaf {
+                    plexus_jit::Leaf::Slot(slot) => BExpr::Slot(*slot),
+                    plexus_jit::Leaf::Property(slot, key) => {
+                        BExpr::Property(Box::new(BExpr::Slot(*slot)), key.clone())
+                    }
+                };
+                vector::leaf(&expr, batch, prefetched)
+            })
+            .collect::<Option<Vec<Vector>>>()?;
+        let columns = vectors
+            .iter()
+            .map(|v| match v {
+                Vector::Int(a) => Some(Column::Int(a)),
+                Vector::Float(a) => Some(Column::Float(a)),
+                Vector::Bool(a) => Some(Column::Bool(a)),
+                Vector::Str(_) => None,
+            })
+            .collect::<Option<Vec<Column>>>()?;
+        let params = shape
+            .params
+            .iter()
+            .map(|name| ctx.params.get(&**name))
+            .collect::<Option<Vec<&Value>>>()?;
+        let signature = Signature::of(&columns, &params)?;
+        let code = code(current, predicate, shape, &signature, mode, ctx);
+        if !matches!(current, Some(Lookup::Unsupported(_))) {
+            *declined_in_a_row = 0;
+        }
+        let compiled = code?;
+        profile.compile_time = Some(compiled.compile_time());
+        compiled.run(&columns, &params, batch.len())
+    }
+}
+
+/// The code for `signature`: kept from the last batch in `current`, or from the cache
+/// (compiling on a miss); `None` while a background compile is under way or when the types
+/// are not compiled.
+fn code(
+    current: &mut Option<Lookup>,
+    predicate: &BExpr,
+    shape: &Shape,
+    signature: &Signature,
+    mode: JitMode,
+    ctx: &ExecContext,
+) -> Option<Arc<CompiledPredicate>> {
+    let fresh = match current.take() {
+        Some(Lookup::Ready(code)) if code.signature() == signature => Lookup::Ready(code),
+        Some(Lookup::Pending(cell)) => match Lookup::of(&cell) {
+            Lookup::Ready(code) if code.signature() != signature => {
+                lookup(predicate, shape, signature, mode, ctx)
+            }
+            other => other,
+        },
+        _ => lookup(predicate, shape, signature, mode, ctx),
+    };
+    let code = match &fresh {
+        Lookup::Ready(code) => Some(code.clone()),
+        _ => None,
+    };
+    *current = Some(fresh);
+    code
+}
+
+fn lookup(
+    predicate: &BExpr,
+    shape: &Shape,
+    signature: &Signature,
+    mode: JitMode,
+    ctx: &ExecContext,
+) -> Lookup {
+    let cache = Cache::global();
+    let version = ctx.tx.schema_version();
+    match mode {
+        JitMode::On => cache.get_or_compile(predicate, shape, signature, version),
+        _ => cache.get_or_spawn(predicate, shape, signature, version),
+    }
+}

@@ -1,0 +1,275 @@
+//! The JIT's correctness gate: compiled predicates against the row evaluator.
+//!
+//! Random predicates — arithmetic (nested, over the extreme integers, so overflow and zero
+//! divisors are common), comparisons, IS NULL, IN over constant lists of mixed items,
+//! AND / OR / NOT — over three random columns (integers, floats, booleans, strings or mixed,
+//! with nulls; floats with NaN, ±0.0, ±inf) and two parameters, run through the Filter's
+//! JIT path under `jit = on` (`FilterJit::mask`, so the leaf typing, the signature and the
+//! cache are under test too). For every case:
+//! - a mask from compiled code equals, row by row, what `eval` gives (true / false / null),
+//!   and what the vectorised interpreter gives where it gives a mask; and no arithmetic
+//!   sub-expression raises an error on any row (compiled code must have fallen back then);
+//! - when code was compiled for the batch's types but declined the batch, some arithmetic
+//!   sub-expression does raise an error on some row (the fall-back is for errors only).
+//!
+//! The run counts each outcome and fails if any stays rare, so the gate cannot pass by
+//! compiling nothing or falling back always.
+
+use super::FilterJit;
+use crate::context::{Batch, with_test_ctx};
+use crate::eval::prefetch::Prefetched;
+use crate::eval::{Env, eval, vector};
+use arrow::array::Array;
+use plexus_cypher::ast::ComparisonOp;
+use plexus_jit::{JitMode, Lookup};
+use plexus_plan::Params;
+use plexus_plan::logical::{ArithOp, BExpr};
+use plexus_value::value::Value;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use std::cell::Cell;
+use std::sync::Arc;
+
+fn int() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        12 => (-4i64..5).prop_map(Value::Int),
+        2 => (-(1i64 << 40)..(1i64 << 40)).prop_map(Value::Int),
+        1 => Just(Value::Int(i64::MAX)),
+        1 => Just(Value::Int(i64::MIN)),
+        1 => Just(Value::Int(-1)),
+        1 => Just(Value::Int(0)),
+    ]
+}
+
+fn float() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        10 => (-4i32..5).prop_map(|i| Value::Float(f64::from(i) / 2.0)),
+        1 => Just(Value::Float(f64::NAN)),
+        1 => Just(Value::Float(f64::INFINITY)),
+        1 => Just(Value::Float(f64::NEG_INFINITY)),
+        1 => Just(Value::Float(-0.0)),
+        1 => Just(Value::Float(0.0)),
+        1 => Just(Value::Float(1e300)),
+        1 => Just(Value::Float(9_223_372_036_854_775_808.0)),
+    ]
+}
+
+fn boolean() -> impl Strategy<Value = Value> {
+    any::<bool>().prop_map(Value::Bool)
+}
+
+fn string() -> impl Strategy<Value = Value> {
+    prop::sample::select(vec!["", "a", "ab"]).prop_map(Value::from)
+}
+
+/// Integers, floats, booleans, strings, or a mix of numbers and strings.
+fn values_of(kind: usize) -> BoxedStrategy<Value> {
+    match kind {
+        0 => int().boxed(),
+        1 => float().boxed(),
+        2 => boolean().boxed(),
+        3 => string().boxed(),
+        _ => prop_oneof![int(), float(), string()].boxed(),
+    }
+}
+
+fn column(len: usize, kind: usize) -> impl Strategy<Value = Vec<Value>> {
+    prop::collection::vec(
+        prop_oneof![5 => values_of(kind), 1 => Just(Value::Null)],
+        len,
+    )
+}
+
+/// A literal: mostly numbers, sometimes null or a boolean.
+fn literal() -> impl Strategy<Value = Value> {
+    prop_oneof![6 => int(), 4 => float(), 1 => Just(Value::Null), 1 => boolean()]
+}
+
+fn number_leaf() -> impl Strategy<Value = BExpr> {
+    prop_oneof![
+        6 => (0usize..3).prop_map(BExpr::Slot),
+        4 => literal().prop_map(BExpr::Const),
+        2 => prop::sample::select(vec!["p", "q"]).prop_map(|p| BExpr::Param(Arc::from(p))),
+    ]
+}
+
+fn number() -> impl Strategy<Value = BExpr> {
+    let op = prop::sample::select(vec![
+        ArithOp::Add,
+        ArithOp::Subtract,
+        ArithOp::Multiply,
+        ArithOp::Divide,
+        ArithOp::Modulo,
+    ]);
+    number_leaf().prop_recursive(2, 6, 2, move |inner| {
+        (op.clone(), inner.clone(), inner)
+            .prop_map(|(op, a, b)| BExpr::Arith(op, Box::new(a), Box::new(b)))
+    })
+}
+
+fn in_list() -> impl Strategy<Value = BExpr> {
+    let item = prop_oneof![
+        4 => literal(),
+        1 => string(),
+    ];
+    (number(), prop::collection::vec(item, 0..5), any::<bool>()).prop_map(|(x, items, folded)| {
+        let list = if folded {
+            BExpr::Const(Value::list(items))
+        } else {
+            BExpr::List(items.into_iter().map(BExpr::Const).collect())
+        };
+        BExpr::In(Box::new(x), Box::new(list))
+    })
+}
+
+fn predicate() -> impl Strategy<Value = BExpr> {
+    let op = prop::sample::select(vec![
+        ComparisonOp::Eq,
+        ComparisonOp::NotEq,
+        ComparisonOp::Lt,
+        ComparisonOp::Le,
+        ComparisonOp::Gt,
+        ComparisonOp::Ge,
+    ]);
+    let atom = prop_oneof![
+        6 => (number(), op, number()).prop_map(|(a, op, b)| BExpr::Compare(vec![a, b], vec![op])),
+        2 => (number(), any::<bool>()).prop_map(|(a, n)| BExpr::IsNull(Box::new(a), n)),
+        2 => in_list(),
+        1 => (0usize..3).prop_map(BExpr::Slot),
+        1 => prop_oneof![boolean(), Just(Value::Null)].prop_map(BExpr::Const),
+    ];
+    atom.prop_recursive(3, 10, 2, |inner| {
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| BExpr::And(Box::new(a), Box::new(b))),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| BExpr::Or(Box::new(a), Box::new(b))),
+            inner.prop_map(|a| BExpr::Not(Box::new(a))),
+        ]
+    })
+}
+
+/// Three columns (usually of one kind), two parameters, a predicate.
+type Case = (Vec<Vec<Value>>, Value, Value, BExpr);
+
+fn case() -> impl Strategy<Value = Case> {
+    let kind =
+        || prop_oneof![4 => Just(0usize), 2 => Just(1), 1 => Just(2), 1 => Just(3), 1 => Just(4)];
+    (1usize..70, kind(), kind(), 0..3).prop_flat_map(|(len, k0, k1, same)| {
+        let k1 = if same > 0 { k0 } else { k1 };
+        (
+            (column(len, k0), column(len, k0), column(len, k1)).prop_map(|(a, b, c)| vec![a, b, c]),
+            prop_oneof![3 => values_of(k0), 1 => Just(Value::Null)],
+            prop_oneof![3 => values_of(k1), 1 => Just(Value::Null)],
+            predicate(),
+        )
+    })
+}
+
+/// Every arithmetic sub-expression of `e`.
+fn ariths<'e>(e: &'e BExpr, out: &mut Vec<&'e BExpr>) {
+    match e {
+        BExpr::Arith(_, a, b) => {
+            out.push(e);
+            ariths(a, out);
+            ariths(b, out);
+        }
+        BExpr::And(a, b) | BExpr::Or(a, b) | BExpr::In(a, b) => {
+            ariths(a, out);
+            ariths(b, out);
+        }
+        BExpr::Not(x) | BExpr::IsNull(x, _) => ariths(x, out),
+        BExpr::Compare(items, _) => items.iter().for_each(|x| ariths(x, out)),
+        _ => {}
+    }
+}
+
+#[derive(Default, Debug)]
+struct Counts {
+    masks: Cell<u32>,
+    fell_back: Cell<u32>,
+    not_compiled: Cell<u32>,
+}
+
+fn bump(counter: &Cell<u32>) {
+    counter.set(counter.get() + 1);
+}
+
+#[test]
+fn compiled_predicates_agree_with_the_row_evaluator() {
+    let counts = Counts::default();
+    let mut runner = TestRunner::new(Config {
+        cases: 10_000,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let result = runner.run(&case(), |(columns, p, q, expr)| {
+        let mut batch = Batch::new(3);
+        for row in 0..columns[0].len() {
+            batch.push_row(columns.iter().map(|c| c[row].clone()).collect());
+        }
+        let mut params = Params::new();
+        params.insert("p".into(), p);
+        params.insert("q".into(), q);
+        with_test_ctx(&params, |ctx| -> Result<(), TestCaseError> {
+            ctx.state.jit = JitMode::On;
+            let pre = Prefetched::default();
+            let mut jit = FilterJit::new(&expr);
+            let mask = jit.mask(&expr, &batch, &pre, ctx);
+            let mut subs = Vec::new();
+            ariths(&expr, &mut subs);
+            let mut failing = None;
+            for row in 0..batch.len() {
+                for sub in &subs {
+                    if let Err(e) = eval(sub, &mut Env::new(&batch, row), ctx) {
+                        failing = Some(format!("row {row}: {sub:?} raises {e}"));
+                    }
+                }
+            }
+            let Some(mask) = mask else {
+                if matches!(jit.current, Some(Lookup::Ready(_))) {
+                    // Compiled for these types, yet the batch fell back: only for an error.
+                    prop_assert!(failing.is_some(), "fell back without an error: {:?}", expr);
+                    bump(&counts.fell_back);
+                } else {
+                    bump(&counts.not_compiled);
+                }
+                return Ok(());
+            };
+            prop_assert!(
+                failing.is_none(),
+                "a mask although {}",
+                failing.unwrap_or_default()
+            );
+            for row in 0..batch.len() {
+                let expected = match eval(&expr, &mut Env::new(&batch, row), ctx) {
+                    Ok(Value::Bool(b)) => Some(b),
+                    Ok(Value::Null) => None,
+                    other => {
+                        return Err(TestCaseError::fail(format!(
+                            "row {row}: the row evaluator gives {other:?}, compiled code a mask \
+                             for {expr:?}"
+                        )));
+                    }
+                };
+                let actual = mask.is_valid(row).then(|| mask.value(row));
+                prop_assert_eq!(actual, expected, "row {} of {:?}", row, expr);
+            }
+            if let Some(vectors) = vector::predicate(&expr, &batch, &pre, ctx) {
+                prop_assert_eq!(
+                    vectors,
+                    mask,
+                    "vectors and compiled code differ on {:?}",
+                    expr
+                );
+            }
+            bump(&counts.masks);
+            Ok(())
+        })
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    // Not a vacuous gate: each outcome happened often.
+    assert!(counts.masks.get() > 1_000, "{counts:?}");
+    assert!(counts.fell_back.get() > 500, "{counts:?}");
+    assert!(counts.not_compiled.get() > 500, "{counts:?}");
+}

@@ -1,0 +1,731 @@
+//! The typed half of compiling: Cranelift IR for one predicate and one [`Signature`], and
+//! calling the result.
+//!
+//! WHAT
+//! ====
+//! [`compile`] emits one function, a loop over the rows (`lib.rs` gives its signature). Each
+//! expression node becomes a [`Val`]: an SSA value (`i64` for INTEGER, `f64` for FLOAT, an
+//! `i8` 0/1 for BOOLEAN) and an `i8` 0/1 validity. Every node is computed on every row,
+//! without branches; a node that would raise an error on a row where its operands are valid
+//! ORs 1 into the `fail` variable, which the function returns after the loop.
+//!
+//! Invariants (each relied on below):
+//! - a BOOLEAN value is 0 or 1 on every row, valid or not (loads mask to one bit, `icmp` /
+//!   `fcmp` give 0/1, constants and parameters are 0/1); an invalid row's INTEGER or FLOAT
+//!   value is arbitrary and only ever reaches outputs through `band` with its validity;
+//! - no instruction can trap: divisors are replaced by 1 where they are zero (or -1 under
+//!   `i64::MIN`) — those rows set `fail`, so their value is never used;
+//! - a type combination the row evaluator handles differently from the instructions here is
+//!   [`Unsupported`]: integer/float comparisons, float `%`, arithmetic on booleans, boolean
+//!   logic on numbers, a predicate that is not boolean.
+//!
+//! Running ([`CompiledPredicate::run`]) checks the batch's columns and parameters against the
+//! signature, passes raw pointers to their buffers (validity bitmaps realigned to bit 0 by
+//! Arrow's `sliced`, or an all-valid bitmap), and packs the byte outputs into a
+//! `BooleanArray`. The module's memory is freed when the predicate is dropped.
+
+use crate::shape::{Shape, Unsupported, leaf};
+use crate::{Column, ColumnType, Signature};
+use arrow::array::{Array, BooleanArray};
+use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlagsData, Value as Ir, types};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module, default_libcall_names};
+use parking_lot::Mutex;
+use plexus_cypher::ast::ComparisonOp;
+use plexus_plan::logical::{ArithOp, BExpr};
+use plexus_value::value::Value;
+use std::time::{Duration, Instant};
+
+/// A leaf column as the compiled function reads it.
+#[repr(C)]
+struct ColumnArg {
+    /// `i64` / `f64` values, or a bitmap of booleans (bit 0 = row 0).
+    values: *const u8,
+    /// Bit per row, 1 = valid (bit 0 = row 0).
+    validity: *const u8,
+}
+
+/// A parameter as the compiled function reads it: its bits (`i64`, `f64`, or 0/1) and 0/1.
+#[repr(C)]
+struct ParamArg {
+    bits: u64,
+    valid: u64,
+}
+
+const PARAM_ARG_BYTES: i32 = 16;
+const COLUMN_ARG_BYTES: i32 = 16;
+
+type Entry = unsafe extern "C" fn(*const ColumnArg, *const ParamArg, u64, *mut u8, *mut u8) -> u32;
+
+/// A predicate compiled for one signature; shared through the cache.
+pub struct CompiledPredicate {
+    entry: Entry,
+    signature: Signature,
+    compile_time: Duration,
+    /// Owns the code `entry` points into; taken and freed on drop.
+    module: Mutex<Option<JITModule>>,
+}
+
+// SAFETY: `entry` points at immutable machine code owned by `module`, which lives as long as
+// `self`; the code reads only the buffers passed to each call and touches no shared state.
+// `JITModule` is only touched again on drop (behind the mutex).
+unsafe impl Send for CompiledPredicate {}
+unsafe impl Sync for CompiledPredicate {}
+
+impl Drop for CompiledPredicate {
+    fn drop(&mut self) {
+        if let Some(module) = self.module.get_mut().take() {
+            // SAFETY: `entry` dies with `self`: no pointer into the module's code remains.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+impl std::fmt::Debug for CompiledPredicate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledPredicate")
+            .field("signature", &self.signature)
+            .field("compile_time", &self.compile_time)
+            .finish()
+    }
+}
+
+impl CompiledPredicate {
+    pub fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    /// How long generating and compiling the code took.
+    pub fn compile_time(&self) -> Duration {
+        self.compile_time
+    }
+
+    /// The predicate's mask over `len` rows (true, false or null per row), or `None`: the
+    /// columns or parameters do not match the signature, or some row would raise an error —
+    /// the caller then runs the interpreter (see SAME RESULTS, ALWAYS in the crate docs).
+    pub fn run(&self, columns: &[Column], params: &[&Value], len: usize) -> Option<BooleanArray> {
+        if Signature::of(columns, params)? != self.signature
+            || columns.iter().any(|c| c.len() != len)
+        {
+            return None;
+        }
+        let all_valid = Buffer::from(vec![0xFFu8; len.div_ceil(8)]);
+        // Realigned bitmaps, kept alive until the call returns.
+        let mut kept: Vec<Buffer> = Vec::new();
+        let mut validity = |nulls: Option<&NullBuffer>| match nulls {
+            Some(nulls) => {
+                kept.push(nulls.inner().sliced());
+                kept.last().map_or(all_valid.as_ptr(), Buffer::as_ptr)
+            }
+            None => all_valid.as_ptr(),
+        };
+        let mut args = Vec::with_capacity(columns.len());
+        let mut bool_values: Vec<Buffer> = Vec::new();
+        for column in columns {
+            let arg = match column {
+                Column::Int(a) => ColumnArg {
+                    values: a.values().as_ptr().cast(),
+                    validity: validity(a.nulls()),
+                },
+                Column::Float(a) => ColumnArg {
+                    values: a.values().as_ptr().cast(),
+                    validity: validity(a.nulls()),
+                },
+                Column::Bool(a) => {
+                    bool_values.push(a.values().sliced());
+                    ColumnArg {
+                        values: bool_values
+                            .last()
+                            .map_or(all_valid.as_ptr(), Buffer::as_ptr),
+                        validity: validity(a.nulls()),
+                    }
+                }
+            };
+            args.push(arg);
+        }
+        let params: Vec<ParamArg> = params
+            .iter()
+            .map(|value| match value {
+                Value::Int(i) => ParamArg {
+                    bits: *i as u64,
+                    valid: 1,
+                },
+                Value::Float(f) => ParamArg {
+                    bits: f.to_bits(),
+                    valid: 1,
+                },
+                Value::Bool(b) => ParamArg {
+                    bits: u64::from(*b),
+                    valid: 1,
+                },
+                _ => ParamArg { bits: 0, valid: 0 },
+            })
+            .collect();
+        let mut value = vec![0u8; len];
+        let mut valid = vec![0u8; len];
+        // SAFETY: the signature matched, so the code reads, per column, `len` values of the
+        // type it was compiled for and `len` bits of validity from buffers of at least that
+        // length (checked above), one `ParamArg` per parameter, and writes `len` bytes to
+        // each output.
+        let failed = unsafe {
+            (self.entry)(
+                args.as_ptr(),
+                params.as_ptr(),
+                len as u64,
+                value.as_mut_ptr(),
+                valid.as_mut_ptr(),
+            )
+        };
+        drop(kept);
+        if failed != 0 {
+            return None;
+        }
+        let values = BooleanBuffer::from_iter(value.iter().map(|&b| b != 0));
+        let nulls = NullBuffer::new(BooleanBuffer::from_iter(valid.iter().map(|&b| b != 0)));
+        Some(BooleanArray::new(values, Some(nulls)))
+    }
+}
+
+/// Compiles `expr` for `signature` (see the module docs).
+pub(crate) fn compile(
+    expr: &BExpr,
+    shape: &Shape,
+    signature: &Signature,
+) -> Result<CompiledPredicate, Unsupported> {
+    let started = Instant::now();
+    if signature.leaves.len() != shape.leaves.len() || signature.params.len() != shape.params.len()
+    {
+        return Err(Unsupported::new("a signature of another shape"));
+    }
+    let backend = |e: &dyn std::fmt::Display| Unsupported::new(format!("code generation: {e}"));
+    let builder = JITBuilder::with_flags(&[("opt_level", "speed")], default_libcall_names())
+        .map_err(|e| backend(&e))?;
+    let mut module = JITModule::new(builder);
+    let pointer = module.target_config().pointer_type();
+    let mut ir_signature = module.make_signature();
+    for ty in [pointer, pointer, types::I64, pointer, pointer] {
+        ir_signature.params.push(AbiParam::new(ty));
+    }
+    ir_signature.returns.push(AbiParam::new(types::I32));
+    let id = module
+        .declare_function("predicate", Linkage::Local, &ir_signature)
+        .map_err(|e| backend(&e))?;
+    let mut context = module.make_context();
+    context.func.signature = ir_signature;
+    let mut function_context = FunctionBuilderContext::new();
+    {
+        let mut b = FunctionBuilder::new(&mut context.func, &mut function_context);
+        emit_loop(&mut b, expr, shape, signature, pointer)?;
+        b.finalize(module.isa().frontend_config());
+    }
+    module
+        .define_function(id, &mut context)
+        .map_err(|e| backend(&e))?;
+    module.clear_context(&mut context);
+    module.finalize_definitions().map_err(|e| backend(&e))?;
+    let code = module.get_finalized_function(id);
+    // SAFETY: `code` is the function just defined with exactly `Entry`'s signature (five
+    // pointer-sized/`u64` parameters, `u32` result, the platform's C calling convention).
+    let entry = unsafe { std::mem::transmute::<*const u8, Entry>(code) };
+    Ok(CompiledPredicate {
+        entry,
+        signature: signature.clone(),
+        compile_time: started.elapsed(),
+        module: Mutex::new(Some(module)),
+    })
+}
+
+/// The function: load the leaves' pointers and the parameters, loop over the rows.
+fn emit_loop(
+    b: &mut FunctionBuilder,
+    expr: &BExpr,
+    shape: &Shape,
+    signature: &Signature,
+    pointer: types::Type,
+) -> Result<(), Unsupported> {
+    let entry = b.create_block();
+    let header = b.create_block();
+    let body = b.create_block();
+    let exit = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let [columns, params, len, out_value, out_valid] = b.block_params(entry) else {
+        return Err(Unsupported::new("code generation: function parameters"));
+    };
+    let (columns, params, len, out_value, out_valid) =
+        (*columns, *params, *len, *out_value, *out_valid);
+    let flags = MemFlagsData::trusted();
+    let mut leaves = Vec::with_capacity(shape.leaves.len());
+    for (i, ty) in signature.leaves.iter().enumerate() {
+        let offset = i as i32 * COLUMN_ARG_BYTES;
+        let values = b.ins().load(pointer, flags, columns, offset);
+        let validity = b.ins().load(pointer, flags, columns, offset + 8);
+        leaves.push((*ty, values, validity));
+    }
+    let mut param_values = Vec::with_capacity(shape.params.len());
+    for (i, ty) in signature.params.iter().enumerate() {
+        let offset = i as i32 * PARAM_ARG_BYTES;
+        let value = match ty {
+            ColumnType::Int => b.ins().load(types::I64, flags, params, offset),
+            ColumnType::Float => b.ins().load(types::F64, flags, params, offset),
+            ColumnType::Bool | ColumnType::Null => {
+                let bits = b.ins().load(types::I64, flags, params, offset);
+                b.ins().ireduce(types::I8, bits)
+            }
+        };
+        let valid = b.ins().load(types::I64, flags, params, offset + 8);
+        let valid = b.ins().ireduce(types::I8, valid);
+        param_values.push(Val {
+            ty: *ty,
+            value,
+            valid,
+        });
+    }
+    let row = b.declare_var(types::I64);
+    let fail = b.declare_var(types::I8);
+    let zero = b.ins().iconst(types::I64, 0);
+    b.def_var(row, zero);
+    let no = b.ins().iconst(types::I8, 0);
+    b.def_var(fail, no);
+    b.ins().jump(header, &[]);
+
+    b.switch_to_block(header);
+    let r = b.use_var(row);
+    let more = b.ins().icmp(IntCC::UnsignedLessThan, r, len);
+    b.ins().brif(more, body, &[], exit, &[]);
+
+    b.switch_to_block(body);
+    let r = b.use_var(row);
+    let mut g = Gen {
+        b,
+        shape,
+        leaves,
+        params: param_values,
+        row: r,
+        fail,
+    };
+    let result = g.expr(expr)?;
+    if !matches!(result.ty, ColumnType::Bool | ColumnType::Null) {
+        return Err(Unsupported::new("a predicate that is not boolean"));
+    }
+    let b = g.b;
+    let value = b.ins().band(result.value, result.valid);
+    let value_at = b.ins().iadd(out_value, r);
+    b.ins().store(flags, value, value_at, 0);
+    let valid_at = b.ins().iadd(out_valid, r);
+    b.ins().store(flags, result.valid, valid_at, 0);
+    let next = b.ins().iadd_imm_u(r, 1);
+    b.def_var(row, next);
+    b.ins().jump(header, &[]);
+
+    b.switch_to_block(exit);
+    let failed = b.use_var(fail);
+    let failed = b.ins().uextend(types::I32, failed);
+    b.ins().return_(&[failed]);
+    b.seal_all_blocks();
+    Ok(())
+}
+
+/// One node's value on the current row.
+#[derive(Clone, Copy)]
+struct Val {
+    ty: ColumnType,
+    value: Ir,
+    valid: Ir,
+}
+
+struct Gen<'g, 'f> {
+    b: &'g mut FunctionBuilder<'f>,
+    shape: &'g Shape,
+    /// Per leaf of the shape: its type, values pointer and validity pointer.
+    leaves: Vec<(ColumnType, Ir, Ir)>,
+    params: Vec<Val>,
+    row: Ir,
+    fail: Variable,
+}
+
+impl Gen<'_, '_> {
+    fn expr(&mut self, expr: &BExpr) -> Result<Val, Unsupported> {
+        match expr {
+            BExpr::Const(value) => self.constant(value),
+            BExpr::Param(name) => {
+                let i = self.shape.params.iter().position(|p| p == name);
+                i.and_then(|i| self.params.get(i).copied())
+                    .ok_or_else(|| Unsupported::new(format!("parameter ${name} outside the shape")))
+            }
+            BExpr::Slot(_) | BExpr::Property(..) => {
+                let found = leaf(expr).and_then(|l| self.shape.leaves.iter().position(|x| *x == l));
+                let i = found.ok_or_else(|| Unsupported::new("a leaf outside the shape"))?;
+                Ok(self.load_leaf(i))
+            }
+            BExpr::Compare(operands, ops) if ops.len() == 1 && operands.len() == 2 => {
+                let a = self.expr(&operands[0])?;
+                let b = self.expr(&operands[1])?;
+                self.compare(ops[0], a, b)
+            }
+            BExpr::Arith(op, a, b) => {
+                let a = self.expr(a)?;
+                let b = self.expr(b)?;
+                self.arith(*op, a, b)
+            }
+            BExpr::And(a, b) | BExpr::Or(a, b) => {
+                let x = self.boolean(a)?;
+                let y = self.boolean(b)?;
+                Ok(self.kleene(matches!(expr, BExpr::And(..)), x, y))
+            }
+            BExpr::Not(x) => {
+                let x = self.boolean(x)?;
+                let value = self.b.ins().bxor_imm_u(x.value, 1);
+                Ok(Val { value, ..x })
+            }
+            BExpr::IsNull(x, negated) => {
+                let x = self.expr(x)?;
+                let value = if *negated {
+                    x.valid
+                } else {
+                    self.b.ins().bxor_imm_u(x.valid, 1)
+                };
+                let valid = self.b.ins().iconst(types::I8, 1);
+                Ok(Val {
+                    ty: ColumnType::Bool,
+                    value,
+                    valid,
+                })
+            }
+            BExpr::In(item, list) => {
+                let item = self.expr(item)?;
+                let candidates: Vec<&Value> = match &**list {
+                    BExpr::Const(Value::List(items)) => items.iter().collect(),
+                    BExpr::List(items) => items
+                        .iter()
+                        .map(|e| match e {
+                            BExpr::Const(v) => Ok(v),
+                            _ => Err(Unsupported::new("IN over a list that is not constant")),
+                        })
+                        .collect::<Result<_, _>>()?,
+                    _ => return Err(Unsupported::new("IN over a list that is not constant")),
+                };
+                self.in_list(item, &candidates)
+            }
+            other => Err(crate::shape::shape(other)
+                .err()
+                .unwrap_or_else(|| Unsupported::new("an operator outside the shape"))),
+        }
+    }
+
+    fn boolean(&mut self, expr: &BExpr) -> Result<Val, Unsupported> {
+        let x = self.expr(expr)?;
+        match x.ty {
+            ColumnType::Bool | ColumnType::Null => Ok(x),
+            _ => Err(Unsupported::new("boolean logic on a number")),
+        }
+    }
+
+    fn i8(&mut self, v: i64) -> Ir {
+        self.b.ins().iconst(types::I8, v)
+    }
+
+    fn null(&mut self) -> Val {
+        let zero = self.i8(0);
+        Val {
+            ty: ColumnType::Null,
+            value: zero,
+            valid: zero,
+        }
+    }
+
+    fn bool_val(&mut self, value: Ir, valid: Ir) -> Val {
+        Val {
+            ty: ColumnType::Bool,
+            value,
+            valid,
+        }
+    }
+
+    fn constant(&mut self, value: &Value) -> Result<Val, Unsupported> {
+        let one = self.i8(1);
+        let (ty, value) = match value {
+            Value::Null => return Ok(self.null()),
+            Value::Bool(b) => (ColumnType::Bool, self.i8(i64::from(*b))),
+            Value::Int(i) => (ColumnType::Int, self.b.ins().iconst(types::I64, *i)),
+            Value::Float(f) => (ColumnType::Float, self.b.ins().f64const(*f)),
+            other => return Err(Unsupported::new(format!("a {} literal", other.type_name()))),
+        };
+        Ok(Val {
+            ty,
+            value,
+            valid: one,
+        })
+    }
+
+    /// Bit `row` of the bitmap at `base`, as an `i8` 0/1.
+    fn bit(&mut self, base: Ir) -> Ir {
+        let byte_index = self.b.ins().ushr_imm_u(self.row, 3);
+        let address = self.b.ins().iadd(base, byte_index);
+        let byte = self
+            .b
+            .ins()
+            .load(types::I8, MemFlagsData::trusted(), address, 0);
+        let shift = self.b.ins().band_imm_u(self.row, 7);
+        let shift = self.b.ins().ireduce(types::I8, shift);
+        let shifted = self.b.ins().ushr(byte, shift);
+        self.b.ins().band_imm_u(shifted, 1)
+    }
+
+    fn load_leaf(&mut self, i: usize) -> Val {
+        let (ty, values, validity) = self.leaves[i];
+        let valid = self.bit(validity);
+        let value = match ty {
+            ColumnType::Int | ColumnType::Float => {
+                let offset = self.b.ins().ishl_imm_u(self.row, 3);
+                let address = self.b.ins().iadd(values, offset);
+                let mem = if ty == ColumnType::Int {
+                    types::I64
+                } else {
+                    types::F64
+                };
+                self.b.ins().load(mem, MemFlagsData::trusted(), address, 0)
+            }
+            ColumnType::Bool | ColumnType::Null => self.bit(values),
+        };
+        Val { ty, value, valid }
+    }
+
+    /// ORs `failed` into the fail flag where both `a` and `b` are valid.
+    fn fail_where(&mut self, failed: Ir, a: Val, b: Val) {
+        let both = self.b.ins().band(a.valid, b.valid);
+        let failed = self.b.ins().band(failed, both);
+        let so_far = self.b.use_var(self.fail);
+        let now = self.b.ins().bor(so_far, failed);
+        self.b.def_var(self.fail, now);
+    }
+
+    fn as_float(&mut self, v: Val) -> Ir {
+        match v.ty {
+            ColumnType::Int => self.b.ins().fcvt_from_sint(types::F64, v.value),
+            _ => v.value,
+        }
+    }
+
+    fn arith(&mut self, op: ArithOp, a: Val, b: Val) -> Result<Val, Unsupported> {
+        use ColumnType::{Bool, Float, Int, Null};
+        if a.ty == Null || b.ty == Null {
+            // The row evaluator answers null before looking at the other side's type.
+            return Ok(self.null());
+        }
+        let valid = self.b.ins().band(a.valid, b.valid);
+        match (a.ty, b.ty) {
+            (Bool, _) | (_, Bool) => Err(Unsupported::new("arithmetic on a boolean")),
+            (Int, Int) => {
+                let (x, y) = (a.value, b.value);
+                let value = match op {
+                    ArithOp::Add | ArithOp::Subtract | ArithOp::Multiply => {
+                        let (value, overflow) = match op {
+                            ArithOp::Add => self.b.ins().sadd_overflow(x, y),
+                            ArithOp::Subtract => self.b.ins().ssub_overflow(x, y),
+                            _ => self.b.ins().smul_overflow(x, y),
+                        };
+                        self.fail_where(overflow, a, b);
+                        value
+                    }
+                    ArithOp::Divide | ArithOp::Modulo => {
+                        let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
+                        let minus_one = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+                        let min = self.b.ins().icmp_imm_s(IntCC::Equal, x, i64::MIN);
+                        let overflow = self.b.ins().band(minus_one, min);
+                        let one = self.b.ins().iconst(types::I64, 1);
+                        if op == ArithOp::Divide {
+                            // Zero: an error; i64::MIN / -1: overflows (an error).
+                            let bad = self.b.ins().bor(zero, overflow);
+                            self.fail_where(bad, a, b);
+                            let divisor = self.b.ins().select(bad, one, y);
+                            self.b.ins().sdiv(x, divisor)
+                        } else {
+                            // Zero: an error; x % -1 is 0 (i64::MIN % -1 included).
+                            self.fail_where(zero, a, b);
+                            let replace = self.b.ins().bor(zero, minus_one);
+                            let divisor = self.b.ins().select(replace, one, y);
+                            self.b.ins().srem(x, divisor)
+                        }
+                    }
+                    ArithOp::Power => return Err(Unsupported::new("^")),
+                };
+                Ok(Val {
+                    ty: Int,
+                    value,
+                    valid,
+                })
+            }
+            _ => {
+                if matches!(op, ArithOp::Modulo | ArithOp::Power) {
+                    return Err(Unsupported::new("% or ^ on floats"));
+                }
+                if op == ArithOp::Divide && b.ty == Int {
+                    // An integer zero divisor is an error even under a float dividend.
+                    let zero = self.b.ins().icmp_imm_s(IntCC::Equal, b.value, 0);
+                    self.fail_where(zero, a, b);
+                }
+                let (x, y) = (self.as_float(a), self.as_float(b));
+                let value = match op {
+                    ArithOp::Add => self.b.ins().fadd(x, y),
+                    ArithOp::Subtract => self.b.ins().fsub(x, y),
+                    ArithOp::Multiply => self.b.ins().fmul(x, y),
+                    _ => self.b.ins().fdiv(x, y),
+                };
+                Ok(Val {
+                    ty: Float,
+                    value,
+                    valid,
+                })
+            }
+        }
+    }
+
+    fn compare(&mut self, op: ComparisonOp, a: Val, b: Val) -> Result<Val, Unsupported> {
+        use ColumnType::{Bool, Float, Int, Null};
+        if a.ty == Null || b.ty == Null {
+            return Ok(self.null());
+        }
+        let value = match (a.ty, b.ty) {
+            (Int, Int) | (Bool, Bool) => {
+                let signed = a.ty == Int;
+                let cc = match op {
+                    ComparisonOp::Eq => IntCC::Equal,
+                    ComparisonOp::NotEq => IntCC::NotEqual,
+                    ComparisonOp::Lt if signed => IntCC::SignedLessThan,
+                    ComparisonOp::Le if signed => IntCC::SignedLessThanOrEqual,
+                    ComparisonOp::Gt if signed => IntCC::SignedGreaterThan,
+                    ComparisonOp::Ge if signed => IntCC::SignedGreaterThanOrEqual,
+                    ComparisonOp::Lt => IntCC::UnsignedLessThan,
+                    ComparisonOp::Le => IntCC::UnsignedLessThanOrEqual,
+                    ComparisonOp::Gt => IntCC::UnsignedGreaterThan,
+                    ComparisonOp::Ge => IntCC::UnsignedGreaterThanOrEqual,
+                };
+                self.b.ins().icmp(cc, a.value, b.value)
+            }
+            (Float, Float) => {
+                // Ordered comparisons are false on NaN; `<>` is "unordered or not equal".
+                let cc = match op {
+                    ComparisonOp::Eq => FloatCC::Equal,
+                    ComparisonOp::NotEq => FloatCC::NotEqual,
+                    ComparisonOp::Lt => FloatCC::LessThan,
+                    ComparisonOp::Le => FloatCC::LessThanOrEqual,
+                    ComparisonOp::Gt => FloatCC::GreaterThan,
+                    ComparisonOp::Ge => FloatCC::GreaterThanOrEqual,
+                };
+                self.b.ins().fcmp(cc, a.value, b.value)
+            }
+            (Int, Float) | (Float, Int) => {
+                return Err(Unsupported::new("a comparison of an integer with a float"));
+            }
+            _ => return Err(Unsupported::new("a comparison of a boolean with a number")),
+        };
+        let valid = self.b.ins().band(a.valid, b.valid);
+        Ok(self.bool_val(value, valid))
+    }
+
+    /// AND (`and`) or OR under three-valued logic: false wins an AND and true an OR, even
+    /// against null.
+    fn kleene(&mut self, and: bool, a: Val, b: Val) -> Val {
+        let truth = |g: &mut Self, v: Val| {
+            let t = g.b.ins().band(v.valid, v.value);
+            let not = g.b.ins().bxor_imm_u(v.value, 1);
+            let f = g.b.ins().band(v.valid, not);
+            (t, f)
+        };
+        let (at, af) = truth(self, a);
+        let (bt, bf) = truth(self, b);
+        if and {
+            let value = self.b.ins().band(at, bt);
+            let either_false = self.b.ins().bor(af, bf);
+            let valid = self.b.ins().bor(value, either_false);
+            self.bool_val(value, valid)
+        } else {
+            let value = self.b.ins().bor(at, bt);
+            let both_false = self.b.ins().band(af, bf);
+            let valid = self.b.ins().bor(value, both_false);
+            self.bool_val(value, valid)
+        }
+    }
+
+    /// `item IN [candidates]`: true if some candidate equals it; else null if the item is
+    /// null or some candidate is (and the list is not empty); else false. Which candidates
+    /// can equal an item of its type is decided here, exactly as `equals` decides it.
+    fn in_list(&mut self, item: Val, candidates: &[&Value]) -> Result<Val, Unsupported> {
+        let unknown = candidates.iter().any(|c| c.is_null());
+        let mut any = self.i8(0);
+        for candidate in candidates {
+            let hit = match (item.ty, candidate) {
+                (ColumnType::Int, Value::Int(c)) => {
+                    Some(self.b.ins().icmp_imm_s(IntCC::Equal, item.value, *c))
+                }
+                (ColumnType::Int, Value::Float(f)) => {
+                    exact_int(*f).map(|c| self.b.ins().icmp_imm_s(IntCC::Equal, item.value, c))
+                }
+                (ColumnType::Float, Value::Float(f)) => {
+                    let c = self.b.ins().f64const(*f);
+                    Some(self.b.ins().fcmp(FloatCC::Equal, item.value, c))
+                }
+                (ColumnType::Float, Value::Int(c)) => exact_float(*c).map(|f| {
+                    let c = self.b.ins().f64const(f);
+                    self.b.ins().fcmp(FloatCC::Equal, item.value, c)
+                }),
+                (ColumnType::Bool, Value::Bool(c)) => Some(self.b.ins().icmp_imm_s(
+                    IntCC::Equal,
+                    item.value,
+                    i64::from(*c),
+                )),
+                // Null candidates make the answer unknown (above); any other candidate never
+                // equals a number or boolean.
+                _ => None,
+            };
+            if let Some(hit) = hit {
+                any = self.b.ins().bor(any, hit);
+            }
+        }
+        if candidates.is_empty() {
+            let (value, valid) = (self.i8(0), self.i8(1));
+            return Ok(self.bool_val(value, valid));
+        }
+        let value = self.b.ins().band(any, item.valid);
+        let valid = if unknown { value } else { item.valid };
+        Ok(self.bool_val(value, valid))
+    }
+}
+
+/// 2^63 as a float: from here up floats exceed every `i64`, below its negation undercut it.
+const I64_LIMIT_F64: f64 = 9_223_372_036_854_775_808.0;
+
+/// The integer a float equals exactly under Cypher's integer/float equality, if any.
+fn exact_int(f: f64) -> Option<i64> {
+    (f.is_finite() && f.trunc() == f && (-I64_LIMIT_F64..I64_LIMIT_F64).contains(&f))
+        .then_some(f as i64)
+}
+
+/// The float an integer equals exactly, if any (no float equals an integer it would round).
+fn exact_float(i: i64) -> Option<f64> {
+    let f = i as f64;
+    ((-I64_LIMIT_F64..I64_LIMIT_F64).contains(&f) && f as i64 == i).then_some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_conversions_match_the_value_rules() {
+        assert_eq!(exact_int(3.0), Some(3));
+        assert_eq!(exact_int(-0.0), Some(0));
+        assert_eq!(exact_int(3.5), None);
+        assert_eq!(exact_int(f64::NAN), None);
+        assert_eq!(exact_int(I64_LIMIT_F64), None);
+        assert_eq!(exact_int(-I64_LIMIT_F64), Some(i64::MIN));
+        assert_eq!(exact_float(i64::MAX), None);
+        assert_eq!(exact_float(i64::MIN), Some(-I64_LIMIT_F64));
+        assert_eq!(exact_float((1 << 53) + 1), None);
+        assert_eq!(exact_float(1 << 53), Some((1u64 << 53) as f64));
+    }
+}

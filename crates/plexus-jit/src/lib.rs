@@ -1,0 +1,195 @@
+//! Filter predicates compiled to machine code with Cranelift.
+//!
+//! WHAT
+//! ====
+//! A filter predicate (`plexus_plan::logical::BExpr`) over typed column buffers — the Arrow
+//! arrays the vectorised interpreter (`plexus_exec::eval::vector`) builds per batch — is
+//! compiled to ONE native function holding the whole loop over the batch's rows:
+//!
+//! ```text
+//! fn(columns: *const ColumnArg, params: *const ParamArg, len: u64,
+//!    out_value: *mut u8, out_valid: *mut u8) -> u32      // 0: mask written; 1: fall back
+//! ```
+//!
+//! Per row it loads each leaf column's value and validity bit, evaluates the expression in
+//! registers (no call into Rust, no boxing, no dispatch) and writes one byte of value and
+//! one of validity; Rust packs those into a `BooleanArray` once per batch. One call per
+//! batch, never one per row — the lesson of DataFusion's removed JIT, whose per-row calls
+//! into Rust helpers ate the gain.
+//!
+//! What is compiled (see [`shape`] for the static part, `codegen` for the typed part):
+//! - leaves: slot columns and property columns (`n.key`) as INTEGER, FLOAT or BOOLEAN
+//!   buffers with validity bitmaps; literals (null, booleans, integers, floats) as constants;
+//!   parameters of those types passed at run time (so a compiled predicate serves every
+//!   value of its parameters);
+//! - integer `+ - * / %` with overflow and zero-divisor detection, float `+ - * /`, and
+//!   integer/float mixes (the integer converted as `as f64`, like the row evaluator);
+//! - `= <> < <= > >=` between two integers, two floats (IEEE: NaN compares false, `<>` true;
+//!   `-0.0 = 0.0`) or two booleans (`false < true`);
+//! - `AND` / `OR` / `NOT` with Cypher's three-valued (Kleene) logic, `IS [NOT] NULL`,
+//!   `x IN [constant list]` (at most [`MAX_IN_LIST`] items, exact integer/float equality
+//!   decided when compiling), and null (the literal, or a null parameter) anywhere.
+//!
+//! SAME RESULTS, ALWAYS
+//! ====================
+//! The row evaluator (`plexus_exec::eval`) is the model; compiled code gives its mask or
+//! none at all:
+//! - an operator or a type combination not listed above is not compiled ([`Unsupported`]):
+//!   the caller runs the interpreter, as without a JIT;
+//! - any row on which an operation would raise an error (integer overflow, a zero integer
+//!   divisor, `i64::MIN / -1`) makes the function return "fall back" for the whole batch,
+//!   whichever side of an AND / OR it is on, so the interpreter raises exactly the error it
+//!   raises — or short-circuits past it — as today. Divisors are sanitised before dividing,
+//!   so the machine never traps;
+//! - leaves and parameters are checked against the types the code was compiled for on every
+//!   call ([`CompiledPredicate::run`] returns `None` on any mismatch).
+//!
+//! The differential property test in `plexus-exec` (`exec/jit_differential.rs`, where the row
+//! evaluator lives) checks this on random expressions over random columns (nulls, NaN, ±0.0,
+//! ±inf, the extreme integers); `tests/compiled.rs` here holds hand-written cases.
+//!
+//! Compiled predicates are cached ([`cache`]) by fingerprint, leaf/parameter types and the
+//! catalog's schema version, with a bound on the number of modules; a module's code is freed when the last user of an evicted
+//! entry lets go of it.
+//!
+//! NOT YET
+//! =======
+//! Strings (equality, STARTS WITH) — string columns leave the predicate to the interpreter;
+//! integer/float comparisons (exact mixed comparison needs more than one instruction);
+//! float `%` (no native `fmod`); whole pipelines (scan → expand → filter → aggregate) rather
+//! than single filter predicates; projections and aggregates.
+
+pub mod cache;
+mod codegen;
+pub mod shape;
+
+pub use cache::{Cache, Lookup, MAX_CACHED_PREDICATES};
+pub use codegen::CompiledPredicate;
+pub use shape::{Leaf, MAX_IN_LIST, Shape, Unsupported, shape};
+
+use arrow::array::{BooleanArray, Float64Array, Int64Array};
+use plexus_value::value::Value;
+use std::fmt;
+use std::str::FromStr;
+
+/// The `jit` setting: whether filters run compiled code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JitMode {
+    /// Always the interpreter.
+    Off,
+    /// Compile before the first batch, then run compiled code.
+    On,
+    /// Start interpreted, compile on a background thread, switch when the code is ready.
+    #[default]
+    Adaptive,
+}
+
+impl JitMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            JitMode::Off => "off",
+            JitMode::On => "on",
+            JitMode::Adaptive => "adaptive",
+        }
+    }
+}
+
+impl fmt::Display for JitMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for JitMode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "off" => Ok(JitMode::Off),
+            "on" => Ok(JitMode::On),
+            "adaptive" => Ok(JitMode::Adaptive),
+            other => Err(format!("expected off, on or adaptive, not '{other}'")),
+        }
+    }
+}
+
+/// The type of a leaf, parameter or intermediate value in compiled code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ColumnType {
+    Int,
+    Float,
+    Bool,
+    /// Null on every row (the literal `null`, a null parameter).
+    Null,
+}
+
+impl ColumnType {
+    /// The type of a parameter's value, if compiled code can take it.
+    pub fn of(value: &Value) -> Option<ColumnType> {
+        match value {
+            Value::Int(_) => Some(ColumnType::Int),
+            Value::Float(_) => Some(ColumnType::Float),
+            Value::Bool(_) => Some(ColumnType::Bool),
+            Value::Null => Some(ColumnType::Null),
+            _ => None,
+        }
+    }
+}
+
+/// One leaf column of a batch, as the interpreter typed it.
+#[derive(Debug, Clone, Copy)]
+pub enum Column<'a> {
+    Int(&'a Int64Array),
+    Float(&'a Float64Array),
+    Bool(&'a BooleanArray),
+}
+
+impl Column<'_> {
+    pub fn column_type(&self) -> ColumnType {
+        match self {
+            Column::Int(_) => ColumnType::Int,
+            Column::Float(_) => ColumnType::Float,
+            Column::Bool(_) => ColumnType::Bool,
+        }
+    }
+
+    fn len(&self) -> usize {
+        use arrow::array::Array;
+        match self {
+            Column::Int(a) => a.len(),
+            Column::Float(a) => a.len(),
+            Column::Bool(a) => a.len(),
+        }
+    }
+}
+
+/// The types compiled code is specialised for: one per leaf of the [`Shape`] and one per
+/// parameter, in the shape's order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Signature {
+    pub leaves: Vec<ColumnType>,
+    pub params: Vec<ColumnType>,
+}
+
+impl Signature {
+    /// The signature of a batch's leaf columns and the statement's parameter values; `None`
+    /// if a parameter has a type compiled code does not take.
+    pub fn of(columns: &[Column], params: &[&Value]) -> Option<Signature> {
+        Some(Signature {
+            leaves: columns.iter().map(Column::column_type).collect(),
+            params: params
+                .iter()
+                .map(|v| ColumnType::of(v))
+                .collect::<Option<_>>()?,
+        })
+    }
+}
+
+/// Compiles `expr` (whose shape is `shape`) for `signature`.
+pub fn compile(
+    expr: &plexus_plan::logical::BExpr,
+    shape: &Shape,
+    signature: &Signature,
+) -> Result<CompiledPredicate, Unsupported> {
+    codegen::compile(expr, shape, signature)
+}

@@ -1,0 +1,247 @@
+//! Compiled predicates on hand-made columns, each expected answer written out: three-valued
+//! logic, the fall-back on errors (and not on null rows), Arrow arrays with offsets, IN
+//! lists, and the cache's bound. (The random differential test against the row evaluator is
+//! in `plexus-exec`, which holds the evaluator: `exec/jit_differential.rs`.)
+
+use arrow::array::{Array, BooleanArray, Float64Array, Int64Array};
+use plexus_cypher::ast::ComparisonOp;
+use plexus_jit::{Cache, Column, Lookup, Signature, compile, shape};
+use plexus_plan::logical::{ArithOp, BExpr};
+use plexus_value::value::Value;
+use std::sync::Arc;
+
+fn slot(i: usize) -> Box<BExpr> {
+    Box::new(BExpr::Slot(i))
+}
+
+fn int(i: i64) -> Box<BExpr> {
+    Box::new(BExpr::Const(Value::Int(i)))
+}
+
+fn compare(op: ComparisonOp, a: BExpr, b: BExpr) -> BExpr {
+    BExpr::Compare(vec![a, b], vec![op])
+}
+
+/// `expr`'s mask over `columns` as options, or `None` when the batch fell back.
+fn run(expr: &BExpr, columns: &[Column], params: &[&Value]) -> Option<Vec<Option<bool>>> {
+    let shape = shape(expr).expect("covered operators");
+    let signature = Signature::of(columns, params).expect("compiled types");
+    let compiled = compile(expr, &shape, &signature).expect("compiles");
+    let len = columns.first().map_or(1, |c| match c {
+        Column::Int(a) => a.len(),
+        Column::Float(a) => a.len(),
+        Column::Bool(a) => a.len(),
+    });
+    let mask = compiled.run(columns, params, len)?;
+    Some(
+        (0..len)
+            .map(|i| mask.is_valid(i).then(|| mask.value(i)))
+            .collect(),
+    )
+}
+
+#[test]
+fn and_or_not_follow_three_valued_logic() {
+    let values = [Some(true), Some(false), None];
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for x in values {
+        for y in values {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    let (a, b) = (BooleanArray::from(a.clone()), BooleanArray::from(b.clone()));
+    let columns = [Column::Bool(&a), Column::Bool(&b)];
+    let t = Some(true);
+    let f = Some(false);
+    // Rows: (T,T) (T,F) (T,N) (F,T) (F,F) (F,N) (N,T) (N,F) (N,N).
+    let and = run(&BExpr::And(slot(0), slot(1)), &columns, &[]).unwrap();
+    assert_eq!(and, vec![t, f, None, f, f, f, None, f, None]);
+    let or = run(&BExpr::Or(slot(0), slot(1)), &columns, &[]).unwrap();
+    assert_eq!(or, vec![t, t, t, t, f, None, t, None, None]);
+    // One leaf: the column of each row's second value.
+    let second = [Column::Bool(&b)];
+    let not = run(&BExpr::Not(slot(0)), &second, &[]).unwrap();
+    assert_eq!(not, vec![f, t, None, f, t, None, f, t, None]);
+    let is_null = run(&BExpr::IsNull(slot(0), false), &second, &[]).unwrap();
+    assert_eq!(is_null, vec![f, f, t, f, f, t, f, f, t]);
+}
+
+#[test]
+fn an_error_on_a_valid_row_falls_back_and_a_null_row_does_not() {
+    let plus_one = compare(
+        ComparisonOp::Gt,
+        BExpr::Arith(ArithOp::Add, slot(0), int(1)),
+        BExpr::Const(Value::Int(0)),
+    );
+    let overflowing = Int64Array::from(vec![Some(1), Some(i64::MAX)]);
+    assert_eq!(run(&plus_one, &[Column::Int(&overflowing)], &[]), None);
+    let null_there = Int64Array::from(vec![Some(1), None]);
+    assert_eq!(
+        run(&plus_one, &[Column::Int(&null_there)], &[]),
+        Some(vec![Some(true), None])
+    );
+    // i64::MIN / -1 overflows; i64::MIN % -1 is 0; a zero divisor is an error.
+    let divide = |op| {
+        compare(
+            ComparisonOp::Eq,
+            BExpr::Arith(op, slot(0), slot(1)),
+            BExpr::Const(Value::Int(0)),
+        )
+    };
+    let x = Int64Array::from(vec![i64::MIN]);
+    let minus_one = Int64Array::from(vec![-1]);
+    let zero = Int64Array::from(vec![0]);
+    let cols = |d| [Column::Int(&x), Column::Int(d)];
+    assert_eq!(run(&divide(ArithOp::Divide), &cols(&minus_one), &[]), None);
+    assert_eq!(
+        run(&divide(ArithOp::Modulo), &cols(&minus_one), &[]),
+        Some(vec![Some(true)])
+    );
+    assert_eq!(run(&divide(ArithOp::Modulo), &cols(&zero), &[]), None);
+    // A float dividend over an integer zero is an error too; over 0.0 it is an infinity.
+    let w = Float64Array::from(vec![1.5]);
+    let over = |d: BExpr| {
+        compare(
+            ComparisonOp::Gt,
+            BExpr::Arith(ArithOp::Divide, slot(0), Box::new(d)),
+            BExpr::Const(Value::Float(1e308)),
+        )
+    };
+    assert_eq!(
+        run(
+            &over(BExpr::Const(Value::Int(0))),
+            &[Column::Float(&w)],
+            &[]
+        ),
+        None
+    );
+    assert_eq!(
+        run(
+            &over(BExpr::Const(Value::Float(0.0))),
+            &[Column::Float(&w)],
+            &[]
+        ),
+        Some(vec![Some(true)])
+    );
+}
+
+#[test]
+fn arrays_with_offsets_read_from_their_offset() {
+    let full = Int64Array::from(
+        (0..20)
+            .map(|i| (i % 3 != 0).then_some(i))
+            .collect::<Vec<_>>(),
+    );
+    let sliced = full.slice(5, 11);
+    let bools = BooleanArray::from((0..20).map(|i| Some(i % 4 == 1)).collect::<Vec<_>>());
+    let sliced_bools = bools.slice(5, 11);
+    let expr = BExpr::And(
+        Box::new(compare(
+            ComparisonOp::Gt,
+            BExpr::Slot(0),
+            BExpr::Param(Arc::from("c")),
+        )),
+        slot(1),
+    );
+    let c = Value::Int(6);
+    let actual = run(
+        &expr,
+        &[Column::Int(&sliced), Column::Bool(&sliced_bools)],
+        &[&c],
+    )
+    .unwrap();
+    let expected: Vec<Option<bool>> = (5..16)
+        .map(|i| {
+            let x = (i % 3 != 0).then_some(i > 6);
+            let b = i % 4 == 1;
+            match (x, b) {
+                (_, false) | (Some(false), _) => Some(false),
+                (Some(true), true) => Some(true),
+                (None, true) => None,
+            }
+        })
+        .collect();
+    assert_eq!(actual, expected);
+}
+
+#[test]
+fn in_lists_decide_integer_float_equality_exactly() {
+    let list = |items: Vec<Value>| BExpr::In(slot(0), Box::new(BExpr::Const(Value::list(items))));
+    let x = Int64Array::from(vec![Some(2), Some(3), None]);
+    let with_float = list(vec![Value::Float(2.0), Value::Float(3.5), Value::from("3")]);
+    assert_eq!(
+        run(&with_float, &[Column::Int(&x)], &[]),
+        Some(vec![Some(true), Some(false), None])
+    );
+    let with_null = list(vec![Value::Int(2), Value::Null]);
+    assert_eq!(
+        run(&with_null, &[Column::Int(&x)], &[]),
+        Some(vec![Some(true), None, None])
+    );
+    let empty = list(vec![]);
+    assert_eq!(
+        run(&empty, &[Column::Int(&x)], &[]),
+        Some(vec![Some(false); 3])
+    );
+    let w = Float64Array::from(vec![9_007_199_254_740_992.0, f64::NAN]);
+    let big = list(vec![Value::Int(9_007_199_254_740_993), Value::Int(1 << 53)]);
+    assert_eq!(
+        run(&big, &[Column::Float(&w)], &[]),
+        Some(vec![Some(true), Some(false)])
+    );
+}
+
+#[test]
+fn types_outside_the_compiled_ones_are_declined() {
+    let mixed = compare(
+        ComparisonOp::Lt,
+        BExpr::Slot(0),
+        BExpr::Const(Value::Float(1.5)),
+    );
+    let shape = shape(&mixed).unwrap();
+    let x = Int64Array::from(vec![1]);
+    let signature = Signature::of(&[Column::Int(&x)], &[]).unwrap();
+    let why = compile(&mixed, &shape, &signature).unwrap_err();
+    assert!(why.0.contains("integer with a float"), "{why}");
+    // A string parameter has no compiled type.
+    assert!(Signature::of(&[], &[&Value::from("a")]).is_none());
+}
+
+#[test]
+fn the_cache_is_bounded_and_keeps_evicted_code_alive_for_its_users() {
+    let cache = Cache::new(2);
+    let x = Int64Array::from(vec![1, 2, 3]);
+    let columns = [Column::Int(&x)];
+    let signature = Signature::of(&columns, &[]).unwrap();
+    let mut held = Vec::new();
+    for k in 0..3 {
+        let expr = compare(
+            ComparisonOp::Gt,
+            BExpr::Slot(0),
+            BExpr::Const(Value::Int(k)),
+        );
+        let shape = shape(&expr).unwrap();
+        match cache.get_or_compile(&expr, &shape, &signature, 0) {
+            Lookup::Ready(code) => held.push(code),
+            other => panic!("not compiled: {other:?}"),
+        }
+    }
+    assert_eq!(cache.stats(), (2, 1));
+    // The first predicate's entry is gone from the cache, its code still runs.
+    let mask = held[0].run(&columns, &[], 3).unwrap();
+    assert_eq!(mask, BooleanArray::from(vec![true, true, true]));
+    // A schema version is part of the key: the same predicate compiles again under another.
+    let expr = compare(
+        ComparisonOp::Gt,
+        BExpr::Slot(0),
+        BExpr::Const(Value::Int(2)),
+    );
+    let shape = shape(&expr).unwrap();
+    let Lookup::Ready(again) = cache.get_or_compile(&expr, &shape, &signature, 1) else {
+        panic!("not compiled");
+    };
+    assert!(!Arc::ptr_eq(&again, &held[2]));
+    assert_eq!(cache.stats(), (2, 2));
+}

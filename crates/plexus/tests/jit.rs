@@ -1,0 +1,113 @@
+//! The `jit` setting end to end: `SET SESSION jit`, filters answering the same rows and
+//! raising the same errors in every mode, and PROFILE saying how each filter ran.
+
+use plexus::{Connection, CypherValue, Database, Params};
+
+/// Rows enough for several batches (a batch holds about 2 K rows).
+const ROWS: i64 = 5_000;
+
+fn database() -> Database {
+    let db = Database::open_in_memory(plexus::Config::default()).expect("open");
+    let mut conn = db.connect();
+    conn.execute(
+        &format!(
+            "UNWIND range(1, {ROWS}) AS i CREATE (:P {{x: i, y: i % 13, w: toFloat(i) / 7.0, \
+             b: i % 2 = 0, big: CASE WHEN i = {ROWS} THEN 9223372036854775807 ELSE i END}})"
+        ),
+        &Params::new(),
+    )
+    .expect("load");
+    db
+}
+
+fn set(conn: &mut Connection, mode: &str) {
+    conn.execute(&format!("SET SESSION jit = {mode}"), &Params::new())
+        .expect("set jit");
+}
+
+fn count(conn: &mut Connection, query: &str, params: &Params) -> Result<i64, String> {
+    let result = conn.execute(query, params).map_err(|e| e.to_string())?;
+    match result.rows.first().and_then(|row| row.first()) {
+        Some(CypherValue::Int(n)) => Ok(*n),
+        other => panic!("not a count: {other:?}"),
+    }
+}
+
+/// The Filter line of `query`'s PROFILE.
+fn profiled_filter(conn: &mut Connection, query: &str, params: &Params) -> String {
+    let result = conn
+        .execute(&format!("PROFILE {query}"), params)
+        .expect("profile");
+    let plan = result.plan.expect("a PROFILE plan");
+    plan.lines()
+        .find(|l| l.contains("Filter"))
+        .unwrap_or_else(|| panic!("no Filter in\n{plan}"))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn every_mode_answers_alike_and_profile_says_how_filters_ran() {
+    let db = database();
+    let mut conn = db.connect();
+    let mut params = Params::new();
+    params.insert("c".into(), CypherValue::Int(100));
+    let queries = [
+        "MATCH (p:P) WHERE p.x > $c AND p.y % 7 = 1 RETURN count(*)",
+        "MATCH (p:P) WHERE (p.x * 3 - p.y > 40 OR p.w < 2.5) AND NOT p.b RETURN count(*)",
+        "MATCH (p:P) WHERE p.y IN [1, 2.0, 3.5, null] OR p.w / 0 > 1.0 RETURN count(*)",
+        "MATCH (p:P) WHERE p.x / 0 = 1 RETURN count(*)",
+        "MATCH (p:P) WHERE p.big + 1 > 0 RETURN count(*)",
+        "MATCH (p:P) WHERE p.y > 3 XOR p.b RETURN count(*)",
+    ];
+    for query in queries {
+        set(&mut conn, "off");
+        let expected = count(&mut conn, query, &params);
+        for mode in ["on", "adaptive"] {
+            set(&mut conn, mode);
+            // Adaptive twice: the second run finds the code compiled by the first.
+            for _ in 0..2 {
+                let actual = count(&mut conn, query, &params);
+                assert_eq!(actual, expected, "{query} under jit = {mode}");
+            }
+        }
+    }
+
+    set(&mut conn, "on");
+    let line = profiled_filter(&mut conn, queries[0], &params);
+    assert!(line.contains("jit=compiled compile="), "{line}");
+    let line = profiled_filter(&mut conn, queries[5], &params);
+    assert!(line.contains("jit=no (XOR)"), "{line}");
+    set(&mut conn, "off");
+    let line = profiled_filter(&mut conn, queries[0], &params);
+    assert!(line.contains("jit=interpreted"), "{line}");
+}
+
+#[test]
+fn the_setting_is_per_session_and_checked() {
+    let db = database();
+    let mut conn = db.connect();
+    let other = db.connect();
+    set(&mut conn, "ON");
+    let value = |c: &Connection| {
+        let row = c
+            .settings()
+            .into_iter()
+            .find(|r| r.name == "jit")
+            .expect("jit row");
+        (row.value, row.source)
+    };
+    assert_eq!(value(&conn), ("on".to_string(), "session".to_string()));
+    assert_eq!(
+        value(&other),
+        ("adaptive".to_string(), "default".to_string())
+    );
+    let e = conn
+        .execute("SET SESSION jit = sometimes", &Params::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("jit") && e.contains("off, on or adaptive"),
+        "{e}"
+    );
+}
