@@ -19,6 +19,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod algo;
 mod bank;
 mod cypher;
+mod http;
 mod ingest;
 mod json;
 mod khop;
@@ -104,6 +105,8 @@ enum Command {
     /// The PostgreSQL mirror: initial copy rows/s, freshness under a fixed source load, and
     /// the source's throughput with and without the mirror (a throwaway PostgreSQL cluster).
     Mirror(mirror::Options),
+    /// Point lookups through the HTTP Query API against Bolt (the baseline), in one run.
+    Http(http::Options),
 }
 
 fn main() {
@@ -146,6 +149,7 @@ fn main() {
         Command::IngestChild { figure, data, db } => ingest::child(&figure, &data, &db),
         Command::Bank(options) => bank::run(&options).map_err(plexus::Error::InvalidArgument),
         Command::Mirror(options) => mirror::run(&options).map_err(plexus::Error::InvalidArgument),
+        Command::Http(options) => http::run(&options).map_err(plexus::Error::InvalidArgument),
     };
     if let Err(e) = result {
         eprintln!("plexus-bench: {e}");

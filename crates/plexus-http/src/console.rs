@@ -27,7 +27,7 @@ use axum::response::{IntoResponse, Response};
 struct Assets;
 
 /// The console's content security policy: its own files only, no inline script.
-const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
                    connect-src 'self'; frame-ancestors 'none'";
 
 fn serve(name: &str) -> Response {
