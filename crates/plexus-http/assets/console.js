@@ -24,7 +24,7 @@ const $ = (id) => document.getElementById(id);
 const state = {
   auth: sessionStorage.getItem("plexus-auth"),
   rows: [], fields: [], nodes: new Map(), rels: new Map(),
-  cy: null, labelColours: new Map(), metricsTimer: null, samples: [], last: null,
+  cy: null, graphStale: false, labelColours: new Map(), metricsTimer: null, samples: [], last: null,
 };
 
 function el(tag, cls, text) {
@@ -188,11 +188,12 @@ function showResult(data) {
   state.nodes = new Map();
   state.rels = new Map();
   state.rows.forEach((row) => row.forEach((v) => collect(v, state.nodes, state.rels)));
+  const tab = data.profiledQueryPlan || data.queryPlan ? "plan" : state.nodes.size ? "graph" : "table";
+  state.graphStale = true;
+  showTab(tab);  // the view is visible before it is drawn (cytoscape and the table measure it)
   renderTable();
   renderPlan(data.profiledQueryPlan || data.queryPlan);
-  renderGraph();
-  const tab = data.profiledQueryPlan || data.queryPlan ? "plan" : state.nodes.size ? "graph" : "table";
-  showTab(tab);
+  if (tab === "graph") renderGraph();
 }
 
 // ---- table (virtualised: only the visible rows exist in the DOM) ---------------------------
@@ -273,12 +274,14 @@ function updateCaptions() {
 }
 
 function renderGraph() {
+  state.graphStale = false;
   updateCaptions();
   if (state.cy) state.cy.destroy();
   state.cy = cytoscape({
     container: $("graph"),
     elements: graphElements(state.nodes, state.rels),
     wheelSensitivity: 0.3,
+    maxZoom: 1.5,
     style: [
       { selector: "node", style: { "background-color": "data(colour)", "label": "data(caption)", "font-size": 10, "text-valign": "center", "width": 34, "height": 34, "text-wrap": "ellipsis", "text-max-width": 80 } },
       { selector: "edge", style: { "label": "data(caption)", "font-size": 8, "curve-style": "bezier", "target-arrow-shape": "triangle", "width": 1.5, "line-color": "#9aa5b8", "target-arrow-color": "#9aa5b8", "text-rotation": "autorotate" } },
@@ -337,7 +340,8 @@ function renderPlan(plan) {
 function showTab(name) {
   document.querySelectorAll("#tabs button").forEach((b) => b.classList.toggle("active", b.dataset.tab === name));
   ["table", "graph", "plan"].forEach((t) => { $("view-" + t).hidden = t !== name; });
-  if (name === "graph" && state.cy) { state.cy.resize(); state.cy.fit(undefined, 30); }
+  if (name === "graph" && state.graphStale) renderGraph();
+  else if (name === "graph" && state.cy) { state.cy.resize(); state.cy.fit(undefined, 30); }
   if (name === "table") drawRows($("table"), $("table").querySelector(".body") || el("div"));
 }
 
@@ -382,7 +386,7 @@ function renderSchema(schema) {
   box.append(el("div", "legend", "Property keys"));
   schema.propertyKeys.forEach((k) => {
     const c = chip("key", k.name);
-    c.title = k.on.map((o) => (o.label || o.relationshipType) + ": " + o.type).join("\n");
+    c.title = k.on.length ? k.on.map((o) => (o.label || o.relationshipType) + ": " + o.type).join("\n") : "any type (not declared by a table)";
     box.append(c);
   });
   if (schema.indexes.length) {
@@ -399,9 +403,14 @@ function metricValue(textBody, name) {
 }
 
 async function sampleMetrics() {
-  const response = await fetch("/metrics", { headers: { "Authorization": "Basic " + state.auth } });
-  if (response.status !== 200) return;
-  const body = await response.text();
+  let body;
+  try {
+    const response = await fetch("/metrics", { headers: { "Authorization": "Basic " + state.auth } });
+    if (response.status !== 200) return;
+    body = await response.text();
+  } catch (e) {
+    return;  // the server is gone or the page is closing: the next sample tries again
+  }
   const now = performance.now();
   const sample = {
     t: now,

@@ -22,8 +22,9 @@
 //! Label values are names Plexus chose or a follower's origin name; no setting value (and
 //! so no connection string) is ever rendered.
 //!
-//! `/db/{db}/schema` answers labels and relationship types with counts, property keys with
-//! their declared types per table, and indexes, from the catalog and the planner's
+//! `/db/{db}/schema` answers labels and relationship types with counts, every property key
+//! (`db.propertyKeys()`) with the types tables declare for it (`on`; empty when no table
+//! declares it: any type), and indexes, from the catalog and the planner's
 //! statistics (O(tables), never a scan; counts are the statistics' upper bounds, see
 //! `plexus_storage::stats`).
 //!
@@ -285,7 +286,7 @@ pub async fn schema(State(state): State<Arc<AppState>>, Path(db): Path<String>) 
         );
     }
     let db_state = state.clone();
-    match tokio::task::spawn_blocking(move || describe(&db_state.db)).await {
+    match tokio::task::spawn_blocking(move || describe(&db_state)).await {
         Ok(schema) => axum::Json(schema).into_response(),
         Err(_) => error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -295,7 +296,8 @@ pub async fn schema(State(state): State<Arc<AppState>>, Path(db): Path<String>) 
     }
 }
 
-fn describe(db: &plexus::Database) -> Json {
+fn describe(state: &AppState) -> Json {
+    let db = &state.db;
     let schema = db.schema();
     let stats = db.statistics();
     let labels: Vec<Json> = schema
@@ -311,8 +313,20 @@ fn describe(db: &plexus::Database) -> Json {
         .keys()
         .map(|t| json!({ "name": t, "count": stats.edge_type(Some(t)).edges }))
         .collect();
-    // property key -> the types it is declared with, and where
-    let mut keys: BTreeMap<&str, Vec<Json>> = BTreeMap::new();
+    // property key -> the types it is declared with, and where (none: undeclared, any type)
+    let mut conn = state.pool.take();
+    let used = conn.execute("CALL db.propertyKeys()", &plexus::Params::new());
+    state.pool.give(conn);
+    let used: Vec<String> = used
+        .map(|r| {
+            r.rows
+                .iter()
+                .map(|row| plexus::temporal::plain_text(&row[0]))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut keys: BTreeMap<&str, Vec<Json>> =
+        used.iter().map(|k| (k.as_str(), Vec::new())).collect();
     for table in &schema.vertex_tables {
         for p in &table.properties {
             keys.entry(p.name.as_str())

@@ -384,7 +384,7 @@ pub async fn auto_commit(
     };
     let statement = match parse_statement(&body, format_in, true) {
         Ok(Some(statement)) => statement,
-        Ok(None) => unreachable!("a required statement is present or an error"),
+        Ok(None) => return error(StatusCode::BAD_REQUEST, REQUEST_INVALID, "no statement"),
         Err(response) => return response,
     };
     let Ok(permit) = state.running.clone().try_acquire_owned() else {

@@ -633,7 +633,11 @@ impl Connection {
             Source::Done(_) => return Ok(None),
             Source::Buffered { rows, summary } => match rows.take() {
                 Some(rows) => return Ok(Some(*rows)),
-                None => (None, summary.clone()),
+                None => {
+                    // Its statement's latency was observed when it was buffered.
+                    stream.source = Source::Done(summary.clone());
+                    return Ok(None);
+                }
             },
             Source::Own { cursor, tx } => {
                 let pulled = guarded(|| cursor.next_chunk(tx));
