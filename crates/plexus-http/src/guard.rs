@@ -76,7 +76,7 @@ pub fn is_json(content_type: &str) -> bool {
     essence == "application/json" || essence.starts_with("application/vnd.neo4j.query")
 }
 
-fn header_text<'h>(headers: &'h HeaderMap, name: header::HeaderName) -> Option<&'h str> {
+fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 

@@ -112,8 +112,8 @@ fn parse_statement(
     body: &[u8],
     format: Format,
     required: bool,
-) -> Result<Option<Statement>, Response> {
-    let bad = |message: String| error(StatusCode::BAD_REQUEST, REQUEST_INVALID, message);
+) -> Result<Option<Statement>, Box<Response>> {
+    let bad = |message: String| Box::new(error(StatusCode::BAD_REQUEST, REQUEST_INVALID, message));
     if body.iter().all(u8::is_ascii_whitespace) && !required {
         return Ok(None);
     }
@@ -139,7 +139,7 @@ fn parse_statement(
         Some(Json::Object(map)) => {
             for (name, value) in map {
                 let value = json::from_json(value, format, &format!("${name}"))
-                    .map_err(|e| error(StatusCode::BAD_REQUEST, crate::query::TYPE_ERROR, e.0))?;
+                    .map_err(|e| Box::new(error(StatusCode::BAD_REQUEST, TYPE_ERROR, e.0)))?;
                 params.insert(name.clone(), value);
             }
         }
@@ -385,7 +385,7 @@ pub async fn auto_commit(
     let statement = match parse_statement(&body, format_in, true) {
         Ok(Some(statement)) => statement,
         Ok(None) => return error(StatusCode::BAD_REQUEST, REQUEST_INVALID, "no statement"),
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let Ok(permit) = state.running.clone().try_acquire_owned() else {
         return busy();
@@ -695,7 +695,7 @@ pub async fn begin(
     };
     let statement = match parse_statement(&body, format_in, false) {
         Ok(statement) => statement,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let full = state
         .transactions
@@ -749,21 +749,21 @@ async fn with_transaction(response: Response, id: &str, idle: Duration) -> Respo
 }
 
 /// Takes the connection of transaction `id` for one request.
-fn checkout(state: &AppState, id: &str, owner: &str) -> Result<Connection, Response> {
+fn checkout(state: &AppState, id: &str, owner: &str) -> Result<Connection, Box<Response>> {
     let mut open = state
         .transactions
         .open
         .lock()
-        .map_err(|_| transaction_not_found(id))?;
+        .map_err(|_| Box::new(transaction_not_found(id)))?;
     match open.get_mut(id) {
         Some(t) if t.owner == owner => t.conn.take().ok_or_else(|| {
-            error(
+            Box::new(error(
                 StatusCode::CONFLICT,
                 "Neo.ClientError.Transaction.ConcurrentRequest",
                 format!("transaction '{id}' is serving another request"),
-            )
+            ))
         }),
-        _ => Err(transaction_not_found(id)),
+        _ => Err(Box::new(transaction_not_found(id))),
     }
 }
 
@@ -810,11 +810,11 @@ async fn transaction_request(
     };
     let statement = match parse_statement(&body, format_in, matches!(step, Step::Run)) {
         Ok(statement) => statement,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let conn = match checkout(&state, &id, &principal(&headers)) {
         Ok(conn) => conn,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let (conn, response) = transaction_step(&state, conn, statement, format_out, step).await;
     let open = conn.is_some();
@@ -858,7 +858,7 @@ pub async fn rollback(
     }
     let mut conn = match checkout(&state, &id, &principal(&headers)) {
         Ok(conn) => conn,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let rolled_back = tokio::task::spawn_blocking(move || {
         let result = conn.rollback();
