@@ -197,6 +197,11 @@ impl HttpServer {
                             return;
                         }
                     };
+                    // Without TCP_NODELAY a response written in pieces (headers, then the
+                    // streamed body) waits for the client's delayed ACK: ~40 ms per request.
+                    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+                        let _ = tcp.set_nodelay(true);
+                    });
                     tokio::spawn(query::expire_transactions(state.clone()));
                     let app = router(state.clone());
                     let served = axum::serve(listener, app).with_graceful_shutdown(async {

@@ -18,10 +18,12 @@
 //!
 //! STREAMING
 //! =========
-//! An auto-commit statement runs on a blocking thread that sends each engine batch, encoded,
-//! through a channel of [`crate::STREAM_BUFFER_BATCHES`] to the response body. The first
-//! batch is pulled before the response starts, so parse, planning and early run-time errors
-//! get a proper status. A failure after that (or the statement's timeout) can no longer
+//! An auto-commit statement starts in place on the request's runtime worker
+//! (`block_in_place`, as the Bolt sessions do): it runs and is pulled until its end or
+//! `IN_PLACE_BYTES` of answer, so a short result (a point lookup) is answered whole with no
+//! thread hand-off, and parse, planning and early run-time errors get a proper status. The
+//! rest of a larger result is pulled on a blocking thread that sends each engine batch,
+//! encoded, through a channel of [`crate::STREAM_BUFFER_BATCHES`] to the response body. A failure after that (or the statement's timeout) can no longer
 //! change the status: the body then ends with `"errors": […]` after the rows sent so far,
 //! and the transaction is rolled back. When the client disconnects, the body (and the
 //! channel's receiver) is dropped, the engine thread's next send fails and it drops the
@@ -304,67 +306,108 @@ fn head(columns: &[String]) -> Vec<u8> {
     out
 }
 
-/// Runs one auto-commit statement on the engine thread, sending encoded pieces to `tx`: an
-/// `Err` only before the first piece (see STREAMING in the module doc).
-fn stream_statement(
-    conn: &mut Connection,
-    statement: &Statement,
-    format: Format,
-    timeout: Duration,
-    tx: &mpsc::Sender<Result<Bytes, QueryError>>,
-) {
-    let deadline = Instant::now() + timeout;
+/// Encoded answer bytes kept in place before the rest of a result is handed to a blocking
+/// thread and streamed (see STREAMING in the module doc), in bytes.
+const IN_PLACE_BYTES: usize = 64 * 1024;
+
+/// A statement started in place: failed, answered whole, or with more rows to stream.
+enum Started {
+    Failed(QueryError),
+    Complete(Vec<u8>),
+    Streaming {
+        stream: QueryStream,
+        out: Vec<u8>,
+        first_row: bool,
+    },
+}
+
+/// Runs one auto-commit statement and pulls it until its end or [`IN_PLACE_BYTES`] of
+/// answer: a point lookup is answered without leaving the request's thread.
+fn start_statement(conn: &mut Connection, statement: &Statement, format: Format) -> Started {
     let started = conn
         .run(&statement.text, &statement.params)
         .and_then(|mut stream| conn.pull(&mut stream).map(|first| (stream, first)));
     let (mut stream, first) = match started {
         Ok(started) => started,
-        Err(e) => {
-            let _ = tx.blocking_send(Err(e));
-            return;
-        }
+        Err(e) => return Started::Failed(e),
     };
     let mut out = head(stream.columns());
     let mut first_row = true;
-    if let Some(chunk) = &first {
-        encode_rows(chunk, format, &mut first_row, &mut out);
-    }
-    let mut failed = None;
-    let mut more = first.is_some();
-    while more {
-        if tx
-            .blocking_send(Ok(Bytes::from(std::mem::take(&mut out))))
-            .is_err()
-        {
-            return; // the client is gone: dropping `stream` rolls its transaction back
+    let mut next = first;
+    while let Some(chunk) = next {
+        encode_rows(&chunk, format, &mut first_row, &mut out);
+        if out.len() >= IN_PLACE_BYTES {
+            return Started::Streaming {
+                stream,
+                out,
+                first_row,
+            };
         }
-        if Instant::now() > deadline {
-            failed = Some(timeout_json(&timed_out(timeout)));
-            break;
-        }
-        match conn.pull(&mut stream) {
-            Ok(Some(chunk)) => encode_rows(&chunk, format, &mut first_row, &mut out),
-            Ok(None) => more = false,
+        next = match conn.pull(&mut stream) {
+            Ok(next) => next,
             Err(e) => {
-                failed = Some(error_json(&e));
-                break;
+                return Started::Complete(tail(out, &stream, statement, Some(error_json(&e))));
             }
-        }
+        };
     }
+    Started::Complete(tail(out, &stream, statement, None))
+}
+
+/// Closes the `values` array and the answer: the summary fields, or the error.
+fn tail(
+    mut out: Vec<u8>,
+    stream: &QueryStream,
+    statement: &Statement,
+    failed: Option<Json>,
+) -> Vec<u8> {
     out.extend_from_slice(b"]}");
     match failed {
         Some(e) => append_fields(&mut out, &Map::from_iter([("errors".into(), json!([e]))])),
         None => append_fields(
             &mut out,
-            &summary_fields(
-                &QueryStream::summary(&stream),
-                statement.counters,
-                &statement.text,
-            ),
+            &summary_fields(&stream.summary(), statement.counters, &statement.text),
         ),
     }
     out.push(b'}');
-    let _ = tx.blocking_send(Ok(Bytes::from(out)));
+    out
+}
+
+/// Streams the rest of a started statement on a blocking thread: `out` first, then each
+/// engine batch, until the end, an error, the deadline, or the client is gone.
+fn stream_rest(
+    conn: &mut Connection,
+    statement: &Statement,
+    format: Format,
+    (mut stream, mut out, mut first_row): (QueryStream, Vec<u8>, bool),
+    (deadline, timeout): (Instant, Duration),
+    tx: &mpsc::Sender<Bytes>,
+) {
+    let failed = loop {
+        if tx
+            .blocking_send(Bytes::from(std::mem::take(&mut out)))
+            .is_err()
+        {
+            return; // the client is gone: dropping `stream` rolls its transaction back
+        }
+        if Instant::now() > deadline {
+            break Some(timeout_json(&timed_out(timeout)));
+        }
+        match conn.pull(&mut stream) {
+            Ok(Some(chunk)) => encode_rows(&chunk, format, &mut first_row, &mut out),
+            Ok(None) => break None,
+            Err(e) => break Some(error_json(&e)),
+        }
+    };
+    let _ = tx.blocking_send(Bytes::from(tail(out, &stream, statement, failed)));
+}
+
+fn answer(format: Format, body: Body) -> Response {
+    (
+        StatusCode::ACCEPTED,
+        [(header::CONTENT_TYPE, format.content_type())],
+        body,
+    )
+        .into_response()
 }
 
 /// `POST /db/{db}/query/v2`.
@@ -390,44 +433,66 @@ pub async fn auto_commit(
     let Ok(permit) = state.running.clone().try_acquire_owned() else {
         return busy();
     };
-    let (tx, mut rx) = mpsc::channel(crate::STREAM_BUFFER_BATCHES);
+    let deadline = Instant::now() + state.config.query_timeout;
+    // In place, like the Bolt sessions' engine calls: the runtime moves this worker's other
+    // tasks elsewhere meanwhile, and a short statement costs no thread hand-off.
+    let mut conn = state.pool.take();
+    let started = tokio::task::block_in_place(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            start_statement(&mut conn, &statement, format_out)
+        }))
+    });
+    let started = match started {
+        Ok(started) => started,
+        Err(_) => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Neo.DatabaseError.General.UnknownError",
+                "the statement failed unexpectedly; its connection was dropped",
+            );
+        }
+    };
+    let (stream, out, first_row) = match started {
+        Started::Failed(e) => {
+            state.pool.give(conn);
+            return query_error(&e);
+        }
+        Started::Complete(out) => {
+            state.pool.give(conn);
+            return answer(format_out, Body::from(out));
+        }
+        Started::Streaming {
+            stream,
+            out,
+            first_row,
+        } => (stream, out, first_row),
+    };
+    let (tx, rx) = mpsc::channel(crate::STREAM_BUFFER_BATCHES);
     let worker_state = state.clone();
+    let timeout = state.config.query_timeout;
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        let mut conn = worker_state.pool.take();
-        let timeout = worker_state.config.query_timeout;
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            stream_statement(&mut conn, &statement, format_out, timeout, &tx)
+            stream_rest(
+                &mut conn,
+                &statement,
+                format_out,
+                (stream, out, first_row),
+                (deadline, timeout),
+                &tx,
+            )
         }));
         if ran.is_ok() {
             worker_state.pool.give(conn);
         }
     });
-    match rx.recv().await {
-        Some(Ok(first)) => {
-            let rest = futures_util::stream::unfold(rx, |mut rx| async move {
-                rx.recv()
-                    .await
-                    .map(|piece| (piece.map_err(std::io::Error::other), rx))
-            });
-            let chunks =
-                futures_util::StreamExt::chain(futures_util::stream::iter([Ok(first)]), rest);
-            (
-                StatusCode::ACCEPTED,
-                [(header::CONTENT_TYPE, format_out.content_type())],
-                Body::from_stream(chunks),
-            )
-                .into_response()
-        }
-        Some(Err(e)) => query_error(&e),
-        None => error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Neo.DatabaseError.General.UnknownError",
-            "the statement's engine thread failed",
-        ),
-    }
+    let chunks = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|piece| (Ok::<_, std::io::Error>(piece), rx))
+    });
+    answer(format_out, Body::from_stream(chunks))
 }
-
 /// An open explicit transaction between requests.
 struct OpenTransaction {
     owner: String,
