@@ -9,7 +9,8 @@ target beside each):
   console_table_10000_rows  a fetched 10,000-row result → table drawn (render only)
   console_query_10000_rows  Ctrl-Enter → 10,000 rows shown (server, network, render)
   console_graph_layout      a fetched 2,000-node, 5,000-edge result → laid out with cose, drawn
-The layout is the console's default, cytoscape's `cose` (animation off).
+The layout is the console's default for a graph that size: cytoscape's `concentric` (rings
+by degree; `cose`, used up to 300 nodes, took minutes here).
 """
 
 import json
@@ -57,7 +58,12 @@ RENDER = """async (statement) => {
 }"""
 
 
+def step(what):
+    print(f"console_bench: {what}", file=sys.stderr, flush=True)
+
+
 def main():
+    step("seeding the graph")
     seed_graph()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
@@ -74,6 +80,7 @@ def main():
             page.reload()
             page.wait_for_selector("body[data-ready='true']")
             ready.append(page.evaluate("performance.now()"))
+            step("10,000 rows")
             out = page.evaluate(RENDER, "UNWIND range(1, 10000) AS i RETURN i, 'row ' + toString(i) AS s")
             assert out["rows"] == 10000, out
             table.append(out["ms"])
@@ -83,6 +90,7 @@ def main():
             page.keyboard.press("Control+Enter")
             page.wait_for_function("document.getElementById('status').textContent.startsWith('10000 rows')")
             query_ms.append(page.evaluate("performance.now() - window.t0"))
+            step("graph layout")
             out = page.evaluate(RENDER, "MATCH (a:G)-[r:E]->(b:G) RETURN a, r, b")
             assert out["nodes"] <= NODES and out["edges"] == EDGES, out
             layout.append(out["ms"])

@@ -16,7 +16,6 @@ def test_query_shows_table_and_graph_and_expands(console):
     assert console.text_content("#status").startswith("2 rows")
     # The graph: Ada, Bob, Cy and the two KNOWS relationships.
     assert graph_counts(console) == (3, 2)
-    screenshot(console, "console-graph.png")
     # Double-click Ada: her LIVES_IN neighbour Oslo joins the graph.
     position = console.evaluate(
         """(() => {
@@ -29,6 +28,7 @@ def test_query_shows_table_and_graph_and_expands(console):
     console.mouse.dblclick(position["x"], position["y"])
     console.wait_for_function("document.getElementById('graph').dataset.nodes === '4'")
     assert graph_counts(console) == (4, 3)
+    screenshot(console, "console-graph.png")
     # The table: one row per result row, the captions as text.
     console.click("#tabs button[data-tab='table']")
     rows = console.locator("#table .row")

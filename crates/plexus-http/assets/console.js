@@ -17,6 +17,10 @@ const HISTORY_MAX = 50;         // statements kept in localStorage
 const METRICS_PERIOD_MS = 2000; // how often /metrics is read for the chart
 const CHART_POINTS = 60;        // samples the chart shows
 const EXPAND_LIMIT = 100;       // neighbours added by one double-click
+// Up to this many nodes the graph is laid out force-directed (cytoscape's `cose`), which
+// reads well but costs O(n²) per iteration; larger graphs get `concentric` (rings by degree),
+// which is linear.
+const FORCE_LAYOUT_MAX_NODES = 300;
 const PALETTE = ["#f6b26b", "#8fd18f", "#7fb2f0", "#e59ac8", "#f2e07c", "#9fe0dc",
                  "#c7a6f2", "#f29b8f", "#b5c97a", "#d9b38c"];
 
@@ -287,7 +291,9 @@ function renderGraph() {
       { selector: "edge", style: { "label": "data(caption)", "font-size": 8, "curve-style": "bezier", "target-arrow-shape": "triangle", "width": 1.5, "line-color": "#9aa5b8", "target-arrow-color": "#9aa5b8", "text-rotation": "autorotate" } },
       { selector: ":selected", style: { "border-width": 3, "border-color": "#2f5fd0" } },
     ],
-    layout: { name: "cose", animate: false },
+    layout: state.nodes.size <= FORCE_LAYOUT_MAX_NODES
+      ? { name: "cose", animate: false }
+      : { name: "concentric", animate: false, concentric: (n) => n.degree(), levelWidth: () => 4 },
   });
   state.cy.on("dbltap", "node", (event) => expand(event.target.id()));
   $("graph").dataset.nodes = String(state.cy.nodes().length);
