@@ -55,13 +55,17 @@ LAYERS = {
     # them through the facade's BulkLoad)
     # Apache GraphAr export and import: the facade's snapshots and BulkLoad, nothing below
     "plexus-graphar": {"plexus", "plexus-value"},
+    # the HTTP Query API and console: the facade, its values, and the Bolt server's users
+    # and basic authentication (the same `--user` list) and status codes, reused not copied
+    "plexus-http": {"plexus", "plexus-value", "plexus-bolt"},
     "plexus-cli": {
         "plexus", "plexus-value", "plexus-ingest", "plexus-bolt", "plexus-tck", "plexus-mirror",
-        "plexus-graphar",
+        "plexus-graphar", "plexus-http",
     },
     "plexus-tck": {"plexus", "plexus-value"},
     "plexus-bench": {
         "plexus", "plexus-value", "plexus-bolt", "plexus-tck", "plexus-mirror", "plexus-graphar",
+        "plexus-http",
     },
 }
 

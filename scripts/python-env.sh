@@ -5,13 +5,15 @@
 #
 #   VENV=$(scripts/python-env.sh)          # then "$VENV/bin/python" ...
 #   VENV=$(scripts/python-env.sh graphar)  # the official GraphAr library (scripts/test-graphar.sh)
+#   VENV=$(scripts/python-env.sh browser)  # Playwright driving Debian's chromium (scripts/test-browser.sh)
 #
 # `graphar` (0.13.0.dev1, a pre-release, pinned exactly) lives in a venv of its own: it
 # requires pytest 7, the Python suite pins pytest 8. PySpark 3.5 and PyYAML (the Spark recipe
 # and its test, run in local mode on the machine's Java 17) share that venv.
 #
 # Environment: PLEXUS_PY_VENV overrides the directory (default target/py-venv),
-# PLEXUS_GRAPHAR_VENV the graphar one (default target/graphar-venv).
+# PLEXUS_GRAPHAR_VENV the graphar one (default target/graphar-venv), PLEXUS_BROWSER_VENV the
+# browser one (default target/browser-venv; Playwright only, never its browser download).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,8 +29,12 @@ case "${1:-}" in
     VENV="${PLEXUS_GRAPHAR_VENV:-target/graphar-venv}"
     REQUIREMENTS=("graphar==0.13.0.dev1" "pyspark==3.5.*" "pyyaml==6.*")
     ;;
+  browser)
+    VENV="${PLEXUS_BROWSER_VENV:-target/browser-venv}"
+    REQUIREMENTS=("playwright==1.65.*" "pytest==8.*")
+    ;;
   *)
-    echo "usage: $0 [graphar]" >&2
+    echo "usage: $0 [graphar|browser]" >&2
     exit 2
     ;;
 esac

@@ -69,6 +69,9 @@ scripts/test-py.sh 2>&1 | tee target/python-output.txt
 step "Bolt server with the official neo4j driver (pytest)"
 scripts/test-bolt.sh 2>&1 | tee target/bolt-output.txt
 
+step "web console in headless chromium (Playwright, pytest)"
+scripts/test-browser.sh 2>&1 | tee target/browser-output.txt
+
 step "Apache GraphAr export read by the official library (graphar check + pytest)"
 scripts/test-graphar.sh 2>&1 | tee target/graphar-output.txt
 
@@ -85,4 +88,4 @@ awk '/^test result:/ { p += $4; f += $6 }
      }
      END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' \
   target/test-output.txt target/graphalytics-output.txt target/python-output.txt \
-  target/bolt-output.txt target/graphar-output.txt
+  target/bolt-output.txt target/browser-output.txt target/graphar-output.txt

@@ -69,7 +69,7 @@
 //! aborts a skew-prone workload would pay. Declined transfers (too little money) are neither
 //! commits nor aborts; they grow as balances drift towards zero in long, fast runs.
 
-mod bolt;
+pub(crate) mod bolt;
 
 use crate::report::Figure;
 use crate::rmat::Rng;

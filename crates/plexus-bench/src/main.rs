@@ -22,6 +22,7 @@ mod algo;
 mod bank;
 mod cypher;
 mod graphar;
+mod http;
 mod ingest;
 mod jit;
 mod json;
@@ -114,6 +115,8 @@ enum Command {
     /// An expression-heavy filtered scan with the JIT off, on and adaptive (cold and warm
     /// code cache), with the compile time (issue 22).
     Jit(jit::Options),
+    /// Point lookups through the HTTP Query API against Bolt (the baseline), in one run.
+    Http(http::Options),
 }
 
 fn main() {
@@ -158,6 +161,7 @@ fn main() {
         Command::Bank(options) => bank::run(&options).map_err(plexus::Error::InvalidArgument),
         Command::Mirror(options) => mirror::run(&options).map_err(plexus::Error::InvalidArgument),
         Command::Jit(options) => jit::run(&options).map_err(plexus::Error::InvalidArgument),
+        Command::Http(options) => http::run(&options).map_err(plexus::Error::InvalidArgument),
     };
     if let Err(e) = result {
         eprintln!("plexus-bench: {e}");

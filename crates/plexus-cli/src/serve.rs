@@ -1,4 +1,5 @@
-//! `plexus serve`: the Bolt server on a database directory (see `docs/bolt.md`).
+//! `plexus serve`: the Bolt server on a database directory (see `docs/bolt.md`), and with
+//! `--http ADDR` the HTTP Query API and web console beside it (see `docs/http.md`).
 //!
 //! Authentication must be chosen explicitly: one or more `--user NAME:PASSWORD`, or
 //! `--no-auth`. With neither the command refuses to start (exit 2) rather than silently
@@ -27,6 +28,19 @@ pub struct ServeArgs {
     /// stdout as `Bolt server listening on bolt://ADDR`.
     #[arg(long, value_name = "ADDR", default_value = plexus_bolt::DEFAULT_LISTEN)]
     bolt: SocketAddr,
+    /// Also serve the HTTP API and web console here (loopback unless told otherwise, e.g.
+    /// `--http 127.0.0.1:7474`); the bound address is printed on stdout as `HTTP server
+    /// listening on http://ADDR`. Same users as Bolt.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// A further `Host` header value the HTTP server accepts (repeatable; e.g. a DNS name
+    /// a proxy forwards with). The bound address and, on loopback, localhost are accepted.
+    #[arg(long, value_name = "HOST:PORT", requires = "http")]
+    http_allow_host: Vec<String>,
+    /// An origin allowed to call the HTTP API cross-origin (CORS; repeatable). Off unless
+    /// given.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    http_cors_origin: Vec<String>,
     /// Accept clients without checking credentials.
     #[arg(long, conflicts_with = "user")]
     no_auth: bool,
@@ -74,6 +88,15 @@ pub fn run(args: ServeArgs) -> ExitCode {
         false,
         Source::CommandLine,
     );
+    if let Some(http) = args.http {
+        settings.add_front_end(
+            "http_listen_address",
+            &http.to_string(),
+            "the address plexus serve's HTTP API and console listen on (--http)",
+            false,
+            Source::CommandLine,
+        );
+    }
     let users = match &auth {
         Auth::None => "none (--no-auth)".to_string(),
         Auth::Basic(users) => users
@@ -156,7 +179,35 @@ pub fn run(args: ServeArgs) -> ExitCode {
         }
         None => None,
     };
+    // HTTP runs on a runtime of its own beside Bolt's (see plexus_http); it stops when
+    // Bolt's server returns (ctrl-c or SIGTERM).
+    let http = match args.http {
+        Some(listen) => {
+            let mut config = plexus_http::HttpConfig::new(listen, auth.clone());
+            config.database_name = args
+                .db
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned());
+            config.allowed_hosts = args.http_allow_host;
+            config.cors_origins = args.http_cors_origin;
+            match plexus_http::HttpServer::start(db.clone(), config) {
+                Ok(server) => {
+                    println!("HTTP server listening on http://{}", server.local_addr());
+                    let _ = std::io::Write::flush(&mut std::io::stdout());
+                    Some(server)
+                }
+                Err(e) => {
+                    eprintln!("plexus serve: cannot serve HTTP on {listen}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        None => None,
+    };
     let served = plexus_bolt::serve(db, ServerConfig::new(args.bolt, auth));
+    if let Some(http) = http {
+        http.stop();
+    }
     let stopped = mirror.map_or(Ok(()), MirrorThread::stop);
     match (served, stopped) {
         (Ok(()), Ok(())) => ExitCode::SUCCESS,

@@ -69,6 +69,7 @@
 use crate::catalog_procedures::{INDEX_COLUMNS, index_rows};
 use crate::copy_command::run_copy;
 use crate::index_commands::run_index_ddl;
+use crate::metrics::{AbortKind, Metrics, OpenConnection};
 use crate::settings::{
     self, SESSION_SETTINGS, Scope, SettingRow, Settings, Source as SettingSource,
 };
@@ -85,6 +86,7 @@ use plexus_ingest::{ExportDir, ImportDir};
 use plexus_txn::{Transaction, TxnManager};
 use plexus_types::IsolationLevel;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The columns of `SHOW SETTINGS` and `CALL db.settings()`.
 const SETTINGS_COLUMNS: [&str; 5] = ["name", "value", "scope", "source", "description"];
@@ -110,6 +112,8 @@ pub struct Connection {
     import_dir: Option<Arc<ImportDir>>,
     /// Where `COPY ... (REPORT 'f')` writes (the database's `export_directory`).
     export_dir: Option<Arc<ExportDir>>,
+    /// The database's counters (`crate::metrics`); also counts this connection open.
+    open: OpenConnection,
 }
 
 /// The session's own state (see SESSION in the module docs).
@@ -130,6 +134,8 @@ struct Session {
 pub struct QueryStream {
     columns: Vec<String>,
     source: Source,
+    /// When `run` started the statement (its end is observed by `crate::metrics`).
+    started: Instant,
 }
 
 enum Source {
@@ -216,6 +222,7 @@ impl Connection {
         import_dir: Option<Arc<ImportDir>>,
         export_dir: Option<Arc<ExportDir>>,
         followers: Arc<crate::follower_status::FollowerStatuses>,
+        metrics: Arc<Metrics>,
     ) -> Self {
         let (session, parallel) = Self::session_defaults(&settings);
         let mut connection = Connection {
@@ -229,6 +236,7 @@ impl Connection {
             transaction_statements: None,
             import_dir,
             export_dir,
+            open: OpenConnection::new(metrics),
         };
         let built_in = crate::procedures::algo_procedures()
             .into_iter()
@@ -562,6 +570,7 @@ impl Connection {
     /// from [`Connection::pull`]. Parse and planning errors are reported here, errors while
     /// running by `pull` (statements that may write run here, see module docs).
     pub fn run(&mut self, query: &str, params: &Params) -> Result<QueryStream, QueryError> {
+        let started = Instant::now();
         let parsed =
             guarded(|| plexus_cypher::parse_command(query).map_err(plexus_exec::syntax_error));
         let statement = match self.fail_in_tx_if_open(parsed)? {
@@ -624,7 +633,11 @@ impl Connection {
                 tx: Box::new(self.new_transaction()),
             }
         };
-        let mut stream = QueryStream { columns, source };
+        let mut stream = QueryStream {
+            columns,
+            source,
+            started,
+        };
         if may_write {
             // Runs to the end now (and commits in auto-commit mode): see module docs.
             self.buffer(&mut stream)?;
@@ -639,7 +652,11 @@ impl Connection {
             Source::Done(_) => return Ok(None),
             Source::Buffered { rows, summary } => match rows.take() {
                 Some(rows) => return Ok(Some(*rows)),
-                None => (None, summary.clone()),
+                None => {
+                    // Its statement's latency was observed when it was buffered.
+                    stream.source = Source::Done(summary.clone());
+                    return Ok(None);
+                }
             },
             Source::Own { cursor, tx } => {
                 let pulled = guarded(|| cursor.next_chunk(tx));
@@ -653,8 +670,11 @@ impl Connection {
                     unreachable!("matched Source::Own above")
                 };
                 // A failed pull drops `tx` here, which rolls it back.
-                let chunk = pulled?;
-                tx.commit()?;
+                let chunk = pulled.inspect_err(|_| self.open.0.abort(AbortKind::Error))?;
+                let committed = tx.commit().map_err(QueryError::from);
+                self.open.0.ended(&committed);
+                self.open.0.statement(stream.started.elapsed());
+                committed?;
                 return Ok(chunk);
             }
             Source::Connection { cursor, statement } => {
@@ -666,6 +686,7 @@ impl Connection {
                 (chunk?, Box::new(cursor.summary()))
             }
         };
+        self.open.0.statement(stream.started.elapsed());
         stream.source = Source::Done(finished_summary);
         Ok(chunk)
     }
@@ -749,6 +770,7 @@ impl Connection {
         result.map_err(|mut error| {
             if let Some(tx) = self.tx.take() {
                 tx.rollback();
+                self.open.0.abort(AbortKind::Error);
             }
             error.message.push_str(" (the transaction was rolled back)");
             error
@@ -768,7 +790,11 @@ impl Connection {
     /// transaction is gone either way).
     pub fn commit(&mut self) -> Result<(), QueryError> {
         match self.tx.take() {
-            Some(tx) => tx.commit().map(drop).map_err(QueryError::from),
+            Some(tx) => {
+                let committed = tx.commit().map(drop).map_err(QueryError::from);
+                self.open.0.ended(&committed);
+                committed
+            }
             None => Err(transaction_error(
                 "NoOpenTransaction",
                 "COMMIT without BEGIN",
@@ -781,6 +807,7 @@ impl Connection {
         match self.tx.take() {
             Some(tx) => {
                 tx.rollback();
+                self.open.0.abort(AbortKind::Rollback);
                 Ok(())
             }
             None => Err(transaction_error(
@@ -823,6 +850,7 @@ fn session_error(code: &'static str, message: &str, span: Option<Span>) -> Query
 /// A stream of rows computed already (session commands that answer rows).
 fn rows_stream(result: QueryResult) -> QueryStream {
     QueryStream {
+        started: Instant::now(),
         columns: result.columns.clone(),
         source: Source::Buffered {
             summary: Box::new(QueryResult {
@@ -836,6 +864,7 @@ fn rows_stream(result: QueryResult) -> QueryStream {
 
 fn finished(summary: QueryResult) -> QueryStream {
     QueryStream {
+        started: Instant::now(),
         columns: summary.columns.clone(),
         source: Source::Done(Box::new(summary)),
     }

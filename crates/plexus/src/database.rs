@@ -40,6 +40,8 @@ pub struct Database {
     origin_claims: Arc<Mutex<HashSet<String>>>,
     /// The followers' status functions (`CALL db.mirror.status()`).
     followers: Arc<FollowerStatuses>,
+    /// Commits, aborts, statement latency and connections (`crate::metrics`).
+    metrics: Arc<crate::metrics::Metrics>,
     /// Background threads: the WAL flusher (periodic/none modes) and disk-tier maintenance.
     workers: Vec<Worker>,
     closed: bool,
@@ -195,6 +197,7 @@ impl Database {
             import_dir,
             export_dir,
             settings: Arc::new(settings),
+            metrics: Arc::default(),
             report,
             origin_claims: Arc::default(),
             followers: Arc::default(),
@@ -203,6 +206,11 @@ impl Database {
             closed: false,
             _lock: None,
         })
+    }
+
+    /// The counters of this database's connections (see `crate::metrics`).
+    pub fn metrics(&self) -> crate::metrics::MetricsSnapshot {
+        self.metrics.snapshot()
     }
 
     /// What recovery found when this database was opened.
@@ -218,6 +226,7 @@ impl Database {
             self.import_dir.clone(),
             self.export_dir.clone(),
             self.followers.clone(),
+            self.metrics.clone(),
         );
         for procedure in self.extensions.procedures() {
             connection.register_procedure(procedure);

@@ -36,6 +36,7 @@ mod database;
 mod extensions;
 mod follower_status;
 mod index_commands;
+pub mod metrics;
 mod procedures;
 mod routines;
 mod schema;
