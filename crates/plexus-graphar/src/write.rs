@@ -15,7 +15,9 @@
 //!   `_graphArOffset`) are DELTA_BINARY_PACKED without a dictionary: sorted or nearly sorted,
 //!   they shrink to a few bits per value;
 //! - label columns are BOOLEAN with RLE, without a dictionary: long runs of equal flags;
-//! - everything else takes the writer's defaults; pages are Snappy-compressed.
+//! - everything else takes the writer's defaults; pages are Snappy-compressed, and outside
+//!   label chunks hold at most [`PAGE_ROWS`] rows, so the page index can skip around a
+//!   vertex's rows finely.
 //!
 //! A property group or adjacency list whose metadata says `csv` is written as CSV instead:
 //! a header row, commas, Arrow's quoting (what the readers expect, see GRAPHAR-NOTES);
@@ -50,6 +52,10 @@ use plexus::{TemporalValue, Value};
 use crate::meta::{DataType, EdgeInfo, FileType, Property, PropertyGroup, VertexInfo};
 use crate::{DST_INDEX, EdgeData, Error, OFFSET, SRC_INDEX, VERTEX_INDEX, VertexData};
 
+/// Rows per Parquet data page at most: a neighbour lookup through the page index decodes
+/// whole pages, so smaller pages waste less around a vertex's rows (each page costs a header
+/// and an offset-index entry, a few dozen bytes).
+const PAGE_ROWS: usize = 4096;
 const NANOS_PER_MILLI: i64 = 1_000_000;
 const MILLIS_PER_DAY: i64 = 86_400_000;
 
@@ -398,6 +404,10 @@ fn write_parquet(
 ) -> Result<(), Error> {
     let schema = batch.schema();
     let mut props = WriterProperties::builder().set_compression(Compression::SNAPPY);
+    if rle_columns.is_empty() {
+        // Label chunks are read whole (their runs are long): default pages decode faster.
+        props = props.set_data_page_row_count_limit(PAGE_ROWS);
+    }
     for (columns, encoding) in [
         (delta_columns, Encoding::DELTA_BINARY_PACKED),
         (rle_columns, Encoding::RLE),
