@@ -110,6 +110,24 @@ struct Statement {
 }
 
 /// Parses a request body; `None` when it has no statement and `required` is false.
+/// What every query request starts with: the database must be the served one, the body is
+/// read within its limit, and its statement parsed (`required`: an empty body is an error);
+/// returns the statement and the response's format.
+async fn read_request(
+    state: &AppState,
+    db: &str,
+    headers: &HeaderMap,
+    body: Body,
+    required: bool,
+) -> Result<(Option<Statement>, Format), Box<Response>> {
+    if !state.serves(db) {
+        return Err(Box::new(unknown_database(db)));
+    }
+    let (format_in, format_out) = formats(headers);
+    let body = guard::read_body(body).await.map_err(Box::new)?;
+    Ok((parse_statement(&body, format_in, required)?, format_out))
+}
+
 fn parse_statement(
     body: &[u8],
     format: Format,
@@ -417,17 +435,9 @@ pub async fn auto_commit(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if !state.serves(&db) {
-        return unknown_database(&db);
-    }
-    let (format_in, format_out) = formats(&headers);
-    let body = match guard::read_body(body).await {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
-    let statement = match parse_statement(&body, format_in, true) {
-        Ok(Some(statement)) => statement,
-        Ok(None) => return error(StatusCode::BAD_REQUEST, REQUEST_INVALID, "no statement"),
+    let (statement, format_out) = match read_request(&state, &db, &headers, body, true).await {
+        Ok((Some(statement), format_out)) => (statement, format_out),
+        Ok((None, _)) => return error(StatusCode::BAD_REQUEST, REQUEST_INVALID, "no statement"),
         Err(response) => return *response,
     };
     let Ok(permit) = state.running.clone().try_acquire_owned() else {
@@ -750,16 +760,8 @@ pub async fn begin(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if !state.serves(&db) {
-        return unknown_database(&db);
-    }
-    let (format_in, format_out) = formats(&headers);
-    let body = match guard::read_body(body).await {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
-    let statement = match parse_statement(&body, format_in, false) {
-        Ok(statement) => statement,
+    let (statement, format_out) = match read_request(&state, &db, &headers, body, false).await {
+        Ok(read) => read,
         Err(response) => return *response,
     };
     let full = state
@@ -865,16 +867,9 @@ async fn transaction_request(
     body: Body,
     step: Step,
 ) -> Response {
-    if !state.serves(&db) {
-        return unknown_database(&db);
-    }
-    let (format_in, format_out) = formats(&headers);
-    let body = match guard::read_body(body).await {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
-    let statement = match parse_statement(&body, format_in, matches!(step, Step::Run)) {
-        Ok(statement) => statement,
+    let required = matches!(step, Step::Run);
+    let (statement, format_out) = match read_request(&state, &db, &headers, body, required).await {
+        Ok(read) => read,
         Err(response) => return *response,
     };
     let conn = match checkout(&state, &id, &principal(&headers)) {
