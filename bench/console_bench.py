@@ -8,7 +8,7 @@ target beside each):
   console_ready_logged_in   navigation start → editor usable, credentials in the tab already
   console_table_10000_rows  a fetched 10,000-row result → table drawn (render only)
   console_query_10000_rows  Ctrl-Enter → 10,000 rows shown (server, network, render)
-  console_graph_layout      a fetched 2,000-node, 5,000-edge result → laid out with cose, drawn
+  console_graph_layout      a fetched 2,000-node, 5,000-edge result → laid out, drawn
 The layout is the console's default for a graph that size: cytoscape's `concentric` (rings
 by degree; `cose`, used up to 300 nodes, took minutes here).
 """
@@ -50,7 +50,7 @@ def seed_graph():
 RENDER = """async (statement) => {
   const { data } = await api("POST", "/db/neo4j/query/v2", { statement, parameters: {} });
   const started = performance.now();
-  showResult(data);
+  await showResult(data);
   await new Promise((r) => requestAnimationFrame(() => setTimeout(r)));
   return { ms: performance.now() - started, rows: state.rows.length,
            nodes: state.cy ? state.cy.nodes().length : 0,

@@ -22,7 +22,8 @@ if [ -n "${CI:-}" ]; then
   export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 fi
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step's header carries the minutes:seconds since the start (CI keeps the run < 30 min).
+step() { printf '\n== %s  [%d:%02d]\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 
 if [ -z "${PLEXUS_QUICK:-}" ]; then
   step "cargo fmt --check"

@@ -9,6 +9,9 @@
 // "<script>" shows as those characters.
 // It talks typed JSON (application/vnd.neo4j.query) so that nodes, relationships and paths
 // are unambiguous and big integers keep their digits.
+// The graph library (cytoscape, ~440 KB) is not in the page's first load: it is fetched once
+// the editor is usable, and a graph waits for it (loadGraphLibrary), so the login form and
+// the editor appear without parsing it first.
 "use strict";
 
 const TYPED = "application/vnd.neo4j.query";
@@ -19,7 +22,9 @@ const CHART_POINTS = 60;        // samples the chart shows
 const EXPAND_LIMIT = 100;       // neighbours added by one double-click
 // Up to this many nodes the graph is laid out force-directed (cytoscape's `cose`), which
 // reads well but costs O(n²) per iteration; larger graphs get `concentric` (rings by degree),
-// which is linear.
+// which is linear. Above it edges are also drawn straight and unlabelled, and labels are
+// skipped while they would be too small to read: a software-rendered canvas spends most of
+// a large graph's time on bezier curves and text.
 const FORCE_LAYOUT_MAX_NODES = 300;
 const PALETTE = ["#f6b26b", "#8fd18f", "#7fb2f0", "#e59ac8", "#f2e07c", "#9fe0dc",
                  "#c7a6f2", "#f29b8f", "#b5c97a", "#d9b38c"];
@@ -71,6 +76,22 @@ function showApp(schema) {
   startMetrics();
   $("editor").focus();
   document.body.dataset.ready = "true";
+  setTimeout(loadGraphLibrary);  // after the editor is drawn, not before
+}
+
+// The vendored cytoscape, loaded once on first need (a promise of its global).
+let graphLibrary = null;
+function loadGraphLibrary() {
+  if (!graphLibrary) {
+    graphLibrary = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = "/console/cytoscape.min.js";
+      script.onload = () => resolve(window.cytoscape);
+      script.onerror = () => { graphLibrary = null; reject(new Error("the graph library did not load")); };
+      document.head.append(script);
+    });
+  }
+  return graphLibrary;
 }
 
 function logout() {
@@ -162,7 +183,7 @@ async function run(statement) {
     $("status").textContent = "failed after " + ms + " ms";
     if (!data.data) return;
   }
-  showResult(data);
+  await showResult(data);
   const c = data.counters || {};
   const changes = ["nodesCreated", "nodesDeleted", "relationshipsCreated", "relationshipsDeleted", "propertiesSet", "labelsAdded", "labelsRemoved"]
     .filter((k) => c[k]).map((k) => k + " " + c[k]).join(", ");
@@ -186,7 +207,8 @@ function showError(message) {
   box.hidden = false;
 }
 
-function showResult(data) {
+// Shows a result; resolves once the visible view is drawn.
+async function showResult(data) {
   state.fields = data.data.fields;
   state.rows = data.data.values;
   state.nodes = new Map();
@@ -194,10 +216,12 @@ function showResult(data) {
   state.rows.forEach((row) => row.forEach((v) => collect(v, state.nodes, state.rels)));
   const tab = data.profiledQueryPlan || data.queryPlan ? "plan" : state.nodes.size ? "graph" : "table";
   state.graphStale = true;
-  showTab(tab);  // the view is visible before it is drawn (cytoscape and the table measure it)
+  // The view is visible before it is drawn (cytoscape and the table measure it); showing the
+  // graph tab draws the graph.
+  const drawn = showTab(tab);
   renderTable();
   renderPlan(data.profiledQueryPlan || data.queryPlan);
-  if (tab === "graph") renderGraph();
+  await drawn;
 }
 
 // ---- table (virtualised: only the visible rows exist in the DOM) ---------------------------
@@ -277,21 +301,35 @@ function updateCaptions() {
   select.value = keys.has(current) ? current : keys.has("name") ? "name" : keys.has("title") ? "title" : "";
 }
 
-function renderGraph() {
+async function renderGraph() {
   state.graphStale = false;
+  let cytoscape;
+  try {
+    cytoscape = await loadGraphLibrary();
+  } catch (e) {
+    state.graphStale = true;
+    return showError(e.message);
+  }
   updateCaptions();
   if (state.cy) state.cy.destroy();
+  const small = state.nodes.size <= FORCE_LAYOUT_MAX_NODES;
+  const edge = { "font-size": 8, "curve-style": small ? "bezier" : "straight", "target-arrow-shape": "triangle", "width": 1.5, "line-color": "#9aa5b8", "target-arrow-color": "#9aa5b8", "text-rotation": "autorotate" };
+  if (small) edge.label = "data(caption)";
   state.cy = cytoscape({
     container: $("graph"),
     elements: graphElements(state.nodes, state.rels),
     wheelSensitivity: 0.3,
     maxZoom: 1.5,
+    // Large graphs: a cached bitmap while panning and zooming, one pixel per CSS pixel.
+    textureOnViewport: !small,
+    hideEdgesOnViewport: !small,
+    pixelRatio: small ? "auto" : 1,
     style: [
-      { selector: "node", style: { "background-color": "data(colour)", "label": "data(caption)", "font-size": 10, "text-valign": "center", "width": 34, "height": 34, "text-wrap": "ellipsis", "text-max-width": 80 } },
-      { selector: "edge", style: { "label": "data(caption)", "font-size": 8, "curve-style": "bezier", "target-arrow-shape": "triangle", "width": 1.5, "line-color": "#9aa5b8", "target-arrow-color": "#9aa5b8", "text-rotation": "autorotate" } },
+      { selector: "node", style: { "background-color": "data(colour)", "label": "data(caption)", "font-size": 10, "min-zoomed-font-size": small ? 0 : 7, "text-valign": "center", "width": 34, "height": 34, "text-wrap": "ellipsis", "text-max-width": 80 } },
+      { selector: "edge", style: edge },
       { selector: ":selected", style: { "border-width": 3, "border-color": "#2f5fd0" } },
     ],
-    layout: state.nodes.size <= FORCE_LAYOUT_MAX_NODES
+    layout: small
       ? { name: "cose", animate: false }
       : { name: "concentric", animate: false, concentric: (n) => n.degree(), levelWidth: () => 4 },
   });
@@ -343,10 +381,11 @@ function renderPlan(plan) {
 
 // ---- tabs, history, schema ---------------------------------------------------------------
 
-function showTab(name) {
+// Shows a tab; resolves once it is drawn (the graph may wait for its library).
+async function showTab(name) {
   document.querySelectorAll("#tabs button").forEach((b) => b.classList.toggle("active", b.dataset.tab === name));
   ["table", "graph", "plan"].forEach((t) => { $("view-" + t).hidden = t !== name; });
-  if (name === "graph" && state.graphStale) renderGraph();
+  if (name === "graph" && state.graphStale) await renderGraph();
   else if (name === "graph" && state.cy) { state.cy.resize(); state.cy.fit(undefined, 30); }
   if (name === "table") drawRows($("table"), $("table").querySelector(".body") || el("div"));
 }

@@ -6,6 +6,11 @@
 //! `/metrics` renders, in Prometheus's text format (version 0.0.4):
 //! ```text
 //!   plexus_commits_total                      counter  transactions committed by connections
+//!   plexus_installed_commits_total            counter  writing commits installed, whoever ran
+//!                                                      them (connections, embedding programs,
+//!                                                      bulk loads, the PostgreSQL mirror)
+//!   plexus_wal_written_bytes_total            counter  bytes written to WAL segment files
+//!   plexus_wal_fsyncs_total                   counter  fsyncs of WAL segments (group commit)
 //!   plexus_aborts_total{kind}                 counter  write_conflict, read_validation, too_old,
 //!                                                      error, rollback
 //!   plexus_query_latency_seconds              histogram  statements, run to their last row
@@ -27,11 +32,6 @@
 //! declares it: any type), and indexes, from the catalog and the planner's
 //! statistics (O(tables), never a scan; counts are the statistics' upper bounds, see
 //! `plexus_storage::stats`).
-//!
-//! NOT YET
-//! =======
-//! WAL fsync counts and WAL bytes are not exported: the storage layer keeps no counters for
-//! them (see `plexus::metrics`).
 
 use crate::AppState;
 use crate::guard::error;
@@ -187,6 +187,24 @@ fn render(state: &AppState) -> String {
         m.connections_total,
     );
     for (name, kind, help, value) in [
+        (
+            "plexus_installed_commits_total",
+            "counter",
+            "Writing commits installed, from connections, embedding programs, bulk loads and the mirror.",
+            storage.installed_commits,
+        ),
+        (
+            "plexus_wal_written_bytes_total",
+            "counter",
+            "Bytes written to WAL segment files.",
+            storage.wal_written_bytes,
+        ),
+        (
+            "plexus_wal_fsyncs_total",
+            "counter",
+            "fsyncs of WAL segment files (one per group commit).",
+            storage.wal_fsyncs,
+        ),
         (
             "plexus_memtable_bytes",
             "gauge",

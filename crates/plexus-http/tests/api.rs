@@ -5,10 +5,12 @@
 //! content type, body size, unknown route, Host / Origin) with its 4xx JSON error — while a
 //! second client keeps being served.
 
+mod client;
+
+use client::StatusCode;
 use plexus::{Config, Database};
 use plexus_bolt::{Auth, User};
 use plexus_http::{HttpConfig, HttpServer};
-use reqwest::StatusCode;
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
@@ -17,7 +19,7 @@ const PASSWORD: &str = "s3cret";
 
 struct Server {
     server: HttpServer,
-    client: reqwest::Client,
+    client: client::Client,
 }
 
 impl Server {
@@ -29,7 +31,7 @@ impl Server {
         let server = HttpServer::start(db, config).expect("bind");
         Server {
             server,
-            client: reqwest::Client::new(),
+            client: client::Client::new(),
         }
     }
 
@@ -37,11 +39,11 @@ impl Server {
         format!("http://{}{path}", self.server.local_addr())
     }
 
-    fn post(&self, path: &str) -> reqwest::RequestBuilder {
+    fn post(&self, path: &str) -> client::RequestBuilder {
         self.post_as(path, "application/json")
     }
 
-    fn post_as(&self, path: &str, content_type: &str) -> reqwest::RequestBuilder {
+    fn post_as(&self, path: &str, content_type: &str) -> client::RequestBuilder {
         self.client
             .post(self.url(path))
             .basic_auth(USER, Some(PASSWORD))
@@ -323,7 +325,7 @@ async fn oversized(s: &Server) -> String {
 async fn bad_requests_get_json_errors_and_others_are_still_served() {
     let s = Server::start();
     let url = s.url("/db/neo4j/query/v2");
-    let cases: Vec<(reqwest::RequestBuilder, StatusCode, &str)> = vec![
+    let cases: Vec<(client::RequestBuilder, StatusCode, &str)> = vec![
         (
             s.client
                 .post(&url)
@@ -466,6 +468,18 @@ async fn health_metrics_schema_and_console() {
         .and_then(|n| n.parse::<u64>().ok())
         .expect("plexus_commits_total");
     assert!(commits >= 1, "{metrics}");
+    let counter = |name: &str| {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("{name} in {metrics}"))
+    };
+    // The CREATE above installed a commit, wrote its WAL frame and (fsync durability, the
+    // default) synced it.
+    assert!(counter("plexus_installed_commits_total") >= 1, "{metrics}");
+    assert!(counter("plexus_wal_written_bytes_total") > 0, "{metrics}");
+    assert!(counter("plexus_wal_fsyncs_total") >= 1, "{metrics}");
     assert!(metrics.contains("plexus_query_latency_seconds_bucket{le=\"+Inf\"}"));
     assert!(metrics.contains("plexus_aborts_total{kind=\"write_conflict\"} 0"));
     let schema: Json = s

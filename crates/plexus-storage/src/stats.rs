@@ -77,6 +77,14 @@ pub struct StorageStats {
     /// Primary-key and secondary index entries held in memory and spilled to runs
     /// (`Config::index_cache_bytes`; see `indexcache`).
     pub index_cache: IndexCacheStats,
+    /// Commits installed since open — every writing transaction, whoever ran it (a
+    /// connection, an embedding program, a bulk load, the PostgreSQL mirror); read-only
+    /// transactions install nothing.
+    pub installed_commits: u64,
+    /// Bytes the WAL wrote to its segment files since open.
+    pub wal_written_bytes: u64,
+    /// fsyncs of WAL segment files since open (group commit: one per flushed group).
+    pub wal_fsyncs: u64,
 }
 
 /// Sizes of labels and relationship types, asked by name (see the module doc).
@@ -99,6 +107,7 @@ impl Storage {
     /// The disk tier's sizes and counters and the caches' figures, as they are now.
     pub fn storage_stats(&self) -> StorageStats {
         let lsm = self.lsm_stats();
+        let wal = self.wal_stats();
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         StorageStats {
             memtable_bytes: self.memtable_bytes() as u64,
@@ -108,6 +117,9 @@ impl Storage {
             merged_bytes: load(&lsm.merged_bytes),
             row_cache: self.row_cache_stats(),
             index_cache: self.index_cache_stats(),
+            installed_commits: self.installed_commits(),
+            wal_written_bytes: wal.written_bytes,
+            wal_fsyncs: wal.fsyncs,
         }
     }
 }

@@ -162,6 +162,18 @@ pub struct Wal {
     durable_ts: AtomicU64,
     /// WAL bytes appended since the last checkpoint (for automatic checkpoints).
     bytes_since_checkpoint: AtomicU64,
+    /// Bytes written to segment files and fsyncs of them since open (see [`WalStats`]).
+    written_bytes: AtomicU64,
+    fsyncs: AtomicU64,
+}
+
+/// What the log has done since the database opened, for metrics: bytes written to segment
+/// files (frames, not the in-memory buffer) and fsyncs of segment files. Under group commit
+/// one fsync makes many commits durable, so `fsyncs` below the commit count is the point.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WalStats {
+    pub written_bytes: u64,
+    pub fsyncs: u64,
 }
 
 impl Wal {
@@ -193,6 +205,8 @@ impl Wal {
             durable_lsn: AtomicU64::new(0),
             durable_ts: AtomicU64::new(recovered_ts),
             bytes_since_checkpoint: AtomicU64::new(0),
+            written_bytes: AtomicU64::new(0),
+            fsyncs: AtomicU64::new(0),
         })
     }
 
@@ -285,17 +299,32 @@ impl Wal {
         if !bytes.is_empty() {
             output.file.write_all(bytes)?;
             output.segment_bytes += bytes.len() as u64;
+            self.written_bytes
+                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         }
         if sync {
-            output.file.sync()?;
+            self.sync_segment(output)?;
         }
         if output.segment_bytes >= self.segment_max_bytes {
             if !sync {
-                output.file.sync()?;
+                self.sync_segment(output)?;
             }
             self.open_next_segment(output)?;
         }
         Ok(())
+    }
+
+    fn sync_segment(&self, output: &mut Output) -> Result<()> {
+        output.file.sync()?;
+        self.fsyncs.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub fn stats(&self) -> WalStats {
+        WalStats {
+            written_bytes: self.written_bytes.load(Ordering::Relaxed),
+            fsyncs: self.fsyncs.load(Ordering::Relaxed),
+        }
     }
 
     fn open_next_segment(&self, output: &mut Output) -> Result<()> {

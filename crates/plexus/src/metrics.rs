@@ -29,14 +29,16 @@
 //! - Nothing here holds text a client sent, so no secret (a mirror's connection string, a
 //!   password) can reach an exporter through it.
 //!
+//! What the storage counts itself — every installed commit, whoever made it (bulk loads,
+//! `Database::begin` transactions of an embedding program, the mirror's writes), WAL bytes
+//! and fsyncs — is in [`crate::StorageStats`] (`installed_commits`, `wal_written_bytes`,
+//! `wal_fsyncs`); exporters render both.
+//!
 //! NOT YET
 //! =======
-//! - WAL fsyncs and WAL bytes: the storage layer keeps no such counters (`StorageStats`
-//!   has memtable, run, flush, merge and cache figures only); counting them needs a hook in
-//!   the WAL writer, left for the storage owner.
 //! - Latency of a stream a client drops before its end is not observed (it never ends).
-//! - Commits made outside connections (bulk loads, `Database::begin` transactions of an
-//!   embedding program, the mirror's writes) are not counted.
+//! - Aborts of transactions outside connections (an embedding program's `Transaction`) are
+//!   not counted by kind here.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;

@@ -76,6 +76,7 @@ impl Storage {
                 .poison(format!("bulk load at {} failed: {e}", record.ts));
         }
         result?;
+        self.installed_commits.fetch_add(1, Ordering::Relaxed);
         self.remove_before_checkpoint(record.ts, wal_start)
     }
 

@@ -432,6 +432,8 @@ pub struct Storage {
     lsm_stats: LsmStats,
     /// Every commit up to this timestamp is installed (run property columns are read as of it).
     installed_ts: AtomicU64,
+    /// Commits installed since open, bulk ones included (a metric: `StorageStats`).
+    installed_commits: AtomicU64,
     /// Bounded memory for the row tables of every table (see `rowcache`).
     row_cache: Arc<RowCache>,
     /// Bounded memory for the primary-key and secondary indexes (see INDEX CACHE).
@@ -730,11 +732,20 @@ impl Storage {
         );
         install_into(&self.live_tables(), record, horizon)?;
         self.installed_ts.store(record.ts, Ordering::Release);
+        self.installed_commits.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
     pub fn log_commit(&self, record: &CommitRecord) -> Result<u64> {
         self.wal.append(&LogRecord::Commit(record.clone()))
+    }
+
+    pub(crate) fn installed_commits(&self) -> u64 {
+        self.installed_commits.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn wal_stats(&self) -> crate::wal::WalStats {
+        self.wal.stats()
     }
 
     // ---- secondary indexes (see `index`) ---------------------------------------------------
