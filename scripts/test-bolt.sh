@@ -6,12 +6,15 @@
 #   scripts/test-bolt.sh            # all driver tests
 #   scripts/test-bolt.sh -k auth    # extra arguments go to pytest
 #
-# Respects CARGO_TARGET_DIR. The virtual environment comes from scripts/python-env.sh.
+# Respects CARGO_TARGET_DIR, and PLEXUS_BIN (a `plexus` binary built already: no build
+# here). The virtual environment comes from scripts/python-env.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VENV=$(scripts/python-env.sh)
-cargo build --locked -q -p plexus-cli
-PLEXUS_BIN="$(realpath "${CARGO_TARGET_DIR:-target}/debug/plexus")"
+if [ -z "${PLEXUS_BIN:-}" ]; then
+  cargo build --locked -q -p plexus-cli
+  PLEXUS_BIN="$(realpath "${CARGO_TARGET_DIR:-target}/debug/plexus")"
+fi
 export PLEXUS_BIN
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider crates/plexus-bolt/tests/python "$@"

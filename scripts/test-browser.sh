@@ -10,7 +10,7 @@
 # Installs `chromium` with apt when it is missing; Playwright comes from PyPI into the venv of
 # scripts/python-env.sh (`browser`). `playwright install` (a browser download) is never run:
 # the tests launch the system chromium. Screenshots go to target/browser-screenshots.
-# Respects CARGO_TARGET_DIR.
+# Respects CARGO_TARGET_DIR, and PLEXUS_BIN (a `plexus` binary built already: no build here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,8 +21,10 @@ if ! command -v chromium >/dev/null 2>&1; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 VENV=$(scripts/python-env.sh browser)
-cargo build --locked -q -p plexus-cli
-PLEXUS_BIN="$(realpath "${CARGO_TARGET_DIR:-target}/debug/plexus")"
+if [ -z "${PLEXUS_BIN:-}" ]; then
+  cargo build --locked -q -p plexus-cli
+  PLEXUS_BIN="$(realpath "${CARGO_TARGET_DIR:-target}/debug/plexus")"
+fi
 
 WORK=$(mktemp -d)
 SERVER_PID=""

@@ -16,8 +16,9 @@ if ! java -version >/dev/null 2>&1; then
   echo "error: java not found; the Spark test needs Java 17 (apt-get install openjdk-17-jre-headless)" >&2
   exit 1
 fi
-cargo build --locked -q -p plexus-cli >&2
-TARGET_DIR="${CARGO_TARGET_DIR:-target}"
-PLEXUS_BIN="$(realpath "$TARGET_DIR/debug/plexus")"
+if [ -z "${PLEXUS_BIN:-}" ]; then
+  cargo build --locked -q -p plexus-cli >&2
+  PLEXUS_BIN="$(realpath "${CARGO_TARGET_DIR:-target}/debug/plexus")"
+fi
 export PLEXUS_BIN
 exec "$VENV/bin/python" -m pytest crates/plexus-graphar/tests/oracle "$@"

@@ -582,6 +582,10 @@ fn summary(stream: &Stream) -> Vec<(String, Pack)> {
         ("properties-set", s.properties_set),
         ("labels-added", s.labels_added),
         ("labels-removed", s.labels_removed),
+        ("indexes-added", s.indexes_added),
+        ("indexes-removed", s.indexes_removed),
+        ("constraints-added", s.constraints_added),
+        ("constraints-removed", s.constraints_removed),
     ]
     .into_iter()
     .filter(|(_, n)| *n > 0)
@@ -592,10 +596,12 @@ fn summary(stream: &Stream) -> Vec<(String, Pack)> {
         )
     })
     .collect();
-    let query_type = match (counters.is_empty(), result.columns.is_empty()) {
-        (true, _) => "r",
-        (false, true) => "w",
-        (false, false) => "rw",
+    // Neo4j's query types: read, write, read-write, schema write.
+    let query_type = match (s.data_updates() > 0, s.schema_updates() > 0) {
+        (false, true) => "s",
+        (false, false) => "r",
+        (true, _) if result.columns.is_empty() => "w",
+        (true, _) => "rw",
     };
     let mut metadata = vec![
         ("type".into(), Pack::string(query_type)),

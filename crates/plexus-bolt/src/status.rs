@@ -61,6 +61,9 @@ pub fn code(error: &QueryError) -> &'static str {
         ErrorClass::DatabaseError if error.is_retryable() => {
             "Neo.TransientError.Transaction.Outdated"
         }
+        ErrorClass::DatabaseError if error.code == plexus::INTERRUPTED => {
+            "Neo.TransientError.Transaction.Terminated"
+        }
         ErrorClass::DatabaseError if error.code == "TransactionStartFailed" => {
             "Neo.DatabaseError.Transaction.TransactionStartFailed"
         }

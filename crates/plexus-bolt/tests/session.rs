@@ -232,6 +232,37 @@ fn pull_sends_batches_with_has_more() {
 }
 
 #[test]
+fn schema_commands_report_schema_counters() {
+    runtime().block_on(async {
+        let db = temp_db();
+        let mut client = connect(&db, Auth::None).await;
+        client.login("", "").await;
+        let stats = |done: &Structure| match done.fields[0].get("stats") {
+            Some(Pack::Map(entries)) => entries.clone(),
+            other => panic!("no stats: {other:?}"),
+        };
+        client
+            .run("CREATE INDEX age FOR (p:Person) ON (p.age)")
+            .await;
+        let (_, done) = client.pull(10).await;
+        assert_eq!(done.fields[0].get("type"), Some(&Pack::string("s")));
+        assert_eq!(stats(&done), vec![("indexes-added".into(), Pack::Int(1))]);
+        client.run("DROP INDEX age").await;
+        let (_, done) = client.pull(10).await;
+        assert_eq!(stats(&done), vec![("indexes-removed".into(), Pack::Int(1))]);
+        client
+            .run("CREATE CONSTRAINT FOR (c:City) REQUIRE c.name IS UNIQUE")
+            .await;
+        let (_, done) = client.pull(10).await;
+        assert_eq!(
+            stats(&done),
+            vec![("constraints-added".into(), Pack::Int(1))]
+        );
+        client.hang_up().await.expect("clean close");
+    });
+}
+
+#[test]
 fn wrong_password_fails_and_closes() {
     runtime().block_on(async {
         let db = temp_db();

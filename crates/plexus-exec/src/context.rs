@@ -16,6 +16,7 @@ use plexus_value::temporal::StatementClock;
 use plexus_value::value::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Rows per batch.
@@ -117,7 +118,8 @@ impl Batch {
     }
 }
 
-/// Counts of what a query changed.
+/// Counts of what a query changed: data (the first seven) and schema (indexes and
+/// constraints, counted by the schema commands).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UpdateStats {
     pub nodes_created: u64,
@@ -127,6 +129,31 @@ pub struct UpdateStats {
     pub properties_set: u64,
     pub labels_added: u64,
     pub labels_removed: u64,
+    pub indexes_added: u64,
+    pub indexes_removed: u64,
+    pub constraints_added: u64,
+    pub constraints_removed: u64,
+}
+
+impl UpdateStats {
+    /// Data changes (nodes, relationships, properties, labels).
+    pub fn data_updates(&self) -> u64 {
+        self.nodes_created
+            + self.nodes_deleted
+            + self.relationships_created
+            + self.relationships_deleted
+            + self.properties_set
+            + self.labels_added
+            + self.labels_removed
+    }
+
+    /// Schema changes (indexes and constraints).
+    pub fn schema_updates(&self) -> u64 {
+        self.indexes_added
+            + self.indexes_removed
+            + self.constraints_added
+            + self.constraints_removed
+    }
 }
 
 /// Rows out of and time spent in one operator (PROFILE).
@@ -212,6 +239,51 @@ pub struct ExecState {
     pub path_limit: usize,
     /// Whether filters run compiled code (the `jit` setting; see `exec::jit`).
     pub jit: plexus_jit::JitMode,
+    /// Set by another thread to stop the statement (see [`Interrupt`]).
+    pub interrupt: Interrupt,
+}
+
+/// A flag another thread raises to stop a running statement — its client went away, its
+/// time limit passed. Every pipeline's driver looks at it before each batch it moves (one
+/// relaxed load), so a statement stops within one batch of work even inside a blocking
+/// operator: a sort or an aggregation consumes its input through a pipeline too. The
+/// statement then fails with [`INTERRUPTED`]; its caller rolls its transaction back.
+#[derive(Debug, Clone, Default)]
+pub struct Interrupt(Arc<AtomicBool>);
+
+/// The detail code of a statement stopped by its [`Interrupt`].
+pub const INTERRUPTED: &str = "Interrupted";
+
+impl Interrupt {
+    pub fn new() -> Interrupt {
+        Interrupt::default()
+    }
+
+    /// Asks the statement to stop at its next batch.
+    pub fn raise(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Lowers the flag (before the next statement of a connection).
+    pub fn clear(&self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+
+    pub fn is_raised(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// `Err(INTERRUPTED)` once raised.
+    pub fn check(&self) -> Result<()> {
+        if self.is_raised() {
+            return Err(QueryError::runtime(
+                ErrorClass::DatabaseError,
+                INTERRUPTED,
+                "the statement was interrupted: its client went away or its time limit passed",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The most paths one variable-length expand may enumerate from one start node, unless the
@@ -233,6 +305,7 @@ impl ExecState {
             implicit_transaction: false,
             path_limit: DEFAULT_PATH_LIMIT,
             jit: plexus_jit::JitMode::default(),
+            interrupt: Interrupt::default(),
         }
     }
 }

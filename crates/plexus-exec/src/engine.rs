@@ -25,7 +25,7 @@
 //! runs when the caller says it lends an auto-commit transaction
 //! ([`Cursor::with_implicit_transaction`]).
 
-use crate::context::JitProfile;
+use crate::context::{Interrupt, JitProfile};
 use crate::exec::{Batch, ExecContext, ExecState, Operator, OperatorProfile, build};
 use crate::result::QueryResult;
 use plexus_cypher::ast::{QueryMode, Statement};
@@ -155,6 +155,13 @@ impl Cursor {
     /// Whether filters run compiled code (the `jit` setting; default adaptive).
     pub fn with_jit(mut self, mode: JitMode) -> Cursor {
         self.state.jit = mode;
+        self
+    }
+
+    /// The flag that stops this statement at its next batch when raised (see
+    /// [`crate::Interrupt`]); a fresh, lowered one unless given.
+    pub fn with_interrupt(mut self, interrupt: Interrupt) -> Cursor {
+        self.state.interrupt = interrupt;
         self
     }
 

@@ -25,7 +25,7 @@ pub mod eval;
 pub mod exec;
 pub mod result;
 
-pub use context::DEFAULT_PATH_LIMIT;
+pub use context::{DEFAULT_PATH_LIMIT, INTERRUPTED, Interrupt};
 pub use engine::Cursor;
 pub use engine::syntax_error;
 pub use plexus_jit::JitMode;

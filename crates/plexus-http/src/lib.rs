@@ -39,8 +39,6 @@
 //! =======
 //! - Bookmarks are accepted and ignored (Plexus is one server; every commit is visible to
 //!   the next request); responses carry an empty `bookmarks` list.
-//! - The per-query timeout and client-disconnect cancellation take effect between engine
-//!   batches: one batch that runs long (a large sort) finishes before the statement stops.
 //! - TLS: put a reverse proxy in front.
 
 pub mod console;

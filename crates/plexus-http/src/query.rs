@@ -25,9 +25,17 @@
 //! rest of a larger result is pulled on a blocking thread that sends each engine batch,
 //! encoded, through a channel of [`crate::STREAM_BUFFER_BATCHES`] to the response body. A failure after that (or the statement's timeout) can no longer
 //! change the status: the body then ends with `"errors": […]` after the rows sent so far,
-//! and the transaction is rolled back. When the client disconnects, the body (and the
-//! channel's receiver) is dropped, the engine thread's next send fails and it drops the
-//! stream, which rolls back its transaction: the statement stops at its next batch.
+//! and the transaction is rolled back.
+//!
+//! TIME LIMIT AND CANCELLATION
+//! ===========================
+//! Each statement gets a fresh [`plexus::Interrupt`] on its connection and a watcher task
+//! ([`watch`]) that raises it when the time limit passes or, once streaming, when the client
+//! disconnects (the body, and with it the channel's receiver, is dropped). The engine looks
+//! at the flag before every batch any pipeline moves — inside a sort or an aggregation too —
+//! so the statement stops within one batch of work and its transaction is rolled back; the
+//! answer (if anyone still listens) is a timeout error. The watcher is aborted when the
+//! statement ends, and the next request on the connection gets a new flag.
 //!
 //! INVARIANTS
 //! ==========
@@ -38,8 +46,6 @@
 //!
 //! NOT YET
 //! =======
-//! - `indexesAdded` / `constraintsAdded` and the other schema counters are always 0 (the
-//!   engine's update counters do not count schema changes).
 //! - Notifications are never sent.
 
 use crate::guard::{self, REQUEST_INVALID, error};
@@ -50,7 +56,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use plexus::{Connection, Database, Params, QueryError, QueryResult, QueryStream};
+use plexus::{Connection, Database, Interrupt, Params, QueryError, QueryResult, QueryStream};
 use serde_json::{Map, Value as Json, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -216,6 +222,41 @@ fn timeout_json(e: &QueryError) -> Json {
     json!({ "code": TIMED_OUT, "message": e.message })
 }
 
+/// An interrupted statement's error as the request sees it: its watcher raised the flag
+/// for the time limit (a client that went away reads no answer).
+fn interrupted_as_timeout(e: QueryError, timeout: Duration) -> QueryError {
+    if e.code == plexus::INTERRUPTED {
+        return timed_out(timeout);
+    }
+    e
+}
+
+/// Gives `conn`'s next statement a fresh interrupt flag and raises it at `deadline`, or
+/// when `client` is closed (its receiver, the response body, dropped); abort the returned
+/// handle when the statement is over.
+fn watch(
+    conn: &mut Connection,
+    deadline: Instant,
+    client: Option<mpsc::Sender<Bytes>>,
+) -> tokio::task::AbortHandle {
+    let interrupt = Interrupt::new();
+    conn.set_interrupt(interrupt.clone());
+    let deadline = tokio::time::Instant::from_std(deadline);
+    tokio::spawn(async move {
+        match client {
+            Some(client) => {
+                tokio::select! {
+                    () = tokio::time::sleep_until(deadline) => {}
+                    () = client.closed() => {}
+                }
+            }
+            None => tokio::time::sleep_until(deadline).await,
+        }
+        interrupt.raise();
+    })
+    .abort_handle()
+}
+
 fn formats(headers: &HeaderMap) -> (Format, Format) {
     let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
     (
@@ -263,13 +304,7 @@ fn summary_fields(summary: &QueryResult, counters: bool, query: &str) -> Map<Str
     let mut fields = Map::new();
     if counters {
         let s = &summary.stats;
-        let updates = s.nodes_created
-            + s.nodes_deleted
-            + s.relationships_created
-            + s.relationships_deleted
-            + s.properties_set
-            + s.labels_added
-            + s.labels_removed;
+        let updates = s.data_updates() + s.schema_updates();
         fields.insert(
             "counters".into(),
             json!({
@@ -281,10 +316,10 @@ fn summary_fields(summary: &QueryResult, counters: bool, query: &str) -> Map<Str
                 "relationshipsDeleted": s.relationships_deleted,
                 "labelsAdded": s.labels_added,
                 "labelsRemoved": s.labels_removed,
-                "indexesAdded": 0,
-                "indexesRemoved": 0,
-                "constraintsAdded": 0,
-                "constraintsRemoved": 0,
+                "indexesAdded": s.indexes_added,
+                "indexesRemoved": s.indexes_removed,
+                "constraintsAdded": s.constraints_added,
+                "constraintsRemoved": s.constraints_removed,
                 "containsSystemUpdates": false,
                 "systemUpdates": 0,
             }),
@@ -391,13 +426,14 @@ fn tail(
 }
 
 /// Streams the rest of a started statement on a blocking thread: `out` first, then each
-/// engine batch, until the end, an error, the deadline, or the client is gone.
+/// engine batch, until the end, an error, the time limit (`timeout`: the watcher raised the
+/// interrupt), or the client is gone.
 fn stream_rest(
     conn: &mut Connection,
     statement: &Statement,
     format: Format,
     (mut stream, mut out, mut first_row): (QueryStream, Vec<u8>, bool),
-    (deadline, timeout): (Instant, Duration),
+    timeout: Duration,
     tx: &mpsc::Sender<Bytes>,
 ) {
     let failed = loop {
@@ -407,12 +443,12 @@ fn stream_rest(
         {
             return; // the client is gone: dropping `stream` rolls its transaction back
         }
-        if Instant::now() > deadline {
-            break Some(timeout_json(&timed_out(timeout)));
-        }
         match conn.pull(&mut stream) {
             Ok(Some(chunk)) => encode_rows(&chunk, format, &mut first_row, &mut out),
             Ok(None) => break None,
+            Err(e) if e.code == plexus::INTERRUPTED => {
+                break Some(timeout_json(&timed_out(timeout)));
+            }
             Err(e) => break Some(error_json(&e)),
         }
     };
@@ -443,10 +479,13 @@ pub async fn auto_commit(
     let Ok(permit) = state.running.clone().try_acquire_owned() else {
         return busy();
     };
-    let deadline = Instant::now() + state.config.query_timeout;
+    let timeout = state.config.query_timeout;
+    let deadline = Instant::now() + timeout;
     // In place, like the Bolt sessions' engine calls: the runtime moves this worker's other
     // tasks elsewhere meanwhile, and a short statement costs no thread hand-off.
     let mut conn = state.pool.take();
+    let (tx, rx) = mpsc::channel(crate::STREAM_BUFFER_BATCHES);
+    let watcher = watch(&mut conn, deadline, Some(tx.clone()));
     let started = tokio::task::block_in_place(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             start_statement(&mut conn, &statement, format_out)
@@ -455,6 +494,7 @@ pub async fn auto_commit(
     let started = match started {
         Ok(started) => started,
         Err(_) => {
+            watcher.abort();
             return error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "Neo.DatabaseError.General.UnknownError",
@@ -464,10 +504,12 @@ pub async fn auto_commit(
     };
     let (stream, out, first_row) = match started {
         Started::Failed(e) => {
+            watcher.abort();
             state.pool.give(conn);
-            return query_error(&e);
+            return transaction_error(&interrupted_as_timeout(e, timeout));
         }
         Started::Complete(out) => {
+            watcher.abort();
             state.pool.give(conn);
             return answer(format_out, Body::from(out));
         }
@@ -477,9 +519,7 @@ pub async fn auto_commit(
             first_row,
         } => (stream, out, first_row),
     };
-    let (tx, rx) = mpsc::channel(crate::STREAM_BUFFER_BATCHES);
     let worker_state = state.clone();
-    let timeout = state.config.query_timeout;
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -488,10 +528,11 @@ pub async fn auto_commit(
                 &statement,
                 format_out,
                 (stream, out, first_row),
-                (deadline, timeout),
+                timeout,
                 &tx,
             )
         }));
+        watcher.abort();
         if ran.is_ok() {
             worker_state.pool.give(conn);
         }
@@ -628,10 +669,12 @@ fn run_buffered(
     format: Format,
     timeout: Duration,
 ) -> Result<Map<String, Json>, QueryError> {
-    let deadline = Instant::now() + timeout;
     let mut stream = conn.run(&statement.text, &statement.params)?;
     let mut values = Vec::new();
-    while let Some(chunk) = conn.pull(&mut stream)? {
+    while let Some(chunk) = conn
+        .pull(&mut stream)
+        .map_err(|e| interrupted_as_timeout(e, timeout))?
+    {
         for row in &chunk.rows {
             values.push(Json::Array(
                 row.iter()
@@ -649,10 +692,6 @@ fn run_buffered(
                      rows; use an auto-commit request (streamed) for larger results"
                 ),
             ));
-        }
-        if Instant::now() > deadline {
-            let _ = conn.rollback();
-            return Err(timed_out(timeout));
         }
     }
     let mut object = Map::new();
@@ -697,6 +736,7 @@ async fn transaction_step(
     step: Step,
 ) -> (Option<Connection>, Response) {
     let timeout = state.config.query_timeout;
+    let watcher = watch(&mut conn, Instant::now() + timeout, None);
     let worker = tokio::task::spawn_blocking(move || {
         let result = (|| -> Result<Map<String, Json>, QueryError> {
             let mut object = Map::new();
@@ -713,7 +753,9 @@ async fn transaction_step(
         })();
         (conn, result)
     });
-    let Ok((conn, result)) = worker.await else {
+    let joined = worker.await;
+    watcher.abort();
+    let Ok((conn, result)) = joined else {
         let failed = error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "Neo.DatabaseError.General.UnknownError",

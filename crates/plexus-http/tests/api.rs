@@ -13,6 +13,7 @@ use plexus_bolt::{Auth, User};
 use plexus_http::{HttpConfig, HttpServer};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
+use std::time::Duration;
 
 const USER: &str = "ada";
 const PASSWORD: &str = "s3cret";
@@ -24,10 +25,15 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Server::start_with(|_| {})
+    }
+
+    fn start_with(configure: impl FnOnce(&mut HttpConfig)) -> Server {
         let db = Arc::new(Database::open_in_memory(Config::default()).expect("open"));
         let users = vec![User::parse(&format!("{USER}:{PASSWORD}")).expect("user")];
         let mut config = HttpConfig::new("127.0.0.1:0".parse().expect("addr"), Auth::Basic(users));
         config.database_name = Some("movies".into());
+        configure(&mut config);
         let server = HttpServer::start(db, config).expect("bind");
         Server {
             server,
@@ -86,6 +92,22 @@ async fn queries_return_neo4j_shapes_with_counters() {
     assert_eq!(row[2], "Bob");
     assert_eq!(body["counters"]["nodesCreated"], 2);
     assert_eq!(body["counters"]["containsUpdates"], true);
+    // Schema commands count what they changed (and an IF NOT EXISTS that found it: nothing).
+    let (_, body) = s
+        .query("CREATE INDEX age FOR (p:Person) ON (p.age)", json!({}))
+        .await;
+    assert_eq!(body["counters"]["indexesAdded"], 1, "{body}");
+    assert_eq!(body["counters"]["containsUpdates"], true);
+    let (_, body) = s
+        .query(
+            "CREATE INDEX age IF NOT EXISTS FOR (p:Person) ON (p.age)",
+            json!({}),
+        )
+        .await;
+    assert_eq!(body["counters"]["indexesAdded"], 0, "{body}");
+    assert_eq!(body["counters"]["containsUpdates"], false);
+    let (_, body) = s.query("DROP INDEX age", json!({})).await;
+    assert_eq!(body["counters"]["indexesRemoved"], 1, "{body}");
     assert_eq!(body["bookmarks"], json!([]));
     // The database also answers to its own name; a path comes back as node, rel, node.
     let response = s
@@ -438,6 +460,59 @@ async fn large_results_stream_and_plans_come_back() {
     let (_, body) = s.query("EXPLAIN MATCH (n) RETURN n", json!({})).await;
     assert!(body["queryPlan"]["operatorType"].is_string(), "{body}");
     assert_eq!(body["data"]["values"], json!([]));
+}
+
+/// 10^10 rows into one aggregation: hours of work inside a single pull of the engine, which
+/// only the interrupt raised by the time limit can stop.
+const ENDLESS: &str = "UNWIND range(1, 100000) AS a UNWIND range(1, 100000) AS b RETURN count(*)";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_time_limit_stops_a_statement_inside_an_aggregation() {
+    let s = Server::start_with(|config| config.query_timeout = Duration::from_millis(200));
+    let (status, body) = s.query(ENDLESS, json!({})).await;
+    assert_eq!(status, StatusCode::REQUEST_TIMEOUT, "{body}");
+    assert_eq!(
+        code(&body),
+        "Neo.ClientError.Transaction.TransactionTimedOut"
+    );
+    // The pooled connection that ran it serves the next statement (its flag is not raised).
+    for _ in 0..3 {
+        let (status, ok) = s.query("RETURN 1 AS one", json!({})).await;
+        assert_eq!(
+            (status, &ok["data"]["values"]),
+            (StatusCode::ACCEPTED, &json!([[1]]))
+        );
+    }
+    // In an explicit transaction: 408, and the transaction is rolled back.
+    let begun: Json = s
+        .post("/db/neo4j/query/v2/tx")
+        .json(&json!({ "statement": "CREATE (:Kept)" }))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("JSON");
+    let id = begun["transaction"]["id"]
+        .as_str()
+        .expect("transaction id")
+        .to_string();
+    let ran = s
+        .post(&format!("/db/neo4j/query/v2/tx/{id}"))
+        .json(&json!({ "statement": ENDLESS }))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(ran.status(), StatusCode::REQUEST_TIMEOUT);
+    let committed = s
+        .post(&format!("/db/neo4j/query/v2/tx/{id}/commit"))
+        .body("")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(committed.status(), StatusCode::NOT_FOUND);
+    let (_, kept) = s.query("MATCH (k:Kept) RETURN count(k)", json!({})).await;
+    assert_eq!(kept["data"]["values"], json!([[0]]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

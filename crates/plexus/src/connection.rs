@@ -114,6 +114,8 @@ pub struct Connection {
     export_dir: Option<Arc<ExportDir>>,
     /// The database's counters (`crate::metrics`); also counts this connection open.
     open: OpenConnection,
+    /// Handed to every statement `run` starts (see [`Connection::set_interrupt`]).
+    interrupt: plexus_exec::Interrupt,
 }
 
 /// The session's own state (see SESSION in the module docs).
@@ -237,6 +239,7 @@ impl Connection {
             import_dir,
             export_dir,
             open: OpenConnection::new(metrics),
+            interrupt: plexus_exec::Interrupt::new(),
         };
         let built_in = crate::procedures::algo_procedures()
             .into_iter()
@@ -566,6 +569,15 @@ impl Connection {
         &self.parallel
     }
 
+    /// The flag the statements `run` starts from now on look at: raising it (from any
+    /// thread) stops the running one within a batch of work, failing its next `pull` with
+    /// [`crate::INTERRUPTED`] and rolling its transaction back (an explicit one too, as
+    /// after any failed statement in it). A server gives each
+    /// request a fresh one, so a late raise never reaches the connection's next user.
+    pub fn set_interrupt(&mut self, interrupt: plexus_exec::Interrupt) {
+        self.interrupt = interrupt;
+    }
+
     /// Starts one statement (or carries out `BEGIN` / `COMMIT` / `ROLLBACK`); its rows come
     /// from [`Connection::pull`]. Parse and planning errors are reported here, errors while
     /// running by `pull` (statements that may write run here, see module docs).
@@ -612,6 +624,7 @@ impl Connection {
                     .with_import_dir(self.import_dir.clone())
                     .with_path_limit(limit.unwrap_or(usize::MAX))
                     .with_jit(self.session.jit)
+                    .with_interrupt(self.interrupt.clone())
             })
             .and_then(|cursor| cursor.with_implicit_transaction(self.tx.is_none()))
         });
@@ -855,6 +868,8 @@ fn rows_stream(result: QueryResult) -> QueryStream {
         source: Source::Buffered {
             summary: Box::new(QueryResult {
                 columns: result.columns.clone(),
+                stats: result.stats.clone(),
+                plan: result.plan.clone(),
                 ..QueryResult::default()
             }),
             rows: Some(Box::new(result)),

@@ -28,7 +28,8 @@ use plexus_exec::{ErrorClass, QueryError, QueryResult};
 use plexus_txn::{IndexCreated, IndexOn, TxnManager};
 
 /// Carries out `CREATE INDEX` or `DROP INDEX` (not `SHOW INDEXES`, which the connection
-/// answers with the rows of `db.indexes()`).
+/// answers with the rows of `db.indexes()`); the result counts the index added or removed
+/// (none when `IF NOT EXISTS` / `IF EXISTS` found nothing to do).
 pub(crate) fn run_index_ddl(
     manager: &TxnManager,
     command: SchemaCommand,
@@ -42,6 +43,7 @@ pub(crate) fn run_index_ddl(
              COMMIT or ROLLBACK first (the transaction is still open)",
         ));
     }
+    let mut result = QueryResult::default();
     match command {
         SchemaCommand::CreateIndex {
             name,
@@ -61,6 +63,7 @@ pub(crate) fn run_index_ddl(
             {
                 return Err(schema_error("IndexAlreadyExists", span, message));
             }
+            result.stats.indexes_added = u64::from(matches!(created, IndexCreated::Created));
         }
         SchemaCommand::DropIndex { name, if_exists } => {
             let dropped = plexus_txn::drop_index(manager, &name.name)?;
@@ -68,10 +71,11 @@ pub(crate) fn run_index_ddl(
                 let message = format!("there is no index named '{}'", name.name);
                 return Err(schema_error("IndexNotFound", Some(name.span), message));
             }
+            result.stats.indexes_removed = u64::from(dropped);
         }
         SchemaCommand::ShowIndexes => unreachable!("the connection answers SHOW INDEXES itself"),
     }
-    Ok(QueryResult::default())
+    Ok(result)
 }
 
 /// Why `CREATE INDEX name` on `on` by `property` changed nothing (`None`: it created it).

@@ -57,8 +57,8 @@ pub use database::{Database, OriginClaim};
 pub use extensions::DatabaseHandle;
 pub use follower_status::{MIRROR_STATUS_COLUMNS, StatusFn};
 pub use plexus_exec::{
-    CypherValueMap, ErrorClass, NodeData, ParallelConfig, Params, Phase, Procedure, ProcedureFn,
-    QueryError, QueryResult, RelData, Value as CypherValue,
+    CypherValueMap, ErrorClass, INTERRUPTED, Interrupt, NodeData, ParallelConfig, Params, Phase,
+    Procedure, ProcedureFn, QueryError, QueryResult, RelData, Value as CypherValue,
 };
 
 /// Temporal values as Cypher returns them: the front ends (Bolt, Python, the TCK) convert

@@ -79,7 +79,7 @@ pub(crate) const CONSTRAINT_COLUMNS: [&str; 5] =
     ["name", "type", "entityType", "labelsOrTypes", "properties"];
 
 /// Carries out a table or constraint command (see the module doc); `SHOW` commands answer
-/// rows, the others none.
+/// rows, the others none (`CREATE CONSTRAINT` counts the constraint it added).
 pub(crate) fn run_table_command(
     manager: &TxnManager,
     command: TableCommand,
@@ -87,6 +87,7 @@ pub(crate) fn run_table_command(
 ) -> Result<QueryResult, QueryError> {
     let schema = Schema::of(&manager.catalog());
     let ddl = Ddl { manager, schema };
+    let mut result = QueryResult::default();
     match command {
         TableCommand::ShowTables => return Ok(ddl.show_tables()),
         TableCommand::ShowConstraints => return Ok(ddl.show_constraints()),
@@ -116,12 +117,15 @@ pub(crate) fn run_table_command(
             label,
             property,
             ..
-        } => ddl.create_constraint(&label, &property, if_not_exists)?,
+        } => {
+            result.stats.constraints_added =
+                ddl.create_constraint(&label, &property, if_not_exists)?;
+        }
         TableCommand::DropConstraint { name, if_exists } => {
             ddl.drop_constraint(&name, if_exists)?
         }
     }
-    Ok(QueryResult::default())
+    Ok(result)
 }
 
 /// The storage type of a declared column type (see TABLES).
@@ -301,12 +305,13 @@ impl Ddl<'_> {
         Err(error("TableDropNotSupported", name.span, message))
     }
 
+    /// Returns the constraints added: 1, or 0 when `IF NOT EXISTS` found the key there.
     fn create_constraint(
         &self,
         label: &Ident,
         property: &Ident,
         if_not_exists: bool,
-    ) -> Result<(), QueryError> {
+    ) -> Result<u64, QueryError> {
         let Some(table) = self.vertex_table(&label.name) else {
             self.check_label_unused(label)?;
             let spec = VertexTableSpec::new(&label.name)
@@ -315,13 +320,13 @@ impl Ddl<'_> {
                 .primary_key(&property.name)
                 .any_extra_label();
             plexus_txn::create_vertex_table(self.manager, &spec)?;
-            return Ok(());
+            return Ok(1);
         };
         if !table.declared {
             return Err(schema_free(label, "nodes labelled"));
         }
         match &table.primary_key {
-            Some(key) if *key == property.name && if_not_exists => Ok(()),
+            Some(key) if *key == property.name && if_not_exists => Ok(0),
             Some(key) if *key == property.name => {
                 let message = format!(
                     "the constraint '{}' already requires :{}({key}) to be a key",

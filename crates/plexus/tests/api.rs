@@ -651,3 +651,38 @@ fn the_table_label_can_be_removed_and_restored_without_changing_the_id() {
         vec!["Admin", "Person"]
     );
 }
+
+/// A raised interrupt stops a statement inside one pull — here a 10^10-row aggregation —
+/// and rolls its transaction back; the connection's next statement, with a fresh flag, runs.
+#[test]
+fn an_interrupt_stops_a_statement_between_batches() {
+    let db = memory_db();
+    let mut conn = db.connect();
+    let params = plexus::Params::new();
+    let interrupt = plexus::Interrupt::new();
+    conn.set_interrupt(interrupt.clone());
+    let raiser = {
+        let interrupt = interrupt.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            interrupt.raise();
+        })
+    };
+    let endless = "CREATE (:Gone) WITH 1 AS x UNWIND range(1, 100000) AS a UNWIND range(1, 100000) AS b \
+         RETURN count(*)";
+    let failed = conn
+        .run(endless, &params)
+        .and_then(|mut stream| conn.pull(&mut stream).map(drop));
+    raiser.join().unwrap();
+    let error = failed.expect_err("interrupted");
+    assert_eq!(error.code, plexus::INTERRUPTED, "{error}");
+    conn.set_interrupt(plexus::Interrupt::new());
+    let mut stream = conn
+        .run("MATCH (g:Gone) RETURN count(g) AS n", &params)
+        .unwrap();
+    let rows = conn.pull(&mut stream).unwrap().expect("a row").rows;
+    assert!(
+        matches!(rows.as_slice(), [row] if matches!(row.as_slice(), [plexus::CypherValue::Int(0)])),
+        "{rows:?}"
+    );
+}

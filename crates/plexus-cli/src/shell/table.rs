@@ -148,7 +148,7 @@ fn summary(result: &QueryResult, rows: bool, elapsed: Option<Duration>) -> Strin
         ));
     }
     let s = &result.stats;
-    let counts: [(&str, u64, &str); 7] = [
+    let counts: [(&str, u64, &str); 11] = [
         ("created", s.nodes_created, "node"),
         ("created", s.relationships_created, "relationship"),
         ("deleted", s.nodes_deleted, "node"),
@@ -156,6 +156,10 @@ fn summary(result: &QueryResult, rows: bool, elapsed: Option<Duration>) -> Strin
         ("set", s.properties_set, "property"),
         ("added", s.labels_added, "label"),
         ("removed", s.labels_removed, "label"),
+        ("added", s.indexes_added, "index"),
+        ("removed", s.indexes_removed, "index"),
+        ("added", s.constraints_added, "constraint"),
+        ("removed", s.constraints_removed, "constraint"),
     ];
     let mut last_verb = "";
     for (verb, count, noun) in counts {
@@ -184,6 +188,7 @@ pub(crate) fn plural(count: u64, noun: &str) -> String {
     match (count, noun) {
         (1, _) => noun.to_string(),
         (_, "property") => "properties".to_string(),
+        (_, "index") => "indexes".to_string(),
         _ => format!("{noun}s"),
     }
 }

@@ -821,6 +821,7 @@ fn worker_state(parent: &ExecState) -> ExecState {
     state.may_write = false;
     state.path_limit = parent.path_limit;
     state.jit = parent.jit;
+    state.interrupt = parent.interrupt.clone();
     state.deleted_edge_types = parent.deleted_edge_types.clone();
     state.profile = parent
         .profile

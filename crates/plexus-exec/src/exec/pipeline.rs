@@ -47,6 +47,13 @@
 //! first, so `LIMIT 0` (or a failing LIMIT count) is known before anything below runs,
 //! exactly as when the LIMIT pulled its input.
 //!
+//! INTERRUPTS
+//! ==========
+//! Before each batch it moves, the driver looks at the statement's interrupt flag
+//! (`ExecState::interrupt`, raised by another thread: a time limit, a client gone) and fails
+//! with `INTERRUPTED` once it is raised. Every breaker consumes its input through a
+//! pipeline, so even a sort or an aggregation over billions of rows stops within a batch.
+//!
 //! PROFILE
 //! =======
 //! A stage is profiled under its operator number: rows it output, and time *including its
@@ -249,6 +256,7 @@ impl Operator for Pipeline {
             self.open(ctx)?;
         }
         while let Some(resume) = self.resume_point() {
+            ctx.state.interrupt.check()?;
             // The batch entering stage `first`.
             let (mut batch, first) = match resume {
                 Resume::Source => match self.pull_source(ctx)? {
