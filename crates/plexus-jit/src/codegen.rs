@@ -16,8 +16,10 @@
 //! - no instruction can trap: divisors are replaced by 1 where they are zero (or -1 under
 //!   `i64::MIN`) — those rows set `fail`, so their value is never used;
 //! - a type combination the row evaluator handles differently from the instructions here is
-//!   [`Unsupported`]: integer/float comparisons, float `%`, arithmetic on booleans, boolean
-//!   logic on numbers, a predicate that is not boolean.
+//!   [`Unsupported`]: float `%`, arithmetic on booleans, boolean logic on numbers, unary
+//!   minus on a boolean, a predicate that is not boolean. An integer compared with a float
+//!   is compared exactly, as the row evaluator does (`int_float_order`), not by converting
+//!   the integer (which rounds above 2^53).
 //!
 //! Running ([`CompiledPredicate::run`]) checks the batch's columns and parameters against the
 //! signature, passes raw pointers to their buffers (validity bitmaps realigned to bit 0 by
@@ -376,6 +378,18 @@ impl Gen<'_, '_> {
                 let y = self.boolean(b)?;
                 Ok(self.kleene(matches!(expr, BExpr::And(..)), x, y))
             }
+            BExpr::Xor(a, b) => {
+                // Null if either side is; no short cut, as in the row evaluator.
+                let x = self.boolean(a)?;
+                let y = self.boolean(b)?;
+                let value = self.b.ins().bxor(x.value, y.value);
+                let valid = self.b.ins().band(x.valid, y.valid);
+                Ok(self.bool_val(value, valid))
+            }
+            BExpr::Negate(x) => {
+                let x = self.expr(x)?;
+                self.negate(x)
+            }
             BExpr::Not(x) => {
                 let x = self.boolean(x)?;
                 let value = self.b.ins().bxor_imm_u(x.value, 1);
@@ -618,13 +632,85 @@ impl Gen<'_, '_> {
                 };
                 self.b.ins().fcmp(cc, a.value, b.value)
             }
-            (Int, Float) | (Float, Int) => {
-                return Err(Unsupported::new("a comparison of an integer with a float"));
+            (Int, Float) => self.int_float_compare(op, a.value, b.value),
+            (Float, Int) => {
+                let mirrored = match op {
+                    ComparisonOp::Lt => ComparisonOp::Gt,
+                    ComparisonOp::Le => ComparisonOp::Ge,
+                    ComparisonOp::Gt => ComparisonOp::Lt,
+                    ComparisonOp::Ge => ComparisonOp::Le,
+                    same => same,
+                };
+                self.int_float_compare(mirrored, b.value, a.value)
             }
             _ => return Err(Unsupported::new("a comparison of a boolean with a number")),
         };
         let valid = self.b.ins().band(a.valid, b.valid);
         Ok(self.bool_val(value, valid))
+    }
+
+    /// `-x`: an integer's negation fails on `i64::MIN` (it overflows), a float's flips its
+    /// sign (NaN and ±0.0 included), null stays null.
+    fn negate(&mut self, x: Val) -> Result<Val, Unsupported> {
+        let value = match x.ty {
+            ColumnType::Null => return Ok(self.null()),
+            ColumnType::Bool => return Err(Unsupported::new("unary minus on a boolean")),
+            ColumnType::Int => {
+                let min = self.b.ins().icmp_imm_s(IntCC::Equal, x.value, i64::MIN);
+                self.fail_where(min, x, x);
+                self.b.ins().ineg(x.value)
+            }
+            ColumnType::Float => self.b.ins().fneg(x.value),
+        };
+        Ok(Val { value, ..x })
+    }
+
+    /// `i <op> f` for an INTEGER `i` and a FLOAT `f`, exactly as `plexus_value::compare`
+    /// orders them: NaN is unordered (`=` false, `<>` true, the rest false); from 2^63 up a
+    /// float is above every integer, below -2^63 under every one; between, `i` is compared
+    /// with the float's whole part, and an equal whole part is decided by the fraction's
+    /// sign. Branch-free: every case is computed, the right one selected.
+    fn int_float_compare(&mut self, op: ComparisonOp, i: Ir, f: Ir) -> Ir {
+        let nan = self.b.ins().fcmp(FloatCC::Unordered, f, f);
+        let limit = self.b.ins().f64const(I64_LIMIT_F64);
+        let above = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, f, limit);
+        let minus_limit = self.b.ins().f64const(-I64_LIMIT_F64);
+        let below = self.b.ins().fcmp(FloatCC::LessThan, f, minus_limit);
+        let whole = self.b.ins().trunc(f);
+        // Saturating: in range whenever it is used (not above, not below, not NaN).
+        let whole_int = self.b.ins().fcvt_to_sint_sat(types::I64, whole);
+        let fraction = self.b.ins().fsub(f, whole);
+        let zero = self.b.ins().f64const(0.0);
+        let fraction_up = self.b.ins().fcmp(FloatCC::GreaterThan, fraction, zero);
+        let fraction_down = self.b.ins().fcmp(FloatCC::LessThan, fraction, zero);
+        let lt = self.b.ins().icmp(IntCC::SignedLessThan, i, whole_int);
+        let gt = self.b.ins().icmp(IntCC::SignedGreaterThan, i, whole_int);
+        let same = self.b.ins().icmp(IntCC::Equal, i, whole_int);
+        let out_of_range = self.b.ins().bor(above, below);
+        let out_of_range = self.b.ins().bor(out_of_range, nan);
+        let in_range = self.b.ins().bxor_imm_u(out_of_range, 1);
+        // i < f: f is above every integer, or (in range) i's whole part is less, or equal
+        // with f's fraction above it.
+        let tie_less = self.b.ins().band(same, fraction_up);
+        let less = self.b.ins().bor(lt, tie_less);
+        let less = self.b.ins().band(less, in_range);
+        let less = self.b.ins().bor(less, above);
+        let tie_greater = self.b.ins().band(same, fraction_down);
+        let greater = self.b.ins().bor(gt, tie_greater);
+        let greater = self.b.ins().band(greater, in_range);
+        let greater = self.b.ins().bor(greater, below);
+        let ordered = self.b.ins().bxor_imm_u(nan, 1);
+        let unequal = self.b.ins().bor(less, greater);
+        let not_unequal = self.b.ins().bxor_imm_u(unequal, 1);
+        let equal = self.b.ins().band(not_unequal, ordered);
+        match op {
+            ComparisonOp::Eq => equal,
+            ComparisonOp::NotEq => self.b.ins().bxor_imm_u(equal, 1),
+            ComparisonOp::Lt => less,
+            ComparisonOp::Gt => greater,
+            ComparisonOp::Le => self.b.ins().bor(less, equal),
+            ComparisonOp::Ge => self.b.ins().bor(greater, equal),
+        }
     }
 
     /// AND (`and`) or OR under three-valued logic: false wins an AND and true an OR, even

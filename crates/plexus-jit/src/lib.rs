@@ -23,10 +23,12 @@
 //!   parameters of those types passed at run time (so a compiled predicate serves every
 //!   value of its parameters);
 //! - integer `+ - * / %` with overflow and zero-divisor detection, float `+ - * /`, and
-//!   integer/float mixes (the integer converted as `as f64`, like the row evaluator);
+//!   integer/float mixes (the integer converted as `as f64`, like the row evaluator); unary
+//!   minus (`-i64::MIN` detected as an overflow);
 //! - `= <> < <= > >=` between two integers, two floats (IEEE: NaN compares false, `<>` true;
-//!   `-0.0 = 0.0`) or two booleans (`false < true`);
-//! - `AND` / `OR` / `NOT` with Cypher's three-valued (Kleene) logic, `IS [NOT] NULL`,
+//!   `-0.0 = 0.0`), two booleans (`false < true`), or an integer and a float (exactly, as
+//!   the row evaluator orders them: no rounding of the integer);
+//! - `AND` / `OR` / `XOR` / `NOT` with Cypher's three-valued (Kleene) logic, `IS [NOT] NULL`,
 //!   `x IN [constant list]` (at most [`MAX_IN_LIST`] items, exact integer/float equality
 //!   decided when compiling), and null (the literal, or a null parameter) anywhere.
 //!
@@ -55,7 +57,6 @@
 //! NOT YET
 //! =======
 //! Strings (equality, STARTS WITH) — string columns leave the predicate to the interpreter;
-//! integer/float comparisons (exact mixed comparison needs more than one instruction);
 //! float `%` (no native `fmod`); whole pipelines (scan → expand → filter → aggregate) rather
 //! than single filter predicates; projections and aggregates.
 

@@ -92,11 +92,11 @@ fn visit(expr: &BExpr, shape: &mut Shape) -> Result<(), Unsupported> {
             operands.iter().try_for_each(|e| visit(e, shape))
         }
         BExpr::Arith(ArithOp::Power, ..) => Err(Unsupported::new("^")),
-        BExpr::Arith(_, a, b) | BExpr::And(a, b) | BExpr::Or(a, b) => {
+        BExpr::Arith(_, a, b) | BExpr::And(a, b) | BExpr::Or(a, b) | BExpr::Xor(a, b) => {
             visit(a, shape)?;
             visit(b, shape)
         }
-        BExpr::Not(x) | BExpr::IsNull(x, _) => visit(x, shape),
+        BExpr::Not(x) | BExpr::IsNull(x, _) | BExpr::Negate(x) => visit(x, shape),
         BExpr::In(item, list) => {
             let count = match &**list {
                 BExpr::Const(Value::List(items)) => {
@@ -159,8 +159,6 @@ fn describe(expr: &BExpr) -> String {
         BExpr::StringOp(..) => "a string predicate",
         BExpr::Call(name, _) => return format!("function {name}()"),
         BExpr::HasLabels(..) | BExpr::LabelTest(..) | BExpr::DynamicLabels { .. } => "a label test",
-        BExpr::Xor(..) => "XOR",
-        BExpr::Negate(..) => "unary minus",
         BExpr::Case { .. } => "CASE",
         BExpr::Subquery(..) => "a subquery",
         BExpr::IsType(..) => "a type predicate",

@@ -194,17 +194,82 @@ fn in_lists_decide_integer_float_equality_exactly() {
 }
 
 #[test]
-fn types_outside_the_compiled_ones_are_declined() {
-    let mixed = compare(
-        ComparisonOp::Lt,
-        BExpr::Slot(0),
-        BExpr::Const(Value::Float(1.5)),
+fn integers_and_floats_compare_exactly() {
+    // 2^53 + 1 as a float is 2^53: converting the integer would call them equal.
+    let i = Int64Array::from(vec![(1 << 53) + 1, 1 << 53, i64::MAX, i64::MIN, 2, -3, 5]);
+    let f = Float64Array::from(vec![
+        9_007_199_254_740_992.0,
+        9_007_199_254_740_992.0,
+        9_223_372_036_854_775_808.0,
+        -9_223_372_036_854_775_808.0,
+        2.5,
+        -3.5,
+        f64::NAN,
+    ]);
+    let columns = [Column::Int(&i), Column::Float(&f)];
+    let expect = |op, rows: [Option<bool>; 7]| {
+        assert_eq!(
+            run(&compare(op, BExpr::Slot(0), BExpr::Slot(1)), &columns, &[]),
+            Some(rows.to_vec()),
+            "{op:?}"
+        );
+    };
+    let (t, f_) = (Some(true), Some(false));
+    expect(ComparisonOp::Eq, [f_, t, f_, t, f_, f_, f_]);
+    expect(ComparisonOp::NotEq, [t, f_, t, f_, t, t, t]);
+    expect(ComparisonOp::Lt, [f_, f_, t, f_, t, f_, f_]);
+    expect(ComparisonOp::Le, [f_, t, t, t, t, f_, f_]);
+    expect(ComparisonOp::Gt, [t, f_, f_, f_, f_, t, f_]);
+    expect(ComparisonOp::Ge, [t, t, f_, t, f_, t, f_]);
+    // The float on the left: the mirrored answer (columns go in the shape's leaf order,
+    // first use first: slot 1, then slot 0).
+    assert_eq!(
+        run(
+            &compare(ComparisonOp::Lt, BExpr::Slot(1), BExpr::Slot(0)),
+            &[Column::Float(&f), Column::Int(&i)],
+            &[]
+        ),
+        Some(vec![t, f_, f_, f_, f_, t, f_])
     );
-    let shape = shape(&mixed).unwrap();
-    let x = Int64Array::from(vec![1]);
-    let signature = Signature::of(&[Column::Int(&x)], &[]).unwrap();
-    let why = compile(&mixed, &shape, &signature).unwrap_err();
-    assert!(why.0.contains("integer with a float"), "{why}");
+}
+
+#[test]
+fn xor_and_unary_minus() {
+    let a = BooleanArray::from(vec![Some(true), Some(true), Some(false), None]);
+    let b = BooleanArray::from(vec![Some(true), Some(false), Some(false), Some(true)]);
+    let xor = BExpr::Xor(slot(0), slot(1));
+    assert_eq!(
+        run(&xor, &[Column::Bool(&a), Column::Bool(&b)], &[]),
+        Some(vec![Some(false), Some(true), Some(false), None])
+    );
+    // -x > 0 on integers and floats; -i64::MIN overflows: the batch falls back.
+    let negative = compare(
+        ComparisonOp::Gt,
+        BExpr::Negate(slot(0)),
+        BExpr::Const(Value::Int(0)),
+    );
+    let x = Int64Array::from(vec![Some(-2), Some(3), None]);
+    assert_eq!(
+        run(&negative, &[Column::Int(&x)], &[]),
+        Some(vec![Some(true), Some(false), None])
+    );
+    let w = Float64Array::from(vec![-0.5, 0.0, f64::NAN]);
+    assert_eq!(
+        run(&negative, &[Column::Float(&w)], &[]),
+        Some(vec![Some(true), Some(false), Some(false)])
+    );
+    let min = Int64Array::from(vec![1, i64::MIN]);
+    assert_eq!(run(&negative, &[Column::Int(&min)], &[]), None);
+}
+
+#[test]
+fn types_outside_the_compiled_ones_are_declined() {
+    let minus_flag = BExpr::Not(Box::new(BExpr::Negate(slot(0))));
+    let shape = shape(&minus_flag).unwrap();
+    let flag = BooleanArray::from(vec![true]);
+    let signature = Signature::of(&[Column::Bool(&flag)], &[]).unwrap();
+    let why = compile(&minus_flag, &shape, &signature).unwrap_err();
+    assert!(why.0.contains("unary minus on a boolean"), "{why}");
     // A string parameter has no compiled type.
     assert!(Signature::of(&[], &[&Value::from("a")]).is_none());
 }

@@ -31,4 +31,6 @@ pub mod optimizer;
 
 pub use bind::{Params, plan_statement};
 pub use logical::{BExpr, LogicalPlan, QueryPlan};
-pub use optimizer::parallel::{MAX_QUERY_THREADS, ParallelConfig, QUERY_THREADS_ENV};
+pub use optimizer::parallel::{
+    MAX_QUERY_THREADS, ParallelConfig, QUERY_THREADS_ENV, available_cores,
+};

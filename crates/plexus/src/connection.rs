@@ -119,7 +119,7 @@ pub struct Connection {
 }
 
 /// The session's own state (see SESSION in the module docs).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct Session {
     isolation: IsolationLevel,
     /// `Session` once changed on this connection, else the server default's source.
@@ -335,8 +335,13 @@ impl Connection {
     /// Returns every session setting to its server-wide default (an open transaction is not
     /// touched). Bolt's RESET and LOGOFF call it.
     pub fn reset_session(&mut self) {
-        (self.session, self.parallel) = Self::session_defaults(&self.settings);
-        self.refresh_settings_procedure();
+        let defaults = Self::session_defaults(&self.settings);
+        if (&self.session, &self.parallel) != (&defaults.0, &defaults.1) {
+            // `db.settings` renders every setting: only when something changed (a server
+            // resets its pooled connections after every request).
+            (self.session, self.parallel) = defaults;
+            self.refresh_settings_procedure();
+        }
     }
 
     /// `SET SESSION name = value` for a per-session setting.

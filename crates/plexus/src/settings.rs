@@ -623,7 +623,7 @@ impl Settings {
 /// 0 → one per core; otherwise capped at [`MAX_QUERY_THREADS`].
 pub(crate) fn resolve_query_threads(threads: usize) -> usize {
     let threads = if threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        plexus_plan::available_cores()
     } else {
         threads
     };

@@ -59,6 +59,8 @@ fn every_mode_answers_alike_and_profile_says_how_filters_ran() {
         "MATCH (p:P) WHERE p.x / 0 = 1 RETURN count(*)",
         "MATCH (p:P) WHERE p.big + 1 > 0 RETURN count(*)",
         "MATCH (p:P) WHERE p.y > 3 XOR p.b RETURN count(*)",
+        "MATCH (p:P) WHERE -p.x < -$c AND p.w > p.y RETURN count(*)",
+        "MATCH (p:P) WHERE abs(p.y) > 3 RETURN count(*)",
     ];
     for query in queries {
         set(&mut conn, "off");
@@ -76,8 +78,13 @@ fn every_mode_answers_alike_and_profile_says_how_filters_ran() {
     set(&mut conn, "on");
     let line = profiled_filter(&mut conn, queries[0], &params);
     assert!(line.contains("jit=compiled compile="), "{line}");
-    let line = profiled_filter(&mut conn, queries[5], &params);
-    assert!(line.contains("jit=no (XOR)"), "{line}");
+    // XOR, unary minus and an integer compared with a float compile too.
+    for query in &queries[5..7] {
+        let line = profiled_filter(&mut conn, query, &params);
+        assert!(line.contains("jit=compiled compile="), "{line}");
+    }
+    let line = profiled_filter(&mut conn, queries[7], &params);
+    assert!(line.contains("jit=no (function abs())"), "{line}");
     set(&mut conn, "off");
     let line = profiled_filter(&mut conn, queries[0], &params);
     assert!(line.contains("jit=interpreted"), "{line}");

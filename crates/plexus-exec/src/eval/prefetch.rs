@@ -16,8 +16,9 @@
 //! [`PropertyReads::of`] lists the `slot.key` reads an expression makes on *every* row it is
 //! evaluated for: the expression itself and, below it, operands that are always evaluated
 //! (arithmetic, comparisons, function arguments, list and map items, a map projection's
-//! base, the left side of AND / OR / XOR, …). Reads under a branch that may be skipped (the
-//! right of AND / OR, CASE, comprehensions, quantifiers, `reduce`, subqueries) are not
+//! base, the left side of AND / OR, both sides of XOR, which never short-cuts, …). Reads
+//! under a branch that may be skipped (the right of AND / OR, CASE, comprehensions,
+//! quantifiers, `reduce`, subqueries) are not
 //! prefetched, so prefetching reads nothing evaluation would not, and records no read the
 //! row-at-a-time plan would not (SERIALIZABLE read sets stay the same).
 //!
@@ -150,7 +151,7 @@ fn always_read(e: &BExpr, out: &mut Vec<(usize, Arc<str>)>) {
             BExpr::Slot(slot) => out.push((*slot, key.clone())),
             other => always_read(other, out),
         },
-        BExpr::And(a, _) | BExpr::Or(a, _) | BExpr::Xor(a, _) => always_read(a, out),
+        BExpr::And(a, _) | BExpr::Or(a, _) => always_read(a, out),
         BExpr::Not(x)
         | BExpr::Negate(x)
         | BExpr::IsNull(x, _)
@@ -163,6 +164,7 @@ fn always_read(e: &BExpr, out: &mut Vec<(usize, Arc<str>)>) {
             ..
         }
         | BExpr::Arith(_, x, y)
+        | BExpr::Xor(x, y)
         | BExpr::StringOp(_, x, y)
         | BExpr::In(x, y)
         | BExpr::Index(x, y) => {

@@ -38,6 +38,8 @@ fn int() -> impl Strategy<Value = Value> {
         1 => Just(Value::Int(i64::MIN)),
         1 => Just(Value::Int(-1)),
         1 => Just(Value::Int(0)),
+        // Beyond 2^53 an integer and the float it converts to may differ.
+        1 => Just(Value::Int((1 << 53) + 1)),
     ]
 }
 
@@ -51,6 +53,8 @@ fn float() -> impl Strategy<Value = Value> {
         1 => Just(Value::Float(0.0)),
         1 => Just(Value::Float(1e300)),
         1 => Just(Value::Float(9_223_372_036_854_775_808.0)),
+        1 => Just(Value::Float(-9_223_372_036_854_775_808.0)),
+        1 => Just(Value::Float(9_007_199_254_740_992.0)),
     ]
 }
 
@@ -102,8 +106,11 @@ fn number() -> impl Strategy<Value = BExpr> {
         ArithOp::Modulo,
     ]);
     number_leaf().prop_recursive(2, 6, 2, move |inner| {
-        (op.clone(), inner.clone(), inner)
-            .prop_map(|(op, a, b)| BExpr::Arith(op, Box::new(a), Box::new(b)))
+        prop_oneof![
+            4 => (op.clone(), inner.clone(), inner.clone())
+                .prop_map(|(op, a, b)| BExpr::Arith(op, Box::new(a), Box::new(b))),
+            1 => inner.prop_map(|a| BExpr::Negate(Box::new(a))),
+        ]
     })
 }
 
@@ -142,6 +149,7 @@ fn predicate() -> impl Strategy<Value = BExpr> {
         prop_oneof![
             (inner.clone(), inner.clone()).prop_map(|(a, b)| BExpr::And(Box::new(a), Box::new(b))),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| BExpr::Or(Box::new(a), Box::new(b))),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| BExpr::Xor(Box::new(a), Box::new(b))),
             inner.prop_map(|a| BExpr::Not(Box::new(a))),
         ]
     })
@@ -164,7 +172,7 @@ fn case() -> impl Strategy<Value = Case> {
     })
 }
 
-/// Every arithmetic sub-expression of `e`.
+/// Every sub-expression of `e` that can raise an error (arithmetic, unary minus).
 fn ariths<'e>(e: &'e BExpr, out: &mut Vec<&'e BExpr>) {
     match e {
         BExpr::Arith(_, a, b) => {
@@ -172,7 +180,11 @@ fn ariths<'e>(e: &'e BExpr, out: &mut Vec<&'e BExpr>) {
             ariths(a, out);
             ariths(b, out);
         }
-        BExpr::And(a, b) | BExpr::Or(a, b) | BExpr::In(a, b) => {
+        BExpr::Negate(x) => {
+            out.push(e);
+            ariths(x, out);
+        }
+        BExpr::And(a, b) | BExpr::Or(a, b) | BExpr::Xor(a, b) | BExpr::In(a, b) => {
             ariths(a, out);
             ariths(b, out);
         }

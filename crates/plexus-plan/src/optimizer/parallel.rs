@@ -129,10 +129,11 @@ impl ParallelConfig {
         }
     }
 
-    /// The default: as many workers as cores, or `PLEXUS_QUERY_THREADS` (capped at the
-    /// cores), with the default threshold and morsel size.
+    /// The default: as many workers as cores ([`available_cores`]), or
+    /// `PLEXUS_QUERY_THREADS` (capped at the cores), with the default threshold and morsel
+    /// size.
     pub fn from_env() -> Self {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = available_cores();
         let workers = std::env::var(QUERY_THREADS_ENV)
             .ok()
             .and_then(|v| v.trim().parse::<usize>().ok())
@@ -286,4 +287,12 @@ fn computes_partially(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
 /// Whether a subquery (an inner plan) occurs anywhere in `e`.
 fn has_subquery(e: &BExpr) -> bool {
     occurs(e, |e| matches!(e, BExpr::Subquery(_)))
+}
+
+/// The cores this process may use, asked once: `available_parallelism` reads the cgroup
+/// files under /proc on every call (tens of microseconds), and sessions ask for their
+/// defaults on every request a server serves.
+pub fn available_cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
