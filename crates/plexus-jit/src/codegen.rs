@@ -5,9 +5,11 @@
 //! ====
 //! [`compile`] emits one function, a loop over the rows (`lib.rs` gives its signature). Each
 //! expression node becomes a [`Val`]: an SSA value (`i64` for INTEGER, `f64` for FLOAT, an
-//! `i8` 0/1 for BOOLEAN) and an `i8` 0/1 validity. Every node is computed on every row,
-//! without branches; a node that would raise an error on a row where its operands are valid
-//! ORs 1 into the `fail` variable, which the function returns after the loop.
+//! `i8` 0/1 for BOOLEAN, the first byte's address and a length for STRING) and an `i8` 0/1
+//! validity. Every node is computed on every row, without branches except the byte loop of
+//! a string equality or prefix test (`equal_prefix`, bounded by the shorter length); a node
+//! that would raise an error on a row where its operands are valid ORs 1 into the `fail`
+//! variable, which the function returns after the loop.
 //!
 //! Invariants (each relied on below):
 //! - a BOOLEAN value is 0 or 1 on every row, valid or not (loads mask to one bit, `icmp` /
@@ -37,28 +39,33 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
 use parking_lot::Mutex;
 use plexus_cypher::ast::ComparisonOp;
-use plexus_plan::logical::{ArithOp, BExpr};
+use plexus_plan::logical::{ArithOp, BExpr, StringOp};
 use plexus_value::value::Value;
 use std::time::{Duration, Instant};
 
 /// A leaf column as the compiled function reads it.
 #[repr(C)]
 struct ColumnArg {
-    /// `i64` / `f64` values, or a bitmap of booleans (bit 0 = row 0).
+    /// `i64` / `f64` values, a bitmap of booleans (bit 0 = row 0), or a string column's
+    /// `i32` offsets (`len + 1` of them, the first at the array's own offset).
     values: *const u8,
     /// Bit per row, 1 = valid (bit 0 = row 0).
     validity: *const u8,
+    /// A string column's bytes (the offsets index into them); null for other types.
+    data: *const u8,
 }
 
-/// A parameter as the compiled function reads it: its bits (`i64`, `f64`, or 0/1) and 0/1.
+/// A parameter as the compiled function reads it: its bits (`i64`, `f64`, 0/1, or a
+/// string's address), 0/1, and a string's length in bytes.
 #[repr(C)]
 struct ParamArg {
     bits: u64,
     valid: u64,
+    len: u64,
 }
 
-const PARAM_ARG_BYTES: i32 = 16;
-const COLUMN_ARG_BYTES: i32 = 16;
+const PARAM_ARG_BYTES: i32 = 24;
+const COLUMN_ARG_BYTES: i32 = 24;
 
 type Entry = unsafe extern "C" fn(*const ColumnArg, *const ParamArg, u64, *mut u8, *mut u8) -> u32;
 
@@ -69,6 +76,8 @@ pub struct CompiledPredicate {
     compile_time: Duration,
     /// Owns the code `entry` points into; taken and freed on drop.
     module: Mutex<Option<JITModule>>,
+    /// The string literals the code points into (their addresses are constants in it).
+    _literals: Vec<Box<[u8]>>,
 }
 
 // SAFETY: `entry` points at immutable machine code owned by `module`, which lives as long as
@@ -131,10 +140,17 @@ impl CompiledPredicate {
                 Column::Int(a) => ColumnArg {
                     values: a.values().as_ptr().cast(),
                     validity: validity(a.nulls()),
+                    data: std::ptr::null(),
                 },
                 Column::Float(a) => ColumnArg {
                     values: a.values().as_ptr().cast(),
                     validity: validity(a.nulls()),
+                    data: std::ptr::null(),
+                },
+                Column::Str(a) => ColumnArg {
+                    values: a.value_offsets().as_ptr().cast(),
+                    validity: validity(a.nulls()),
+                    data: a.value_data().as_ptr(),
                 },
                 Column::Bool(a) => {
                     bool_values.push(a.values().sliced());
@@ -143,6 +159,7 @@ impl CompiledPredicate {
                             .last()
                             .map_or(all_valid.as_ptr(), Buffer::as_ptr),
                         validity: validity(a.nulls()),
+                        data: std::ptr::null(),
                     }
                 }
             };
@@ -154,24 +171,39 @@ impl CompiledPredicate {
                 Value::Int(i) => ParamArg {
                     bits: *i as u64,
                     valid: 1,
+                    len: 0,
                 },
                 Value::Float(f) => ParamArg {
                     bits: f.to_bits(),
                     valid: 1,
+                    len: 0,
                 },
                 Value::Bool(b) => ParamArg {
                     bits: u64::from(*b),
                     valid: 1,
+                    len: 0,
                 },
-                _ => ParamArg { bits: 0, valid: 0 },
+                // The value outlives the call: `params` borrows it.
+                Value::String(s) => ParamArg {
+                    bits: s.as_ptr() as u64,
+                    valid: 1,
+                    len: s.len() as u64,
+                },
+                _ => ParamArg {
+                    bits: 0,
+                    valid: 0,
+                    len: 0,
+                },
             })
             .collect();
         let mut value = vec![0u8; len];
         let mut valid = vec![0u8; len];
         // SAFETY: the signature matched, so the code reads, per column, `len` values of the
         // type it was compiled for and `len` bits of validity from buffers of at least that
-        // length (checked above), one `ParamArg` per parameter, and writes `len` bytes to
-        // each output.
+        // length (checked above) — for a string column `len + 1` offsets and the bytes
+        // between them, which Arrow guarantees lie in its data buffer — one `ParamArg` per
+        // parameter (a string's `len` bytes at its address), and writes `len` bytes to each
+        // output.
         let failed = unsafe {
             (self.entry)(
                 args.as_ptr(),
@@ -218,11 +250,12 @@ pub(crate) fn compile(
     let mut context = module.make_context();
     context.func.signature = ir_signature;
     let mut function_context = FunctionBuilderContext::new();
-    {
+    let literals = {
         let mut b = FunctionBuilder::new(&mut context.func, &mut function_context);
-        emit_loop(&mut b, expr, shape, signature, pointer)?;
+        let literals = emit_loop(&mut b, expr, shape, signature, pointer)?;
         b.finalize(module.isa().frontend_config());
-    }
+        literals
+    };
     module
         .define_function(id, &mut context)
         .map_err(|e| backend(&e))?;
@@ -237,17 +270,19 @@ pub(crate) fn compile(
         signature: signature.clone(),
         compile_time: started.elapsed(),
         module: Mutex::new(Some(module)),
+        _literals: literals,
     })
 }
 
-/// The function: load the leaves' pointers and the parameters, loop over the rows.
+/// The function: load the leaves' pointers and the parameters, loop over the rows. Returns
+/// the string literals the code points into (the caller keeps them alive with the code).
 fn emit_loop(
     b: &mut FunctionBuilder,
     expr: &BExpr,
     shape: &Shape,
     signature: &Signature,
     pointer: types::Type,
-) -> Result<(), Unsupported> {
+) -> Result<Vec<Box<[u8]>>, Unsupported> {
     let entry = b.create_block();
     let header = b.create_block();
     let body = b.create_block();
@@ -265,7 +300,8 @@ fn emit_loop(
         let offset = i as i32 * COLUMN_ARG_BYTES;
         let values = b.ins().load(pointer, flags, columns, offset);
         let validity = b.ins().load(pointer, flags, columns, offset + 8);
-        leaves.push((*ty, values, validity));
+        let data = b.ins().load(pointer, flags, columns, offset + 16);
+        leaves.push((*ty, values, validity, data));
     }
     let mut param_values = Vec::with_capacity(shape.params.len());
     for (i, ty) in signature.params.iter().enumerate() {
@@ -277,13 +313,17 @@ fn emit_loop(
                 let bits = b.ins().load(types::I64, flags, params, offset);
                 b.ins().ireduce(types::I8, bits)
             }
+            ColumnType::Str => b.ins().load(pointer, flags, params, offset),
         };
         let valid = b.ins().load(types::I64, flags, params, offset + 8);
         let valid = b.ins().ireduce(types::I8, valid);
+        let len =
+            (*ty == ColumnType::Str).then(|| b.ins().load(types::I64, flags, params, offset + 16));
         param_values.push(Val {
             ty: *ty,
             value,
             valid,
+            len,
         });
     }
     let row = b.declare_var(types::I64);
@@ -308,12 +348,14 @@ fn emit_loop(
         params: param_values,
         row: r,
         fail,
+        literals: Vec::new(),
+        pointer,
     };
     let result = g.expr(expr)?;
     if !matches!(result.ty, ColumnType::Bool | ColumnType::Null) {
         return Err(Unsupported::new("a predicate that is not boolean"));
     }
-    let b = g.b;
+    let (b, literals) = (g.b, g.literals);
     let value = b.ins().band(result.value, result.valid);
     let value_at = b.ins().iadd(out_value, r);
     b.ins().store(flags, value, value_at, 0);
@@ -328,25 +370,31 @@ fn emit_loop(
     let failed = b.ins().uextend(types::I32, failed);
     b.ins().return_(&[failed]);
     b.seal_all_blocks();
-    Ok(())
+    Ok(literals)
 }
 
 /// One node's value on the current row.
 #[derive(Clone, Copy)]
 struct Val {
     ty: ColumnType,
+    /// For a STRING: the address of its first byte.
     value: Ir,
     valid: Ir,
+    /// A STRING's length in bytes; `None` for the other types.
+    len: Option<Ir>,
 }
 
 struct Gen<'g, 'f> {
     b: &'g mut FunctionBuilder<'f>,
     shape: &'g Shape,
-    /// Per leaf of the shape: its type, values pointer and validity pointer.
-    leaves: Vec<(ColumnType, Ir, Ir)>,
+    /// Per leaf of the shape: its type, values, validity and (strings) data pointers.
+    leaves: Vec<(ColumnType, Ir, Ir, Ir)>,
     params: Vec<Val>,
     row: Ir,
     fail: Variable,
+    /// String literals, owned by the compiled predicate (see `emit_loop`).
+    literals: Vec<Box<[u8]>>,
+    pointer: types::Type,
 }
 
 impl Gen<'_, '_> {
@@ -390,6 +438,11 @@ impl Gen<'_, '_> {
                 let x = self.expr(x)?;
                 self.negate(x)
             }
+            BExpr::StringOp(StringOp::StartsWith, a, b) => {
+                let a = self.expr(a)?;
+                let b = self.expr(b)?;
+                self.starts_with(a, b)
+            }
             BExpr::Not(x) => {
                 let x = self.boolean(x)?;
                 let value = self.b.ins().bxor_imm_u(x.value, 1);
@@ -407,6 +460,7 @@ impl Gen<'_, '_> {
                     ty: ColumnType::Bool,
                     value,
                     valid,
+                    len: None,
                 })
             }
             BExpr::In(item, list) => {
@@ -448,6 +502,7 @@ impl Gen<'_, '_> {
             ty: ColumnType::Null,
             value: zero,
             valid: zero,
+            len: None,
         }
     }
 
@@ -456,6 +511,7 @@ impl Gen<'_, '_> {
             ty: ColumnType::Bool,
             value,
             valid,
+            len: None,
         }
     }
 
@@ -466,12 +522,26 @@ impl Gen<'_, '_> {
             Value::Bool(b) => (ColumnType::Bool, self.i8(i64::from(*b))),
             Value::Int(i) => (ColumnType::Int, self.b.ins().iconst(types::I64, *i)),
             Value::Float(f) => (ColumnType::Float, self.b.ins().f64const(*f)),
+            Value::String(s) => {
+                let bytes: Box<[u8]> = s.as_bytes().into();
+                let address = self.b.ins().iconst(self.pointer, bytes.as_ptr() as i64);
+                let len = self.b.ins().iconst(types::I64, bytes.len() as i64);
+                // The box's heap bytes do not move when the box does.
+                self.literals.push(bytes);
+                return Ok(Val {
+                    ty: ColumnType::Str,
+                    value: address,
+                    valid: one,
+                    len: Some(len),
+                });
+            }
             other => return Err(Unsupported::new(format!("a {} literal", other.type_name()))),
         };
         Ok(Val {
             ty,
             value,
             valid: one,
+            len: None,
         })
     }
 
@@ -490,8 +560,26 @@ impl Gen<'_, '_> {
     }
 
     fn load_leaf(&mut self, i: usize) -> Val {
-        let (ty, values, validity) = self.leaves[i];
+        let (ty, values, validity, data) = self.leaves[i];
         let valid = self.bit(validity);
+        if ty == ColumnType::Str {
+            // Row r's bytes are data[offsets[r] .. offsets[r + 1]].
+            let flags = MemFlagsData::trusted();
+            let at = self.b.ins().ishl_imm_u(self.row, 2);
+            let at = self.b.ins().iadd(values, at);
+            let start = self.b.ins().load(types::I32, flags, at, 0);
+            let end = self.b.ins().load(types::I32, flags, at, 4);
+            let start = self.b.ins().sextend(types::I64, start);
+            let end = self.b.ins().sextend(types::I64, end);
+            let len = self.b.ins().isub(end, start);
+            let value = self.b.ins().iadd(data, start);
+            return Val {
+                ty,
+                value,
+                valid,
+                len: Some(len),
+            };
+        }
         let value = match ty {
             ColumnType::Int | ColumnType::Float => {
                 let offset = self.b.ins().ishl_imm_u(self.row, 3);
@@ -503,9 +591,15 @@ impl Gen<'_, '_> {
                 };
                 self.b.ins().load(mem, MemFlagsData::trusted(), address, 0)
             }
-            ColumnType::Bool | ColumnType::Null => self.bit(values),
+            // Strings returned above.
+            ColumnType::Bool | ColumnType::Null | ColumnType::Str => self.bit(values),
         };
-        Val { ty, value, valid }
+        Val {
+            ty,
+            value,
+            valid,
+            len: None,
+        }
     }
 
     /// ORs `failed` into the fail flag where both `a` and `b` are valid.
@@ -533,6 +627,9 @@ impl Gen<'_, '_> {
         let valid = self.b.ins().band(a.valid, b.valid);
         match (a.ty, b.ty) {
             (Bool, _) | (_, Bool) => Err(Unsupported::new("arithmetic on a boolean")),
+            (ColumnType::Str, _) | (_, ColumnType::Str) => {
+                Err(Unsupported::new("arithmetic on a string"))
+            }
             (Int, Int) => {
                 let (x, y) = (a.value, b.value);
                 let value = match op {
@@ -571,6 +668,7 @@ impl Gen<'_, '_> {
                     ty: Int,
                     value,
                     valid,
+                    len: None,
                 })
             }
             _ => {
@@ -593,6 +691,7 @@ impl Gen<'_, '_> {
                     ty: Float,
                     value,
                     valid,
+                    len: None,
                 })
             }
         }
@@ -632,6 +731,22 @@ impl Gen<'_, '_> {
                 };
                 self.b.ins().fcmp(cc, a.value, b.value)
             }
+            (ColumnType::Str, ColumnType::Str) => {
+                let equal = match op {
+                    ComparisonOp::Eq | ComparisonOp::NotEq => self.same_bytes(a, b)?,
+                    _ => return Err(Unsupported::new("an ordering of strings")),
+                };
+                if op == ComparisonOp::NotEq {
+                    self.b.ins().bxor_imm_u(equal, 1)
+                } else {
+                    equal
+                }
+            }
+            (ColumnType::Str, _) | (_, ColumnType::Str) => {
+                return Err(Unsupported::new(
+                    "a comparison of a string with another type",
+                ));
+            }
             (Int, Float) => self.int_float_compare(op, a.value, b.value),
             (Float, Int) => {
                 let mirrored = match op {
@@ -655,6 +770,7 @@ impl Gen<'_, '_> {
         let value = match x.ty {
             ColumnType::Null => return Ok(self.null()),
             ColumnType::Bool => return Err(Unsupported::new("unary minus on a boolean")),
+            ColumnType::Str => return Err(Unsupported::new("unary minus on a string")),
             ColumnType::Int => {
                 let min = self.b.ins().icmp_imm_s(IntCC::Equal, x.value, i64::MIN);
                 self.fail_where(min, x, x);
@@ -713,6 +829,71 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// `a STARTS WITH b` on two strings: b's length at most a's and a's first bytes b's. Null
+    /// when either side is null (a string predicate on another type is null too, in the row
+    /// evaluator; not compiled here).
+    fn starts_with(&mut self, a: Val, b: Val) -> Result<Val, Unsupported> {
+        match (a.ty, b.ty) {
+            (ColumnType::Null, _) | (_, ColumnType::Null) => Ok(self.null()),
+            (ColumnType::Str, ColumnType::Str) => {
+                let (a_len, b_len) = (string_len(a)?, string_len(b)?);
+                let fits = self
+                    .b
+                    .ins()
+                    .icmp(IntCC::UnsignedLessThanOrEqual, b_len, a_len);
+                let zero = self.b.ins().iconst(types::I64, 0);
+                let n = self.b.ins().select(fits, b_len, zero);
+                let prefix = self.equal_prefix(a.value, b.value, n);
+                let value = self.b.ins().band(fits, prefix);
+                let valid = self.b.ins().band(a.valid, b.valid);
+                Ok(self.bool_val(value, valid))
+            }
+            _ => Err(Unsupported::new("STARTS WITH on a non-string")),
+        }
+    }
+
+    /// 1 if two strings hold the same bytes (lengths equal, then the bytes).
+    fn same_bytes(&mut self, a: Val, b: Val) -> Result<Ir, Unsupported> {
+        let (a_len, b_len) = (string_len(a)?, string_len(b)?);
+        let same_len = self.b.ins().icmp(IntCC::Equal, a_len, b_len);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let n = self.b.ins().select(same_len, a_len, zero);
+        let prefix = self.equal_prefix(a.value, b.value, n);
+        Ok(self.b.ins().band(same_len, prefix))
+    }
+
+    /// 1 if the `n` bytes at `x` and `y` are equal: a loop over the bytes (its own blocks;
+    /// code after it goes on in the block it ends in).
+    fn equal_prefix(&mut self, x: Ir, y: Ir, n: Ir) -> Ir {
+        let i = self.b.declare_var(types::I64);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.def_var(i, zero);
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let at = self.b.use_var(i);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, at, n);
+        self.b.ins().brif(more, body, &[], done, &[]);
+        self.b.switch_to_block(body);
+        let at = self.b.use_var(i);
+        let flags = MemFlagsData::trusted();
+        let xa = self.b.ins().iadd(x, at);
+        let ya = self.b.ins().iadd(y, at);
+        let xb = self.b.ins().load(types::I8, flags, xa, 0);
+        let yb = self.b.ins().load(types::I8, flags, ya, 0);
+        let same = self.b.ins().icmp(IntCC::Equal, xb, yb);
+        let next = self.b.ins().iadd_imm_u(at, 1);
+        // Past a difference `i` stays at it (< n): the answer is `i == n`.
+        let advanced = self.b.ins().select(same, next, at);
+        self.b.def_var(i, advanced);
+        self.b.ins().brif(same, head, &[], done, &[]);
+        self.b.switch_to_block(done);
+        let at = self.b.use_var(i);
+        self.b.ins().icmp(IntCC::Equal, at, n)
+    }
+
     /// AND (`and`) or OR under three-valued logic: false wins an AND and true an OR, even
     /// against null.
     fn kleene(&mut self, and: bool, a: Val, b: Val) -> Val {
@@ -741,6 +922,9 @@ impl Gen<'_, '_> {
     /// null or some candidate is (and the list is not empty); else false. Which candidates
     /// can equal an item of its type is decided here, exactly as `equals` decides it.
     fn in_list(&mut self, item: Val, candidates: &[&Value]) -> Result<Val, Unsupported> {
+        if item.ty == ColumnType::Str {
+            return Err(Unsupported::new("IN with a string item"));
+        }
         let unknown = candidates.iter().any(|c| c.is_null());
         let mut any = self.i8(0);
         for candidate in candidates {
@@ -780,6 +964,12 @@ impl Gen<'_, '_> {
         let valid = if unknown { value } else { item.valid };
         Ok(self.bool_val(value, valid))
     }
+}
+
+/// A string value's length (every STRING `Val` carries one).
+fn string_len(v: Val) -> Result<Ir, Unsupported> {
+    v.len
+        .ok_or_else(|| Unsupported::new("code generation: a string without its length"))
 }
 
 /// 2^63 as a float: from here up floats exceed every `i64`, below its negation undercut it.

@@ -18,8 +18,9 @@
 //! into Rust helpers ate the gain.
 //!
 //! What is compiled (see [`shape`] for the static part, `codegen` for the typed part):
-//! - leaves: slot columns and property columns (`n.key`) as INTEGER, FLOAT or BOOLEAN
-//!   buffers with validity bitmaps; literals (null, booleans, integers, floats) as constants;
+//! - leaves: slot columns and property columns (`n.key`) as INTEGER, FLOAT, BOOLEAN or
+//!   STRING buffers with validity bitmaps (a string column as Arrow's `i32` offsets and its
+//!   bytes, read in place); literals (null, booleans, integers, floats, strings) as constants;
 //!   parameters of those types passed at run time (so a compiled predicate serves every
 //!   value of its parameters);
 //! - integer `+ - * / %` with overflow and zero-divisor detection, float `+ - * /`, and
@@ -28,6 +29,8 @@
 //! - `= <> < <= > >=` between two integers, two floats (IEEE: NaN compares false, `<>` true;
 //!   `-0.0 = 0.0`), two booleans (`false < true`), or an integer and a float (exactly, as
 //!   the row evaluator orders them: no rounding of the integer);
+//! - string `=` / `<>` (byte equality) and `STARTS WITH`, each a byte loop in the generated
+//!   code (no call out);
 //! - `AND` / `OR` / `XOR` / `NOT` with Cypher's three-valued (Kleene) logic, `IS [NOT] NULL`,
 //!   `x IN [constant list]` (at most [`MAX_IN_LIST`] items, exact integer/float equality
 //!   decided when compiling), and null (the literal, or a null parameter) anywhere.
@@ -56,8 +59,7 @@
 //!
 //! NOT YET
 //! =======
-//! Strings (equality, STARTS WITH) — string columns leave the predicate to the interpreter;
-//! float `%` (no native `fmod`); whole pipelines (scan → expand → filter → aggregate) rather
+//! String ordering, `ENDS WITH`, `CONTAINS`; float `%` (no native `fmod`); whole pipelines (scan → expand → filter → aggregate) rather
 //! than single filter predicates; projections and aggregates.
 
 pub mod cache;
@@ -68,7 +70,7 @@ pub use cache::{Cache, Lookup, MAX_CACHED_PREDICATES};
 pub use codegen::CompiledPredicate;
 pub use shape::{Leaf, MAX_IN_LIST, Shape, Unsupported, shape};
 
-use arrow::array::{BooleanArray, Float64Array, Int64Array};
+use arrow::array::{BooleanArray, Float64Array, Int64Array, StringArray};
 use plexus_value::value::Value;
 use std::fmt;
 use std::str::FromStr;
@@ -120,6 +122,8 @@ pub enum ColumnType {
     Int,
     Float,
     Bool,
+    /// UTF-8 bytes: equality and `STARTS WITH` only.
+    Str,
     /// Null on every row (the literal `null`, a null parameter).
     Null,
 }
@@ -131,6 +135,7 @@ impl ColumnType {
             Value::Int(_) => Some(ColumnType::Int),
             Value::Float(_) => Some(ColumnType::Float),
             Value::Bool(_) => Some(ColumnType::Bool),
+            Value::String(_) => Some(ColumnType::Str),
             Value::Null => Some(ColumnType::Null),
             _ => None,
         }
@@ -143,6 +148,7 @@ pub enum Column<'a> {
     Int(&'a Int64Array),
     Float(&'a Float64Array),
     Bool(&'a BooleanArray),
+    Str(&'a StringArray),
 }
 
 impl Column<'_> {
@@ -151,6 +157,7 @@ impl Column<'_> {
             Column::Int(_) => ColumnType::Int,
             Column::Float(_) => ColumnType::Float,
             Column::Bool(_) => ColumnType::Bool,
+            Column::Str(_) => ColumnType::Str,
         }
     }
 
@@ -160,6 +167,7 @@ impl Column<'_> {
             Column::Int(a) => a.len(),
             Column::Float(a) => a.len(),
             Column::Bool(a) => a.len(),
+            Column::Str(a) => a.len(),
         }
     }
 }

@@ -17,7 +17,7 @@
 //! `Param` in `params` (`codegen` looks them up and reports a missing one as unsupported
 //! rather than panicking).
 
-use plexus_plan::logical::{ArithOp, BExpr};
+use plexus_plan::logical::{ArithOp, BExpr, StringOp};
 use plexus_value::value::Value;
 use std::fmt;
 use std::sync::Arc;
@@ -97,6 +97,10 @@ fn visit(expr: &BExpr, shape: &mut Shape) -> Result<(), Unsupported> {
             visit(b, shape)
         }
         BExpr::Not(x) | BExpr::IsNull(x, _) | BExpr::Negate(x) => visit(x, shape),
+        BExpr::StringOp(StringOp::StartsWith, a, b) => {
+            visit(a, shape)?;
+            visit(b, shape)
+        }
         BExpr::In(item, list) => {
             let count = match &**list {
                 BExpr::Const(Value::List(items)) => {
@@ -139,7 +143,7 @@ pub(crate) fn leaf(expr: &BExpr) -> Option<Leaf> {
 
 fn constant(value: &Value) -> Result<(), Unsupported> {
     match value {
-        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => Ok(()),
+        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::String(_) => Ok(()),
         other => Err(Unsupported::new(format!("a {} literal", other.type_name()))),
     }
 }
@@ -156,7 +160,9 @@ fn list_item(value: &Value) -> Result<(), Unsupported> {
 /// A short name for an operator compiled code does not cover.
 fn describe(expr: &BExpr) -> String {
     let name = match expr {
-        BExpr::StringOp(..) => "a string predicate",
+        BExpr::StringOp(StringOp::EndsWith, ..) => "ENDS WITH",
+        BExpr::StringOp(StringOp::Contains, ..) => "CONTAINS",
+        BExpr::StringOp(..) => "a regular expression",
         BExpr::Call(name, _) => return format!("function {name}()"),
         BExpr::HasLabels(..) | BExpr::LabelTest(..) | BExpr::DynamicLabels { .. } => "a label test",
         BExpr::Case { .. } => "CASE",

@@ -3,7 +3,7 @@
 //! lists, and the cache's bound. (The random differential test against the row evaluator is
 //! in `plexus-exec`, which holds the evaluator: `exec/jit_differential.rs`.)
 
-use arrow::array::{Array, BooleanArray, Float64Array, Int64Array};
+use arrow::array::{Array, BooleanArray, Float64Array, Int64Array, StringArray};
 use plexus_cypher::ast::ComparisonOp;
 use plexus_jit::{Cache, Column, Lookup, Signature, compile, shape};
 use plexus_plan::logical::{ArithOp, BExpr};
@@ -23,6 +23,10 @@ fn compare(op: ComparisonOp, a: BExpr, b: BExpr) -> BExpr {
 }
 
 /// `expr`'s mask over `columns` as options, or `None` when the batch fell back.
+fn shape_of(expr: &BExpr) -> plexus_jit::Shape {
+    shape(expr).expect("covered operators")
+}
+
 fn run(expr: &BExpr, columns: &[Column], params: &[&Value]) -> Option<Vec<Option<bool>>> {
     let shape = shape(expr).expect("covered operators");
     let signature = Signature::of(columns, params).expect("compiled types");
@@ -31,6 +35,7 @@ fn run(expr: &BExpr, columns: &[Column], params: &[&Value]) -> Option<Vec<Option
         Column::Int(a) => a.len(),
         Column::Float(a) => a.len(),
         Column::Bool(a) => a.len(),
+        Column::Str(a) => a.len(),
     });
     let mask = compiled.run(columns, params, len)?;
     Some(
@@ -263,6 +268,89 @@ fn xor_and_unary_minus() {
 }
 
 #[test]
+fn strings_compare_for_equality_and_prefixes() {
+    use plexus_plan::logical::StringOp;
+    let names = StringArray::from(vec![
+        Some("alpha"),
+        Some("al"),
+        None,
+        Some(""),
+        Some("beta"),
+        Some("alphabet"),
+    ]);
+    // Sliced: the offsets start at the slice's first row.
+    let names = names.slice(0, 6);
+    let column = [Column::Str(&names)];
+    let literal = |s: &str| BExpr::Const(Value::from(s));
+    let equal = compare(ComparisonOp::Eq, BExpr::Slot(0), literal("alpha"));
+    assert_eq!(
+        run(&equal, &column, &[]),
+        Some(vec![
+            Some(true),
+            Some(false),
+            None,
+            Some(false),
+            Some(false),
+            Some(false)
+        ])
+    );
+    let differs = compare(ComparisonOp::NotEq, BExpr::Slot(0), literal(""));
+    assert_eq!(
+        run(&differs, &column, &[]),
+        Some(vec![
+            Some(true),
+            Some(true),
+            None,
+            Some(false),
+            Some(true),
+            Some(true)
+        ])
+    );
+    let starts = BExpr::StringOp(
+        StringOp::StartsWith,
+        slot(0),
+        Box::new(BExpr::Param(Arc::from("p"))),
+    );
+    let prefix = Value::from("al");
+    assert_eq!(
+        run(&starts, &column, &[&prefix]),
+        Some(vec![
+            Some(true),
+            Some(true),
+            None,
+            Some(false),
+            Some(false),
+            Some(true)
+        ])
+    );
+    // The empty prefix starts every string; a null one gives null.
+    let empty = Value::from("");
+    assert_eq!(
+        run(&starts, &column, &[&empty]),
+        Some(vec![
+            Some(true),
+            Some(true),
+            None,
+            Some(true),
+            Some(true),
+            Some(true)
+        ])
+    );
+    assert_eq!(run(&starts, &column, &[&Value::Null]), Some(vec![None; 6]));
+    // A slice further in: row 0 is "beta".
+    let tail = names.slice(4, 2);
+    assert_eq!(
+        run(&equal, &[Column::Str(&tail)], &[]),
+        Some(vec![Some(false), Some(false)])
+    );
+    let beta = compare(ComparisonOp::Eq, BExpr::Slot(0), literal("beta"));
+    assert_eq!(
+        run(&beta, &[Column::Str(&tail)], &[]),
+        Some(vec![Some(true), Some(false)])
+    );
+}
+
+#[test]
 fn types_outside_the_compiled_ones_are_declined() {
     let minus_flag = BExpr::Not(Box::new(BExpr::Negate(slot(0))));
     let shape = shape(&minus_flag).unwrap();
@@ -270,8 +358,18 @@ fn types_outside_the_compiled_ones_are_declined() {
     let signature = Signature::of(&[Column::Bool(&flag)], &[]).unwrap();
     let why = compile(&minus_flag, &shape, &signature).unwrap_err();
     assert!(why.0.contains("unary minus on a boolean"), "{why}");
-    // A string parameter has no compiled type.
-    assert!(Signature::of(&[], &[&Value::from("a")]).is_none());
+    // Strings compile for equality and prefixes, not for ordering.
+    let ordered = compare(
+        ComparisonOp::Lt,
+        BExpr::Slot(0),
+        BExpr::Const(Value::from("m")),
+    );
+    let names = StringArray::from(vec!["a"]);
+    let signature = Signature::of(&[Column::Str(&names)], &[]).unwrap();
+    let why = compile(&ordered, &shape_of(&ordered), &signature).unwrap_err();
+    assert!(why.0.contains("an ordering of strings"), "{why}");
+    // A list parameter has no compiled type.
+    assert!(Signature::of(&[], &[&Value::list(vec![])]).is_none());
 }
 
 #[test]

@@ -141,7 +141,7 @@ impl FilterJit {
                 Vector::Int(a) => Some(Column::Int(a)),
                 Vector::Float(a) => Some(Column::Float(a)),
                 Vector::Bool(a) => Some(Column::Bool(a)),
-                Vector::Str(_) => None,
+                Vector::Str(a) => Some(Column::Str(a)),
             })
             .collect::<Option<Vec<Column>>>()?;
         let params = shape

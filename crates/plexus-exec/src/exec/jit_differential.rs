@@ -23,7 +23,7 @@ use arrow::array::Array;
 use plexus_cypher::ast::ComparisonOp;
 use plexus_jit::{JitMode, Lookup};
 use plexus_plan::Params;
-use plexus_plan::logical::{ArithOp, BExpr};
+use plexus_plan::logical::{ArithOp, BExpr, StringOp};
 use plexus_value::value::Value;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -63,7 +63,18 @@ fn boolean() -> impl Strategy<Value = Value> {
 }
 
 fn string() -> impl Strategy<Value = Value> {
-    prop::sample::select(vec!["", "a", "ab"]).prop_map(Value::from)
+    prop::sample::select(vec!["", "a", "ab", "b", "abc", "é"]).prop_map(Value::from)
+}
+
+/// A string-ish operand: a slot (a string column when its kind is), a string literal, a
+/// parameter, or null.
+fn string_operand() -> impl Strategy<Value = BExpr> {
+    prop_oneof![
+        4 => (0usize..3).prop_map(BExpr::Slot),
+        3 => string().prop_map(BExpr::Const),
+        2 => prop::sample::select(vec!["p", "q"]).prop_map(|p| BExpr::Param(Arc::from(p))),
+        1 => Just(BExpr::Const(Value::Null)),
+    ]
 }
 
 /// Integers, floats, booleans, strings, or a mix of numbers and strings.
@@ -142,6 +153,11 @@ fn predicate() -> impl Strategy<Value = BExpr> {
         6 => (number(), op, number()).prop_map(|(a, op, b)| BExpr::Compare(vec![a, b], vec![op])),
         2 => (number(), any::<bool>()).prop_map(|(a, n)| BExpr::IsNull(Box::new(a), n)),
         2 => in_list(),
+        2 => (string_operand(), prop::sample::select(vec![ComparisonOp::Eq, ComparisonOp::NotEq]), string_operand())
+            .prop_map(|(a, op, b)| BExpr::Compare(vec![a, b], vec![op])),
+        2 => (string_operand(), string_operand()).prop_map(|(a, b)| {
+            BExpr::StringOp(StringOp::StartsWith, Box::new(a), Box::new(b))
+        }),
         1 => (0usize..3).prop_map(BExpr::Slot),
         1 => prop_oneof![boolean(), Just(Value::Null)].prop_map(BExpr::Const),
     ];
@@ -194,9 +210,27 @@ fn ariths<'e>(e: &'e BExpr, out: &mut Vec<&'e BExpr>) {
     }
 }
 
+/// Whether `e` holds a string predicate (`STARTS WITH`, or a comparison with a string
+/// literal).
+fn has_string_predicate(e: &BExpr) -> bool {
+    match e {
+        BExpr::StringOp(..) => true,
+        BExpr::Compare(items, _) => items
+            .iter()
+            .any(|x| matches!(x, BExpr::Const(Value::String(_)))),
+        BExpr::And(a, b) | BExpr::Or(a, b) | BExpr::Xor(a, b) => {
+            has_string_predicate(a) || has_string_predicate(b)
+        }
+        BExpr::Not(x) => has_string_predicate(x),
+        _ => false,
+    }
+}
+
 #[derive(Default, Debug)]
 struct Counts {
     masks: Cell<u32>,
+    /// Masks of predicates with a string predicate in them.
+    string_masks: Cell<u32>,
     fell_back: Cell<u32>,
     not_compiled: Cell<u32>,
 }
@@ -274,6 +308,9 @@ fn compiled_predicates_agree_with_the_row_evaluator() {
                 );
             }
             bump(&counts.masks);
+            if has_string_predicate(&expr) {
+                bump(&counts.string_masks);
+            }
             Ok(())
         })
     });
@@ -282,6 +319,7 @@ fn compiled_predicates_agree_with_the_row_evaluator() {
     }
     // Not a vacuous gate: each outcome happened often.
     assert!(counts.masks.get() > 1_000, "{counts:?}");
+    assert!(counts.string_masks.get() > 100, "{counts:?}");
     assert!(counts.fell_back.get() > 500, "{counts:?}");
     assert!(counts.not_compiled.get() > 500, "{counts:?}");
 }
