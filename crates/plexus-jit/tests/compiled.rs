@@ -23,6 +23,17 @@ fn compare(op: ComparisonOp, a: BExpr, b: BExpr) -> BExpr {
 }
 
 /// `expr`'s mask over `columns` as options, or `None` when the batch fell back.
+/// A mask written as `T`, `F` and `_` (null), space-separated.
+fn mask(rows: &str) -> Vec<Option<bool>> {
+    rows.split_whitespace()
+        .map(|r| match r {
+            "T" => Some(true),
+            "F" => Some(false),
+            _ => None,
+        })
+        .collect()
+}
+
 fn shape_of(expr: &BExpr) -> plexus_jit::Shape {
     shape(expr).expect("covered operators")
 }
@@ -283,71 +294,25 @@ fn strings_compare_for_equality_and_prefixes() {
     let column = [Column::Str(&names)];
     let literal = |s: &str| BExpr::Const(Value::from(s));
     let equal = compare(ComparisonOp::Eq, BExpr::Slot(0), literal("alpha"));
-    assert_eq!(
-        run(&equal, &column, &[]),
-        Some(vec![
-            Some(true),
-            Some(false),
-            None,
-            Some(false),
-            Some(false),
-            Some(false)
-        ])
-    );
+    assert_eq!(run(&equal, &column, &[]), Some(mask("T F _ F F F")));
     let differs = compare(ComparisonOp::NotEq, BExpr::Slot(0), literal(""));
-    assert_eq!(
-        run(&differs, &column, &[]),
-        Some(vec![
-            Some(true),
-            Some(true),
-            None,
-            Some(false),
-            Some(true),
-            Some(true)
-        ])
-    );
+    assert_eq!(run(&differs, &column, &[]), Some(mask("T T _ F T T")));
     let starts = BExpr::StringOp(
         StringOp::StartsWith,
         slot(0),
         Box::new(BExpr::Param(Arc::from("p"))),
     );
     let prefix = Value::from("al");
-    assert_eq!(
-        run(&starts, &column, &[&prefix]),
-        Some(vec![
-            Some(true),
-            Some(true),
-            None,
-            Some(false),
-            Some(false),
-            Some(true)
-        ])
-    );
+    assert_eq!(run(&starts, &column, &[&prefix]), Some(mask("T T _ F F T")));
     // The empty prefix starts every string; a null one gives null.
     let empty = Value::from("");
-    assert_eq!(
-        run(&starts, &column, &[&empty]),
-        Some(vec![
-            Some(true),
-            Some(true),
-            None,
-            Some(true),
-            Some(true),
-            Some(true)
-        ])
-    );
+    assert_eq!(run(&starts, &column, &[&empty]), Some(mask("T T _ T T T")));
     assert_eq!(run(&starts, &column, &[&Value::Null]), Some(vec![None; 6]));
     // A slice further in: row 0 is "beta".
     let tail = names.slice(4, 2);
-    assert_eq!(
-        run(&equal, &[Column::Str(&tail)], &[]),
-        Some(vec![Some(false), Some(false)])
-    );
+    assert_eq!(run(&equal, &[Column::Str(&tail)], &[]), Some(mask("F F")));
     let beta = compare(ComparisonOp::Eq, BExpr::Slot(0), literal("beta"));
-    assert_eq!(
-        run(&beta, &[Column::Str(&tail)], &[]),
-        Some(vec![Some(true), Some(false)])
-    );
+    assert_eq!(run(&beta, &[Column::Str(&tail)], &[]), Some(mask("T F")));
 }
 
 #[test]
