@@ -22,7 +22,8 @@
 //! (WITH / RETURN) `projection`'s and procedure calls `procedure`'s; this file walks the
 //! clauses and plans the writing ones.
 
-use super::pattern::{PartSlots, PatternUse, unwind_rows};
+use super::pattern::{PartSlots, PatternUse};
+use super::shape::unwind_rows;
 use super::{Binder, ExprCtx, Scope, syntax};
 use crate::logical::{BExpr, PathElement, ProcedureRegistry, Ty};
 use crate::logical::{CreateNode, CreatePattern, CreateRel, LogicalPlan, QueryPlan, SetOp};

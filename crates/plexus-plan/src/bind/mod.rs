@@ -40,6 +40,7 @@ mod load_csv;
 mod pattern;
 mod procedure;
 mod projection;
+mod shape;
 mod shortest;
 
 pub use build::plan_statement;
