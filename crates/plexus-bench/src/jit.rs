@@ -2,24 +2,27 @@
 //!
 //! WHAT
 //! ====
-//! Loads `--rows` generated `:P` nodes (integer `x`, `y`, float `w`) into an in-memory
-//! database and times
+//! Loads `--rows` generated `:P` nodes (integer `x`, `y`, float `w`, string `s`) into an
+//! in-memory database and times two filtered scans:
 //!
 //! ```text
-//! MATCH (p:P) WHERE p.x * 3 + p.y > $c AND p.y % 7 = 1 AND p.w * 2.0 < 400.0
-//!   AND p.x - p.y <> 17 AND p.x <> <tag> RETURN count(*)
+//! scan:    MATCH (p:P) WHERE p.x * 3 + p.y > $c AND p.y % 7 = 1 AND p.w * 2.0 < 400.0
+//!            AND p.x - p.y <> 17 AND p.x <> <tag> RETURN count(*)
+//! strings: MATCH (p:P) WHERE p.s STARTS WITH $prefix AND p.s <> '<tag>' RETURN count(*)
 //! ```
 //!
-//! — several arithmetic and comparison terms per row, about one row in twelve kept — under
-//! `jit = off` (the interpreter: the baseline, measured in the same run), `on` and `adaptive`.
-//! `<tag>` is a distinct negative constant per mode (it never matches), so each mode starts
-//! with a cold code cache: its first run is the `cold` figure (compiling included, in the
-//! background for adaptive), the median of the `--runs` runs after it the `warm` figure.
-//! `compile_ms` is the compile time PROFILE reports for the code.
+//! — several arithmetic and comparison terms per row, about one row in twelve kept; a
+//! prefix and a string inequality, about one row in nine kept — under `jit = off` (the
+//! interpreter: the baseline, measured in the same run), `on` and `adaptive`. `<tag>` is a
+//! distinct constant per mode (it never matches), so each mode starts with a cold code cache:
+//! its first run is the `cold` figure (compiling included, in the background for adaptive),
+//! the median of the `--runs` runs after it the `warm` figure. `compile_ms` is the compile
+//! time PROFILE reports for the code.
 //!
-//! Output: JSON lines `jit_scan_<mode>_<cold|warm>_ms` with `baseline` = the interpreter's
-//! warm median and `ratio` = value / baseline (below 1: faster than the interpreter), and
-//! `jit_compile_ms`. Every run's count is checked against the interpreter's.
+//! Output: JSON lines `jit_<scan|strings>_<mode>_<cold|warm>_ms` with `baseline` = the
+//! interpreter's warm median and `ratio` = value / baseline (below 1: faster than the
+//! interpreter), and `jit_<query>_compile_ms`. Every run's count is checked against the
+//! interpreter's.
 //!
 //! NOT YET
 //! =======
@@ -52,11 +55,16 @@ fn execute(
         .map_err(|e| format!("{query}: {e}"))
 }
 
-fn query(tag: i64) -> String {
-    format!(
-        "MATCH (p:P) WHERE p.x * 3 + p.y > $c AND p.y % 7 = 1 AND p.w * 2.0 < 400.0 \
-         AND p.x - p.y <> 17 AND p.x <> {tag} RETURN count(*)"
-    )
+fn query(name: &str, tag: i64) -> String {
+    match name {
+        "scan" => format!(
+            "MATCH (p:P) WHERE p.x * 3 + p.y > $c AND p.y % 7 = 1 AND p.w * 2.0 < 400.0 \
+             AND p.x - p.y <> 17 AND p.x <> {tag} RETURN count(*)"
+        ),
+        _ => format!(
+            "MATCH (p:P) WHERE p.s STARTS WITH $prefix AND p.s <> 'tag{tag}' RETURN count(*)"
+        ),
+    }
 }
 
 /// One timed run: milliseconds and the count.
@@ -87,7 +95,8 @@ pub fn run(options: &Options) -> Result<(), String> {
             &mut conn,
             &format!(
                 "UNWIND range({from}, {to}) AS i \
-                 CREATE (:P {{x: i, y: (i * 7919) % 1000, w: toFloat(i % 977) / 3.0}})"
+                 CREATE (:P {{x: i, y: (i * 7919) % 1000, w: toFloat(i % 977) / 3.0, \
+                 s: 'key-' + toString((i * 7919) % 1000)}})"
             ),
             &none,
         )?;
@@ -95,16 +104,32 @@ pub fn run(options: &Options) -> Result<(), String> {
     }
     let mut params = Params::new();
     params.insert("c".into(), CypherValue::Int(options.rows / 4));
+    // 'key-7' starts 'key-7', 'key-70'…'key-79', 'key-700'…: 111 of the 1,000 values.
+    params.insert("prefix".into(), CypherValue::from("key-7"));
+    for name in ["scan", "strings"] {
+        time_query(&mut conn, name, &params, options)?;
+    }
+    Ok(())
+}
+
+/// `query(name, …)` under each mode (see the module docs).
+fn time_query(
+    conn: &mut Connection,
+    name: &str,
+    params: &Params,
+    options: &Options,
+) -> Result<(), String> {
+    let none = Params::new();
     let runs = options.runs.max(1);
     let mut interpreter = None;
     let mut expected = None;
     for (tag, mode) in [(-1, "off"), (-2, "on"), (-3, "adaptive")] {
-        execute(&mut conn, &format!("SET SESSION jit = {mode}"), &none)?;
-        let text = query(tag);
-        let (cold, count) = timed(&mut conn, &text, &params)?;
+        execute(conn, &format!("SET SESSION jit = {mode}"), &none)?;
+        let text = query(name, tag);
+        let (cold, count) = timed(conn, &text, params)?;
         let mut warm = Vec::with_capacity(runs);
         for _ in 0..runs {
-            let (ms, n) = timed(&mut conn, &text, &params)?;
+            let (ms, n) = timed(conn, &text, params)?;
             if n != count {
                 return Err(format!("jit = {mode}: count {n}, then {count}"));
             }
@@ -118,16 +143,16 @@ pub fn run(options: &Options) -> Result<(), String> {
         let warm = median(warm);
         let baseline = *interpreter.get_or_insert(warm);
         for (phase, ms) in [("cold", cold), ("warm", warm)] {
-            let name = format!("jit_scan_{mode}_{phase}_ms");
-            Figure::new(&name, ms, "ms")
+            let figure = format!("jit_{name}_{mode}_{phase}_ms");
+            Figure::new(&figure, ms, "ms")
                 .baseline(baseline)
                 .with("rows", options.rows as f64)
                 .with("matched", count as f64)
                 .print();
         }
         if mode == "on" {
-            let compile = compile_ms(&mut conn, &text, &params)?;
-            Figure::new("jit_compile_ms", compile, "ms").print();
+            let compile = compile_ms(conn, &text, params)?;
+            Figure::new(&format!("jit_{name}_compile_ms"), compile, "ms").print();
         }
     }
     Ok(())
