@@ -56,6 +56,21 @@ impl Server {
             .header("content-type", content_type)
     }
 
+    /// `POST …/tx` (with a first statement or none): the transaction's id and the answer.
+    async fn begin(&self, statement: Option<&str>) -> (String, Json) {
+        let request = self.post("/db/neo4j/query/v2/tx");
+        let request = match statement {
+            Some(statement) => request.json(&json!({ "statement": statement })),
+            None => request.body(""),
+        };
+        let begun: Json = request.json_answer().await;
+        let id = begun["transaction"]["id"]
+            .as_str()
+            .expect("an id")
+            .to_owned();
+        (id, begun)
+    }
+
     async fn query(&self, statement: &str, parameters: Json) -> (StatusCode, Json) {
         let response = self
             .post("/db/neo4j/query/v2")
@@ -209,19 +224,7 @@ async fn count(s: &Server) -> Json {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn explicit_transactions_commit_and_roll_back() {
     let s = Server::start();
-    let begun: Json = s
-        .post("/db/neo4j/query/v2/tx")
-        .json(&json!({ "statement": "CREATE (:T {v: 1})" }))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("JSON");
-    let id = begun["transaction"]["id"]
-        .as_str()
-        .expect("an id")
-        .to_owned();
+    let (id, begun) = s.begin(Some("CREATE (:T {v: 1})")).await;
     assert!(
         begun["transaction"]["expires"]
             .as_str()
@@ -232,12 +235,8 @@ async fn explicit_transactions_commit_and_roll_back() {
     let inside: Json = s
         .post(&format!("/db/neo4j/query/v2/tx/{id}"))
         .json(&json!({ "statement": "CREATE (:T {v: 2}) WITH 1 AS x MATCH (n:T) RETURN count(n)" }))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("JSON");
+        .json_answer()
+        .await;
     assert_eq!(inside["data"]["values"][0][0], 2, "{inside}");
     // Another user's id guess, or a wrong id, is not found.
     let other = s
@@ -267,19 +266,7 @@ async fn explicit_transactions_commit_and_roll_back() {
         .expect("send");
     assert_eq!(again.status(), StatusCode::NOT_FOUND);
     // ROLLBACK undoes.
-    let begun: Json = s
-        .post("/db/neo4j/query/v2/tx")
-        .body("")
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("JSON");
-    let id = begun["transaction"]["id"]
-        .as_str()
-        .expect("an id")
-        .to_owned();
+    let (id, _) = s.begin(None).await;
     let ran = s
         .post(&format!("/db/neo4j/query/v2/tx/{id}"))
         .json(&json!({ "statement": "CREATE (:T)" }))
@@ -297,19 +284,7 @@ async fn explicit_transactions_commit_and_roll_back() {
     assert_eq!(rolled.status(), StatusCode::ACCEPTED);
     assert_eq!(count(&s).await, 2);
     // A failing statement ends the transaction.
-    let begun: Json = s
-        .post("/db/neo4j/query/v2/tx")
-        .body("")
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("JSON");
-    let id = begun["transaction"]["id"]
-        .as_str()
-        .expect("an id")
-        .to_owned();
+    let (id, _) = s.begin(None).await;
     let failed = s
         .post(&format!("/db/neo4j/query/v2/tx/{id}"))
         .json(&json!({ "statement": "RETURN 1/0" }))
@@ -484,19 +459,7 @@ async fn the_time_limit_stops_a_statement_inside_an_aggregation() {
         );
     }
     // In an explicit transaction: 408, and the transaction is rolled back.
-    let begun: Json = s
-        .post("/db/neo4j/query/v2/tx")
-        .json(&json!({ "statement": "CREATE (:Kept)" }))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("JSON");
-    let id = begun["transaction"]["id"]
-        .as_str()
-        .expect("transaction id")
-        .to_string();
+    let (id, _) = s.begin(Some("CREATE (:Kept)")).await;
     let ran = s
         .post(&format!("/db/neo4j/query/v2/tx/{id}"))
         .json(&json!({ "statement": ENDLESS }))
@@ -561,12 +524,8 @@ async fn health_metrics_schema_and_console() {
         .client
         .get(s.url("/db/neo4j/schema"))
         .basic_auth(USER, Some(PASSWORD))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("JSON");
+        .json_answer()
+        .await;
     assert_eq!(schema["labels"][0]["name"], "City", "{schema}");
     assert_eq!(schema["relationshipTypes"][0]["name"], "ROAD", "{schema}");
     assert_eq!(schema["relationshipTypes"][0]["count"], 1, "{schema}");

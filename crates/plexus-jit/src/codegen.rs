@@ -841,10 +841,7 @@ impl Gen<'_, '_> {
                     .b
                     .ins()
                     .icmp(IntCC::UnsignedLessThanOrEqual, b_len, a_len);
-                let zero = self.b.ins().iconst(types::I64, 0);
-                let n = self.b.ins().select(fits, b_len, zero);
-                let prefix = self.equal_prefix(a.value, b.value, n);
-                let value = self.b.ins().band(fits, prefix);
+                let value = self.same_prefix_if(fits, a.value, b.value, b_len);
                 let valid = self.b.ins().band(a.valid, b.valid);
                 Ok(self.bool_val(value, valid))
             }
@@ -856,10 +853,16 @@ impl Gen<'_, '_> {
     fn same_bytes(&mut self, a: Val, b: Val) -> Result<Ir, Unsupported> {
         let (a_len, b_len) = (string_len(a)?, string_len(b)?);
         let same_len = self.b.ins().icmp(IntCC::Equal, a_len, b_len);
+        Ok(self.same_prefix_if(same_len, a.value, b.value, a_len))
+    }
+
+    /// 1 if `condition` holds and the first `n` bytes at `x` and `y` are equal; the bytes
+    /// are only read where `condition` holds (`n` both strings have, by the caller's test).
+    fn same_prefix_if(&mut self, condition: Ir, x: Ir, y: Ir, n: Ir) -> Ir {
         let zero = self.b.ins().iconst(types::I64, 0);
-        let n = self.b.ins().select(same_len, a_len, zero);
-        let prefix = self.equal_prefix(a.value, b.value, n);
-        Ok(self.b.ins().band(same_len, prefix))
+        let n = self.b.ins().select(condition, n, zero);
+        let prefix = self.equal_prefix(x, y, n);
+        self.b.ins().band(condition, prefix)
     }
 
     /// 1 if the `n` bytes at `x` and `y` are equal: a loop over the bytes (its own blocks;

@@ -88,6 +88,11 @@ impl RequestBuilder {
         self
     }
 
+    /// Sends and reads the answer's JSON body; panics (a test failure) on any error.
+    pub async fn json_answer(self) -> serde_json::Value {
+        self.send().await.expect("send").json().await.expect("JSON")
+    }
+
     pub async fn send(self) -> Result<Response, String> {
         let stream = tokio::net::TcpStream::connect(&self.authority)
             .await
