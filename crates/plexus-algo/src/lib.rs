@@ -80,8 +80,8 @@ pub use degree::DegreeParams;
 pub use khop::KHopParams;
 pub use lcc::LccParams;
 pub use live::{
-    bfs, bfs_via_csr, cdlp, degree, khop_count, lcc, pagerank, pagerank_from_slices, sssp,
-    triangle_count, wcc,
+    GraphInput, bfs, bfs_via_csr, cdlp, degree, khop_count, lcc, pagerank, pagerank_from_slices,
+    sssp, triangle_count, wcc,
 };
 pub use pagerank::PageRankParams;
 pub use projection::{AnalyticsError, ProjectedGraph, Projection};

@@ -73,7 +73,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use plexus_txn::GraphSnapshot;
+use plexus_txn::{ExternalGraph, GraphSnapshot};
 use plexus_types::VertexId;
 use rayon::prelude::*;
 
@@ -86,22 +86,26 @@ use crate::{
 /// Hop depth from `source` along the projection's edges; unreachable vertices get
 /// [`crate::BFS_UNREACHABLE`]. Reads the snapshot's slices level by level, top-down or
 /// bottom-up ([`crate::live_bfs`]).
-pub fn bfs(
-    snapshot: &GraphSnapshot,
+pub fn bfs<'a>(
+    input: impl Into<GraphInput<'a>>,
     projection: &Projection,
     source: VertexId,
 ) -> Result<Vec<(VertexId, i64)>, AnalyticsError> {
+    let snapshot = match input.into() {
+        GraphInput::Snapshot(snapshot) => snapshot,
+        external => return bfs_via_csr(external, projection, source),
+    };
     crate::priority::run(|| crate::live_bfs::bfs(snapshot, projection, source))
 }
 
 /// BFS on a transient CSR of the projection: the design not taken for the API, kept because
 /// `plexus-bench algo` measures it beside [`bfs`] (`bfs_via_csr`).
-pub fn bfs_via_csr(
-    snapshot: &GraphSnapshot,
+pub fn bfs_via_csr<'a>(
+    input: impl Into<GraphInput<'a>>,
     projection: &Projection,
     source: VertexId,
 ) -> Result<Vec<(VertexId, i64)>, AnalyticsError> {
-    per_vertex(snapshot, projection, |g| {
+    per_vertex(input.into(), projection, |g| {
         let params = BfsParams {
             source: g.require(source)?,
         };
@@ -111,11 +115,19 @@ pub fn bfs_via_csr(
 
 /// PageRank with the Graphalytics definition (dangling rank is redistributed) on a transient
 /// in-CSR of the projection (see TWO WAYS TO READ THE SNAPSHOT).
-pub fn pagerank(
-    snapshot: &GraphSnapshot,
+pub fn pagerank<'a>(
+    input: impl Into<GraphInput<'a>>,
     projection: &Projection,
     params: &PageRankParams,
 ) -> Result<Vec<(VertexId, f64)>, AnalyticsError> {
+    let snapshot = match input.into() {
+        GraphInput::Snapshot(snapshot) => snapshot,
+        external => {
+            return per_vertex(external, projection, |g| {
+                Ok(kernels::pagerank(g.graph(), params)?)
+            });
+        }
+    };
     crate::priority::run(|| {
         let (vertices, inc, out_degrees) = projection.build_pull(snapshot)?;
         let ranks = crate::pagerank::pagerank_pull(&inc, |u| out_degrees[u] as usize, params)?;
@@ -172,11 +184,19 @@ pub fn pagerank_from_slices(
 
 /// Weakly connected components, unioning straight along the snapshot's slices: each vertex
 /// with the smallest vertex of its component.
-pub fn wcc(
-    snapshot: &GraphSnapshot,
+pub fn wcc<'a>(
+    input: impl Into<GraphInput<'a>>,
     projection: &Projection,
-    _params: &WccParams,
+    params: &WccParams,
 ) -> Result<Vec<(VertexId, VertexId)>, AnalyticsError> {
+    let snapshot = match input.into() {
+        GraphInput::Snapshot(snapshot) => snapshot,
+        external => {
+            return per_vertex(external, projection, |g| {
+                vertex_labels(g, kernels::wcc(g.graph(), params))
+            });
+        }
+    };
     crate::priority::run(|| {
         let vertices = VertexMap::select(snapshot, &projection.vertex_labels)?;
         // Direction does not matter; the stored out-adjacency lists every edge once.
@@ -209,23 +229,23 @@ pub fn wcc(
 }
 
 /// Community detection by label propagation: each vertex with its community's label vertex.
-pub fn cdlp(
-    snapshot: &GraphSnapshot,
+pub fn cdlp<'a>(
+    input: impl Into<GraphInput<'a>>,
     projection: &Projection,
     params: &CdlpParams,
 ) -> Result<Vec<(VertexId, VertexId)>, AnalyticsError> {
-    per_vertex(snapshot, projection, |g| {
+    per_vertex(input.into(), projection, |g| {
         vertex_labels(g, kernels::cdlp(g.graph(), params))
     })
 }
 
 /// Local clustering coefficient (directed or undirected per the projection's direction).
-pub fn lcc(
-    snapshot: &GraphSnapshot,
+pub fn lcc<'a>(
+    input: impl Into<GraphInput<'a>>,
     projection: &Projection,
     params: &LccParams,
 ) -> Result<Vec<(VertexId, f64)>, AnalyticsError> {
-    per_vertex(snapshot, projection, |g| {
+    per_vertex(input.into(), projection, |g| {
         Ok(kernels::lcc(g.graph(), params))
     })
 }
@@ -233,12 +253,24 @@ pub fn lcc(
 /// Shortest-path distances from `source`, weighted by the projection's weight property
 /// (required); unreachable vertices get `f64::INFINITY`. `delta` is the delta-stepping bucket
 /// width (`None`: the mean weight); it changes the speed, never the result.
-pub fn sssp(
-    snapshot: &GraphSnapshot,
+pub fn sssp<'a>(
+    input: impl Into<GraphInput<'a>>,
     projection: &Projection,
     source: VertexId,
     delta: Option<f64>,
 ) -> Result<Vec<(VertexId, f64)>, AnalyticsError> {
+    let snapshot = match input.into() {
+        GraphInput::Snapshot(snapshot) => snapshot,
+        external => {
+            return per_vertex(external, projection, |g| {
+                let params = SsspParams {
+                    source: g.require(source)?,
+                    delta,
+                };
+                Ok(kernels::sssp(g.graph(), &params)?)
+            });
+        }
+    };
     crate::priority::run(|| {
         let (vertices, out) = projection.build_out(snapshot)?;
         let params = SsspParams {
@@ -251,47 +283,74 @@ pub fn sssp(
 }
 
 /// Number of vertices within `params.k` hops of each vertex.
-pub fn khop_count(
-    snapshot: &GraphSnapshot,
+pub fn khop_count<'a>(
+    input: impl Into<GraphInput<'a>>,
     projection: &Projection,
     params: &KHopParams,
 ) -> Result<Vec<(VertexId, u64)>, AnalyticsError> {
-    per_vertex(snapshot, projection, |g| {
+    per_vertex(input.into(), projection, |g| {
         Ok(kernels::khop_count(g.graph(), params))
     })
 }
 
 /// Degree of each vertex in `params.direction` within the projection.
-pub fn degree(
-    snapshot: &GraphSnapshot,
+pub fn degree<'a>(
+    input: impl Into<GraphInput<'a>>,
     projection: &Projection,
     params: &DegreeParams,
 ) -> Result<Vec<(VertexId, u64)>, AnalyticsError> {
-    per_vertex(snapshot, projection, |g| {
+    per_vertex(input.into(), projection, |g| {
         Ok(kernels::degree(g.graph(), params))
     })
 }
 
 /// Number of triangles of the projection read as a simple undirected graph.
-pub fn triangle_count(
-    snapshot: &GraphSnapshot,
+pub fn triangle_count<'a>(
+    input: impl Into<GraphInput<'a>>,
     projection: &Projection,
     params: &TriangleParams,
 ) -> Result<u64, AnalyticsError> {
+    let input = input.into();
     crate::priority::run(|| {
-        let g = projection.build(snapshot)?;
+        let g = projected(input, projection)?;
         Ok(kernels::triangle_count(g.graph(), params))
     })
 }
 
+/// What a kernel reads: a pinned snapshot, or an external graph (an attached GraphAr graph,
+/// whose edge lists [`Projection::build_external`] reads into a projection; every kernel then
+/// runs on that CSR).
+#[derive(Clone, Copy)]
+pub enum GraphInput<'a> {
+    Snapshot(&'a GraphSnapshot),
+    External(&'a dyn ExternalGraph),
+}
+
+impl<'a> From<&'a GraphSnapshot> for GraphInput<'a> {
+    fn from(snapshot: &'a GraphSnapshot) -> Self {
+        GraphInput::Snapshot(snapshot)
+    }
+}
+
+/// The projection of `input`.
+fn projected(
+    input: GraphInput<'_>,
+    projection: &Projection,
+) -> Result<ProjectedGraph, AnalyticsError> {
+    match input {
+        GraphInput::Snapshot(snapshot) => projection.build(snapshot),
+        GraphInput::External(graph) => projection.build_external(graph),
+    }
+}
+
 /// Build the projection, run `kernel` on it, and key its per-vertex output by vertex.
 fn per_vertex<T: Send>(
-    snapshot: &GraphSnapshot,
+    input: GraphInput<'_>,
     projection: &Projection,
     kernel: impl FnOnce(&ProjectedGraph) -> Result<Vec<T>, AnalyticsError> + Send,
 ) -> Result<Vec<(VertexId, T)>, AnalyticsError> {
     crate::priority::run(|| {
-        let g = projection.build(snapshot)?;
+        let g = projected(input, projection)?;
         let values = kernel(&g)?;
         Ok(g.label_with_vertices(values))
     })

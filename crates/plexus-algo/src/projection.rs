@@ -71,6 +71,8 @@ use plexus_types::{EdgeId, EdgeTableId, LabelId, Timestamp, Value, VertexId, Ver
 use rayon::prelude::*;
 
 use crate::csr::{Csr, Graph, GraphError, MAX_VERTICES};
+
+mod external;
 use crate::par::exclusive_scan;
 use crate::{AlgoError, Direction};
 
@@ -100,6 +102,8 @@ pub enum AnalyticsError {
     Graph(#[from] GraphError),
     #[error(transparent)]
     Algo(#[from] AlgoError),
+    #[error("not supported: {0}")]
+    Unsupported(String),
 }
 
 /// Which part of the graph a kernel runs on (see the module doc). `Default`: every vertex and

@@ -136,6 +136,7 @@ fn elapsed_ms(since: Instant) -> Pack {
 impl Session {
     pub fn new(info: SessionInfo, mut conn: Connection) -> Session {
         conn.refuse_transaction_statements(TRANSACTION_STATEMENTS_REFUSED);
+        conn.confine_files();
         Session {
             info,
             phase: Phase::AwaitHello,

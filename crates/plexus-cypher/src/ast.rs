@@ -64,6 +64,24 @@ pub enum Command {
     /// `COPY Table FROM 'file' (options)`: Kùzu's bulk load into a declared table (see
     /// `parser::copy`).
     Copy(CopyFrom),
+    /// `ATTACH GRAPHAR 'file' AS name`, `DETACH GRAPH name`, `SHOW GRAPHS` (see
+    /// `parser::graph`).
+    Graph(GraphCommand),
+}
+
+/// Mounting external graphs that statements then read with `USE name …`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GraphCommand {
+    /// `ATTACH <format> 'file' AS name`; `format` as written (`GRAPHAR`).
+    Attach {
+        format: Ident,
+        file: StringLiteral,
+        name: Ident,
+    },
+    /// `DETACH GRAPH name`.
+    Detach { name: Ident },
+    /// `SHOW GRAPHS`.
+    Show,
 }
 
 /// `COPY Table FROM 'file' [(option [=] value, …)]`.
@@ -300,6 +318,8 @@ pub enum IndexFor {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Statement {
     pub mode: QueryMode,
+    /// `USE name`: the attached graph the statement reads (`None`: the database).
+    pub graph: Option<Ident>,
     pub query: Query,
     pub span: Span,
 }

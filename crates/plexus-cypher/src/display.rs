@@ -81,6 +81,9 @@ impl Display for Statement {
             QueryMode::ExplainVerbose => f.write_str("EXPLAIN VERBOSE ")?,
             QueryMode::Profile => f.write_str("PROFILE ")?,
         }
+        if let Some(graph) = &self.graph {
+            write!(f, "USE {} ", Name(graph))?;
+        }
         if f.alternate() {
             write!(f, "{:#}", self.query)
         } else {

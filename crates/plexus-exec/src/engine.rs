@@ -195,6 +195,12 @@ impl Cursor {
         self.plan.may_write()
     }
 
+    /// Whether the statement has an updating clause (CREATE, MERGE, SET, …): it writes
+    /// whatever its input, where [`Cursor::may_write`] also counts procedures that might.
+    pub fn updates(&self) -> bool {
+        self.plan.updating
+    }
+
     /// Whether every row has been pulled.
     pub fn is_finished(&self) -> bool {
         self.finished

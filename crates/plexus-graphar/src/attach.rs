@@ -25,12 +25,12 @@
 //! are not cached (they are read per call and dropped). So memory is bounded by the budget
 //! plus one call's pages, whatever the graph's size.
 //!
-//! NOT YET
-//! =======
-//! This is the storage side of `ATTACH GRAPHAR` (issue 21): Cypher over an attached graph
-//! (`ATTACH GRAPHAR … AS name`, `USE name MATCH …`) and the analytics kernels on it are not
-//! built. CSV payloads are read whole per chunk (CSV has no pages to skip); unordered lists
-//! have no offsets, so [`AttachedGraph::neighbors`] refuses them.
+//! USES
+//! ====
+//! `crate::mount` puts Cypher and the analytics kernels on top (`ATTACH GRAPHAR … AS name`,
+//! `USE name MATCH …`), caching decoded property and label chunks here too. CSV payloads are
+//! read whole per chunk (CSV has no pages to skip); unordered lists have no offsets, so
+//! [`AttachedGraph::neighbors`] refuses them.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
@@ -38,7 +38,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use arrow::array::{Array, AsArray, BooleanArray};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
 use arrow::datatypes::Int64Type;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
@@ -162,6 +162,17 @@ impl AttachedGraph {
         direction: Direction,
         index: u64,
     ) -> Result<Vec<u64>, Error> {
+        Ok(self.neighbor_rows(edge, direction, index)?.1)
+    }
+
+    /// [`neighbors`](Self::neighbors) with the row of the first one in the vertex's part
+    /// of the list (the neighbours are rows `begin..begin + len` of the part).
+    pub fn neighbor_rows(
+        &self,
+        edge: &EdgeInfo,
+        direction: Direction,
+        index: u64,
+    ) -> Result<(u64, Vec<u64>), Error> {
         let kind = match direction {
             Direction::Out => AdjListType::OrderedBySource,
             Direction::In => AdjListType::OrderedByDest,
@@ -204,30 +215,44 @@ impl AttachedGraph {
             self.read_rows(&path, adj.file_type, other, rows, &mut out)?;
             at = chunk_end;
         }
-        Ok(out)
+        Ok((begin, out))
     }
 
     /// Offset chunk `part` of the list in `dir`, from the cache or the file.
-    fn offsets(&self, dir: &Path, adj: &AdjList, part: u64) -> Result<Arc<Vec<i64>>, Error> {
+    pub(crate) fn offsets(
+        &self,
+        dir: &Path,
+        adj: &AdjList,
+        part: u64,
+    ) -> Result<Arc<Vec<i64>>, Error> {
         let path = dir.join(format!("offset/chunk{part}"));
-        if let Some(Entry::Offsets(o)) = self
-            .cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&path)
-        {
-            return Ok(o);
+        let entry = self.cached(path.clone(), || {
+            let batch = read_chunk(&path, adj.file_type, &[(OFFSET, DataType::Int64)])?;
+            let column = batch.column(0).as_primitive::<Int64Type>();
+            let offsets = column.values().to_vec();
+            let bytes = offsets.len() * 8;
+            Ok((Entry::Offsets(Arc::new(offsets)), bytes))
+        })?;
+        match entry {
+            Entry::Offsets(offsets) => Ok(offsets),
+            _ => Err(Error::file(&path, "cached as something else")),
         }
-        let batch = read_chunk(&path, adj.file_type, &[(OFFSET, DataType::Int64)])?;
-        let column = batch.column(0).as_primitive::<Int64Type>();
-        let offsets = Arc::new(column.values().to_vec());
-        let bytes = offsets.len() * 8;
-        (self.cache.lock().unwrap_or_else(|e| e.into_inner())).put(
-            path,
-            Entry::Offsets(offsets.clone()),
-            bytes,
-        );
-        Ok(offsets)
+    }
+
+    /// The entry under `key`, from the cache, or loaded by `load` (which says its size) and
+    /// kept if it fits the budget.
+    pub(crate) fn cached(
+        &self,
+        key: PathBuf,
+        load: impl FnOnce() -> Result<(Entry, usize), Error>,
+    ) -> Result<Entry, Error> {
+        let lock = || self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = lock().get(&key) {
+            return Ok(entry);
+        }
+        let (entry, bytes) = load()?;
+        lock().put(key, entry.clone(), bytes);
+        Ok(entry)
     }
 
     /// Appends rows `rows` of column `name` of the chunk at `path` to `out`: through the
@@ -282,25 +307,19 @@ impl AttachedGraph {
 
     /// The Parquet footer (with the page index) of `path`, from the cache or the file.
     fn footer(&self, path: &Path) -> Result<ArrowReaderMetadata, Error> {
-        if let Some(Entry::Footer(m)) = self
-            .cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(path)
-        {
-            return Ok(m);
+        let entry = self.cached(path.to_path_buf(), || {
+            let file = File::open(path).map_err(|e| Error::io(path, e))?;
+            let options =
+                ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+            let metadata = ArrowReaderMetadata::load(&file, options)
+                .map_err(|e| Error::file(path, format!("not a Parquet file: {e}")))?;
+            let bytes = metadata.metadata().memory_size();
+            Ok((Entry::Footer(metadata), bytes))
+        })?;
+        match entry {
+            Entry::Footer(metadata) => Ok(metadata),
+            _ => Err(Error::file(path, "cached as something else")),
         }
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
-        let metadata = ArrowReaderMetadata::load(&file, options)
-            .map_err(|e| Error::file(path, format!("not a Parquet file: {e}")))?;
-        let bytes = metadata.metadata().memory_size();
-        (self.cache.lock().unwrap_or_else(|e| e.into_inner())).put(
-            path.to_path_buf(),
-            Entry::Footer(metadata.clone()),
-            bytes,
-        );
-        Ok(metadata)
     }
 
     /// The vertices of `vertex_type` whose labels satisfy `filter`, as sorted, disjoint,
@@ -390,12 +409,43 @@ fn next_change(c: &BooleanArray, start: usize, rows: usize) -> usize {
 
 /// One cached item.
 #[derive(Clone)]
-enum Entry {
+pub(crate) enum Entry {
     Offsets(Arc<Vec<i64>>),
     Footer(ArrowReaderMetadata),
+    /// A decoded property chunk: one column per property of its group (`crate::mount`).
+    Values(Arc<Vec<Vec<plexus::Value>>>),
+    /// A decoded label chunk: one flag column per label of its type (`crate::mount`).
+    Flags(Arc<Vec<Vec<bool>>>),
+    /// One index column of an adjacency chunk (`crate::mount`).
+    Indices(Arc<Vec<u64>>),
+    /// A reverse index of an adjacency list: (offsets, edge rows) (`crate::mount`).
+    Csr(Arc<(Vec<u64>, Vec<u64>)>),
 }
 
-/// Offsets and footers by file, oldest evicted first past the budget.
+/// An index column's values (int64 after `read_chunk`'s widening), naming `path` if not.
+pub(crate) fn int64_column(path: &Path, column: &ArrayRef, name: &str) -> Result<Vec<u64>, Error> {
+    let values = column
+        .as_primitive_opt::<Int64Type>()
+        .ok_or_else(|| Error::file(path, format!("column {name:?} is not int64")))?;
+    if values.null_count() > 0 {
+        return Err(Error::file(path, format!("column {name:?} holds nulls")));
+    }
+    Ok(values.values().iter().map(|&v| v as u64).collect())
+}
+
+/// Each boolean column of `batch` as flags (null: false).
+pub(crate) fn flag_columns(batch: &arrow::record_batch::RecordBatch) -> Vec<Vec<bool>> {
+    (batch.columns().iter())
+        .map(|c| {
+            let flags = c.as_boolean();
+            (0..flags.len())
+                .map(|i| flags.is_valid(i) && flags.value(i))
+                .collect()
+        })
+        .collect()
+}
+
+/// Offsets, footers and decoded chunks by file, oldest evicted first past the budget.
 struct Cache {
     budget_bytes: usize,
     used_bytes: usize,

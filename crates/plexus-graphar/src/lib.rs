@@ -46,6 +46,7 @@ pub mod attach;
 pub mod export;
 pub mod import;
 pub mod meta;
+pub mod mount;
 pub mod procedure;
 pub mod read;
 pub mod write;

@@ -57,8 +57,23 @@ pub const EXPORT_COLUMNS: [&str; 6] = [
 /// Longest graph name accepted (it becomes a file name).
 const MAX_NAME_BYTES: usize = 100;
 
-/// Registers `db.export.graphar` on `db`: connections opened afterwards can call it.
+/// Registers `db.export.graphar` and the `GRAPHAR` format of `ATTACH` on `db`: connections
+/// opened afterwards can call the procedure; every connection can attach GraphAr graphs
+/// (`crate::mount`, with a cache of [`crate::attach::DEFAULT_CACHE_BUDGET_BYTES`] each).
 pub fn register_procedures(db: &Database) {
+    db.register_graph_format(
+        "GRAPHAR",
+        std::sync::Arc::new(|name: &str, path: &std::path::Path| {
+            let mounted =
+                crate::mount::Mounted::open(name, path, crate::attach::DEFAULT_CACHE_BUDGET_BYTES);
+            match mounted {
+                Ok(graph) => {
+                    Ok(std::sync::Arc::new(graph) as std::sync::Arc<dyn plexus::ExternalGraph>)
+                }
+                Err(e) => Err(e.to_string()),
+            }
+        }),
+    );
     let handle = db.handle();
     let body = move |args: &[CypherValue],
                      _: &mut Transaction|

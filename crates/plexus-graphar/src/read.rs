@@ -127,7 +127,7 @@ pub fn read_vertices(graph: &GraphInfo, v: &VertexInfo) -> Result<VertexData, Er
 }
 
 /// The Arrow-level type of a property's column: a list for list and set cardinalities.
-fn property_type(p: &Property) -> DataType {
+pub(crate) fn property_type(p: &Property) -> DataType {
     match (&p.cardinality, &p.data_type) {
         (crate::meta::Cardinality::Single, ty) | (_, ty @ DataType::List(_)) => ty.clone(),
         (_, ty) => DataType::List(Box::new(ty.clone())),

@@ -90,6 +90,7 @@ impl ConnectionPool {
         reused.unwrap_or_else(|| {
             let mut conn = self.db.connect();
             conn.refuse_transaction_statements(TRANSACTION_STATEMENTS_REFUSED);
+            conn.confine_files();
             conn
         })
     }

@@ -7,6 +7,8 @@
 //! - [`validation`]: commit summaries, read sets, what conflicts and what does not;
 //! - [`manager`]: the commit pipeline, checkpoints;
 //! - [`snapshot`]: `GraphSnapshot`, the pinned read-only view for analytics;
+//! - [`external`]: read-only graphs outside the storage (attached GraphAr), read through a
+//!   `Transaction`;
 //! - [`schema`]: declaring vertex and edge tables, creating and dropping indexes.
 //!
 //! Storage is reached through this crate only (THE BOUNDARY in `plexus_storage`): the layers
@@ -14,6 +16,7 @@
 //! [`schema`], and run maintenance and read statistics through [`TxnManager`];
 //! `TxnManager::storage` is private to this crate.
 
+pub mod external;
 pub mod manager;
 pub mod oracle;
 mod protection;
@@ -23,6 +26,7 @@ pub mod transaction;
 pub mod validation;
 pub mod write_set;
 
+pub use external::{ExternalEdgeTable, ExternalGraph, ExternalVertexTable};
 pub use manager::TxnManager;
 /// What a secondary-index seek asks for (see [`Transaction::seek_by_index`] and
 /// [`Transaction::seek_edges_by_index`]).
@@ -44,6 +48,11 @@ use std::sync::Arc;
 /// Starts a transaction at the current visible timestamp.
 pub fn begin(manager: &Arc<TxnManager>, isolation: IsolationLevel) -> Transaction {
     Transaction::begin(manager.clone(), isolation)
+}
+
+/// Starts a read-only transaction over an external graph (see [`external`]).
+pub fn begin_external(manager: &Arc<TxnManager>, graph: Arc<dyn ExternalGraph>) -> Transaction {
+    Transaction::begin_external(manager.clone(), graph)
 }
 
 /// Pins a read-only snapshot at the current visible timestamp.

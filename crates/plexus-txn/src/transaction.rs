@@ -44,6 +44,7 @@ mod scans;
 mod staging;
 mod vertices;
 
+use crate::external::{self, ExternalGraph};
 use crate::manager::{CommitRequest, TxnManager};
 use crate::oracle::ReaderKind;
 use crate::schema::{self, TokenKind};
@@ -81,6 +82,8 @@ pub struct Transaction {
     /// The follower this transaction writes for, exempt from that follower's protections
     /// (see `protection`).
     follower: Option<String>,
+    /// The external graph every read goes to instead of the storage (see `crate::external`).
+    external: Option<Arc<dyn ExternalGraph>>,
 }
 
 /// The catalog and the vertex and edge tables as of one storage schema version. Reading a
@@ -125,7 +128,21 @@ impl Transaction {
             last_edge_table: None,
             schema: None,
             follower: None,
+            external: None,
         }
+    }
+
+    /// A read-only transaction over `graph` (see `crate::external`): registered with the
+    /// oracle like any transaction, reading nothing of the storage.
+    pub(crate) fn begin_external(manager: Arc<TxnManager>, graph: Arc<dyn ExternalGraph>) -> Self {
+        let mut tx = Transaction::begin(manager, IsolationLevel::Snapshot);
+        tx.external = Some(graph);
+        tx
+    }
+
+    /// The external graph this transaction reads, if it reads one (see `crate::external`).
+    pub fn external(&self) -> Option<&Arc<dyn ExternalGraph>> {
+        self.external.as_ref()
     }
 
     /// A read-only fork at this transaction's snapshot that sees its writes so far and records
@@ -145,15 +162,19 @@ impl Transaction {
             last_edge_table: None,
             schema: None,
             follower: None,
+            external: self.external.clone(),
         }
     }
 
     /// A new, independent transaction on the same database at the same isolation level,
     /// starting at the current visible timestamp (so it sees everything committed so far,
     /// not this transaction's pending writes). `CALL { ... } IN TRANSACTIONS` runs each batch
-    /// in one.
+    /// in one. On an external graph, another read-only transaction over it.
     pub fn begin_sibling(&self) -> Transaction {
-        Transaction::begin(self.manager.clone(), self.isolation)
+        match &self.external {
+            Some(graph) => Transaction::begin_external(self.manager.clone(), graph.clone()),
+            None => Transaction::begin(self.manager.clone(), self.isolation),
+        }
     }
 
     /// Whether this is a read-only fork (see READ FORKS).
@@ -190,6 +211,9 @@ impl Transaction {
 
     /// Fails on a fork, which must not write (see READ FORKS).
     fn check_writable(&self) -> Result<()> {
+        if let Some(graph) = &self.external {
+            return Err(external::reads::read_only(&**graph));
+        }
         if self.fork {
             return Err(Error::InvalidArgument(
                 "a read-only fork of a transaction cannot write".into(),
@@ -215,6 +239,9 @@ impl Transaction {
     /// Commits; returns the commit timestamp (the start timestamp for a read-only transaction).
     /// A returned `Error::Aborted` means nothing was written and retrying may succeed.
     pub fn commit(self) -> Result<Timestamp> {
+        if self.external.is_some() {
+            return Ok(self.start_ts); // nothing to write; dropping releases the reader
+        }
         self.check_writable()?;
         self.finish(false)
     }

@@ -22,11 +22,9 @@ use std::sync::Arc;
 /// The `db.*` procedures.
 pub(crate) fn catalog_procedures() -> Vec<Procedure> {
     vec![
-        tokens("db.labels", "label", |c| names(&c.labels)),
-        tokens("db.relationshipTypes", "relationshipType", |c| {
-            names(&c.edge_types)
-        }),
-        tokens("db.propertyKeys", "propertyKey", |c| names(&c.prop_keys)),
+        tokens("db.labels", "label", Token::Label),
+        tokens("db.relationshipTypes", "relationshipType", Token::Type),
+        tokens("db.propertyKeys", "propertyKey", Token::Key),
         indexes(),
     ]
 }
@@ -36,6 +34,9 @@ pub(crate) const INDEX_COLUMNS: [&str; 4] = ["name", "label", "property", "entit
 
 /// One row per index as of `tx`'s snapshot, in creation order (see the module doc).
 pub(crate) fn index_rows(tx: &mut Transaction) -> Vec<Vec<Value>> {
+    if tx.external().is_some() {
+        return Vec::new(); // an attached graph has no indexes
+    }
     let catalog = tx.snapshot().catalog();
     catalog
         .indexes
@@ -75,17 +76,49 @@ fn names(tokens: &plexus_storage::Tokens) -> Vec<String> {
         .collect()
 }
 
-fn tokens(
-    name: &str,
-    output: &str,
-    list: impl Fn(&Catalog) -> Vec<String> + Send + Sync + 'static,
-) -> Procedure {
+/// Which tokens a `db.*` procedure lists.
+#[derive(Clone, Copy)]
+enum Token {
+    Label,
+    Type,
+    Key,
+}
+
+impl Token {
+    fn of_catalog(self, c: &Catalog) -> Vec<String> {
+        names(match self {
+            Token::Label => &c.labels,
+            Token::Type => &c.edge_types,
+            Token::Key => &c.prop_keys,
+        })
+    }
+
+    /// The tokens of an attached graph, in table order, each once.
+    fn of_external(self, graph: &dyn plexus_txn::ExternalGraph) -> Vec<String> {
+        let mut found: Vec<String> = Vec::new();
+        let vertex_tables = graph.vertex_tables().iter();
+        match self {
+            Token::Label => found.extend(
+                vertex_tables
+                    .flat_map(|t| std::iter::once(&t.name).chain(&t.labels))
+                    .cloned(),
+            ),
+            Token::Type => found.extend(graph.edge_tables().iter().map(|t| t.edge_type.clone())),
+            Token::Key => found.extend(graph.property_keys()),
+        }
+        let mut seen = std::collections::HashSet::new();
+        found.retain(|name| seen.insert(name.clone()));
+        found
+    }
+}
+
+fn tokens(name: &str, output: &str, token: Token) -> Procedure {
     let body = move |_: &[Value], tx: &mut Transaction| -> Result<Vec<Vec<Value>>, QueryError> {
-        let catalog = tx.snapshot().catalog();
-        Ok(list(&catalog)
-            .iter()
-            .map(|name| vec![Value::string(name)])
-            .collect())
+        let list = match tx.external() {
+            Some(graph) => token.of_external(&**graph),
+            None => token.of_catalog(&tx.snapshot().catalog()),
+        };
+        Ok(list.iter().map(|name| vec![Value::string(name)]).collect())
     };
     Procedure {
         name: name.into(),

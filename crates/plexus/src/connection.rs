@@ -66,6 +66,7 @@
 //! A failure while pulling ends the stream; in an explicit transaction it rolls the
 //! transaction back, exactly as for `execute`.
 
+use crate::attached::AttachedGraphs;
 use crate::catalog_procedures::{INDEX_COLUMNS, index_rows};
 use crate::copy_command::run_copy;
 use crate::index_commands::run_index_ddl;
@@ -75,8 +76,8 @@ use crate::settings::{
 };
 use crate::table_commands::run_table_command;
 use plexus_cypher::ast::{
-    Command, IsolationName, IsolationScope, SchemaCommand, SessionCommand, SettingValue, Span,
-    TransactionCommand,
+    Command, GraphCommand, IsolationName, IsolationScope, SchemaCommand, SessionCommand,
+    SettingValue, Span, TransactionCommand,
 };
 use plexus_exec::{
     Cursor, ErrorClass, JitMode, ParallelConfig, Params, Procedure, ProcedureRegistry, QueryError,
@@ -116,6 +117,11 @@ pub struct Connection {
     open: OpenConnection,
     /// Handed to every statement `run` starts (see [`Connection::set_interrupt`]).
     interrupt: plexus_exec::Interrupt,
+    /// The database's attached graphs (`crate::attached`).
+    attached: Arc<AttachedGraphs>,
+    /// Whether files named by statements must lie under the import directory (a server's
+    /// connection; see [`Connection::confine_files`]).
+    confined: bool,
 }
 
 /// The session's own state (see SESSION in the module docs).
@@ -225,6 +231,7 @@ impl Connection {
         export_dir: Option<Arc<ExportDir>>,
         followers: Arc<crate::follower_status::FollowerStatuses>,
         metrics: Arc<Metrics>,
+        attached: Arc<AttachedGraphs>,
     ) -> Self {
         let (session, parallel) = Self::session_defaults(&settings);
         let mut connection = Connection {
@@ -240,6 +247,8 @@ impl Connection {
             export_dir,
             open: OpenConnection::new(metrics),
             interrupt: plexus_exec::Interrupt::new(),
+            attached,
+            confined: false,
         };
         let built_in = crate::procedures::algo_procedures()
             .into_iter()
@@ -583,6 +592,13 @@ impl Connection {
         self.interrupt = interrupt;
     }
 
+    /// Confines the files statements name to the database's directories: `ATTACH` then
+    /// reads graphs only under the import directory, as `LOAD CSV` and `COPY` always do. A
+    /// server calls it for every connection it opens for a remote client.
+    pub fn confine_files(&mut self) {
+        self.confined = true;
+    }
+
     /// Starts one statement (or carries out `BEGIN` / `COMMIT` / `ROLLBACK`); its rows come
     /// from [`Connection::pull`]. Parse and planning errors are reported here, errors while
     /// running by `pull` (statements that may write run here, see module docs).
@@ -610,17 +626,22 @@ impl Connection {
                 let in_tx = self.tx.is_some();
                 return run_copy(&self.manager, dirs, copy, in_tx).map(rows_stream);
             }
+            Command::Graph(command) => return self.graph_command(command).map(rows_stream),
             Command::Query(statement) => statement,
         };
-        // O(tables), never a scan: see plexus_storage::stats.
-        let stats = self.manager.statistics();
+        let graph = match &statement.graph {
+            Some(name) => Some(self.use_graph(&name.name)?),
+            None => None,
+        };
+        // O(tables), never a scan: see plexus_storage::stats. An attached graph has none.
+        let stats = graph.is_none().then(|| self.manager.statistics());
         let opened = guarded(|| {
             Cursor::open_statement(
                 &statement,
                 query,
                 params,
                 &self.procedures,
-                Some(&stats),
+                stats.as_ref(),
                 &self.parallel,
             )
             .map(|cursor| {
@@ -638,8 +659,23 @@ impl Connection {
             return Ok(finished(cursor.summary())); // EXPLAIN: a plan, no rows
         }
         let may_write = cursor.may_write();
+        if let (Some(graph), true) = (&graph, cursor.updates()) {
+            return Err(crate::attached::graph_error(
+                ErrorClass::SemanticError,
+                "GraphIsReadOnly",
+                format!(
+                    "graph '{}' is attached read-only: a statement on it cannot write",
+                    graph.name()
+                ),
+            ));
+        }
         let columns = cursor.columns().to_vec();
-        let source = if self.tx.is_some() {
+        let source = if let Some(graph) = graph {
+            Source::Own {
+                cursor: Box::new(cursor),
+                tx: Box::new(plexus_txn::begin_external(&self.manager, graph)),
+            }
+        } else if self.tx.is_some() {
             self.statements_in_tx += 1;
             Source::Connection {
                 cursor: Box::new(cursor),
@@ -766,6 +802,54 @@ impl Connection {
             self.fail_in_tx(result)
         } else {
             result
+        }
+    }
+
+    /// The graph `USE name` names, outside an explicit transaction.
+    fn use_graph(&mut self, name: &str) -> Result<Arc<dyn plexus_txn::ExternalGraph>, QueryError> {
+        if self.tx.is_some() {
+            return self.fail_in_tx(Err(crate::attached::graph_error(
+                ErrorClass::SemanticError,
+                "UseInTransaction",
+                format!(
+                    "USE {name} runs a statement in a read-only transaction of its own; it cannot \
+                     run inside BEGIN … COMMIT"
+                ),
+            )));
+        }
+        self.attached.get(name)
+    }
+
+    /// `ATTACH`, `DETACH GRAPH`, `SHOW GRAPHS` (see `crate::attached`).
+    fn graph_command(&mut self, command: GraphCommand) -> Result<QueryResult, QueryError> {
+        match command {
+            GraphCommand::Show => Ok(self.attached.show()),
+            GraphCommand::Detach { name } => self.attached.detach(&name.name),
+            GraphCommand::Attach { format, file, name } => {
+                let (path, shown) = match (self.confined, self.import_dir.as_deref()) {
+                    (false, _) => (std::path::PathBuf::from(&file.value), file.value.clone()),
+                    (true, Some(dir)) => {
+                        let resolved = dir.resolve(&file.value).map_err(|e| {
+                            crate::attached::graph_error(
+                                ErrorClass::ExternalResourceFailed,
+                                "FileLocationRefused",
+                                format!("ATTACH: {e}"),
+                            )
+                        })?;
+                        (resolved.path, resolved.name)
+                    }
+                    (true, None) => {
+                        return Err(crate::attached::graph_error(
+                            ErrorClass::ExternalResourceFailed,
+                            "NoImportDirectory",
+                            "ATTACH reads graphs from the import directory, and this server has \
+                             none (set import_directory)"
+                                .to_string(),
+                        ));
+                    }
+                };
+                self.attached.attach(&format.name, &path, shown, &name.name)
+            }
         }
     }
 

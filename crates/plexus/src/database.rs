@@ -5,6 +5,7 @@
 //! durability modes a background thread flushes the WAL every `sync_interval_ms`; it stops when
 //! the database is dropped, after a final flush with fsync.
 
+use crate::attached::{AttachedGraphs, GraphFormat};
 use crate::extensions::{DatabaseHandle, Extensions};
 use crate::follower_status::{FollowerStatuses, StatusFn};
 use crate::settings::Settings;
@@ -35,6 +36,8 @@ pub struct Database {
     pub(crate) export_dir: Option<Arc<ExportDir>>,
     /// Procedures front ends registered (`crate::extensions`).
     pub(crate) extensions: Arc<Extensions>,
+    /// Graph formats front ends registered and the graphs attached (`crate::attached`).
+    attached: Arc<AttachedGraphs>,
     report: RecoveryReport,
     /// Replication origins a follower holds (see `claim_replication_origin`).
     origin_claims: Arc<Mutex<HashSet<String>>>,
@@ -202,6 +205,7 @@ impl Database {
             origin_claims: Arc::default(),
             followers: Arc::default(),
             extensions: Arc::default(),
+            attached: Arc::default(),
             workers,
             closed: false,
             _lock: None,
@@ -227,6 +231,7 @@ impl Database {
             self.export_dir.clone(),
             self.followers.clone(),
             self.metrics.clone(),
+            self.attached.clone(),
         );
         for procedure in self.extensions.procedures() {
             connection.register_procedure(procedure);
@@ -474,6 +479,12 @@ impl Database {
     /// docs).
     pub fn register_procedure(&self, procedure: Procedure) {
         self.extensions.add(procedure);
+    }
+
+    /// Makes `ATTACH <name> 'file' AS …` open files with `open` (see `crate::attached`);
+    /// `plexus_graphar::register_procedures` registers `GRAPHAR`.
+    pub fn register_graph_format(&self, name: &str, open: GraphFormat) {
+        self.attached.register_format(name, open);
     }
 
     /// A handle for a registered procedure's body.

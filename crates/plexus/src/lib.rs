@@ -28,6 +28,7 @@
 //! [`Config::durability`]; see `plexus_storage::wal` for what each mode guarantees.
 
 pub mod admin;
+mod attached;
 pub mod bulk;
 mod catalog_procedures;
 mod connection;
@@ -51,6 +52,7 @@ pub use plexus_algo as algo;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+pub use attached::{GRAPH_COLUMNS, GraphFormat};
 pub use bulk::{BulkLoad, BulkSummary};
 pub use connection::{Connection, QueryStream, Rows};
 pub use database::{Database, OriginClaim};
@@ -87,7 +89,10 @@ pub mod testing {
     pub use plexus_storage::FaultVfs;
 }
 pub use plexus_storage::{IndexCacheStats, RecoveryReport, RowCacheStats, StorageStats, Vfs};
-pub use plexus_txn::{GraphSnapshot, KeyRange, Transaction, VertexTableSpec};
+pub use plexus_txn::{
+    ExternalEdgeTable, ExternalGraph, ExternalVertexTable, GraphSnapshot, KeyRange, Transaction,
+    VertexTableSpec,
+};
 pub use plexus_types::{
     AbortReason, Config, DataType, Direction, DurabilityMode, EdgeId, EdgeTableId, Error,
     IsolationLevel, MergePolicy, Result, RunPacking, TemporalValue, Timestamp, Value, VertexId,

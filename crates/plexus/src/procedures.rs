@@ -27,7 +27,7 @@
 //! path, cost RETURN …`.
 
 use plexus_algo::Direction;
-use plexus_algo::{AnalyticsError, Projection};
+use plexus_algo::{AnalyticsError, GraphInput, Projection};
 use plexus_exec::{CypherValueMap, Procedure, ProcedureFn, QueryError, Value};
 use plexus_txn::Transaction;
 use plexus_types::VertexId;
@@ -159,14 +159,14 @@ fn write_back(
 fn procedure(
     name: &str,
     output: &str,
-    kernel: impl Fn(&plexus_txn::GraphSnapshot, &Options) -> Result<PerVertex, AnalyticsError>
+    kernel: impl Fn(GraphInput<'_>, &Options) -> Result<PerVertex, AnalyticsError>
     + Send
     + Sync
     + 'static,
 ) -> Procedure {
     let body = move |args: &[Value], tx: &mut Transaction| -> Result<Vec<Vec<Value>>, QueryError> {
         let options = parse(args)?;
-        let results = kernel(&tx.snapshot(), &options).map_err(analytics_error)?;
+        let results = with_input(tx, |input| kernel(input, &options)).map_err(analytics_error)?;
         write_back(tx, options.write_property.as_deref(), &results)?;
         Ok(results
             .into_iter()
@@ -181,6 +181,14 @@ fn procedure(
         outputs: vec!["node".into(), output.into()],
         rows: Vec::new(),
         compute: Some(ProcedureFn(Arc::new(body))),
+    }
+}
+
+/// Runs `f` on what `tx` reads: its attached graph (`USE name`), else a snapshot at its start.
+fn with_input<T>(tx: &Transaction, f: impl FnOnce(GraphInput<'_>) -> T) -> T {
+    match tx.external() {
+        Some(graph) => f(GraphInput::External(&**graph)),
+        None => f(GraphInput::Snapshot(&tx.snapshot())),
     }
 }
 
@@ -402,8 +410,10 @@ fn triangles() -> Procedure {
             ));
         }
         let params = plexus_algo::TriangleParams {};
-        let count = plexus_algo::triangle_count(&tx.snapshot(), &options.projection, &params)
-            .map_err(analytics_error)?;
+        let count = with_input(tx, |input| {
+            plexus_algo::triangle_count(input, &options.projection, &params)
+        })
+        .map_err(analytics_error)?;
         Ok(vec![vec![Value::Int(count as i64)]])
     };
     Procedure {

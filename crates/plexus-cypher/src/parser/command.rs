@@ -8,7 +8,8 @@
 //!                                 CREATE|DROP|SHOW CONSTRAINT…)
 //!   session     = see `session`  (SET SESSION|NEXT|GLOBAL …, SHOW TRANSACTION …, SHOW SETTINGS)
 //!   copy        = see `copy`     (COPY Table FROM 'file' (options))
-//!   statement   = [EXPLAIN | PROFILE] query      (see `parse`)
+//!   graph       = see `graph`    (ATTACH GRAPHAR 'file' AS name, DETACH GRAPH name, SHOW GRAPHS)
+//!   statement   = [EXPLAIN | PROFILE] [USE name] query      (see `parse`)
 //! ```
 //!
 //! The text is tokenized once and the kind of command is told from its first tokens, so no
@@ -43,6 +44,9 @@ impl Parser<'_> {
         }
         if self.at_copy_command() {
             return self.parse_copy_command().map(Command::Copy);
+        }
+        if self.at_graph_command() {
+            return self.parse_graph_command().map(Command::Graph);
         }
         if self.at_session_command() {
             return self.parse_session_command().map(Command::Session);
@@ -85,6 +89,7 @@ mod tests {
             Ok(Command::Session(_)) => "session",
             Ok(Command::Query(_)) => "query",
             Ok(Command::Copy(_)) => "copy",
+            Ok(Command::Graph(_)) => "graph",
             Err(e) => panic!("{text}: {e}"),
         };
         assert_eq!(kind("begin"), "transaction");
@@ -108,6 +113,11 @@ mod tests {
         );
         assert_eq!(kind("SHOW SETTINGS"), "session");
         assert_eq!(kind("COPY Person FROM 'p.csv'"), "copy");
+        assert_eq!(kind("ATTACH GRAPHAR 'g.graph.yml' AS lake"), "graph");
+        assert_eq!(kind("detach graph lake;"), "graph");
+        assert_eq!(kind("SHOW GRAPHS"), "graph");
+        assert_eq!(kind("USE lake MATCH (n) RETURN n"), "query");
+        assert_eq!(kind("MATCH (attach) DETACH DELETE attach"), "query");
         assert_eq!(kind("MATCH (begin) RETURN begin"), "query");
         assert_eq!(kind("EXPLAIN MATCH (n) SET n.session = 1"), "query");
         assert!(matches!(

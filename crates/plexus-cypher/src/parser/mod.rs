@@ -57,6 +57,7 @@ mod call_in_transactions;
 mod command;
 mod copy;
 mod expr;
+mod graph;
 mod pattern;
 mod schema;
 mod session;
@@ -385,10 +386,23 @@ impl<'a> Parser<'a> {
         } else {
             QueryMode::Normal
         };
+        let graph = if self.eat_keyword("USE") {
+            // `USE MATCH …` forgot the name: a clause word is a graph name only in backticks.
+            const CLAUSES: [&str; 9] = [
+                "MATCH", "OPTIONAL", "RETURN", "WITH", "UNWIND", "CREATE", "MERGE", "CALL", "LOAD",
+            ];
+            if CLAUSES.iter().any(|word| self.at_keyword(word)) {
+                return Err(self.unexpected("the name of an attached graph"));
+            }
+            Some(self.parse_name("the name of an attached graph")?)
+        } else {
+            None
+        };
         let query = self.parse_query(QueryContext::TopLevel)?;
         self.expect_statement_end("a clause, UNION or end of input")?;
         Ok(Statement {
             mode,
+            graph,
             query,
             span: self.span_from(start),
         })

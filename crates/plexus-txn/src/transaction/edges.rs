@@ -35,6 +35,9 @@ impl Transaction {
     /// SERIALIZABLE it records the scan (a later commit creating or deleting such an edge
     /// conflicts).
     pub fn scan_edges(&mut self, edge_type: &str) -> Result<Vec<EdgeId>> {
+        if let Some(graph) = &self.external {
+            return Ok(external::reads::scan_edges(&**graph, edge_type));
+        }
         let Some(ty) = self.read_edge_type(edge_type)? else {
             return Ok(Vec::new());
         };
@@ -67,6 +70,9 @@ impl Transaction {
         key: &str,
         range: &KeyRange,
     ) -> Result<Option<Vec<EdgeId>>> {
+        if self.external.is_some() {
+            return Ok(None); // no index (the caller scans) / no bulk read
+        }
         let catalog = self.catalog();
         let (Some(ty), Some(key_id)) =
             (catalog.edge_types.id(edge_type), catalog.prop_keys.id(key))
@@ -189,6 +195,9 @@ impl Transaction {
 
     /// Whether `e` exists in this view; `false` also for ids that name no row at all.
     pub fn edge_exists(&mut self, e: EdgeId) -> Result<bool> {
+        if let Some(graph) = &self.external {
+            return Ok(external::reads::edge_exists(&**graph, e));
+        }
         match self.check_edge(e) {
             Ok(()) => Ok(true),
             Err(Error::NotFound(_)) => Ok(false),
@@ -198,6 +207,9 @@ impl Transaction {
 
     /// (source, destination) of an edge visible in this view.
     pub fn edge_endpoints(&mut self, e: EdgeId) -> Result<(VertexId, VertexId)> {
+        if let Some(graph) = &self.external {
+            return external::reads::check_edge(&**graph, e).and_then(|()| graph.edge_endpoints(e));
+        }
         self.check_edge(e)?;
         if let Some(ne) = self.writes.new_edges.get(&e) {
             return Ok((ne.src, ne.dst));
@@ -208,6 +220,9 @@ impl Transaction {
     }
 
     pub fn edge_type(&mut self, e: EdgeId) -> Result<String> {
+        if let Some(graph) = &self.external {
+            return external::reads::edge_type(&**graph, e);
+        }
         self.check_edge(e)?;
         let catalog = self.catalog();
         let ty = catalog.edge_table_def(e.table)?.edge_type;
@@ -236,6 +251,10 @@ impl Transaction {
     }
 
     pub fn edge_property(&mut self, e: EdgeId, name: &str) -> Result<Option<Value>> {
+        if let Some(graph) = &self.external {
+            return external::reads::check_edge(&**graph, e)
+                .and_then(|()| graph.edge_property(e, name));
+        }
         self.check_edge(e)?;
         let Some(key) = self.catalog().prop_keys.id(name) else {
             return Ok(None);
@@ -252,6 +271,10 @@ impl Transaction {
     }
 
     pub fn edge_properties(&mut self, e: EdgeId) -> Result<Vec<(String, Value)>> {
+        if let Some(graph) = &self.external {
+            return external::reads::check_edge(&**graph, e)
+                .and_then(|()| graph.edge_properties(e));
+        }
         self.check_edge(e)?;
         let props = match self.writes.new_edges.get(&e) {
             Some(ne) => ne.props.iter().map(|(k, v)| (k, v.clone())).collect(),
@@ -276,6 +299,15 @@ impl Transaction {
         edge_type: Option<&str>,
         dst: VertexId,
     ) -> Result<Vec<EdgeId>> {
+        if let Some(graph) = self.external.clone() {
+            let mut found = Vec::new();
+            external::reads::neighbors_into(&*graph, src, edge_type, Direction::Out, &mut found)?;
+            return Ok(found
+                .into_iter()
+                .filter(|&(_, n)| n == dst)
+                .map(|(e, _)| e)
+                .collect());
+        }
         self.check_vertex(src)?;
         self.check_vertex(dst)?;
         let catalog = self.catalog();
@@ -331,6 +363,9 @@ impl Transaction {
         dir: Direction,
         found: &mut Vec<(EdgeId, VertexId)>,
     ) -> Result<()> {
+        if let Some(graph) = &self.external {
+            return external::reads::neighbors_into(&**graph, v, edge_type, dir, found);
+        }
         self.check_vertex_cached(v)?;
         let ty: Option<EdgeTypeId> = match edge_type {
             Some(name) => match self.read_edge_type_in(&self.schema_cache().catalog, name)? {

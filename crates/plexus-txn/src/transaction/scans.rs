@@ -7,6 +7,9 @@ use super::*;
 impl Transaction {
     /// Every vertex carrying `label` in this view, in id order.
     pub fn scan_label(&mut self, label: &str) -> Result<Vec<VertexId>> {
+        if let Some(graph) = &self.external {
+            return external::reads::scan_label(&**graph, label);
+        }
         let id = match self.isolation {
             // A serializable scan needs the label's id to record the predicate, even if no
             // vertex carries it yet (a concurrent insert would be a phantom).
@@ -71,6 +74,9 @@ impl Transaction {
     /// label, so a concurrent insert into any of them is a phantom (a table created
     /// concurrently is not covered).
     pub fn scan_all_vertices(&mut self) -> Result<Vec<VertexId>> {
+        if let Some(graph) = &self.external {
+            return Ok(external::reads::scan_all(&**graph));
+        }
         let catalog = self.catalog();
         for def in &catalog.vertex_tables {
             self.record(ReadItem::LabelScan(def.label));
@@ -90,6 +96,12 @@ impl Transaction {
 
     /// Looks a vertex up by the primary key of the vertex table named `table`.
     pub fn lookup(&mut self, table: &str, key: &Value) -> Result<Option<VertexId>> {
+        if let Some(graph) = &self.external {
+            return Err(Error::InvalidArgument(format!(
+                "graph '{}' is attached: it has no primary-key lookups",
+                graph.name()
+            )));
+        }
         let catalog = self.catalog();
         let table_id = catalog
             .labels
@@ -136,6 +148,9 @@ impl Transaction {
         key: &str,
         value: &Value,
     ) -> Result<Option<Vec<VertexId>>> {
+        if self.external.is_some() {
+            return Ok(None); // no index (the caller scans) / no bulk read
+        }
         let catalog = self.catalog();
         let Some(label_id) = catalog.labels.id(label) else {
             return Ok(None);
@@ -208,6 +223,9 @@ impl Transaction {
         key: &str,
         range: &KeyRange,
     ) -> Result<Option<Vec<VertexId>>> {
+        if self.external.is_some() {
+            return Ok(None); // no index (the caller scans) / no bulk read
+        }
         let catalog = self.catalog();
         let (Some(label_id), Some(key_id)) = (catalog.labels.id(label), catalog.prop_keys.id(key))
         else {

@@ -166,6 +166,9 @@ impl Transaction {
 
     /// Whether `v` exists in this view; `false` also for ids that name no row at all.
     pub fn vertex_exists(&mut self, v: VertexId) -> Result<bool> {
+        if let Some(graph) = &self.external {
+            return Ok(external::reads::vertex_exists(&**graph, v));
+        }
         match self.check_vertex(v) {
             Ok(_) => Ok(true),
             Err(Error::NotFound(_)) => Ok(false),
@@ -208,6 +211,10 @@ impl Transaction {
     }
 
     pub fn vertex_property(&mut self, v: VertexId, name: &str) -> Result<Option<Value>> {
+        if let Some(graph) = &self.external {
+            return external::reads::check_vertex(&**graph, v)
+                .and_then(|()| graph.vertex_property(v, name));
+        }
         self.check_vertex_cached(v)?;
         let cache = self
             .schema
@@ -241,6 +248,9 @@ impl Transaction {
         vs: &[VertexId],
         name: &str,
     ) -> Option<Vec<Option<Value>>> {
+        if self.external.is_some() {
+            return None; // no index (the caller scans) / no bulk read
+        }
         let writes = &self.writes;
         let unwritten = writes.new_vertices.is_empty()
             && writes.vertex_props.is_empty()
@@ -279,6 +289,9 @@ impl Transaction {
     /// [`vertex_property_many`](Self::vertex_property_many) reads vertices: `None` when the
     /// transaction has created, deleted or changed relationships, or a read fails.
     pub fn edge_property_many(&mut self, es: &[EdgeId], name: &str) -> Option<Vec<Option<Value>>> {
+        if self.external.is_some() {
+            return None; // no index (the caller scans) / no bulk read
+        }
         let writes = &self.writes;
         let unwritten = writes.new_edges.is_empty()
             && writes.edge_props.is_empty()
@@ -331,6 +344,10 @@ impl Transaction {
 
     /// All properties of a vertex, sorted by name.
     pub fn vertex_properties(&mut self, v: VertexId) -> Result<Vec<(String, Value)>> {
+        if let Some(graph) = &self.external {
+            return external::reads::check_vertex(&**graph, v)
+                .and_then(|()| graph.vertex_properties(v));
+        }
         let table = self.check_vertex(v)?;
         let props: BTreeMap<PropKeyId, Value> = match self.writes.new_vertices.get(&v) {
             Some(nv) => nv.props.iter().map(|(k, v)| (k, v.clone())).collect(),
@@ -381,6 +398,9 @@ impl Transaction {
 
     /// The vertex's labels, sorted (the table's label included, unless it is unlabeled).
     pub fn vertex_labels(&mut self, v: VertexId) -> Result<Vec<String>> {
+        if let Some(graph) = &self.external {
+            return external::reads::vertex_labels(&**graph, v);
+        }
         let ids = self.label_ids(v)?;
         let catalog = self.catalog();
         let mut names: Vec<String> = ids
@@ -395,6 +415,9 @@ impl Transaction {
     /// Whether `v` carries every label of `names`, as [`vertex_labels`](Self::vertex_labels)
     /// lists them, without naming its labels: one look-up per name.
     pub fn vertex_has_labels(&mut self, v: VertexId, names: &[impl AsRef<str>]) -> Result<bool> {
+        if let Some(graph) = &self.external {
+            return external::reads::has_labels(&**graph, v, names);
+        }
         let ids = self.label_ids(v)?;
         // `label_ids` refreshed the cache: it holds every label any version of `v` can carry.
         let catalog = &self.schema_cache().catalog;
