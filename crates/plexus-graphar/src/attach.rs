@@ -14,9 +14,10 @@
 //!   edge list costs every page.
 //! - [`AttachedGraph::filter_labels`]: the vertices of a type whose labels satisfy a
 //!   [`LabelFilter`] (AND / OR / NOT over label names), as ranges of indices. GraphAr writes
-//!   labels as boolean columns in RLE; here each label chunk's columns are cut into runs
-//!   where no involved label changes, and the filter is evaluated once per run, not once per
-//!   vertex ("label filtering with RLE runs as intervals").
+//!   labels as boolean columns in RLE; each involved column is read as runs straight from
+//!   its RLE pages (`crate::rle`; through Arrow for other writers' layouts), the runs are
+//!   merged into stretches where no involved label changes, and the filter is evaluated once
+//!   per stretch, not once per vertex ("label filtering with RLE runs as intervals").
 //!
 //! MEMORY
 //! ======
@@ -347,29 +348,23 @@ impl AttachedGraph {
             let base = chunk * v.chunk_size;
             let rows = (count - base).min(v.chunk_size) as usize;
             let path = dir.join(format!("labels/chunk{chunk}"));
-            let wanted: Vec<(&str, DataType)> =
-                labels.iter().map(|l| (*l, DataType::Bool)).collect();
-            let batch = read_chunk(&path, FileType::Parquet, &wanted)?;
-            if batch.num_rows() != rows {
-                return Err(Error::file(
-                    &path,
-                    format!("{} rows, the vertex count says {rows}", batch.num_rows()),
-                ));
-            }
-            let columns: Vec<&BooleanArray> =
-                (batch.columns().iter()).map(|c| c.as_boolean()).collect();
-            // Where each column's current run ends; a column is scanned again only when its
-            // own run ends, so each bitmap is walked once per chunk.
-            let mut next = vec![0; columns.len()];
+            let columns = match crate::rle::label_runs(&path, &labels, rows)? {
+                Some(runs) => runs,
+                None => decoded_runs(&path, &labels, rows)?,
+            };
+            // Each column's next run; the filter is evaluated once per stretch where no
+            // column's run ends.
+            let mut next = vec![0usize; columns.len()];
             let mut start = 0;
             while start < rows {
-                for ((flag, end), column) in flags.iter_mut().zip(&mut next).zip(&columns) {
-                    if *end == start {
-                        *flag = column.is_valid(start) && column.value(start);
-                        *end = next_change(column, start, rows);
+                let mut end = rows;
+                for ((flag, at), runs) in flags.iter_mut().zip(&mut next).zip(&columns) {
+                    while runs[*at].0 <= start {
+                        *at += 1; // runs end at `rows`, so this stays in bounds
                     }
+                    *flag = runs[*at].1;
+                    end = end.min(runs[*at].0);
                 }
-                let end = next.iter().copied().min().unwrap_or(rows);
                 if filter.eval(&labels, &flags) {
                     let range = base + start as u64..base + end as u64;
                     match ranges.last_mut() {
@@ -382,6 +377,34 @@ impl AttachedGraph {
         }
         Ok(ranges)
     }
+}
+
+/// The runs of the columns `labels` of the chunk at `path`, decoded through Arrow (a layout
+/// `crate::rle` does not read directly: another writer's encoding, nullable flags).
+fn decoded_runs(path: &Path, labels: &[&str], rows: usize) -> Result<Vec<crate::rle::Runs>, Error> {
+    let wanted: Vec<(&str, DataType)> = labels.iter().map(|l| (*l, DataType::Bool)).collect();
+    let batch = read_chunk(path, FileType::Parquet, &wanted)?;
+    if batch.num_rows() != rows {
+        return Err(Error::file(
+            path,
+            format!("{} rows, the vertex count says {rows}", batch.num_rows()),
+        ));
+    }
+    let runs_of = |column: &BooleanArray| {
+        let mut runs = Vec::new();
+        let mut start = 0;
+        while start < rows {
+            let end = next_change(column, start, rows);
+            runs.push((end, column.is_valid(start) && column.value(start)));
+            start = end;
+        }
+        runs
+    };
+    Ok(batch
+        .columns()
+        .iter()
+        .map(|c| runs_of(c.as_boolean()))
+        .collect())
 }
 
 /// The first row after `start` whose flag differs from row `start`'s in `c`, or `rows`;

@@ -49,6 +49,7 @@ pub mod meta;
 pub mod mount;
 pub mod procedure;
 pub mod read;
+pub mod rle;
 pub mod write;
 
 use std::path::{Path, PathBuf};

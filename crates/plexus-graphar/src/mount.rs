@@ -156,11 +156,7 @@ impl Mounted {
     }
 
     /// Property group `group`'s chunk holding vertex `v`, decoded, and `v`'s row in it.
-    fn property_chunk(
-        &self,
-        v: VertexId,
-        group: usize,
-    ) -> Result<(Columns, usize), Error> {
+    fn property_chunk(&self, v: VertexId, group: usize) -> Result<(Columns, usize), Error> {
         let info = self.vertex_info(v.table);
         let group = &info.property_groups[group];
         let chunk = u64::from(v.offset) / info.chunk_size;
@@ -376,12 +372,7 @@ impl Mounted {
     }
 
     /// Edge property group `group`'s chunk holding edge `offset` of `table`, and its row.
-    fn edge_chunk(
-        &self,
-        table: u32,
-        offset: u32,
-        group: usize,
-    ) -> Result<(Columns, usize), Error> {
+    fn edge_chunk(&self, table: u32, offset: u32, group: usize) -> Result<(Columns, usize), Error> {
         let e = self.edge_info(table);
         let meta = &self.edges[table as usize];
         let adj = &e.adj_lists[meta.numbering];

@@ -185,6 +185,35 @@ fn label_filters_match_the_database() {
             "{cypher}"
         );
     }
+    // The label chunks Plexus writes are read as runs straight from their RLE pages (the
+    // fast path), and agree with the flags decoded through Arrow.
+    let chunk = graph_file
+        .parent()
+        .unwrap()
+        .join("vertex/Person/labels/chunk1");
+    let runs = plexus_graphar::rle::label_runs(&chunk, &["Admin", "Vip"], 64).unwrap();
+    let runs = runs.expect("Plexus's label chunks are RLE pages");
+    let file = std::fs::File::open(&chunk).unwrap();
+    let batch = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    for (column, runs) in ["Admin", "Vip"].iter().zip(&runs) {
+        let flags = batch.column_by_name(column).unwrap();
+        let flags = arrow::array::AsArray::as_boolean(flags);
+        let mut start = 0;
+        for &(end, flag) in runs {
+            assert!(
+                (start..end).all(|i| flags.value(i) == flag),
+                "{column} {start}..{end}"
+            );
+            start = end;
+        }
+        assert_eq!(start, 64);
+    }
 }
 
 #[test]

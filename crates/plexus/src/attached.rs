@@ -76,13 +76,14 @@ impl AttachedGraphs {
         formats.push((name.to_ascii_uppercase(), open));
     }
 
-    /// `ATTACH format 'file' AS name`, the file already resolved to `path`.
+    /// `ATTACH format 'file' AS name`, the file already resolved to `path`; a server's
+    /// connection passes its import directory as `hidden`, which errors then do not name.
     pub(crate) fn attach(
         &self,
         format: &str,
-        path: &Path,
-        shown: String,
+        (path, shown): (&Path, String),
         name: &str,
+        hidden: Option<&Path>,
     ) -> Result<QueryResult, QueryError> {
         let open = {
             let formats = self.formats.lock();
@@ -113,7 +114,10 @@ impl AttachedGraphs {
                 format!("a graph named '{name}' is attached already; DETACH GRAPH {name} first"),
             ));
         }
-        let graph = open(name, path).map_err(|reason| {
+        let graph = open(name, path).map_err(|mut reason| {
+            if let Some(root) = hidden {
+                reason = reason.replace(&format!("{}/", root.display()), "");
+            }
             graph_error(
                 ErrorClass::ExternalResourceFailed,
                 "GraphUnreadable",

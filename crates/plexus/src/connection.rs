@@ -848,7 +848,10 @@ impl Connection {
                         ));
                     }
                 };
-                self.attached.attach(&format.name, &path, shown, &name.name)
+                let hidden = (self.confined)
+                    .then(|| self.import_dir.as_deref().map(ImportDir::root))
+                    .flatten();
+                (self.attached).attach(&format.name, (&path, shown), &name.name, hidden)
             }
         }
     }
