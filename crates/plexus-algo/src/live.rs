@@ -120,16 +120,12 @@ pub fn pagerank<'a>(
     projection: &Projection,
     params: &PageRankParams,
 ) -> Result<Vec<(VertexId, f64)>, AnalyticsError> {
-    let snapshot = match input.into() {
-        GraphInput::Snapshot(snapshot) => snapshot,
-        external => {
-            return per_vertex(external, projection, |g| {
-                Ok(kernels::pagerank(g.graph(), params)?)
-            });
-        }
-    };
+    let input = input.into();
     crate::priority::run(|| {
-        let (vertices, inc, out_degrees) = projection.build_pull(snapshot)?;
+        let (vertices, inc, out_degrees) = match input {
+            GraphInput::Snapshot(snapshot) => projection.build_pull(snapshot)?,
+            GraphInput::External(graph) => projection.build_pull_external(graph)?,
+        };
         let ranks = crate::pagerank::pagerank_pull(&inc, |u| out_degrees[u] as usize, params)?;
         Ok(vertices.pair_with(ranks))
     })

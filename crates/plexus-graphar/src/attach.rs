@@ -55,6 +55,10 @@ use crate::{DST_INDEX, Error, OFFSET, SRC_INDEX};
 /// Cache budget when none is given: offsets and footers of a few thousand chunks.
 pub const DEFAULT_CACHE_BUDGET_BYTES: usize = 64 << 20;
 
+/// Neighbour lookups in one offset chunk answered by reading their two offsets alone, before
+/// the chunk is loaded whole into the cache (see `AttachedGraph::offset_range`).
+pub const POINT_READS_PER_CHUNK: u32 = 256;
+
 /// Which neighbours: along the edges (through the list ordered by source) or against them
 /// (ordered by destination).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,15 +199,8 @@ impl AttachedGraph {
         };
         let dir = adj_dir(&self.graph, edge, adj);
         let part = index / part_size;
-        let offsets = self.offsets(&dir, adj, part)?;
         let local = (index - part * part_size) as usize;
-        let (Some(&begin), Some(&end)) = (offsets.get(local), offsets.get(local + 1)) else {
-            return Err(Error::file(
-                &dir.join(format!("offset/chunk{part}")),
-                format!("no offsets for vertex {index}"),
-            ));
-        };
-        let (begin, end) = (begin as u64, end as u64);
+        let (begin, end) = self.offset_range(&dir, adj, part, local)?;
         let mut out = Vec::with_capacity((end - begin) as usize);
         let chunk_size = edge.chunk_size;
         let mut at = begin;
@@ -219,6 +216,52 @@ impl AttachedGraph {
         Ok((begin, out))
     }
 
+    /// Offsets `local` and `local + 1` of chunk `part` of the list in `dir`: the vertex's rows.
+    /// From the cached chunk if it is cached; else, for the first [`POINT_READS_PER_CHUNK`]
+    /// vertices of a chunk, read alone through the page index (one page, not the chunk's
+    /// 2^18 offsets: a few neighbour lookups should not decode whole offset chunks), and after
+    /// that by loading the whole chunk into the cache.
+    fn offset_range(
+        &self,
+        dir: &Path,
+        adj: &AdjList,
+        part: u64,
+        local: usize,
+    ) -> Result<(u64, u64), Error> {
+        let path = dir.join(format!("offset/chunk{part}"));
+        let missing = || Error::file(&path, format!("no offsets for vertex {local} of the part"));
+        let point_read = {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            match cache.get(&offsets_key(&path)) {
+                Some(Entry::Offsets(offsets)) => {
+                    let (Some(&begin), Some(&end)) = (offsets.get(local), offsets.get(local + 1))
+                    else {
+                        return Err(missing());
+                    };
+                    return Ok((begin as u64, end as u64));
+                }
+                _ => {
+                    let reads = cache.point_reads.entry(path.clone()).or_insert(0);
+                    *reads += 1;
+                    *reads <= POINT_READS_PER_CHUNK && adj.file_type == FileType::Parquet
+                }
+            }
+        };
+        if point_read {
+            let mut two = Vec::with_capacity(2);
+            self.read_rows(&path, adj.file_type, OFFSET, local..local + 2, &mut two)?;
+            let [begin, end] = two[..] else {
+                return Err(missing());
+            };
+            return Ok((begin, end));
+        }
+        let offsets = self.offsets(dir, adj, part)?;
+        let (Some(&begin), Some(&end)) = (offsets.get(local), offsets.get(local + 1)) else {
+            return Err(missing());
+        };
+        Ok((begin as u64, end as u64))
+    }
+
     /// Offset chunk `part` of the list in `dir`, from the cache or the file.
     pub(crate) fn offsets(
         &self,
@@ -227,7 +270,8 @@ impl AttachedGraph {
         part: u64,
     ) -> Result<Arc<Vec<i64>>, Error> {
         let path = dir.join(format!("offset/chunk{part}"));
-        let entry = self.cached(path.clone(), || {
+        // Not the file's own key: its footer is cached under that (point reads).
+        let entry = self.cached(offsets_key(&path), || {
             let batch = read_chunk(&path, adj.file_type, &[(OFFSET, DataType::Int64)])?;
             let column = batch.column(0).as_primitive::<Int64Type>();
             let offsets = column.values().to_vec();
@@ -287,18 +331,20 @@ impl AttachedGraph {
             RowSelector::skip(rows.start),
             RowSelector::select(rows.len()),
         ]);
+        // One batch for the rows (the reader's default cuts them into 1,024-row batches).
         let reader = (builder.with_projection(mask).with_row_selection(selection))
+            .with_batch_size(rows.len().max(1))
             .build()
             .map_err(bad)?;
         let mut read = 0;
         for batch in reader {
             let batch = batch.map_err(|e| Error::file(path, e.to_string()))?;
-            let values = batch
-                .column(0)
-                .as_primitive_opt::<Int64Type>()
-                .ok_or_else(|| Error::file(path, format!("column {name:?} is not int64")))?;
+            // Index columns may be int32 (the official writer's offsets sometimes are).
+            let column = arrow::compute::cast(batch.column(0), &arrow::datatypes::DataType::Int64)
+                .map_err(|_| Error::file(path, format!("column {name:?} is not an integer")))?;
+            let values = int64_column(path, &column, name)?;
             read += values.len();
-            out.extend(values.values().iter().map(|&v| v as u64));
+            out.extend(values);
         }
         if read != rows.len() {
             return Err(Error::file(path, format!("fewer than {} rows", rows.end)));
@@ -430,6 +476,11 @@ fn next_change(c: &BooleanArray, start: usize, rows: usize) -> usize {
     rows
 }
 
+/// The cache key of offset chunk `path` decoded whole.
+fn offsets_key(path: &Path) -> PathBuf {
+    PathBuf::from(format!("{}#offsets", path.display()))
+}
+
 /// One cached item.
 #[derive(Clone)]
 pub(crate) enum Entry {
@@ -472,6 +523,8 @@ pub(crate) fn flag_columns(batch: &arrow::record_batch::RecordBatch) -> Vec<Vec<
 struct Cache {
     budget_bytes: usize,
     used_bytes: usize,
+    /// Point reads of offsets per offset chunk not (yet) cached whole.
+    point_reads: HashMap<PathBuf, u32>,
     entries: HashMap<PathBuf, (Entry, usize)>,
     order: VecDeque<PathBuf>,
 }
@@ -481,6 +534,7 @@ impl Cache {
         Cache {
             budget_bytes,
             used_bytes: 0,
+            point_reads: HashMap::new(),
             entries: HashMap::new(),
             order: VecDeque::new(),
         }

@@ -46,6 +46,7 @@ use crate::attach::{self, AttachedGraph, Entry, LabelFilter};
 use crate::meta::{AdjList, AdjListType, DataType, EdgeInfo, FileType, VertexInfo};
 use crate::read::{adj_dir, property_type, read_chunk, read_count, vertex_dir};
 use crate::{DST_INDEX, Error, SRC_INDEX};
+use rayon::prelude::*;
 
 /// A decoded chunk: one column of values per property of its group.
 type Columns = Arc<Vec<Vec<Value>>>;
@@ -212,32 +213,45 @@ impl Mounted {
         }
     }
 
-    /// Both index columns of every chunk of list `adj` of edge table `table`, in row order.
+    /// Both index columns of every chunk of list `adj` of edge table `table`, in row order
+    /// (chunks decoded in parallel).
     fn whole_list(&self, table: u32, adj: &AdjList) -> Result<(Vec<u32>, Vec<u32>), Error> {
         let e = self.edge_info(table);
         let meta = &self.edges[table as usize];
         let dir = adj_dir(self.graph.graph(), e, adj);
-        let total = meta.part_bases.last().copied().unwrap_or(0) as usize;
-        let (mut src, mut dst) = (Vec::with_capacity(total), Vec::with_capacity(total));
-        for (part, bounds) in meta.part_bases.windows(2).enumerate() {
-            let count = bounds[1] - bounds[0];
-            for chunk in 0..count.div_ceil(e.chunk_size) {
+        let chunks: Vec<(usize, u64, usize)> = (meta.part_bases.windows(2).enumerate())
+            .flat_map(|(part, bounds)| {
+                let count = bounds[1] - bounds[0];
+                (0..count.div_ceil(e.chunk_size)).map(move |chunk| {
+                    let rows = e.chunk_size.min(count - chunk * e.chunk_size) as usize;
+                    (part, chunk, rows)
+                })
+            })
+            .collect();
+        let wanted = [(SRC_INDEX, DataType::Int64), (DST_INDEX, DataType::Int64)];
+        let decoded: Vec<(Vec<u32>, Vec<u32>)> = chunks
+            .into_par_iter()
+            .map(|(part, chunk, rows)| {
                 let path = dir.join(format!("adj_list/part{part}/chunk{chunk}"));
-                let wanted = [(SRC_INDEX, DataType::Int64), (DST_INDEX, DataType::Int64)];
                 let batch = read_chunk(&path, adj.file_type, &wanted)?;
-                let rows = e.chunk_size.min(count - chunk * e.chunk_size) as usize;
                 if batch.num_rows() != rows {
                     return Err(Error::file(
                         &path,
                         format!("{} rows, the edge count says {rows}", batch.num_rows()),
                     ));
                 }
-                for (column, out) in [(0, &mut src), (1, &mut dst)] {
-                    let values =
-                        attach::int64_column(&path, batch.column(column), wanted[column].0)?;
-                    out.extend(values.into_iter().map(|v| v as u32));
-                }
-            }
+                let column = |i: usize| -> Result<Vec<u32>, Error> {
+                    let values = attach::int64_column(&path, batch.column(i), wanted[i].0)?;
+                    Ok(values.into_iter().map(|v| v as u32).collect())
+                };
+                Ok((column(0)?, column(1)?))
+            })
+            .collect::<Result<_, Error>>()?;
+        let total = meta.part_bases.last().copied().unwrap_or(0) as usize;
+        let (mut src, mut dst) = (Vec::with_capacity(total), Vec::with_capacity(total));
+        for (s, d) in decoded {
+            src.extend(s);
+            dst.extend(d);
         }
         Ok((src, dst))
     }

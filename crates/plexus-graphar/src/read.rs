@@ -34,6 +34,7 @@ use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::{DataType as ArrowType, Field, Int64Type, Schema};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use rayon::prelude::*;
 
 use crate::meta::{AdjList, DataType, EdgeInfo, FileType, GraphInfo, Property, VertexInfo};
 use crate::{DST_INDEX, EdgeData, Error, OFFSET, SRC_INDEX, VertexData};
@@ -178,7 +179,11 @@ fn endpoint<'g>(
     })
 }
 
-/// Reads every edge of `e` through the adjacency list `adj`, with its property groups.
+/// One adjacency chunk's edges: source and destination indices, one column per property.
+type ChunkEdges = (Vec<u64>, Vec<u64>, Vec<Vec<crate::Value>>);
+
+/// Reads every edge of `e` through the adjacency list `adj`, with its property groups
+/// (chunks decoded in parallel).
 pub fn read_edges(graph: &GraphInfo, e: &EdgeInfo, adj: &AdjList) -> Result<EdgeData, Error> {
     let dir = adj_dir(graph, e, adj);
     let src_count = vertex_count(graph, endpoint(graph, e, &e.src_type)?)?;
@@ -200,42 +205,49 @@ pub fn read_edges(graph: &GraphInfo, e: &EdgeInfo, adj: &AdjList) -> Result<Edge
         let count = read_count(&dir.join(format!("edge_count{part}")))?;
         let part_begin = data.src.len();
         let keys = part * part_size..((part + 1).saturating_mul(part_size)).min(aligned_count);
-        for chunk in 0..count.div_ceil(e.chunk_size) {
-            let rows = e.chunk_size.min(count - chunk * e.chunk_size) as usize;
-            let path = dir.join(format!("adj_list/part{part}/chunk{chunk}"));
-            let batch = read_chunk(&path, adj.file_type, &index_columns)?;
-            expect_rows(&path, &batch, rows)?;
-            let src = indices(&path, batch.column(0), SRC_INDEX, src_count)?;
-            let dst = indices(&path, batch.column(1), DST_INDEX, dst_count)?;
-            let aligned = if adj.kind.by_source() { &src } else { &dst };
-            if let Some(stray) = aligned.iter().find(|k| !keys.contains(k)) {
-                return Err(Error::file(
-                    &path,
-                    format!(
-                        "vertex index {stray} is not in vertex chunk {part} ({}..{}), \
-                         the chunk this part belongs to",
-                        keys.start, keys.end
-                    ),
-                ));
-            }
+        // Chunks decode in parallel; they are appended in order.
+        let chunks: Vec<ChunkEdges> = (0..count.div_ceil(e.chunk_size))
+            .into_par_iter()
+            .map(|chunk| {
+                let rows = e.chunk_size.min(count - chunk * e.chunk_size) as usize;
+                let path = dir.join(format!("adj_list/part{part}/chunk{chunk}"));
+                let batch = read_chunk(&path, adj.file_type, &index_columns)?;
+                expect_rows(&path, &batch, rows)?;
+                let src = indices(&path, batch.column(0), SRC_INDEX, src_count)?;
+                let dst = indices(&path, batch.column(1), DST_INDEX, dst_count)?;
+                let aligned = if adj.kind.by_source() { &src } else { &dst };
+                if let Some(stray) = aligned.iter().find(|k| !keys.contains(k)) {
+                    return Err(Error::file(
+                        &path,
+                        format!(
+                            "vertex index {stray} is not in vertex chunk {part} ({}..{}), \
+                             the chunk this part belongs to",
+                            keys.start, keys.end
+                        ),
+                    ));
+                }
+                let mut columns = Vec::new();
+                for group in &e.property_groups {
+                    let path = dir
+                        .join(&group.prefix)
+                        .join(format!("part{part}/chunk{chunk}"));
+                    let wanted: Vec<(&str, DataType)> = (group.properties.iter())
+                        .map(|p| (p.name.as_str(), p.data_type.clone()))
+                        .collect();
+                    let batch = read_chunk(&path, group.file_type, &wanted)?;
+                    expect_rows(&path, &batch, rows)?;
+                    let values = plexus::bulk::batch_columns(&batch)
+                        .map_err(|e| Error::file(&path, e.to_string()))?;
+                    columns.extend(values.into_iter().map(|(_, v)| v));
+                }
+                Ok((src, dst, columns))
+            })
+            .collect::<Result<_, Error>>()?;
+        for (src, dst, columns) in chunks {
             data.src.extend(src);
             data.dst.extend(dst);
-            let mut column = 0;
-            for group in &e.property_groups {
-                let path = dir
-                    .join(&group.prefix)
-                    .join(format!("part{part}/chunk{chunk}"));
-                let wanted: Vec<(&str, DataType)> = (group.properties.iter())
-                    .map(|p| (p.name.as_str(), p.data_type.clone()))
-                    .collect();
-                let batch = read_chunk(&path, group.file_type, &wanted)?;
-                expect_rows(&path, &batch, rows)?;
-                let values = plexus::bulk::batch_columns(&batch)
-                    .map_err(|e| Error::file(&path, e.to_string()))?;
-                for (_, values) in values {
-                    data.columns[column].1.extend(values);
-                    column += 1;
-                }
+            for (slot, values) in data.columns.iter_mut().zip(columns) {
+                slot.1.extend(values);
             }
         }
         if adj.kind.ordered() {

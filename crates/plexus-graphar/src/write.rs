@@ -12,10 +12,11 @@
 //! =========
 //! Only standard Parquet encodings, so every Parquet reader reads the files:
 //! - id columns (`_graphArVertexIndex`, `_graphArSrcIndex`, `_graphArDstIndex`,
-//!   `_graphArOffset`) are DELTA_BINARY_PACKED without a dictionary: sorted or nearly sorted,
-//!   they shrink to a few bits per value;
+//!   `_graphArOffset`) are DELTA_BINARY_PACKED without a dictionary and uncompressed: sorted
+//!   or nearly sorted, they shrink to a few bits per value, which Snappy would barely shrink
+//!   further while costing every neighbour read a decompression;
 //! - label columns are BOOLEAN with RLE, without a dictionary: long runs of equal flags;
-//! - everything else takes the writer's defaults; pages are Snappy-compressed, and outside
+//! - everything else takes the writer's defaults; other pages are Snappy-compressed, and outside
 //!   label chunks hold at most [`PAGE_ROWS`] rows, so the page index can skip around a
 //!   vertex's rows finely.
 //!
@@ -416,7 +417,12 @@ fn write_parquet(
             let column = ColumnPath::new(vec![column.to_string()]);
             props = props
                 .set_column_dictionary_enabled(column.clone(), false)
-                .set_column_encoding(column, encoding);
+                .set_column_encoding(column.clone(), encoding);
+            if encoding == Encoding::DELTA_BINARY_PACKED {
+                // Sorted indices delta-pack to a few bits each, which Snappy barely shrinks;
+                // uncompressed pages spare every neighbour read a decompression and a copy.
+                props = props.set_column_compression(column, Compression::UNCOMPRESSED);
+            }
         }
     }
     let file = File::create(path).map_err(|e| Error::io(path, e))?;

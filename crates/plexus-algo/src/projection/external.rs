@@ -6,8 +6,9 @@
 //! carrying a named label as an extra label. Every selected edge table's edge list
 //! ([`ExternalGraph::edge_list`], the whole list, read once) is translated to dense ids and
 //! counted into an out-CSR — in `Out`, `In` (reversed) or `Both` (both ways, a self-loop
-//! once) — which [`Graph::from_out`] sorts and transposes. Weights are not read: a weighted
-//! projection (SSSP) on an external graph is an error.
+//! once) — which [`Graph::from_out`] sorts and transposes; PageRank gets, as from a
+//! snapshot, only the in-lists and the out-degrees ([`Projection::build_pull_external`]).
+//! Weights are not read: a weighted projection (SSSP) on an external graph is an error.
 
 use plexus_txn::ExternalGraph;
 use plexus_types::VertexTableId;
@@ -23,6 +24,36 @@ impl Projection {
         &self,
         graph: &dyn ExternalGraph,
     ) -> Result<ProjectedGraph, AnalyticsError> {
+        let (vertices, edges) = self.external_edges(graph)?;
+        let out = lists(&edges, vertices.vertex_count(), self.direction);
+        Ok(ProjectedGraph {
+            graph: Graph::from_out(out, self.direction != Direction::Both),
+            vertices,
+            ts: 0,
+        })
+    }
+
+    /// What PageRank pulls along, as [`Projection::build_pull`] gives it for a snapshot: the
+    /// vertices, the in-lists (sorted) and every vertex's out-degree, without the out-CSR
+    /// and its transposition.
+    pub(crate) fn build_pull_external(
+        &self,
+        graph: &dyn ExternalGraph,
+    ) -> Result<(VertexMap, Csr, Vec<u64>), AnalyticsError> {
+        let (vertices, edges) = self.external_edges(graph)?;
+        let n = vertices.vertex_count();
+        let mut inc = lists(&edges, n, self.direction.reversed());
+        inc.sort_neighbors();
+        let out_degrees = degrees(&edges, n, self.direction);
+        Ok((vertices, inc, out_degrees))
+    }
+
+    /// The selected vertices, and each selected edge table's edges as dense (source,
+    /// destination) ids, edges with an unselected end left out.
+    fn external_edges(
+        &self,
+        graph: &dyn ExternalGraph,
+    ) -> Result<(VertexMap, Vec<DenseEdges>), AnalyticsError> {
         if let Some(weight) = &self.weight {
             return Err(AnalyticsError::Unsupported(format!(
                 "weighted projections (weight property {weight:?}) on attached graph '{}'",
@@ -36,9 +67,7 @@ impl Projection {
                 return Err(AnalyticsError::UnknownEdgeType(name.clone()));
             }
         }
-        let n = vertices.vertex_count();
-        // (from, to) dense pairs of the projected graph's out-lists.
-        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        let mut edges = Vec::new();
         for (t, table) in tables.iter().enumerate() {
             if !self.edge_types.is_empty() && !self.edge_types.contains(&table.edge_type) {
                 continue;
@@ -49,40 +78,63 @@ impl Projection {
             };
             let (src_map, dst_map) = (&vertices.tables[src], &vertices.tables[dst]);
             let (sources, targets) = graph.edge_list(t as u32)?;
+            let (mut from, mut to) = (Vec::with_capacity(sources.len()), Vec::new());
+            to.reserve(targets.len());
             for (&s, &d) in sources.iter().zip(&targets) {
-                let (Some(s), Some(d)) = (src_map.dense(s), dst_map.dense(d)) else {
-                    continue;
-                };
-                match self.direction {
-                    Direction::Out => pairs.push((s, d)),
-                    Direction::In => pairs.push((d, s)),
-                    Direction::Both => {
-                        pairs.push((s, d));
-                        if s != d {
-                            pairs.push((d, s));
-                        }
+                if let (Some(s), Some(d)) = (src_map.dense(s), dst_map.dense(d)) {
+                    from.push(s);
+                    to.push(d);
+                }
+            }
+            edges.push(DenseEdges { from, to });
+        }
+        Ok((vertices, edges))
+    }
+}
+
+/// One edge table's selected edges as dense ids.
+struct DenseEdges {
+    from: Vec<u32>,
+    to: Vec<u32>,
+}
+
+/// Calls `f(from, to)` for each edge of the projected graph read in `direction`: as stored
+/// (`Out`), reversed (`In`), or both ways with a self-loop once (`Both`).
+fn for_each_arc(edges: &[DenseEdges], direction: Direction, mut f: impl FnMut(u32, u32)) {
+    for table in edges {
+        for (&s, &d) in table.from.iter().zip(&table.to) {
+            match direction {
+                Direction::Out => f(s, d),
+                Direction::In => f(d, s),
+                Direction::Both => {
+                    f(s, d);
+                    if s != d {
+                        f(d, s);
                     }
                 }
             }
         }
-        let mut degrees = vec![0u64; n];
-        for &(from, _) in &pairs {
-            degrees[from as usize] += 1;
-        }
-        let offsets = exclusive_scan(&degrees);
-        let mut cursor = offsets.clone();
-        let mut targets = vec![0u32; pairs.len()];
-        for &(from, to) in &pairs {
-            targets[cursor[from as usize] as usize] = to;
-            cursor[from as usize] += 1;
-        }
-        let out = Csr::from_parts(offsets, targets, None);
-        Ok(ProjectedGraph {
-            graph: Graph::from_out(out, self.direction != Direction::Both),
-            vertices,
-            ts: 0,
-        })
     }
+}
+
+/// The out-degrees of the projected graph read in `direction`.
+fn degrees(edges: &[DenseEdges], n: usize, direction: Direction) -> Vec<u64> {
+    let mut degrees = vec![0u64; n];
+    for_each_arc(edges, direction, |from, _| degrees[from as usize] += 1);
+    degrees
+}
+
+/// The out-lists of the projected graph read in `direction`, unsorted (a counting sort by
+/// source).
+fn lists(edges: &[DenseEdges], n: usize, direction: Direction) -> Csr {
+    let offsets = exclusive_scan(&degrees(edges, n, direction));
+    let mut cursor = offsets.clone();
+    let mut targets = vec![0u32; offsets.last().copied().unwrap_or(0) as usize];
+    for_each_arc(edges, direction, |from, to| {
+        targets[cursor[from as usize] as usize] = to;
+        cursor[from as usize] += 1;
+    });
+    Csr::from_parts(offsets, targets, None)
 }
 
 impl VertexMap {
