@@ -445,18 +445,31 @@ impl VertexMap {
             extra.dedup();
         }
 
-        let mut tables = Vec::new();
-        let mut slot_of = vec![None; catalog.vertex_tables.len()];
-        let mut next_base = 0usize;
-        for (id, def) in catalog.vertex_tables.iter().enumerate() {
-            let table = id as VertexTableId;
-            let members = if whole(def.label) {
-                table_members(snapshot, table)?
+        VertexMap::lay_out(catalog.vertex_tables.len(), |table| {
+            if whole(catalog.vertex_tables[table as usize].label) {
+                table_members(snapshot, table)
             } else {
                 let begin = extra.partition_point(|v| v.table < table);
                 let end = extra.partition_point(|v| v.table <= table);
-                Members::of_rows(extra[begin..end].iter().map(|v| v.offset).collect())
-            };
+                Ok(Members::of_rows(
+                    extra[begin..end].iter().map(|v| v.offset).collect(),
+                ))
+            }
+        })
+    }
+
+    /// Tables `0..table_count` laid out one after the other, each with the members
+    /// `members_of` selects (tables selecting none take no slot).
+    fn lay_out(
+        table_count: usize,
+        mut members_of: impl FnMut(VertexTableId) -> Result<Members, AnalyticsError>,
+    ) -> Result<VertexMap, AnalyticsError> {
+        let mut tables = Vec::new();
+        let mut slot_of = vec![None; table_count];
+        let mut next_base = 0usize;
+        for (id, slot) in slot_of.iter_mut().enumerate() {
+            let table = id as VertexTableId;
+            let members = members_of(table)?;
             let selected = members.len() as usize;
             if selected == 0 {
                 continue;
@@ -465,7 +478,7 @@ impl VertexMap {
             if vertex_count > MAX_VERTICES {
                 return Err(GraphError::TooManyVertices { vertex_count }.into());
             }
-            slot_of[id] = Some(tables.len());
+            *slot = Some(tables.len());
             tables.push(TableMap::new(table, next_base as u32, members));
             next_base = vertex_count;
         }

@@ -43,7 +43,7 @@ use plexus::{
 };
 
 use crate::attach::{self, AttachedGraph, Entry, LabelFilter};
-use crate::meta::{AdjList, AdjListType, DataType, EdgeInfo, FileType, VertexInfo};
+use crate::meta::{AdjList, AdjListType, DataType, EdgeInfo, FileType, PropertyGroup, VertexInfo};
 use crate::read::{adj_dir, property_type, read_chunk, read_count, vertex_dir};
 use crate::{DST_INDEX, Error, SRC_INDEX};
 use rayon::prelude::*;
@@ -467,28 +467,13 @@ impl ExternalGraph for Mounted {
     }
 
     fn vertex_property(&self, v: VertexId, name: &str) -> plexus::Result<Option<Value>> {
-        let info = self.vertex_info(v.table);
-        for (g, group) in info.property_groups.iter().enumerate() {
-            if let Some(p) = group.properties.iter().position(|p| p.name == name) {
-                let (values, row) = self.property_chunk(v, g).map_err(storage_error)?;
-                return Ok(present(&values[p][row]));
-            }
-        }
-        Ok(None)
+        let groups = &self.vertex_info(v.table).property_groups;
+        property(groups, name, |g| self.property_chunk(v, g))
     }
 
     fn vertex_properties(&self, v: VertexId) -> plexus::Result<Vec<(String, Value)>> {
-        let info = self.vertex_info(v.table);
-        let mut found = Vec::new();
-        for (g, group) in info.property_groups.iter().enumerate() {
-            let (values, row) = self.property_chunk(v, g).map_err(storage_error)?;
-            for (p, column) in group.properties.iter().zip(values.iter()) {
-                if let Some(value) = present(&column[row]) {
-                    found.push((p.name.clone(), value));
-                }
-            }
-        }
-        Ok(found)
+        let groups = &self.vertex_info(v.table).property_groups;
+        properties(groups, |g| self.property_chunk(v, g))
     }
 
     fn neighbors_into(
@@ -566,38 +551,51 @@ impl ExternalGraph for Mounted {
     }
 
     fn edge_property(&self, e: EdgeId, name: &str) -> plexus::Result<Option<Value>> {
-        let info = self.edge_info(e.table);
-        for (g, group) in info.property_groups.iter().enumerate() {
-            if let Some(p) = group.properties.iter().position(|p| p.name == name) {
-                let (values, row) = self
-                    .edge_chunk(e.table, e.offset, g)
-                    .map_err(storage_error)?;
-                return Ok(present(&values[p][row]));
-            }
-        }
-        Ok(None)
+        let groups = &self.edge_info(e.table).property_groups;
+        property(groups, name, |g| self.edge_chunk(e.table, e.offset, g))
     }
 
     fn edge_properties(&self, e: EdgeId) -> plexus::Result<Vec<(String, Value)>> {
-        let info = self.edge_info(e.table);
-        let mut found = Vec::new();
-        for (g, group) in info.property_groups.iter().enumerate() {
-            let (values, row) = self
-                .edge_chunk(e.table, e.offset, g)
-                .map_err(storage_error)?;
-            for (p, column) in group.properties.iter().zip(values.iter()) {
-                if let Some(value) = present(&column[row]) {
-                    found.push((p.name.clone(), value));
-                }
-            }
-        }
-        Ok(found)
+        let groups = &self.edge_info(e.table).property_groups;
+        properties(groups, |g| self.edge_chunk(e.table, e.offset, g))
     }
 
     fn edge_list(&self, table: u32) -> plexus::Result<(Vec<u32>, Vec<u32>)> {
         let adj = &self.edge_info(table).adj_lists[self.edges[table as usize].numbering];
         self.whole_list(table, adj).map_err(storage_error)
     }
+}
+
+/// Property `name` of an element whose group `g`'s chunk (and row in it) `chunk` gives.
+fn property(
+    groups: &[PropertyGroup],
+    name: &str,
+    chunk: impl Fn(usize) -> Result<(Columns, usize), Error>,
+) -> plexus::Result<Option<Value>> {
+    for (g, group) in groups.iter().enumerate() {
+        if let Some(p) = group.properties.iter().position(|p| p.name == name) {
+            let (values, row) = chunk(g).map_err(storage_error)?;
+            return Ok(present(&values[p][row]));
+        }
+    }
+    Ok(None)
+}
+
+/// Every present property of such an element, in declaration order.
+fn properties(
+    groups: &[PropertyGroup],
+    chunk: impl Fn(usize) -> Result<(Columns, usize), Error>,
+) -> plexus::Result<Vec<(String, Value)>> {
+    let mut found = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        let (values, row) = chunk(g).map_err(storage_error)?;
+        for (p, column) in group.properties.iter().zip(values.iter()) {
+            if let Some(value) = present(&column[row]) {
+                found.push((p.name.clone(), value));
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// The vertices of an aligning type per part of list `adj`.

@@ -8,8 +8,10 @@
 //! transaction over the graph ([`plexus_txn::begin_external`]), so every read clause,
 //! expression, procedure and result conversion works on it unchanged; its analytics
 //! procedures (`USE lake CALL algo.pagerank()`) read its edge lists. A statement reads one
-//! graph; writes are refused (`GraphIsReadOnly`), as is `USE` inside an explicit transaction
-//! (a transaction reads one graph).
+//! graph; writes are refused (`GraphIsReadOnly`). Inside an explicit transaction (drivers
+//! wrap every statement in one) a `USE` statement still runs in its own read-only transaction
+//! over the graph: it neither sees nor joins the explicit one, which goes on — an attached
+//! graph never changes, so there is nothing for the two to agree on.
 //!
 //! Formats are registered by the crates that read them (the facade cannot depend on them):
 //! `plexus_graphar::register_procedures` registers `GRAPHAR`. Attachments belong to the

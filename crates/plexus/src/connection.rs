@@ -629,8 +629,11 @@ impl Connection {
             Command::Graph(command) => return self.graph_command(command).map(rows_stream),
             Command::Query(statement) => statement,
         };
+        // `USE name`: the statement reads the attached graph in a read-only transaction of
+        // its own, also inside an explicit transaction (drivers wrap every statement in one),
+        // which it neither reads nor joins: the attached graph never changes.
         let graph = match &statement.graph {
-            Some(name) => Some(self.use_graph(&name.name)?),
+            Some(name) => Some(self.fail_in_tx_if_open(self.attached.get(&name.name))?),
             None => None,
         };
         // O(tables), never a scan: see plexus_storage::stats. An attached graph has none.
@@ -660,14 +663,15 @@ impl Connection {
         }
         let may_write = cursor.may_write();
         if let (Some(graph), true) = (&graph, cursor.updates()) {
-            return Err(crate::attached::graph_error(
+            let refused = crate::attached::graph_error(
                 ErrorClass::SemanticError,
                 "GraphIsReadOnly",
                 format!(
                     "graph '{}' is attached read-only: a statement on it cannot write",
                     graph.name()
                 ),
-            ));
+            );
+            return self.fail_in_tx_if_open(Err(refused));
         }
         let columns = cursor.columns().to_vec();
         let source = if let Some(graph) = graph {
@@ -803,21 +807,6 @@ impl Connection {
         } else {
             result
         }
-    }
-
-    /// The graph `USE name` names, outside an explicit transaction.
-    fn use_graph(&mut self, name: &str) -> Result<Arc<dyn plexus_txn::ExternalGraph>, QueryError> {
-        if self.tx.is_some() {
-            return self.fail_in_tx(Err(crate::attached::graph_error(
-                ErrorClass::SemanticError,
-                "UseInTransaction",
-                format!(
-                    "USE {name} runs a statement in a read-only transaction of its own; it cannot \
-                     run inside BEGIN … COMMIT"
-                ),
-            )));
-        }
-        self.attached.get(name)
     }
 
     /// `ATTACH`, `DETACH GRAPH`, `SHOW GRAPHS` (see `crate::attached`).

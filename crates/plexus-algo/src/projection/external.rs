@@ -11,11 +11,10 @@
 //! Weights are not read: a weighted projection (SSSP) on an external graph is an error.
 
 use plexus_txn::ExternalGraph;
-use plexus_types::VertexTableId;
 
-use super::{AnalyticsError, Members, ProjectedGraph, Projection, TableMap, VertexMap};
+use super::{AnalyticsError, Members, ProjectedGraph, Projection, VertexMap};
 use crate::Direction;
-use crate::csr::{Csr, Graph, GraphError, MAX_VERTICES};
+use crate::csr::{Csr, Graph};
 use crate::par::exclusive_scan;
 
 impl Projection {
@@ -150,41 +149,19 @@ impl VertexMap {
                 return Err(AnalyticsError::UnknownLabel(name.clone()));
             }
         }
-        let mut maps = Vec::new();
-        let mut slot_of = vec![None; tables.len()];
-        let mut next_base = 0usize;
-        for (id, table) in tables.iter().enumerate() {
-            let members = if label_names.is_empty() || label_names.contains(&table.name) {
-                Members::Prefix { count: table.count }
-            } else {
-                let mut rows: Vec<u32> = Vec::new();
-                for label in label_names.iter().filter(|l| table.labels.contains(l)) {
-                    let carrying = graph.scan_extra_label(id as VertexTableId, label)?;
-                    rows.extend(carrying.into_iter().map(|v| v.offset));
-                }
-                rows.sort_unstable();
-                rows.dedup();
-                Members::of_rows(rows)
-            };
-            let selected = members.len() as usize;
-            if selected == 0 {
-                continue;
+        VertexMap::lay_out(tables.len(), |id| {
+            let table = &tables[id as usize];
+            if label_names.is_empty() || label_names.contains(&table.name) {
+                return Ok(Members::Prefix { count: table.count });
             }
-            let vertex_count = next_base + selected;
-            if vertex_count > MAX_VERTICES {
-                return Err(GraphError::TooManyVertices { vertex_count }.into());
+            let mut rows: Vec<u32> = Vec::new();
+            for label in label_names.iter().filter(|l| table.labels.contains(l)) {
+                let carrying = graph.scan_extra_label(id, label)?;
+                rows.extend(carrying.into_iter().map(|v| v.offset));
             }
-            slot_of[id] = Some(maps.len());
-            maps.push(TableMap::new(
-                id as VertexTableId,
-                next_base as u32,
-                members,
-            ));
-            next_base = vertex_count;
-        }
-        Ok(VertexMap {
-            tables: maps,
-            slot_of,
+            rows.sort_unstable();
+            rows.dedup();
+            Ok(Members::of_rows(rows))
         })
     }
 }
