@@ -59,13 +59,12 @@ const MAX_NAME_BYTES: usize = 100;
 
 /// Registers `db.export.graphar` and the `GRAPHAR` format of `ATTACH` on `db`: connections
 /// opened afterwards can call the procedure; every connection can attach GraphAr graphs
-/// (`crate::mount`, with a cache of [`crate::attach::DEFAULT_CACHE_BUDGET_BYTES`] each).
+/// (`crate::mount`, each with a cache of the `attached_graph_cache_bytes` setting).
 pub fn register_procedures(db: &Database) {
     db.register_graph_format(
         "GRAPHAR",
-        std::sync::Arc::new(|name: &str, path: &std::path::Path| {
-            let mounted =
-                crate::mount::Mounted::open(name, path, crate::attach::DEFAULT_CACHE_BUDGET_BYTES);
+        std::sync::Arc::new(|name: &str, path: &std::path::Path, budget: usize| {
+            let mounted = crate::mount::Mounted::open(name, path, budget);
             match mounted {
                 Ok(graph) => {
                     Ok(std::sync::Arc::new(graph) as std::sync::Arc<dyn plexus::ExternalGraph>)

@@ -333,7 +333,7 @@ fn attached_graphs_are_read_only_and_named_clearly() {
 }
 
 #[test]
-fn a_server_connection_attaches_only_under_the_import_directory() {
+fn a_server_connection_attaches_only_under_the_import_directory_with_its_cache_budget() {
     let db = source();
     let import = Scratch::new("import");
     let graphs = import.0.join("graphs");
@@ -349,6 +349,9 @@ fn a_server_connection_attaches_only_under_the_import_directory() {
     let mut settings = plexus::Settings::new();
     let root = import.0.display().to_string();
     (settings.set("import_directory", &root, plexus::SettingSource::Argument)).unwrap();
+    // A cache far smaller than one chunk: every read decodes again, answers stay the same.
+    let tiny = plexus::SettingSource::Argument;
+    (settings.set("attached_graph_cache_bytes", "1KiB", tiny)).unwrap();
     let lake = Database::open_in_memory_settings(settings).unwrap();
     register_procedures(&lake);
     let mut conn = lake.connect();
@@ -369,4 +372,9 @@ fn a_server_connection_attaches_only_under_the_import_directory() {
         run(&mut conn, "USE lake MATCH (p:Person) RETURN count(p)"),
         vec![vec![text(CypherValue::Int(39))]]
     );
+    let mut want = db.connect();
+    for query in &QUERIES[..8] {
+        let got = run(&mut conn, &format!("USE lake {query}"));
+        assert_eq!(got, run(&mut want, query), "1 KiB cache: {query}");
+    }
 }

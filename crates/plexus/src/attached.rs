@@ -30,9 +30,10 @@ use plexus_txn::ExternalGraph;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Opens a graph of one format: (name to attach it under, file) → the graph, or the reason.
+/// Opens a graph of one format: (name to attach it under, file, cache budget in bytes — the
+/// `attached_graph_cache_bytes` setting) → the graph, or the reason.
 pub type GraphFormat =
-    Arc<dyn Fn(&str, &Path) -> Result<Arc<dyn ExternalGraph>, String> + Send + Sync>;
+    Arc<dyn Fn(&str, &Path, usize) -> Result<Arc<dyn ExternalGraph>, String> + Send + Sync>;
 
 /// The columns of `ATTACH` and `SHOW GRAPHS`.
 pub const GRAPH_COLUMNS: [&str; 5] = ["name", "format", "file", "vertices", "relationships"];
@@ -85,7 +86,7 @@ impl AttachedGraphs {
         format: &str,
         (path, shown): (&Path, String),
         name: &str,
-        hidden: Option<&Path>,
+        (hidden, cache_budget_bytes): (Option<&Path>, usize),
     ) -> Result<QueryResult, QueryError> {
         let open = {
             let formats = self.formats.lock();
@@ -116,7 +117,7 @@ impl AttachedGraphs {
                 format!("a graph named '{name}' is attached already; DETACH GRAPH {name} first"),
             ));
         }
-        let graph = open(name, path).map_err(|mut reason| {
+        let graph = open(name, path, cache_budget_bytes).map_err(|mut reason| {
             if let Some(root) = hidden {
                 reason = reason.replace(&format!("{}/", root.display()), "");
             }

@@ -840,7 +840,9 @@ impl Connection {
                 let hidden = (self.confined)
                     .then(|| self.import_dir.as_deref().map(ImportDir::root))
                     .flatten();
-                (self.attached).attach(&format.name, (&path, shown), &name.name, hidden)
+                let budget = usize::try_from(self.settings.attached_graph_cache_bytes());
+                let limits = (hidden, budget.unwrap_or(usize::MAX));
+                (self.attached).attach(&format.name, (&path, shown), &name.name, limits)
             }
         }
     }

@@ -117,6 +117,9 @@ impl fmt::Display for Source {
     }
 }
 
+/// `attached_graph_cache_bytes` unless set: offsets and footers of a few thousand chunks.
+pub const DEFAULT_ATTACHED_GRAPH_CACHE_BYTES: u64 = 64 << 20;
+
 /// The values the registry reads and writes: the storage engine's `Config` plus the
 /// server-wide defaults of session settings that live above it.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,6 +138,8 @@ pub struct Values {
     pub var_length_path_limit: u64,
     /// Whether filters of the statements sessions run use compiled code (see docs/jit.md).
     pub default_jit: JitMode,
+    /// The cache of each attached graph (`crate::attached`): decoded chunks, offsets, footers.
+    pub attached_graph_cache_bytes: u64,
 }
 
 /// One registered setting.
@@ -290,6 +295,13 @@ pub static REGISTRY: &[Setting] = &[
         u64::to_string
     ),
     setting!(
+        "attached_graph_cache_bytes",
+        "memory each attached graph (ATTACH GRAPHAR) may keep of its files: decoded chunks, offsets, Parquet footers",
+        |v| v.attached_graph_cache_bytes,
+        parse_bytes,
+        |b: &u64| show_bytes(*b)
+    ),
+    setting!(
         "default_jit",
         "whether sessions start with filters compiled to machine code: off, on (compile before the first batch) or adaptive (interpret, compile in the background, switch when ready)",
         |v| v.default_jit,
@@ -387,6 +399,7 @@ impl Settings {
                 export_directory: PathBuf::from(DEFAULT_EXPORT_DIRECTORY),
                 var_length_path_limit: plexus_exec::DEFAULT_PATH_LIMIT as u64,
                 default_jit: JitMode::default(),
+                attached_graph_cache_bytes: DEFAULT_ATTACHED_GRAPH_CACHE_BYTES,
             },
             sources: vec![Source::Default; REGISTRY.len()],
             front_ends: Vec::new(),
@@ -569,6 +582,11 @@ impl Settings {
     /// The most paths a variable-length pattern may enumerate from one start node.
     pub fn var_length_path_limit(&self) -> u64 {
         self.values.var_length_path_limit
+    }
+
+    /// The cache budget of each attached graph (`attached_graph_cache_bytes`).
+    pub fn attached_graph_cache_bytes(&self) -> u64 {
+        self.values.attached_graph_cache_bytes
     }
 
     /// Whether sessions start with filters compiled (`default_jit`).
@@ -884,6 +902,7 @@ mod tests {
             export_directory: PathBuf::from(DEFAULT_EXPORT_DIRECTORY),
             var_length_path_limit: plexus_exec::DEFAULT_PATH_LIMIT as u64,
             default_jit: JitMode::default(),
+            attached_graph_cache_bytes: DEFAULT_ATTACHED_GRAPH_CACHE_BYTES,
         };
         for setting in REGISTRY {
             let row = format!("| `{}` | `{}` |", setting.name, (setting.get)(&defaults));
