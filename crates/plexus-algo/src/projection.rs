@@ -102,8 +102,6 @@ pub enum AnalyticsError {
     Graph(#[from] GraphError),
     #[error(transparent)]
     Algo(#[from] AlgoError),
-    #[error("not supported: {0}")]
-    Unsupported(String),
 }
 
 /// Which part of the graph a kernel runs on (see the module doc). `Default`: every vertex and
@@ -793,27 +791,36 @@ fn read_weights(
     out.clear();
     let mut failure = None;
     snapshot.edge_properties(table, property, eids, &mut |i, value| {
-        let weight = match value {
-            Some(Value::Float(w)) => w,
-            Some(Value::Int(w)) => w as f64,
-            _ if failure.is_some() => 0.0,
-            None => {
-                failure = Some(AnalyticsError::MissingWeight {
-                    edge: EdgeId::new(table, eids[i]),
-                    property: property.to_string(),
-                });
-                0.0
+        let edge = EdgeId::new(table, eids[i]);
+        match weight(value, edge, property) {
+            Ok(w) => out.push(w),
+            Err(e) => {
+                failure.get_or_insert(e);
+                out.push(0.0);
             }
-            Some(other) => {
-                failure = Some(AnalyticsError::BadWeight {
-                    edge: EdgeId::new(table, eids[i]),
-                    property: property.to_string(),
-                    value: other.to_string(),
-                });
-                0.0
-            }
-        };
-        out.push(weight);
+        }
     })?;
     failure.map_or(Ok(()), Err)
+}
+
+/// Edge `edge`'s weight property `property` (`value`) as a number: a float, or an integer
+/// converted; anything else is an error naming the edge.
+pub(crate) fn weight(
+    value: Option<Value>,
+    edge: EdgeId,
+    property: &str,
+) -> Result<f64, AnalyticsError> {
+    match value {
+        Some(Value::Float(w)) => Ok(w),
+        Some(Value::Int(w)) => Ok(w as f64),
+        None => Err(AnalyticsError::MissingWeight {
+            edge,
+            property: property.to_string(),
+        }),
+        Some(other) => Err(AnalyticsError::BadWeight {
+            edge,
+            property: property.to_string(),
+            value: other.to_string(),
+        }),
+    }
 }

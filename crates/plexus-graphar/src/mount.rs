@@ -219,15 +219,7 @@ impl Mounted {
         let e = self.edge_info(table);
         let meta = &self.edges[table as usize];
         let dir = adj_dir(self.graph.graph(), e, adj);
-        let chunks: Vec<(usize, u64, usize)> = (meta.part_bases.windows(2).enumerate())
-            .flat_map(|(part, bounds)| {
-                let count = bounds[1] - bounds[0];
-                (0..count.div_ceil(e.chunk_size)).map(move |chunk| {
-                    let rows = e.chunk_size.min(count - chunk * e.chunk_size) as usize;
-                    (part, chunk, rows)
-                })
-            })
-            .collect();
+        let chunks = self.numbering_chunks(table);
         let wanted = [(SRC_INDEX, DataType::Int64), (DST_INDEX, DataType::Int64)];
         let decoded: Vec<(Vec<u32>, Vec<u32>)> = chunks
             .into_par_iter()
@@ -254,6 +246,58 @@ impl Mounted {
             dst.extend(d);
         }
         Ok((src, dst))
+    }
+
+    /// Every chunk of `table`'s numbering list: (part, chunk, rows in it), in row order.
+    fn numbering_chunks(&self, table: u32) -> Vec<(usize, u64, usize)> {
+        let chunk_size = self.edge_info(table).chunk_size;
+        let bases = &self.edges[table as usize].part_bases;
+        (bases.windows(2).enumerate())
+            .flat_map(|(part, bounds)| {
+                let count = bounds[1] - bounds[0];
+                (0..count.div_ceil(chunk_size)).map(move |chunk| {
+                    let rows = chunk_size.min(count - chunk * chunk_size) as usize;
+                    (part, chunk, rows)
+                })
+            })
+            .collect()
+    }
+
+    /// Property `name` of every edge of `table` in numbering order (its group's chunks of the
+    /// numbering list decoded in parallel); all absent if no group declares it.
+    fn whole_property(&self, table: u32, name: &str) -> Result<Vec<Option<Value>>, Error> {
+        let e = self.edge_info(table);
+        let meta = &self.edges[table as usize];
+        let total = meta.part_bases.last().copied().unwrap_or(0) as usize;
+        let found = (e.property_groups.iter())
+            .find_map(|g| Some((g, g.properties.iter().find(|p| p.name == name)?)));
+        let Some((group, property)) = found else {
+            return Ok(vec![None; total]);
+        };
+        let dir = adj_dir(self.graph.graph(), e, &e.adj_lists[meta.numbering]).join(&group.prefix);
+        let chunks = self.numbering_chunks(table);
+        let wanted = [(name, property.data_type.clone())];
+        let decoded: Vec<Vec<Value>> = chunks
+            .into_par_iter()
+            .map(|(part, chunk, rows)| {
+                let path = dir.join(format!("part{part}/chunk{chunk}"));
+                let batch = read_chunk(&path, group.file_type, &wanted)?;
+                if batch.num_rows() != rows {
+                    return Err(Error::file(
+                        &path,
+                        format!("{} rows, the edge count says {rows}", batch.num_rows()),
+                    ));
+                }
+                let mut columns = plexus::bulk::batch_columns(&batch)
+                    .map_err(|e| Error::file(&path, e.to_string()))?;
+                Ok(columns.pop().map(|(_, values)| values).unwrap_or_default())
+            })
+            .collect::<Result<_, Error>>()?;
+        let mut values = Vec::with_capacity(total);
+        for chunk in decoded {
+            values.extend(chunk.iter().map(present));
+        }
+        Ok(values)
     }
 
     /// The part of the numbering list holding edge `offset`, and the edge's row in it.
@@ -558,6 +602,10 @@ impl ExternalGraph for Mounted {
     fn edge_properties(&self, e: EdgeId) -> plexus::Result<Vec<(String, Value)>> {
         let groups = &self.edge_info(e.table).property_groups;
         properties(groups, |g| self.edge_chunk(e.table, e.offset, g))
+    }
+
+    fn edge_values(&self, table: u32, name: &str) -> plexus::Result<Vec<Option<Value>>> {
+        self.whole_property(table, name).map_err(storage_error)
     }
 
     fn edge_list(&self, table: u32) -> plexus::Result<(Vec<u32>, Vec<u32>)> {

@@ -131,6 +131,9 @@ const QUERIES: &[&str] = &[
     "MATCH (a:Person {name: 'p3'}), (b:Person) WHERE b.name IN ['p4', 'p10', 'p20', 'p33'] \
      CALL algo.shortestPath({source: a, target: b, weightProperty: 'since', \
      edgeTypes: ['KNOWS'], direction: 'both'}) YIELD cost RETURN b.name AS b, cost ORDER BY b",
+    "MATCH (s:Person {name: 'p3'}) CALL algo.sssp({source: s, weightProperty: 'since', \
+     edgeTypes: ['KNOWS'], direction: 'both'}) YIELD node, distance \
+     RETURN node.name AS n, distance ORDER BY n",
     "MATCH (s:Person {name: 'p3'}) CALL algo.bfs({source: s, vertexLabels: ['Person']}) \
      YIELD node, depth RETURN node.name AS n, depth ORDER BY n",
 ];
@@ -294,6 +297,14 @@ fn attached_graphs_are_read_only_and_named_clearly() {
         "USE lake CALL algo.pagerank({writeProperty: 'r'})",
     );
     assert!(e.contains("read-only"), "{e}");
+    // LIVES_IN has no `since`: a weight missing on the attached graph is named as on a
+    // snapshot.
+    let e = error(
+        &mut conn,
+        "USE lake MATCH (s:Person) WITH s LIMIT 1 \
+         CALL algo.sssp({source: s, weightProperty: 'since'}) YIELD node RETURN count(*)",
+    );
+    assert!(e.contains("has no weight property \"since\""), "{e}");
     let e = error(&mut conn, "USE nowhere MATCH (n) RETURN n");
     assert!(
         e.contains("GraphNotFound") && e.contains("SHOW GRAPHS"),

@@ -81,6 +81,9 @@ pub trait ExternalGraph: Send + Sync {
     /// Every edge of edge table `table` as (source offsets, destination offsets), indexed by
     /// edge offset: what an analytics projection reads.
     fn edge_list(&self, table: u32) -> Result<(Vec<u32>, Vec<u32>)>;
+    /// Property `name` of every edge of edge table `table`, indexed by edge offset (`None`:
+    /// absent): the weights of an analytics projection.
+    fn edge_values(&self, table: u32, name: &str) -> Result<Vec<Option<Value>>>;
 }
 
 /// The reads a [`Transaction`] over an external graph answers from the graph's tables: what

@@ -8,11 +8,15 @@
 //! counted into an out-CSR — in `Out`, `In` (reversed) or `Both` (both ways, a self-loop
 //! once) — which [`Graph::from_out`] sorts and transposes; PageRank gets, as from a
 //! snapshot, only the in-lists and the out-degrees ([`Projection::build_pull_external`]).
-//! Weights are not read: a weighted projection (SSSP) on an external graph is an error.
+//! A weight property is read for all a table's edges at once
+//! ([`ExternalGraph::edge_values`]); a missing or non-numeric weight is an error naming the
+//! edge, as on a snapshot.
 
 use plexus_txn::ExternalGraph;
 
-use super::{AnalyticsError, Members, ProjectedGraph, Projection, VertexMap};
+use plexus_types::{EdgeId, EdgeTableId};
+
+use super::{AnalyticsError, Members, ProjectedGraph, Projection, VertexMap, weight};
 use crate::Direction;
 use crate::csr::{Csr, Graph};
 use crate::par::exclusive_scan;
@@ -53,12 +57,6 @@ impl Projection {
         &self,
         graph: &dyn ExternalGraph,
     ) -> Result<(VertexMap, Vec<DenseEdges>), AnalyticsError> {
-        if let Some(weight) = &self.weight {
-            return Err(AnalyticsError::Unsupported(format!(
-                "weighted projections (weight property {weight:?}) on attached graph '{}'",
-                graph.name()
-            )));
-        }
         let vertices = VertexMap::select_external(graph, &self.vertex_labels)?;
         let tables = graph.edge_tables();
         for name in &self.edge_types {
@@ -77,38 +75,52 @@ impl Projection {
             };
             let (src_map, dst_map) = (&vertices.tables[src], &vertices.tables[dst]);
             let (sources, targets) = graph.edge_list(t as u32)?;
+            let values = match &self.weight {
+                Some(name) => Some(graph.edge_values(t as u32, name)?),
+                None => None,
+            };
             let (mut from, mut to) = (Vec::with_capacity(sources.len()), Vec::new());
             to.reserve(targets.len());
-            for (&s, &d) in sources.iter().zip(&targets) {
+            let mut weights = values.as_ref().map(|_| Vec::with_capacity(sources.len()));
+            for (e, (&s, &d)) in sources.iter().zip(&targets).enumerate() {
                 if let (Some(s), Some(d)) = (src_map.dense(s), dst_map.dense(d)) {
                     from.push(s);
                     to.push(d);
+                    if let (Some(weights), Some(values), Some(name)) =
+                        (&mut weights, &values, &self.weight)
+                    {
+                        let edge = EdgeId::new(t as EdgeTableId, e as u32);
+                        weights.push(weight(values[e].clone(), edge, name)?);
+                    }
                 }
             }
-            edges.push(DenseEdges { from, to });
+            edges.push(DenseEdges { from, to, weights });
         }
         Ok((vertices, edges))
     }
 }
 
-/// One edge table's selected edges as dense ids.
+/// One edge table's selected edges as dense ids, with their weights if asked for.
 struct DenseEdges {
     from: Vec<u32>,
     to: Vec<u32>,
+    weights: Option<Vec<f64>>,
 }
 
-/// Calls `f(from, to)` for each edge of the projected graph read in `direction`: as stored
-/// (`Out`), reversed (`In`), or both ways with a self-loop once (`Both`).
-fn for_each_arc(edges: &[DenseEdges], direction: Direction, mut f: impl FnMut(u32, u32)) {
+/// Calls `f(from, to, weight)` for each edge of the projected graph read in `direction`: as
+/// stored (`Out`), reversed (`In`), or both ways with a self-loop once (`Both`); the weight is
+/// 0 when none was read.
+fn for_each_arc(edges: &[DenseEdges], direction: Direction, mut f: impl FnMut(u32, u32, f64)) {
     for table in edges {
-        for (&s, &d) in table.from.iter().zip(&table.to) {
+        for (i, (&s, &d)) in table.from.iter().zip(&table.to).enumerate() {
+            let w = table.weights.as_ref().map_or(0.0, |w| w[i]);
             match direction {
-                Direction::Out => f(s, d),
-                Direction::In => f(d, s),
+                Direction::Out => f(s, d, w),
+                Direction::In => f(d, s, w),
                 Direction::Both => {
-                    f(s, d);
+                    f(s, d, w);
                     if s != d {
-                        f(d, s);
+                        f(d, s, w);
                     }
                 }
             }
@@ -119,7 +131,7 @@ fn for_each_arc(edges: &[DenseEdges], direction: Direction, mut f: impl FnMut(u3
 /// The out-degrees of the projected graph read in `direction`.
 fn degrees(edges: &[DenseEdges], n: usize, direction: Direction) -> Vec<u64> {
     let mut degrees = vec![0u64; n];
-    for_each_arc(edges, direction, |from, _| degrees[from as usize] += 1);
+    for_each_arc(edges, direction, |from, _, _| degrees[from as usize] += 1);
     degrees
 }
 
@@ -128,12 +140,19 @@ fn degrees(edges: &[DenseEdges], n: usize, direction: Direction) -> Vec<u64> {
 fn lists(edges: &[DenseEdges], n: usize, direction: Direction) -> Csr {
     let offsets = exclusive_scan(&degrees(edges, n, direction));
     let mut cursor = offsets.clone();
-    let mut targets = vec![0u32; offsets.last().copied().unwrap_or(0) as usize];
-    for_each_arc(edges, direction, |from, to| {
-        targets[cursor[from as usize] as usize] = to;
+    let arcs = offsets.last().copied().unwrap_or(0) as usize;
+    let mut targets = vec![0u32; arcs];
+    let weighted = edges.iter().any(|t| t.weights.is_some());
+    let mut weights = weighted.then(|| vec![0f64; arcs]);
+    for_each_arc(edges, direction, |from, to, w| {
+        let at = cursor[from as usize] as usize;
+        targets[at] = to;
+        if let Some(weights) = &mut weights {
+            weights[at] = w;
+        }
         cursor[from as usize] += 1;
     });
-    Csr::from_parts(offsets, targets, None)
+    Csr::from_parts(offsets, targets, weights)
 }
 
 impl VertexMap {
