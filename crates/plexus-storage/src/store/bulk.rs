@@ -45,13 +45,13 @@
 //! COST
 //! ====
 //! Rows: one install per row, as a commit's (chunk latches, index inserts). Adjacency: two
-//! counting sorts and the run files; staged edges ([`EdgeBatch`]) are read in place by the
+//! counting sorts and the run files, one per direction, on two threads; staged edges ([`EdgeBatch`]) are read in place by the
 //! sorts, never copied into adjacency entries. The checkpoint rewrites every row of the database, not
 //! only the load's — a load into a large database pays for the whole database once, as a
 //! checkpoint does.
 
 use super::{PendingAdjacency, Storage, install_rows};
-use crate::lsm::BULK_GROUP_ENTRIES;
+use crate::lsm::{BULK_GROUP_ENTRIES, RunEntry};
 use crate::record::{CommitRecord, EdgeBatch};
 use plexus_types::{EdgeTableId, Result, Timestamp};
 use std::collections::BTreeSet;
@@ -100,7 +100,9 @@ impl Storage {
             let batches: Vec<&EdgeBatch> = (record.edge_batches.iter())
                 .filter(|b| b.table == id)
                 .collect();
-            for (direction, outgoing) in [true, false].into_iter().enumerate() {
+            // One direction's runs: its own topology, files and arrays, so the two directions
+            // are written on two threads (what the entries share is only read).
+            let write = |direction: usize, outgoing: bool| -> Result<Vec<RunEntry>> {
                 let ops = by_table.get(&id).map_or(&[][..], |d| &d[direction][..]);
                 let entries = |visit: &mut dyn FnMut(u32, u32, u32)| {
                     ops.iter().for_each(|&(v, n, e)| visit(v, n, e));
@@ -114,16 +116,22 @@ impl Storage {
                         }
                     }
                 };
-                let topology = table.adjacency(outgoing);
-                let runs = topology.write_bulk_runs(
+                table.adjacency(outgoing).write_bulk_runs(
                     self.vfs.as_ref(),
                     self,
                     &self.config,
                     &entries,
                     (ts, BULK_GROUP_ENTRIES),
-                )?;
-                written.push((table.clone(), outgoing, runs));
-            }
+                )
+            };
+            let (out_runs, in_runs) = std::thread::scope(|scope| {
+                let incoming = scope.spawn(|| write(1, false));
+                let outgoing = write(0, true);
+                (outgoing, incoming.join())
+            });
+            let in_runs = in_runs.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            written.push((table.clone(), true, out_runs?));
+            written.push((table.clone(), false, in_runs?));
         }
         let _lsm = self.lsm_lock.lock();
         for (table, outgoing, runs) in written {
