@@ -430,12 +430,7 @@ impl AttachedGraph {
 fn decoded_runs(path: &Path, labels: &[&str], rows: usize) -> Result<Vec<crate::rle::Runs>, Error> {
     let wanted: Vec<(&str, DataType)> = labels.iter().map(|l| (*l, DataType::Bool)).collect();
     let batch = read_chunk(path, FileType::Parquet, &wanted)?;
-    if batch.num_rows() != rows {
-        return Err(Error::file(
-            path,
-            format!("{} rows, the vertex count says {rows}", batch.num_rows()),
-        ));
-    }
+    crate::read::expect_rows(path, &batch, rows)?;
     let runs_of = |column: &BooleanArray| {
         let mut runs = Vec::new();
         let mut start = 0;

@@ -44,7 +44,7 @@ use plexus::{
 
 use crate::attach::{self, AttachedGraph, Entry, LabelFilter};
 use crate::meta::{AdjList, AdjListType, DataType, EdgeInfo, FileType, PropertyGroup, VertexInfo};
-use crate::read::{adj_dir, property_type, read_chunk, read_count, vertex_dir};
+use crate::read::{adj_dir, expect_rows, property_type, read_chunk, read_count, vertex_dir};
 use crate::{DST_INDEX, Error, SRC_INDEX};
 use rayon::prelude::*;
 
@@ -78,7 +78,7 @@ impl Mounted {
     /// the metadata and the vertex and edge counts, nothing else.
     pub fn open(name: &str, path: &Path, cache_budget_bytes: usize) -> Result<Mounted, Error> {
         let graph = AttachedGraph::open(path, cache_budget_bytes)?;
-        let info = graph.graph().clone();
+        let info = graph.graph();
         let mut vertex_tables = Vec::with_capacity(info.vertices.len());
         for v in &info.vertices {
             let count = graph.vertex_count(&v.type_name)?;
@@ -120,7 +120,7 @@ impl Mounted {
             let aligned = if adj.kind.by_source() { src } else { dst };
             let part_size = part_size(e, adj);
             let parts = u64::from(vertex_tables[aligned].count).div_ceil(part_size);
-            let dir = adj_dir(&info, e, adj);
+            let dir = adj_dir(info, e, adj);
             let mut part_bases = vec![0u64];
             for part in 0..parts {
                 let count = read_count(&dir.join(format!("edge_count{part}")))?;
@@ -213,11 +213,12 @@ impl Mounted {
         }
     }
 
-    /// Both index columns of every chunk of list `adj` of edge table `table`, in row order
-    /// (chunks decoded in parallel).
-    fn whole_list(&self, table: u32, adj: &AdjList) -> Result<(Vec<u32>, Vec<u32>), Error> {
+    /// Both index columns of every chunk of edge table `table`'s numbering list, in row
+    /// order (chunks decoded in parallel).
+    fn whole_list(&self, table: u32) -> Result<(Vec<u32>, Vec<u32>), Error> {
         let e = self.edge_info(table);
         let meta = &self.edges[table as usize];
+        let adj = &e.adj_lists[meta.numbering];
         let dir = adj_dir(self.graph.graph(), e, adj);
         let chunks = self.numbering_chunks(table);
         let wanted = [(SRC_INDEX, DataType::Int64), (DST_INDEX, DataType::Int64)];
@@ -226,12 +227,7 @@ impl Mounted {
             .map(|(part, chunk, rows)| {
                 let path = dir.join(format!("adj_list/part{part}/chunk{chunk}"));
                 let batch = read_chunk(&path, adj.file_type, &wanted)?;
-                if batch.num_rows() != rows {
-                    return Err(Error::file(
-                        &path,
-                        format!("{} rows, the edge count says {rows}", batch.num_rows()),
-                    ));
-                }
+                expect_rows(&path, &batch, rows)?;
                 let column = |i: usize| -> Result<Vec<u32>, Error> {
                     let values = attach::int64_column(&path, batch.column(i), wanted[i].0)?;
                     Ok(values.into_iter().map(|v| v as u32).collect())
@@ -282,12 +278,7 @@ impl Mounted {
             .map(|(part, chunk, rows)| {
                 let path = dir.join(format!("part{part}/chunk{chunk}"));
                 let batch = read_chunk(&path, group.file_type, &wanted)?;
-                if batch.num_rows() != rows {
-                    return Err(Error::file(
-                        &path,
-                        format!("{} rows, the edge count says {rows}", batch.num_rows()),
-                    ));
-                }
+                expect_rows(&path, &batch, rows)?;
                 let mut columns = plexus::bulk::batch_columns(&batch)
                     .map_err(|e| Error::file(&path, e.to_string()))?;
                 Ok(columns.pop().map(|(_, values)| values).unwrap_or_default())
@@ -342,7 +333,7 @@ impl Mounted {
         };
         let n = self.vertex_tables[far_table as usize].count as usize;
         let entry = self.graph.cached(key.clone(), || {
-            let (src, dst) = self.whole_list(table, adj)?;
+            let (src, dst) = self.whole_list(table)?;
             let far = if adj.kind.by_source() { dst } else { src };
             let mut offsets = vec![0u64; n + 1];
             for &o in &far {
@@ -609,8 +600,7 @@ impl ExternalGraph for Mounted {
     }
 
     fn edge_list(&self, table: u32) -> plexus::Result<(Vec<u32>, Vec<u32>)> {
-        let adj = &self.edge_info(table).adj_lists[self.edges[table as usize].numbering];
-        self.whole_list(table, adj).map_err(storage_error)
+        self.whole_list(table).map_err(storage_error)
     }
 }
 

@@ -341,7 +341,7 @@ fn indices(path: &Path, array: &ArrayRef, name: &str, limit: u64) -> Result<Vec<
         .collect()
 }
 
-fn expect_rows(path: &Path, batch: &RecordBatch, rows: usize) -> Result<(), Error> {
+pub(crate) fn expect_rows(path: &Path, batch: &RecordBatch, rows: usize) -> Result<(), Error> {
     if batch.num_rows() == rows {
         Ok(())
     } else {
