@@ -10,7 +10,8 @@
 //! ```text
 //!   for each vertex type: read_vertices ──▶ add_nodes([TYPE], row labels, columns)
 //!                         GraphAr index i ──▶ the VertexId the load gave row i
-//!   for each edge triple: read_edges (ordered_by_source if present, else the first list)
+//!   for each edge triple: for_each_edge_part (ordered_by_source if present, else the first
+//!                         list), one part at a time
 //!                         (src index, dst index) ──▶ add_relationships(EDGE, src, dst, columns)
 //!   commit
 //! ```
@@ -33,7 +34,7 @@ use plexus::{BulkLoad, Database, Value, VertexId};
 
 use crate::export::UNLABELED_TYPE;
 use crate::meta::GraphInfo;
-use crate::read::{edge_count, preferred_adj_list, read_edges, read_vertices, vertex_count};
+use crate::read::{self, edge_count, preferred_adj_list, read_vertices, vertex_count};
 use crate::{Error, VertexData};
 
 /// Rows handed to the bulk loader per call (and between two progress reports).
@@ -116,7 +117,6 @@ pub fn import(
             total,
             current: &key,
         });
-        let data = read_edges(graph, e, preferred_adj_list(e)?)?;
         let ids_of = |type_name: &str| {
             (graph.vertices.iter())
                 .position(|v| v.type_name == type_name)
@@ -124,27 +124,31 @@ pub fn import(
                 .ok_or_else(|| Error::file(&e.file, format!("no vertex type {type_name:?}")))
         };
         let (src_ids, dst_ids) = (ids_of(&e.src_type)?, ids_of(&e.dst_type)?);
-        // The reader checked every index against the vertex counts, which the load matched.
-        let src: Vec<VertexId> = data.src.iter().map(|&i| src_ids[i as usize]).collect();
-        let dst: Vec<VertexId> = data.dst.iter().map(|&i| dst_ids[i as usize]).collect();
-        for begin in (0..src.len()).step_by(IMPORT_BATCH_ROWS) {
-            let end = (begin + IMPORT_BATCH_ROWS).min(src.len());
-            let columns = slice(&data.columns, begin, end);
-            add_edges(
-                &mut load,
-                e,
-                &src[begin..end],
-                &dst[begin..end],
-                &columns,
-                begin,
-            )?;
-            done += (end - begin) as u64;
-            progress(ImportProgress {
-                done,
-                total,
-                current: &key,
-            });
-        }
+        // One part at a time, through two batch-sized buffers: the edge list is never held
+        // whole (fresh memory is what a load of millions of edges mostly pays for).
+        let (mut src, mut dst) = (Vec::new(), Vec::new());
+        let mut first_row = 0;
+        read::for_each_edge_part(graph, e, preferred_adj_list(e)?, &mut |data| {
+            for begin in (0..data.src.len()).step_by(IMPORT_BATCH_ROWS) {
+                let end = (begin + IMPORT_BATCH_ROWS).min(data.src.len());
+                // The reader checked every index against the vertex counts, which the load
+                // matched.
+                src.clear();
+                src.extend(data.src[begin..end].iter().map(|&i| src_ids[i as usize]));
+                dst.clear();
+                dst.extend(data.dst[begin..end].iter().map(|&i| dst_ids[i as usize]));
+                let columns = slice(&data.columns, begin, end);
+                add_edges(&mut load, e, &src, &dst, &columns, first_row + begin)?;
+                done += (end - begin) as u64;
+                progress(ImportProgress {
+                    done,
+                    total,
+                    current: &key,
+                });
+            }
+            first_row += data.src.len();
+            Ok(())
+        })?;
     }
     let summary = load
         .commit()

@@ -6,7 +6,8 @@
 //! of its adjacency lists) into [`VertexData`] / [`EdgeData`]: property columns converted by
 //! the facade's Arrow mapping (`plexus::bulk::batch_columns`: int32/int64 → Int, float/double
 //! → Float, date → Date, timestamp → LocalDateTime, list → List), labels as flags, endpoint
-//! indices as `u64`.
+//! indices as `u64`. [`for_each_edge_part`] hands an edge triple over one part at a time
+//! (what an import stages without holding the whole list).
 //!
 //! WHAT IS CHECKED
 //! ===============
@@ -185,6 +186,38 @@ type ChunkEdges = (Vec<u64>, Vec<u64>, Vec<Vec<crate::Value>>);
 /// Reads every edge of `e` through the adjacency list `adj`, with its property groups
 /// (chunks decoded in parallel).
 pub fn read_edges(graph: &GraphInfo, e: &EdgeInfo, adj: &AdjList) -> Result<EdgeData, Error> {
+    let mut all = EdgeData {
+        columns: edge_columns(e),
+        ..EdgeData::default()
+    };
+    for_each_edge_part(graph, e, adj, &mut |part| {
+        all.src.extend_from_slice(&part.src);
+        all.dst.extend_from_slice(&part.dst);
+        for (slot, (_, values)) in all.columns.iter_mut().zip(&part.columns) {
+            slot.1.extend_from_slice(values);
+        }
+        Ok(())
+    })?;
+    Ok(all)
+}
+
+/// The property columns of edge triple `e`, empty.
+fn edge_columns(e: &EdgeInfo) -> Vec<(String, Vec<crate::Value>)> {
+    (e.property_groups.iter())
+        .flat_map(|g| g.properties.iter().map(|p| (p.name.clone(), Vec::new())))
+        .collect()
+}
+
+/// [`read_edges`] one part (the edges of one vertex chunk of the aligning endpoint) at a
+/// time, in order, each part checked whole before `f` sees it: what a reader that need not
+/// hold the whole list uses (an import stages each part as it comes). The buffer `f` gets is
+/// reused from part to part.
+pub fn for_each_edge_part(
+    graph: &GraphInfo,
+    e: &EdgeInfo,
+    adj: &AdjList,
+    f: &mut dyn FnMut(&EdgeData) -> Result<(), Error>,
+) -> Result<(), Error> {
     let dir = adj_dir(graph, e, adj);
     let src_count = vertex_count(graph, endpoint(graph, e, &e.src_type)?)?;
     let dst_count = vertex_count(graph, endpoint(graph, e, &e.dst_type)?)?;
@@ -195,15 +228,17 @@ pub fn read_edges(graph: &GraphInfo, e: &EdgeInfo, adj: &AdjList) -> Result<Edge
         e.dst_chunk_size
     };
     let mut data = EdgeData {
-        columns: (e.property_groups.iter())
-            .flat_map(|g| g.properties.iter().map(|p| (p.name.clone(), Vec::new())))
-            .collect(),
+        columns: edge_columns(e),
         ..EdgeData::default()
     };
     let index_columns = [(SRC_INDEX, DataType::Int64), (DST_INDEX, DataType::Int64)];
     for part in 0..parts {
         let count = read_count(&dir.join(format!("edge_count{part}")))?;
-        let part_begin = data.src.len();
+        data.src.clear();
+        data.dst.clear();
+        data.columns
+            .iter_mut()
+            .for_each(|(_, values)| values.clear());
         let keys = part * part_size..((part + 1).saturating_mul(part_size)).min(aligned_count);
         // Chunks decode in parallel; they are appended in order.
         let chunks: Vec<ChunkEdges> = (0..count.div_ceil(e.chunk_size))
@@ -252,14 +287,15 @@ pub fn read_edges(graph: &GraphInfo, e: &EdgeInfo, adj: &AdjList) -> Result<Edge
         }
         if adj.kind.ordered() {
             let aligned = if adj.kind.by_source() {
-                &data.src[part_begin..]
+                &data.src
             } else {
-                &data.dst[part_begin..]
+                &data.dst
             };
             check_offsets(&dir, adj, part, count, &keys, aligned)?;
         }
+        f(&data)?;
     }
-    Ok(data)
+    Ok(())
 }
 
 /// Checks offset chunk `part` against the part's edge count and its sorted aligning indices.

@@ -74,8 +74,9 @@ pub struct WriteSet {
     pub new_vertices: BTreeMap<VertexId, NewVertex>,
     /// The offsets of `new_vertices` per vertex table, as bitsets: every edge a transaction
     /// creates tests both endpoints for membership, and a bulk load of millions of edges
-    /// spent a quarter of its time in the map's lookups.
-    new_vertex_bits: HashMap<VertexTableId, Vec<u64>>,
+    /// spent a quarter of its time in the map's lookups. Indexed by table id (ids are dense
+    /// and few), so a test is two array reads.
+    new_vertex_bits: Vec<Vec<u64>>,
     /// Property writes to vertices that existed at the start; `None` removes.
     pub vertex_props: BTreeMap<(VertexId, PropKeyId), Option<Value>>,
     /// New complete extra-label sets of vertices that existed at the start, with the old set.
@@ -108,7 +109,11 @@ impl WriteSet {
     }
 
     pub fn add_new_vertex(&mut self, id: VertexId, vertex: NewVertex) {
-        let bits = self.new_vertex_bits.entry(id.table).or_default();
+        let table = id.table as usize;
+        if self.new_vertex_bits.len() <= table {
+            self.new_vertex_bits.resize_with(table + 1, Vec::new);
+        }
+        let bits = &mut self.new_vertex_bits[table];
         let word = id.offset as usize / 64;
         if bits.len() <= word {
             bits.resize(word + 1, 0);
@@ -120,7 +125,7 @@ impl WriteSet {
     pub fn remove_new_vertex(&mut self, id: VertexId) -> Option<NewVertex> {
         if let Some(word) = self
             .new_vertex_bits
-            .get_mut(&id.table)
+            .get_mut(id.table as usize)
             .and_then(|bits| bits.get_mut(id.offset as usize / 64))
         {
             *word &= !(1 << (id.offset % 64));
@@ -132,7 +137,7 @@ impl WriteSet {
     pub fn is_new_vertex(&self, id: VertexId) -> bool {
         let found = self
             .new_vertex_bits
-            .get(&id.table)
+            .get(id.table as usize)
             .and_then(|bits| bits.get(id.offset as usize / 64))
             .is_some_and(|word| word & (1 << (id.offset % 64)) != 0);
         debug_assert_eq!(found, self.new_vertices.contains_key(&id));

@@ -14,9 +14,10 @@
 //!   1. flush every frozen memtable        commits before the load are now in runs
 //!   2. install the rows at ts             invisible: readers start below ts
 //!   3. write the adjacency as CSR runs    counting sort, one run per vertex range
+//!      and, on a thread of its own, the checkpoint file ckpt-<ts> (every row at ts)
 //!   LSM lock ─────────────────────────────────────────────────────────────────
 //!   4. publish the runs (visible from ts)
-//!   5. write checkpoint ckpt-<ts> and the manifest naming it and the runs   ← the switch
+//!   5. write the manifest naming ckpt-<ts> and the runs                     ← the switch
 //!   ─────────────────────────────────────────────────────────────────────────────
 //!   6. delete the WAL segments and checkpoints the new one replaced
 //! ```
@@ -45,17 +46,23 @@
 //! COST
 //! ====
 //! Rows: one install per row, as a commit's (chunk latches, index inserts). Adjacency: two
-//! counting sorts and the run files, one per direction, on two threads; staged edges ([`EdgeBatch`]) are read in place by the
+//! counting sorts and the run files, one per direction, on two threads beside the one
+//! writing the checkpoint; staged edges ([`EdgeBatch`]) are read in place by the
 //! sorts, never copied into adjacency entries. The checkpoint rewrites every row of the database, not
 //! only the load's — a load into a large database pays for the whole database once, as a
 //! checkpoint does.
 
-use super::{PendingAdjacency, Storage, install_rows};
+use super::{EdgeTable, PendingAdjacency, Storage, install_rows};
+use crate::checkpoint;
 use crate::lsm::{BULK_GROUP_ENTRIES, RunEntry};
 use crate::record::{CommitRecord, EdgeBatch};
 use plexus_types::{EdgeTableId, Result, Timestamp};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
+
+/// Each topology's new runs: (table, outgoing, runs).
+type WrittenRuns = Vec<(Arc<EdgeTable>, bool, Vec<RunEntry>)>;
 
 impl Storage {
     /// Installs `record` (new vertices and edges; see the module documentation) at `record.ts` and
@@ -89,14 +96,45 @@ impl Storage {
         let ts = record.ts;
         self.flush_and_merge(false)?;
         let tables = self.live_tables();
-        let PendingAdjacency { by_table } = install_rows(&tables, record, horizon)?;
+        let pending = install_rows(&tables, record, horizon)?;
         // The runs' property columns are read at `ts` (see PROPERTY COLUMNS in `lsm`).
         self.installed_ts.store(ts, Ordering::Release);
-        let mut table_ids: BTreeSet<EdgeTableId> = by_table.keys().copied().collect();
+        let mut table_ids: BTreeSet<EdgeTableId> = pending.by_table.keys().copied().collect();
         table_ids.extend(record.edge_batches.iter().map(|b| b.table));
+        // The checkpoint file (step 5's rows) reads only the installed rows: it is written
+        // while the runs are, and named by the manifest only after both are done.
+        let name = checkpoint::checkpoint_name(ts);
+        let (written, checkpoint) = std::thread::scope(|scope| {
+            let checkpoint = scope.spawn(|| self.write_checkpoint_file(&name, ts));
+            let written = self.write_runs_of(&tables.edge, &table_ids, &pending, record);
+            let checkpoint = checkpoint.join();
+            (
+                written,
+                checkpoint.unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            )
+        });
+        let written = written?;
+        checkpoint?;
+        let _lsm = self.lsm_lock.lock();
+        for (table, outgoing, runs) in written {
+            table.adjacency(outgoing).publish_bulk(runs, ts);
+        }
+        self.publish_checkpoint(name, ts, wal_start)
+    }
+
+    /// Step 3: each edge table's runs, both directions on two threads.
+    fn write_runs_of(
+        &self,
+        tables: &[Arc<EdgeTable>],
+        table_ids: &BTreeSet<EdgeTableId>,
+        pending: &PendingAdjacency,
+        record: &CommitRecord,
+    ) -> Result<WrittenRuns> {
+        let by_table = &pending.by_table;
+        let ts = record.ts;
         let mut written = Vec::new();
-        for id in table_ids {
-            let table = &tables.edge[id as usize];
+        for &id in table_ids {
+            let table = &tables[id as usize];
             let batches: Vec<&EdgeBatch> = (record.edge_batches.iter())
                 .filter(|b| b.table == id)
                 .collect();
@@ -133,10 +171,6 @@ impl Storage {
             written.push((table.clone(), true, out_runs?));
             written.push((table.clone(), false, in_runs?));
         }
-        let _lsm = self.lsm_lock.lock();
-        for (table, outgoing, runs) in written {
-            table.adjacency(outgoing).publish_bulk(runs, ts);
-        }
-        self.checkpoint_and_publish(ts, wal_start)
+        Ok(written)
     }
 }

@@ -1032,6 +1032,11 @@ impl Storage {
     fn checkpoint_and_publish(&self, ts: Timestamp, wal_start: u64) -> Result<()> {
         let name = checkpoint::checkpoint_name(ts);
         self.write_checkpoint_file(&name, ts)?;
+        self.publish_checkpoint(name, ts, wal_start)
+    }
+
+    /// The manifest switch to checkpoint `name` (written, synced) at `ts`.
+    fn publish_checkpoint(&self, name: String, ts: Timestamp, wal_start: u64) -> Result<()> {
         self.publish_manifest(|m| {
             m.checkpoint = Some(name.clone());
             m.checkpoint_ts = ts;

@@ -112,8 +112,12 @@ impl Transaction {
         row: usize,
         groups: &mut Vec<Group>,
     ) -> Result<()> {
-        self.check_vertex_cached(s)?;
-        self.check_vertex_cached(d)?;
+        // Endpoints this load created (the usual case) need no more than their bit test.
+        for v in [s, d] {
+            if !self.writes.is_new_vertex(v) {
+                self.check_vertex_cached(v)?;
+            }
+        }
         let ends = (s.table, d.table);
         let at = match groups.iter().position(|(e, _, _)| *e == ends) {
             Some(at) => at,
