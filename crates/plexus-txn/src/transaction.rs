@@ -79,6 +79,10 @@ pub struct Transaction {
     last_edge_table: Option<(VertexTableId, String, VertexTableId, Arc<EdgeTable>)>,
     /// The catalog and tables the vertex and adjacency read paths use (see [`SchemaCache`]).
     schema: Option<SchemaCache>,
+    /// Vertices `stage_edges` found existing at `start_ts`, per vertex table (bitsets by
+    /// offset): a bulk load names each endpoint many times, and existence at the start is
+    /// fixed for the transaction (a later delete of its own is checked first).
+    staged_endpoints: Vec<Vec<u64>>,
     /// The follower this transaction writes for, exempt from that follower's protections
     /// (see `protection`).
     follower: Option<String>,
@@ -126,6 +130,7 @@ impl Transaction {
             active: true,
             fork: false,
             last_edge_table: None,
+            staged_endpoints: Vec::new(),
             schema: None,
             follower: None,
             external: None,
@@ -160,6 +165,7 @@ impl Transaction {
             active: false,
             fork: true,
             last_edge_table: None,
+            staged_endpoints: Vec::new(),
             schema: None,
             follower: None,
             external: self.external.clone(),

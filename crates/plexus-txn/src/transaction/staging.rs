@@ -100,6 +100,34 @@ impl Transaction {
         Ok(rejected)
     }
 
+    /// Fails unless endpoint `v` exists for this transaction. Endpoints this load created,
+    /// or found existing before, need no more than a bit test (a load names each node many
+    /// times). An endpoint the transaction has deleted since is always checked in full, and
+    /// refused.
+    fn check_endpoint(&mut self, v: VertexId) -> Result<()> {
+        if self.writes.is_new_vertex(v) {
+            return Ok(());
+        }
+        let (word, bit) = (v.offset as usize / 64, 1u64 << (v.offset % 64));
+        let table = v.table as usize;
+        let seen = (self.staged_endpoints.get(table))
+            .and_then(|bits| bits.get(word))
+            .is_some_and(|w| w & bit != 0);
+        if seen && !self.writes.deleted_vertices.contains_key(&v) {
+            return Ok(());
+        }
+        self.check_vertex_cached(v)?;
+        if self.staged_endpoints.len() <= table {
+            self.staged_endpoints.resize_with(table + 1, Vec::new);
+        }
+        let bits = &mut self.staged_endpoints[table];
+        if bits.len() <= word {
+            bits.resize(word + 1, 0);
+        }
+        bits[word] |= bit;
+        Ok(())
+    }
+
     /// Checks row `row` (endpoints `s`, `d`) and adds it to its edge table's group.
     #[allow(clippy::too_many_arguments)]
     fn check_row(
@@ -112,11 +140,8 @@ impl Transaction {
         row: usize,
         groups: &mut Vec<Group>,
     ) -> Result<()> {
-        // Endpoints this load created (the usual case) need no more than their bit test.
         for v in [s, d] {
-            if !self.writes.is_new_vertex(v) {
-                self.check_vertex_cached(v)?;
-            }
+            self.check_endpoint(v)?;
         }
         let ends = (s.table, d.table);
         let at = match groups.iter().position(|(e, _, _)| *e == ends) {

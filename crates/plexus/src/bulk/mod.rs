@@ -64,7 +64,7 @@
 pub use plexus_ingest::{IngestError, batch_columns};
 use plexus_txn::Transaction;
 use plexus_types::{Error, Result, Timestamp, Value, VertexId};
-use std::collections::HashMap;
+mod keys;
 
 /// Most keys [`BulkLoad::lookup`] remembers (per load, all tables together): beyond it,
 /// lookups go to the transaction every time.
@@ -101,8 +101,7 @@ pub struct BulkLoad {
     /// Keys `lookup` found, per table. Only found ones: a node found stays found for the
     /// whole load (a load only creates, and a concurrent delete of a node it uses aborts its
     /// commit), while one not found may be added later in the load.
-    found: HashMap<String, HashMap<Value, VertexId>>,
-    found_keys: usize,
+    found: keys::FoundKeys,
 }
 
 impl BulkLoad {
@@ -111,8 +110,7 @@ impl BulkLoad {
             txn,
             nodes: 0,
             relationships: 0,
-            found: HashMap::new(),
-            found_keys: 0,
+            found: keys::FoundKeys::default(),
         }
     }
 
@@ -190,21 +188,17 @@ impl BulkLoad {
     /// The node of vertex table `table` whose primary key is `key`: committed before the load
     /// began, or added by it.
     /// Edge files name each node many times: found keys are remembered (up to
-    /// [`LOOKUP_CACHE_KEYS_MAX`]), sparing the primary-key index and the row read.
+    /// [`LOOKUP_CACHE_KEYS_MAX`]; integer keys by value, in an array while they are dense —
+    /// see `keys`), sparing the primary-key index and the row read.
     pub fn lookup(&mut self, table: &str, key: &Value) -> Result<Option<VertexId>> {
-        if let Some(v) = self.found.get(table).and_then(|keys| keys.get(key)) {
-            return Ok(Some(*v));
+        if let Some(v) = self.found.get(table, key) {
+            return Ok(Some(v));
         }
         let found = self.txn.lookup(table, key)?;
         if let Some(v) = found
-            && self.found_keys < LOOKUP_CACHE_KEYS_MAX
+            && self.found.len() < LOOKUP_CACHE_KEYS_MAX
         {
-            let keys = match self.found.get_mut(table) {
-                Some(keys) => keys,
-                None => self.found.entry(table.to_owned()).or_default(),
-            };
-            keys.insert(key.clone(), v);
-            self.found_keys += 1;
+            self.found.insert(table, key, v);
         }
         Ok(found)
     }
