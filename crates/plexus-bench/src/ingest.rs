@@ -33,8 +33,9 @@
 //!                   LadybugDB (the maintained fork of Kùzu).
 //!   bulk_api        Rust API: the CSV parsed here, `Database::bulk_load`, `add_nodes` of the
 //!                   ids and `add_relationships` in batches of BULK_BATCH_ROWS rows, `commit`.
-//!   import_csv      `plexus import DB --nodes=V=…/v-admin.csv --relationships=E=…/e-admin.csv`
-//!                   (the CLI binary next to this one); peak RSS is the CLI's
+//!   import_csv      `plexus import DB --id-type=integer --nodes=V=…/v-admin.csv
+//!                   --relationships=E=…/e-admin.csv` (the CLI binary next to this one;
+//!                   integer ids, as the peers' INT64 keys); peak RSS is the CLI's
 //!                   (RUSAGE_CHILDREN).
 //!   copy_csv        Cypher `CREATE NODE TABLE V(id INT64, PRIMARY KEY(id))`, `CREATE REL
 //!   copy_parquet    TABLE E(FROM V TO V)`, then `COPY V FROM 'v.csv' (HEADER true)` and
@@ -727,6 +728,9 @@ fn import_csv(data: &Path, db_dir: &Path) -> Result<Measured, String> {
     let output = Command::new(&plexus)
         .arg("import")
         .arg(db_dir)
+        // Integer ids, as the peers' `V(id INT64, PRIMARY KEY(id))` (neo4j-admin's default
+        // would read them as strings).
+        .arg("--id-type=integer")
         .arg(format!("--nodes=V={}", data.join("v-admin.csv").display()))
         .arg(format!(
             "--relationships=E={}",

@@ -16,7 +16,8 @@
 //!   commit                                  everything becomes visible at once
 //! ```
 //!
-//! The id maps hold the identifiers of this import only (one `HashMap` per id group):
+//! The id maps hold the identifiers of this import only (one `plexus::bulk::IdMap` per id
+//! group: integer ids in an array while they are dense):
 //! relationships can join nodes of the same run, not nodes already in the database.
 //!
 //! BAD ROWS
@@ -43,6 +44,7 @@ use std::time::Instant;
 use crate::progress;
 pub use crate::progress::{ImportSummary, ProgressMode};
 use indicatif::ProgressBar;
+use plexus::bulk::IdMap;
 use plexus::settings::Settings;
 use plexus::{BulkLoad, DataType, Database, Error, Value, VertexId, VertexTableSpec};
 use plexus_ingest::import::{
@@ -345,11 +347,25 @@ impl BadRows {
     }
 }
 
+fn id_get(map: &IdMap, id: &IdKey) -> Option<VertexId> {
+    match id {
+        IdKey::Int(i) => map.get_int(*i),
+        IdKey::Str(s) => map.get_str(s),
+    }
+}
+
+fn id_insert(map: &mut IdMap, id: &IdKey, v: VertexId) {
+    match id {
+        IdKey::Int(i) => map.insert_int(*i, v),
+        IdKey::Str(s) => map.insert_str(s, v),
+    };
+}
+
 struct Loader<'a> {
     load: BulkLoad,
     plan: &'a Plan,
     /// Per id group: identifier → node created by this import.
-    ids: HashMap<Option<String>, HashMap<IdKey, VertexId>>,
+    ids: HashMap<Option<String>, IdMap>,
     bad: BadRows,
     progress: Progress,
 }
@@ -407,7 +423,7 @@ impl Loader<'_> {
         for (row, id) in batch.ids.iter().enumerate() {
             let duplicate = id
                 .as_ref()
-                .is_some_and(|id| map.contains_key(id) || !in_batch.insert(id));
+                .is_some_and(|id| id_get(map, id).is_some() || !in_batch.insert(id));
             if duplicate {
                 bad.push(BadRow {
                     file: file.clone(),
@@ -444,7 +460,7 @@ impl Loader<'_> {
                     message: e.to_string(),
                 });
             } else if let (Some(id), Some(Some(vertex))) = (&batch.ids[row], added.ids.get(i)) {
-                map.insert(id.clone(), *vertex);
+                id_insert(map, id, *vertex);
             }
         }
         Ok(bad)
@@ -453,7 +469,7 @@ impl Loader<'_> {
     fn relationships(&mut self, source: &Source, batch: &Batch) -> Result<Vec<BadRow>, String> {
         let mut bad = Vec::new();
         let file = &source.file_names[batch.file];
-        let empty = HashMap::new();
+        let empty = IdMap::default();
         let lookup =
             |group: Option<&str>| self.ids.get(&group.map(str::to_string)).unwrap_or(&empty);
         let (starts, ends) = (lookup(source.start_group()), lookup(source.end_group()));
@@ -469,7 +485,7 @@ impl Loader<'_> {
                     group.unwrap_or("(global)")
                 ),
             };
-            let Some(&src) = starts.get(&batch.starts[row]) else {
+            let Some(src) = id_get(starts, &batch.starts[row]) else {
                 bad.push(unknown(
                     "start",
                     &batch.starts[row],
@@ -478,7 +494,7 @@ impl Loader<'_> {
                 ));
                 continue;
             };
-            let Some(&dst) = ends.get(&batch.ends[row]) else {
+            let Some(dst) = id_get(ends, &batch.ends[row]) else {
                 bad.push(unknown(
                     "end",
                     &batch.ends[row],

@@ -14,20 +14,38 @@
 //!   others   map Value → row offset (strings, dates, …)
 //! ```
 //!
+//! [`IdMap`] is the same structure for loaders that keep identifiers of their own (`plexus
+//! import`'s id groups: integer or string ids → the nodes the import created, in any table).
+//!
 //! INVARIANTS
 //! ==========
-//! - Every entry is a key the transaction found in that table, with its row offset; a key is
-//!   never removed (a load only creates: a found node stays found, see `BulkLoad`).
+//! - Every entry is a key the transaction found in that table, with its row offset (for an
+//!   `IdMap`, an id the loader added, with its node); a key is never removed (a load only
+//!   creates: a found node stays found, see `BulkLoad`).
 //! - The dense array spans at most `max(DENSE_SLOTS_PER_KEY × keys, DENSE_SLOTS_MIN)` slots;
-//!   an insert that would need more turns the table's integer keys sparse, for good.
-//! - `ABSENT` (`u32::MAX`) is never a row offset: vertex offsets stay below it.
+//!   an insert that would need more turns the integer keys sparse, for good.
+//! - `Slot::ABSENT` is never a stored value: vertex offsets (and tables) stay below
+//!   `u32::MAX`.
 
 use ahash::RandomState;
 use plexus_types::{Value, VertexId, VertexTableId};
 use std::collections::HashMap;
 
-/// A dense slot without a key.
-const ABSENT: u32 = u32::MAX;
+/// What a dense array holds per key, with the value that marks a slot without one.
+trait Slot: Copy + PartialEq {
+    const ABSENT: Self;
+}
+
+impl Slot for u32 {
+    const ABSENT: u32 = u32::MAX;
+}
+
+impl Slot for VertexId {
+    const ABSENT: VertexId = VertexId {
+        table: u32::MAX,
+        offset: u32::MAX,
+    };
+}
 /// Slots the dense array may spend per key before it turns sparse.
 const DENSE_SLOTS_PER_KEY: usize = 4;
 /// Slots the dense array may always span (16 MiB), however few its keys: edge files name
@@ -43,15 +61,24 @@ pub(super) struct FoundKeys {
 
 struct TableKeys {
     table: VertexTableId,
-    ints: IntKeys,
+    ints: IntKeys<u32>,
     others: HashMap<Value, u32>,
     /// Integer keys held (dense or sparse).
     int_count: usize,
 }
 
-enum IntKeys {
-    Dense { base: i64, rows: Vec<u32> },
-    Sparse(HashMap<i64, u32, RandomState>),
+enum IntKeys<T> {
+    Dense { base: i64, rows: Vec<T> },
+    Sparse(HashMap<i64, T, RandomState>),
+}
+
+impl<T> Default for IntKeys<T> {
+    fn default() -> Self {
+        IntKeys::Dense {
+            base: 0,
+            rows: Vec::new(),
+        }
+    }
 }
 
 impl FoundKeys {
@@ -71,16 +98,13 @@ impl FoundKeys {
 
     /// Remembers that `key` names `v` in `table` (a table's keys all name its own vertices).
     pub(super) fn insert(&mut self, table: &str, key: &Value, v: VertexId) {
-        assert_ne!(v.offset, ABSENT, "vertex offsets stay below u32::MAX");
+        assert_ne!(v.offset, u32::ABSENT, "vertex offsets stay below u32::MAX");
         let at = match self.tables.iter().position(|(name, _)| name == table) {
             Some(at) => at,
             None => {
                 let keys = TableKeys {
                     table: v.table,
-                    ints: IntKeys::Dense {
-                        base: 0,
-                        rows: Vec::new(),
-                    },
+                    ints: IntKeys::default(),
                     others: HashMap::new(),
                     int_count: 0,
                 };
@@ -105,12 +129,52 @@ impl FoundKeys {
     }
 }
 
-impl IntKeys {
-    fn get(&self, key: i64) -> Option<u32> {
+/// Identifiers → nodes, for a loader that keeps its own ids (see the module doc).
+#[derive(Default)]
+pub struct IdMap {
+    ints: IntKeys<VertexId>,
+    int_count: usize,
+    strings: HashMap<Box<str>, VertexId, RandomState>,
+}
+
+impl IdMap {
+    /// Ids held.
+    pub fn len(&self) -> usize {
+        self.int_count + self.strings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get_int(&self, id: i64) -> Option<VertexId> {
+        self.ints.get(id)
+    }
+
+    pub fn get_str(&self, id: &str) -> Option<VertexId> {
+        self.strings.get(id).copied()
+    }
+
+    /// Maps `id` to `v`; whether `id` is new.
+    pub fn insert_int(&mut self, id: i64, v: VertexId) -> bool {
+        assert!(v != VertexId::ABSENT, "vertex ids stay below u32::MAX");
+        let new = self.ints.insert(id, v, self.int_count + 1);
+        self.int_count += usize::from(new);
+        new
+    }
+
+    /// Maps `id` to `v`; whether `id` is new.
+    pub fn insert_str(&mut self, id: &str, v: VertexId) -> bool {
+        self.strings.insert(id.into(), v).is_none()
+    }
+}
+
+impl<T: Slot> IntKeys<T> {
+    fn get(&self, key: i64) -> Option<T> {
         match self {
             IntKeys::Dense { base, rows } => {
                 let slot = usize::try_from(key.checked_sub(*base)?).ok()?;
-                rows.get(slot).copied().filter(|&row| row != ABSENT)
+                rows.get(slot).copied().filter(|&row| row != T::ABSENT)
             }
             IntKeys::Sparse(map) => map.get(&key).copied(),
         }
@@ -118,7 +182,7 @@ impl IntKeys {
 
     /// Sets `key`; `keys` is how many integer keys the table holds with this one. Whether
     /// the key is new.
-    fn insert(&mut self, key: i64, row: u32, keys: usize) -> bool {
+    fn insert(&mut self, key: i64, row: T, keys: usize) -> bool {
         if let IntKeys::Dense { base, rows } = self {
             let limit = (DENSE_SLOTS_PER_KEY.saturating_mul(keys)).max(DENSE_SLOTS_MIN);
             if rows.is_empty() {
@@ -135,19 +199,19 @@ impl IntKeys {
                     let spare = (limit - span as usize).min(rows.len());
                     let new_base = key.saturating_sub(spare as i64);
                     let shift = (*base - new_base) as usize;
-                    rows.splice(0..0, std::iter::repeat_n(ABSENT, shift));
+                    rows.splice(0..0, std::iter::repeat_n(T::ABSENT, shift));
                     *base = new_base;
                 }
                 let slot = (key - *base) as usize;
                 if slot >= rows.len() {
-                    rows.resize(slot + 1, ABSENT);
+                    rows.resize(slot + 1, T::ABSENT);
                 }
-                let new = rows[slot] == ABSENT;
+                let new = rows[slot] == T::ABSENT;
                 rows[slot] = row;
                 return new;
             }
             let map = (rows.iter().enumerate())
-                .filter(|(_, row)| **row != ABSENT)
+                .filter(|(_, row)| **row != T::ABSENT)
                 .map(|(slot, row)| (*base + slot as i64, *row))
                 .collect();
             *self = IntKeys::Sparse(map);
@@ -189,6 +253,22 @@ mod tests {
         assert_eq!(found.get("V", &Value::from("a")), Some(v(9)));
         assert_eq!(found.get("V", &Value::Float(500.0)), None);
         assert_eq!(found.len(), 1005);
+    }
+
+    #[test]
+    fn an_id_map_holds_integer_and_string_ids() {
+        let mut ids = IdMap::default();
+        assert!(ids.is_empty());
+        assert!(ids.insert_int(7, VertexId::new(1, 0)));
+        assert!(ids.insert_int(1 << 40, VertexId::new(2, 5)));
+        assert!(!ids.insert_int(7, VertexId::new(1, 0)));
+        assert!(ids.insert_str("7", VertexId::new(3, 1)));
+        assert_eq!(ids.len(), 3);
+        assert_eq!(ids.get_int(7), Some(VertexId::new(1, 0)));
+        assert_eq!(ids.get_int(1 << 40), Some(VertexId::new(2, 5)));
+        assert_eq!(ids.get_int(8), None);
+        assert_eq!(ids.get_str("7"), Some(VertexId::new(3, 1)));
+        assert_eq!(ids.get_str("8"), None);
     }
 
     proptest! {

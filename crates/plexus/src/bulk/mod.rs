@@ -65,6 +65,7 @@ pub use plexus_ingest::{IngestError, batch_columns};
 use plexus_txn::Transaction;
 use plexus_types::{Error, Result, Timestamp, Value, VertexId};
 mod keys;
+pub use keys::IdMap;
 
 /// Most keys [`BulkLoad::lookup`] remembers (per load, all tables together): beyond it,
 /// lookups go to the transaction every time.
