@@ -450,7 +450,8 @@ impl Copier {
         }
     }
 
-    /// Reads the CSV file (see VALUES), a batch at a time.
+    /// Reads the CSV file (see VALUES), a batch at a time: a thread of its own reads and
+    /// parses the records ([`parse_csv`]) while this one resolves endpoints and stages rows.
     fn csv(&mut self, mut reader: CsvReader, header: bool) -> Result<(), QueryError> {
         let mut record = CsvRecord::default();
         if header && reader.read_record(&mut record).map_err(ingest_error)? {
@@ -459,42 +460,43 @@ impl Copier {
                 &format!("{}:{}: the header", self.file, record.line),
             )?;
         }
-        while reader.read_record(&mut record).map_err(ingest_error)? {
-            let line = record.line;
-            if record.len() != self.columns.len() {
-                let error = RowError {
-                    class: ErrorClass::ExternalResourceFailed,
-                    code: "MalformedCsv",
-                    message: format!(
-                        "{} fields where table '{}' has {} columns ({})",
-                        record.len(),
-                        self.target.table(),
-                        self.columns.len(),
-                        self.target.column_list()
-                    ),
-                };
-                self.row_failed(line, error)?;
-                continue;
-            }
-            self.row.clear();
-            let mut failed = None;
-            for (i, (name, data_type)) in self.columns.iter().enumerate() {
-                match record.get(i) {
-                    None => self.row.push(Value::Null),
-                    Some(text) => match parse_text(text, *data_type) {
-                        Some(value) => self.row.push(value),
+        let columns = self.columns.clone();
+        let shape = (self.target.table().to_owned(), self.target.column_list());
+        let width = columns.len();
+        std::thread::scope(|scope| {
+            let (batches, parsed) = std::sync::mpsc::sync_channel(PARSED_BATCHES_AHEAD);
+            scope.spawn(move || parse_csv(reader, &columns, &shape, &batches));
+            // Dropping `parsed` on an early return stops the reader at its next batch.
+            let mut ends = Vec::new();
+            for batch in parsed {
+                let ParsedBatch { values, rows } = batch?;
+                // A relationship batch's endpoints first: the found-key lookups miss the
+                // cache, so their slots are read ahead in loops doing nothing else (the misses
+                // overlap), then looked up in one pass.
+                ends.clear();
+                if let Target::Rels { from, to, .. } = &self.target {
+                    for (end, (table, _)) in [from, to].into_iter().enumerate() {
+                        let keys = values.chunks_exact(width).map(|row| &row[end]);
+                        self.load.prefetch_keys(table, keys);
+                    }
+                    for row in values.chunks_exact(width) {
+                        ends.push(endpoint_ids(&mut self.load, from, to, row)?);
+                    }
+                }
+                let (mut values, mut ends) = (values.into_iter(), ends.iter());
+                for (line, error) in rows {
+                    match error {
+                        Some(error) => self.row_failed(line, error)?,
                         None => {
-                            failed = Some(value_error(i, name, *data_type, text));
-                            break;
+                            self.row.clear();
+                            self.row.extend(values.by_ref().take(width));
+                            self.add_row(line, ends.next().copied())?;
                         }
-                    },
+                    }
                 }
             }
-            match failed {
-                Some(error) => self.row_failed(line, error)?,
-                None => self.add_row(line)?,
-            }
-        }
+            Ok::<(), QueryError>(())
+        })?;
         self.flush()
     }
 
@@ -556,7 +558,7 @@ impl Copier {
                 }
                 match failed {
                     Some(error) => self.row_failed(row_number, error)?,
-                    None => self.add_row(row_number)?,
+                    None => self.add_row(row_number, None)?,
                 }
             }
         }
@@ -581,13 +583,18 @@ impl Copier {
         ))
     }
 
-    /// Moves the parsed `row` into the batch (resolving a relationship's endpoints first).
-    fn add_row(&mut self, at: u64) -> Result<(), QueryError> {
+    /// Moves the parsed `row` into the batch (a relationship's endpoints first: `ids` when
+    /// they were looked up already, see [`endpoint_ids`]).
+    fn add_row(&mut self, at: u64, ids: Option<EndpointIds>) -> Result<(), QueryError> {
         let mut row = std::mem::take(&mut self.row);
         let mut properties_start = 0;
         if let Target::Rels { from, to, .. } = &self.target {
             properties_start = 2;
-            match endpoints(&mut self.load, from, to, &row)? {
+            let ids = match ids {
+                Some(ids) => ids,
+                None => endpoint_ids(&mut self.load, from, to, &row)?,
+            };
+            match endpoints(ids, from, to, &row) {
                 Ok((src, dst)) => {
                     self.src.push(src);
                     self.dst.push(dst);
@@ -699,40 +706,133 @@ impl Copier {
     }
 }
 
-/// The FROM and TO nodes of a relationship row (its first two values), or the row's error.
-fn endpoints(
+/// CSV rows parsed ahead of the loading thread, in file order.
+struct ParsedBatch {
+    /// The values of the parsed rows, one row's columns after another.
+    values: Vec<Value>,
+    /// Per row: its line (a record's first), and its error when it could not be parsed.
+    rows: Vec<(u64, Option<RowError>)>,
+}
+
+/// Rows per [`ParsedBatch`].
+const PARSED_BATCH_ROWS: usize = 4096;
+/// Batches the reader may parse before the loader takes them.
+const PARSED_BATCHES_AHEAD: usize = 4;
+
+/// The reader thread of a CSV `COPY`: parses every record to the columns' types (see
+/// VALUES), `shape` being the table's name and column list for messages, and sends batches
+/// until the file ends, reading fails (sent as the error) or the loader hangs up.
+fn parse_csv(
+    mut reader: CsvReader,
+    columns: &[(String, DataType)],
+    (table, column_list): &(String, String),
+    batches: &std::sync::mpsc::SyncSender<Result<ParsedBatch, QueryError>>,
+) {
+    let mut record = CsvRecord::default();
+    let new_batch = || ParsedBatch {
+        values: Vec::with_capacity(PARSED_BATCH_ROWS * columns.len()),
+        rows: Vec::with_capacity(PARSED_BATCH_ROWS),
+    };
+    let mut batch = new_batch();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                let _ = batches.send(Err(ingest_error(e)));
+                return;
+            }
+        }
+        let error = if record.len() != columns.len() {
+            Some(RowError {
+                class: ErrorClass::ExternalResourceFailed,
+                code: "MalformedCsv",
+                message: format!(
+                    "{} fields where table '{table}' has {} columns ({column_list})",
+                    record.len(),
+                    columns.len(),
+                ),
+            })
+        } else {
+            let start = batch.values.len();
+            let failed = columns
+                .iter()
+                .enumerate()
+                .find_map(|(i, (name, data_type))| {
+                    let value = match record.get(i) {
+                        None => Value::Null,
+                        Some(text) => match parse_text(text, *data_type) {
+                            Some(value) => value,
+                            None => return Some(value_error(i, name, *data_type, text)),
+                        },
+                    };
+                    batch.values.push(value);
+                    None
+                });
+            if failed.is_some() {
+                batch.values.truncate(start);
+            }
+            failed
+        };
+        batch.rows.push((record.line, error));
+        if batch.rows.len() >= PARSED_BATCH_ROWS
+            && batches
+                .send(Ok(std::mem::replace(&mut batch, new_batch())))
+                .is_err()
+        {
+            return;
+        }
+    }
+    if !batch.rows.is_empty() {
+        let _ = batches.send(Ok(batch));
+    }
+}
+
+/// The FROM and TO nodes a relationship row's keys name, where they exist.
+type EndpointIds = [Option<VertexId>; 2];
+
+/// Looks up the FROM and TO nodes of a relationship row (its first two values).
+fn endpoint_ids(
     load: &mut BulkLoad,
-    from: &(String, DataType),
-    to: &(String, DataType),
+    (from, _): &(String, DataType),
+    (to, _): &(String, DataType),
     row: &[Value],
-) -> Result<Result<(VertexId, VertexId), RowError>, QueryError> {
-    let mut ends = [None, None];
-    for (end, (table, _)) in [from, to].into_iter().enumerate() {
-        let key = &row[end];
-        let found = match key {
+) -> Result<EndpointIds, QueryError> {
+    let mut ids = [None, None];
+    for (end, table) in [from, to].into_iter().enumerate() {
+        ids[end] = match &row[end] {
             Value::Null => None,
             key => load.lookup(table, key)?,
         };
-        let Some(id) = found else {
-            let side = if end == 0 { "FROM" } else { "TO" };
-            let shown = match key {
-                Value::String(s) => format!("'{s}'"),
-                other => plexus_value::format::plain_text(&plexus_value::Value::from_storage(
-                    other.clone(),
-                )),
-            };
-            return Ok(Err(RowError {
-                class: ErrorClass::EntityNotFound,
-                code: "CopyEndpointNotFound",
-                message: format!("the {side} node {table} with primary key {shown} does not exist"),
-            }));
-        };
-        ends[end] = Some(id);
     }
-    match ends {
-        [Some(src), Some(dst)] => Ok(Ok((src, dst))),
-        _ => unreachable!("both ends were found above"),
+    Ok(ids)
+}
+
+/// The FROM and TO nodes of a relationship row from its looked-up `ids`, or the row's error.
+fn endpoints(
+    ids: EndpointIds,
+    from: &(String, DataType),
+    to: &(String, DataType),
+    row: &[Value],
+) -> Result<(VertexId, VertexId), RowError> {
+    if let [Some(src), Some(dst)] = ids {
+        return Ok((src, dst));
     }
+    let (end, side, table) = match ids[0] {
+        None => (0, "FROM", &from.0),
+        Some(_) => (1, "TO", &to.0),
+    };
+    let shown = match &row[end] {
+        Value::String(s) => format!("'{s}'"),
+        other => {
+            plexus_value::format::plain_text(&plexus_value::Value::from_storage(other.clone()))
+        }
+    };
+    Err(RowError {
+        class: ErrorClass::EntityNotFound,
+        code: "CopyEndpointNotFound",
+        message: format!("the {side} node {table} with primary key {shown} does not exist"),
+    })
 }
 
 /// The error for a field that is not of its column's type.

@@ -204,6 +204,12 @@ impl BulkLoad {
         Ok(found)
     }
 
+    /// Warms the cache for looking up `keys` in `table` next (see `keys::FoundKeys::prefetch`);
+    /// answers nothing, changes nothing.
+    pub fn prefetch_keys<'a>(&self, table: &str, keys: impl Iterator<Item = &'a Value>) {
+        self.found.prefetch(table, keys);
+    }
+
     /// Records that this load brings replication origin `name` up to `position`, committed
     /// with it (see [`Transaction::set_origin`]): a follower's initial copy.
     pub fn set_origin(&mut self, name: &str, position: u64) -> Result<()> {
