@@ -245,7 +245,11 @@ impl CsvReader {
             }
             let mut consumed = skip;
             let mut done = false;
-            for &byte in &buffer[skip..] {
+            let bytes = &buffer[skip..];
+            let mut at = 0;
+            while at < bytes.len() {
+                let byte = bytes[at];
+                at += 1;
                 consumed += 1;
                 if !any_byte {
                     if byte == b'\n' || byte == b'\r' {
@@ -311,7 +315,18 @@ impl CsvReader {
                             quote_column = column;
                             state = State::Quoted;
                         } else {
+                            // The rest of an unquoted field up to the next byte that may
+                            // end it, in one copy (a `"` inside stays literal, as above).
+                            let run = bytes[at..]
+                                .iter()
+                                .position(|&b| {
+                                    b == delimiter || b == b'\n' || b == b'\r' || b == b'"'
+                                })
+                                .unwrap_or(bytes.len() - at);
                             raw.push(byte);
+                            raw.extend_from_slice(&bytes[at..at + run]);
+                            (at, consumed) = (at + run, consumed + run);
+                            *next_column += run as u64;
                             state = State::Unquoted;
                         }
                     }
@@ -490,6 +505,16 @@ mod tests {
         let err = read_all(b"a,b\n\"x\"y,2\n").unwrap_err();
         assert_eq!((err.line, err.column), (Some(2), Some(4)), "{err}");
         assert!(err.to_string().contains("after a closing quote"), "{err}");
+        // Columns count every byte of the unquoted fields before (read a run at a time).
+        let err = read_all(b"a,b\nlong1,long22,\"open\n").unwrap_err();
+        assert_eq!((err.line, err.column), (Some(2), Some(14)), "{err}");
+        let err = read_all(b"abc\ndef\"x,\"q\"z\n").unwrap_err();
+        assert_eq!((err.line, err.column), (Some(2), Some(10)), "{err}");
+        assert_eq!(
+            read_all(b"de\"f,g\n").unwrap(),
+            [(1, vec![s("de\"f"), s("g")])],
+            "a quote inside an unquoted field is kept"
+        );
         let err = read_all(b"ok\nbad,\xff\xfe\n").unwrap_err();
         assert_eq!(err.to_string(), "t.csv:2:1: field 2 is not valid UTF-8");
     }
