@@ -1,6 +1,7 @@
 //! `Transaction::stage_edges` (what bulk loads stage relationships with): endpoint checks.
-//! An endpoint found existing once is not read again for later rows, but one the
-//! transaction deleted since is refused, and one that never existed is refused every time.
+//! An endpoint found existing once is not read again for later rows; one the transaction
+//! deleted is refused, as is one that never existed, every time; and once edges are staged
+//! the transaction deletes no vertex (its reads cannot see the staged edges).
 
 use plexus_storage::{FaultVfs, Storage};
 use plexus_txn::TxnManager;
@@ -17,7 +18,7 @@ fn manager() -> Arc<TxnManager> {
 }
 
 #[test]
-fn endpoints_seen_once_are_trusted_until_the_transaction_deletes_them() {
+fn endpoints_are_checked_once_and_deleted_ones_refused() {
     let manager = manager();
     let mut setup = plexus_txn::begin(&manager, IsolationLevel::Snapshot);
     let (a, b) = (
@@ -40,6 +41,13 @@ fn endpoints_seen_once_are_trusted_until_the_transaction_deletes_them() {
                 .all(|(_, e)| matches!(e, Error::NotFound(_)))
         );
     }
+    // Staged edges are invisible to the transaction's reads, so no delete may follow them.
+    let err = txn.delete_vertex(b, true).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    txn.rollback();
+
+    // A vertex deleted before the staging is refused as an endpoint.
+    let mut txn = plexus_txn::begin(&manager, IsolationLevel::Snapshot);
     txn.delete_vertex(b, false).unwrap();
     let rejected = txn.stage_edges("E", &[a, b], &[b, a], &[]).unwrap();
     let rows: Vec<usize> = rejected.iter().map(|(row, _)| *row).collect();

@@ -141,6 +141,14 @@ impl Transaction {
     /// Deletes a vertex. Fails if it still has edges, unless `detach`, which deletes them too.
     pub fn delete_vertex(&mut self, v: VertexId, detach: bool) -> Result<()> {
         self.check_writable()?;
+        if !self.writes.edge_batches.is_empty() {
+            // Staged edges are invisible to this transaction's reads: a delete could not see
+            // (or detach) the ones that use `v`.
+            return Err(Error::InvalidArgument(
+                "cannot delete a vertex in a transaction that staged edges for a bulk load"
+                    .to_string(),
+            ));
+        }
         self.check_vertex(v)?;
         self.check_unprotected_vertex(v)?;
         let edges = self.neighbors(v, None, Direction::Both)?;
