@@ -1,6 +1,6 @@
 //! `SHOW FUNCTIONS` and `SHOW PROCEDURES`: what a session can call, as rows.
 //!
-//! Functions come from the planner's catalog (`plexus_plan::catalog::FUNCTIONS`, which its
+//! Functions come from the planner's catalog (`plexus_plan::catalog::functions`, which its
 //! tests keep equal to what the binder accepts): `name` as Neo4j spells it, `category` and
 //! `description`. Procedures are the connection's registry — built-in, `algo.*`, catalog
 //! procedures and any a front end registered — with `name` and `signature`
@@ -18,8 +18,8 @@ pub(crate) fn functions(user_defined: bool) -> QueryResult {
     let rows = if user_defined {
         Vec::new()
     } else {
-        plexus_plan::catalog::FUNCTIONS
-            .iter()
+        plexus_plan::catalog::functions()
+            .into_iter()
             .map(|f| {
                 vec![
                     Value::string(f.name),

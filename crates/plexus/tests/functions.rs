@@ -51,7 +51,7 @@ fn show_functions_and_procedures_list_what_a_session_can_call() {
         rows.iter()
             .any(|r| r.starts_with("'duration.between' | 'Duration' | "))
     );
-    assert_eq!(rows.len(), plexus_plan::catalog::FUNCTIONS.len());
+    assert_eq!(rows.len(), plexus_plan::catalog::functions().len());
     let none = conn
         .execute("SHOW USER DEFINED FUNCTIONS", &Params::new())
         .expect("show");
