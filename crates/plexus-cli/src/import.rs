@@ -347,20 +347,6 @@ impl BadRows {
     }
 }
 
-fn id_get(map: &IdMap, id: &IdKey) -> Option<VertexId> {
-    match id {
-        IdKey::Int(i) => map.get_int(*i),
-        IdKey::Str(s) => map.get_str(s),
-    }
-}
-
-fn id_insert(map: &mut IdMap, id: &IdKey, v: VertexId) {
-    match id {
-        IdKey::Int(i) => map.insert_int(*i, v),
-        IdKey::Str(s) => map.insert_str(s, v),
-    };
-}
-
 struct Loader<'a> {
     load: BulkLoad,
     plan: &'a Plan,
@@ -423,7 +409,7 @@ impl Loader<'_> {
         for (row, id) in batch.ids.iter().enumerate() {
             let duplicate = id
                 .as_ref()
-                .is_some_and(|id| id_get(map, id).is_some() || !in_batch.insert(id));
+                .is_some_and(|id| map.get(id).is_some() || !in_batch.insert(id));
             if duplicate {
                 bad.push(BadRow {
                     file: file.clone(),
@@ -460,7 +446,7 @@ impl Loader<'_> {
                     message: e.to_string(),
                 });
             } else if let (Some(id), Some(Some(vertex))) = (&batch.ids[row], added.ids.get(i)) {
-                id_insert(map, id, *vertex);
+                map.insert(id, *vertex);
             }
         }
         Ok(bad)
@@ -485,7 +471,7 @@ impl Loader<'_> {
                     group.unwrap_or("(global)")
                 ),
             };
-            let Some(src) = id_get(starts, &batch.starts[row]) else {
+            let Some(src) = starts.get(&batch.starts[row]) else {
                 bad.push(unknown(
                     "start",
                     &batch.starts[row],
@@ -494,7 +480,7 @@ impl Loader<'_> {
                 ));
                 continue;
             };
-            let Some(dst) = id_get(ends, &batch.ends[row]) else {
+            let Some(dst) = ends.get(&batch.ends[row]) else {
                 bad.push(unknown(
                     "end",
                     &batch.ends[row],

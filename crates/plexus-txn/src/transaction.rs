@@ -49,7 +49,7 @@ use crate::manager::{CommitRequest, TxnManager};
 use crate::oracle::ReaderKind;
 use crate::schema::{self, TokenKind};
 use crate::validation::{Entity, ReadItem};
-use crate::write_set::{NewEdge, NewVertex, PropMap, WriteSet};
+use crate::write_set::{NewEdge, NewVertex, PropMap, VertexBits, WriteSet};
 use plexus_storage::{
     Catalog, CatalogOp, EdgeTable, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexKey, KeyRange, RowTable,
     VertexTable, VertexTableDef,
@@ -79,10 +79,10 @@ pub struct Transaction {
     last_edge_table: Option<(VertexTableId, String, VertexTableId, Arc<EdgeTable>)>,
     /// The catalog and tables the vertex and adjacency read paths use (see [`SchemaCache`]).
     schema: Option<SchemaCache>,
-    /// Vertices `stage_edges` found existing at `start_ts`, per vertex table (bitsets by
-    /// offset): a bulk load names each endpoint many times, and existence at the start is
-    /// fixed for the transaction (a later delete of its own is checked first).
-    staged_endpoints: Vec<Vec<u64>>,
+    /// Vertices `stage_edges` found existing at `start_ts`: a bulk load names each endpoint
+    /// many times, and existence at the start is fixed for the transaction (see
+    /// `check_endpoint` for why its own deletes cannot interfere).
+    staged_endpoints: VertexBits,
     /// The follower this transaction writes for, exempt from that follower's protections
     /// (see `protection`).
     follower: Option<String>,
@@ -130,7 +130,7 @@ impl Transaction {
             active: true,
             fork: false,
             last_edge_table: None,
-            staged_endpoints: Vec::new(),
+            staged_endpoints: VertexBits::default(),
             schema: None,
             follower: None,
             external: None,
@@ -165,7 +165,7 @@ impl Transaction {
             active: false,
             fork: true,
             last_edge_table: None,
-            staged_endpoints: Vec::new(),
+            staged_endpoints: VertexBits::default(),
             schema: None,
             follower: None,
             external: self.external.clone(),

@@ -67,6 +67,41 @@ impl PropMap {
     }
 }
 
+/// A set of vertex ids as one bitset per vertex table, indexed by table id (ids are dense and
+/// few) and offset: a membership test is two array reads, what bulk loads make for every edge
+/// endpoint.
+#[derive(Default, Debug, Clone)]
+pub(crate) struct VertexBits(Vec<Vec<u64>>);
+
+impl VertexBits {
+    pub(crate) fn insert(&mut self, v: VertexId) {
+        let table = v.table as usize;
+        if self.0.len() <= table {
+            self.0.resize_with(table + 1, Vec::new);
+        }
+        let bits = &mut self.0[table];
+        let word = v.offset as usize / 64;
+        if bits.len() <= word {
+            bits.resize(word + 1, 0);
+        }
+        bits[word] |= 1 << (v.offset % 64);
+    }
+
+    pub(crate) fn remove(&mut self, v: VertexId) {
+        let word = (self.0.get_mut(v.table as usize))
+            .and_then(|bits| bits.get_mut(v.offset as usize / 64));
+        if let Some(word) = word {
+            *word &= !(1 << (v.offset % 64));
+        }
+    }
+
+    pub(crate) fn contains(&self, v: VertexId) -> bool {
+        (self.0.get(v.table as usize))
+            .and_then(|bits| bits.get(v.offset as usize / 64))
+            .is_some_and(|word| word & (1 << (v.offset % 64)) != 0)
+    }
+}
+
 #[derive(Default, Debug, Clone)]
 pub struct WriteSet {
     /// Changed only through `add_new_vertex` / `remove_new_vertex`, which keep
@@ -74,9 +109,8 @@ pub struct WriteSet {
     pub new_vertices: BTreeMap<VertexId, NewVertex>,
     /// The offsets of `new_vertices` per vertex table, as bitsets: every edge a transaction
     /// creates tests both endpoints for membership, and a bulk load of millions of edges
-    /// spent a quarter of its time in the map's lookups. Indexed by table id (ids are dense
-    /// and few), so a test is two array reads.
-    new_vertex_bits: Vec<Vec<u64>>,
+    /// spent a quarter of its time in the map's lookups.
+    new_vertex_bits: VertexBits,
     /// Property writes to vertices that existed at the start; `None` removes.
     pub vertex_props: BTreeMap<(VertexId, PropKeyId), Option<Value>>,
     /// New complete extra-label sets of vertices that existed at the start, with the old set.
@@ -109,37 +143,18 @@ impl WriteSet {
     }
 
     pub fn add_new_vertex(&mut self, id: VertexId, vertex: NewVertex) {
-        let table = id.table as usize;
-        if self.new_vertex_bits.len() <= table {
-            self.new_vertex_bits.resize_with(table + 1, Vec::new);
-        }
-        let bits = &mut self.new_vertex_bits[table];
-        let word = id.offset as usize / 64;
-        if bits.len() <= word {
-            bits.resize(word + 1, 0);
-        }
-        bits[word] |= 1 << (id.offset % 64);
+        self.new_vertex_bits.insert(id);
         self.new_vertices.insert(id, vertex);
     }
 
     pub fn remove_new_vertex(&mut self, id: VertexId) -> Option<NewVertex> {
-        if let Some(word) = self
-            .new_vertex_bits
-            .get_mut(id.table as usize)
-            .and_then(|bits| bits.get_mut(id.offset as usize / 64))
-        {
-            *word &= !(1 << (id.offset % 64));
-        }
+        self.new_vertex_bits.remove(id);
         self.new_vertices.remove(&id)
     }
 
     /// Whether `id` was created by this transaction (and not deleted since).
     pub fn is_new_vertex(&self, id: VertexId) -> bool {
-        let found = self
-            .new_vertex_bits
-            .get(id.table as usize)
-            .and_then(|bits| bits.get(id.offset as usize / 64))
-            .is_some_and(|word| word & (1 << (id.offset % 64)) != 0);
+        let found = self.new_vertex_bits.contains(id);
         debug_assert_eq!(found, self.new_vertices.contains_key(&id));
         found
     }

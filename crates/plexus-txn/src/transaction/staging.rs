@@ -105,26 +105,11 @@ impl Transaction {
     /// times). The set stays true: a vertex the transaction deleted is never found existing,
     /// and once edges are staged `delete_vertex` refuses (staged edges are invisible to it).
     fn check_endpoint(&mut self, v: VertexId) -> Result<()> {
-        if self.writes.is_new_vertex(v) {
-            return Ok(());
-        }
-        let (word, bit) = (v.offset as usize / 64, 1u64 << (v.offset % 64));
-        let table = v.table as usize;
-        let seen = (self.staged_endpoints.get(table))
-            .and_then(|bits| bits.get(word))
-            .is_some_and(|w| w & bit != 0);
-        if seen {
+        if self.writes.is_new_vertex(v) || self.staged_endpoints.contains(v) {
             return Ok(());
         }
         self.check_vertex_cached(v)?;
-        if self.staged_endpoints.len() <= table {
-            self.staged_endpoints.resize_with(table + 1, Vec::new);
-        }
-        let bits = &mut self.staged_endpoints[table];
-        if bits.len() <= word {
-            bits.resize(word + 1, 0);
-        }
-        bits[word] |= bit;
+        self.staged_endpoints.insert(v);
         Ok(())
     }
 

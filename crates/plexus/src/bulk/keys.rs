@@ -28,6 +28,7 @@
 //!   `u32::MAX`.
 
 use ahash::RandomState;
+use plexus_ingest::import::IdKey;
 use plexus_types::{Value, VertexId, VertexTableId};
 use std::collections::HashMap;
 
@@ -169,25 +170,24 @@ impl IdMap {
         self.len() == 0
     }
 
-    pub fn get_int(&self, id: i64) -> Option<VertexId> {
-        self.ints.get(id)
-    }
-
-    pub fn get_str(&self, id: &str) -> Option<VertexId> {
-        self.strings.get(id).copied()
+    pub fn get(&self, id: &IdKey) -> Option<VertexId> {
+        match id {
+            IdKey::Int(i) => self.ints.get(*i),
+            IdKey::Str(s) => self.strings.get(s).copied(),
+        }
     }
 
     /// Maps `id` to `v`; whether `id` is new.
-    pub fn insert_int(&mut self, id: i64, v: VertexId) -> bool {
+    pub fn insert(&mut self, id: &IdKey, v: VertexId) -> bool {
         assert!(v != VertexId::ABSENT, "vertex ids stay below u32::MAX");
-        let new = self.ints.insert(id, v, self.int_count + 1);
-        self.int_count += usize::from(new);
-        new
-    }
-
-    /// Maps `id` to `v`; whether `id` is new.
-    pub fn insert_str(&mut self, id: &str, v: VertexId) -> bool {
-        self.strings.insert(id.into(), v).is_none()
+        match id {
+            IdKey::Int(i) => {
+                let new = self.ints.insert(*i, v, self.int_count + 1);
+                self.int_count += usize::from(new);
+                new
+            }
+            IdKey::Str(s) => self.strings.insert(s.clone(), v).is_none(),
+        }
     }
 }
 
@@ -279,18 +279,19 @@ mod tests {
 
     #[test]
     fn an_id_map_holds_integer_and_string_ids() {
+        let (int, text) = (IdKey::Int, |s: &str| IdKey::Str(s.into()));
         let mut ids = IdMap::default();
         assert!(ids.is_empty());
-        assert!(ids.insert_int(7, VertexId::new(1, 0)));
-        assert!(ids.insert_int(1 << 40, VertexId::new(2, 5)));
-        assert!(!ids.insert_int(7, VertexId::new(1, 0)));
-        assert!(ids.insert_str("7", VertexId::new(3, 1)));
+        assert!(ids.insert(&int(7), VertexId::new(1, 0)));
+        assert!(ids.insert(&int(1 << 40), VertexId::new(2, 5)));
+        assert!(!ids.insert(&int(7), VertexId::new(1, 0)));
+        assert!(ids.insert(&text("7"), VertexId::new(3, 1)));
         assert_eq!(ids.len(), 3);
-        assert_eq!(ids.get_int(7), Some(VertexId::new(1, 0)));
-        assert_eq!(ids.get_int(1 << 40), Some(VertexId::new(2, 5)));
-        assert_eq!(ids.get_int(8), None);
-        assert_eq!(ids.get_str("7"), Some(VertexId::new(3, 1)));
-        assert_eq!(ids.get_str("8"), None);
+        assert_eq!(ids.get(&int(7)), Some(VertexId::new(1, 0)));
+        assert_eq!(ids.get(&int(1 << 40)), Some(VertexId::new(2, 5)));
+        assert_eq!(ids.get(&int(8)), None);
+        assert_eq!(ids.get(&text("7")), Some(VertexId::new(3, 1)));
+        assert_eq!(ids.get(&text("8")), None);
     }
 
     proptest! {
