@@ -40,6 +40,14 @@ impl Batch {
         }
     }
 
+    /// An empty batch whose columns have room for `rows` rows.
+    pub fn with_capacity(width: usize, rows: usize) -> Self {
+        Batch {
+            columns: (0..width).map(|_| Vec::with_capacity(rows)).collect(),
+            len: 0,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -317,7 +325,7 @@ pub struct ExecContext<'t> {
     /// Width of every row.
     pub width: usize,
     /// Argument rows of the inner plans being run (see module docs); empty between pulls.
-    pub arguments: Vec<Arc<Vec<Value>>>,
+    pub arguments: Vec<Arguments>,
     pub state: &'t mut ExecState,
 }
 
@@ -343,11 +351,29 @@ impl<'t> ExecContext<'t> {
         row: Arc<Vec<Value>>,
         f: impl FnOnce(&mut Self) -> T,
     ) -> T {
-        self.arguments.push(row);
+        self.with_arguments(Arguments::Row(row), f)
+    }
+
+    /// Runs `f` with `arguments` as the current argument rows.
+    pub(crate) fn with_arguments<T>(
+        &mut self,
+        arguments: Arguments,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        self.arguments.push(arguments);
         let result = f(self);
         self.arguments.pop();
         result
     }
+}
+
+/// What an inner plan's `Argument` operator yields: one row (an inner plan run per row), or
+/// a batch of rows (a subquery body run set at a time, see
+/// `plexus_plan::logical::set_at_a_time`).
+#[derive(Debug, Clone)]
+pub enum Arguments {
+    Row(Arc<Vec<Value>>),
+    Rows(Arc<Batch>),
 }
 
 /// A physical operator (see module docs).

@@ -66,6 +66,14 @@
 //! transactions this process started ([`INNER_TRANSACTION_IDS`]): Plexus transactions have no
 //! id of their own before they commit.
 //!
+//! SET AT A TIME
+//! =============
+//! A body without RETURN whose runs cannot see each other's writes
+//! ([`plexus_plan::logical::set_at_a_time`]: `MATCH (a:V {id: ...}), (b:V {id: ...}) CREATE
+//! (a)-[:E]->(b)`, a `CREATE` of nodes) runs once per input batch, with the batch's rows as its
+//! argument rows, instead of once per row: the same writes in the same order, without the
+//! operator tree's start-up per row. EXPLAIN shows `(unit, set at a time)`.
+//!
 //! INVARIANTS
 //! ==========
 //! - a batch's output rows leave the operator only after its commit (or its failure is
@@ -78,8 +86,8 @@
 //! =======
 //! `IN CONCURRENT TRANSACTIONS`, `ON ERROR RETRY` and the scoped `CALL (x) { ... }` form.
 
-use super::ops::run_inner;
-use super::{Batch, ExecContext, Operator, check_materialized, into_batches};
+use super::ops::{run_inner, run_inner_over};
+use super::{Arguments, Batch, ExecContext, Operator, check_materialized, into_batches};
 use crate::eval::{Env, eval};
 use plexus_cypher::ast::OnError;
 use plexus_plan::logical::{BatchRows, InTransactionsSpec, positive_batch_rows};
@@ -111,6 +119,8 @@ pub(super) struct CallInTransactions {
     input: Box<dyn Operator>,
     inner: Box<dyn Operator>,
     spec: InTransactionsSpec,
+    /// The inner plan runs once per input batch (see SET AT A TIME).
+    set_at_a_time: bool,
     /// The batch size, once known (see `plan::call_in_transactions`, THE BATCH SIZE).
     batch_rows: Option<usize>,
     /// Rows of the input batch that did not fit in the last batch.
@@ -128,10 +138,16 @@ impl CallInTransactions {
         input: Box<dyn Operator>,
         inner: Box<dyn Operator>,
         spec: InTransactionsSpec,
+        set_at_a_time: bool,
     ) -> Self {
+        debug_assert!(
+            spec.unit || !set_at_a_time,
+            "only a unit body runs set at a time"
+        );
         CallInTransactions {
             input,
             inner,
+            set_at_a_time,
             batch_rows: match spec.batch {
                 BatchRows::Known(rows) => Some(usize::try_from(rows).unwrap_or(usize::MAX)),
                 BatchRows::Evaluate { .. } => None,
@@ -254,6 +270,13 @@ impl CallInTransactions {
     ) -> Result<Vec<Batch>> {
         let width = ctx.width;
         let mut inner_ctx = ExecContext::new(tx, ctx.params, width, &mut *ctx.state);
+        if self.set_at_a_time {
+            for input in rows {
+                let arguments = Arguments::Rows(Arc::new(input.clone()));
+                run_inner_over(self.inner.as_mut(), arguments, &mut inner_ctx)?;
+            }
+            return Ok(rows.to_vec());
+        }
         let mut out = Vec::new();
         for input in rows {
             for row in 0..input.len() {

@@ -84,8 +84,8 @@ pub use parallel::{
 
 pub(crate) use crate::context::check_materialized;
 pub use crate::context::{
-    BATCH_ROWS, Batch, BuildSubplan, ExecContext, ExecState, MAX_MATERIALIZED_ROWS, Operator,
-    OperatorProfile, UpdateStats, drain,
+    Arguments, BATCH_ROWS, Batch, BuildSubplan, ExecContext, ExecState, MAX_MATERIALIZED_ROWS,
+    Operator, OperatorProfile, UpdateStats, drain,
 };
 use pipeline::Pipeline;
 use plexus_plan::logical::LogicalPlan;

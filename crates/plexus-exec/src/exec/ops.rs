@@ -19,7 +19,7 @@ use super::scan::{NodeScan, RelationshipIndexSeek};
 use super::sort::{SortBuffer, SortSpec};
 use super::write;
 use super::{
-    BATCH_ROWS, Batch, Built, ExecContext, Materialized, Operator, build_numbered,
+    Arguments, BATCH_ROWS, Batch, Built, ExecContext, Materialized, Operator, build_numbered,
     check_materialized,
 };
 use crate::eval::prefetch::PropertyReads;
@@ -77,6 +77,7 @@ pub(super) fn build_operator(
                 child(input).into_operator(),
                 child(inner).into_operator(),
                 spec.clone(),
+                spec.unit && plexus_plan::logical::set_at_a_time(inner),
             ))
         }
         LogicalPlan::HashJoin {
@@ -296,11 +297,11 @@ impl Operator for Argument {
             return Ok(None);
         }
         self.done = true;
-        let row = match ctx.arguments.last() {
-            Some(row) => (**row).clone(),
-            None => vec![Value::Null; ctx.width],
-        };
-        Ok(Some(Batch::single(row)))
+        Ok(Some(match ctx.arguments.last() {
+            Some(Arguments::Row(row)) => Batch::single((**row).clone()),
+            Some(Arguments::Rows(rows)) => (**rows).clone(),
+            None => Batch::single(vec![Value::Null; ctx.width]),
+        }))
     }
 
     fn reset(&mut self) {
@@ -877,11 +878,20 @@ pub(crate) fn run_inner(
     row: Arc<Vec<Value>>,
     ctx: &mut ExecContext,
 ) -> Result<Vec<Batch>> {
+    run_inner_over(inner, Arguments::Row(row), ctx)
+}
+
+/// [`run_inner`] over `arguments`: one row or a batch of them.
+pub(crate) fn run_inner_over(
+    inner: &mut dyn Operator,
+    arguments: Arguments,
+    ctx: &mut ExecContext,
+) -> Result<Vec<Batch>> {
     inner.reset();
     let mut batches = Vec::new();
     let mut rows = 0;
     loop {
-        let next = ctx.with_argument(row.clone(), |ctx| inner.next(ctx))?;
+        let next = ctx.with_arguments(arguments.clone(), |ctx| inner.next(ctx))?;
         match next {
             Some(batch) => {
                 rows += batch.len();

@@ -183,7 +183,7 @@ impl LogicalPlan {
                     "Apply".into()
                 }
             }
-            LogicalPlan::CallInTransactions { spec, .. } => {
+            LogicalPlan::CallInTransactions { spec, inner, .. } => {
                 let batch = match &spec.batch {
                     super::BatchRows::Known(rows) => rows.to_string(),
                     super::BatchRows::Evaluate { expr, .. } => expr_text(expr),
@@ -194,7 +194,11 @@ impl LogicalPlan {
                     .unwrap_or_default();
                 format!(
                     "CallInTransactions{} OF {batch} ROWS ON ERROR {}{status}",
-                    if spec.unit { " (unit)" } else { "" },
+                    match (spec.unit, spec.unit && super::set_at_a_time(inner)) {
+                        (true, true) => " (unit, set at a time)",
+                        (true, false) => " (unit)",
+                        (false, _) => "",
+                    },
                     spec.on_error.keyword()
                 )
             }

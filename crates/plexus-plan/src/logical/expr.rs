@@ -276,6 +276,11 @@ pub(crate) fn calls_rand(e: &BExpr) -> bool {
     )
 }
 
+/// Whether a subquery (an inner plan) occurs anywhere in `e`.
+pub(crate) fn has_subquery(e: &BExpr) -> bool {
+    occurs(e, |e| matches!(e, BExpr::Subquery(_)))
+}
+
 /// Whether `e` or an expression inside it (outside subquery plans) is `wanted` (a walk with
 /// an explicit stack).
 pub(crate) fn occurs(e: &BExpr, wanted: impl Fn(&BExpr) -> bool) -> bool {

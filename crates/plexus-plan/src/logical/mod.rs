@@ -66,6 +66,7 @@ mod explain;
 mod expr;
 mod parallel;
 mod procedure;
+mod set_at_a_time;
 mod stages;
 mod visit;
 
@@ -73,6 +74,7 @@ pub use explain::expr_text;
 pub use expr::*;
 pub use parallel::{PartialForm, chain as parallel_chain, partial_form, partial_name};
 pub use procedure::{Procedure, ProcedureBody, ProcedureFn, ProcedureRegistry};
+pub use set_at_a_time::set_at_a_time;
 pub use stages::{
     BatchRows, DEFAULT_BATCH_ROWS, InTransactionsSpec, LoadCsvSpec, positive_batch_rows,
 };

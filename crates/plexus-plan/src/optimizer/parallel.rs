@@ -97,7 +97,7 @@
 //! the Distinct runs partially and the Sort serially above the `Parallel` (its input is then
 //! de-duplicated already, usually far smaller).
 
-use crate::logical::{BExpr, LogicalPlan, SortKey, calls_rand, occurs, partial_form};
+use crate::logical::{LogicalPlan, SortKey, calls_rand, has_subquery, partial_form};
 
 /// Smallest estimated scan (rows) worth the threads.
 pub const PARALLEL_MIN_SCAN_ROWS: f64 = 50_000.0;
@@ -282,11 +282,6 @@ fn computes_partially(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
         _ => return false,
     };
     plain && eligible(input, config)
-}
-
-/// Whether a subquery (an inner plan) occurs anywhere in `e`.
-fn has_subquery(e: &BExpr) -> bool {
-    occurs(e, |e| matches!(e, BExpr::Subquery(_)))
 }
 
 /// The cores this process may use, asked once: `available_parallelism` reads the cgroup
