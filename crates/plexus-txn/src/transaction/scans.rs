@@ -257,10 +257,14 @@ impl Transaction {
         candidates.dedup();
         let mut found = Vec::new();
         for v in candidates {
-            if !self.vertex_exists(v)? || !self.label_ids(v)?.contains(&label_id) {
-                continue;
+            // `label_ids` checks that `v` is visible (else NotFound) and leaves its table in
+            // the schema cache: the property is read without checking again.
+            match self.label_ids(v) {
+                Ok(labels) if labels.contains(&label_id) => {}
+                Ok(_) | Err(Error::NotFound(_)) => continue,
+                Err(e) => return Err(e),
             }
-            let held = self.vertex_property(v, key)?;
+            let held = self.checked_vertex_property(v, key_id)?;
             let held_key = held.as_ref().and_then(IndexKey::of);
             if held_key.is_some_and(|held| range.contains(&held)) {
                 found.push(v);

@@ -234,6 +234,16 @@ impl Transaction {
         let Some(key) = key.or_else(|| self.catalog().prop_keys.id(name)) else {
             return Ok(None);
         };
+        self.checked_vertex_property(v, key)
+    }
+
+    /// Property `key` of `v`, which [`check_vertex_cached`](Self::check_vertex_cached) has
+    /// just found visible (the schema cache holds its table).
+    pub(super) fn checked_vertex_property(
+        &mut self,
+        v: VertexId,
+        key: PropKeyId,
+    ) -> Result<Option<Value>> {
         let created = self.writes.new_vertices.get(&v).map(|nv| &nv.props);
         if let Some(answer) = written_prop(created, &self.writes.vertex_props, v, key) {
             return Ok(answer);
