@@ -52,6 +52,14 @@
 //! values); `parallel off` runs everything serially.
 //! Values print in the TCK notation (`QueryResult::render`); an empty result has nothing
 //! after `----`.
+//!
+//! UPDATING EXPECTED OUTPUT
+//! ========================
+//! `PLEXUS_BLESS=1 cargo test -p plexus-tck --test golden -- --exact golden_cypher_tests`
+//! rewrites the `----` block of every `query` and `explain` record whose output differs with
+//! what the database now returns (sorted for `rowsort`), instead of failing; records without
+//! a block, `error` records and the `jit = on` run are never rewritten. Review the diff
+//! before committing it: blessing accepts whatever the code does.
 
 use plexus::settings::{Settings, Source};
 use plexus::{Config, Database, Params};
@@ -76,6 +84,8 @@ struct Record {
     header: String,
     query: String,
     expected: Vec<String>,
+    /// The indices of the expected lines in the file, when the record has a `----` block.
+    expected_at: Option<std::ops::Range<usize>>,
 }
 
 fn records(text: &str) -> Vec<Record> {
@@ -97,18 +107,22 @@ fn records(text: &str) -> Vec<Record> {
             i += 1;
         }
         let mut expected = Vec::new();
+        let mut expected_at = None;
         if i < lines.len() && lines[i].trim() == "----" {
             i += 1;
+            let start = i;
             while i < lines.len() && !lines[i].trim().is_empty() {
                 expected.push(lines[i].trim().to_string());
                 i += 1;
             }
+            expected_at = Some(start..i);
         }
         out.push(Record {
             line: header_line,
             header,
             query: query.join("\n"),
             expected,
+            expected_at,
         });
     }
     out
@@ -177,6 +191,15 @@ fn run_file(path: &Path, jit: Option<&str>) -> Vec<String> {
     };
     let mut conn = db.connect();
     let mut params = Params::new();
+    let bless = jit.is_none() && std::env::var_os("PLEXUS_BLESS").is_some();
+    let mut blessed: Vec<(std::ops::Range<usize>, Vec<String>)> = Vec::new();
+    let mut compare = |failures: &mut Vec<String>, record: &Record, at: &str, actual: Vec<String>| {
+        match (mismatch(at, &record.expected, &actual), &record.expected_at) {
+            (None, _) => {}
+            (Some(_), Some(range)) if bless => blessed.push((range.clone(), actual)),
+            (Some(failure), _) => failures.push(failure),
+        }
+    };
     for record in records(&text) {
         let at = format!("{}:{}", path.display(), record.line);
         let mut words = record.header.split_whitespace();
@@ -206,12 +229,15 @@ fn run_file(path: &Path, jit: Option<&str>) -> Vec<String> {
                 Ok(r) => {
                     let mut actual: Vec<String> =
                         r.rows.iter().map(|row| r.render_row(row)).collect();
-                    let mut expected = record.expected.clone();
                     if words.next() == Some("rowsort") {
                         actual.sort();
+                        let mut expected = record.expected.clone();
                         expected.sort();
+                        if expected == actual {
+                            continue;
+                        }
                     }
-                    failures.extend(mismatch(&at, &expected, &actual));
+                    compare(&mut failures, &record, &at, actual);
                 }
             },
             "explain" => match conn.execute(&explain_text(words.next(), &record.query), &params) {
@@ -219,7 +245,7 @@ fn run_file(path: &Path, jit: Option<&str>) -> Vec<String> {
                 Ok(r) => {
                     let plan = r.plan.unwrap_or_default();
                     let actual: Vec<String> = plan.lines().map(|l| l.trim().to_string()).collect();
-                    failures.extend(mismatch(&at, &record.expected, &actual));
+                    compare(&mut failures, &record, &at, actual);
                 }
             },
             "error" => {
@@ -239,7 +265,31 @@ fn run_file(path: &Path, jit: Option<&str>) -> Vec<String> {
             other => failures.push(format!("{at}: unknown record kind `{other}`")),
         }
     }
+    if !blessed.is_empty() {
+        failures.extend(rewrite(path, &text, blessed));
+    }
     failures
+}
+
+/// Writes `text` back to `path` with each range of lines replaced (see UPDATING EXPECTED
+/// OUTPUT); an error message if it cannot.
+fn rewrite(
+    path: &Path,
+    text: &str,
+    mut blessed: Vec<(std::ops::Range<usize>, Vec<String>)>,
+) -> Option<String> {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    blessed.sort_by_key(|(range, _)| std::cmp::Reverse(range.start));
+    for (range, actual) in blessed {
+        lines.splice(range, actual);
+    }
+    let mut out = lines.join("\n");
+    if text.ends_with('\n') {
+        out.push('\n');
+    }
+    std::fs::write(path, out)
+        .err()
+        .map(|e| format!("{}: cannot bless: {e}", path.display()))
 }
 
 /// The settings of every golden database: the defaults, with `tests/cypher/import` as the
