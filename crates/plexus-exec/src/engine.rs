@@ -59,8 +59,8 @@ pub struct Cursor {
     root: Box<dyn Operator>,
     params: Params,
     state: ExecState,
-    /// EXPLAIN: the plan text; the cursor yields no rows.
-    explain: Option<String>,
+    /// EXPLAIN: what to show; the cursor yields no rows.
+    explain: Option<Explain>,
     finished: bool,
 }
 
@@ -116,8 +116,10 @@ impl Cursor {
         );
         let profile = statement.mode == QueryMode::Profile;
         let explain = match (statement.mode, trace) {
-            (QueryMode::ExplainVerbose, Some(trace)) => Some(optimizer::trace_text(&trace)),
-            (QueryMode::Explain, _) => Some(plan.root.render(&|_| String::new())),
+            (QueryMode::ExplainVerbose, Some(trace)) => {
+                Some(Explain::Trace(optimizer::trace_text(&trace)))
+            }
+            (QueryMode::Explain, _) => Some(Explain::Plan),
             _ => None,
         };
         let mut state = ExecState::new(crate::exec::build_subplan);
@@ -225,10 +227,12 @@ impl Cursor {
 
     /// Columns, update counters and (EXPLAIN, or PROFILE once finished) the plan text; no rows.
     pub fn summary(&self) -> QueryResult {
+        let jit = self.state.jit;
         let plan = match (&self.explain, &self.state.profile) {
-            (Some(text), _) => Some(text.clone()),
+            (Some(Explain::Trace(text)), _) => Some(text.clone()),
+            (Some(Explain::Plan), _) => Some(self.plan.root.render(&|_, op| jit_note(op, jit))),
             (None, Some(profile)) if self.finished => {
-                Some(self.plan.root.render(&|id| match profile.get(id) {
+                Some(self.plan.root.render(&|id, _| match profile.get(id) {
                     Some(p) => format!(
                         "  [rows={}, time={:.3}ms{}]",
                         p.rows,
@@ -246,6 +250,34 @@ impl Cursor {
             plan,
             ..QueryResult::default()
         }
+    }
+}
+
+/// What an EXPLAIN statement shows.
+enum Explain {
+    /// The optimized plan, rendered when asked (after the session's settings are applied:
+    /// the JIT notes depend on the `jit` mode).
+    Plan,
+    /// EXPLAIN VERBOSE: the plan after each optimizer pass.
+    Trace(String),
+}
+
+/// EXPLAIN's note on a Filter of the plan when filters may run compiled code (`jit` on or
+/// adaptive): ` jit=eligible` when the JIT covers every operator of its predicate — it then
+/// runs compiled on batches whose columns are of compiled types (numbers, booleans,
+/// strings for equality and prefix tests), PROFILE tells which did — or ` jit=no (why)`, run
+/// by the interpreter. Nothing with `jit` off, nor on other operators (only filters are
+/// compiled; the rest of each pipeline is interpreted). Filters of subquery expressions' plans
+/// are not annotated.
+fn jit_note(op: &plexus_plan::LogicalPlan, mode: JitMode) -> String {
+    match op {
+        plexus_plan::LogicalPlan::Filter { predicate, .. } if mode != JitMode::Off => {
+            match plexus_jit::shape(predicate) {
+                Ok(_) => " jit=eligible".to_string(),
+                Err(why) => format!(" jit=no ({why})"),
+            }
+        }
+        _ => String::new(),
     }
 }
 

@@ -193,13 +193,15 @@ fn run_file(path: &Path, jit: Option<&str>) -> Vec<String> {
     let mut params = Params::new();
     let bless = jit.is_none() && std::env::var_os("PLEXUS_BLESS").is_some();
     let mut blessed: Vec<(std::ops::Range<usize>, Vec<String>)> = Vec::new();
-    let mut compare = |failures: &mut Vec<String>, record: &Record, at: &str, actual: Vec<String>| {
-        match (mismatch(at, &record.expected, &actual), &record.expected_at) {
+    let mut compare =
+        |failures: &mut Vec<String>, record: &Record, at: &str, actual: Vec<String>| match (
+            mismatch(at, &record.expected, &actual),
+            &record.expected_at,
+        ) {
             (None, _) => {}
             (Some(_), Some(range)) if bless => blessed.push((range.clone(), actual)),
             (Some(failure), _) => failures.push(failure),
-        }
-    };
+        };
     for record in records(&text) {
         let at = format!("{}:{}", path.display(), record.line);
         let mut words = record.header.split_whitespace();

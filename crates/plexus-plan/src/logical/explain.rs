@@ -258,11 +258,11 @@ impl LogicalPlan {
         }
     }
 
-    /// The tree, with `annotate(operator number)` appended to each line; then the plan of
+    /// The tree, with `annotate(operator number, operator)` appended to each line; then the plan of
     /// each subquery expression in it (EXISTS, COUNT, pattern predicates and
     /// comprehensions), under its name (`Exists#0`), in the order they appear, without
     /// annotations (they run per outer row, as operators of their own).
-    pub fn render(&self, annotate: &dyn Fn(usize) -> String) -> String {
+    pub fn render(&self, annotate: &dyn Fn(usize, &LogicalPlan) -> String) -> String {
         let mut out = String::new();
         let mut counter = 0;
         self.render_into(&mut out, "", true, &mut counter, annotate);
@@ -276,7 +276,7 @@ impl LogicalPlan {
             );
             subquery
                 .plan
-                .render_into(&mut out, "", false, &mut 0, &|_| String::new());
+                .render_into(&mut out, "", false, &mut 0, &|_, _| String::new());
             let mut nested = Vec::new();
             collect_subqueries(&subquery.plan, &mut nested);
             subqueries.extend(nested);
@@ -290,12 +290,17 @@ impl LogicalPlan {
         prefix: &str,
         top: bool,
         counter: &mut usize,
-        annotate: &dyn Fn(usize) -> String,
+        annotate: &dyn Fn(usize, &LogicalPlan) -> String,
     ) {
         let id = *counter;
         *counter += 1;
         let branch = if top { "" } else { "└ " };
-        let _ = writeln!(out, "{prefix}{branch}{}{}", self.describe(), annotate(id));
+        let _ = writeln!(
+            out,
+            "{prefix}{branch}{}{}",
+            self.describe(),
+            annotate(id, self)
+        );
         let child_prefix = if top {
             String::new()
         } else {

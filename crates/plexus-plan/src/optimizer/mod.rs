@@ -137,7 +137,7 @@ pub fn optimize_subquery(plan: &mut LogicalPlan, kind: SubqueryKind, stats: Opti
 fn run_passes(plan: &mut LogicalPlan, ctx: &PassContext, mut trace: Option<&mut Trace>) {
     let mut record = |name: &'static str, plan: &LogicalPlan| {
         if let Some(trace) = trace.as_deref_mut() {
-            trace.push((name, plan.render(&|_| String::new())));
+            trace.push((name, plan.render(&|_, _| String::new())));
         }
     };
     record("bound", plan);
