@@ -8,7 +8,7 @@
 //!
 //!   Discard
 //!   └ CallInTransactions (unit) OF 500 ROWS ON ERROR FAIL
-//!     ├ LoadCsv people.csv AS s0 (linenumber s1, file s2)
+//!     ├ LoadCsv 'people.csv' AS s0 (linenumber s1, file s2)
 //!     │ └ Argument
 //!     └ Create (s3:Person {name: s0[0]})
 //!       └ Argument

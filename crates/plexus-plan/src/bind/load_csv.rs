@@ -7,7 +7,7 @@
 //!
 //!   Results p.name=s3, linenumber()=s4
 //!   └ Project s3 = s0.name, s4 = s1
-//!     └ LoadCsv WITH HEADERS people.csv AS s0 (linenumber s1, file s2)
+//!     └ LoadCsv WITH HEADERS 'people.csv' AS s0 (linenumber s1, file s2)
 //!       └ Argument
 //! ```
 //! `LoadCsv` is a streaming stage like `Unwind`: for each input row it evaluates the source
