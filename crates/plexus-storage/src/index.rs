@@ -152,7 +152,7 @@ pub const MAX_INDEXES: usize = 1024;
 const MIN_INEXACT_F64_MAGNITUDE: f64 = 9_007_199_254_740_992.0;
 
 /// The equality class of an indexable value (see KEYS), in the order of RANGES.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum IndexKey {
     Bool(bool),
     /// The number's `f64`, `-0.0` folded into `0.0`, as `sortable_bits`.
@@ -257,6 +257,17 @@ pub enum KeyRange {
 }
 
 impl KeyRange {
+    /// The one key of a range that holds exactly one (`= value`).
+    pub fn point(&self) -> Option<&IndexKey> {
+        match self {
+            KeyRange::Between {
+                lower: Included(low),
+                upper: Included(high),
+            } if low == high => Some(low),
+            _ => None,
+        }
+    }
+
     /// The keys `= value` may match: `value`'s key, `Empty` for null or NaN, `None` when such
     /// values are not indexed (the caller scans).
     pub fn equal(value: &Value) -> Option<KeyRange> {

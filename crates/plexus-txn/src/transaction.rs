@@ -58,7 +58,7 @@ use plexus_types::{
     Direction, EdgeId, EdgeTableId, EdgeTypeId, Error, IsolationLevel, LabelId, PropKeyId, Result,
     Timestamp, Value, VertexId, VertexTableId,
 };
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// The implicit table of vertices created without labels.
@@ -88,7 +88,14 @@ pub struct Transaction {
     follower: Option<String>,
     /// The external graph every read goes to instead of the storage (see `crate::external`).
     external: Option<Arc<dyn ExternalGraph>>,
+    /// Equality seeks answered while the transaction had changed no vertex (see
+    /// `seek_by_index`, REPEATED SEEKS): (label, key, value) → the vertices found.
+    seek_memo: HashMap<(LabelId, PropKeyId, IndexKey), Vec<VertexId>>,
 }
+
+/// The most equality seeks a transaction remembers; past it the memo starts over (a bulk
+/// load naming a million distinct keys keeps ~10 MB at most).
+pub(crate) const MAX_SEEK_MEMO_ENTRIES: usize = 1 << 17;
 
 /// The catalog and the vertex and edge tables as of one storage schema version. Reading a
 /// vertex's existence, properties and neighbours takes them from here, after one plain load of the version,
@@ -134,6 +141,7 @@ impl Transaction {
             schema: None,
             follower: None,
             external: None,
+            seek_memo: HashMap::new(),
         }
     }
 
@@ -169,6 +177,7 @@ impl Transaction {
             schema: None,
             follower: None,
             external: self.external.clone(),
+            seek_memo: HashMap::new(),
         }
     }
 

@@ -130,6 +130,14 @@ pub struct WriteSet {
 }
 
 impl WriteSet {
+    /// Whether no vertex was created, deleted or changed (labels, properties).
+    pub fn no_vertex_changes(&self) -> bool {
+        self.new_vertices.is_empty()
+            && self.vertex_props.is_empty()
+            && self.vertex_labels.is_empty()
+            && self.deleted_vertices.is_empty()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.new_vertices.is_empty()
             && self.vertex_props.is_empty()

@@ -212,6 +212,10 @@ fn old_snapshots_and_own_writes(case: Renames) {
     assert_eq!(count(&mut writer, "Eve"), "1");
 
     run(&mut writer, "BEGIN");
+    // Equality seeks before the transaction's first vertex write are remembered (REPEATED
+    // SEEKS in `Transaction::seek_by_index`); after it they must be asked again.
+    assert_eq!(count(&mut writer, "Bob"), "1");
+    assert_eq!(count(&mut writer, "Zed"), "0");
     rename(&mut writer, "Bob", "Zed");
     exec(&mut writer, case.create, &[("name", "Zed")]);
     exec(&mut writer, case.delete, &[("name", "Eve")]);

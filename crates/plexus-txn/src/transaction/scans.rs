@@ -217,6 +217,15 @@ impl Transaction {
     /// comparison. Under SERIALIZABLE the seek records the label scan it replaces and the
     /// key's values on the tables carrying the label (so a concurrent write of the key there
     /// is a conflict, as it would be for a scan that read every vertex's value).
+    ///
+    /// REPEATED SEEKS: while the transaction has changed no vertex, an equality seek's answer
+    /// is remembered (up to [`MAX_SEEK_MEMO_ENTRIES`]) and the same seek answered from it:
+    /// at a fixed snapshot with no vertex writes of its own, the vertices holding a value
+    /// cannot change (the index may gain entries from later commits, which this snapshot
+    /// does not see, and loses only entries no kept version supports). `LOAD CSV … MATCH (a:V
+    /// {id: …}), (b:V {id: …}) CREATE (a)-[:E]->(b)` names hubs over and over: ~60 % of its
+    /// seeks repeat within a 100,000-row transaction on the RMAT benchmark graph. The reads
+    /// recorded for SERIALIZABLE are the first seek's, recorded again.
     pub fn seek_by_index(
         &mut self,
         label: &str,
@@ -234,15 +243,18 @@ impl Transaction {
         if *range == KeyRange::Empty {
             return Ok(Some(Vec::new()));
         }
+        let memo_key = (range.point())
+            .filter(|_| self.writes.no_vertex_changes())
+            .map(|point| (label_id, key_id, point.clone()));
+        if let Some(found) = memo_key.as_ref().and_then(|k| self.seek_memo.get(k)) {
+            let found = found.clone();
+            self.record_seek(label_id, key_id);
+            return Ok(Some(found));
+        }
         let Some(mut candidates) = self.storage().index_candidates(label_id, key_id, range)? else {
             return Ok(None);
         };
-        // The label scan it replaces, and the key's values on the vertices it did not read (a
-        // change moving one into `range` is a phantom).
-        self.record(ReadItem::LabelScan(label_id));
-        for table in self.storage().label_carriers(label_id) {
-            self.record(ReadItem::TableProp(table, key_id));
-        }
+        self.record_seek(label_id, key_id);
         let writes = &self.writes;
         candidates.extend(writes.new_vertices.keys());
         candidates.extend(writes.vertex_labels.keys());
@@ -270,6 +282,22 @@ impl Transaction {
                 found.push(v);
             }
         }
+        if let Some(memo_key) = memo_key {
+            if self.seek_memo.len() >= MAX_SEEK_MEMO_ENTRIES {
+                self.seek_memo.clear();
+            }
+            self.seek_memo.insert(memo_key, found.clone());
+        }
         Ok(Some(found))
+    }
+
+    /// What an index seek reads, for SERIALIZABLE: the label scan it replaces, and the key's
+    /// values on the vertices it did not read (a change moving one into the range is a
+    /// phantom).
+    fn record_seek(&mut self, label_id: LabelId, key_id: PropKeyId) {
+        self.record(ReadItem::LabelScan(label_id));
+        for table in self.storage().label_carriers(label_id) {
+            self.record(ReadItem::TableProp(table, key_id));
+        }
     }
 }
