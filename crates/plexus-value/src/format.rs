@@ -9,22 +9,34 @@ use crate::value::Value;
 /// A scalar as Cypher's `toString` writes it (strings unquoted); other values in a
 /// debugging form.
 pub fn plain_text(value: &Value) -> String {
+    text(value, false)
+}
+
+/// [`plain_text`] with strings as Cypher literals (`'1'` is not `1`), in lists and maps too:
+/// what EXPLAIN writes for constants.
+pub fn literal_text(value: &Value) -> String {
+    text(value, true)
+}
+
+fn text(value: &Value, quoted: bool) -> String {
+    let text = |v: &Value| text(v, quoted);
     match value {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
         Value::Float(f) => float_text(*f),
+        Value::String(s) if quoted => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
         Value::String(s) => s.to_string(),
         Value::Temporal(t) => t.to_string(),
         Value::Duration(d) => d.to_string(),
         Value::List(items) => format!(
             "[{}]",
-            items.iter().map(plain_text).collect::<Vec<_>>().join(", ")
+            items.iter().map(text).collect::<Vec<_>>().join(", ")
         ),
         Value::Map(map) => format!(
             "{{{}}}",
             map.iter()
-                .map(|(k, v)| format!("{k}: {}", plain_text(v)))
+                .map(|(k, v)| format!("{k}: {}", text(v)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),

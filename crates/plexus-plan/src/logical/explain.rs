@@ -18,7 +18,6 @@ use super::{
     RelSeekSpec, SeekPredicate, SetOp, TopCount, WriteLabels,
 };
 use plexus_types::Direction;
-use plexus_value::value::Value;
 use std::fmt::Write;
 
 impl LogicalPlan {
@@ -481,34 +480,10 @@ fn write_labels_text(labels: &WriteLabels) -> String {
 }
 
 /// A compact rendering of a bound expression for plan output.
-/// A constant as a Cypher literal: strings quoted (`'1'` is not `1`), lists and maps of them
-/// too; other values as `toString` writes them.
-fn literal_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
-        Value::List(items) => format!(
-            "[{}]",
-            items
-                .iter()
-                .map(literal_text)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Value::Map(map) => format!(
-            "{{{}}}",
-            map.iter()
-                .map(|(k, v)| format!("{k}: {}", literal_text(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        other => plexus_value::format::plain_text(other),
-    }
-}
-
 pub fn expr_text(e: &BExpr) -> String {
     let list = |items: &[BExpr]| items.iter().map(expr_text).collect::<Vec<_>>().join(", ");
     match e {
-        BExpr::Const(v) => literal_text(v),
+        BExpr::Const(v) => plexus_value::format::literal_text(v),
         BExpr::Param(p) => format!("${p}"),
         BExpr::Slot(s) => format!("s{s}"),
         BExpr::Property(b, k) => format!("{}.{k}", expr_text(b)),
