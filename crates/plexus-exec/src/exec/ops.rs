@@ -63,8 +63,12 @@ pub(super) fn build_operator(
             returns,
             unit,
         } => {
+            let set_at_a_time = *unit && plexus_plan::logical::set_at_a_time(inner);
             let input = child(input);
             let inner = child(inner).into_operator();
+            if set_at_a_time {
+                return input.then(Box::new(RunInnerSet { inner }), profile_id);
+            }
             let mode = if *unit {
                 InnerMode::Unit
             } else {
@@ -870,6 +874,31 @@ enum InnerMode {
 struct RunInner {
     inner: Box<dyn Operator>,
     mode: InnerMode,
+}
+
+/// A unit subquery body whose runs cannot see each other's writes
+/// (`plexus_plan::logical::set_at_a_time`), run once over each input batch instead of once
+/// per row: the same writes in the same order; the input rows pass unchanged.
+struct RunInnerSet {
+    inner: Box<dyn Operator>,
+}
+
+impl Stage for RunInnerSet {
+    fn execute(
+        &mut self,
+        input: &mut Batch,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<Flow> {
+        let arguments = Arguments::Rows(Arc::new(input.clone()));
+        run_inner_over(self.inner.as_mut(), arguments, ctx)?;
+        std::mem::swap(input, out);
+        Ok(Flow::NeedMoreInput)
+    }
+
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
 }
 
 /// Runs `inner` with `row` as its argument and returns all its rows' batches.

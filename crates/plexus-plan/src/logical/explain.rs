@@ -176,11 +176,11 @@ impl LogicalPlan {
                 spec.file_slot
             ),
             LogicalPlan::Optional { nulls, .. } => format!("Optional (nulls {})", slots(nulls)),
-            LogicalPlan::Apply { unit, .. } => {
-                if *unit {
-                    "Apply (unit)".into()
-                } else {
-                    "Apply".into()
+            LogicalPlan::Apply { unit, inner, .. } => {
+                match (*unit, *unit && super::set_at_a_time(inner)) {
+                    (true, true) => "Apply (unit, set at a time)".into(),
+                    (true, false) => "Apply (unit)".into(),
+                    (false, _) => "Apply".into(),
                 }
             }
             LogicalPlan::CallInTransactions { spec, inner, .. } => {
