@@ -7,7 +7,9 @@
 //! expression node becomes a [`Val`]: an SSA value (`i64` for INTEGER, `f64` for FLOAT, an
 //! `i8` 0/1 for BOOLEAN, the first byte's address and a length for STRING) and an `i8` 0/1
 //! validity. Every node is computed on every row, without branches except the byte loop of
-//! a string equality or prefix test (`equal_prefix`, bounded by the shorter length); a node
+//! a string equality or prefix test (`equal_prefix`, bounded by the shorter length), and
+//! without calls except a FLOAT `%` ([`float_remainder`]: Cranelift has no floating-point
+//! remainder instruction); a node
 //! that would raise an error on a row where its operands are valid ORs 1 into the `fail`
 //! variable, which the function returns after the loop.
 //!
@@ -18,7 +20,7 @@
 //! - no instruction can trap: divisors are replaced by 1 where they are zero (or -1 under
 //!   `i64::MIN`) — those rows set `fail`, so their value is never used;
 //! - a type combination the row evaluator handles differently from the instructions here is
-//!   [`Unsupported`]: float `%`, arithmetic on booleans, boolean logic on numbers, unary
+//!   [`Unsupported`]: float `^`, arithmetic on booleans, boolean logic on numbers, unary
 //!   minus on a boolean, a predicate that is not boolean. An integer compared with a float
 //!   is compared exactly, as the row evaluator does (`int_float_order`), not by converting
 //!   the integer (which rounds above 2^53).
@@ -33,7 +35,7 @@ use crate::{Column, ColumnType, Signature};
 use arrow::array::{Array, BooleanArray};
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlagsData, Value as Ir, types};
+use cranelift_codegen::ir::{AbiParam, FuncRef, InstBuilder, MemFlagsData, Value as Ir, types};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
@@ -235,10 +237,18 @@ pub(crate) fn compile(
         return Err(Unsupported::new("a signature of another shape"));
     }
     let backend = |e: &dyn std::fmt::Display| Unsupported::new(format!("code generation: {e}"));
-    let builder = JITBuilder::with_flags(&[("opt_level", "speed")], default_libcall_names())
+    let mut builder = JITBuilder::with_flags(&[("opt_level", "speed")], default_libcall_names())
         .map_err(|e| backend(&e))?;
+    builder.symbol(FMOD_SYMBOL, float_remainder as *const u8);
     let mut module = JITModule::new(builder);
     let pointer = module.target_config().pointer_type();
+    let mut fmod_signature = module.make_signature();
+    fmod_signature.params.push(AbiParam::new(types::F64));
+    fmod_signature.params.push(AbiParam::new(types::F64));
+    fmod_signature.returns.push(AbiParam::new(types::F64));
+    let fmod_id = module
+        .declare_function(FMOD_SYMBOL, Linkage::Import, &fmod_signature)
+        .map_err(|e| backend(&e))?;
     let mut ir_signature = module.make_signature();
     for ty in [pointer, pointer, types::I64, pointer, pointer] {
         ir_signature.params.push(AbiParam::new(ty));
@@ -250,9 +260,10 @@ pub(crate) fn compile(
     let mut context = module.make_context();
     context.func.signature = ir_signature;
     let mut function_context = FunctionBuilderContext::new();
+    let fmod = module.declare_func_in_func(fmod_id, &mut context.func);
     let literals = {
         let mut b = FunctionBuilder::new(&mut context.func, &mut function_context);
-        let literals = emit_loop(&mut b, expr, shape, signature, pointer)?;
+        let literals = emit_loop(&mut b, expr, shape, signature, pointer, fmod)?;
         b.finalize(module.isa().frontend_config());
         literals
     };
@@ -282,6 +293,7 @@ fn emit_loop(
     shape: &Shape,
     signature: &Signature,
     pointer: types::Type,
+    fmod: FuncRef,
 ) -> Result<Vec<Box<[u8]>>, Unsupported> {
     let entry = b.create_block();
     let header = b.create_block();
@@ -350,6 +362,7 @@ fn emit_loop(
         fail,
         literals: Vec::new(),
         pointer,
+        fmod,
     };
     let result = g.expr(expr)?;
     if !matches!(result.ty, ColumnType::Bool | ColumnType::Null) {
@@ -395,6 +408,18 @@ struct Gen<'g, 'f> {
     /// String literals, owned by the compiled predicate (see `emit_loop`).
     literals: Vec<Box<[u8]>>,
     pointer: types::Type,
+    /// [`float_remainder`], imported: Cranelift has no floating-point remainder.
+    fmod: FuncRef,
+}
+
+/// The symbol compiled code calls for a FLOAT `%`.
+const FMOD_SYMBOL: &str = "plexus_jit_float_remainder";
+
+/// FLOAT `%` as the row evaluator computes it (Rust's `%` on `f64`, C's `fmod`: the sign of
+/// the dividend, exact). Called once per row by code with a float `%` — the one call out of
+/// compiled loops; it cannot fail.
+extern "C" fn float_remainder(x: f64, y: f64) -> f64 {
+    x % y
 }
 
 impl Gen<'_, '_> {
@@ -672,8 +697,8 @@ impl Gen<'_, '_> {
                 })
             }
             _ => {
-                if matches!(op, ArithOp::Modulo | ArithOp::Power) {
-                    return Err(Unsupported::new("% or ^ on floats"));
+                if op == ArithOp::Power {
+                    return Err(Unsupported::new("^ on floats"));
                 }
                 if op == ArithOp::Divide && b.ty == Int {
                     // An integer zero divisor is an error even under a float dividend.
@@ -685,6 +710,10 @@ impl Gen<'_, '_> {
                     ArithOp::Add => self.b.ins().fadd(x, y),
                     ArithOp::Subtract => self.b.ins().fsub(x, y),
                     ArithOp::Multiply => self.b.ins().fmul(x, y),
+                    ArithOp::Modulo => {
+                        let call = self.b.ins().call(self.fmod, &[x, y]);
+                        self.b.inst_results(call)[0]
+                    }
                     _ => self.b.ins().fdiv(x, y),
                 };
                 Ok(Val {

@@ -250,6 +250,29 @@ fn integers_and_floats_compare_exactly() {
 }
 
 #[test]
+fn float_remainder_has_the_dividends_sign_and_a_zero_divisor_gives_nan() {
+    // x % y = r, compared with the remainder Rust (the row evaluator) computes.
+    let x = Float64Array::from(vec![7.5, -7.5, 7.0, 5.5, 1e300, -0.0, 3.0]);
+    let y = Float64Array::from(vec![2.0, 2.0, -3.0, 0.0, 3.0, 1.0, f64::INFINITY]);
+    let r = Float64Array::from(vec![1.5, -1.5, 1.0, f64::NAN, 1e300 % 3.0, -0.0, 3.0]);
+    let remainder = BExpr::Arith(ArithOp::Modulo, slot(0), slot(1));
+    let columns = [Column::Float(&x), Column::Float(&y), Column::Float(&r)];
+    // NaN = NaN is false: only the zero divisor's row.
+    let equal = compare(ComparisonOp::Eq, remainder.clone(), BExpr::Slot(2));
+    assert_eq!(run(&equal, &columns, &[]), Some(mask("T T T F T T T")));
+    let is_nan = compare(ComparisonOp::NotEq, remainder.clone(), remainder);
+    assert_eq!(
+        run(&is_nan, &columns[..2], &[]),
+        Some(mask("F F F T F F F"))
+    );
+    // An integer operand is converted; an integer zero divisor under a float dividend is
+    // NaN too, not an error (only INTEGER % 0 is).
+    let by_int = BExpr::Arith(ArithOp::Modulo, slot(0), int(0));
+    let nan = compare(ComparisonOp::NotEq, by_int.clone(), by_int);
+    assert_eq!(run(&nan, &columns[..1], &[]), Some(mask("T T T T T T T")));
+}
+
+#[test]
 fn xor_and_unary_minus() {
     let a = BooleanArray::from(vec![Some(true), Some(true), Some(false), None]);
     let b = BooleanArray::from(vec![Some(true), Some(false), Some(false), Some(true)]);
