@@ -8,8 +8,8 @@
 //! `i8` 0/1 for BOOLEAN, the first byte's address and a length for STRING) and an `i8` 0/1
 //! validity. Every node is computed on every row, without branches except the byte loop of
 //! a string equality or prefix test (`equal_prefix`, bounded by the shorter length), and
-//! without calls except a FLOAT `%` ([`float_remainder`]: Cranelift has no floating-point
-//! remainder instruction); a node
+//! without calls except a FLOAT `%` and `^` ([`float_remainder`], [`float_power`]: Cranelift
+//! has no floating-point remainder or power instruction); a node
 //! that would raise an error on a row where its operands are valid ORs 1 into the `fail`
 //! variable, which the function returns after the loop.
 //!
@@ -20,7 +20,7 @@
 //! - no instruction can trap: divisors are replaced by 1 where they are zero (or -1 under
 //!   `i64::MIN`) — those rows set `fail`, so their value is never used;
 //! - a type combination the row evaluator handles differently from the instructions here is
-//!   [`Unsupported`]: float `^`, arithmetic on booleans, boolean logic on numbers, unary
+//!   [`Unsupported`]: arithmetic on booleans, boolean logic on numbers, unary
 //!   minus on a boolean, a predicate that is not boolean. An integer compared with a float
 //!   is compared exactly, as the row evaluator does (`int_float_order`), not by converting
 //!   the integer (which rounds above 2^53).
@@ -239,16 +239,22 @@ pub(crate) fn compile(
     let backend = |e: &dyn std::fmt::Display| Unsupported::new(format!("code generation: {e}"));
     let mut builder = JITBuilder::with_flags(&[("opt_level", "speed")], default_libcall_names())
         .map_err(|e| backend(&e))?;
-    builder.symbol(FMOD_SYMBOL, float_remainder as *const u8);
+    for (symbol, function) in FLOAT_CALLS {
+        builder.symbol(symbol, function as *const u8);
+    }
     let mut module = JITModule::new(builder);
     let pointer = module.target_config().pointer_type();
-    let mut fmod_signature = module.make_signature();
-    fmod_signature.params.push(AbiParam::new(types::F64));
-    fmod_signature.params.push(AbiParam::new(types::F64));
-    fmod_signature.returns.push(AbiParam::new(types::F64));
-    let fmod_id = module
-        .declare_function(FMOD_SYMBOL, Linkage::Import, &fmod_signature)
-        .map_err(|e| backend(&e))?;
+    let mut float_signature = module.make_signature();
+    float_signature.params.push(AbiParam::new(types::F64));
+    float_signature.params.push(AbiParam::new(types::F64));
+    float_signature.returns.push(AbiParam::new(types::F64));
+    let mut float_ids = Vec::with_capacity(FLOAT_CALLS.len());
+    for (symbol, _) in FLOAT_CALLS {
+        let id = module
+            .declare_function(symbol, Linkage::Import, &float_signature)
+            .map_err(|e| backend(&e))?;
+        float_ids.push(id);
+    }
     let mut ir_signature = module.make_signature();
     for ty in [pointer, pointer, types::I64, pointer, pointer] {
         ir_signature.params.push(AbiParam::new(ty));
@@ -260,10 +266,12 @@ pub(crate) fn compile(
     let mut context = module.make_context();
     context.func.signature = ir_signature;
     let mut function_context = FunctionBuilderContext::new();
-    let fmod = module.declare_func_in_func(fmod_id, &mut context.func);
+    let [fmod, pow] =
+        [float_ids[0], float_ids[1]].map(|id| module.declare_func_in_func(id, &mut context.func));
     let literals = {
         let mut b = FunctionBuilder::new(&mut context.func, &mut function_context);
-        let literals = emit_loop(&mut b, expr, shape, signature, pointer, fmod)?;
+        let calls = FloatCalls { fmod, pow };
+        let literals = emit_loop(&mut b, expr, shape, signature, pointer, calls)?;
         b.finalize(module.isa().frontend_config());
         literals
     };
@@ -293,7 +301,7 @@ fn emit_loop(
     shape: &Shape,
     signature: &Signature,
     pointer: types::Type,
-    fmod: FuncRef,
+    calls: FloatCalls,
 ) -> Result<Vec<Box<[u8]>>, Unsupported> {
     let entry = b.create_block();
     let header = b.create_block();
@@ -362,7 +370,7 @@ fn emit_loop(
         fail,
         literals: Vec::new(),
         pointer,
-        fmod,
+        calls,
     };
     let result = g.expr(expr)?;
     if !matches!(result.ty, ColumnType::Bool | ColumnType::Null) {
@@ -408,18 +416,35 @@ struct Gen<'g, 'f> {
     /// String literals, owned by the compiled predicate (see `emit_loop`).
     literals: Vec<Box<[u8]>>,
     pointer: types::Type,
-    /// [`float_remainder`], imported: Cranelift has no floating-point remainder.
-    fmod: FuncRef,
+    calls: FloatCalls,
 }
 
-/// The symbol compiled code calls for a FLOAT `%`.
-const FMOD_SYMBOL: &str = "plexus_jit_float_remainder";
+/// The functions compiled code calls, imported into it: Cranelift has no floating-point
+/// remainder or power instruction.
+#[derive(Clone, Copy)]
+struct FloatCalls {
+    /// [`float_remainder`].
+    fmod: FuncRef,
+    /// [`float_power`].
+    pow: FuncRef,
+}
+
+/// The symbols of [`FloatCalls`], in its order.
+const FLOAT_CALLS: [(&str, extern "C" fn(f64, f64) -> f64); 2] = [
+    ("plexus_jit_float_remainder", float_remainder),
+    ("plexus_jit_float_power", float_power),
+];
 
 /// FLOAT `%` as the row evaluator computes it (Rust's `%` on `f64`, C's `fmod`: the sign of
-/// the dividend, exact). Called once per row by code with a float `%` — the one call out of
-/// compiled loops; it cannot fail.
+/// the dividend, exact). Called once per row by code with a float `%`; it cannot fail.
 extern "C" fn float_remainder(x: f64, y: f64) -> f64 {
     x % y
+}
+
+/// `^` as the row evaluator computes it (`f64::powf` of both operands as floats: `2 ^ 3` is
+/// `8.0`). Called once per row by code with a `^`; it cannot fail.
+extern "C" fn float_power(x: f64, y: f64) -> f64 {
+    x.powf(y)
 }
 
 impl Gen<'_, '_> {
@@ -655,6 +680,17 @@ impl Gen<'_, '_> {
             (ColumnType::Str, _) | (_, ColumnType::Str) => {
                 Err(Unsupported::new("arithmetic on a string"))
             }
+            _ if op == ArithOp::Power => {
+                // A FLOAT whatever the operands' types, as interpreted.
+                let (x, y) = (self.as_float(a), self.as_float(b));
+                let call = self.b.ins().call(self.calls.pow, &[x, y]);
+                Ok(Val {
+                    ty: Float,
+                    value: self.b.inst_results(call)[0],
+                    valid,
+                    len: None,
+                })
+            }
             (Int, Int) => {
                 let (x, y) = (a.value, b.value);
                 let value = match op {
@@ -687,7 +723,7 @@ impl Gen<'_, '_> {
                             self.b.ins().srem(x, divisor)
                         }
                     }
-                    ArithOp::Power => return Err(Unsupported::new("^")),
+                    ArithOp::Power => unreachable!("^ is computed above"),
                 };
                 Ok(Val {
                     ty: Int,
@@ -697,9 +733,6 @@ impl Gen<'_, '_> {
                 })
             }
             _ => {
-                if op == ArithOp::Power {
-                    return Err(Unsupported::new("^ on floats"));
-                }
                 if op == ArithOp::Divide && b.ty == Int {
                     // An integer zero divisor is an error even under a float dividend.
                     let zero = self.b.ins().icmp_imm_s(IntCC::Equal, b.value, 0);
@@ -711,7 +744,7 @@ impl Gen<'_, '_> {
                     ArithOp::Subtract => self.b.ins().fsub(x, y),
                     ArithOp::Multiply => self.b.ins().fmul(x, y),
                     ArithOp::Modulo => {
-                        let call = self.b.ins().call(self.fmod, &[x, y]);
+                        let call = self.b.ins().call(self.calls.fmod, &[x, y]);
                         self.b.inst_results(call)[0]
                     }
                     _ => self.b.ins().fdiv(x, y),

@@ -17,7 +17,7 @@
 //! `Param` in `params` (`codegen` looks them up and reports a missing one as unsupported
 //! rather than panicking).
 
-use plexus_plan::logical::{ArithOp, BExpr, StringOp};
+use plexus_plan::logical::{BExpr, StringOp};
 use plexus_value::value::Value;
 use std::fmt;
 use std::sync::Arc;
@@ -91,7 +91,6 @@ fn visit(expr: &BExpr, shape: &mut Shape) -> Result<(), Unsupported> {
             }
             operands.iter().try_for_each(|e| visit(e, shape))
         }
-        BExpr::Arith(ArithOp::Power, ..) => Err(Unsupported::new("^")),
         BExpr::Arith(_, a, b) | BExpr::And(a, b) | BExpr::Or(a, b) | BExpr::Xor(a, b) => {
             visit(a, shape)?;
             visit(b, shape)

@@ -273,6 +273,41 @@ fn float_remainder_has_the_dividends_sign_and_a_zero_divisor_gives_nan() {
 }
 
 #[test]
+fn power_is_a_float_whatever_the_operands() {
+    let x = Int64Array::from(vec![Some(2), Some(-8), Some(0), Some(10), None]);
+    let y = Float64Array::from(vec![3.0, 1.0 / 3.0, -1.0, 400.0, 2.0]);
+    let power = |a, b| BExpr::Arith(ArithOp::Power, a, b);
+    // 2 ^ 3 = 8.0; (-8) ^ (1/3) is NaN; 0 ^ -1 is infinite; 10 ^ 400 overflows to infinity;
+    // a null operand gives null.
+    let eight = compare(
+        ComparisonOp::Eq,
+        power(slot(0), slot(1)),
+        BExpr::Const(Value::Float(8.0)),
+    );
+    let columns = [Column::Int(&x), Column::Float(&y)];
+    assert_eq!(run(&eight, &columns, &[]), Some(mask("T F F F _")));
+    let nan = compare(
+        ComparisonOp::NotEq,
+        power(slot(0), slot(1)),
+        power(slot(0), slot(1)),
+    );
+    assert_eq!(run(&nan, &columns, &[]), Some(mask("F T F F _")));
+    let huge = compare(
+        ComparisonOp::Gt,
+        power(slot(0), slot(1)),
+        BExpr::Const(Value::Float(f64::MAX)),
+    );
+    assert_eq!(run(&huge, &columns, &[]), Some(mask("F F T T _")));
+    // Two integers: still a float (2 ^ 3 = 8.0 equals the integer 8 too).
+    let ints = compare(
+        ComparisonOp::Eq,
+        power(slot(0), int(3)),
+        BExpr::Const(Value::Int(8)),
+    );
+    assert_eq!(run(&ints, &columns[..1], &[]), Some(mask("T F F F _")));
+}
+
+#[test]
 fn xor_and_unary_minus() {
     let a = BooleanArray::from(vec![Some(true), Some(true), Some(false), None]);
     let b = BooleanArray::from(vec![Some(true), Some(false), Some(false), Some(true)]);

@@ -115,6 +115,7 @@ fn number() -> impl Strategy<Value = BExpr> {
         ArithOp::Multiply,
         ArithOp::Divide,
         ArithOp::Modulo,
+        ArithOp::Power,
     ]);
     number_leaf().prop_recursive(2, 6, 2, move |inner| {
         prop_oneof![
