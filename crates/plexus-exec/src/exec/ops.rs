@@ -890,9 +890,11 @@ impl Stage for RunInnerSet {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<Flow> {
-        let arguments = Arguments::Rows(Arc::new(input.clone()));
-        run_inner_over(self.inner.as_mut(), arguments, ctx)?;
-        std::mem::swap(input, out);
+        // The input moves into the argument and back out: the run's `Argument` copies it
+        // once, nothing else does.
+        let rows = Arc::new(std::mem::replace(input, Batch::new(input.width())));
+        run_inner_over(self.inner.as_mut(), Arguments::Rows(rows.clone()), ctx)?;
+        *out = Arc::try_unwrap(rows).unwrap_or_else(|shared| (*shared).clone());
         Ok(Flow::NeedMoreInput)
     }
 
