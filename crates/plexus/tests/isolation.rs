@@ -316,6 +316,46 @@ fn union_label_scan_phantom_aborts_under_serializable_only() {
     }
 }
 
+/// `MATCH ()-[r:T]->() RETURN count(*)` is answered from the type's rows
+/// (`RelationshipCountFromRows`), not by expanding every node: the count still reads the
+/// type, so a concurrent new relationship of it — the first one here, of a type that did
+/// not exist when the reader counted — is a phantom under SERIALIZABLE.
+#[test]
+fn relationship_count_phantom_aborts_under_serializable_only() {
+    let query = "MATCH ()-[r:KNOWS]->() RETURN count(*)";
+    let params = plexus::Params::new();
+    let explain = setup()
+        .0
+        .connect()
+        .execute(&format!("EXPLAIN {query}"), &params)
+        .unwrap();
+    assert!(
+        (explain.plan.as_deref().unwrap()).contains("RelationshipCountFromRows"),
+        "{explain:?}"
+    );
+    for level in LEVELS {
+        let (db, _, _) = setup();
+        let mut reader = db.connect();
+        reader.begin_with(level).unwrap();
+        let found = reader.execute(query, &params).unwrap();
+        assert!(
+            matches!(found.rows.as_slice(), [row] if matches!(row.as_slice(), [plexus::CypherValue::Int(0)])),
+            "{:?}",
+            found.rows
+        );
+        reader.execute("CREATE (:Seen)", &params).unwrap();
+        (db.connect())
+            .execute("MATCH (a:Doctor) CREATE (a)-[:KNOWS]->(a)", &params)
+            .unwrap();
+        let committed = reader.commit();
+        assert_eq!(
+            committed.is_err(),
+            level == IsolationLevel::Serializable,
+            "{level:?}: {committed:?}"
+        );
+    }
+}
+
 #[test]
 fn primary_key_lookup_phantom_aborts_under_serializable_only() {
     assert_phantom_aborts_only_when_serializable(

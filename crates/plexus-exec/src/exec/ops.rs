@@ -135,6 +135,7 @@ pub(super) fn build_operator(
         }
         LogicalPlan::NodeScan { .. }
         | LogicalPlan::RelationshipIndexSeek { .. }
+        | LogicalPlan::RelationshipCount { .. }
         | LogicalPlan::Expand { .. }
         | LogicalPlan::VarExpand { .. }
         | LogicalPlan::Filter { .. }
@@ -188,6 +189,17 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
                 spec: spec.clone(),
                 scanned: None,
                 rest: None,
+            }),
+        ),
+        LogicalPlan::RelationshipCount {
+            input,
+            slot,
+            rel_type,
+        } => (
+            &**input,
+            RowStage::boxed(super::scan::RelationshipCount {
+                slot: *slot,
+                rel_type: rel_type.clone(),
             }),
         ),
         LogicalPlan::Expand { input, spec, .. } => {

@@ -1,7 +1,8 @@
 //! Scans and seeks: the operators that start a pattern part — a label scan, a union of label
 //! scans or an all-nodes scan, a key, index or id seek (falling back to the label scan when
 //! the index cannot answer), and a relationship index seek binding a relationship with both
-//! its ends.
+//! its ends — and the count of one type's relationships that replaces a scan and expand
+//! (`RelationshipCount`).
 
 use super::expand::used_elsewhere;
 use super::ops::{FanOut, RowFn};
@@ -438,6 +439,29 @@ fn range_bound(
             Bound::Excluded(value)
         }
     }))
+}
+
+/// `RelationshipCount` (see `optimizer::count`): per input row, one row of nulls with the
+/// number of relationships of the type in `slot`, counted from the type's rows.
+pub(super) struct RelationshipCount {
+    pub(super) slot: usize,
+    pub(super) rel_type: Arc<str>,
+}
+
+impl RowFn for RelationshipCount {
+    fn apply(
+        &mut self,
+        input: &Batch,
+        _row: usize,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let count = ctx.tx.count_edges(&self.rel_type)?;
+        let count = i64::try_from(count).expect("fewer than 2^63 relationships");
+        out.push_row(vec![Value::Null; input.width()]);
+        out.set_last(self.slot, Value::Int(count));
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -60,6 +60,9 @@ impl LogicalPlan {
             LogicalPlan::RelationshipIndexSeek { spec, est_rows, .. } => {
                 rel_seek_text(spec) + &estimate_text(*est_rows)
             }
+            LogicalPlan::RelationshipCount { slot, rel_type, .. } => {
+                format!("RelationshipCountFromRows s{slot} = count(()-[:{rel_type}]->())")
+            }
             LogicalPlan::Expand { spec, est_rows, .. } => {
                 expand_text("Expand", spec, "") + &estimate_text(*est_rows)
             }

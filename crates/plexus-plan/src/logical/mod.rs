@@ -435,6 +435,15 @@ pub enum LogicalPlan {
         spec: RelSeekSpec,
         est_rows: Option<f64>,
     },
+    /// For each input row (the plan's `Argument`: one), one row holding in `slot` how many
+    /// relationships of type `rel_type` exist (`Transaction::count_edges`), its other slots
+    /// null as an `Aggregate`'s: `MATCH ()-[r:T]->() RETURN count(*)` answered from the
+    /// type's rows instead of by expanding every node (`optimizer::count`).
+    RelationshipCount {
+        input: Box<LogicalPlan>,
+        slot: usize,
+        rel_type: Arc<str>,
+    },
     /// For each input row, the relationships of `from` into `rel` and their other ends into `to`.
     Expand {
         input: Box<LogicalPlan>,

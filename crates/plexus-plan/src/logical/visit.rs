@@ -21,6 +21,7 @@ macro_rules! inputs {
             LogicalPlan::Argument => Vec::new(),
             LogicalPlan::NodeScan { input, .. }
             | LogicalPlan::RelationshipIndexSeek { input, .. }
+            | LogicalPlan::RelationshipCount { input, .. }
             | LogicalPlan::Expand { input, .. }
             | LogicalPlan::VarExpand { input, .. }
             | LogicalPlan::Filter { input, .. }
@@ -138,6 +139,7 @@ impl LogicalPlan {
                 }
             }
             LogicalPlan::Argument
+            | LogicalPlan::RelationshipCount { .. }
             | LogicalPlan::Expand { .. }
             | LogicalPlan::Distinct { .. }
             | LogicalPlan::Optional { .. }

@@ -5,7 +5,7 @@
 //! ==========
 //! ```text
 //!   binder's plan ─▶ predicate_pushdown ─▶ seek_selection ─▶ var_length_bfs ─▶ top_k
-//!                 ─▶ parallelization ─▶ exec
+//!                 ─▶ relationship_count ─▶ parallelization ─▶ exec
 //! ```
 //! - `predicate_pushdown` ([`pushdown`]): each MATCH's WHERE, which the binder leaves as a
 //!   `Where` above its pattern, becomes `Filter`s placed right above the operator binding the
@@ -20,6 +20,9 @@
 //!   enumerating trails.
 //! - `top_k`: a `Sort` directly under a `LIMIT` (through an optional `SKIP`) of constant or
 //!   parameter counts keeps only the first `skip + limit` rows.
+//! - `relationship_count` ([`count`]): `MATCH ()-[r:T]->() RETURN count(*)` — an
+//!   aggregate counting the rows of one unfiltered, directed expand of one type from every
+//!   node — becomes a count of the type's relationships, read from its rows.
 //! - `parallelization` ([`parallel`], read-only statements only): the highest eligible
 //!   scan chain runs on worker threads under a `Parallel` exchange.
 //!
@@ -41,6 +44,7 @@
 //!
 //! EXPLAIN VERBOSE prints the plan as bound and after each pass ([`optimize`] with a trace).
 
+pub mod count;
 pub mod parallel;
 pub mod pushdown;
 pub mod var_length;
@@ -92,6 +96,10 @@ const PASSES: &[Pass] = &[
     Pass {
         name: "top_k",
         run: |plan, _| top_k(plan),
+    },
+    Pass {
+        name: "relationship_count",
+        run: |plan, _| count::count_relationships(plan),
     },
     Pass {
         name: "parallelization",

@@ -910,6 +910,19 @@ impl Storage {
         Ok(found)
     }
 
+    /// How many edges of type `edge_type` exist at `ts`: [`scan_edge_type`](Self::scan_edge_type)'s
+    /// length, counted over the edge rows without listing their ids (the adjacency is not
+    /// read).
+    pub fn count_edge_type(&self, edge_type: EdgeTypeId, ts: Timestamp) -> Result<u64> {
+        let mut count = 0u64;
+        for table in self.edge_tables() {
+            if table.def.edge_type == edge_type {
+                table.rows.scan(ts, |_| count += 1)?;
+            }
+        }
+        Ok(count)
+    }
+
     // ---- reads at a timestamp -------------------------------------------------------------
 
     /// Checks that `v` names a row that has been allocated (it may not exist at every ts).

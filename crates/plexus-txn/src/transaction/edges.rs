@@ -51,6 +51,28 @@ impl Transaction {
         Ok(found)
     }
 
+    /// How many edges of type `edge_type` this view holds: the length of
+    /// [`scan_edges`](Self::scan_edges), counted from the type's edge rows without listing
+    /// them (the adjacency is not read), and recorded as the same read under SERIALIZABLE.
+    pub fn count_edges(&mut self, edge_type: &str) -> Result<u64> {
+        if let Some(graph) = &self.external {
+            return Ok(external::reads::scan_edges(&**graph, edge_type).len() as u64);
+        }
+        let Some(ty) = self.read_edge_type(edge_type)? else {
+            return Ok(0);
+        };
+        self.record(ReadItem::EdgeTypeScan(ty));
+        let committed = self.storage().count_edge_type(ty, self.start_ts)?;
+        // Deleted here: edges of the snapshot (deleting an edge this transaction created
+        // removes it from `new_edges` instead).
+        let catalog = self.catalog();
+        let deleted = (self.writes.deleted_edges.keys())
+            .filter(|&&e| is_of_type(&catalog, e, ty))
+            .count() as u64;
+        let created = self.own_new_edges_of(ty).len() as u64;
+        Ok(committed - deleted + created)
+    }
+
     /// The edges of type `edge_type` whose property `key` holds a value in `range` (as
     /// [`seek_by_index`](Self::seek_by_index) for vertices), answered by the secondary index
     /// on `(edge_type, key)` — or `None` when there is no ready index and the caller must scan
