@@ -381,8 +381,16 @@ impl CheckpointWriter {
     }
 }
 
-/// Decodes a whole checkpoint file; any damage is an error naming the file and offset.
-pub fn read_checkpoint(data: &[u8], file: &str) -> Result<(Vec<Section>, Timestamp)> {
+/// Decodes a checkpoint file section by section, handing each to `visit` as soon as it is
+/// decoded and checked — so a reader holds one section's rows at a time (at most
+/// [`ROWS_PER_SECTION`]), not the whole database decoded — and returns its timestamp. Any
+/// damage is an error naming the file and offset; it may come after `visit` saw the
+/// sections before it (the caller discards what it built: recovery fails as a whole).
+pub fn read_checkpoint(
+    data: &[u8],
+    file: &str,
+    visit: &mut dyn FnMut(Section) -> Result<()>,
+) -> Result<Timestamp> {
     if data.len() < MAGIC.len() || &data[..MAGIC.len()] != MAGIC {
         return Err(Error::corruption(
             file,
@@ -390,7 +398,6 @@ pub fn read_checkpoint(data: &[u8], file: &str) -> Result<(Vec<Section>, Timesta
             "not a Plexus checkpoint (bad magic)",
         ));
     }
-    let mut sections = Vec::new();
     let mut pos = MAGIC.len();
     while pos < data.len() {
         let rest = &data[pos..];
@@ -429,9 +436,9 @@ pub fn read_checkpoint(data: &[u8], file: &str) -> Result<(Vec<Section>, Timesta
                     "data after the end of the checkpoint",
                 ));
             }
-            return Ok((sections, ts));
+            return Ok(ts);
         }
-        sections.push(section);
+        visit(section)?;
     }
     Err(Error::corruption(
         file,
@@ -559,10 +566,15 @@ mod tests {
         w.write(&section).unwrap();
         w.finish(9).unwrap();
         let data = vfs.read("c").unwrap();
-        let (sections, ts) = read_checkpoint(&data, "c").unwrap();
+        let mut sections = Vec::new();
+        let mut visit = |section| {
+            sections.push(section);
+            Ok(())
+        };
+        let ts = read_checkpoint(&data, "c", &mut visit).unwrap();
         assert_eq!((sections, ts), (vec![origins, section], 9));
         for cut in 0..data.len() {
-            assert!(read_checkpoint(&data[..cut], "c").is_err());
+            assert!(read_checkpoint(&data[..cut], "c", &mut |_| Ok(())).is_err());
         }
     }
 }

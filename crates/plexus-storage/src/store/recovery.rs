@@ -190,17 +190,9 @@ fn load_checkpoint(
     eviction: &RowEviction,
 ) -> Result<()> {
     let file = vfs.describe(name);
-    let (sections, end_ts) = checkpoint::read_checkpoint(&vfs.read(name)?, &file)?;
-    if end_ts != ts {
-        return Err(Error::corruption(
-            &file,
-            0,
-            format!("checkpoint is of ts {end_ts}, the manifest says {ts}"),
-        ));
-    }
     let bad_table =
         |t: u32| Error::corruption(&file, 0, format!("checkpoint names unknown table {t}"));
-    for section in sections {
+    let mut install = |section: Section| -> Result<()> {
         match section {
             Section::Catalog(ops) => ops.iter().for_each(|op| tables.apply_catalog(op)),
             Section::Origins(positions) => tables.origins.load(positions, ts),
@@ -238,6 +230,17 @@ fn load_checkpoint(
             }
             Section::End { .. } => {}
         }
+        Ok(())
+    };
+    // Sections are installed as they are decoded (one at a time in memory); a damaged one
+    // fails the whole open, which drops what was installed.
+    let end_ts = checkpoint::read_checkpoint(&vfs.read(name)?, &file, &mut install)?;
+    if end_ts != ts {
+        return Err(Error::corruption(
+            &file,
+            0,
+            format!("checkpoint is of ts {end_ts}, the manifest says {ts}"),
+        ));
     }
     Ok(())
 }
