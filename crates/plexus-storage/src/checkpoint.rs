@@ -381,58 +381,63 @@ impl CheckpointWriter {
     }
 }
 
-/// Decodes a checkpoint file section by section, handing each to `visit` as soon as it is
-/// decoded and checked — so a reader holds one section's rows at a time (at most
-/// [`ROWS_PER_SECTION`]), not the whole database decoded — and returns its timestamp. Any
-/// damage is an error naming the file and offset; it may come after `visit` saw the
-/// sections before it (the caller discards what it built: recovery fails as a whole).
+/// Decodes checkpoint file `name` section by section, reading each from the file only when
+/// its turn comes and handing it to `visit` as soon as it is decoded and checked — so a reader
+/// holds one section at a time (at most [`ROWS_PER_SECTION`] rows), neither the whole file
+/// nor the whole database decoded — and returns its timestamp. Any damage is an error naming
+/// the file and offset; it may come after `visit` saw the sections before it (the caller
+/// discards what it built: recovery fails as a whole).
 pub fn read_checkpoint(
-    data: &[u8],
-    file: &str,
+    vfs: &dyn Vfs,
+    name: &str,
     visit: &mut dyn FnMut(Section) -> Result<()>,
 ) -> Result<Timestamp> {
-    if data.len() < MAGIC.len() || &data[..MAGIC.len()] != MAGIC {
+    let file = vfs.describe(name);
+    let size = vfs.size(name)?;
+    let read = |pos: u64, len: usize| vfs.read_at(name, pos, len);
+    if size < MAGIC.len() as u64 || read(0, MAGIC.len())? != MAGIC {
         return Err(Error::corruption(
-            file,
+            &file,
             0,
             "not a Plexus checkpoint (bad magic)",
         ));
     }
-    let mut pos = MAGIC.len();
-    while pos < data.len() {
-        let rest = &data[pos..];
-        if rest.len() < 8 {
+    let mut pos = MAGIC.len() as u64;
+    while pos < size {
+        if size - pos < 8 {
             return Err(Error::corruption(
-                file,
-                pos as u64,
+                &file,
+                pos,
                 "checkpoint section header cut short",
             ));
         }
-        let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
-        let crc = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]);
-        let payload = rest.get(8..8 + len).ok_or_else(|| {
-            Error::corruption(
-                file,
-                pos as u64,
-                "checkpoint section extends past the end of the file (truncated)",
-            )
-        })?;
-        if crc32c::crc32c(payload) != crc {
+        let header = read(pos, 8)?;
+        let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+        let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+        if size - pos - 8 < u64::from(len) {
             return Err(Error::corruption(
-                file,
-                pos as u64,
+                &file,
+                pos,
+                "checkpoint section extends past the end of the file (truncated)",
+            ));
+        }
+        let payload = read(pos + 8, len as usize)?;
+        if crc32c::crc32c(&payload) != crc {
+            return Err(Error::corruption(
+                &file,
+                pos,
                 "checkpoint section checksum mismatch",
             ));
         }
-        let mut dec = Decoder::new(payload, (pos + 8) as u64);
+        let mut dec = Decoder::new(&payload, pos + 8);
         let section =
-            Section::decode(&mut dec).map_err(|e| Error::corruption(file, e.offset, e.detail))?;
-        pos += 8 + len;
+            Section::decode(&mut dec).map_err(|e| Error::corruption(&file, e.offset, e.detail))?;
+        pos += 8 + u64::from(len);
         if let Section::End { ts } = section {
-            if pos != data.len() {
+            if pos != size {
                 return Err(Error::corruption(
-                    file,
-                    pos as u64,
+                    &file,
+                    pos,
                     "data after the end of the checkpoint",
                 ));
             }
@@ -441,8 +446,8 @@ pub fn read_checkpoint(
         visit(section)?;
     }
     Err(Error::corruption(
-        file,
-        pos as u64,
+        &file,
+        pos,
         "checkpoint has no end marker (truncated)",
     ))
 }
@@ -571,10 +576,20 @@ mod tests {
             sections.push(section);
             Ok(())
         };
-        let ts = read_checkpoint(&data, "c", &mut visit).unwrap();
+        let ts = read_checkpoint(&vfs, "c", &mut visit).unwrap();
         assert_eq!((sections, ts), (vec![origins, section], 9));
         for cut in 0..data.len() {
-            assert!(read_checkpoint(&data[..cut], "c", &mut |_| Ok(())).is_err());
+            let cut_vfs = FaultVfs::new();
+            cut_vfs
+                .create("c")
+                .unwrap()
+                .write_all(&data[..cut])
+                .unwrap();
+            let err = read_checkpoint(&cut_vfs, "c", &mut |_| Ok(())).unwrap_err();
+            assert!(
+                matches!(err, Error::Corruption { .. }),
+                "cut at {cut}: {err}"
+            );
         }
     }
 }

@@ -249,6 +249,12 @@ impl Vfs for FaultVfs {
         }
     }
 
+    fn size(&self, name: &str) -> Result<u64> {
+        let state = self.state.lock();
+        state.check_alive()?;
+        Ok(state.files[state.file_id(name)?].volatile.len() as u64)
+    }
+
     fn exists(&self, name: &str) -> bool {
         self.state.lock().dir_volatile.contains_key(name)
     }

@@ -40,6 +40,8 @@ pub trait Vfs: Send + Sync {
     /// Reads `len_bytes` of `name` starting at `offset` (random access, for the row cache's
     /// spill pages). A file shorter than `offset + len_bytes` is an `UnexpectedEof` I/O error.
     fn read_at(&self, name: &str, offset: u64, len_bytes: usize) -> Result<Vec<u8>>;
+    /// The length of `name` in bytes.
+    fn size(&self, name: &str) -> Result<u64>;
     fn exists(&self, name: &str) -> bool;
     /// File names in the directory, sorted.
     fn list(&self) -> Result<Vec<String>>;
@@ -127,6 +129,11 @@ impl Vfs for OsVfs {
         let mut buf = vec![0; len_bytes];
         file.read_exact(&mut buf).map_err(self.err(name))?;
         Ok(buf)
+    }
+
+    fn size(&self, name: &str) -> Result<u64> {
+        let metadata = fs::metadata(self.path(name)).map_err(self.err(name))?;
+        Ok(metadata.len())
     }
 
     fn exists(&self, name: &str) -> bool {

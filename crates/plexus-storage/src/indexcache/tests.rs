@@ -293,6 +293,9 @@ impl Vfs for GatedVfs {
     fn read_at(&self, name: &str, offset: u64, len_bytes: usize) -> Result<Vec<u8>> {
         self.inner.read_at(name, offset, len_bytes)
     }
+    fn size(&self, name: &str) -> Result<u64> {
+        self.inner.size(name)
+    }
     fn exists(&self, name: &str) -> bool {
         self.inner.exists(name)
     }

@@ -81,9 +81,29 @@ fn cast<T: Copy>(bytes: &[u8]) -> &[T] {
     unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size) }
 }
 
+/// Bytes [`section_crc`] reads at a time.
+const VERIFY_READ_BYTES: usize = 4 << 20;
+
+/// The CRC32C of the `len` bytes of run file `name` at `offset`, read in pieces of at most
+/// [`VERIFY_READ_BYTES`] with `Vfs::read_at` rather than through the run's mapping: reading
+/// every page of a mapping makes it resident in this process (a reopened database's runs
+/// would all count in its memory before any query asked for them), while read pages stay in
+/// the page cache only.
+fn section_crc(vfs: &dyn Vfs, name: &str, offset: usize, len: usize) -> Result<u32> {
+    let mut crc = 0;
+    let mut at = offset;
+    while at < offset + len {
+        let piece = VERIFY_READ_BYTES.min(offset + len - at);
+        crc = crc32c::crc32c_append(crc, &vfs.read_at(name, at as u64, piece)?);
+        at += piece;
+    }
+    Ok(crc)
+}
+
 impl Run {
     /// Maps and verifies a run file (see FILE LAYOUT): every section's checksum is
-    /// computed, so every page of the file is read.
+    /// computed, so every byte of the file is read — with `read_at`, not through the mapping
+    /// ([`section_crc`]).
     pub fn open(vfs: &dyn Vfs, name: &str) -> Result<Run> {
         Self::open_checking(vfs, name, true)
     }
@@ -164,8 +184,7 @@ impl Run {
             if !aligned || offset.checked_add(len).is_none_or(|end| end > footer) {
                 return Err(bad(at, "section outside the file or not aligned"));
             }
-            if section_checksums && crc32c::crc32c(&b[offset..offset + len]) != read_u32(b, at + 16)
-            {
+            if section_checksums && section_crc(vfs, name, offset, len)? != read_u32(b, at + 16) {
                 return Err(bad(offset, &format!("section {i} checksum mismatch")));
             }
             sections.push((offset, offset + len));

@@ -232,9 +232,9 @@ fn load_checkpoint(
         }
         Ok(())
     };
-    // Sections are installed as they are decoded (one at a time in memory); a damaged one
+    // Sections are read and installed one at a time (one in memory); a damaged one
     // fails the whole open, which drops what was installed.
-    let end_ts = checkpoint::read_checkpoint(&vfs.read(name)?, &file, &mut install)?;
+    let end_ts = checkpoint::read_checkpoint(vfs, name, &mut install)?;
     if end_ts != ts {
         return Err(Error::corruption(
             &file,
