@@ -121,7 +121,7 @@ pub struct WriteSet {
     pub edge_props: BTreeMap<(EdgeId, PropKeyId), Option<Value>>,
     pub deleted_edges: BTreeMap<EdgeId, (VertexId, VertexId)>,
     /// Primary keys claimed by this transaction (inserted or updated to).
-    pub pk_claims: HashMap<(VertexTableId, Value), VertexId>,
+    pub pk_claims: HashMap<(VertexTableId, Value), VertexId, ahash::RandomState>,
     /// Replication origins this transaction's writes bring up to a source position.
     pub origins: BTreeMap<String, u64>,
     /// Edges a bulk load staged as columns (`Transaction::stage_edges`): committed only by

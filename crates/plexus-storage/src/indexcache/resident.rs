@@ -7,7 +7,7 @@ use super::*;
 /// The resident part of a map: key → rows, ascending, each once.
 pub(super) enum Resident {
     Ordered(BTreeMap<OrderedKey, Vec<u32>>),
-    Hashed(HashMap<Box<[u8]>, Vec<u32>>),
+    Hashed(HashMap<Box<[u8]>, Vec<u32>, ahash::RandomState>),
 }
 
 /// A key of an ordered resident part: its bytes, in byte-string order, with the first eight
@@ -55,7 +55,7 @@ impl Resident {
     pub(super) fn new(kind: MapKind) -> Self {
         match kind {
             MapKind::Ordered => Resident::Ordered(BTreeMap::new()),
-            MapKind::Hashed => Resident::Hashed(HashMap::new()),
+            MapKind::Hashed => Resident::Hashed(HashMap::default()),
         }
     }
 
