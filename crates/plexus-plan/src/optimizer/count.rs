@@ -37,7 +37,7 @@
 //! variables are never null in those rows, so `count(x)` equals `count(*)`. Both plans
 //! return one row, whose other slots are null.
 
-use crate::logical::{AggFunction, BExpr, ExpandSpec, LogicalPlan};
+use crate::logical::{AggFunction, BExpr, LogicalPlan};
 use plexus_types::Direction;
 
 /// Replaces every subtree of the shape above by a `RelationshipCount`.
@@ -70,16 +70,7 @@ fn counted_type(plan: &LogicalPlan) -> Option<(usize, std::sync::Arc<str>)> {
     let LogicalPlan::Expand { input, spec, .. } = &**input else {
         return None;
     };
-    let ExpandSpec {
-        from,
-        rel,
-        to,
-        types,
-        direction,
-        to_bound,
-        distinct_from,
-    } = spec;
-    let [rel_type] = &types[..] else {
+    let [rel_type] = &spec.types[..] else {
         return None;
     };
     let LogicalPlan::NodeScan {
@@ -96,7 +87,7 @@ fn counted_type(plan: &LogicalPlan) -> Option<(usize, std::sync::Arc<str>)> {
     };
     let counts_rows = match &call.arg {
         None => true,
-        Some(BExpr::Slot(s)) => [*from, *rel, *to].contains(s),
+        Some(BExpr::Slot(s)) => [spec.from, spec.rel, spec.to].contains(s),
         Some(_) => false,
     };
     let shape = keys.is_empty()
@@ -104,10 +95,10 @@ fn counted_type(plan: &LogicalPlan) -> Option<(usize, std::sync::Arc<str>)> {
         && !call.distinct
         && call.extra.is_none()
         && counts_rows
-        && *direction != Direction::Both
-        && !to_bound
-        && distinct_from.is_empty()
-        && scanned == from
+        && spec.direction != Direction::Both
+        && !spec.to_bound
+        && spec.distinct_from.is_empty()
+        && *scanned == spec.from
         && label_union.is_empty()
         && matches!(**input, LogicalPlan::Argument);
     shape.then(|| (*slot, rel_type.clone()))
