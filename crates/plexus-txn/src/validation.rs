@@ -61,7 +61,7 @@ pub struct CommitSummary {
     pub adjacency: HashSet<(VertexId, EdgeTypeId, bool)>,
     pub adjacency_any: HashSet<(VertexId, bool)>,
     pub label_members: HashSet<LabelId>,
-    pub pk: HashSet<(VertexTableId, Value)>,
+    pub pk: HashSet<(VertexTableId, Value), ahash::RandomState>,
     /// Types of the edges created or deleted.
     pub edge_type_members: HashSet<EdgeTypeId>,
     /// (edge type, property key) of every edge property written.

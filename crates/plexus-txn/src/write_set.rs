@@ -311,6 +311,7 @@ impl SummarySource {
             s.bulk_adjacency.insert((def.src, def.edge_type, true));
             s.bulk_adjacency.insert((def.dst, def.edge_type, false));
         }
+        s.pk.reserve(self.pk.len());
         for (table, key, _) in &self.pk {
             s.pk.insert((*table, key.clone()));
         }
