@@ -236,7 +236,7 @@ impl Topology {
         };
         stats.merged_bytes.fetch_add(written, Ordering::Relaxed);
         let output = RunEntry {
-            run: Arc::new(Run::open_written(vfs, &name)?),
+            run: Arc::new(Run::open(vfs, &name)?),
             seq,
             visible_from,
             hidden_from: NEVER,

@@ -55,7 +55,7 @@ impl Topology {
             stats.flushed_runs.fetch_add(1, Ordering::Relaxed);
             self.flush_bytes.set(r as usize, written);
             new_runs.push(RunEntry {
-                run: Arc::new(Run::open_written(vfs, &name)?),
+                run: Arc::new(Run::open(vfs, &name)?),
                 seq,
                 visible_from: max_ts,
                 hidden_from: NEVER,
@@ -209,7 +209,7 @@ impl Topology {
             // The caller installed the rows first: the capture timestamp is `ts`.
             self.write_captured(vfs, ctx, config, &name, &mut meta, &vertices)?;
             written.push(RunEntry {
-                run: Arc::new(Run::open_written(vfs, &name)?),
+                run: Arc::new(Run::open(vfs, &name)?),
                 seq,
                 visible_from: ts,
                 hidden_from: NEVER,

@@ -47,10 +47,10 @@
 //! block index consistent with `m` and its widths at most 32). A damaged file is an
 //! `Error::Corruption` naming it: the database refuses to open rather than return wrong
 //! neighbours.
-//! A run this process has just written (a flush, a merge, a bulk load) is opened with
-//! `Run::open_written`, which checks all of that but the sections' checksums: they were
-//! computed from the bytes just written, and reading them back would make the whole file
-//! resident before any reader needs it.
+//! Opening checks the file without reading it through its mapping (a private copy, or
+//! `read_at` for the checksums of a file over 64 MiB): pages read through a mapping become
+//! part of this process's memory, so a check through it would make every run resident
+//! before any query asked for it (see `Run::open`).
 //!
 //! NEIGHBOUR PACKING
 //! =================

@@ -100,27 +100,90 @@ fn section_crc(vfs: &dyn Vfs, name: &str, offset: usize, len: usize) -> Result<u
     Ok(crc)
 }
 
+/// Largest run file [`Run::open`] verifies from a private copy (see there).
+const VERIFY_COPY_MAX_BYTES: u64 = 64 << 20;
+
+/// A private copy of a file's bytes, 8-byte aligned as `cast` needs.
+struct AlignedBytes {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl AlignedBytes {
+    fn copy_of(bytes: &[u8]) -> AlignedBytes {
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        for (word, chunk) in words.iter_mut().zip(bytes.chunks(8)) {
+            let mut le = [0u8; 8];
+            le[..chunk.len()].copy_from_slice(chunk);
+            *word = u64::from_ne_bytes(le); // in memory: the chunk's bytes, in file order
+        }
+        AlignedBytes {
+            words,
+            len: bytes.len(),
+        }
+    }
+}
+
+impl AsRef<[u8]> for AlignedBytes {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: the words hold at least `len` initialised bytes (each word's memory is its
+        // chunk of the file, `from_ne_bytes`); any byte pattern is a valid u8; the borrow
+        // lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len) }
+    }
+}
+
+/// How [`Run::open_checked`] computes the sections' checksums.
+#[derive(Clone, Copy, PartialEq)]
+enum SectionChecksums {
+    /// Over the bytes being checked (a private copy).
+    InPlace,
+    /// With `Vfs::read_at` ([`section_crc`]): the bytes being checked are the mapping.
+    ByReadAt,
+}
+
 impl Run {
-    /// Maps and verifies a run file (see FILE LAYOUT): every section's checksum is
-    /// computed, so every byte of the file is read — with `read_at`, not through the mapping
-    /// ([`section_crc`]).
+    /// Maps and verifies a run file (see FILE LAYOUT): every byte is read and checked. A file
+    /// of at most [`VERIFY_COPY_MAX_BYTES`] is checked in a private copy read with
+    /// `Vfs::read` and then mapped without being touched; a larger one is checked through
+    /// its mapping, its sections' checksums computed with `read_at`. Either way the open
+    /// leaves no page of the mapping resident beyond the few a large file's structure
+    /// checks touch: reading a mapping makes its pages part of this process's memory (this
+    /// kernel maps page-cache folios of up to 2 MB per touch), while pages read with
+    /// `read`/`read_at` stay in the page cache only, for the queries that will map them.
     pub fn open(vfs: &dyn Vfs, name: &str) -> Result<Run> {
-        Self::open_checking(vfs, name, true)
+        Self::open_with(vfs, name, VERIFY_COPY_MAX_BYTES)
     }
 
-    /// Maps a run file this process has just written and synced (a flush, a merge, a bulk
-    /// load): everything [`open`](Self::open) checks except the sections' checksums. Those
-    /// were computed from the very bytes written a moment ago; recomputing them would read
-    /// the whole file back through the mapping, making all of it resident in this process
-    /// (a bulk load's runs are hundreds of MB) before any reader asks for a page. Runs found
-    /// on disk at open are verified in full ([`open`](Self::open)).
-    pub fn open_written(vfs: &dyn Vfs, name: &str) -> Result<Run> {
-        Self::open_checking(vfs, name, false)
+    /// [`open`](Self::open) with the copy threshold as a parameter (tests take both ways).
+    pub(super) fn open_with(vfs: &dyn Vfs, name: &str, copy_max_bytes: u64) -> Result<Run> {
+        let size = vfs.size(name)?;
+        if size == 0 || size > copy_max_bytes {
+            return Self::open_checked(vfs, name, vfs.map(name)?, SectionChecksums::ByReadAt);
+        }
+        let copy = vfs.read(name)?;
+        let copy: MappedBytes = std::sync::Arc::new(AlignedBytes::copy_of(&copy));
+        let mut run = Self::open_checked(vfs, name, copy, SectionChecksums::InPlace)?;
+        let mapped = vfs.map(name)?;
+        if (*mapped).as_ref().len() != (*run.bytes).as_ref().len() {
+            return Err(Error::corruption(
+                vfs.describe(name),
+                0,
+                "CSR run: the file changed size while it was opened",
+            ));
+        }
+        run.bytes = mapped;
+        Ok(run)
     }
 
-    fn open_checking(vfs: &dyn Vfs, name: &str, section_checksums: bool) -> Result<Run> {
+    /// Checks `bytes`, the content of run file `name`, and makes the run over them.
+    fn open_checked(
+        vfs: &dyn Vfs,
+        name: &str,
+        bytes: MappedBytes,
+        checksums: SectionChecksums,
+    ) -> Result<Run> {
         let file = vfs.describe(name);
-        let bytes = vfs.map(name)?;
         let b: &[u8] = (*bytes).as_ref();
         let bad = |offset: usize, detail: &str| {
             Error::corruption(&file, offset as u64, format!("CSR run: {detail}"))
@@ -184,7 +247,11 @@ impl Run {
             if !aligned || offset.checked_add(len).is_none_or(|end| end > footer) {
                 return Err(bad(at, "section outside the file or not aligned"));
             }
-            if section_checksums && section_crc(vfs, name, offset, len)? != read_u32(b, at + 16) {
+            let crc = match checksums {
+                SectionChecksums::InPlace => crc32c::crc32c(&b[offset..offset + len]),
+                SectionChecksums::ByReadAt => section_crc(vfs, name, offset, len)?,
+            };
+            if crc != read_u32(b, at + 16) {
                 return Err(bad(offset, &format!("section {i} checksum mismatch")));
             }
             sections.push((offset, offset + len));

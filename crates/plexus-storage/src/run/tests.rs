@@ -238,61 +238,35 @@ fn reseal(bytes: &mut [u8]) {
     bytes[entries_end + 4..entries_end + 8].copy_from_slice(&footer_crc.to_le_bytes());
 }
 
+/// Both ways `open` checks a file — a private copy (files up to the threshold), or the
+/// mapping with checksums read by `read_at` (threshold 0) — find every truncation and every
+/// flipped byte.
 #[test]
 fn every_truncation_and_corruption_is_detected() {
-    for packing in PACKINGS {
+    for (packing, copy_max_bytes) in PACKINGS.into_iter().flat_map(|p| [(p, u64::MAX), (p, 0)]) {
+        let open = |vfs: &FaultVfs| Run::open_with(vfs, "r.run", copy_max_bytes);
         let vfs = FaultVfs::new();
         sample(&vfs, packing);
         let bytes = vfs.read("r.run").unwrap();
+        assert_eq!(
+            entries_of(&open(&vfs).unwrap(), 100),
+            (vec![1, 2], vec![10, 11])
+        );
         for cut in 0..bytes.len() {
-            let v = holding("r.run", &bytes[..cut]);
             assert!(
-                Run::open(&v, "r.run").is_err(),
-                "{packing:?}: truncated at {cut}"
+                open(&holding("r.run", &bytes[..cut])).is_err(),
+                "{packing:?}, {copy_max_bytes}: truncated at {cut}"
             );
         }
         for at in 0..bytes.len() {
             let mut corrupt = bytes.clone();
             corrupt[at] ^= 0x5a;
-            let err = Run::open(&holding("r.run", &corrupt), "r.run")
-                .err()
-                .unwrap_or_else(|| panic!("{packing:?}: corruption at byte {at} not detected"));
+            let err = open(&holding("r.run", &corrupt)).err().unwrap_or_else(|| {
+                panic!("{packing:?}, {copy_max_bytes}: corruption at byte {at} not detected")
+            });
             assert!(err.to_string().contains("r.run"), "{err}");
         }
     }
-}
-
-/// `open_written` (a run this process just wrote) skips only the sections' checksums: a
-/// flipped data byte behind them opens (its pages are not read back), while every truncation
-/// and a damaged header, footer or structure are still refused as `open` refuses them.
-#[test]
-fn a_just_written_run_is_opened_without_reading_its_sections_back() {
-    let vfs = FaultVfs::new();
-    sample(&vfs, RunPacking::Never);
-    let bytes = vfs.read("r.run").unwrap();
-    let eid_section = section_offset_with_columns(&bytes, 2, 2);
-    let mut data_flipped = bytes.clone();
-    data_flipped[eid_section] ^= 0x01;
-    assert!(Run::open(&holding("r.run", &data_flipped), "r.run").is_err());
-    let run = Run::open_written(&holding("r.run", &data_flipped), "r.run").unwrap();
-    assert_eq!(entries_of(&run, 100), (vec![1, 2], vec![11, 11]));
-    for cut in [0, 8, bytes.len() / 2, bytes.len() - 1] {
-        assert!(Run::open_written(&holding("r.run", &bytes[..cut]), "r.run").is_err());
-    }
-    for at in [0, 9, bytes.len() - 30, bytes.len() - 1] {
-        let mut corrupt = bytes.clone();
-        corrupt[at] ^= 0x5a;
-        assert!(
-            Run::open_written(&holding("r.run", &corrupt), "r.run").is_err(),
-            "byte {at}"
-        );
-    }
-}
-
-/// The byte offset of section `i` of a run file with `columns` property columns.
-fn section_offset_with_columns(bytes: &[u8], i: usize, columns: usize) -> usize {
-    let footer = bytes.len() - (super::write::section_count(columns) * 24 + 16);
-    read_u64(bytes, footer + i * 24) as usize
 }
 
 /// A packed run of `degree` entries at vertex 0: neighbours `i * gap`.
@@ -315,7 +289,8 @@ fn packed_bytes(degree: u32, gap: u32) -> Vec<u8> {
 
 /// The byte offset of section `i` of a run file without property columns.
 fn section_offset(bytes: &[u8], i: usize) -> usize {
-    section_offset_with_columns(bytes, i, 0)
+    let footer = bytes.len() - (BASE_SECTIONS * 24 + 16);
+    read_u64(bytes, footer + i * 24) as usize
 }
 
 /// Applies `damage` to a packed run's bytes, reseals the checksums, and returns the error.
