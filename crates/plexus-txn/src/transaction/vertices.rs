@@ -15,7 +15,8 @@ impl Transaction {
         let (table_id, extra) = self.table_for_new_vertex(labels)?;
         let table = self.storage().vertex_table(table_id)?;
         let resolved = self.resolve_props(table.rows(), props)?;
-        let def = self.catalog().vertex_table(table_id)?.clone();
+        let catalog = self.catalog();
+        let def = catalog.vertex_table(table_id)?;
         let pk = match def.primary_key {
             Some(index) => {
                 let key = def.properties[index].key;
@@ -23,7 +24,7 @@ impl Transaction {
                     Error::Constraint(format!(
                         "vertex table '{}' requires its primary key '{}'",
                         def.name,
-                        self.catalog().prop_name(key)
+                        catalog.prop_name(key)
                     ))
                 })?;
                 self.check_pk_free(&table, table_id, &value, None)?;
