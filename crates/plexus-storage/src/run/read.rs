@@ -104,13 +104,13 @@ fn section_crc(vfs: &dyn Vfs, name: &str, offset: usize, len: usize) -> Result<u
 const VERIFY_COPY_MAX_BYTES: u64 = 64 << 20;
 
 /// A private copy of a file's bytes, 8-byte aligned as `cast` needs.
-struct AlignedBytes {
+pub(super) struct AlignedBytes {
     words: Vec<u64>,
     len: usize,
 }
 
 impl AlignedBytes {
-    fn copy_of(bytes: &[u8]) -> AlignedBytes {
+    pub(super) fn copy_of(bytes: &[u8]) -> AlignedBytes {
         let mut words = vec![0u64; bytes.len().div_ceil(8)];
         for (word, chunk) in words.iter_mut().zip(bytes.chunks(8)) {
             let mut le = [0u8; 8];
@@ -134,7 +134,7 @@ impl AsRef<[u8]> for AlignedBytes {
 }
 
 /// How [`Run::open_checked`] computes the sections' checksums.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum SectionChecksums {
     /// Over the bytes being checked (a private copy).
     InPlace,
@@ -161,8 +161,14 @@ impl Run {
         if size == 0 || size > copy_max_bytes {
             return Self::open_checked(vfs, name, vfs.map(name)?, SectionChecksums::ByReadAt);
         }
-        let copy = vfs.read(name)?;
-        let copy: MappedBytes = std::sync::Arc::new(AlignedBytes::copy_of(&copy));
+        let read = vfs.read(name)?;
+        // Checked in place when the allocator aligned it for `cast` (it does, for buffers
+        // this large), else in an aligned copy.
+        let copy: MappedBytes = if (read.as_ptr() as usize).is_multiple_of(8) {
+            std::sync::Arc::new(read)
+        } else {
+            std::sync::Arc::new(AlignedBytes::copy_of(&read))
+        };
         let mut run = Self::open_checked(vfs, name, copy, SectionChecksums::InPlace)?;
         let mapped = vfs.map(name)?;
         if (*mapped).as_ref().len() != (*run.bytes).as_ref().len() {

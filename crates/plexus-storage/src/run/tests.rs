@@ -601,3 +601,15 @@ proptest! {
         }
     }
 }
+
+/// The fallback copy `open` checks when a read buffer is not 8-byte aligned holds the same
+/// bytes, aligned.
+#[test]
+fn an_aligned_copy_holds_the_bytes_it_copied() {
+    let bytes: Vec<u8> = (0..=40).collect();
+    for start in 0..8 {
+        let copy = super::read::AlignedBytes::copy_of(&bytes[start..]);
+        assert_eq!(copy.as_ref(), &bytes[start..]);
+        assert!((copy.as_ref().as_ptr() as usize).is_multiple_of(8));
+    }
+}

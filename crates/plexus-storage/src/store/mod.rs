@@ -900,14 +900,26 @@ impl Storage {
     /// The ids of the edges of type `edge_type` that exist at `ts` (an edge-type scan).
     pub fn scan_edge_type(&self, edge_type: EdgeTypeId, ts: Timestamp) -> Result<Vec<EdgeId>> {
         let mut found = Vec::new();
+        self.visit_edge_type(edge_type, ts, |e| found.push(e))?;
+        Ok(found)
+    }
+
+    /// Calls `visit` with every edge of type `edge_type` existing at `ts`, table by table
+    /// (the rows of the type's edge tables; the adjacency is not read).
+    fn visit_edge_type(
+        &self,
+        edge_type: EdgeTypeId,
+        ts: Timestamp,
+        mut visit: impl FnMut(EdgeId),
+    ) -> Result<()> {
         for table in self.edge_tables() {
             if table.def.edge_type == edge_type {
                 table
                     .rows
-                    .scan(ts, |row| found.push(EdgeId::new(table.id, row)))?;
+                    .scan(ts, |row| visit(EdgeId::new(table.id, row)))?;
             }
         }
-        Ok(found)
+        Ok(())
     }
 
     /// How many edges of type `edge_type` exist at `ts`: [`scan_edge_type`](Self::scan_edge_type)'s
@@ -915,11 +927,7 @@ impl Storage {
     /// read).
     pub fn count_edge_type(&self, edge_type: EdgeTypeId, ts: Timestamp) -> Result<u64> {
         let mut count = 0u64;
-        for table in self.edge_tables() {
-            if table.def.edge_type == edge_type {
-                table.rows.scan(ts, |_| count += 1)?;
-            }
-        }
+        self.visit_edge_type(edge_type, ts, |_| count += 1)?;
         Ok(count)
     }
 
