@@ -17,9 +17,15 @@ for component in rustfmt clippy; do
   fi
 done
 
-# A clean CI checkout builds everything once: incremental caches would only cost disk.
+# A clean CI checkout builds everything once: incremental caches would only cost disk. CI
+# machines share their disk, so a CI run also keeps its own footprint small: binaries without
+# debug info (~55 test binaries of ~80 MB each, half of it line tables; a failing test still
+# names its file and line, only RUST_BACKTRACE output loses them), no pip wheel cache, and
+# the test binaries are deleted once they have run (below).
 if [ -n "${CI:-}" ]; then
   export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+  export CARGO_PROFILE_DEV_STRIP="${CARGO_PROFILE_DEV_STRIP:-debuginfo}"
+  export PIP_NO_CACHE_DIR="${PIP_NO_CACHE_DIR:-1}"
 fi
 
 # Each step's header carries the minutes:seconds since the start (CI keeps the run < 30 min).
@@ -54,6 +60,12 @@ cargo test --workspace --locked 2>&1 | tee target/test-output.txt
 # resolves features for that one package, which differ, and so would compile the engine
 # again for each package (minutes per step on a 2-core CI machine).
 BIN="${CARGO_TARGET_DIR:-target}/debug"
+if [ -n "${CI:-}" ]; then
+  # The test harness binaries cargo ran ("Running … (path)"); the binaries and examples the
+  # steps below start are other files and stay.
+  sed -n 's/^ *Running .* (\(.*\))$/\1/p' target/test-output.txt | sort -u | xargs -r rm -f
+  echo "target/ after the test binaries are deleted: $(du -sh "${CARGO_TARGET_DIR:-target}" | cut -f1)"
+fi
 PLEXUS_BIN="$(realpath "$BIN/plexus")"
 export PLEXUS_BIN
 
@@ -85,6 +97,7 @@ step "Apache GraphAr export read by the official library (graphar check + pytest
 scripts/test-graphar.sh 2>&1 | tee target/graphar-output.txt
 
 step "summary"
+echo "disk: $(du -shc target ${CARGO_TARGET_DIR:+"$CARGO_TARGET_DIR"} | tail -1 | cut -f1) in target/ (and CARGO_TARGET_DIR)"
 # cargo's "test result:" lines, the conformance runners' "N passed, M failed" and pytest's
 # closing "[== ]N passed, M failed in Ts[ ==]" lines.
 awk '/^test result:/ { p += $4; f += $6 }
