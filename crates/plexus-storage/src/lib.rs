@@ -99,7 +99,7 @@ pub use fault::FaultVfs;
 pub use index::{IndexKey, KeyRange};
 pub use indexcache::IndexCacheStats;
 pub use origin::ORIGIN_NAME_MAX_BYTES;
-pub use record::{CommitRecord, EdgeBatch, WriteOp};
+pub use record::{CommitRecord, EdgeBatch, VertexBatch, WriteOp};
 pub use rowcache::RowCacheStats;
 pub use rows::RowTable;
 pub use run::ColumnSlice;

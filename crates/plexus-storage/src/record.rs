@@ -5,9 +5,10 @@
 //! transaction ran, so replay reproduces them exactly). Catalog changes are separate
 //! [`LogRecord::Catalog`] records written before the first commit that uses them.
 //!
-//! A bulk load's commit may also carry its new edges as columns ([`EdgeBatch`]): those are
-//! installed only by `Storage::install_bulk`, whose durable form is a checkpoint, and never
-//! reach the WAL (encoding a record that holds any is a bug, asserted).
+//! A bulk load's commit may also carry its new vertices and edges as columns ([`VertexBatch`],
+//! [`EdgeBatch`]): those are installed only by `Storage::install_bulk`, whose durable form is
+//! a checkpoint, and never reach the WAL (encoding a record that holds any is a bug,
+//! asserted).
 //!
 //! The format is versioned by the record tag; adding an op means a new tag, never a changed one,
 //! so logs stay replayable (read replicas will follow this same log).
@@ -67,6 +68,8 @@ pub enum WriteOp {
 pub struct CommitRecord {
     pub ts: Timestamp,
     pub ops: Vec<WriteOp>,
+    /// A bulk load's new vertices, as columns (see the module documentation).
+    pub vertex_batches: Vec<VertexBatch>,
     /// A bulk load's new edges, as columns (see the module documentation).
     pub edge_batches: Vec<EdgeBatch>,
 }
@@ -77,9 +80,63 @@ impl CommitRecord {
         CommitRecord {
             ts,
             ops,
+            vertex_batches: Vec::new(),
             edge_batches: Vec::new(),
         }
     }
+
+    /// Whether the record carries staged batches (a bulk load's, installed only by
+    /// `Storage::install_bulk`).
+    pub fn has_batches(&self) -> bool {
+        !self.vertex_batches.is_empty() || !self.edge_batches.is_empty()
+    }
+}
+
+/// New vertices of one vertex table, as columns: vertex row `first + i` (for `i < count`)
+/// carries the extra labels `labels` (sorted; beyond the table's own) — or `row_labels[i]`
+/// when the batch has per-row label sets — and property `props[k].0` valued `props[k].1[i]`
+/// (`Null`: absent). A bulk load stages its nodes this way: one value per property per node
+/// until the install, where a node in a write set cost a map entry, a property vector and a
+/// key claim.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VertexBatch {
+    pub table: VertexTableId,
+    pub first: u32,
+    pub count: u32,
+    pub labels: Vec<LabelId>,
+    /// Empty, or one sorted label set per row (replacing `labels` for that row).
+    pub row_labels: Vec<Vec<LabelId>>,
+    pub props: Vec<(PropKeyId, Vec<Value>)>,
+}
+
+impl VertexBatch {
+    /// Row `i`'s extra labels.
+    pub fn labels_of(&self, i: usize) -> &[LabelId] {
+        match self.row_labels.get(i) {
+            Some(labels) => labels,
+            None => &self.labels,
+        }
+    }
+
+    /// Row `i`'s properties that are not `Null`, into `out` (cleared first).
+    pub fn row_props(&self, i: usize, out: &mut Vec<(PropKeyId, Value)>) {
+        row_props(&self.props, i, out)
+    }
+
+    /// Whether `v` is one of the batch's vertices.
+    pub fn contains(&self, v: VertexId) -> bool {
+        v.table == self.table && v.offset >= self.first && v.offset - self.first < self.count
+    }
+}
+
+/// Row `i` of property columns, without its `Null`s, into `out` (cleared first).
+fn row_props(columns: &[(PropKeyId, Vec<Value>)], i: usize, out: &mut Vec<(PropKeyId, Value)>) {
+    out.clear();
+    out.extend(
+        (columns.iter())
+            .filter(|(_, column)| !matches!(column[i], Value::Null))
+            .map(|(key, column)| (*key, column[i].clone())),
+    );
 }
 
 /// New edges of one edge table, as columns: edge row `first + i` goes from offset `src[i]`
@@ -116,12 +173,7 @@ impl EdgeBatch {
 
     /// Row `i`'s properties that are not `Null`, into `out` (cleared first).
     pub fn row_props(&self, i: usize, out: &mut Vec<(PropKeyId, Value)>) {
-        out.clear();
-        out.extend(
-            (self.props.iter())
-                .filter(|(_, column)| !matches!(column[i], Value::Null))
-                .map(|(key, column)| (*key, column[i].clone())),
-        );
+        row_props(&self.props, i, out)
     }
 }
 
@@ -280,8 +332,8 @@ impl LogRecord {
             }
             LogRecord::Commit(commit) => {
                 assert!(
-                    commit.edge_batches.is_empty(),
-                    "a commit with staged edge batches is installed only by install_bulk"
+                    !commit.has_batches(),
+                    "a commit with staged batches is installed only by install_bulk"
                 );
                 enc.u8(TAG_COMMIT);
                 enc.u64(commit.ts);

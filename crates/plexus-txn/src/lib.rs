@@ -22,6 +22,7 @@ pub mod oracle;
 mod protection;
 pub mod schema;
 pub mod snapshot;
+pub mod staged_keys;
 pub mod transaction;
 pub mod validation;
 pub mod write_set;
@@ -40,7 +41,7 @@ pub use schema::{
     create_vertex_table, drop_index,
 };
 pub use snapshot::GraphSnapshot;
-pub use transaction::Transaction;
+pub use transaction::{StagedVertices, Transaction};
 
 use plexus_types::IsolationLevel;
 use std::sync::Arc;

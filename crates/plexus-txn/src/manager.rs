@@ -27,6 +27,7 @@
 
 use crate::oracle::{Oracle, ReaderKind};
 use crate::protection::Protections;
+use crate::staged_keys::StagedKeys;
 use crate::validation::{self, CommitSummary, MAX_RETAINED_SUMMARIES};
 use crate::write_set::WriteSet;
 use parking_lot::Mutex;
@@ -257,6 +258,7 @@ impl TxnManager {
             // Keys committed since the load began; everything older was checked as it was
             // added.
             self.check_primary_keys(source.pk_claims(), state.last_ts, &record)?;
+            check_staged_keys(source.staged_pk(), &concurrent, &catalog)?;
         }
         let ts = state.last_ts + 1;
         record.ts = ts;
@@ -478,4 +480,30 @@ impl TxnManager {
         }
         Ok(())
     }
+}
+
+/// Fails if a commit in `concurrent` claimed one of the keys of a load's staged vertices
+/// (first committer wins). The concurrent commits' claims are looked up among the load's —
+/// a handful each, where checking each of the load's keys against the index would cost a
+/// lookup per node.
+fn check_staged_keys(
+    staged: &StagedKeys,
+    concurrent: &[Arc<CommitSummary>],
+    catalog: &Catalog,
+) -> Result<()> {
+    if staged.is_empty() {
+        return Ok(());
+    }
+    for theirs in concurrent {
+        let claimed = (theirs.pk.iter())
+            .find(|(table, key)| staged.contains(*table, key))
+            .cloned()
+            .or_else(|| (theirs.staged_pk.as_ref()).and_then(|other| staged.common_key(other)));
+        if let Some((table, key)) = claimed {
+            return Err(Error::Aborted(AbortReason::WriteConflict {
+                item: format!("primary key {key} of table '{}'", catalog.table_name(table)),
+            }));
+        }
+    }
+    Ok(())
 }

@@ -42,6 +42,7 @@
 mod edges;
 mod scans;
 mod staging;
+pub use staging::StagedVertices;
 mod vertices;
 
 use crate::external::{self, ExternalGraph};
@@ -79,9 +80,10 @@ pub struct Transaction {
     last_edge_table: Option<(VertexTableId, String, VertexTableId, Arc<EdgeTable>)>,
     /// The catalog and tables the vertex and adjacency read paths use (see [`SchemaCache`]).
     schema: Option<SchemaCache>,
-    /// Vertices `stage_edges` found existing at `start_ts`: a bulk load names each endpoint
-    /// many times, and existence at the start is fixed for the transaction (see
-    /// `check_endpoint` for why its own deletes cannot interfere).
+    /// Vertices `stage_edges` found existing at `start_ts`, and those `stage_vertices`
+    /// staged: a bulk load names each endpoint many times, and existence at the start is
+    /// fixed for the transaction (see `check_endpoint` for why its own deletes cannot
+    /// interfere).
     staged_endpoints: VertexBits,
     /// The follower this transaction writes for, exempt from that follower's protections
     /// (see `protection`).
@@ -277,8 +279,9 @@ impl Transaction {
             };
             match bulk {
                 true => self.manager.commit_bulk(request),
-                false if !request.writes.edge_batches.is_empty() => Err(Error::InvalidArgument(
-                    "edges staged for a bulk load commit only with commit_bulk".to_string(),
+                false if request.writes.has_batches() => Err(Error::InvalidArgument(
+                    "nodes and edges staged for a bulk load commit only with commit_bulk"
+                        .to_string(),
                 )),
                 false => self.manager.commit(request),
             }

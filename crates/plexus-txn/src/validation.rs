@@ -31,12 +31,14 @@
 //! `MAX_RETAINED_SUMMARIES` are kept; a transaction older than the oldest retained one aborts
 //! with `AbortReason::TooOld` (retryable).
 
+use crate::staged_keys::StagedKeys;
 use plexus_storage::Catalog;
 use plexus_types::{
     AbortReason, EdgeId, EdgeTypeId, Error, LabelId, PropKeyId, Result, Timestamp, Value, VertexId,
     VertexTableId,
 };
 use std::collections::HashSet;
+use std::sync::Arc;
 
 pub const MAX_RETAINED_SUMMARIES: usize = 1 << 20;
 
@@ -62,6 +64,8 @@ pub struct CommitSummary {
     pub adjacency_any: HashSet<(VertexId, bool)>,
     pub label_members: HashSet<LabelId>,
     pub pk: HashSet<(VertexTableId, Value), ahash::RandomState>,
+    /// A bulk load's primary keys, shared with the load (see `staged_keys`), not copied.
+    pub staged_pk: Option<Arc<StagedKeys>>,
     /// Types of the edges created or deleted.
     pub edge_type_members: HashSet<EdgeTypeId>,
     /// (edge type, property key) of every edge property written.
@@ -74,6 +78,12 @@ pub struct CommitSummary {
 }
 
 impl CommitSummary {
+    /// Whether this commit claimed primary key `key` of `table`.
+    pub fn claims_pk(&self, table: VertexTableId, key: &Value) -> bool {
+        self.pk.contains(&(table, key.clone()))
+            || (self.staged_pk.as_ref()).is_some_and(|staged| staged.contains(table, key))
+    }
+
     pub fn record_prop(&mut self, entity: Entity, key: PropKeyId) {
         self.props.insert((entity, key));
         self.touched.insert(entity);
@@ -181,7 +191,7 @@ pub fn check_writes(mine: &WriteKeys, theirs: &CommitSummary, catalog: &Catalog)
         }
     }
     for (table, key) in &mine.pk_inserts {
-        if theirs.pk.contains(&(*table, key.clone())) {
+        if theirs.claims_pk(*table, key) {
             return Err(write_conflict(format!(
                 "primary key {key} of table '{}'",
                 catalog.table_name(*table)
@@ -199,7 +209,7 @@ pub fn check_reads(
 ) -> Result<()> {
     for item in reads {
         let changed = match item {
-            ReadItem::PrimaryKey(table, key) => theirs.pk.contains(&(*table, key.clone())),
+            ReadItem::PrimaryKey(table, key) => theirs.claims_pk(*table, key),
             &ReadItem::Prop(entity, key) => {
                 theirs.props.contains(&(entity, key)) || theirs.deleted.contains(&entity)
             }

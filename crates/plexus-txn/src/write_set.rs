@@ -4,10 +4,12 @@
 //! and edges get their ids (table offsets) reserved when they are created, so the ids a
 //! transaction hands out stay valid after commit and are reproduced exactly by WAL replay.
 
+use crate::staged_keys::StagedKeys;
 use crate::validation::{CommitSummary, Entity, WriteKeys};
-use plexus_storage::{Catalog, CommitRecord, EdgeBatch, HIDDEN_TABLE_LABEL, WriteOp};
+use plexus_storage::{Catalog, CommitRecord, EdgeBatch, HIDDEN_TABLE_LABEL, VertexBatch, WriteOp};
 use plexus_types::{EdgeId, LabelId, PropKeyId, Value, VertexId, VertexTableId};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 #[derive(Default, Debug, Clone)]
 pub struct NewVertex {
@@ -124,6 +126,11 @@ pub struct WriteSet {
     pub pk_claims: HashMap<(VertexTableId, Value), VertexId, ahash::RandomState>,
     /// Replication origins this transaction's writes bring up to a source position.
     pub origins: BTreeMap<String, u64>,
+    /// Vertices a bulk load staged as columns (`Transaction::stage_vertices`), with their
+    /// primary keys in `staged_keys`: committed only by the bulk pipeline, invisible to the
+    /// transaction's own reads but for key lookups and edge staging.
+    pub vertex_batches: Vec<VertexBatch>,
+    pub staged_keys: StagedKeys,
     /// Edges a bulk load staged as columns (`Transaction::stage_edges`): committed only by
     /// the bulk pipeline, invisible to the transaction's own reads.
     pub edge_batches: Vec<EdgeBatch>,
@@ -133,6 +140,7 @@ impl WriteSet {
     /// Whether no vertex was created, deleted or changed (labels, properties).
     pub fn no_vertex_changes(&self) -> bool {
         self.new_vertices.is_empty()
+            && self.vertex_batches.is_empty()
             && self.vertex_props.is_empty()
             && self.vertex_labels.is_empty()
             && self.deleted_vertices.is_empty()
@@ -147,7 +155,13 @@ impl WriteSet {
             && self.edge_props.is_empty()
             && self.deleted_edges.is_empty()
             && self.origins.is_empty()
+            && self.vertex_batches.is_empty()
             && self.edge_batches.is_empty()
+    }
+
+    /// Whether staged batches wait for a bulk commit.
+    pub fn has_batches(&self) -> bool {
+        !self.vertex_batches.is_empty() || !self.edge_batches.is_empty()
     }
 
     pub fn add_new_vertex(&mut self, id: VertexId, vertex: NewVertex) {
@@ -254,7 +268,9 @@ impl WriteSet {
             ops.push(WriteOp::SetOrigin { name, position });
         }
         let mut record = CommitRecord::new(0, ops);
+        record.vertex_batches = self.vertex_batches;
         record.edge_batches = self.edge_batches;
+        source.staged_pk = Arc::new(self.staged_keys);
         (record, keys, source)
     }
 }
@@ -269,11 +285,17 @@ pub struct SummarySource {
     deleted_edges: Vec<(EdgeId, VertexId, VertexId)>,
     deleted_vertices: Vec<(VertexId, Vec<LabelId>)>,
     pk: Vec<(VertexTableId, Value, VertexId)>,
+    /// The keys of staged vertices (a bulk load's), shared with its summary.
+    staged_pk: Arc<StagedKeys>,
 }
 
 impl SummarySource {
     pub fn pk_claims(&self) -> &[(VertexTableId, Value, VertexId)] {
         &self.pk
+    }
+
+    pub fn staged_pk(&self) -> &StagedKeys {
+        &self.staged_pk
     }
 
     /// The summary of a bulk load (creations only): per-entity sets would cost several hash
@@ -295,6 +317,16 @@ impl SummarySource {
                 s.label_members.extend(table_label(*v));
             }
             s.label_members.extend(labels.iter().copied());
+        }
+        for batch in &record.vertex_batches {
+            let def = catalog.vertex_tables.get(batch.table as usize);
+            s.label_members.extend(def.map(|t| t.label));
+            s.label_members.extend(batch.labels.iter().copied());
+            s.label_members
+                .extend(batch.row_labels.iter().flatten().copied());
+        }
+        if !self.staged_pk.is_empty() {
+            s.staged_pk = Some(self.staged_pk.clone());
         }
         let mut edge_tables = std::collections::BTreeSet::new();
         let mut last = None;

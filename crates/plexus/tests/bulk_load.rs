@@ -2,7 +2,9 @@
 //! what it installs is read back exactly (both directions, properties, after a reopen), a
 //! crash at any sync point of a load recovers all of it or none of it, and it conflicts with
 //! concurrent transactions as a commit does (primary keys: first committer wins; under
-//! SERIALIZABLE a transaction that scanned the label cannot commit after the load).
+//! SERIALIZABLE a transaction that scanned the label cannot commit after the load). Nodes
+//! and edges staged as columns are checked row by row, found by key, invisible otherwise,
+//! and committed only as a bulk load.
 
 use plexus::testing::FaultVfs;
 use plexus::{
@@ -301,4 +303,118 @@ fn staged_edges_commit_only_as_a_bulk_load() {
         load_ring(&fresh, 4);
         dump(&fresh)
     });
+}
+
+fn keyed_tables(db: &Database) {
+    for name in ["P", "Q"] {
+        let spec = VertexTableSpec::new(name)
+            .property("id", DataType::Int64)
+            .primary_key("id")
+            .extra_label("Extra");
+        db.create_vertex_table(&spec).unwrap();
+    }
+}
+
+#[test]
+fn staged_nodes_are_checked_found_by_key_and_commit_only_as_a_bulk_load() {
+    let db = Database::open_in_memory(Config::default()).unwrap();
+    keyed_tables(&db);
+    let mut tx = db.begin();
+    let ids = vec![
+        Value::Int(1),
+        Value::Int(2),
+        Value::Int(2),
+        Value::Null,
+        Value::from("x"),
+    ];
+    let staged = (tx.stage_vertices(&["P"], None, &[("id".to_string(), ids)], 5)).unwrap();
+    let rejected: Vec<_> = (staged.rejected.iter())
+        .map(|(row, e)| (*row, e.to_string()))
+        .collect();
+    assert_eq!(rejected.len(), 3, "{rejected:?}");
+    assert!(rejected[0].0 == 2 && rejected[0].1.contains("duplicate primary key 2"));
+    assert!(rejected[1].0 == 3 && rejected[1].1.contains("requires its primary key 'id'"));
+    assert!(matches!(staged.rejected[2], (4, Error::TypeMismatch(_))));
+    let (one, two) = (staged.ids[0].unwrap(), staged.ids[1].unwrap());
+    assert_eq!(two.offset, one.offset + 1, "accepted rows are consecutive");
+    assert_eq!(&staged.ids[2..], &[None, None, None]);
+    // A key staged by an earlier call is taken too; lookups find staged nodes.
+    let again = [("id".to_string(), vec![Value::Int(1), Value::Int(3)])];
+    let again = tx.stage_vertices(&["P"], None, &again, 2).unwrap();
+    assert_eq!(again.rejected.len(), 1);
+    assert_eq!(again.rejected[0].0, 0);
+    assert_eq!(tx.lookup("P", &Value::Int(3)).unwrap(), again.ids[1]);
+    assert_eq!(tx.lookup("P", &Value::Int(1)).unwrap(), Some(one));
+    assert_eq!(tx.lookup("Q", &Value::Int(1)).unwrap(), None);
+    let err = (tx.create_vertex(&["P"], &[("id", Value::Int(2))])).unwrap_err();
+    assert!(matches!(err, Error::Constraint(_)), "{err}");
+    // Invisible to other reads, never deleted; a plain commit refuses them.
+    assert!(tx.scan_label("P").unwrap().is_empty());
+    assert!(!tx.vertex_exists(one).unwrap());
+    let err = tx.delete_vertex(one, true).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    let err = tx.commit().unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert!(db.begin().scan_label("P").unwrap().is_empty());
+}
+
+#[test]
+fn nodes_with_labels_of_their_own_go_to_the_table_their_labels_choose() {
+    let db = Database::open_in_memory(Config::default()).unwrap();
+    keyed_tables(&db);
+    let mut load = db.bulk_load();
+    let labels: Vec<Vec<String>> = [&["P"][..], &["Q", "Extra"], &["P", "Extra"], &["Q"]]
+        .iter()
+        .map(|row| row.iter().map(|l| l.to_string()).collect())
+        .collect();
+    let added = load
+        .add_nodes(&[], Some(&labels), &[ints("id", [1, 1, 2, 2])], 4)
+        .unwrap();
+    assert!(added.rejected.is_empty(), "{:?}", added.rejected);
+    let ids: Vec<VertexId> = added.ids.iter().map(|id| id.unwrap()).collect();
+    assert_eq!(load.lookup("Q", &Value::Int(2)).unwrap(), Some(ids[3]));
+    load.add_relationships("E", &[ids[0]], &[ids[1]], &[])
+        .unwrap();
+    load.commit().unwrap();
+    let mut tx = db.begin();
+    let mut labels_of = |v| {
+        let mut labels = tx.vertex_labels(v).unwrap();
+        labels.sort();
+        labels.join(":")
+    };
+    let found: Vec<String> = ids.iter().map(|&v| labels_of(v)).collect();
+    assert_eq!(found, ["P", "Extra:Q", "Extra:P", "Q"]);
+    let mut tx = db.begin();
+    assert_eq!(tx.scan_label("Extra").unwrap().len(), 2);
+    assert_eq!(tx.lookup("P", &Value::Int(2)).unwrap(), Some(ids[2]));
+    let out = tx.neighbors(ids[0], Some("E"), Direction::Out).unwrap();
+    assert_eq!(out.iter().map(|(_, n)| *n).collect::<Vec<_>>(), [ids[1]]);
+}
+
+#[test]
+fn two_loads_claiming_one_key_first_committer_wins_and_key_readers_see_the_load() {
+    let db = Database::open_in_memory(Config::default()).unwrap();
+    keyed_tables(&db);
+    let mut first = db.bulk_load();
+    let mut second = db.bulk_load();
+    first
+        .add_nodes(&["P"], None, &[ints("id", [1, 2])], 2)
+        .unwrap();
+    second
+        .add_nodes(&["P"], None, &[ints("id", [2, 3])], 2)
+        .unwrap();
+    first.commit().unwrap();
+    let err = second.commit().unwrap_err();
+    assert!(matches!(err, Error::Aborted(_)), "{err}");
+    assert_eq!(db.begin().scan_label("P").unwrap().len(), 2);
+
+    // A SERIALIZABLE transaction that looked a key up cannot commit after a load added it.
+    let mut reader = db.begin_with(IsolationLevel::Serializable);
+    assert_eq!(reader.lookup("P", &Value::Int(9)).unwrap(), None);
+    reader.create_vertex(&["Seen"], &[]).unwrap();
+    let mut load = db.bulk_load();
+    load.add_nodes(&["P"], None, &[ints("id", [9])], 1).unwrap();
+    load.commit().unwrap();
+    let err = reader.commit().unwrap_err();
+    assert!(matches!(err, Error::Aborted(_)), "{err}");
 }

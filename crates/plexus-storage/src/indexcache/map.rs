@@ -52,6 +52,13 @@ impl IndexMap {
         self.kind
     }
 
+    /// Makes room in the resident part for `additional` more keys (a hashed map: a bulk
+    /// install of that many keys then grows its table once, not by doubling — each doubling
+    /// moved every entry into fresh, zeroed pages). An ordered map has nothing to reserve.
+    pub fn reserve(&self, additional: usize) {
+        self.state.write().resident.reserve(additional);
+    }
+
     /// Notes that `row` held `key`. May spill (this or another map) if the cache is over its
     /// budget, after releasing this map's latch.
     pub fn insert(&self, key: &[u8], row: u32) {

@@ -66,6 +66,13 @@ impl Resident {
         }
     }
 
+    pub(super) fn reserve(&mut self, additional: usize) {
+        match self {
+            Resident::Ordered(_) => {}
+            Resident::Hashed(map) => map.reserve(additional),
+        }
+    }
+
     pub(super) fn get(&self, key: &[u8]) -> Option<&Vec<u32>> {
         match self {
             Resident::Ordered(map) => map.get(&OrderedKey::new(key)),

@@ -45,7 +45,9 @@
 //!
 //! COST
 //! ====
-//! Rows: one install per row, as a commit's (chunk latches, index inserts). Adjacency: two
+//! Rows: one install per row, as a commit's (chunk latches, index inserts), staged vertices
+//! ([`VertexBatch`](crate::VertexBatch)) read in place, the primary-key index grown once per
+//! batch. Adjacency: two
 //! counting sorts and the run files, one per direction, on two threads beside the one
 //! writing the checkpoint; staged edges ([`EdgeBatch`]) are read in place by the
 //! sorts, never copied into adjacency entries. The checkpoint rewrites every row of the database, not

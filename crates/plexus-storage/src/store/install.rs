@@ -72,6 +72,18 @@ pub(super) fn install_rows(
         })
     };
     // Check every table first, so a bad record is rejected before anything is installed.
+    for batch in &record.vertex_batches {
+        vertex(batch.table)?;
+        debug_assert!(
+            batch
+                .props
+                .iter()
+                .all(|(_, c)| c.len() == batch.count as usize)
+        );
+        debug_assert!(
+            batch.row_labels.is_empty() || batch.row_labels.len() == batch.count as usize
+        );
+    }
     for batch in &record.edge_batches {
         edge(batch.table)?;
         debug_assert_eq!(batch.src.len(), batch.dst.len());
@@ -152,6 +164,21 @@ pub(super) fn install_rows(
         }
     }
     let mut props = Vec::new();
+    for batch in &record.vertex_batches {
+        let t = vertex(batch.table)?;
+        let end = batch.first.checked_add(batch.count).ok_or_else(|| {
+            Error::corruption("commit record", 0, "vertex batch past the last row")
+        })?;
+        t.rows.ensure_reserved(end);
+        t.reserve_pk(batch.count as usize);
+        for i in 0..batch.count as usize {
+            let row = batch.first + i as u32;
+            batch.row_props(i, &mut props);
+            let labels = batch.labels_of(i);
+            t.rows.install_create(row, ts, horizon, labels, &props)?;
+            index_new_vertex(t, row, labels, &props);
+        }
+    }
     for batch in &record.edge_batches {
         let t = edge(batch.table)?;
         let end = batch.first as usize + batch.len();

@@ -184,6 +184,11 @@ impl VertexTable {
         self.rows.reserve(MAX_VERTEX_ROWS)
     }
 
+    /// Reserves `count` consecutive vertex rows (a bulk load's batch); the first.
+    pub fn reserve_rows(&self, count: u32) -> Result<u32> {
+        self.rows.reserve_many(count, MAX_VERTEX_ROWS)
+    }
+
     /// Fails unless `v`'s offset was ever allocated in this table (its table).
     pub fn check_offset(&self, v: VertexId) -> Result<()> {
         debug_assert_eq!(v.table, self.id, "{v} is not a vertex of table {}", self.id);
@@ -194,6 +199,13 @@ impl VertexTable {
             )));
         }
         Ok(())
+    }
+
+    /// Makes room in the primary-key index for `additional` more keys (a bulk install).
+    fn reserve_pk(&self, additional: usize) {
+        if self.pk_key.is_some() {
+            self.pk_index.reserve(additional);
+        }
     }
 
     fn index_pk(&self, row: u32, key: PropKeyId, value: &Value) {
@@ -727,8 +739,8 @@ impl Storage {
     /// commit at a time, in timestamp order.
     pub fn install(&self, record: &CommitRecord, horizon: Timestamp) -> Result<()> {
         assert!(
-            record.edge_batches.is_empty(),
-            "staged edge batches are installed only by install_bulk (their adjacency goes to runs)"
+            !record.has_batches(),
+            "staged batches are installed only by install_bulk (their adjacency goes to runs)"
         );
         install_into(&self.live_tables(), record, horizon)?;
         self.installed_ts.store(record.ts, Ordering::Release);

@@ -123,6 +123,9 @@ impl Transaction {
         if let Some(v) = self.writes.pk_claims.get(&(table_id, key.clone())) {
             return Ok(Some(*v));
         }
+        if let Some(v) = self.writes.staged_keys.get(table_id, key) {
+            return Ok(Some(v));
+        }
         let found = vt
             .lookup_pk(key, self.start_ts)?
             .map(|row| VertexId::new(table_id, row));

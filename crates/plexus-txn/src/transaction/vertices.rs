@@ -47,7 +47,10 @@ impl Transaction {
         Ok(id)
     }
 
-    fn table_for_new_vertex(&self, labels: &[&str]) -> Result<(VertexTableId, Vec<LabelId>)> {
+    pub(super) fn table_for_new_vertex(
+        &self,
+        labels: &[&str],
+    ) -> Result<(VertexTableId, Vec<LabelId>)> {
         let catalog = self.catalog();
         let existing = labels.iter().find_map(|l| {
             catalog
@@ -111,15 +114,20 @@ impl Transaction {
     }
 
     /// Fails if `value` is the primary key of a vertex (other than `except`) in this view.
-    fn check_pk_free(
+    pub(super) fn check_pk_free(
         &mut self,
         table: &VertexTable,
         table_id: VertexTableId,
         value: &Value,
         except: Option<VertexId>,
     ) -> Result<()> {
-        let holder = match self.writes.pk_claims.get(&(table_id, value.clone())) {
-            Some(v) => Some(*v),
+        let claimed = self
+            .writes
+            .pk_claims
+            .get(&(table_id, value.clone()))
+            .copied();
+        let holder = match claimed.or_else(|| self.writes.staged_keys.get(table_id, value)) {
+            Some(v) => Some(v),
             None => table
                 .lookup_pk(value, self.start_ts)?
                 .map(|row| VertexId::new(table_id, row))
@@ -142,11 +150,12 @@ impl Transaction {
     /// Deletes a vertex. Fails if it still has edges, unless `detach`, which deletes them too.
     pub fn delete_vertex(&mut self, v: VertexId, detach: bool) -> Result<()> {
         self.check_writable()?;
-        if !self.writes.edge_batches.is_empty() {
+        if self.writes.has_batches() {
             // Staged edges are invisible to this transaction's reads: a delete could not see
-            // (or detach) the ones that use `v`.
+            // (or detach) the ones that use `v`; staged vertices are never deleted (their
+            // keys stay claimed, see `staged_keys`).
             return Err(Error::InvalidArgument(
-                "cannot delete a vertex in a transaction that staged edges for a bulk load"
+                "cannot delete a vertex in a transaction that staged nodes or edges for a bulk load"
                     .to_string(),
             ));
         }

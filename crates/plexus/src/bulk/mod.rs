@@ -42,9 +42,10 @@
 //!
 //! HOW IT IS STORED
 //! ================
-//! Nodes and relationships are staged in a transaction's write set (so lookups see the
-//! nodes, and row errors are found as rows are added), and [`commit`](BulkLoad::commit)
-//! hands the write set
+//! Nodes and relationships are staged in a transaction as columns
+//! (`Transaction::stage_vertices` / `stage_edges`: one value per property column per row,
+//! nodes' primary keys in the load's own key map so lookups find them; every row checked as
+//! it is added, so row errors are found then), and [`commit`](BulkLoad::commit) hands them
 //! to the storage's bulk install (`plexus_storage`'s `store::bulk`): rows installed at the
 //! commit timestamp, the adjacency written straight into CSR runs by a counting sort — at
 //! the last LSM level when the relationship table was empty, the layout analytics scan
@@ -53,11 +54,7 @@
 //! database on disk; a crash before it recovers the database without the load. Commits of
 //! other transactions wait while a load installs.
 //!
-//! Relationships are staged as columns (`Transaction::stage_edges`: two vertex offsets and one
-//! value per property column per relationship, checked as they are added); nodes are still
-//! staged per row (a write-set entry each: they need their ids, primary-key claims and
-//! lookups at once), and the checkpoint rewrites every row of the database, not only the
-//! load's.
+//! The checkpoint rewrites every row of the database, not only the load's.
 
 /// Arrow record batches (Parquet, Python frames) as [`Columns`]; see `plexus_ingest`'s
 /// mapping table.
@@ -134,32 +131,12 @@ impl BulkLoad {
                 extra.len()
             )));
         }
-        let mut added = Added::default();
-        let mut row_labels_buf: Vec<&str> = Vec::new();
-        let mut props: Vec<(&str, Value)> = Vec::with_capacity(columns.len());
-        for row in 0..rows {
-            row_labels_buf.clear();
-            row_labels_buf.extend_from_slice(labels);
-            if let Some(extra) = row_labels {
-                row_labels_buf.extend(extra[row].iter().map(String::as_str));
-            }
-            props.clear();
-            props.extend(
-                columns
-                    .iter()
-                    .map(|(name, values)| (name.as_str(), values[row].clone())),
-            );
-            match self.txn.create_vertex(&row_labels_buf, &props) {
-                Ok(id) => added.ids.push(Some(id)),
-                Err(e) if is_row_error(&e) => {
-                    added.ids.push(None);
-                    added.rejected.push((row, e));
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        self.nodes += (rows - added.rejected.len()) as u64;
-        Ok(added)
+        let staged = self.txn.stage_vertices(labels, row_labels, columns, rows)?;
+        self.nodes += (rows - staged.rejected.len()) as u64;
+        Ok(Added {
+            ids: staged.ids,
+            rejected: staged.rejected,
+        })
     }
 
     /// Adds relationships `src[i] -[rel_type]-> dst[i]` with the properties in `columns`.
@@ -240,14 +217,6 @@ fn check_columns(columns: &Columns, rows: usize) -> Result<()> {
         ))),
         None => Ok(()),
     }
-}
-
-/// Errors about one row's content, which a loader may skip; anything else fails the call.
-fn is_row_error(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::Constraint(_) | Error::TypeMismatch(_) | Error::NotFound(_)
-    )
 }
 
 #[cfg(test)]
