@@ -557,7 +557,7 @@ fn indexes_thirty_times_the_index_cache_stay_bounded_and_every_seek_reads_back()
     const BATCH: usize = 1_000;
     const AGES: i64 = 50;
     const INDEX_ENTRY_MAX: u64 = 1 << 10;
-    let budget: u64 = 192 << 10;
+    let budget: u64 = 160 << 10;
     let dir = TempDir::new("indexcache");
     let config = Config {
         index_cache_bytes: budget,

@@ -62,24 +62,34 @@ impl IndexMap {
     /// Notes that `row` held `key`. May spill (this or another map) if the cache is over its
     /// budget, after releasing this map's latch.
     pub fn insert(&self, key: &[u8], row: u32) {
-        {
-            let mut state = self.state.write();
-            let grown = state.resident.insert(key, row);
-            if grown > 0 {
-                state.resident_bytes += grown;
-                self.spillable_bytes
-                    .store(state.resident_bytes, Ordering::Release);
-                self.cache.grow(grown);
+        self.insert_many(&[(key, row)]);
+    }
+
+    /// Notes that each `(key, row)` held: [`insert`](Self::insert) for many entries (a bulk
+    /// install), the latch taken and the budget checked once per `INSERT_BATCH_ENTRIES`.
+    pub fn insert_many<K: AsRef<[u8]>>(&self, entries: &[(K, u32)]) {
+        for batch in entries.chunks(INSERT_BATCH_ENTRIES) {
+            {
+                let mut state = self.state.write();
+                let grown: u64 = (batch.iter())
+                    .map(|(key, row)| state.resident.insert(key.as_ref(), *row))
+                    .sum();
+                if grown > 0 {
+                    state.resident_bytes += grown;
+                    self.spillable_bytes
+                        .store(state.resident_bytes, Ordering::Release);
+                    self.cache.grow(grown);
+                }
             }
+            self.cache.relieve();
         }
-        self.cache.relieve();
     }
 
     /// The rows listed under `key`, ascending, each once.
     pub fn get(&self, key: &[u8]) -> Result<Vec<u32>> {
         let (mut rows, runs, merged) = {
             let state = self.state.read();
-            let mut rows = state.resident.get(key).cloned().unwrap_or_default();
+            let mut rows = (state.resident.get(key)).map_or_else(Vec::new, <[u32]>::to_vec);
             if let Some(frozen) = &state.frozen
                 && let Some(more) = frozen.get(key)
             {
@@ -226,7 +236,7 @@ impl IndexMap {
             .write_run(self.kind, 0, frozen.len() as u64, |writer| {
                 for (key, rows) in frozen.sorted() {
                     for &row in rows {
-                        writer.push(key, row)?;
+                        writer.push(key.bytes(), row)?;
                     }
                 }
                 Ok(())

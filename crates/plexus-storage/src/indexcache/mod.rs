@@ -23,8 +23,9 @@
 //! resident parts of all maps together exceed the budget, the *largest* resident part is
 //! written as a run and dropped from memory, then the next largest, until they are below the
 //! budget less `HEADROOM_FRACTION` of it. The check runs after every insert (an atomic load and
-//! a compare), so the resident bytes exceed the budget by at most one entry, plus whatever a
-//! failed spill left resident.
+//! a compare) — after every `INSERT_BATCH_ENTRIES` entries of a bulk install's
+//! `insert_many` — so the resident bytes exceed the budget by at most one entry (one such
+//! batch), plus whatever a failed spill left resident.
 //!
 //! WHY SCRATCH FILES, NOT DURABLE STATE
 //! ====================================
@@ -106,7 +107,9 @@
 //! `resident_bytes` is the estimate of the resident and frozen parts of every map: per key,
 //! its bytes, 4 bytes per row slot allocated (`Vec` capacity) and
 //! `RESIDENT_KEY_OVERHEAD_BYTES` for the map's node or bucket share, the key's box and the
-//! row vector's header and allocations. This is what the budget bounds. The runs' resident
+//! row vector's header and allocations — except an 8-byte key with a single row in a hashed
+//! map (the primary-key index's usual entry: a digest and a row), held inline without
+//! allocations at `INLINE_KEY_COST_BYTES`. This is what the budget bounds. The runs' resident
 //! metadata — block indexes (a key and 32 bytes per block, about 1% of the run) and bloom
 //! filters (1.25 bytes per spilled primary key) — is reported apart (`run_meta_bytes`): it
 //! cannot be spilled, and grows with the spilled data at those rates. A spill of a hashed map
@@ -152,6 +155,11 @@ pub const BLOCK_HEADER_BYTES: usize = 16;
 pub const MAX_KEY_BYTES: usize = 1 << 30;
 /// Estimated resident bytes of a key besides its bytes and row slots (see ACCOUNTING).
 pub const RESIDENT_KEY_OVERHEAD_BYTES: u64 = 80;
+/// Estimated resident bytes of an 8-byte key with one row, held inline by a hashed map (a
+/// 16-byte slot at the table's load factor, with its control byte and growth slack).
+pub const INLINE_KEY_COST_BYTES: u64 = 24;
+/// Entries `IndexMap::insert_many` adds under one latch, between two checks of the budget.
+pub const INSERT_BATCH_ENTRIES: usize = 1024;
 /// A map merges its runs of one level once it has this many of them (see MERGES).
 pub const RUN_MERGE_FANOUT: usize = 4;
 /// A map with more runs than this merges them all (see MERGES).

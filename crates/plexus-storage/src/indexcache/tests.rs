@@ -57,6 +57,43 @@ fn spilled_entries_read_back_merged_with_the_resident_part() {
 }
 
 #[test]
+fn eight_byte_keys_of_one_row_are_held_inline_and_move_out_at_a_second_row() {
+    let (_vfs, cache) = cache(u64::MAX - 1);
+    let map = cache.new_map(MapKind::Hashed);
+    let digest = |i: u64| i.to_be_bytes();
+    for i in 0..1000 {
+        map.insert(&digest(i), i as u32);
+    }
+    map.reserve(1000);
+    map.insert(&digest(7), 7); // already there
+    assert_eq!(map.stats().resident_bytes, 1000 * INLINE_KEY_COST_BYTES);
+    map.insert(&digest(7), 3);
+    map.insert(&digest(7), 9);
+    assert_eq!(map.get(&digest(7)).unwrap(), [3, 7, 9]);
+    assert_eq!(map.get(&digest(8)).unwrap(), [8]);
+    assert_eq!(map.get(&digest(5000)).unwrap(), [] as [u32; 0]);
+    assert_eq!(map.distinct_keys(), 1000);
+    assert!(map.stats().resident_bytes > 1000 * INLINE_KEY_COST_BYTES);
+    // Pruning every row but one keeps the key; pruning all removes it and its bytes.
+    assert_eq!(map.prune(|key, row| key != digest(7) || row == 9), 2);
+    assert_eq!(map.get(&digest(7)).unwrap(), [9]);
+    assert_eq!(map.prune(|key, _| key != digest(7) && key != digest(8)), 2);
+    assert_eq!(map.distinct_keys(), 998);
+    assert_eq!(map.stats().resident_bytes, 998 * INLINE_KEY_COST_BYTES);
+    // Spilled in key order and read back.
+    assert!(map.spill().unwrap());
+    assert_eq!(map.get(&digest(9)).unwrap(), [9]);
+    assert_eq!(map.get(&digest(8)).unwrap(), [] as [u32; 0]);
+    let everything = ByteRange {
+        lower: Unbounded,
+        upper: Unbounded,
+        prefix: Box::new([]),
+    };
+    let want: Vec<u32> = (0..1000).filter(|&i| i != 7 && i != 8).collect();
+    assert_eq!(map.range(&everything).unwrap(), want);
+}
+
+#[test]
 fn a_key_with_many_rows_spans_blocks_and_merges_keep_every_row() {
     let (_vfs, cache) = cache(u64::MAX - 1);
     let map = cache.new_map(MapKind::Ordered);
@@ -428,6 +465,8 @@ enum Op {
 fn small_key() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         prop::collection::vec(prop::sample::select(vec![0u8, 1, 2, b'a', b'b', 255]), 0..4),
+        // 8-byte keys, which a hashed map holds inline while they have one row
+        (0..4u8).prop_map(|tag| [1, 0, 0, 0, 0, 0, 0, tag].to_vec()),
         (0..3u8, prop::collection::vec(any::<u8>(), 0..3)).prop_map(|(tag, mut rest)| {
             rest.insert(0, tag);
             rest

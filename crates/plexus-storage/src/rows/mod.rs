@@ -344,6 +344,15 @@ impl RowTable {
         self.next_row.fetch_max(rows, Ordering::AcqRel);
     }
 
+    /// The type `key` is declared with in this table, if it is (what `check_type` checks;
+    /// a loader checking a column of values looks it up once).
+    pub fn declared_type(&self, key: PropKeyId) -> Option<DataType> {
+        self.layout
+            .declared
+            .get(&key)
+            .map(|&(data_type, _)| data_type)
+    }
+
     /// Checks that `value` may be stored under `key` in this table.
     pub fn check_type(&self, key: PropKeyId, value: &Value, key_name: &str) -> Result<()> {
         match self.layout.declared.get(&key) {

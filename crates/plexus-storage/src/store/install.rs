@@ -170,13 +170,17 @@ pub(super) fn install_rows(
             Error::corruption("commit record", 0, "vertex batch past the last row")
         })?;
         t.rows.ensure_reserved(end);
-        t.reserve_pk(batch.count as usize);
         for i in 0..batch.count as usize {
             let row = batch.first + i as u32;
             batch.row_props(i, &mut props);
             let labels = batch.labels_of(i);
             t.rows.install_create(row, ts, horizon, labels, &props)?;
-            index_new_vertex(t, row, labels, &props);
+            t.note_labels(labels);
+            t.indexes.insert_all(&props, row);
+        }
+        let pk = (batch.props.iter()).find(|(key, _)| Some(*key) == t.pk_key());
+        if let Some((_, values)) = pk {
+            t.index_pk_rows(batch.first, values);
         }
     }
     for batch in &record.edge_batches {

@@ -47,8 +47,10 @@
 //! INDEX CACHE
 //! ===========
 //! Every index map of the database — each vertex table's primary-key index (a `Hashed` map
-//! keyed by the value's lossless codec encoding, `pk_bytes`, so keys are equal exactly when
-//! the `Value`s are) and every secondary index map (`index`) — accounts its resident entries
+//! keyed by a 64-bit digest of the value's lossless codec encoding, `pk_bytes`: lookups
+//! re-check each candidate row's key, so a digest shared by two keys costs a row read, never
+//! a wrong answer; the table's digest is randomly seeded, so keys cannot be chosen to
+//! collide) and every secondary index map (`index`) — accounts its resident entries
 //! in one [`IndexCache`] (see `indexcache`). An insert that takes the cache over
 //! `Config::index_cache_bytes` spills the largest resident part as a sorted run to a scratch
 //! file, in the inserting thread (a commit's install, an index build, recovery), before it
@@ -72,7 +74,7 @@ use crate::catalog::{
 use crate::checkpoint::{self, CheckpointWriter, Manifest, Section};
 use crate::codec::Encoder;
 use crate::index::{KeyRange, MAX_INDEXES, PropertyIndexes};
-use crate::indexcache::{IndexCache, IndexCacheStats, IndexMap, MapKind};
+use crate::indexcache::{INSERT_BATCH_ENTRIES, IndexCache, IndexCacheStats, IndexMap, MapKind};
 use crate::lsm::{ColumnRequest, LsmStats, RunContext, Topology};
 use crate::origin::Origins;
 use crate::record::{CommitRecord, LogRecord, WriteOp};
@@ -109,10 +111,13 @@ pub struct VertexTable {
     pub(crate) id: VertexTableId,
     pub(crate) rows: RowTable,
     pk_key: Option<PropKeyId>,
-    /// Primary key → rows that ever held it; readers filter by their snapshot. Keyed by the
-    /// key's lossless encoding (`pk_bytes`), accounted and spilled like the secondary
-    /// indexes (see INDEX CACHE).
+    /// Primary key → rows that ever held it; readers filter by their snapshot and re-check
+    /// the key. Keyed by a digest of the key's lossless encoding ([`Self::pk_digest`]): an
+    /// 8-byte key with one row, which the map holds inline. Accounted and spilled like the
+    /// secondary indexes (see INDEX CACHE).
     pk_index: Arc<IndexMap>,
+    /// Seeds `pk_digest` (random per table and process: the index is rebuilt at open).
+    pk_hasher: ahash::RandomState,
     /// Extra labels ever installed in this table (lets label scans skip tables).
     extra_labels: RwLock<Vec<LabelId>>,
     /// Secondary indexes: every indexed property key, whatever the label (see `index`).
@@ -143,9 +148,9 @@ struct Caches {
     indexes: Arc<IndexCache>,
 }
 
-/// The primary-key index's key for `value`: its codec encoding, which is lossless, so two
-/// keys are equal exactly when the values are (`Value`'s equality: `1` and `1.0` differ,
-/// floats compare by bits) — the semantics the hash map keyed by `Value` had.
+/// The codec encoding of primary key `value`, which is lossless, so two keys are equal
+/// exactly when the values are (`Value`'s equality: `1` and `1.0` differ, floats compare by
+/// bits); the primary-key index keys a digest of it (`VertexTable::pk_digest`).
 fn pk_bytes(value: &Value) -> Vec<u8> {
     let mut encoder = Encoder::default();
     encoder.value(value);
@@ -160,6 +165,7 @@ impl VertexTable {
             rows: RowTable::with_cache(&def.name, &def.properties, &def.families, rows),
             pk_key: def.primary_key.map(|i| def.properties[i].key),
             pk_index: caches.indexes.new_map(MapKind::Hashed),
+            pk_hasher: ahash::RandomState::new(),
             extra_labels: RwLock::new(Vec::new()),
             indexes: PropertyIndexes::new(caches.indexes.clone()),
         }
@@ -201,16 +207,37 @@ impl VertexTable {
         Ok(())
     }
 
-    /// Makes room in the primary-key index for `additional` more keys (a bulk install).
-    fn reserve_pk(&self, additional: usize) {
-        if self.pk_key.is_some() {
-            self.pk_index.reserve(additional);
+    /// The primary-key index's key for `value`: a 64-bit digest of its lossless encoding.
+    fn pk_digest(&self, value: &Value) -> [u8; 8] {
+        self.pk_hasher.hash_one(&pk_bytes(value)[..]).to_be_bytes()
+    }
+
+    /// Indexes the primary keys of a bulk install's rows `first ..` (`values[i]` held by row
+    /// `first + i`; `Null`s hold none): the index grown once, entries added a latch-full at
+    /// a time.
+    fn index_pk_rows(&self, first: u32, values: &[Value]) {
+        self.pk_index.reserve(values.len());
+        let mut entries = Vec::with_capacity(INSERT_BATCH_ENTRIES);
+        for (n, chunk) in values.chunks(INSERT_BATCH_ENTRIES).enumerate() {
+            let chunk_first = first + (n * INSERT_BATCH_ENTRIES) as u32;
+            entries.clear();
+            entries.extend(
+                (chunk.iter().enumerate())
+                    .filter(|(_, v)| !matches!(v, Value::Null))
+                    .map(|(i, v)| (self.pk_digest(v), chunk_first + i as u32)),
+            );
+            self.pk_index.insert_many(&entries);
         }
+    }
+
+    /// Whether the primary-key index lists no key (no row ever held one).
+    pub fn pk_index_is_empty(&self) -> bool {
+        self.pk_index.distinct_keys() == 0
     }
 
     fn index_pk(&self, row: u32, key: PropKeyId, value: &Value) {
         if self.pk_key == Some(key) {
-            self.pk_index.insert(&pk_bytes(value), row);
+            self.pk_index.insert(&self.pk_digest(value), row);
         }
     }
 
@@ -231,7 +258,7 @@ impl VertexTable {
         let Some(pk_key) = self.pk_key else {
             return Ok(None);
         };
-        for row in self.pk_index.get(&pk_bytes(key))? {
+        for row in self.pk_index.get(&self.pk_digest(key))? {
             if self.rows.exists(row, ts)? && self.rows.prop(row, pk_key, ts)?.as_ref() == Some(key)
             {
                 return Ok(Some(row));

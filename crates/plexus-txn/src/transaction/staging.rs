@@ -179,16 +179,28 @@ impl Transaction {
             let sample = &columns[at].1[row];
             (self.writes.staged_keys).reserve(group.table, sample, group.rows.len());
         }
+        // No committed row holds a key (none did when the snapshot was taken, and commits
+        // after it are invisible): only this transaction's own claims can collide.
+        let committed_keys = !table.pk_index_is_empty();
+        let declared: Vec<_> = keys
+            .iter()
+            .map(|&k| table.rows().declared_type(k))
+            .collect();
         let mut accepted: Vec<u32> = Vec::with_capacity(group.rows.len());
         let mut row_labels = Vec::new();
         for (row, labels) in group.rows {
             let id = VertexId::new(group.table, first + accepted.len() as u32);
-            let checked = (keys.iter().zip(columns))
-                .try_for_each(|(&key, (name, values))| {
+            let checked = (keys.iter().zip(columns).zip(&declared))
+                .filter(|((_, (_, values)), declared)| {
+                    declared.is_some_and(|t| !t.accepts(&values[row]))
+                })
+                .try_for_each(|((&key, (name, values)), _)| {
                     table.rows().check_type(key, &values[row], name)
                 })
                 .and_then(|()| match pk_column {
-                    Some(at) => self.claim_staged_key(&table, id, &columns[at].1[row]),
+                    Some(at) => {
+                        self.claim_staged_key(&table, id, &columns[at].1[row], committed_keys)
+                    }
                     None if pk.is_some() => Err(self.missing_key_error(group.table, pk)),
                     None => Ok(()),
                 });
@@ -231,17 +243,26 @@ impl Transaction {
         Ok(())
     }
 
-    /// Claims primary key `value` for staged vertex `id` unless a vertex of this view holds it.
+    /// Claims primary key `value` for staged vertex `id` unless a vertex of this view holds
+    /// it (`committed_keys`: whether committed rows may, else only this transaction's).
     fn claim_staged_key(
         &mut self,
         table: &plexus_storage::VertexTable,
         id: VertexId,
         value: &Value,
+        committed_keys: bool,
     ) -> Result<()> {
         if matches!(value, Value::Null) {
             return Err(self.missing_key_error(id.table, table.pk_key()));
         }
-        self.check_pk_free(table, id.table, value, None)?;
+        match committed_keys {
+            true => self.check_pk_free(table, id.table, value, None)?,
+            false => {
+                if let Some(holder) = self.claimed_pk(id.table, value) {
+                    return Err(self.duplicate_pk_error(id.table, value, holder));
+                }
+            }
+        }
         self.writes.staged_keys.insert(id, value);
         Ok(())
     }

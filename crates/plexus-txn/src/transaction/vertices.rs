@@ -121,12 +121,7 @@ impl Transaction {
         value: &Value,
         except: Option<VertexId>,
     ) -> Result<()> {
-        let claimed = self
-            .writes
-            .pk_claims
-            .get(&(table_id, value.clone()))
-            .copied();
-        let holder = match claimed.or_else(|| self.writes.staged_keys.get(table_id, value)) {
+        let holder = match self.claimed_pk(table_id, value) {
             Some(v) => Some(v),
             None => table
                 .lookup_pk(value, self.start_ts)?
@@ -139,12 +134,34 @@ impl Transaction {
                 }),
         };
         match holder {
-            Some(v) if Some(v) != except => Err(Error::Constraint(format!(
-                "duplicate primary key {value} in vertex table '{}' (held by vertex {v})",
-                self.catalog().table_name(table_id)
-            ))),
+            Some(v) if Some(v) != except => Err(self.duplicate_pk_error(table_id, value, v)),
             _ => Ok(()),
         }
+    }
+
+    /// The vertex this transaction created, staged or updated with primary key `value`.
+    pub(super) fn claimed_pk(&self, table_id: VertexTableId, value: &Value) -> Option<VertexId> {
+        let claimed = match self.writes.pk_claims.is_empty() {
+            true => None,
+            false => self
+                .writes
+                .pk_claims
+                .get(&(table_id, value.clone()))
+                .copied(),
+        };
+        claimed.or_else(|| self.writes.staged_keys.get(table_id, value))
+    }
+
+    pub(super) fn duplicate_pk_error(
+        &self,
+        table_id: VertexTableId,
+        value: &Value,
+        holder: VertexId,
+    ) -> Error {
+        Error::Constraint(format!(
+            "duplicate primary key {value} in vertex table '{}' (held by vertex {holder})",
+            self.catalog().table_name(table_id)
+        ))
     }
 
     /// Deletes a vertex. Fails if it still has edges, unless `detach`, which deletes them too.
