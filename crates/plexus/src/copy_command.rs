@@ -462,10 +462,38 @@ impl Copier {
         }
         let columns = self.columns.clone();
         let shape = (self.target.table().to_owned(), self.target.column_list());
-        let width = columns.len();
+        self.load_parsed(move |batches| parse_csv(reader, &columns, &shape, batches))
+    }
+
+    /// Reads the Parquet file (see VALUES), a batch at a time: a thread of its own decodes
+    /// the row groups and types the values ([`parse_parquet`]) while this one resolves
+    /// endpoints and stages rows, as for CSV.
+    fn parquet(&mut self, file: std::fs::File) -> Result<(), QueryError> {
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        self.unit = "row";
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+            .map_err(|e| parquet_unreadable(&e, &self.file))?;
+        let fields: Vec<String> = (builder.schema().fields().iter())
+            .map(|f| f.name().clone())
+            .collect();
+        self.check_width(
+            fields.len(),
+            &format!("{}: the columns ({})", self.file, fields.join(", ")),
+        )?;
+        let reader = builder
+            .with_batch_size(PARSED_BATCH_ROWS)
+            .build()
+            .map_err(|e| parquet_unreadable(&e, &self.file))?;
+        let (columns, file) = (self.columns.clone(), self.file.clone());
+        self.load_parsed(move |batches| parse_parquet(reader, &columns, &file, batches))
+    }
+
+    /// Stages the rows `parse` sends from a thread of its own, in order, then flushes.
+    fn load_parsed(&mut self, parse: impl FnOnce(&ParsedSender) + Send) -> Result<(), QueryError> {
+        let width = self.columns.len();
         std::thread::scope(|scope| {
             let (batches, parsed) = std::sync::mpsc::sync_channel(PARSED_BATCHES_AHEAD);
-            scope.spawn(move || parse_csv(reader, &columns, &shape, &batches));
+            scope.spawn(move || parse(&batches));
             // Dropping `parsed` on an early return stops the reader at its next batch.
             let mut ends = Vec::new();
             for batch in parsed {
@@ -497,71 +525,6 @@ impl Copier {
             }
             Ok::<(), QueryError>(())
         })?;
-        self.flush()
-    }
-
-    /// Reads the Parquet file (see VALUES), a batch at a time.
-    fn parquet(&mut self, file: std::fs::File) -> Result<(), QueryError> {
-        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-        self.unit = "row";
-        let unreadable = |e: &dyn std::fmt::Display, file: &str| {
-            QueryError::runtime(
-                ErrorClass::ExternalResourceFailed,
-                "FileUnreadable",
-                format!("COPY: {file}: not a readable Parquet file: {e}"),
-            )
-        };
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-            .map_err(|e| unreadable(&e, &self.file))?;
-        let fields: Vec<String> = (builder.schema().fields().iter())
-            .map(|f| f.name().clone())
-            .collect();
-        self.check_width(
-            fields.len(),
-            &format!("{}: the columns ({})", self.file, fields.join(", ")),
-        )?;
-        let reader = builder
-            .with_batch_size(BATCH_ROWS)
-            .build()
-            .map_err(|e| unreadable(&e, &self.file))?;
-        let mut row_number = 0u64;
-        for batch in reader {
-            let batch = batch.map_err(|e| unreadable(&e, &self.file))?;
-            let columns = batch_columns(&batch).map_err(|e| {
-                QueryError::runtime(
-                    ErrorClass::ExternalResourceFailed,
-                    "InvalidValue",
-                    format!("COPY: {}: {}", self.file, e.message),
-                )
-            })?;
-            let mut columns: Vec<std::vec::IntoIter<Value>> =
-                columns.into_iter().map(|(_, v)| v.into_iter()).collect();
-            for _ in 0..batch.num_rows() {
-                row_number += 1;
-                self.row.clear();
-                let mut failed = None;
-                for (i, column) in columns.iter_mut().enumerate() {
-                    let value = column.next().unwrap_or(Value::Null);
-                    if failed.is_some() {
-                        continue; // keep the other columns' iterators in step
-                    }
-                    let (name, data_type) = &self.columns[i];
-                    match coerce(value, *data_type) {
-                        Ok(value) => self.row.push(value),
-                        Err(value) => {
-                            let text = plexus_value::format::plain_text(
-                                &plexus_value::Value::from_storage(value),
-                            );
-                            failed = Some(value_error(i, name, *data_type, &text));
-                        }
-                    }
-                }
-                match failed {
-                    Some(error) => self.row_failed(row_number, error)?,
-                    None => self.add_row(row_number, None)?,
-                }
-            }
-        }
         self.flush()
     }
 
@@ -706,12 +669,99 @@ impl Copier {
     }
 }
 
-/// CSV rows parsed ahead of the loading thread, in file order.
+/// Rows parsed ahead of the loading thread, in file order.
 struct ParsedBatch {
     /// The values of the parsed rows, one row's columns after another.
     values: Vec<Value>,
-    /// Per row: its line (a record's first), and its error when it could not be parsed.
+    /// Per row: its line (a CSV record's first; a Parquet row's number), and its error when
+    /// it could not be parsed.
     rows: Vec<(u64, Option<RowError>)>,
+}
+
+/// Where a reader thread sends its batches (or the error that ended it).
+type ParsedSender = std::sync::mpsc::SyncSender<Result<ParsedBatch, QueryError>>;
+
+fn parquet_unreadable(e: &dyn std::fmt::Display, file: &str) -> QueryError {
+    QueryError::runtime(
+        ErrorClass::ExternalResourceFailed,
+        "FileUnreadable",
+        format!("COPY: {file}: not a readable Parquet file: {e}"),
+    )
+}
+
+/// The reader thread of a Parquet `COPY`: decodes each record batch, maps its columns to
+/// values (`batch_columns`) and coerces them to the table's column types (see VALUES), and
+/// sends the rows until the file ends, decoding fails (sent as the error) or the loader
+/// hangs up.
+fn parse_parquet(
+    reader: parquet::arrow::arrow_reader::ParquetRecordBatchReader,
+    columns: &[(String, DataType)],
+    file: &str,
+    batches: &ParsedSender,
+) {
+    let mut row_number = 0u64;
+    for batch in reader {
+        let parsed = (batch.map_err(|e| parquet_unreadable(&e, file))).and_then(|batch| {
+            let mapped = batch_columns(&batch).map_err(|e| {
+                QueryError::runtime(
+                    ErrorClass::ExternalResourceFailed,
+                    "InvalidValue",
+                    format!("COPY: {file}: {}", e.message),
+                )
+            })?;
+            Ok(parquet_rows(
+                mapped,
+                batch.num_rows(),
+                columns,
+                &mut row_number,
+            ))
+        });
+        let failed = parsed.is_err();
+        if batches.send(parsed).is_err() || failed {
+            return;
+        }
+    }
+}
+
+/// `rows` rows of a Parquet record batch's `mapped` columns as typed rows, numbered from
+/// `row_number + 1` on.
+fn parquet_rows(
+    mapped: Vec<(String, Vec<Value>)>,
+    rows: usize,
+    columns: &[(String, DataType)],
+    row_number: &mut u64,
+) -> ParsedBatch {
+    let mut mapped: Vec<std::vec::IntoIter<Value>> =
+        mapped.into_iter().map(|(_, v)| v.into_iter()).collect();
+    let mut parsed = ParsedBatch {
+        values: Vec::with_capacity(rows * columns.len()),
+        rows: Vec::with_capacity(rows),
+    };
+    for _ in 0..rows {
+        *row_number += 1;
+        let start = parsed.values.len();
+        let mut failed = None;
+        for (i, column) in mapped.iter_mut().enumerate() {
+            let value = column.next().unwrap_or(Value::Null);
+            if failed.is_some() {
+                continue; // keep the other columns' iterators in step
+            }
+            let (name, data_type) = &columns[i];
+            match coerce(value, *data_type) {
+                Ok(value) => parsed.values.push(value),
+                Err(value) => {
+                    let text =
+                        plexus_value::format::plain_text(&plexus_value::Value::from_storage(value));
+                    failed = Some(value_error(i, name, *data_type, &text));
+                }
+            }
+        }
+        if failed.is_some() {
+            parsed.values.truncate(start);
+        }
+        parsed.rows.push((*row_number, failed));
+    }
+    parsed
 }
 
 /// Rows per [`ParsedBatch`].
@@ -726,7 +776,7 @@ fn parse_csv(
     mut reader: CsvReader,
     columns: &[(String, DataType)],
     (table, column_list): &(String, String),
-    batches: &std::sync::mpsc::SyncSender<Result<ParsedBatch, QueryError>>,
+    batches: &ParsedSender,
 ) {
     let mut record = CsvRecord::default();
     let new_batch = || ParsedBatch {

@@ -157,6 +157,30 @@ fn parquet_row_errors_name_the_row_and_leave_nothing() {
     std::fs::write(import.join("not.parquet"), "id,name\n").unwrap();
     let error = run(&db, "COPY Person FROM 'not.parquet'").unwrap_err();
     assert_eq!(error.code, "FileUnreadable", "{error}");
+    // A damaged page behind an intact footer fails while the rows are read (on the reader
+    // thread), not when the file is opened: the same error, and nothing copied.
+    let damaged = import.join("damaged.parquet");
+    write_parquet(
+        &damaged,
+        vec![
+            (
+                "id",
+                Arc::new(Int64Array::from_iter_values(0..1000)) as ArrayRef,
+            ),
+            ("name", Arc::new(StringArray::from(vec![Some("x"); 1000]))),
+            ("born", Arc::new(Date32Array::from(vec![None; 1000]))),
+            (
+                "seen",
+                Arc::new(StringArray::from(vec![None::<&str>; 1000])),
+            ),
+        ],
+    );
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    bytes[4..40].fill(0xff); // the first page's header, right after the magic
+    std::fs::write(&damaged, bytes).unwrap();
+    let error = run(&db, "COPY Person FROM 'damaged.parquet'").unwrap_err();
+    assert_eq!(error.code, "FileUnreadable", "{error}");
+    assert!(error.message.contains("damaged.parquet"), "{error}");
     assert_eq!(rows(&db, "MATCH (p:Person) RETURN count(p)"), ["0"]);
 }
 
