@@ -118,6 +118,8 @@ pub enum ReadItem {
     AdjacencyAny(VertexId, bool),
     /// The set of edges of a type.
     EdgeTypeScan(EdgeTypeId),
+    /// The set of all edges, whatever their type (a count of them).
+    AllEdges,
     /// The values of a property on the edges of a type (an index seek on them).
     EdgeTypeProp(EdgeTypeId, PropKeyId),
     /// The values of a property on the vertices of a table (an index seek that did not read
@@ -229,6 +231,7 @@ pub fn check_reads(
                 theirs.adjacency_any.contains(&(v, out)) || theirs.bulk_adjacency_any(v, out)
             }
             &ReadItem::EdgeTypeScan(ty) => theirs.edge_type_members.contains(&ty),
+            ReadItem::AllEdges => !theirs.edge_type_members.is_empty(),
             &ReadItem::EdgeTypeProp(ty, key) => theirs.edge_type_props.contains(&(ty, key)),
             &ReadItem::TableProp(table, key) => theirs.table_props.contains(&(table, key)),
         };
@@ -258,6 +261,7 @@ fn describe_read(item: &ReadItem, catalog: &Catalog) -> String {
         }
         &ReadItem::AdjacencyAny(v, out) => format!("{} edges of vertex {v}", dir(out)),
         &ReadItem::EdgeTypeScan(ty) => format!("the set of '{}' edges", type_name(ty)),
+        ReadItem::AllEdges => "the set of all edges".to_string(),
         &ReadItem::EdgeTypeProp(ty, key) => format!(
             "property '{}' of '{}' edges",
             catalog.prop_name(key),

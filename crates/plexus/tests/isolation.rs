@@ -346,6 +346,19 @@ fn relationship_count_phantom_aborts_under_serializable_only() {
     );
 }
 
+/// `MATCH ()-[r]->() RETURN count(*)` counts every type's rows: it reads the whole edge
+/// set, so a concurrent relationship of a type that did not exist when the reader counted
+/// is a phantom under SERIALIZABLE.
+#[test]
+fn count_of_all_relationships_phantom_aborts_under_serializable_only() {
+    assert_query_phantom_aborts_only_when_serializable(
+        "MATCH ()-[r]->() RETURN count(*)",
+        "RelationshipCountFromRows",
+        0,
+        "MATCH (a:Doctor) CREATE (a)-[:KNOWS]->(a)",
+    );
+}
+
 #[test]
 fn primary_key_lookup_phantom_aborts_under_serializable_only() {
     assert_phantom_aborts_only_when_serializable(

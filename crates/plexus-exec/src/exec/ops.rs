@@ -194,12 +194,12 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
         LogicalPlan::RelationshipCount {
             input,
             slot,
-            rel_type,
+            rel_types,
         } => (
             &**input,
             RowStage::boxed(super::scan::RelationshipCount {
                 slot: *slot,
-                rel_type: rel_type.clone(),
+                rel_types: rel_types.clone(),
             }),
         ),
         LogicalPlan::Expand { input, spec, .. } => {

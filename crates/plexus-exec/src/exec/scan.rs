@@ -442,10 +442,11 @@ fn range_bound(
 }
 
 /// `RelationshipCount` (see `optimizer::count`): per input row, one row of nulls with the
-/// number of relationships of the type in `slot`, counted from the type's rows.
+/// number of relationships of the types (none: of every type) in `slot`, counted from the
+/// types' rows.
 pub(super) struct RelationshipCount {
     pub(super) slot: usize,
-    pub(super) rel_type: Arc<str>,
+    pub(super) rel_types: Vec<Arc<str>>,
 }
 
 impl RowFn for RelationshipCount {
@@ -456,7 +457,16 @@ impl RowFn for RelationshipCount {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
-        let count = ctx.tx.count_edges(&self.rel_type)?;
+        let count = match &self.rel_types[..] {
+            [] => ctx.tx.count_all_edges()?,
+            types => {
+                let mut count = 0;
+                for ty in types {
+                    count += ctx.tx.count_edges(ty)?;
+                }
+                count
+            }
+        };
         let count = i64::try_from(count).expect("fewer than 2^63 relationships");
         out.push_row(vec![Value::Null; input.width()]);
         out.set_last(self.slot, Value::Int(count));

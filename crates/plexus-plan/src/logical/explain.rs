@@ -60,8 +60,14 @@ impl LogicalPlan {
             LogicalPlan::RelationshipIndexSeek { spec, est_rows, .. } => {
                 rel_seek_text(spec) + &estimate_text(*est_rows)
             }
-            LogicalPlan::RelationshipCount { slot, rel_type, .. } => {
-                format!("RelationshipCountFromRows s{slot} = count(()-[:{rel_type}]->())")
+            LogicalPlan::RelationshipCount {
+                slot, rel_types, ..
+            } => {
+                let types = match rel_types.is_empty() {
+                    true => String::new(),
+                    false => format!(":{}", rel_types.join("|")),
+                };
+                format!("RelationshipCountFromRows s{slot} = count(()-[{types}]->())")
             }
             LogicalPlan::Expand { spec, est_rows, .. } => {
                 expand_text("Expand", spec, "") + &estimate_text(*est_rows)

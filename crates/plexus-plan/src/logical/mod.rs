@@ -436,13 +436,14 @@ pub enum LogicalPlan {
         est_rows: Option<f64>,
     },
     /// For each input row (the plan's `Argument`: one), one row holding in `slot` how many
-    /// relationships of type `rel_type` exist (`Transaction::count_edges`), its other slots
-    /// null as an `Aggregate`'s: `MATCH ()-[r:T]->() RETURN count(*)` answered from the
-    /// type's rows instead of by expanding every node (`optimizer::count`).
+    /// relationships of the types `rel_types` exist (`Transaction::count_edges`; no type
+    /// named: of every type, `count_all_edges`), its other slots null as an `Aggregate`'s:
+    /// `MATCH ()-[r:T]->() RETURN count(*)` answered from the types' rows instead of by
+    /// expanding every node (`optimizer::count`).
     RelationshipCount {
         input: Box<LogicalPlan>,
         slot: usize,
-        rel_type: Arc<str>,
+        rel_types: Vec<Arc<str>>,
     },
     /// For each input row, the relationships of `from` into `rel` and their other ends into `to`.
     Expand {

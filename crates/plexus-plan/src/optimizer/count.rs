@@ -1,4 +1,4 @@
-//! The `relationship_count` pass: counting one type's relationships without expanding.
+//! The `relationship_count` pass: counting relationships without expanding.
 //!
 //! WHAT
 //! ====
@@ -19,7 +19,8 @@
 //! ====
 //! Exactly that shape, nothing between the operators: an `Aggregate` without grouping keys
 //! whose one call is a non-DISTINCT `count(*)` or `count(x)` of one of the pattern's three
-//! variables; an `Expand` of one type, directed (`->` or `<-`), to a new variable (`to_bound`
+//! variables; an `Expand` of one type, of several distinct types (`[:A|B]`; a repeated one
+//! is left alone) or of any type, directed (`->` or `<-`), to a new variable (`to_bound`
 //! unset, so not `(a)-[r]->(a)`), apart from no earlier relationship; an unlabelled scan
 //! without seek straight over the `Argument`. A label on either end, a property map, a WHERE
 //! or a second pattern part each put an operator between them (a `Filter`, a second scan or
@@ -33,7 +34,10 @@
 //! exists only while both its ends do (a node with relationships cannot be deleted), and the
 //! transaction's own creations and deletions show in both. `count_edges` counts the same set
 //! — the type's rows at the snapshot, minus those the transaction deleted, plus those it
-//! created — and records the same read under SERIALIZABLE (a scan of the type). The three
+//! created — and records the same read under SERIALIZABLE (a scan of the type). A
+//! relationship has one type, so distinct types' counts add up to the expand's; with no type
+//! named, `count_all_edges` counts every type's rows and records a read of the whole edge
+//! set (a relationship of a type created later conflicts too). The three
 //! variables are never null in those rows, so `count(x)` equals `count(*)`. Both plans
 //! return one row, whose other slots are null.
 
@@ -45,17 +49,17 @@ pub fn count_relationships(plan: &mut LogicalPlan) {
     for child in plan.children_mut() {
         count_relationships(child);
     }
-    if let Some((slot, rel_type)) = counted_type(plan) {
+    if let Some((slot, rel_types)) = counted_types(plan) {
         *plan = LogicalPlan::RelationshipCount {
             input: Box::new(LogicalPlan::Argument),
             slot,
-            rel_type,
+            rel_types,
         };
     }
 }
 
-/// The count's slot and relationship type when `plan` has the shape (see WHEN).
-fn counted_type(plan: &LogicalPlan) -> Option<(usize, std::sync::Arc<str>)> {
+/// The count's slot and relationship types when `plan` has the shape (see WHEN).
+fn counted_types(plan: &LogicalPlan) -> Option<(usize, Vec<std::sync::Arc<str>>)> {
     let LogicalPlan::Aggregate {
         input,
         keys,
@@ -70,9 +74,8 @@ fn counted_type(plan: &LogicalPlan) -> Option<(usize, std::sync::Arc<str>)> {
     let LogicalPlan::Expand { input, spec, .. } = &**input else {
         return None;
     };
-    let [rel_type] = &spec.types[..] else {
-        return None;
-    };
+    let types = &spec.types;
+    let distinct_types = (types.iter().enumerate()).all(|(i, t)| !types[..i].contains(t));
     let LogicalPlan::NodeScan {
         input,
         slot: scanned,
@@ -95,11 +98,12 @@ fn counted_type(plan: &LogicalPlan) -> Option<(usize, std::sync::Arc<str>)> {
         && !call.distinct
         && call.extra.is_none()
         && counts_rows
+        && distinct_types
         && spec.direction != Direction::Both
         && !spec.to_bound
         && spec.distinct_from.is_empty()
         && *scanned == spec.from
         && label_union.is_empty()
         && matches!(**input, LogicalPlan::Argument);
-    shape.then(|| (*slot, rel_type.clone()))
+    shape.then(|| (*slot, types.clone()))
 }

@@ -73,6 +73,25 @@ impl Transaction {
         Ok(committed - deleted + created)
     }
 
+    /// How many edges of any type this view holds: [`count_edges`](Self::count_edges) of
+    /// every type together. Under SERIALIZABLE it records a read of the whole edge set: a
+    /// later commit creating or deleting any edge conflicts (a type created since included).
+    pub fn count_all_edges(&mut self) -> Result<u64> {
+        if let Some(graph) = &self.external {
+            let tables = graph.edge_tables().iter();
+            return Ok(tables.map(|table| u64::from(table.count)).sum());
+        }
+        self.record(ReadItem::AllEdges);
+        let types = self.catalog().edge_types.len() as EdgeTypeId;
+        let mut committed = 0;
+        for ty in 0..types {
+            committed += self.storage().count_edge_type(ty, self.start_ts)?;
+        }
+        // Deleted here: edges of the snapshot (see `count_edges`).
+        let deleted = self.writes.deleted_edges.len() as u64;
+        Ok(committed - deleted + self.writes.new_edges.len() as u64)
+    }
+
     /// The edges of type `edge_type` whose property `key` holds a value in `range` (as
     /// [`seek_by_index`](Self::seek_by_index) for vertices), answered by the secondary index
     /// on `(edge_type, key)` — or `None` when there is no ready index and the caller must scan
