@@ -122,11 +122,6 @@ impl VertexBatch {
     pub fn row_props(&self, i: usize, out: &mut Vec<(PropKeyId, Value)>) {
         row_props(&self.props, i, out)
     }
-
-    /// Whether `v` is one of the batch's vertices.
-    pub fn contains(&self, v: VertexId) -> bool {
-        v.table == self.table && v.offset >= self.first && v.offset - self.first < self.count
-    }
 }
 
 /// Row `i` of property columns, without its `Null`s, into `out` (cleared first).

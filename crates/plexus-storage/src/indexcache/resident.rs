@@ -247,12 +247,11 @@ impl Resident {
                     f(&key.bytes, rows);
                 }
             }
-            Resident::Hashed(part) => {
+            Resident::Hashed(_) => {
                 // Hashed maps answer points only; a range still gets a correct answer.
-                let mut found = part.entries();
-                found.retain(|(key, _)| range.contains(key.bytes()));
-                found.sort_unstable_by(|a, b| a.0.bytes().cmp(b.0.bytes()));
-                found.iter().for_each(|(key, rows)| f(key.bytes(), rows));
+                let sorted = self.sorted().into_iter();
+                let found = sorted.filter(|(key, _)| range.contains(key.bytes()));
+                found.for_each(|(key, rows)| f(key.bytes(), rows));
             }
         }
     }

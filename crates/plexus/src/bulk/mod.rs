@@ -123,14 +123,6 @@ impl BulkLoad {
         rows: usize,
     ) -> Result<Added> {
         check_columns(columns, rows)?;
-        if let Some(extra) = row_labels
-            && extra.len() != rows
-        {
-            return Err(Error::InvalidArgument(format!(
-                "bulk load: {} per-row label sets for {rows} rows",
-                extra.len()
-            )));
-        }
         let staged = self.txn.stage_vertices(labels, row_labels, columns, rows)?;
         self.nodes += (rows - staged.rejected.len()) as u64;
         Ok(Added {
