@@ -26,11 +26,20 @@ pub const BATCH_ROWS: usize = 2048;
 pub const MAX_MATERIALIZED_ROWS: usize = 20_000_000;
 
 /// Columns of equal length, one per slot.
+///
+/// INVARIANT: every column holds `len` values, or none: an *unset* column, null on every row
+/// (a slot nothing has bound in this batch yet — what a scan's batch holds in the slots of
+/// later variables). Unset columns cost nothing to make or copy; they become real columns
+/// when a non-null value is written into them. Readers go through [`get`](Self::get),
+/// [`cells`](Self::cells) and [`values`](Self::values), which see nulls there.
 #[derive(Debug, Clone)]
 pub struct Batch {
-    pub columns: Vec<Vec<Value>>,
+    columns: Vec<Vec<Value>>,
     len: usize,
 }
+
+/// What an unset column holds on every row.
+static NULL: Value = Value::Null;
 
 impl Batch {
     pub fn new(width: usize) -> Self {
@@ -61,22 +70,64 @@ impl Batch {
     }
 
     pub fn get(&self, slot: usize, row: usize) -> &Value {
-        &self.columns[slot][row]
+        debug_assert!(row < self.len);
+        self.columns[slot].get(row).unwrap_or(&NULL)
+    }
+
+    /// The values of `slot`, one per row (nulls for an unset column).
+    pub fn cells(&self, slot: usize) -> impl ExactSizeIterator<Item = &Value> + Clone + '_ {
+        (0..self.len).map(move |row| self.get(slot, row))
+    }
+
+    /// The values of `slot` as a slice, `None` for an unset column (null on every row) or a
+    /// slot past the batch's width.
+    pub fn values(&self, slot: usize) -> Option<&[Value]> {
+        let column = self.columns.get(slot)?;
+        (column.len() == self.len && self.len > 0).then_some(column.as_slice())
+    }
+
+    /// Replaces column `slot` with `column`, one value per row.
+    pub fn set_column(&mut self, slot: usize, column: Vec<Value>) {
+        assert_eq!(column.len(), self.len, "a column has one value per row");
+        self.columns[slot] = column;
+    }
+
+    /// Column `slot` made real (one value per row), to be written.
+    fn materialized(&mut self, slot: usize) -> &mut Vec<Value> {
+        let len = self.len;
+        let column = &mut self.columns[slot];
+        if column.len() < len {
+            debug_assert!(column.is_empty(), "a column is full or unset");
+            column.resize(len, Value::Null);
+        }
+        column
+    }
+
+    /// Appends `value` to column `slot` of a row being added (the batch's `len` not yet
+    /// raised); an unset column stays unset while the value is null.
+    fn push_cell(&mut self, slot: usize, value: Value) {
+        if value.is_null() && self.columns[slot].is_empty() {
+            return;
+        }
+        self.materialized(slot).push(value);
     }
 
     /// Copies row `row` of `other` (of the same width) to the end.
     pub fn push_from(&mut self, other: &Batch, row: usize) {
         debug_assert_eq!(self.width(), other.width());
-        for (column, source) in self.columns.iter_mut().zip(&other.columns) {
-            column.push(source[row].clone());
+        for slot in 0..self.columns.len() {
+            if other.columns[slot].is_empty() && self.columns[slot].is_empty() {
+                continue;
+            }
+            self.push_cell(slot, other.get(slot, row).clone());
         }
         self.len += 1;
     }
 
     pub fn push_row(&mut self, row: Vec<Value>) {
         debug_assert_eq!(row.len(), self.width());
-        for (column, value) in self.columns.iter_mut().zip(row) {
-            column.push(value);
+        for (slot, value) in row.into_iter().enumerate() {
+            self.push_cell(slot, value);
         }
         self.len += 1;
     }
@@ -87,7 +138,12 @@ impl Batch {
             return None;
         }
         let rest = Batch {
-            columns: self.columns.iter_mut().map(|c| c.split_off(at)).collect(),
+            columns: (self.columns.iter_mut())
+                .map(|c| match c.is_empty() {
+                    true => Vec::new(),
+                    false => c.split_off(at),
+                })
+                .collect(),
             len: self.len - at,
         };
         self.len = at;
@@ -97,32 +153,35 @@ impl Batch {
     /// Overwrites a slot of the last row.
     pub fn set_last(&mut self, slot: usize, value: Value) {
         debug_assert!(self.len > 0);
-        if let Some(cell) = self.columns[slot].last_mut() {
+        if value.is_null() && self.columns[slot].is_empty() {
+            return;
+        }
+        if let Some(cell) = self.materialized(slot).last_mut() {
             *cell = value;
         }
     }
 
     pub fn row(&self, row: usize) -> Vec<Value> {
-        self.columns.iter().map(|c| c[row].clone()).collect()
+        (0..self.columns.len())
+            .map(|slot| self.get(slot, row).clone())
+            .collect()
     }
 
-    /// A batch of `columns`, one per slot, all of the same length.
-    pub fn from_columns(columns: Vec<Vec<Value>>) -> Batch {
-        let len = columns.first().map_or(0, Vec::len);
+    /// A batch of `len` rows from `columns`, one per slot, each with `len` values or none (an
+    /// unset column: null on every row).
+    pub fn from_columns(len: usize, columns: Vec<Vec<Value>>) -> Batch {
         assert!(
-            columns.iter().all(|column| column.len() == len),
-            "every column of a batch has one value per row"
+            columns.iter().all(|c| c.len() == len || c.is_empty()),
+            "every column of a batch has one value per row, or none"
         );
         Batch { columns, len }
     }
 
     /// A batch holding one row.
     pub fn single(row: Vec<Value>) -> Batch {
-        let len = 1;
-        Batch {
-            columns: row.into_iter().map(|v| vec![v]).collect(),
-            len,
-        }
+        let mut batch = Batch::new(row.len());
+        batch.push_row(row);
+        batch
     }
 }
 
@@ -427,4 +486,88 @@ pub(crate) fn with_test_ctx<T>(
     let mut state = ExecState::new(no_subqueries);
     let mut ctx = ExecContext::new(&mut tx, params, 1, &mut state);
     f(&mut ctx)
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::{BATCH_ROWS, Batch};
+    use plexus_value::value::Value;
+
+    fn int(i: usize) -> Value {
+        Value::Int(i as i64)
+    }
+
+    /// Integers and nulls, comparable (`Value` has Cypher's equality, not `PartialEq`).
+    fn ints<'a>(values: impl IntoIterator<Item = &'a Value>) -> Vec<Option<i64>> {
+        (values.into_iter())
+            .map(|v| match v {
+                Value::Int(i) => Some(*i),
+                Value::Null => None,
+                other => panic!("not an integer: {other:?}"),
+            })
+            .collect()
+    }
+
+    /// A batch of `rows` rows: slot 0 set, slots 1 and 2 unset (null on every row).
+    fn scanned(rows: usize) -> Batch {
+        Batch::from_columns(
+            rows,
+            vec![(0..rows).map(int).collect(), Vec::new(), Vec::new()],
+        )
+    }
+
+    #[test]
+    fn unset_columns_read_as_nulls_everywhere() {
+        let b = scanned(3);
+        assert_eq!(b.len(), 3);
+        assert!(b.get(1, 2).is_null());
+        assert_eq!(ints(&b.row(1)), [Some(1), None, None]);
+        assert_eq!(b.cells(2).len(), 3);
+        assert!(b.cells(2).all(Value::is_null));
+        assert_eq!(b.values(0).map(ints), Some(vec![Some(0), Some(1), Some(2)]));
+        assert!(b.values(1).is_none());
+        assert!(b.values(9).is_none());
+    }
+
+    #[test]
+    fn unset_columns_become_real_when_a_value_is_written() {
+        let mut b = scanned(3);
+        b.set_last(1, Value::Null);
+        assert!(b.values(1).is_none(), "a null keeps the column unset");
+        b.set_last(1, int(7));
+        assert_eq!(ints(b.cells(1)), [None, None, Some(7)]);
+        b.push_row(vec![int(3), Value::Null, int(8)]);
+        assert_eq!(b.len(), 4);
+        assert_eq!(ints(&b.row(3)), [Some(3), None, Some(8)]);
+        assert_eq!(ints(b.cells(2)), [None, None, None, Some(8)]);
+        b.set_column(2, vec![int(1); 4]);
+        assert_eq!(ints([b.get(2, 0)]), [Some(1)]);
+    }
+
+    #[test]
+    fn copies_and_splits_keep_unset_columns_unset() {
+        let source = scanned(BATCH_ROWS + 5);
+        let mut kept = Batch::new(3);
+        for row in (0..source.len()).filter(|r| r % 2 == 0) {
+            kept.push_from(&source, row);
+        }
+        assert_eq!(kept.len(), (BATCH_ROWS + 6) / 2);
+        assert!(kept.values(1).is_none() && kept.values(2).is_none());
+        assert_eq!(ints([kept.get(0, 10)]), [Some(20)]);
+        // Into a batch whose column is set, an unset one's rows copy as nulls.
+        let mut mixed = Batch::single(vec![int(1), int(2), int(3)]);
+        mixed.push_from(&source, 4);
+        assert_eq!(ints(&mixed.row(1)), [Some(4), None, None]);
+        let mut whole = scanned(10);
+        let rest = whole.split_off(6).unwrap();
+        assert_eq!((whole.len(), rest.len()), (6, 4));
+        assert_eq!(ints(&rest.row(0)), [Some(6), None, None]);
+        assert!(rest.values(1).is_none() && whole.values(2).is_none());
+    }
+
+    #[test]
+    #[should_panic(expected = "one value per row")]
+    fn a_column_of_another_length_is_refused() {
+        Batch::from_columns(3, vec![vec![Value::Null; 2]]);
+    }
 }

@@ -86,12 +86,10 @@ impl<'a> Env<'a> {
         if let Some((_, v)) = self.locals.iter().rev().find(|(s, _)| *s == slot) {
             return v.clone();
         }
-        self.batch
-            .columns
-            .get(slot)
-            .and_then(|c| c.get(self.row))
-            .cloned()
-            .unwrap_or(Value::Null)
+        match slot < self.batch.width() {
+            true => self.batch.get(slot, self.row).clone(),
+            false => Value::Null,
+        }
     }
 
     /// The row with the locals applied (the argument of a subquery).
@@ -526,7 +524,7 @@ fn eval_compound(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Valu
                         while let Some(batch) =
                             ctx.with_argument(argument.clone(), |ctx| op.next(ctx))?
                         {
-                            out.extend(batch.columns[slot].iter().cloned());
+                            out.extend(batch.cells(slot).cloned());
                             crate::context::check_materialized(out.len())?;
                         }
                         Ok(Value::list(out))

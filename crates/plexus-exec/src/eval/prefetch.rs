@@ -22,6 +22,15 @@
 //! prefetched, so prefetching reads nothing evaluation would not, and records no read the
 //! row-at-a-time plan would not (SERIALIZABLE read sets stay the same).
 //!
+//! TYPED COLUMNS
+//! =============
+//! When every row of the slot holds a node and the key is a BOOLEAN, INT64 or FLOAT64
+//! property their tables declare in a column of its own, the column is read as one typed
+//! vector (`Transaction::vertex_typed_property_many`: storage's typed column copied per chunk,
+//! no `Value` per row) and kept as an Arrow array, which vectorised filters and the filter JIT
+//! use as is; a row evaluated one at a time gets its value from the array. Strings, temporal
+//! values, undeclared keys, relationships and mixed columns take the `Value` path below.
+//!
 //! SAME RESULTS
 //! ============
 //! Only where a value comes from changes: a prefetched value is the one `vertex_property` /
@@ -35,6 +44,7 @@
 //! variables shadow batch slots, so a prefetched value is used only when no local variable
 //! is bound to that slot.
 
+use super::vector::Vector;
 use crate::context::{Batch, ExecContext};
 use plexus_plan::logical::BExpr;
 use plexus_value::value::Value;
@@ -72,22 +82,34 @@ impl PropertyReads {
     }
 }
 
-/// Property columns of one batch: per `(slot, key)`, the value for each row whose slot holds
-/// a node or relationship read in bulk (`None` for the other rows: evaluate them as usual).
+/// Property columns of one batch, per `(slot, key)` (see [`PrefetchedColumn`]).
 #[derive(Debug, Default)]
 pub struct Prefetched {
-    columns: Vec<(usize, Arc<str>, Vec<Option<Value>>)>,
+    columns: Vec<(usize, Arc<str>, PrefetchedColumn)>,
+}
+
+/// One prefetched property column.
+#[derive(Debug)]
+pub(crate) enum PrefetchedColumn {
+    /// The value for each row whose slot holds a node or relationship read in bulk (`None`
+    /// for the other rows: evaluate them as usual).
+    Values(Vec<Option<Value>>),
+    /// Every row's value as one typed vector: the slot holds a node on every row, and the
+    /// property is a typed column of their tables (see TYPED COLUMNS).
+    Typed(Vector),
 }
 
 impl Prefetched {
     /// The prefetched `slot.key` of `row`, if there is one.
     pub(super) fn get(&self, slot: usize, key: &str, row: usize) -> Option<Value> {
-        self.column(slot, key)?.get(row)?.clone()
+        match self.column(slot, key)? {
+            PrefetchedColumn::Values(values) => values.get(row)?.clone(),
+            PrefetchedColumn::Typed(vector) => Some(vector.value(row)),
+        }
     }
 
-    /// The prefetched `slot.key` of every row (`None` for a row not read in bulk), if it was
-    /// read for this batch.
-    pub(super) fn column(&self, slot: usize, key: &str) -> Option<&[Option<Value>]> {
+    /// The prefetched `slot.key` column, if it was read for this batch.
+    pub(super) fn column(&self, slot: usize, key: &str) -> Option<&PrefetchedColumn> {
         let (_, _, column) = self
             .columns
             .iter()
@@ -103,21 +125,27 @@ fn fetch_column(
     slot: usize,
     key: &str,
     ctx: &mut ExecContext,
-) -> Option<Vec<Option<Value>>> {
-    let cells = batch.columns.get(slot)?;
+) -> Option<PrefetchedColumn> {
+    let cells = batch.values(slot)?;
     let nodes: Vec<_> = (cells.iter())
         .filter_map(|cell| match cell {
             Value::Node(v) => Some(*v),
             _ => None,
         })
         .collect();
+    let bulk = |n: usize| n >= MIN_BULK_ROWS;
+    if nodes.len() == cells.len()
+        && bulk(nodes.len())
+        && let Some(typed) = ctx.tx.vertex_typed_property_many(&nodes, key)
+    {
+        return Some(PrefetchedColumn::Typed(Vector::from_typed(typed)));
+    }
     let rels: Vec<_> = (cells.iter())
         .filter_map(|cell| match cell {
             Value::Rel(e) => Some(*e),
             _ => None,
         })
         .collect();
-    let bulk = |n: usize| n >= MIN_BULK_ROWS;
     let mut node_values = bulk(nodes.len())
         .then(|| ctx.tx.vertex_property_many(&nodes, key))
         .flatten()
@@ -141,7 +169,7 @@ fn fetch_column(
             _ => None,
         })
         .collect();
-    Some(column)
+    Some(PrefetchedColumn::Values(column))
 }
 
 /// Adds the `slot.key` reads `e` makes whenever it is evaluated.

@@ -41,13 +41,15 @@
 //! storage hands property columns over as `Value`s (converted here); typed reads straight
 //! from the row chunks are the next step.
 
-use super::prefetch::Prefetched;
+use super::prefetch::{Prefetched, PrefetchedColumn};
 use super::{Env, arith, comparison, eval};
 use crate::context::{Batch, ExecContext};
 use arrow::array::{Array, BooleanArray, Float64Array, Int64Array, StringArray};
+use arrow::buffer::NullBuffer;
 use arrow::compute::kernels::{boolean, cmp, comparison as string_kernels};
 use plexus_cypher::ast::ComparisonOp;
 use plexus_plan::logical::{ArithOp, BExpr, StringOp};
+use plexus_txn::{TypedProps, TypedValues};
 use plexus_value::value::Value;
 
 /// A column of one type over the rows of a batch.
@@ -154,14 +156,18 @@ fn operand(
 /// of mixed types or nulls only). The JIT (`exec::jit`) reads its leaf columns here too.
 pub(crate) fn leaf(expr: &BExpr, batch: &Batch, pre: &Prefetched) -> Option<Vector> {
     match expr {
-        BExpr::Slot(slot) => typed(batch.columns.get(*slot)?.iter()),
+        BExpr::Slot(slot) => typed(batch.values(*slot)?.iter()),
         BExpr::Property(base, key) => {
             let BExpr::Slot(slot) = &**base else {
                 return None;
             };
-            let column = pre.column(*slot, key)?;
-            let values: Option<Vec<&Value>> = column.iter().map(Option::as_ref).collect();
-            typed(values?.into_iter())
+            match pre.column(*slot, key)? {
+                PrefetchedColumn::Typed(vector) => Some(vector.clone()),
+                PrefetchedColumn::Values(column) => {
+                    let values: Option<Vec<&Value>> = column.iter().map(Option::as_ref).collect();
+                    typed(values?.into_iter())
+                }
+            }
         }
         _ => None,
     }
@@ -215,6 +221,30 @@ fn typed<'v>(values: impl ExactSizeIterator<Item = &'v Value> + Clone) -> Option
 }
 
 impl Vector {
+    /// A storage column read in bulk (`Transaction::vertex_typed_property_many`) as a vector,
+    /// without copying its values: Arrow's buffers take the vectors over.
+    pub(crate) fn from_typed(props: TypedProps) -> Vector {
+        let nulls = (!props.valid.iter().all(|&v| v)).then(|| NullBuffer::from(props.valid));
+        match props.values {
+            TypedValues::Int64(values) => Vector::Int(Int64Array::new(values.into(), nulls)),
+            TypedValues::Float64(values) => Vector::Float(Float64Array::new(values.into(), nulls)),
+            TypedValues::Bool(values) => Vector::Bool(BooleanArray::new(values.into(), nulls)),
+        }
+    }
+
+    /// Row `row` as a value (`Value::Null` where the vector is null).
+    pub(crate) fn value(&self, row: usize) -> Value {
+        if self.array().is_null(row) {
+            return Value::Null;
+        }
+        match self {
+            Vector::Int(a) => Value::Int(a.value(row)),
+            Vector::Float(a) => Value::Float(a.value(row)),
+            Vector::Bool(a) => Value::Bool(a.value(row)),
+            Vector::Str(a) => Value::String(a.value(row).into()),
+        }
+    }
+
     fn array(&self) -> &dyn Array {
         match self {
             Vector::Int(a) => a,

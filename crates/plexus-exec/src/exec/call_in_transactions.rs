@@ -230,7 +230,7 @@ impl CallInTransactions {
                     let status = status(true, true, Some(&id), None);
                     for batch in &mut out {
                         let rows = batch.len();
-                        batch.columns[slot] = vec![status.clone(); rows];
+                        batch.set_column(slot, vec![status.clone(); rows]);
                     }
                 }
                 self.output.extend(out);

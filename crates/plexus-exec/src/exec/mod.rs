@@ -4,7 +4,10 @@
 //! =======
 //! Operators exchange [`Batch`]es: one `Vec<Value>` per slot (see `plan` for slots), up to
 //! [`BATCH_ROWS`] rows. An operator that binds a variable writes its column; the others are
-//! passed through (a `Project` moves whole columns into place without touching rows).
+//! passed through (a `Project` moves whole columns into place without touching rows). A slot
+//! nothing has bound yet is an *unset* column — null on every row, no values stored — so a
+//! scan's batch costs one column, not one per slot of the statement, and a filter copying
+//! the rows it keeps copies only the columns that are set.
 //!
 //! PIPELINES AND OPERATORS
 //! =======================

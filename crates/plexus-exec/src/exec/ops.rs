@@ -779,7 +779,7 @@ impl Stage for Project {
         }
         *out = std::mem::replace(input, Batch::new(0));
         for ((slot, _), column) in self.items.iter().zip(columns) {
-            out.columns[*slot] = column;
+            out.set_column(*slot, column);
         }
         Ok(Flow::NeedMoreInput)
     }

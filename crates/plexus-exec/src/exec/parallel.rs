@@ -489,18 +489,19 @@ impl Operator for MorselScan {
         }
         let stop = end.min(begin + BATCH_ROWS);
         // Column by column: the scanned slot holds the morsel's nodes, every other slot the
-        // argument row's value on each row (no row vector per node).
+        // argument row's value on each row (no row vector per node; a null one unset).
         let rows = stop - begin;
         let columns = (self.source.argument.iter().enumerate())
             .map(|(slot, value)| match slot == self.source.slot {
                 true => (self.source.ids[begin..stop].iter())
                     .map(|v| Value::Node(*v))
                     .collect(),
+                false if value.is_null() => Vec::new(),
                 false => vec![value.clone(); rows],
             })
             .collect();
         self.next = Some(stop);
-        Ok(Some(Batch::from_columns(columns)))
+        Ok(Some(Batch::from_columns(rows, columns)))
     }
 
     fn reset(&mut self) {

@@ -129,10 +129,12 @@ mod chunk;
 mod directory;
 mod eviction;
 mod page;
+mod typed;
 
 use chunk::absent;
 use directory::{ChunkDirectory, ChunkSlot, ChunkState};
 pub use eviction::compact_spill;
+pub use typed::{TypedProps, TypedValues};
 
 pub const CHUNK_ROWS: usize = 2048;
 
@@ -583,24 +585,35 @@ impl RowTable {
         read: impl Fn(&Chunk, usize) -> T,
         f: &mut dyn FnMut(usize, Option<T>),
     ) -> Result<()> {
-        let mut latched: Option<(usize, MappedRwLockReadGuard<'_, Chunk>)> = None;
+        let mut i = 0;
+        self.for_each_chunk_run(rows, &mut |chunk, run| {
+            for &row in run {
+                f(i, chunk.map(|chunk| read(chunk, row as usize % CHUNK_ROWS)));
+                i += 1;
+            }
+        })
+    }
+
+    /// `f(chunk, run)` for each maximal run of consecutive `rows` in one chunk, in order, under
+    /// that chunk's read latch (`None`: the run is past the last chunk). Relieves the row
+    /// cache afterwards if a chunk had to be loaded.
+    fn for_each_chunk_run(
+        &self,
+        rows: &[u32],
+        f: &mut dyn FnMut(Option<&Chunk>, &[u32]),
+    ) -> Result<()> {
         let mut loaded_any = false;
-        for (i, &row) in rows.iter().enumerate() {
-            let index = row as usize / CHUNK_ROWS;
-            if latched.as_ref().is_none_or(|(at, _)| *at != index) {
-                latched = None;
-                if let Some(slot) = self.chunks.get(index) {
+        for run in rows.chunk_by(|a, b| *a as usize / CHUNK_ROWS == *b as usize / CHUNK_ROWS) {
+            let index = run[0] as usize / CHUNK_ROWS;
+            match self.chunks.get(index) {
+                Some(slot) => {
                     let (chunk, loaded) = self.latch_read(slot, index)?;
                     loaded_any |= loaded;
-                    latched = Some((index, chunk));
+                    f(Some(&chunk), run);
                 }
+                None => f(None, run),
             }
-            let value = latched
-                .as_ref()
-                .map(|(_, chunk)| read(chunk, row as usize % CHUNK_ROWS));
-            f(i, value);
         }
-        drop(latched);
         if loaded_any {
             // One batch may hold more than the budget until here.
             self.relieve();

@@ -293,16 +293,64 @@ impl Transaction {
         vs: &[VertexId],
         name: &str,
     ) -> Option<Vec<Option<Value>>> {
-        if self.external.is_some() {
-            return None; // no index (the caller scans) / no bulk read
-        }
-        let writes = &self.writes;
-        let unwritten = writes.new_vertices.is_empty()
-            && writes.vertex_props.is_empty()
-            && writes.deleted_vertices.is_empty();
-        unwritten
+        self.bulk_vertex_reads_apply()
             .then(|| self.unwritten_property_many(vs, name).ok())
             .flatten()
+    }
+
+    /// [`vertex_property_many`](Self::vertex_property_many) as a typed vector, with no `Value`
+    /// per vertex: `Some` only when it applies (see there) and `name` is a BOOLEAN, INT64 or
+    /// FLOAT64 property every vertex's table declares in a column of its own, of one type
+    /// across them (`RowTable::typed_prop_many`); `None` asks the caller to use
+    /// `vertex_property_many`. Reads are recorded as by `vertex_property` — only when the
+    /// typed read answers, so a fallback records them once.
+    pub fn vertex_typed_property_many(
+        &mut self,
+        vs: &[VertexId],
+        name: &str,
+    ) -> Option<TypedProps> {
+        if vs.is_empty() || !self.bulk_vertex_reads_apply() {
+            return None;
+        }
+        let key = self.check_bulk_vertex_read(vs, name).ok()??;
+        let mut typed: Option<TypedProps> = None;
+        let mut offsets = Vec::with_capacity(vs.len());
+        for run in vs.chunk_by(|a, b| a.table == b.table) {
+            offsets.clear();
+            offsets.extend(run.iter().map(|v| v.offset));
+            let rows = self.cached_table(run[0]).rows();
+            let part = rows.typed_prop_many(&offsets, key, self.start_ts).ok()??;
+            match &mut typed {
+                None => typed = Some(part),
+                Some(typed) => typed.append(part).then_some(())?,
+            }
+        }
+        self.record_property_reads(vs.iter().map(|&v| Entity::Vertex(v)), Some(key));
+        typed
+    }
+
+    /// Whether bulk vertex reads apply: a local graph and no vertex change in the write set
+    /// (so the committed rows are what the transaction sees).
+    fn bulk_vertex_reads_apply(&self) -> bool {
+        let writes = &self.writes;
+        self.external.is_none()
+            && writes.new_vertices.is_empty()
+            && writes.vertex_props.is_empty()
+            && writes.deleted_vertices.is_empty()
+    }
+
+    /// The checks before a bulk read of `vs` (schema current for their tables, offsets in
+    /// range) and the id of property `name` (`None`: no such key anywhere).
+    fn check_bulk_vertex_read(&mut self, vs: &[VertexId], name: &str) -> Result<Option<PropKeyId>> {
+        for run in vs.chunk_by(|a, b| a.table == b.table) {
+            self.refresh_schema(run[0])?;
+            let table = self.cached_table(run[0]);
+            for &v in run {
+                table.check_offset(v)?;
+            }
+        }
+        // Just refreshed: the cache's catalog is the current one.
+        Ok(self.schema_cache().catalog.prop_keys.id(name))
     }
 
     /// `vertex_property_many` while the write set holds no vertex change.
@@ -314,12 +362,7 @@ impl Transaction {
         if vs.is_empty() {
             return Ok(Vec::new());
         }
-        for &v in vs {
-            self.refresh_schema(v)?;
-            self.cached_table(v).check_offset(v)?;
-        }
-        // Just refreshed: the cache's catalog is the current one.
-        let key = self.schema_cache().catalog.prop_keys.id(name);
+        let key = self.check_bulk_vertex_read(vs, name)?;
         self.record_property_reads(vs.iter().map(|&v| Entity::Vertex(v)), key);
         let runs: Vec<(&[VertexId], &RowTable)> = (vs.chunk_by(|a, b| a.table == b.table))
             .map(|run| (run, self.cached_table(run[0]).rows()))

@@ -1,0 +1,355 @@
+//! Typed bulk reads: one declared property of many rows as a vector of its type.
+//!
+//! WHAT
+//! ====
+//! [`RowTable::typed_prop_many`] reads property `key` of a list of rows at a timestamp into a
+//! [`TypedProps`]: a `Vec<i64>` (`Vec<f64>`, `Vec<bool>`) with one value per row and a
+//! validity flag per row (false: the row has no value for the key). It is what a query's
+//! scan hands to its vectorised filters and kernels, which take Arrow arrays built on these
+//! vectors without a copy — no `Value` is made per row, the cost `prop_many` pays.
+//!
+//! WHEN
+//! ====
+//! Only for a key declared on the table with type BOOLEAN, INT64 or FLOAT64 and stored in its
+//! own column (not in a column family): those columns hold exactly the values the row store
+//! would return, unboxed. Anything else — an undeclared key, a STRING or temporal column, a
+//! family — answers `None` and the caller reads values one by one as before.
+//!
+//! SAME ANSWERS
+//! ============
+//! The result is, row for row, what [`RowTable::prop`] returns at `ts`: a chunk whose newest
+//! write is not newer than `ts` (`ts >= max_write_ts`, see VERSIONS in the module essay) is
+//! read straight from its column — its in-place values are the ones every such reader sees —
+//! and any other chunk row by row through the version chains (`Chunk::read_prop`). A row that
+//! does not exist at `ts` (deleted, not yet created, past the last chunk) makes the whole
+//! read `None`: the caller's row-by-row path then reports that row the way it always has.
+
+use super::*;
+
+/// Values of one declared property, one per row read (see [`TypedProps`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypedValues {
+    Bool(Vec<bool>),
+    Int64(Vec<i64>),
+    Float64(Vec<f64>),
+}
+
+/// A typed bulk read: `values[i]` is row `i`'s value where `valid[i]`; where the row has no
+/// value for the key, `values[i]` is unspecified (a column's stale bytes, or 0 / false).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypedProps {
+    pub values: TypedValues,
+    pub valid: Vec<bool>,
+}
+
+impl TypedProps {
+    pub fn len(&self) -> usize {
+        self.valid.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.valid.is_empty()
+    }
+
+    /// Appends `other` (of the same type); `false`, leaving `self` unchanged, if the types
+    /// differ.
+    pub fn append(&mut self, other: TypedProps) -> bool {
+        match (&mut self.values, other.values) {
+            (TypedValues::Bool(a), TypedValues::Bool(b)) => a.extend(b),
+            (TypedValues::Int64(a), TypedValues::Int64(b)) => a.extend(b),
+            (TypedValues::Float64(a), TypedValues::Float64(b)) => a.extend(b),
+            _ => return false,
+        }
+        self.valid.extend(other.valid);
+        debug_assert_eq!(self.len(), self.values_len());
+        true
+    }
+
+    fn values_len(&self) -> usize {
+        match &self.values {
+            TypedValues::Bool(v) => v.len(),
+            TypedValues::Int64(v) => v.len(),
+            TypedValues::Float64(v) => v.len(),
+        }
+    }
+}
+
+impl RowTable {
+    /// Property `key` of each of `rows` at `ts` as a typed vector (see the essay above):
+    /// `None` when the key is not a typed single column or a row does not exist at `ts`.
+    pub fn typed_prop_many(
+        &self,
+        rows: &[u32],
+        key: PropKeyId,
+        ts: Timestamp,
+    ) -> Result<Option<TypedProps>> {
+        let Some(&(data_type, at @ ColumnRef::Single(column))) = self.layout.declared.get(&key)
+        else {
+            return Ok(None);
+        };
+        let n = rows.len();
+        let mut values = match data_type {
+            DataType::Bool => TypedValues::Bool(Vec::with_capacity(n)),
+            DataType::Int64 => TypedValues::Int64(Vec::with_capacity(n)),
+            DataType::Float64 => TypedValues::Float64(Vec::with_capacity(n)),
+            _ => return Ok(None),
+        };
+        let mut valid = Vec::with_capacity(n);
+        let mut all_exist = true;
+        self.for_each_chunk_run(rows, &mut |chunk, run| {
+            let Some(chunk) = chunk else {
+                all_exist = false;
+                return;
+            };
+            if !all_exist {
+                return;
+            }
+            if ts >= chunk.max_write_ts {
+                all_exist = run.iter().all(|&r| chunk.exists[r as usize % CHUNK_ROWS]);
+                chunk.columns[column].extend_typed(run, &mut values, &mut valid);
+            } else {
+                for &row in run {
+                    let r = row as usize % CHUNK_ROWS;
+                    if !matches!(
+                        chunk.read(&self.layout, r, Slot::Exists, ts),
+                        SlotValue::Exists(true)
+                    ) {
+                        all_exist = false;
+                        return;
+                    }
+                    let value = chunk.read_prop(Some(at), key, r, ts);
+                    if !push_value(&mut values, &mut valid, value) {
+                        // Not of the declared type: leave it to the row-by-row read.
+                        all_exist = false;
+                        return;
+                    }
+                }
+            }
+        })?;
+        if !all_exist {
+            return Ok(None);
+        }
+        let props = TypedProps { values, valid };
+        debug_assert_eq!(props.len(), n);
+        debug_assert_eq!(props.values_len(), n);
+        Ok(Some(props))
+    }
+}
+
+impl Column {
+    /// Appends the values of the chunk's rows `run` (row numbers of the table, all in this
+    /// chunk) to `values` and their validity to `valid`.
+    fn extend_typed(&self, run: &[u32], values: &mut TypedValues, valid: &mut Vec<bool>) {
+        let at = |r: &u32| *r as usize % CHUNK_ROWS;
+        match (&self.data, values) {
+            (ColumnData::Bool(data), TypedValues::Bool(out)) => {
+                out.extend(run.iter().map(|r| data[at(r)]))
+            }
+            (ColumnData::Int64(data), TypedValues::Int64(out)) => {
+                out.extend(run.iter().map(|r| data[at(r)]))
+            }
+            (ColumnData::Float64(data), TypedValues::Float64(out)) => {
+                out.extend(run.iter().map(|r| data[at(r)]))
+            }
+            _ => unreachable!("a typed single column's data has its declared type"),
+        }
+        valid.extend(run.iter().map(|r| self.valid[at(r)]));
+    }
+}
+
+/// Appends one value read through the version chains; `false` (nothing appended) for a value
+/// not of the vector's type (install checks declared types, so only a bug would produce one).
+fn push_value(values: &mut TypedValues, valid: &mut Vec<bool>, value: Option<Value>) -> bool {
+    match (values, &value) {
+        (TypedValues::Bool(out), Some(Value::Bool(x))) => out.push(*x),
+        (TypedValues::Int64(out), Some(Value::Int(x))) => out.push(*x),
+        (TypedValues::Float64(out), Some(Value::Float(x))) => out.push(*x),
+        (TypedValues::Bool(out), None) => out.push(false),
+        (TypedValues::Int64(out), None) => out.push(0),
+        (TypedValues::Float64(out), None) => out.push(0.0),
+        (_, Some(other)) => {
+            debug_assert!(false, "a typed column holds {other:?}");
+            return false;
+        }
+    }
+    valid.push(value.is_some());
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INT: PropKeyId = 0;
+    const FLOAT: PropKeyId = 1;
+    const BOOL: PropKeyId = 2;
+    const TEXT: PropKeyId = 3;
+    const IN_FAMILY: PropKeyId = 4;
+    const UNDECLARED: PropKeyId = 9;
+
+    fn table() -> RowTable {
+        let def = |key, data_type| PropertyDef { key, data_type };
+        let props = [
+            def(INT, DataType::Int64),
+            def(FLOAT, DataType::Float64),
+            def(BOOL, DataType::Bool),
+            def(TEXT, DataType::String),
+            def(IN_FAMILY, DataType::Int64),
+            def(5, DataType::Int64),
+        ];
+        RowTable::new("t", &props, &[vec![4, 5]])
+    }
+
+    /// What `prop` answers for each row, as the typed read should.
+    fn expected(t: &RowTable, rows: &[u32], key: PropKeyId, ts: Timestamp) -> TypedProps {
+        let values: Vec<Option<Value>> =
+            rows.iter().map(|&r| t.prop(r, key, ts).unwrap()).collect();
+        let valid = values.iter().map(Option::is_some).collect();
+        let values = match key {
+            INT => TypedValues::Int64(
+                (values.iter())
+                    .map(|v| match v {
+                        Some(Value::Int(x)) => *x,
+                        _ => 0,
+                    })
+                    .collect(),
+            ),
+            FLOAT => TypedValues::Float64(
+                (values.iter())
+                    .map(|v| match v {
+                        Some(Value::Float(x)) => *x,
+                        _ => 0.0,
+                    })
+                    .collect(),
+            ),
+            _ => TypedValues::Bool(
+                values
+                    .iter()
+                    .map(|v| v == &Some(Value::Bool(true)))
+                    .collect(),
+            ),
+        };
+        TypedProps { values, valid }
+    }
+
+    /// `props` with 0 / false where a row has no value (those values are unspecified).
+    fn masked(mut props: TypedProps) -> TypedProps {
+        let valid = &props.valid;
+        match &mut props.values {
+            TypedValues::Int64(v) => {
+                (v.iter_mut().zip(valid)).for_each(|(x, ok)| *x *= i64::from(*ok))
+            }
+            TypedValues::Float64(v) => (v.iter_mut().zip(valid))
+                .filter(|(_, ok)| !**ok)
+                .for_each(|(x, _)| *x = 0.0),
+            TypedValues::Bool(v) => (v.iter_mut().zip(valid)).for_each(|(x, ok)| *x &= *ok),
+        }
+        props
+    }
+
+    #[test]
+    fn typed_reads_agree_with_single_reads_at_every_timestamp() {
+        let t = table();
+        let rows: Vec<u32> = (0..(2 * CHUNK_ROWS as u32 + 10))
+            .map(|_| t.reserve(u32::MAX).unwrap())
+            .collect();
+        for &row in &rows {
+            let mut props = vec![(INT, Value::Int(i64::from(row) - 5))];
+            if row % 3 != 0 {
+                props.push((FLOAT, Value::Float(f64::from(row) / 4.0)));
+            }
+            props.push((BOOL, Value::Bool(row % 2 == 0)));
+            t.install_create(row, 2, 0, &[], &props).unwrap();
+        }
+        // Rows of the first two chunks change at ts 5; one loses its value at ts 8; the third
+        // chunk is never written after its creation (read in place at every timestamp).
+        for row in [3, 4, CHUNK_ROWS as u32 + 4] {
+            t.install_prop(row, 5, 0, INT, Some(Value::Int(-1)))
+                .unwrap();
+            t.install_prop(row, 5, 0, FLOAT, Some(Value::Float(-1.5)))
+                .unwrap();
+            t.install_prop(row, 5, 0, BOOL, Some(Value::Bool(true)))
+                .unwrap();
+        }
+        for key in [INT, FLOAT, BOOL] {
+            t.install_prop(7, 8, 0, key, None).unwrap();
+        }
+        // Out of order, repeated, across the three chunks.
+        let asked = [
+            CHUNK_ROWS as u32 + 4,
+            3,
+            4,
+            7,
+            0,
+            2 * CHUNK_ROWS as u32 + 3,
+            CHUNK_ROWS as u32 + 4,
+            6,
+        ];
+        for ts in [2, 4, 5, 7, 8, 9] {
+            for key in [INT, FLOAT, BOOL] {
+                let got = t.typed_prop_many(&asked, key, ts).unwrap().map(masked);
+                assert_eq!(
+                    got,
+                    Some(expected(&t, &asked, key, ts)),
+                    "key {key} ts {ts}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn typed_reads_refuse_what_they_cannot_answer_exactly() {
+        let t = table();
+        for _ in 0..3 {
+            let row = t.reserve(u32::MAX).unwrap();
+            let props = [
+                (INT, Value::Int(1)),
+                (TEXT, Value::string("a")),
+                (IN_FAMILY, Value::Int(2)),
+                (UNDECLARED, Value::Int(3)),
+            ];
+            t.install_create(row, 2, 0, &[], &props).unwrap();
+        }
+        t.install_delete(1, 6, 0).unwrap();
+        // Not a typed column of its own.
+        for key in [TEXT, IN_FAMILY, UNDECLARED] {
+            assert_eq!(
+                t.typed_prop_many(&[0, 2], key, 9).unwrap(),
+                None,
+                "key {key}"
+            );
+        }
+        // A row that does not exist at the timestamp: before creation, after deletion, a
+        // reserved row never created, past the last chunk.
+        assert_eq!(t.typed_prop_many(&[0, 2], INT, 1).unwrap(), None);
+        assert_eq!(t.typed_prop_many(&[0, 1], INT, 6).unwrap(), None);
+        assert!(t.typed_prop_many(&[0, 1], INT, 5).unwrap().is_some());
+        let hole = t.reserve(u32::MAX).unwrap();
+        assert_eq!(t.typed_prop_many(&[0, hole], INT, 9).unwrap(), None);
+        assert_eq!(
+            t.typed_prop_many(&[0, 10 * CHUNK_ROWS as u32], INT, 9)
+                .unwrap(),
+            None
+        );
+        // Nothing asked: an empty vector of the type.
+        let empty = t.typed_prop_many(&[], INT, 9).unwrap().unwrap();
+        assert!(empty.is_empty() && empty.values == TypedValues::Int64(Vec::new()));
+    }
+
+    #[test]
+    fn typed_reads_append_only_their_own_type() {
+        let ints = |v: Vec<i64>| TypedProps {
+            valid: vec![true; v.len()],
+            values: TypedValues::Int64(v),
+        };
+        let mut a = ints(vec![1, 2]);
+        assert!(a.append(ints(vec![3])));
+        assert_eq!(a, ints(vec![1, 2, 3]));
+        let floats = TypedProps {
+            values: TypedValues::Float64(vec![1.0]),
+            valid: vec![false],
+        };
+        assert!(!a.append(floats));
+        assert_eq!(a.len(), 3);
+    }
+}
