@@ -83,9 +83,13 @@ impl Aggregation {
         PropertyReads::of(keys.chain(self.calls.iter().filter_map(|(_, c)| c.arg.as_ref())))
     }
 
-    /// The grouping key of the current row (the first step of a row).
-    fn key(&self, env: &mut Env, ctx: &mut ExecContext) -> Result<Vec<Value>> {
-        self.keys.iter().map(|(_, e)| eval(e, env, ctx)).collect()
+    /// The grouping key of the current row (the first step of a row), into `key`.
+    fn key(&self, env: &mut Env, ctx: &mut ExecContext, key: &mut GroupKey) -> Result<()> {
+        key.0.clear();
+        for (_, e) in &self.keys {
+            key.0.push(eval(e, env, ctx)?);
+        }
+        Ok(())
     }
 
     fn empty_states(&self) -> Vec<Accumulator> {
@@ -100,6 +104,8 @@ impl Aggregation {
 #[derive(Default)]
 pub(super) struct Groups {
     index: HashMap<GroupKey, usize>,
+    /// The current row's key, its buffer reused from row to row.
+    probe: GroupKey,
     /// Key values per group, in first-seen order.
     keys: Vec<Vec<Value>>,
     /// One accumulator per call, per group.
@@ -113,6 +119,11 @@ impl Groups {
         if let Some(&group) = self.index.get(&key) {
             return Ok(group);
         }
+        self.create(key, aggregation)
+    }
+
+    /// A new group for `key` (not in the index), with empty states.
+    fn create(&mut self, key: GroupKey, aggregation: &Aggregation) -> Result<usize> {
         check_materialized(self.keys.len() + 1)?;
         let group = self.keys.len();
         self.keys.push(key.0.clone());
@@ -133,8 +144,17 @@ impl Groups {
         if aggregation.keys.is_empty() && !self.keys.is_empty() {
             return Ok(0);
         }
-        let key = aggregation.key(env, ctx)?;
-        self.group(key, aggregation)
+        let mut probe = std::mem::take(&mut self.probe);
+        let found = aggregation
+            .key(env, ctx, &mut probe)
+            .map(|()| self.index.get(&probe));
+        let group = match found {
+            Ok(Some(&group)) => Ok(group),
+            Ok(None) => self.create(probe.clone(), aggregation),
+            Err(e) => Err(e),
+        };
+        self.probe = probe;
+        group
     }
 
     /// Feeds every row of `batch`, each through its three steps (see GROUPS).

@@ -99,6 +99,8 @@ pub(super) struct HashJoin {
     build_reads: PropertyReads,
     /// Those of the current input batch.
     prefetched: Prefetched,
+    /// The current input row's key, its buffer reused from row to row.
+    probe: GroupKey,
     build_slots: Vec<usize>,
     table: Option<Table>,
     /// Reset since the table was built (see RUNS).
@@ -127,6 +129,7 @@ impl HashJoin {
             input_reads: PropertyReads::of(&input_keys),
             build_reads: PropertyReads::of(&build_keys),
             prefetched: Prefetched::default(),
+            probe: GroupKey(Vec::with_capacity(input_keys.len())),
             input_keys,
             build_keys,
             build_slots,
@@ -168,9 +171,11 @@ impl HashJoin {
             return Ok(None);
         }
         let mut env = Env::with_prefetched(input, row, &self.prefetched);
-        let key = key_of(&self.input_keys, &mut env, ctx)?;
+        if !key_of(&self.input_keys, &mut env, ctx, &mut self.probe.0)? {
+            return Ok(None);
+        }
         let table = self.table.as_ref().expect("prepare builds the table");
-        Ok(key.and_then(|key| table.groups.get(&key).cloned()))
+        Ok(table.groups.get(&self.probe).cloned())
     }
 
     /// The build rows input row `row` is joined to, if any: those of its key's group, and
@@ -209,27 +214,33 @@ impl HashJoin {
             let prefetched = self.build_reads.fetch(&batch, ctx);
             for row in 0..batch.len() {
                 let mut env = Env::with_prefetched(&batch, row, &prefetched);
-                let Some(key) = key_of(&self.build_keys, &mut env, ctx)? else {
+                let mut key = Vec::with_capacity(self.build_keys.len());
+                if !key_of(&self.build_keys, &mut env, ctx, &mut key)? {
                     continue;
-                };
+                }
                 held_rows += 1;
                 check_materialized(held_rows)?;
                 let values = self.build_slots.iter().map(|s| batch.get(*s, row).clone());
-                Arc::make_mut(groups.entry(key).or_default()).push(values.collect());
+                Arc::make_mut(groups.entry(GroupKey(key)).or_default()).push(values.collect());
             }
         }
         Ok(Table { groups, any_rows })
     }
 }
 
-/// The key of `env`'s row under `exprs` (every one evaluated, see ERRORS); `None` when a
-/// value of it can equal nothing.
-fn key_of(exprs: &[BExpr], env: &mut Env, ctx: &mut ExecContext) -> Result<Option<GroupKey>> {
-    let mut values = Vec::with_capacity(exprs.len());
+/// The key of `env`'s row under `exprs` (every one evaluated, see ERRORS) into `key`
+/// (cleared first); `false` when a value of it can equal nothing.
+fn key_of(
+    exprs: &[BExpr],
+    env: &mut Env,
+    ctx: &mut ExecContext,
+    key: &mut Vec<Value>,
+) -> Result<bool> {
+    key.clear();
     for expr in exprs {
-        values.push(eval(expr, env, ctx)?);
+        key.push(eval(expr, env, ctx)?);
     }
-    Ok(values.iter().all(can_be_equal).then_some(GroupKey(values)))
+    Ok(key.iter().all(can_be_equal))
 }
 
 /// Sets `slots` of `out`'s last row to a build row's `values`.
