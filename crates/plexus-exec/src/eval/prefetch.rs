@@ -108,6 +108,23 @@ impl Prefetched {
         }
     }
 
+    /// The value of `expr` on every row, when it is a `slot.key` read this batch read as a
+    /// typed vector: what evaluating it row by row gives (the prefetched value, as `Env`
+    /// returns it where no local variable shadows the slot — so only for an operator that
+    /// binds none, such as Project).
+    pub(crate) fn typed_values(&self, expr: &BExpr) -> Option<Vec<Value>> {
+        let BExpr::Property(base, key) = expr else {
+            return None;
+        };
+        let BExpr::Slot(slot) = &**base else {
+            return None;
+        };
+        match self.column(*slot, key)? {
+            PrefetchedColumn::Typed(vector) => Some(vector.values()),
+            PrefetchedColumn::Values(_) => None,
+        }
+    }
+
     /// The prefetched `slot.key` column, if it was read for this batch.
     pub(super) fn column(&self, slot: usize, key: &str) -> Option<&PrefetchedColumn> {
         let (_, _, column) = self

@@ -245,6 +245,11 @@ impl Vector {
         }
     }
 
+    /// Every row as a value.
+    pub(crate) fn values(&self) -> Vec<Value> {
+        (0..self.array().len()).map(|row| self.value(row)).collect()
+    }
+
     fn array(&self) -> &dyn Array {
         match self {
             Vector::Int(a) => a,

@@ -770,6 +770,11 @@ impl Stage for Project {
         let prefetched = self.reads.fetch(input, ctx);
         let mut columns: Vec<Vec<Value>> = Vec::with_capacity(self.items.len());
         for (_, expr) in &self.items {
+            if let Some(column) = prefetched.typed_values(expr) {
+                // A property read as a typed vector: its values, without a walk per row.
+                columns.push(column);
+                continue;
+            }
             let mut column = Vec::with_capacity(input.len());
             for row in 0..input.len() {
                 let mut env = Env::with_prefetched(input, row, &prefetched);
