@@ -254,6 +254,12 @@ fn numeric_eq(a: &Value, b: &Value) -> Option<bool> {
 /// one; between, a float's whole part is an exact `i64`.
 const I64_LIMIT_F64: f64 = 9_223_372_036_854_775_808.0;
 
+/// The integer `f` equals (`=` is true), if there is one: a float with no fraction in
+/// `i64`'s range.
+pub fn integral_float(f: f64) -> Option<i64> {
+    (f.fract() == 0.0 && (-I64_LIMIT_F64..I64_LIMIT_F64).contains(&f)).then_some(f as i64)
+}
+
 /// Exact comparison of an integer with a float (no rounding of large integers).
 fn int_float_cmp(i: i64, f: f64) -> Option<Ordering> {
     if f.is_nan() {
@@ -457,8 +463,8 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
         Value::Int(i) => i.hash(state),
         Value::Float(f) => {
             // Hashed as the integer `int_float_cmp` finds it equal to, if any.
-            if f.fract() == 0.0 && (-I64_LIMIT_F64..I64_LIMIT_F64).contains(f) {
-                (*f as i64).hash(state)
+            if let Some(i) = integral_float(*f) {
+                i.hash(state)
             } else if f.is_nan() {
                 0u8.hash(state)
             } else {
@@ -527,6 +533,28 @@ impl Hash for DistinctValue {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn integral_floats_are_the_integers_they_equal() {
+        for (f, i) in [
+            (1.0, Some(1)),
+            (-0.0, Some(0)),
+            (-3.0, Some(-3)),
+            (2.5, None),
+        ] {
+            assert_eq!(integral_float(f), i, "{f}");
+        }
+        assert_eq!(integral_float(-I64_LIMIT_F64), Some(i64::MIN));
+        for f in [I64_LIMIT_F64, 1e30, f64::INFINITY, f64::NAN] {
+            assert_eq!(integral_float(f), None, "{f}");
+        }
+        // Whenever it gives an integer, the two are equal, and otherwise no integer is.
+        for f in [1.0, -0.0, 2.5, 1e30, f64::NAN, -I64_LIMIT_F64] {
+            if let Some(i) = integral_float(f) {
+                assert_eq!(equals(&Value::Int(i), &Value::Float(f)), Some(true));
+            }
+        }
+    }
 
     #[test]
     fn equality_is_ternary() {

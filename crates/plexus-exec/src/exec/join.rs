@@ -28,6 +28,15 @@
 //! or NaN in their key, or no group, produce nothing. The input streams: only the table is
 //! held.
 //!
+//! INTEGER KEYS
+//! ============
+//! When every build key is a single integer — a join on an integer property, the common
+//! case — the table is keyed by the `i64` itself once built (no key list to follow on every
+//! probe). The probe's key finds the same group as under `GroupKey` equivalence: an integer
+//! directly, a float without fraction in `i64`'s range as that integer (`1.0 = 1`), and
+//! anything else (another float, a string, a list, ...) no group, as none is equal to an
+//! integer.
+//!
 //! LEFT OUTER
 //! ==========
 //! For an OPTIONAL MATCH (`optional`, see `plexus_plan::bind::join` LEFT OUTER) each partner of an input
@@ -75,16 +84,56 @@ use crate::eval::{Env, eval};
 use plexus_plan::logical::BExpr;
 use plexus_plan::logical::OuterJoin;
 use plexus_value::error::Result;
-use plexus_value::value::{GroupKey, Value, can_be_equal};
+use plexus_value::value::{GroupKey, Value, can_be_equal, integral_float};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The `build_slots` values of build rows, grouped by key.
-type Groups = HashMap<GroupKey, Arc<Vec<Vec<Value>>>, ahash::RandomState>;
+/// The `build_slots` values of the build rows of one key, in build order.
+type Rows = Arc<Vec<Vec<Value>>>;
+
+/// The build rows grouped by key.
+type Groups = HashMap<GroupKey, Rows, ahash::RandomState>;
+
+/// The groups, as looked up (see INTEGER KEYS).
+enum Index {
+    General(Groups),
+    /// Every build key is one integer: the groups by that integer.
+    Ints(HashMap<i64, Rows, ahash::RandomState>),
+}
+
+impl Index {
+    /// `groups` in the form its keys allow.
+    fn of(groups: Groups) -> Index {
+        let int_keys = groups.keys().all(|k| matches!(k.0[..], [Value::Int(_)]));
+        if !int_keys || groups.is_empty() {
+            return Index::General(groups);
+        }
+        let ints = (groups.into_iter())
+            .map(|(key, rows)| match key.0[..] {
+                [Value::Int(i)] => (i, rows),
+                _ => unreachable!("checked above"),
+            })
+            .collect();
+        Index::Ints(ints)
+    }
+
+    /// The group of `key` (one that [`can_be_equal`]), if any.
+    fn get(&self, key: &GroupKey) -> Option<&Rows> {
+        match self {
+            Index::General(groups) => groups.get(key),
+            Index::Ints(ints) => match key.0[..] {
+                [Value::Int(i)] => ints.get(&i),
+                [Value::Float(f)] => integral_float(f).and_then(|i| ints.get(&i)),
+                // Equivalent to no integer (a list, a string, a node, ...).
+                _ => None,
+            },
+        }
+    }
+}
 
 /// What one run of the build side left.
 struct Table {
-    groups: Groups,
+    index: Index,
     /// The build side produced rows, joinable or not (see ERRORS).
     any_rows: bool,
 }
@@ -175,7 +224,7 @@ impl HashJoin {
             return Ok(None);
         }
         let table = self.table.as_ref().expect("prepare builds the table");
-        Ok(table.groups.get(&self.probe).cloned())
+        Ok(table.index.get(&self.probe).cloned())
     }
 
     /// The build rows input row `row` is joined to, if any: those of its key's group, and
@@ -224,7 +273,8 @@ impl HashJoin {
                 Arc::make_mut(groups.entry(GroupKey(key)).or_default()).push(values.collect());
             }
         }
-        Ok(Table { groups, any_rows })
+        let index = Index::of(groups);
+        Ok(Table { index, any_rows })
     }
 }
 
