@@ -202,33 +202,19 @@ mod tests {
 
     /// What `prop` answers for each row, as the typed read should.
     fn expected(t: &RowTable, rows: &[u32], key: PropKeyId, ts: Timestamp) -> TypedProps {
-        let values: Vec<Option<Value>> =
-            rows.iter().map(|&r| t.prop(r, key, ts).unwrap()).collect();
-        let valid = values.iter().map(Option::is_some).collect();
-        let values = match key {
-            INT => TypedValues::Int64(
-                (values.iter())
-                    .map(|v| match v {
-                        Some(Value::Int(x)) => *x,
-                        _ => 0,
-                    })
-                    .collect(),
-            ),
-            FLOAT => TypedValues::Float64(
-                (values.iter())
-                    .map(|v| match v {
-                        Some(Value::Float(x)) => *x,
-                        _ => 0.0,
-                    })
-                    .collect(),
-            ),
-            _ => TypedValues::Bool(
-                values
-                    .iter()
-                    .map(|v| v == &Some(Value::Bool(true)))
-                    .collect(),
-            ),
+        let mut values = match key {
+            INT => TypedValues::Int64(Vec::new()),
+            FLOAT => TypedValues::Float64(Vec::new()),
+            _ => TypedValues::Bool(Vec::new()),
         };
+        let mut valid = Vec::new();
+        for &row in rows {
+            assert!(push_value(
+                &mut values,
+                &mut valid,
+                t.prop(row, key, ts).unwrap()
+            ));
+        }
         TypedProps { values, valid }
     }
 
