@@ -144,17 +144,11 @@ impl Groups {
         if aggregation.keys.is_empty() && !self.keys.is_empty() {
             return Ok(0);
         }
-        let mut probe = std::mem::take(&mut self.probe);
-        let found = aggregation
-            .key(env, ctx, &mut probe)
-            .map(|()| self.index.get(&probe));
-        let group = match found {
-            Ok(Some(&group)) => Ok(group),
-            Ok(None) => self.create(probe.clone(), aggregation),
-            Err(e) => Err(e),
-        };
-        self.probe = probe;
-        group
+        aggregation.key(env, ctx, &mut self.probe)?;
+        if let Some(&group) = self.index.get(&self.probe) {
+            return Ok(group);
+        }
+        self.create(self.probe.clone(), aggregation)
     }
 
     /// Feeds every row of `batch`, each through its three steps (see GROUPS).

@@ -75,6 +75,23 @@ impl TypedProps {
 }
 
 impl RowTable {
+    /// Whether [`typed_prop_many`](Self::typed_prop_many) can answer for `key` here: a
+    /// BOOLEAN, INT64 or FLOAT64 property declared in a column of its own (see WHEN).
+    pub fn has_typed_column(&self, key: PropKeyId) -> bool {
+        self.typed_column(key).is_some()
+    }
+
+    /// The type and column of `key` when it is a typed single column.
+    fn typed_column(&self, key: PropKeyId) -> Option<(DataType, usize)> {
+        match self.layout.declared.get(&key) {
+            Some(&(
+                t @ (DataType::Bool | DataType::Int64 | DataType::Float64),
+                ColumnRef::Single(c),
+            )) => Some((t, c)),
+            _ => None,
+        }
+    }
+
     /// Property `key` of each of `rows` at `ts` as a typed vector (see the essay above):
     /// `None` when the key is not a typed single column or a row does not exist at `ts`.
     pub fn typed_prop_many(
@@ -83,29 +100,29 @@ impl RowTable {
         key: PropKeyId,
         ts: Timestamp,
     ) -> Result<Option<TypedProps>> {
-        let Some(&(data_type, at @ ColumnRef::Single(column))) = self.layout.declared.get(&key)
-        else {
+        let Some((data_type, column)) = self.typed_column(key) else {
             return Ok(None);
         };
+        let at = ColumnRef::Single(column);
         let n = rows.len();
         let mut values = match data_type {
             DataType::Bool => TypedValues::Bool(Vec::with_capacity(n)),
             DataType::Int64 => TypedValues::Int64(Vec::with_capacity(n)),
             DataType::Float64 => TypedValues::Float64(Vec::with_capacity(n)),
-            _ => return Ok(None),
+            other => unreachable!("typed_column answers only typed columns, not {other:?}"),
         };
         let mut valid = Vec::with_capacity(n);
-        let mut all_exist = true;
+        let mut answerable = true;
         self.for_each_chunk_run(rows, &mut |chunk, run| {
             let Some(chunk) = chunk else {
-                all_exist = false;
+                answerable = false;
                 return;
             };
-            if !all_exist {
+            if !answerable {
                 return;
             }
             if ts >= chunk.max_write_ts {
-                all_exist = run.iter().all(|&r| chunk.exists[r as usize % CHUNK_ROWS]);
+                answerable = run.iter().all(|&r| chunk.exists[r as usize % CHUNK_ROWS]);
                 chunk.columns[column].extend_typed(run, &mut values, &mut valid);
             } else {
                 for &row in run {
@@ -114,19 +131,19 @@ impl RowTable {
                         chunk.read(&self.layout, r, Slot::Exists, ts),
                         SlotValue::Exists(true)
                     ) {
-                        all_exist = false;
+                        answerable = false;
                         return;
                     }
                     let value = chunk.read_prop(Some(at), key, r, ts);
                     if !push_value(&mut values, &mut valid, value) {
                         // Not of the declared type: leave it to the row-by-row read.
-                        all_exist = false;
+                        answerable = false;
                         return;
                     }
                 }
             }
         })?;
-        if !all_exist {
+        if !answerable {
             return Ok(None);
         }
         let props = TypedProps { values, valid };
@@ -304,7 +321,9 @@ mod tests {
                 None,
                 "key {key}"
             );
+            assert!(!t.has_typed_column(key), "key {key}");
         }
+        assert!(t.has_typed_column(INT));
         // A row that does not exist at the timestamp: before creation, after deletion, a
         // reserved row never created, past the last chunk.
         assert_eq!(t.typed_prop_many(&[0, 2], INT, 1).unwrap(), None);

@@ -312,6 +312,14 @@ impl Transaction {
         if vs.is_empty() || !self.bulk_vertex_reads_apply() {
             return None;
         }
+        // Refused cheaply first when the first table does not declare the key as a typed
+        // column (a STRING or undeclared key: the usual refusal), so the caller's `Value`
+        // read that follows does not come after a second round of the checks below.
+        self.refresh_schema(vs[0]).ok()?;
+        let key = self.schema_cache().catalog.prop_keys.id(name)?;
+        if !self.cached_table(vs[0]).rows().has_typed_column(key) {
+            return None;
+        }
         let key = self.check_bulk_vertex_read(vs, name).ok()??;
         let mut typed: Option<TypedProps> = None;
         let mut offsets = Vec::with_capacity(vs.len());
