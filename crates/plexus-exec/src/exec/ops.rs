@@ -95,7 +95,7 @@ pub(super) fn build_operator(
             let input = child(input);
             let build = child(build).into_operator();
             let join = HashJoin::new(build, keys, build_slots.clone(), optional.clone());
-            return input.then(RowStage::boxed(join), profile_id);
+            return input.then(Box::new(join), profile_id);
         }
         LogicalPlan::Aggregate {
             input,
@@ -999,7 +999,7 @@ impl RowFn for RunInner {
 
 /// Appends `input`'s row `row` with `nulls` set to null: an OPTIONAL MATCH's row for an input
 /// row that matched nothing.
-pub(super) fn push_null_extended(input: &Batch, row: usize, out: &mut Batch, nulls: &[usize]) {
+fn push_null_extended(input: &Batch, row: usize, out: &mut Batch, nulls: &[usize]) {
     out.push_from(input, row);
     for slot in nulls {
         out.set_last(*slot, Value::Null);
