@@ -37,9 +37,11 @@
 //!
 //! NOT YET
 //! =======
-//! Projections, aggregates, sort keys and join keys still evaluate row at a time, and
-//! storage hands property columns over as `Value`s (converted here); typed reads straight
-//! from the row chunks are the next step.
+//! Projections and sort keys still evaluate row at a time (a Project's typed property reads
+//! excepted, `eval::prefetch`); an Aggregate's keys and arguments are read from vectors
+//! ([`column`]) but accumulated row at a time; a hash join vectorises only a single key that
+//! is a slot or a property read (`exec::join`). STRING properties still come from storage
+//! as `Value`s (converted here); BOOLEAN, INT64 and FLOAT64 ones come typed.
 
 use super::prefetch::{Prefetched, PrefetchedColumn};
 use super::{Env, arith, comparison, eval};
@@ -89,6 +91,25 @@ pub(crate) fn predicate(
         Operand::Scalar(Value::Null) => Some(BooleanArray::new_null(len)),
         // Anything else is a type error for a filter: the row evaluator reports it.
         _ => None,
+    }
+}
+
+/// `expr` as a typed vector over every row of `batch`, each row's value the row evaluator's
+/// (see SAME RESULTS, ALWAYS) — `None` when it cannot be computed so, or is one value for
+/// every row (a literal, a parameter): the caller then evaluates it row at a time. An
+/// Aggregate's keys and arguments are read here (`exec::aggregate`, VECTORS).
+pub(crate) fn column(
+    expr: &BExpr,
+    batch: &Batch,
+    prefetched: &Prefetched,
+    ctx: &mut ExecContext,
+) -> Option<Vector> {
+    if batch.is_empty() {
+        return None;
+    }
+    match operand(expr, batch, prefetched, ctx)? {
+        Operand::Vector(vector) => Some(vector),
+        Operand::Scalar(_) => None,
     }
 }
 

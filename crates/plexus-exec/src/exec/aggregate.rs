@@ -51,6 +51,17 @@
 //! this is the serial plan's first error. (As serially, which of two failing rows of one
 //! batch a Project reports depends on batch boundaries, which differ at morsel edges.)
 //!
+//! VECTORS
+//! =======
+//! The keys and arguments of a batch's rows are computed as typed vectors where
+//! `eval::vector::column` can give exactly the row evaluator's values (property reads,
+//! arithmetic, comparisons, ...; nothing that can fail on a row it covers), and evaluated
+//! row at a time otherwise. The rows then take the three steps above in order, as before:
+//! a vector cannot fail, so the first failing step of the first failing row is the same.
+//! With a single key, a group whose key is an integer is also found through an index by the
+//! `i64` (`ints`): a miss there looks the key up as a `GroupKey` (`1.0` finds the group of
+//! `1`) before the group is created, so both indexes always agree.
+//!
 //! BOUNDS
 //! ======
 //! A `MorselAggregate` holds at most one group per input row of its morsel and one value per
@@ -60,7 +71,8 @@
 //! `MAX_MATERIALIZED_ROWS` groups, as serially.
 
 use super::{Batch, ExecContext, check_materialized, into_batches};
-use crate::eval::prefetch::PropertyReads;
+use crate::eval::prefetch::{Prefetched, PropertyReads};
+use crate::eval::vector::{self, Vector};
 use crate::eval::{Env, aggregate::Accumulator, eval};
 use plexus_plan::logical::BExpr;
 use plexus_plan::logical::{AggCall, PartialForm, partial_form};
@@ -83,11 +95,40 @@ impl Aggregation {
         PropertyReads::of(keys.chain(self.calls.iter().filter_map(|(_, c)| c.arg.as_ref())))
     }
 
-    /// The grouping key of the current row (the first step of a row), into `key`.
-    fn key(&self, env: &mut Env, ctx: &mut ExecContext, key: &mut GroupKey) -> Result<()> {
+    /// The keys and arguments of `batch` as vectors where they can be (see VECTORS).
+    fn columns(&self, batch: &Batch, prefetched: &Prefetched, ctx: &mut ExecContext) -> Columns {
+        let mut column = |e: &BExpr| match e {
+            // A slot's value is read as cheaply as a vector's.
+            BExpr::Slot(_) => None,
+            e => vector::column(e, batch, prefetched, ctx),
+        };
+        let keys = self.keys.iter().map(|(_, e)| column(e)).collect();
+        let args = (self.calls.iter())
+            .map(|(_, call)| match (&call.arg, &call.extra) {
+                // `percentileCont` / `percentileDisc` read their second argument in
+                // `Accumulator::update`.
+                (Some(arg), None) => column(arg),
+                _ => None,
+            })
+            .collect();
+        Columns { keys, args }
+    }
+
+    /// The grouping key of row `row` (the first step of a row), into `key`.
+    fn key(
+        &self,
+        columns: &Columns,
+        row: usize,
+        env: &mut Env,
+        ctx: &mut ExecContext,
+        key: &mut GroupKey,
+    ) -> Result<()> {
         key.0.clear();
-        for (_, e) in &self.keys {
-            key.0.push(eval(e, env, ctx)?);
+        for ((_, e), vector) in self.keys.iter().zip(&columns.keys) {
+            key.0.push(match vector {
+                Some(vector) => vector.value(row),
+                None => eval(e, env, ctx)?,
+            });
         }
         Ok(())
     }
@@ -100,10 +141,60 @@ impl Aggregation {
     }
 }
 
+/// The keys and arguments of one batch's rows computed as vectors, `None` where they are
+/// evaluated row at a time (see VECTORS).
+struct Columns {
+    keys: Vec<Option<Vector>>,
+    /// Per call.
+    args: Vec<Option<Vector>>,
+}
+
+impl Columns {
+    /// Feeds row `row` to `acc`, call `call`'s accumulator of the row's group
+    /// (`Accumulator::update`, its argument taken from the vector if there is one).
+    fn update(
+        &self,
+        acc: &mut Accumulator,
+        aggregation: &Aggregation,
+        call: usize,
+        row: usize,
+        env: &mut Env,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let (_, function) = &aggregation.calls[call];
+        match self.args[call].as_ref().map(|v| v.value(row)) {
+            Some(Value::Null) => Ok(()),
+            Some(value) => acc.add(function, value),
+            None => acc.update(function, env, ctx),
+        }
+    }
+
+    /// Call `call`'s argument on row `row`.
+    fn argument(
+        &self,
+        aggregation: &Aggregation,
+        call: usize,
+        row: usize,
+        env: &mut Env,
+        ctx: &mut ExecContext,
+    ) -> Result<Value> {
+        match &self.args[call] {
+            Some(vector) => Ok(vector.value(row)),
+            None => {
+                let arg = aggregation.calls[call].1.arg.as_ref();
+                eval(arg.expect("a replayed call has an argument"), env, ctx)
+            }
+        }
+    }
+}
+
 /// An Aggregate's table (see GROUPS).
 #[derive(Default)]
 pub(super) struct Groups {
-    index: HashMap<GroupKey, usize>,
+    index: HashMap<GroupKey, usize, ahash::RandomState>,
+    /// With a single key, the groups of integer keys found so far, by the integer (see
+    /// VECTORS); every entry agrees with `index`.
+    ints: HashMap<i64, usize, ahash::RandomState>,
     /// The current row's key, its buffer reused from row to row.
     probe: GroupKey,
     /// Key values per group, in first-seen order.
@@ -133,10 +224,12 @@ impl Groups {
         Ok(group)
     }
 
-    /// The group of the row `env` reads (its key evaluated), created if new.
+    /// The group of row `row` (its key computed), created if new.
     fn group_of_row(
         &mut self,
         aggregation: &Aggregation,
+        columns: &Columns,
+        row: usize,
         env: &mut Env<'_>,
         ctx: &mut ExecContext,
     ) -> Result<usize> {
@@ -144,11 +237,22 @@ impl Groups {
         if aggregation.keys.is_empty() && !self.keys.is_empty() {
             return Ok(0);
         }
-        aggregation.key(env, ctx, &mut self.probe)?;
-        if let Some(&group) = self.index.get(&self.probe) {
+        aggregation.key(columns, row, env, ctx, &mut self.probe)?;
+        let int = match self.probe.0[..] {
+            [Value::Int(i)] => Some(i),
+            _ => None,
+        };
+        if let Some(&group) = int.and_then(|i| self.ints.get(&i)) {
             return Ok(group);
         }
-        self.create(self.probe.clone(), aggregation)
+        let group = match self.index.get(&self.probe) {
+            Some(&group) => group,
+            None => self.create(self.probe.clone(), aggregation)?,
+        };
+        if let Some(i) = int {
+            self.ints.insert(i, group);
+        }
+        Ok(group)
     }
 
     /// Feeds every row of `batch`, each through its three steps (see GROUPS).
@@ -159,11 +263,12 @@ impl Groups {
         ctx: &mut ExecContext,
     ) -> Result<()> {
         let prefetched = aggregation.property_reads().fetch(batch, ctx);
+        let columns = aggregation.columns(batch, &prefetched, ctx);
         for row in 0..batch.len() {
             let mut env = Env::with_prefetched(batch, row, &prefetched);
-            let group = self.group_of_row(aggregation, &mut env, ctx)?;
-            for (acc, (_, call)) in self.states[group].iter_mut().zip(&aggregation.calls) {
-                acc.update(call, &mut env, ctx)?;
+            let group = self.group_of_row(aggregation, &columns, row, &mut env, ctx)?;
+            for (call, acc) in self.states[group].iter_mut().enumerate() {
+                columns.update(acc, aggregation, call, row, &mut env, ctx)?;
             }
         }
         Ok(())
@@ -273,18 +378,19 @@ impl MorselAggregator {
         ctx: &mut ExecContext,
     ) -> Result<()> {
         let prefetched = aggregation.property_reads().fetch(batch, ctx);
+        let columns = aggregation.columns(batch, &prefetched, ctx);
         for row in 0..batch.len() {
             let mut env = Env::with_prefetched(batch, row, &prefetched);
             let known = self.groups.keys.len();
-            let group = self.groups.group_of_row(aggregation, &mut env, ctx)?;
+            let group = (self.groups).group_of_row(aggregation, &columns, row, &mut env, ctx)?;
             if group == known {
                 self.first_rows.push(self.rows);
             }
             let calls = self.groups.states[group].iter_mut().zip(&aggregation.calls);
             for (index, (acc, (_, call))) in calls.enumerate() {
                 match (partial_form(call), &call.arg) {
-                    (Some(PartialForm::Replayed), Some(arg)) => {
-                        let value = eval(arg, &mut env, ctx)?;
+                    (Some(PartialForm::Replayed), Some(_)) => {
+                        let value = columns.argument(aggregation, index, row, &mut env, ctx)?;
                         if !value.is_null() && acc.first_occurrence(&value) {
                             self.replays.push(Replay {
                                 row: self.rows,
@@ -298,7 +404,7 @@ impl MorselAggregator {
                         // `partial_form` calls every argument-less call Merged, and the
                         // planner pushes down no call without a form.
                         debug_assert_eq!(form, Some(PartialForm::Merged));
-                        acc.update(call, &mut env, ctx)?;
+                        columns.update(acc, aggregation, index, row, &mut env, ctx)?;
                     }
                 }
             }
@@ -312,7 +418,8 @@ impl MorselAggregator {
         MorselAggregate {
             groups: Groups {
                 // The caller looks groups up in its own table.
-                index: HashMap::new(),
+                index: HashMap::default(),
+                ints: HashMap::default(),
                 ..self.groups
             },
             first_rows: self.first_rows,
