@@ -85,7 +85,10 @@
 //! again for every argument row. The build side reads nothing of the argument row (see
 //! `plexus_plan::bind::join`), so its rows change only if the statement wrote in between: a statement that
 //! cannot write ([`ExecState::may_write`]) builds the table once and probes it in every run;
-//! one that may write builds it again in each run, as the nested plan would scan again.
+//! one that may write builds it again in each run, as the nested plan would scan again. A
+//! join in the chain of a `Parallel` (read-only, top level) does not build at all: it probes
+//! the table the `Parallel` built once for all its workers ([`SharedTable`];
+//! `exec::parallel`, HASH JOINS).
 //!
 //! [`MAX_MATERIALIZED_ROWS`]: super::MAX_MATERIALIZED_ROWS
 //! [`BATCH_ROWS`]: super::BATCH_ROWS
@@ -100,9 +103,10 @@ use crate::eval::{Env, eval};
 use arrow::array::Array;
 use plexus_plan::logical::BExpr;
 use plexus_plan::logical::OuterJoin;
-use plexus_value::error::Result;
+use plexus_value::error::{QueryError, Result};
 use plexus_value::value::{GroupKey, Value, can_be_equal, integral_float};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A group's rows in the table's columns: `start..start + len` (see TABLE).
 #[derive(Clone, Copy, Default)]
@@ -161,7 +165,7 @@ impl Index {
 }
 
 /// What one run of the build side left (see TABLE).
-struct Table {
+pub(super) struct Table {
     index: Index,
     /// Column `j` holds the values of `build_slots[j]`, one per build row.
     columns: Vec<Vec<Value>>,
@@ -183,18 +187,67 @@ struct Probe {
     kept: Option<Vec<u32>>,
 }
 
-/// The probing half, a pipeline stage over the input; owns the build side.
-pub(super) struct HashJoin {
+/// The build half: the build side's operator and what its rows give the table.
+pub(super) struct BuildSide {
     build: Box<dyn Operator>,
+    keys: Vec<BExpr>,
+    /// The properties `keys` read, fetched per batch.
+    reads: PropertyReads,
+    slots: Vec<usize>,
+}
+
+/// A table built once for every worker of a `Parallel` (`exec::parallel`, HASH JOINS): the
+/// table, or the error building it failed with — reported by each probe that needs the
+/// table, when the serial join would have built it.
+pub(super) enum SharedTable {
+    Built(Arc<Table>),
+    Failed(QueryError),
+}
+
+impl SharedTable {
+    pub(super) fn of(built: Result<Table>) -> SharedTable {
+        match built {
+            Ok(table) => SharedTable::Built(Arc::new(table)),
+            Err(e) => SharedTable::Failed(e),
+        }
+    }
+
+    /// The table, or a copy of the error (its class, code, message and position; not the
+    /// storage error behind it, which stays with the first).
+    fn get(&self) -> Result<Arc<Table>> {
+        match self {
+            SharedTable::Built(table) => Ok(table.clone()),
+            SharedTable::Failed(e) => Err(QueryError {
+                class: e.class,
+                code: e.code,
+                phase: e.phase,
+                message: e.message.clone(),
+                span: e.span,
+                source: None,
+            }),
+        }
+    }
+}
+
+/// Where a join's table comes from.
+enum Source {
+    /// Its own build side, run when the table is needed (see BUILD, RUNS).
+    Own(BuildSide),
+    /// A table built for all workers.
+    Shared(Arc<SharedTable>),
+}
+
+/// The probing half, a pipeline stage over the input; owns the build side or shares a
+/// table built once.
+pub(super) struct HashJoin {
+    source: Source,
     input_keys: Vec<BExpr>,
-    build_keys: Vec<BExpr>,
-    /// The properties `input_keys` (`build_keys`) read, fetched per batch.
+    /// The properties `input_keys` read, fetched per batch.
     input_reads: PropertyReads,
-    build_reads: PropertyReads,
     /// The current input row's key, its buffer reused from row to row.
     probe_key: GroupKey,
     build_slots: Vec<usize>,
-    table: Option<Table>,
+    table: Option<Arc<Table>>,
     /// Reset since the table was built (see RUNS).
     rerun: bool,
     /// The input batch being joined; `None` between batches.
@@ -206,9 +259,93 @@ pub(super) struct HashJoin {
     optional: Option<OuterJoin>,
 }
 
+impl BuildSide {
+    pub(super) fn new(build: Box<dyn Operator>, keys: &[(BExpr, BExpr)], slots: &[usize]) -> Self {
+        let keys: Vec<BExpr> = keys
+            .iter()
+            .map(|(_, build_key)| build_key.clone())
+            .collect();
+        BuildSide {
+            build,
+            reads: PropertyReads::of(&keys),
+            keys,
+            slots: slots.to_vec(),
+        }
+    }
+
+    /// Runs the build side from its start into a table (see BUILD and TABLE).
+    pub(super) fn table(&mut self, ctx: &mut ExecContext) -> Result<Table> {
+        self.build.reset();
+        let mut rows_of: HashMap<GroupKey, Vec<u32>, ahash::RandomState> = HashMap::default();
+        let mut columns: Vec<Vec<Value>> = vec![Vec::new(); self.slots.len()];
+        let mut any_rows = false;
+        let mut held_rows = 0;
+        while let Some(batch) = self.build.next(ctx)? {
+            any_rows |= !batch.is_empty();
+            let prefetched = self.reads.fetch(&batch, ctx);
+            for row in 0..batch.len() {
+                let mut env = Env::with_prefetched(&batch, row, &prefetched);
+                let mut key = Vec::with_capacity(self.keys.len());
+                if !key_of(&self.keys, &mut env, ctx, &mut key)? {
+                    continue;
+                }
+                check_materialized(held_rows + 1)?;
+                for (column, slot) in columns.iter_mut().zip(&self.slots) {
+                    column.push(batch.get(*slot, row).clone());
+                }
+                let build_row = u32::try_from(held_rows).expect("held rows are bounded");
+                rows_of.entry(GroupKey(key)).or_default().push(build_row);
+                held_rows += 1;
+            }
+        }
+        // Each group's rows side by side, in build order.
+        let mut order = Vec::with_capacity(held_rows);
+        let mut groups = HashMap::with_capacity_and_hasher(rows_of.len(), Default::default());
+        for (key, rows) in rows_of {
+            let start = u32::try_from(order.len()).expect("held rows are bounded");
+            let len = u32::try_from(rows.len()).expect("held rows are bounded");
+            groups.insert(key, Span { start, len });
+            order.extend(rows);
+        }
+        for column in &mut columns {
+            let mut by_row = std::mem::take(column);
+            *column = (order.iter())
+                .map(|&r| std::mem::replace(&mut by_row[r as usize], Value::Null))
+                .collect();
+        }
+        let index = Index::of(groups);
+        Ok(Table {
+            index,
+            columns,
+            any_rows,
+        })
+    }
+}
+
 impl HashJoin {
+    /// A join running its own build side.
     pub(super) fn new(
         build: Box<dyn Operator>,
+        keys: &[(BExpr, BExpr)],
+        build_slots: Vec<usize>,
+        optional: Option<OuterJoin>,
+    ) -> Self {
+        let side = BuildSide::new(build, keys, &build_slots);
+        HashJoin::with_source(Source::Own(side), keys, build_slots, optional)
+    }
+
+    /// A join probing a table built for it (see [`SharedTable`]).
+    pub(super) fn probing(
+        table: Arc<SharedTable>,
+        keys: &[(BExpr, BExpr)],
+        build_slots: Vec<usize>,
+        optional: Option<OuterJoin>,
+    ) -> Self {
+        HashJoin::with_source(Source::Shared(table), keys, build_slots, optional)
+    }
+
+    fn with_source(
+        source: Source,
         keys: &[(BExpr, BExpr)],
         build_slots: Vec<usize>,
         optional: Option<OuterJoin>,
@@ -218,14 +355,15 @@ impl HashJoin {
             (optional.as_ref()).is_none_or(|o| build_slots.iter().all(|s| o.nulls.contains(s))),
             "a left outer join nulls every slot its build side fills"
         );
-        let (input_keys, build_keys): (Vec<_>, Vec<_>) = keys.iter().cloned().unzip();
+        let input_keys: Vec<BExpr> = keys
+            .iter()
+            .map(|(input_key, _)| input_key.clone())
+            .collect();
         HashJoin {
-            build,
+            source,
             input_reads: PropertyReads::of(&input_keys),
-            build_reads: PropertyReads::of(&build_keys),
             probe_key: GroupKey(Vec::with_capacity(input_keys.len())),
             input_keys,
-            build_keys,
             build_slots,
             table: None,
             rerun: false,
@@ -241,11 +379,12 @@ impl HashJoin {
     fn begin(&mut self, input: &Batch, ctx: &mut ExecContext) -> Result<Probe> {
         let stale = self.rerun && ctx.state.may_write;
         self.rerun = false;
-        let table = match self.table.take() {
-            Some(table) if !stale => table,
-            _ => self.build_table(ctx)?,
+        let table = match (self.table.take(), &mut self.source) {
+            (Some(table), _) if !stale => table,
+            (_, Source::Own(side)) => Arc::new(side.table(ctx)?),
+            (_, Source::Shared(shared)) => shared.get()?,
         };
-        let table = self.table.insert(table);
+        let table = &**self.table.insert(table);
         let mut spans = Vec::with_capacity(input.len());
         if !table.any_rows {
             spans.resize(input.len(), Span::default());
@@ -375,54 +514,6 @@ impl HashJoin {
             })
             .collect();
         Batch::from_columns(rows, columns)
-    }
-
-    /// Runs the build side from its start into a table (see BUILD and TABLE).
-    fn build_table(&mut self, ctx: &mut ExecContext) -> Result<Table> {
-        self.build.reset();
-        let mut rows_of: HashMap<GroupKey, Vec<u32>, ahash::RandomState> = HashMap::default();
-        let mut columns: Vec<Vec<Value>> = vec![Vec::new(); self.build_slots.len()];
-        let mut any_rows = false;
-        let mut held_rows = 0;
-        while let Some(batch) = self.build.next(ctx)? {
-            any_rows |= !batch.is_empty();
-            let prefetched = self.build_reads.fetch(&batch, ctx);
-            for row in 0..batch.len() {
-                let mut env = Env::with_prefetched(&batch, row, &prefetched);
-                let mut key = Vec::with_capacity(self.build_keys.len());
-                if !key_of(&self.build_keys, &mut env, ctx, &mut key)? {
-                    continue;
-                }
-                check_materialized(held_rows + 1)?;
-                for (column, slot) in columns.iter_mut().zip(&self.build_slots) {
-                    column.push(batch.get(*slot, row).clone());
-                }
-                let build_row = u32::try_from(held_rows).expect("held rows are bounded");
-                rows_of.entry(GroupKey(key)).or_default().push(build_row);
-                held_rows += 1;
-            }
-        }
-        // Each group's rows side by side, in build order.
-        let mut order = Vec::with_capacity(held_rows);
-        let mut groups = HashMap::with_capacity_and_hasher(rows_of.len(), Default::default());
-        for (key, rows) in rows_of {
-            let start = u32::try_from(order.len()).expect("held rows are bounded");
-            let len = u32::try_from(rows.len()).expect("held rows are bounded");
-            groups.insert(key, Span { start, len });
-            order.extend(rows);
-        }
-        for column in &mut columns {
-            let mut by_row = std::mem::take(column);
-            *column = (order.iter())
-                .map(|&r| std::mem::replace(&mut by_row[r as usize], Value::Null))
-                .collect();
-        }
-        let index = Index::of(groups);
-        Ok(Table {
-            index,
-            columns,
-            any_rows,
-        })
     }
 }
 

@@ -48,7 +48,8 @@
 //! PARALLELISM
 //! ===========
 //! In a statement that cannot write, a pipeline of Project / Filter / Expand /
-//! VarLengthExpand over a large node scan of the top-level argument runs on worker threads
+//! VarLengthExpand / HashJoin (its table built once, shared) over a large node scan of the
+//! top-level argument runs on worker threads
 //! under a `Parallel` exchange operator (`parallel`: morsels of the scan, one read-only fork
 //! of the transaction per worker, rows gathered in scan order so they equal the serial
 //! rows). An Aggregate, Sort or Distinct directly above such a pipeline runs partially in the

@@ -3,7 +3,7 @@
 //! WHAT
 //! ====
 //! `Parallel` runs a pipeline of streaming stages (Project / Filter / Expand /
-//! VarLengthExpand) over a node scan of the top-level argument — the chains `plexus_plan::optimizer::parallel`
+//! VarLengthExpand / HashJoin) over a node scan of the top-level argument — the chains `plexus_plan::optimizer::parallel`
 //! wraps in read-only statements — on worker threads, and hands their rows to the operator
 //! above it (an Aggregate, Sort, Distinct, Limit, the Results …) on the caller's thread, or
 //! computes that operator partially in the workers (PARTIAL AGGREGATION, PARTIAL SORTS AND
@@ -52,6 +52,24 @@
 //! its order, as they arrive. DISTINCT compares slots and evaluates nothing: its only error
 //! is `LimitExceeded` (more than `MAX_MATERIALIZED_ROWS` distinct rows), met in the caller
 //! after as many distinct rows as serially; a worker's set is bounded by its morsel's rows.
+//!
+//! HASH JOINS
+//! ==========
+//! A hash join of the chain (inner or left outer) maps each input row to its joined rows
+//! given its table, like the other stages; the table is what must not be built per worker
+//! (work and memory times the workers, and reads recorded in a worker whose message may come
+//! after rows of other workers that used the table). So when the `Parallel` starts, the
+//! caller runs each join's build side (`join::BuildSide`) in the statement's transaction —
+//! its reads recorded there, its operators profiled under their plan numbers (after the
+//! scan's argument, the deepest join's first, as pre-order numbers them) — and every copy
+//! of the stages, in the workers or serial, probes that one table (`join::SharedTable`).
+//! A build that fails is kept as its error: each probe that needs the table reports it, so
+//! the error surfaces in the first morsel whose rows reach the join, exactly where the
+//! serial join (which builds at its first input row) would have failed, and not at all if
+//! no row reaches it. What differs from the serial join: the build side runs even when no row
+//! reaches the join — PROFILE counts its rows, SERIALIZABLE records its reads (more reads,
+//! never fewer) — and it runs again when the `Parallel` is reset (it is never inside an
+//! inner plan, see `plexus_plan::optimizer::parallel`).
 //!
 //! WHY IN SCAN ORDER
 //! =================
@@ -120,8 +138,9 @@
 //!   plan (same operator numbers).
 
 use super::aggregate::{Aggregation, Groups, MorselAggregate, MorselAggregator};
+use super::join::{BuildSide, HashJoin, SharedTable};
 use super::ops::{Distinct, RowStage, aggregate_operator, simple_stage, sort_operator};
-use super::pipeline::Pipeline;
+use super::pipeline::{Pipeline, Stage};
 use super::scan::scan_nodes;
 use super::sort::{SortBuffer, SortSpec, SortedRun, SortedRuns};
 use super::{BATCH_ROWS, Batch, ExecContext, ExecState, Operator, OperatorProfile, Profiled};
@@ -182,6 +201,23 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
     };
     *counter += stages.len() + 1;
     let argument = super::build_numbered(scan_input, profile, counter).into_operator();
+    // The build sides of the chain's hash joins, numbered after the scan's argument, the
+    // deepest join's first (pre-order: a join's build side follows its input's subtree).
+    let joins = (stages.iter().enumerate().rev())
+        .filter_map(|(depth, stage)| match stage {
+            LogicalPlan::HashJoin {
+                build,
+                keys,
+                build_slots,
+                ..
+            } => {
+                let build = super::build_numbered(build, profile, counter).into_operator();
+                let side = BuildSide::new(build, keys, build_slots);
+                Some(JoinBuild { depth, side })
+            }
+            _ => None,
+        })
+        .collect();
     Box::new(Parallel {
         spec: Arc::new(Spec {
             stages: stages.into_iter().cloned().collect(),
@@ -195,9 +231,20 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
         workers: *workers,
         morsel_vertices: (*morsel_vertices).max(1),
         argument,
+        joins,
         state: RunState::NotStarted,
     })
 }
+
+/// A hash join of the chain: its stage's depth (0: the top stage) and its build side, run on
+/// the caller's thread (see HASH JOINS).
+struct JoinBuild {
+    depth: usize,
+    side: BuildSide,
+}
+
+/// The tables of one run's hash joins, by stage depth (`None`: not a hash join).
+type Tables = Arc<Vec<Option<Arc<SharedTable>>>>;
 
 /// What the workers compute above the stages of `plan` (the `Parallel`'s input), numbering
 /// the breaker computed partially, if any; and the chain of stages.
@@ -287,12 +334,29 @@ impl Spec {
         }
     }
 
-    /// The stages over `source`, profiled under their plan numbers.
-    fn build_stages(&self, source: Box<dyn Operator>) -> Pipeline {
+    /// The stages over `source`, profiled under their plan numbers; a hash join probes its
+    /// table in `tables`.
+    fn build_stages(&self, source: Box<dyn Operator>, tables: &Tables) -> Pipeline {
         let mut pipeline = Pipeline::new(self.profiled(self.scan_id(), source));
         for (depth, stage) in self.stages.iter().enumerate().rev() {
-            let Some((_, built)) = simple_stage(stage) else {
-                unreachable!("plexus_plan::logical::parallel_chain returns streaming stages only")
+            let built: Box<dyn Stage> = match stage {
+                LogicalPlan::HashJoin {
+                    keys,
+                    build_slots,
+                    optional,
+                    ..
+                } => {
+                    let table = tables[depth].clone().expect("a hash join's table is built");
+                    let join =
+                        HashJoin::probing(table, keys, build_slots.clone(), optional.clone());
+                    Box::new(join)
+                }
+                stage => match simple_stage(stage) {
+                    Some((_, built)) => built,
+                    None => unreachable!(
+                        "plexus_plan::logical::parallel_chain returns streaming stages only"
+                    ),
+                },
             };
             pipeline.push(built, self.profile.then_some(self.first_id + depth));
         }
@@ -302,8 +366,8 @@ impl Spec {
     /// A worker's copy of the stages over `source`: with partial-distinct, under a Distinct
     /// that a worker resets with each morsel (not profiled: the caller counts the Distinct's
     /// rows).
-    fn build_worker(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
-        let mut stages = self.build_stages(source);
+    fn build_worker(&self, source: Box<dyn Operator>, tables: &Tables) -> Box<dyn Operator> {
+        let mut stages = self.build_stages(source, tables);
         if let Partial::Distinct { slots, .. } = &self.partial {
             stages.push(RowStage::boxed(Distinct::new(slots.clone())), None);
         }
@@ -312,8 +376,8 @@ impl Spec {
 
     /// The whole wrapped plan over `source` on one thread: the stages, and the serial
     /// breaker over them when the workers would have computed it partially.
-    fn build_serial(&self, source: Box<dyn Operator>) -> Box<dyn Operator> {
-        let mut stages = self.build_stages(source);
+    fn build_serial(&self, source: Box<dyn Operator>, tables: &Tables) -> Box<dyn Operator> {
+        let mut stages = self.build_stages(source, tables);
         match &self.partial {
             Partial::Rows => Box::new(stages),
             Partial::Distinct { id, slots } => {
@@ -337,6 +401,8 @@ struct Parallel {
     morsel_vertices: usize,
     /// The scan's input (the top-level `Argument`), run on the caller's thread.
     argument: Box<dyn Operator>,
+    /// The chain's hash joins' build sides, run on the caller's thread (see HASH JOINS).
+    joins: Vec<JoinBuild>,
     state: RunState,
 }
 
@@ -426,22 +492,28 @@ impl Parallel {
             slot: self.slot,
             morsel_vertices: self.morsel_vertices,
         });
+        let mut tables = vec![None; self.spec.stages.len()];
+        for join in &mut self.joins {
+            let table = SharedTable::of(join.side.table(ctx));
+            tables[join.depth] = Some(Arc::new(table));
+        }
+        let tables = Arc::new(tables);
         let workers = self.workers.min(morsels);
         if workers < 2 || ctx.tx.pending_writes() > MAX_FORK_WRITES {
-            return Ok(RunState::Serial(self.serial(source)));
+            return Ok(RunState::Serial(self.serial(source, &tables)));
         }
-        match Run::start(ctx, &self.spec, &source, workers, morsels) {
+        match Run::start(ctx, &self.spec, &source, &tables, workers, morsels) {
             Some(run) => Ok(RunState::Running(Box::new(run))),
-            None => Ok(RunState::Serial(self.serial(source))),
+            None => Ok(RunState::Serial(self.serial(source, &tables))),
         }
     }
 
     /// The wrapped plan over every vertex of the scan, on the caller's thread.
-    fn serial(&self, source: Arc<Vertices>) -> Box<dyn Operator> {
+    fn serial(&self, source: Arc<Vertices>, tables: &Tables) -> Box<dyn Operator> {
         let morsels = source.ids.len().div_ceil(self.morsel_vertices);
         let scan = MorselScan::new(source, Arc::new(AtomicBool::new(false)));
         *lock(&scan.range) = 0..morsels;
-        self.spec.build_serial(Box::new(scan))
+        self.spec.build_serial(Box::new(scan), tables)
     }
 }
 
@@ -621,6 +693,7 @@ impl Run {
         ctx: &mut ExecContext,
         spec: &Arc<Spec>,
         source: &Arc<Vertices>,
+        tables: &Tables,
         workers: usize,
         morsels: usize,
     ) -> Option<Run> {
@@ -651,6 +724,7 @@ impl Run {
                 sender: sender.clone(),
                 scan: MorselScan::new(source.clone(), shared.stop.clone()),
                 spec: spec.clone(),
+                tables: tables.clone(),
                 tx: ctx.tx.fork_reader(),
                 params: ctx.params.clone(),
                 width: ctx.width,
@@ -837,6 +911,8 @@ struct Worker {
     sender: SyncSender<Message>,
     scan: MorselScan,
     spec: Arc<Spec>,
+    /// The chain's hash join tables, shared by all workers.
+    tables: Tables,
     tx: Transaction,
     params: Params,
     width: usize,
@@ -847,7 +923,7 @@ impl Worker {
     fn run(mut self) {
         LIVE_WORKERS.fetch_add(1, Ordering::SeqCst);
         let range = self.scan.range.clone();
-        let mut stages = self.spec.build_worker(Box::new(self.scan));
+        let mut stages = self.spec.build_worker(Box::new(self.scan), &self.tables);
         let mut ctx = ExecContext::new(&mut self.tx, &self.params, self.width, &mut self.state);
         while let Some(morsel) = self.shared.claim() {
             *lock(&range) = morsel..morsel + 1;

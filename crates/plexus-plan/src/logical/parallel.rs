@@ -58,7 +58,8 @@ pub fn chain(plan: &LogicalPlan) -> (Vec<&LogicalPlan>, &LogicalPlan) {
             LogicalPlan::Expand { input, .. }
             | LogicalPlan::VarExpand { input, .. }
             | LogicalPlan::Filter { input, .. }
-            | LogicalPlan::Project { input, .. } => {
+            | LogicalPlan::Project { input, .. }
+            | LogicalPlan::HashJoin { input, .. } => {
                 stages.push(node);
                 node = input;
             }

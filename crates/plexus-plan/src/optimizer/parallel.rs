@@ -9,7 +9,7 @@
 //! argument row. The highest chain found there of the form
 //!
 //! ```text
-//!   (Project | Filter | Expand | VarLengthExpand)*  over  NodeScan (no seek)  over  Argument
+//!   (Project | Filter | Expand | VarLengthExpand | HashJoin)*  over  NodeScan (no seek)  over  Argument
 //! ```
 //!
 //! (the scan of one label, of a union of labels or of all nodes: the executor scans it once,
@@ -32,10 +32,14 @@
 //! These operators map each input row to output rows independently of every other row, read
 //! the graph only, and hold no state across rows — so running them over disjoint slices of
 //! the scan and concatenating the outputs in scan order gives exactly the serial rows, in the
-//! serial order (how `exec::parallel` runs it). A scan without statistics (no estimate) or with
-//! a seek, and everything else (joins, UNWIND, procedure calls, inner plans, an Aggregate,
-//! Sort or Distinct not directly above such a chain) stays serial; the breaker above the
-//! `Parallel` consumes its rows as before — unless the workers compute it partially (below).
+//! serial order (how `exec::parallel` runs it). A hash join (inner or left outer) is such a
+//! stage once its table is built: the table is built once, on the caller's thread, and
+//! every worker probes it (`exec::parallel`, HASH JOINS); its build side is an inner plan
+//! that stays whole, and its probe keys and residual may hold no subquery, like the other
+//! stages' expressions. A scan without statistics (no estimate) or with a seek, and
+//! everything else (UNWIND, procedure calls, inner plans, an Aggregate, Sort or Distinct not
+//! directly above such a chain) stays serial; the breaker above the `Parallel` consumes its
+//! rows as before — unless the workers compute it partially (below).
 //!
 //! PARTIAL AGGREGATION
 //! ===================
@@ -248,6 +252,19 @@ fn eligible(plan: &LogicalPlan, config: &ParallelConfig) -> bool {
             }
             LogicalPlan::Project { input, items } => {
                 if items.iter().any(|(_, e)| has_subquery(e)) {
+                    return false;
+                }
+                node = input;
+            }
+            LogicalPlan::HashJoin {
+                input,
+                keys,
+                optional,
+                ..
+            } => {
+                let residual = optional.as_ref().and_then(|o| o.residual.as_ref());
+                let probe_keys = keys.iter().map(|(input_key, _)| input_key);
+                if probe_keys.chain(residual).any(has_subquery) {
                     return false;
                 }
                 node = input;
