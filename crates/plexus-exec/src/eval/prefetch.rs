@@ -28,8 +28,12 @@
 //! property their tables declare in a column of its own, the column is read as one typed
 //! vector (`Transaction::vertex_typed_property_many`: storage's typed column copied per chunk,
 //! no `Value` per row) and kept as an Arrow array, which vectorised filters and the filter JIT
-//! use as is; a row evaluated one at a time gets its value from the array. Strings, temporal
-//! values, undeclared keys, relationships and mixed columns take the `Value` path below.
+//! use as is; a row evaluated one at a time gets its value from the array. A declared STRING
+//! column is read so too (its bytes copied into one buffer) only for reads marked
+//! [`PropertyReads::with_typed_strings`] — a Filter whose predicate `eval::vector` covers,
+//! which works on the bytes: for a row evaluated one at a time each string would be
+//! allocated again, where the `Value` path shares the stored one. Temporal values,
+//! undeclared keys, relationships and mixed columns take the `Value` path below.
 //!
 //! SAME RESULTS
 //! ============
@@ -57,6 +61,8 @@ const MIN_BULK_ROWS: usize = 4;
 #[derive(Debug, Clone, Default)]
 pub struct PropertyReads {
     reads: Vec<(usize, Arc<str>)>,
+    /// Declared STRING properties read as vectors too (see TYPED COLUMNS).
+    typed_strings: bool,
 }
 
 impl PropertyReads {
@@ -67,14 +73,26 @@ impl PropertyReads {
         }
         reads.sort();
         reads.dedup();
-        PropertyReads { reads }
+        PropertyReads {
+            reads,
+            typed_strings: false,
+        }
+    }
+
+    /// These reads, with declared STRING properties read as vectors when `yes` (see TYPED
+    /// COLUMNS).
+    pub fn with_typed_strings(self, yes: bool) -> Self {
+        PropertyReads {
+            typed_strings: yes,
+            ..self
+        }
     }
 
     /// The values of every listed read for the node rows of `batch`.
     pub fn fetch(&self, batch: &Batch, ctx: &mut ExecContext) -> Prefetched {
         let mut columns = Vec::new();
         for (slot, key) in &self.reads {
-            if let Some(column) = fetch_column(batch, *slot, key, ctx) {
+            if let Some(column) = fetch_column(batch, *slot, key, self.typed_strings, ctx) {
                 columns.push((*slot, key.clone(), column));
             }
         }
@@ -135,12 +153,13 @@ impl Prefetched {
     }
 }
 
-/// `key` of the nodes and relationships in column `slot`, read in bulk; `None` if too few
-/// rows hold either or no bulk read applies.
+/// `key` of the nodes and relationships in column `slot`, read in bulk (a STRING column as
+/// a vector with `strings`); `None` if too few rows hold either or no bulk read applies.
 fn fetch_column(
     batch: &Batch,
     slot: usize,
     key: &str,
+    strings: bool,
     ctx: &mut ExecContext,
 ) -> Option<PrefetchedColumn> {
     let cells = batch.values(slot)?;
@@ -153,9 +172,10 @@ fn fetch_column(
     let bulk = |n: usize| n >= MIN_BULK_ROWS;
     if nodes.len() == cells.len()
         && bulk(nodes.len())
-        && let Some(typed) = ctx.tx.vertex_typed_property_many(&nodes, key)
+        && let Some(typed) = ctx.tx.vertex_typed_property_many(&nodes, key, strings)
+        && let Some(vector) = Vector::from_typed(typed)
     {
-        return Some(PrefetchedColumn::Typed(Vector::from_typed(typed)));
+        return Some(PrefetchedColumn::Typed(vector));
     }
     let rels: Vec<_> = (cells.iter())
         .filter_map(|cell| match cell {

@@ -47,7 +47,7 @@ use super::prefetch::{Prefetched, PrefetchedColumn};
 use super::{Env, arith, comparison, eval};
 use crate::context::{Batch, ExecContext};
 use arrow::array::{Array, BooleanArray, Float64Array, Int64Array, StringArray};
-use arrow::buffer::NullBuffer;
+use arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::compute::kernels::{boolean, cmp, comparison as string_kernels};
 use plexus_cypher::ast::ComparisonOp;
 use plexus_plan::logical::{ArithOp, BExpr, StringOp};
@@ -194,6 +194,23 @@ pub(crate) fn leaf(expr: &BExpr, batch: &Batch, pre: &Prefetched) -> Option<Vect
     }
 }
 
+/// Whether `expr` is made only of what [`predicate`] evaluates as vectors (leaves,
+/// literals and parameters under the operators of WHAT) — a check of the expression alone,
+/// before any batch: an operator reads STRING properties as vectors only where it will use
+/// them as such (`prefetch`, TYPED COLUMNS).
+pub(crate) fn covers(expr: &BExpr) -> bool {
+    match expr {
+        BExpr::Const(_) | BExpr::Param(_) | BExpr::Slot(_) => true,
+        BExpr::Property(base, _) => matches!(**base, BExpr::Slot(_)),
+        BExpr::Compare(items, ops) => ops.len() == 1 && items.iter().all(covers),
+        BExpr::Arith(op, a, b) => *op != ArithOp::Power && covers(a) && covers(b),
+        BExpr::StringOp(op, a, b) => *op != StringOp::Regex && covers(a) && covers(b),
+        BExpr::And(a, b) | BExpr::Or(a, b) => covers(a) && covers(b),
+        BExpr::Not(x) | BExpr::IsNull(x, _) => covers(x),
+        _ => false,
+    }
+}
+
 /// Whether `e` reads no row: literals and parameters under the operators vectors evaluate.
 fn constant(e: &BExpr) -> bool {
     match e {
@@ -243,14 +260,24 @@ fn typed<'v>(values: impl ExactSizeIterator<Item = &'v Value> + Clone) -> Option
 
 impl Vector {
     /// A storage column read in bulk (`Transaction::vertex_typed_property_many`) as a vector,
-    /// without copying its values: Arrow's buffers take the vectors over.
-    pub(crate) fn from_typed(props: TypedProps) -> Vector {
+    /// without copying its values: Arrow's buffers take the vectors over (a string column's
+    /// bytes too; its end offsets become Arrow's 32-bit offsets). `None` for strings whose
+    /// bytes do not fit 32-bit offsets (over 2 GiB in one batch) or are not UTF-8.
+    pub(crate) fn from_typed(props: TypedProps) -> Option<Vector> {
         let nulls = (!props.valid.iter().all(|&v| v)).then(|| NullBuffer::from(props.valid));
-        match props.values {
+        Some(match props.values {
             TypedValues::Int64(values) => Vector::Int(Int64Array::new(values.into(), nulls)),
             TypedValues::Float64(values) => Vector::Float(Float64Array::new(values.into(), nulls)),
             TypedValues::Bool(values) => Vector::Bool(BooleanArray::new(values.into(), nulls)),
-        }
+            TypedValues::Utf8 { bytes, ends } => {
+                let offsets: Option<Vec<i32>> = std::iter::once(Some(0))
+                    .chain(ends.iter().map(|&end| i32::try_from(end).ok()))
+                    .collect();
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets?));
+                let array = StringArray::try_new(offsets, Buffer::from_vec(bytes), nulls);
+                Vector::Str(array.ok()?)
+            }
+        })
     }
 
     /// Row `row` as a value (`Value::Null` where the vector is null).

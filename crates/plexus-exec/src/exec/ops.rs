@@ -234,7 +234,9 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
         LogicalPlan::Filter { input, predicate } => (
             &**input,
             Box::new(Filter {
-                reads: PropertyReads::of([predicate]),
+                // Strings as vectors where the predicate will take them so
+                // (`eval::prefetch`, TYPED COLUMNS).
+                reads: PropertyReads::of([predicate]).with_typed_strings(vector::covers(predicate)),
                 jit: FilterJit::new(predicate),
                 predicate: predicate.clone(),
             }),

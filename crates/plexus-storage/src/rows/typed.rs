@@ -12,8 +12,12 @@
 //! ====
 //! Only for a key declared on the table with type BOOLEAN, INT64 or FLOAT64 and stored in its
 //! own column (not in a column family): those columns hold exactly the values the row store
-//! would return, unboxed. Anything else — an undeclared key, a STRING or temporal column, a
-//! family — answers `None` and the caller reads values one by one as before.
+//! would return, unboxed. A STRING column too when the caller asks (`strings`): its values
+//! are copied into one byte buffer with an end offset per row ([`TypedValues::Utf8`]) — worth
+//! it for a consumer that works on the bytes (a vectorised string predicate), not for one
+//! that wants a `Value` per row back (it would allocate each string again), hence the
+//! choice. Anything else — an undeclared key, a temporal column, a family — answers `None`
+//! and the caller reads values one by one as before.
 //!
 //! SAME ANSWERS
 //! ============
@@ -32,6 +36,12 @@ pub enum TypedValues {
     Bool(Vec<bool>),
     Int64(Vec<i64>),
     Float64(Vec<f64>),
+    /// Strings end to end in `bytes` (UTF-8): row `i`'s are `bytes[ends[i - 1]..ends[i]]`
+    /// (from 0 for the first row); a row without a value takes no bytes.
+    Utf8 {
+        bytes: Vec<u8>,
+        ends: Vec<usize>,
+    },
 }
 
 /// A typed bulk read: `values[i]` is row `i`'s value where `valid[i]`; where the row has no
@@ -58,6 +68,17 @@ impl TypedProps {
             (TypedValues::Bool(a), TypedValues::Bool(b)) => a.extend(b),
             (TypedValues::Int64(a), TypedValues::Int64(b)) => a.extend(b),
             (TypedValues::Float64(a), TypedValues::Float64(b)) => a.extend(b),
+            (
+                TypedValues::Utf8 { bytes, ends },
+                TypedValues::Utf8 {
+                    bytes: more,
+                    ends: more_ends,
+                },
+            ) => {
+                let base = bytes.len();
+                bytes.extend(more);
+                ends.extend(more_ends.into_iter().map(|end| base + end));
+            }
             _ => return false,
         }
         self.valid.extend(other.valid);
@@ -70,37 +91,44 @@ impl TypedProps {
             TypedValues::Bool(v) => v.len(),
             TypedValues::Int64(v) => v.len(),
             TypedValues::Float64(v) => v.len(),
+            TypedValues::Utf8 { ends, .. } => ends.len(),
         }
     }
 }
 
 impl RowTable {
     /// Whether [`typed_prop_many`](Self::typed_prop_many) can answer for `key` here: a
-    /// BOOLEAN, INT64 or FLOAT64 property declared in a column of its own (see WHEN).
-    pub fn has_typed_column(&self, key: PropKeyId) -> bool {
-        self.typed_column(key).is_some()
+    /// BOOLEAN, INT64 or FLOAT64 property declared in a column of its own, or a STRING one
+    /// with `strings` (see WHEN).
+    pub fn has_typed_column(&self, key: PropKeyId, strings: bool) -> bool {
+        self.typed_column(key, strings).is_some()
     }
 
     /// The type and column of `key` when it is a typed single column.
-    fn typed_column(&self, key: PropKeyId) -> Option<(DataType, usize)> {
+    fn typed_column(&self, key: PropKeyId, strings: bool) -> Option<(DataType, usize)> {
         match self.layout.declared.get(&key) {
             Some(&(
                 t @ (DataType::Bool | DataType::Int64 | DataType::Float64),
                 ColumnRef::Single(c),
             )) => Some((t, c)),
+            Some(&(DataType::String, ColumnRef::Single(c))) if strings => {
+                Some((DataType::String, c))
+            }
             _ => None,
         }
     }
 
     /// Property `key` of each of `rows` at `ts` as a typed vector (see the essay above):
-    /// `None` when the key is not a typed single column or a row does not exist at `ts`.
+    /// `None` when the key is not a typed single column (a STRING one only with `strings`)
+    /// or a row does not exist at `ts`.
     pub fn typed_prop_many(
         &self,
         rows: &[u32],
         key: PropKeyId,
         ts: Timestamp,
+        strings: bool,
     ) -> Result<Option<TypedProps>> {
-        let Some((data_type, column)) = self.typed_column(key) else {
+        let Some((data_type, column)) = self.typed_column(key, strings) else {
             return Ok(None);
         };
         let at = ColumnRef::Single(column);
@@ -109,6 +137,10 @@ impl RowTable {
             DataType::Bool => TypedValues::Bool(Vec::with_capacity(n)),
             DataType::Int64 => TypedValues::Int64(Vec::with_capacity(n)),
             DataType::Float64 => TypedValues::Float64(Vec::with_capacity(n)),
+            DataType::String => TypedValues::Utf8 {
+                bytes: Vec::new(),
+                ends: Vec::with_capacity(n),
+            },
             other => unreachable!("typed_column answers only typed columns, not {other:?}"),
         };
         let mut valid = Vec::with_capacity(n);
@@ -122,8 +154,8 @@ impl RowTable {
                 return;
             }
             if ts >= chunk.max_write_ts {
-                answerable = run.iter().all(|&r| chunk.exists[r as usize % CHUNK_ROWS]);
-                chunk.columns[column].extend_typed(run, &mut values, &mut valid);
+                answerable = run.iter().all(|&r| chunk.exists[r as usize % CHUNK_ROWS])
+                    && chunk.columns[column].extend_typed(run, &mut values, &mut valid);
             } else {
                 for &row in run {
                     let r = row as usize % CHUNK_ROWS;
@@ -155,8 +187,9 @@ impl RowTable {
 
 impl Column {
     /// Appends the values of the chunk's rows `run` (row numbers of the table, all in this
-    /// chunk) to `values` and their validity to `valid`.
-    fn extend_typed(&self, run: &[u32], values: &mut TypedValues, valid: &mut Vec<bool>) {
+    /// chunk) to `values` and their validity to `valid`; `false` if a value is not of the
+    /// vector's type (install checks declared types: only a bug would store one).
+    fn extend_typed(&self, run: &[u32], values: &mut TypedValues, valid: &mut Vec<bool>) -> bool {
         let at = |r: &u32| *r as usize % CHUNK_ROWS;
         match (&self.data, values) {
             (ColumnData::Bool(data), TypedValues::Bool(out)) => {
@@ -168,9 +201,23 @@ impl Column {
             (ColumnData::Float64(data), TypedValues::Float64(out)) => {
                 out.extend(run.iter().map(|r| data[at(r)]))
             }
+            (ColumnData::Values(data), TypedValues::Utf8 { bytes, ends }) => {
+                for r in run {
+                    match (&data[at(r)], self.valid[at(r)]) {
+                        (Value::String(s), true) => bytes.extend_from_slice(s.as_bytes()),
+                        (_, false) => {}
+                        (other, true) => {
+                            debug_assert!(false, "a STRING column holds {other:?}");
+                            return false;
+                        }
+                    }
+                    ends.push(bytes.len());
+                }
+            }
             _ => unreachable!("a typed single column's data has its declared type"),
         }
         valid.extend(run.iter().map(|r| self.valid[at(r)]));
+        true
     }
 }
 
@@ -181,6 +228,11 @@ fn push_value(values: &mut TypedValues, valid: &mut Vec<bool>, value: Option<Val
         (TypedValues::Bool(out), Some(Value::Bool(x))) => out.push(*x),
         (TypedValues::Int64(out), Some(Value::Int(x))) => out.push(*x),
         (TypedValues::Float64(out), Some(Value::Float(x))) => out.push(*x),
+        (TypedValues::Utf8 { bytes, ends }, Some(Value::String(s))) => {
+            bytes.extend_from_slice(s.as_bytes());
+            ends.push(bytes.len());
+        }
+        (TypedValues::Utf8 { bytes, ends }, None) => ends.push(bytes.len()),
         (TypedValues::Bool(out), None) => out.push(false),
         (TypedValues::Int64(out), None) => out.push(0),
         (TypedValues::Float64(out), None) => out.push(0.0),
@@ -222,6 +274,10 @@ mod tests {
         let mut values = match key {
             INT => TypedValues::Int64(Vec::new()),
             FLOAT => TypedValues::Float64(Vec::new()),
+            TEXT => TypedValues::Utf8 {
+                bytes: Vec::new(),
+                ends: Vec::new(),
+            },
             _ => TypedValues::Bool(Vec::new()),
         };
         let mut valid = Vec::new();
@@ -246,6 +302,8 @@ mod tests {
                 .filter(|(_, ok)| !**ok)
                 .for_each(|(x, _)| *x = 0.0),
             TypedValues::Bool(v) => (v.iter_mut().zip(valid)).for_each(|(x, ok)| *x &= *ok),
+            // A row without a value takes no bytes: nothing unspecified.
+            TypedValues::Utf8 { .. } => {}
         }
         props
     }
@@ -262,6 +320,9 @@ mod tests {
                 props.push((FLOAT, Value::Float(f64::from(row) / 4.0)));
             }
             props.push((BOOL, Value::Bool(row % 2 == 0)));
+            if row % 4 != 1 {
+                props.push((TEXT, Value::string(&"é".repeat(row as usize % 5))));
+            }
             t.install_create(row, 2, 0, &[], &props).unwrap();
         }
         // Rows of the first two chunks change at ts 5; one loses its value at ts 8; the third
@@ -273,8 +334,10 @@ mod tests {
                 .unwrap();
             t.install_prop(row, 5, 0, BOOL, Some(Value::Bool(true)))
                 .unwrap();
+            t.install_prop(row, 5, 0, TEXT, Some(Value::string("changed")))
+                .unwrap();
         }
-        for key in [INT, FLOAT, BOOL] {
+        for key in [INT, FLOAT, BOOL, TEXT] {
             t.install_prop(7, 8, 0, key, None).unwrap();
         }
         // Out of order, repeated, across the three chunks.
@@ -289,8 +352,11 @@ mod tests {
             6,
         ];
         for ts in [2, 4, 5, 7, 8, 9] {
-            for key in [INT, FLOAT, BOOL] {
-                let got = t.typed_prop_many(&asked, key, ts).unwrap().map(masked);
+            for key in [INT, FLOAT, BOOL, TEXT] {
+                let got = t
+                    .typed_prop_many(&asked, key, ts, true)
+                    .unwrap()
+                    .map(masked);
                 assert_eq!(
                     got,
                     Some(expected(&t, &asked, key, ts)),
@@ -314,30 +380,40 @@ mod tests {
             t.install_create(row, 2, 0, &[], &props).unwrap();
         }
         t.install_delete(1, 6, 0).unwrap();
-        // Not a typed column of its own.
+        // Not a typed column of its own (a STRING one only when asked for).
         for key in [TEXT, IN_FAMILY, UNDECLARED] {
             assert_eq!(
-                t.typed_prop_many(&[0, 2], key, 9).unwrap(),
+                t.typed_prop_many(&[0, 2], key, 9, false).unwrap(),
                 None,
                 "key {key}"
             );
-            assert!(!t.has_typed_column(key), "key {key}");
+            assert!(!t.has_typed_column(key, false), "key {key}");
         }
-        assert!(t.has_typed_column(INT));
+        for key in [IN_FAMILY, UNDECLARED] {
+            assert_eq!(t.typed_prop_many(&[0, 2], key, 9, true).unwrap(), None);
+            assert!(!t.has_typed_column(key, true), "key {key}");
+        }
+        assert!(t.has_typed_column(INT, false) && t.has_typed_column(TEXT, true));
+        let text = t.typed_prop_many(&[0, 2], TEXT, 9, true).unwrap().unwrap();
+        let two_as = TypedValues::Utf8 {
+            bytes: b"aa".to_vec(),
+            ends: vec![1, 2],
+        };
+        assert_eq!(text.values, two_as);
         // A row that does not exist at the timestamp: before creation, after deletion, a
         // reserved row never created, past the last chunk.
-        assert_eq!(t.typed_prop_many(&[0, 2], INT, 1).unwrap(), None);
-        assert_eq!(t.typed_prop_many(&[0, 1], INT, 6).unwrap(), None);
-        assert!(t.typed_prop_many(&[0, 1], INT, 5).unwrap().is_some());
+        assert_eq!(t.typed_prop_many(&[0, 2], INT, 1, false).unwrap(), None);
+        assert_eq!(t.typed_prop_many(&[0, 1], INT, 6, false).unwrap(), None);
+        assert!(t.typed_prop_many(&[0, 1], INT, 5, false).unwrap().is_some());
         let hole = t.reserve(u32::MAX).unwrap();
-        assert_eq!(t.typed_prop_many(&[0, hole], INT, 9).unwrap(), None);
+        assert_eq!(t.typed_prop_many(&[0, hole], INT, 9, false).unwrap(), None);
         assert_eq!(
-            t.typed_prop_many(&[0, 10 * CHUNK_ROWS as u32], INT, 9)
+            t.typed_prop_many(&[0, 10 * CHUNK_ROWS as u32], INT, 9, false)
                 .unwrap(),
             None
         );
         // Nothing asked: an empty vector of the type.
-        let empty = t.typed_prop_many(&[], INT, 9).unwrap().unwrap();
+        let empty = t.typed_prop_many(&[], INT, 9, false).unwrap().unwrap();
         assert!(empty.is_empty() && empty.values == TypedValues::Int64(Vec::new()));
     }
 
@@ -356,5 +432,22 @@ mod tests {
         };
         assert!(!a.append(floats));
         assert_eq!(a.len(), 3);
+        // Strings: the appended ends are moved past the bytes already held.
+        let text = |bytes: &[u8], ends: Vec<usize>, valid: Vec<bool>| TypedProps {
+            values: TypedValues::Utf8 {
+                bytes: bytes.to_vec(),
+                ends,
+            },
+            valid,
+        };
+        let mut s = text(b"abc", vec![1, 1, 3], vec![true, false, true]);
+        assert!(!s.append(ints(vec![4])));
+        assert!(s.append(text("dé".as_bytes(), vec![0, 3], vec![true, true])));
+        let joined = text(
+            "abcdé".as_bytes(),
+            vec![1, 1, 3, 3, 6],
+            vec![true, false, true, true, true],
+        );
+        assert_eq!(s, joined);
     }
 }

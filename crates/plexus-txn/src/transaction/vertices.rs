@@ -300,14 +300,16 @@ impl Transaction {
 
     /// [`vertex_property_many`](Self::vertex_property_many) as a typed vector, with no `Value`
     /// per vertex: `Some` only when it applies (see there) and `name` is a BOOLEAN, INT64 or
-    /// FLOAT64 property every vertex's table declares in a column of its own, of one type
-    /// across them (`RowTable::typed_prop_many`); `None` asks the caller to use
+    /// FLOAT64 property — or with `strings` a STRING one — every vertex's table declares in a
+    /// column of its own, of one type across them (`RowTable::typed_prop_many`); `None` asks
+    /// the caller to use
     /// `vertex_property_many`. Reads are recorded as by `vertex_property` — only when the
     /// typed read answers, so a fallback records them once.
     pub fn vertex_typed_property_many(
         &mut self,
         vs: &[VertexId],
         name: &str,
+        strings: bool,
     ) -> Option<TypedProps> {
         if vs.is_empty() || !self.bulk_vertex_reads_apply() {
             return None;
@@ -317,7 +319,11 @@ impl Transaction {
         // read that follows does not come after a second round of the checks below.
         self.refresh_schema(vs[0]).ok()?;
         let key = self.schema_cache().catalog.prop_keys.id(name)?;
-        if !self.cached_table(vs[0]).rows().has_typed_column(key) {
+        if !self
+            .cached_table(vs[0])
+            .rows()
+            .has_typed_column(key, strings)
+        {
             return None;
         }
         let key = self.check_bulk_vertex_read(vs, name).ok()??;
@@ -327,7 +333,7 @@ impl Transaction {
             offsets.clear();
             offsets.extend(run.iter().map(|v| v.offset));
             let rows = self.cached_table(run[0]).rows();
-            let part = rows.typed_prop_many(&offsets, key, self.start_ts).ok()??;
+            let part = (rows.typed_prop_many(&offsets, key, self.start_ts, strings)).ok()??;
             match &mut typed {
                 None => typed = Some(part),
                 Some(typed) => typed.append(part).then_some(())?,
