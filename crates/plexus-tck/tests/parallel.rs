@@ -236,6 +236,17 @@ fn create(conn: &mut Connection, (nodes, rels): &Graph) {
     }
 }
 
+/// A serial connection to `db` that created `graph`, and one with two workers and morsels of
+/// `morsel` vertices.
+fn serial_and_parallel(db: &Database, graph: &Graph, morsel: usize) -> (Connection, Connection) {
+    let mut serial = db.connect();
+    serial.set_parallel(ParallelConfig::serial());
+    create(&mut serial, graph);
+    let mut par = db.connect();
+    par.set_parallel(parallel(morsel));
+    (serial, par)
+}
+
 /// `query`'s rows in the order returned, or its error (class, code and message).
 fn rows(conn: &mut Connection, query: &str) -> Result<Vec<String>, String> {
     let result = conn
@@ -271,11 +282,7 @@ proptest! {
     #[test]
     fn parallel_plans_return_the_serial_rows_in_order(graph in graphs(), morsel in 1usize..6) {
         let db = database();
-        let mut serial = db.connect();
-        serial.set_parallel(ParallelConfig::serial());
-        create(&mut serial, &graph);
-        let mut par = db.connect();
-        par.set_parallel(parallel(morsel));
+        let (mut serial, mut par) = serial_and_parallel(&db, &graph, morsel);
         for query in QUERIES {
             prop_assert!(!plan(&mut serial, query).contains("Parallel"), "{}", query);
             prop_assert!(plan(&mut par, query).contains("Parallel workers=2"), "{}", query);
@@ -307,11 +314,7 @@ proptest! {
     #[test]
     fn parallel_hash_joins_return_the_serial_rows_in_order(graph in graphs(), morsel in 1usize..6) {
         let db = database();
-        let mut serial = db.connect();
-        serial.set_parallel(ParallelConfig::serial());
-        create(&mut serial, &graph);
-        let mut par = db.connect();
-        par.set_parallel(parallel(morsel));
+        let (mut serial, mut par) = serial_and_parallel(&db, &graph, morsel);
         for query in JOINS {
             prop_assert!(!plan(&mut serial, query).contains("Parallel"), "{}", query);
             let parallel_plan = plan(&mut par, query);
