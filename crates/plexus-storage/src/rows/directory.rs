@@ -22,6 +22,16 @@ pub(super) struct ChunkState {
     pub(super) chunk: Option<Box<Chunk>>,
     /// A page holding exactly the resident chunk (clean), or the evicted chunk.
     pub(super) page: Option<PageRef>,
+    /// While evicted: which of its rows exist, for a scan that needs nothing else (see
+    /// EVICTION, "Scans skip loads"); `None` while resident.
+    pub(super) existing: Option<ExistingRows>,
+}
+
+/// The rows of an evicted chunk that exist in place, as ranges of chunk rows, and the
+/// chunk's newest write: a reader at or after it sees exactly these rows.
+pub(super) struct ExistingRows {
+    pub(super) max_write_ts: Timestamp,
+    pub(super) runs: Box<[Range<u32>]>,
 }
 
 impl ChunkSlot {
@@ -109,6 +119,7 @@ mod tests {
             state: RwLock::new(ChunkState {
                 chunk: None,
                 page: None,
+                existing: None,
             }),
             referenced: AtomicBool::new(false),
             stale: AtomicBool::new(false),

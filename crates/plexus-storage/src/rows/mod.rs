@@ -84,6 +84,14 @@
 //!   chunk first. A load happens under the chunk's write latch and re-checks the state, so
 //!   two threads missing at once load it once (loads are idempotent); a reader then keeps the
 //!   latch, downgraded, so the chunk cannot be evicted between its load and its read.
+//! - **Scans skip loads.** Evicting a chunk keeps, in its slot, the ranges of its rows that
+//!   exist in place and its `max_write_ts` (`ExistingRows`; dropped when the chunk is loaded
+//!   again, so it never outlives the state it describes: an evicted chunk is written only
+//!   after a load). `scan_ranges` at a timestamp at or after that `max_write_ts` — what a
+//!   resident chunk answers from `exists` alone — lists those ranges without reading the
+//!   page, so a label scan over a table larger than the cache (a parallel query's scan, on
+//!   the caller's thread before the workers start) decodes nothing; an older reader loads
+//!   the chunk as before.
 //! - **Never evicted while latched.** Eviction takes the latch with `try_write` and skips a
 //!   chunk someone holds; readers never wait for an eviction, and an eviction never waits.
 //! - **Only cold chunks.** A chunk is evicted only after collecting its versions below the
@@ -132,7 +140,7 @@ mod page;
 mod typed;
 
 use chunk::absent;
-use directory::{ChunkDirectory, ChunkSlot, ChunkState};
+use directory::{ChunkDirectory, ChunkSlot, ChunkState, ExistingRows};
 pub use eviction::compact_spill;
 pub use typed::{TypedProps, TypedValues};
 
@@ -390,6 +398,7 @@ impl RowTable {
                 state: RwLock::new(ChunkState {
                     chunk: Some(Box::new(chunk)),
                     page: None,
+                    existing: None,
                 }),
                 referenced: AtomicBool::new(true),
                 stale: AtomicBool::new(false),
@@ -415,6 +424,7 @@ impl RowTable {
         self.cache.account(old, size);
         self.cache.note_load();
         state.chunk = Some(Box::new(chunk));
+        state.existing = None;
         Ok(true)
     }
 
@@ -684,9 +694,23 @@ impl RowTable {
         let mut found: Vec<Range<u32>> = Vec::new();
         for (index, slot) in self.chunks.iter() {
             let base = (index * CHUNK_ROWS) as u32;
+            // An evicted chunk whose newest write the reader sees needs no load (EVICTION,
+            // "Scans skip loads"); `f` runs after the latch is released, as below.
+            let skipped = match slot.state.read().existing.as_ref() {
+                Some(existing) if ts >= existing.max_write_ts => {
+                    let runs = existing.runs.iter();
+                    found.extend(runs.map(|run| base + run.start..base + run.end));
+                    true
+                }
+                _ => false,
+            };
+            if skipped {
+                found.drain(..).for_each(&mut f);
+                continue;
+            }
             let loaded = {
                 let (chunk, loaded) = self.latch_read(slot, index)?;
-                let exists = |r: usize| {
+                let runs = existing_runs(|r| {
                     if ts >= chunk.max_write_ts {
                         chunk.exists[r]
                     } else {
@@ -695,21 +719,8 @@ impl RowTable {
                             SlotValue::Exists(true)
                         )
                     }
-                };
-                let mut start = None;
-                for r in 0..CHUNK_ROWS {
-                    match (exists(r), start) {
-                        (true, None) => start = Some(r),
-                        (false, Some(first)) => {
-                            found.push(base + first as u32..base + r as u32);
-                            start = None;
-                        }
-                        _ => {}
-                    }
-                }
-                if let Some(first) = start {
-                    found.push(base + first as u32..base + CHUNK_ROWS as u32);
-                }
+                });
+                found.extend(runs.map(|run| base + run.start..base + run.end));
                 loaded
             };
             if loaded {
@@ -859,6 +870,25 @@ impl RowTable {
         })?;
         Ok(values.unwrap_or_default())
     }
+}
+
+/// The maximal ranges of chunk rows for which `exists` holds, in row order.
+fn existing_runs(exists: impl Fn(usize) -> bool) -> impl Iterator<Item = Range<u32>> {
+    let mut start = None;
+    (0..=CHUNK_ROWS).filter_map(move |r| {
+        let here = r < CHUNK_ROWS && exists(r);
+        match (here, start) {
+            (true, None) => {
+                start = Some(r as u32);
+                None
+            }
+            (false, Some(first)) => {
+                start = None;
+                Some(first..r as u32)
+            }
+            _ => None,
+        }
+    })
 }
 
 #[cfg(test)]
