@@ -134,17 +134,17 @@ enum Index {
 }
 
 impl Index {
-    /// `groups` in the form its keys allow.
-    fn of(groups: HashMap<GroupKey, Span, ahash::RandomState>) -> Index {
-        let int_keys = groups.keys().all(|k| matches!(k.0[..], [Value::Int(_)]));
-        if !int_keys || groups.is_empty() {
-            return Index::General(groups);
+    /// The index of `groups` (distinct keys), in the form their keys allow: one map built.
+    fn of(groups: Vec<(GroupKey, Span)>) -> Index {
+        let int = |key: &GroupKey| match key.0[..] {
+            [Value::Int(i)] => Some(i),
+            _ => None,
+        };
+        if groups.is_empty() || !groups.iter().all(|(key, _)| int(key).is_some()) {
+            return Index::General(groups.into_iter().collect());
         }
         let ints = (groups.into_iter())
-            .map(|(key, span)| match key.0[..] {
-                [Value::Int(i)] => (i, span),
-                _ => unreachable!("checked above"),
-            })
+            .map(|(key, span)| (int(&key).expect("checked above"), span))
             .collect();
         Index::Ints(ints)
     }
@@ -300,11 +300,11 @@ impl BuildSide {
         }
         // Each group's rows side by side, in build order.
         let mut order = Vec::with_capacity(held_rows);
-        let mut groups = HashMap::with_capacity_and_hasher(rows_of.len(), Default::default());
+        let mut groups = Vec::with_capacity(rows_of.len());
         for (key, rows) in rows_of {
             let start = u32::try_from(order.len()).expect("held rows are bounded");
             let len = u32::try_from(rows.len()).expect("held rows are bounded");
-            groups.insert(key, Span { start, len });
+            groups.push((key, Span { start, len }));
             order.extend(rows);
         }
         for column in &mut columns {
