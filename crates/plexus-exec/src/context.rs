@@ -9,14 +9,15 @@
 //! which the engine hands over when it opens the statement. So `eval` depends on the
 //! operator *interface* only, and `exec → eval → context` has no cycle.
 
+use crate::column::Vector;
 use plexus_plan::logical::LogicalPlan;
 use plexus_txn::Transaction;
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::temporal::StatementClock;
 use plexus_value::value::Value;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Rows per batch.
@@ -32,10 +33,39 @@ pub const MAX_MATERIALIZED_ROWS: usize = 20_000_000;
 /// later variables). Unset columns cost nothing to make or copy; they become real columns
 /// when a non-null value is written into them. Readers go through [`get`](Self::get),
 /// [`cells`](Self::cells) and [`values`](Self::values), which see nulls there.
+///
+/// TYPED COLUMNS
+/// =============
+/// A column may hold a typed [`Vector`] (an Arrow array of one type) in place of its values:
+/// what a Project writes for a property read in bulk or an expression computed as a vector
+/// (`exec::ops`), so a typed column flows from storage to its consumers without a `Value`
+/// per row. Vector readers ([`vector`](Self::vector): vectorised filters, sort keys,
+/// aggregates, join probes) take it as is; a row reader asking for a `&Value`
+/// ([`get`](Self::get), [`values`](Self::values)) makes the column's values once, kept beside
+/// the vector; one asking for an owned value ([`value`](Self::value), [`row`](Self::row),
+/// [`push_from`](Self::push_from)) converts just that row — a top-k sort or a selective join
+/// copies the few rows it keeps without converting the rest. A writer
+/// ([`set_last`](Self::set_last)) turns the column into values first. Either way a row's
+/// value is the vector's (`Vector::value`), so which form a column has changes no result.
 #[derive(Debug, Clone)]
 pub struct Batch {
-    columns: Vec<Vec<Value>>,
+    columns: Vec<Column>,
     len: usize,
+}
+
+/// One slot's column (see TYPED COLUMNS).
+#[derive(Debug, Clone)]
+enum Column {
+    /// One value per row, or none: unset.
+    Values(Vec<Value>),
+    /// One typed vector of `len` rows, and its values once a row reader needed them.
+    Vector(Vector, OnceLock<Vec<Value>>),
+}
+
+impl Column {
+    fn is_unset(&self) -> bool {
+        matches!(self, Column::Values(values) if values.is_empty())
+    }
 }
 
 /// What an unset column holds on every row.
@@ -44,7 +74,7 @@ static NULL: Value = Value::Null;
 impl Batch {
     pub fn new(width: usize) -> Self {
         Batch {
-            columns: (0..width).map(|_| Vec::new()).collect(),
+            columns: (0..width).map(|_| Column::Values(Vec::new())).collect(),
             len: 0,
         }
     }
@@ -52,7 +82,9 @@ impl Batch {
     /// An empty batch whose columns have room for `rows` rows.
     pub fn with_capacity(width: usize, rows: usize) -> Self {
         Batch {
-            columns: (0..width).map(|_| Vec::with_capacity(rows)).collect(),
+            columns: (0..width)
+                .map(|_| Column::Values(Vec::with_capacity(rows)))
+                .collect(),
             len: 0,
         }
     }
@@ -71,7 +103,22 @@ impl Batch {
 
     pub fn get(&self, slot: usize, row: usize) -> &Value {
         debug_assert!(row < self.len);
-        self.columns[slot].get(row).unwrap_or(&NULL)
+        match &self.columns[slot] {
+            Column::Values(values) => values.get(row).unwrap_or(&NULL),
+            Column::Vector(vector, values) => &values.get_or_init(|| vector.values())[row],
+        }
+    }
+
+    /// Row `row` of `slot`, owned: a typed column converts only this row (see TYPED COLUMNS).
+    pub fn value(&self, slot: usize, row: usize) -> Value {
+        debug_assert!(row < self.len);
+        match &self.columns[slot] {
+            Column::Values(values) => values.get(row).cloned().unwrap_or(Value::Null),
+            Column::Vector(vector, values) => match values.get() {
+                Some(values) => values[row].clone(),
+                None => vector.value(row),
+            },
+        }
     }
 
     /// The values of `slot`, one per row (nulls for an unset column).
@@ -82,31 +129,57 @@ impl Batch {
     /// The values of `slot` as a slice, `None` for an unset column (null on every row) or a
     /// slot past the batch's width.
     pub fn values(&self, slot: usize) -> Option<&[Value]> {
-        let column = self.columns.get(slot)?;
-        (column.len() == self.len && self.len > 0).then_some(column.as_slice())
+        if self.len == 0 {
+            return None;
+        }
+        match self.columns.get(slot)? {
+            Column::Values(values) => (values.len() == self.len).then_some(values.as_slice()),
+            Column::Vector(vector, values) => Some(values.get_or_init(|| vector.values())),
+        }
+    }
+
+    /// The typed vector column `slot` holds, if it holds one (see TYPED COLUMNS).
+    pub(crate) fn vector(&self, slot: usize) -> Option<&Vector> {
+        match self.columns.get(slot)? {
+            Column::Vector(vector, _) => Some(vector),
+            Column::Values(_) => None,
+        }
     }
 
     /// Replaces column `slot` with `column`, one value per row.
     pub fn set_column(&mut self, slot: usize, column: Vec<Value>) {
         assert_eq!(column.len(), self.len, "a column has one value per row");
-        self.columns[slot] = column;
+        self.columns[slot] = Column::Values(column);
+    }
+
+    /// Replaces column `slot` with `vector`, one value per row (see TYPED COLUMNS).
+    pub(crate) fn set_vector(&mut self, slot: usize, vector: Vector) {
+        assert_eq!(vector.len(), self.len, "a column has one value per row");
+        self.columns[slot] = Column::Vector(vector, OnceLock::new());
     }
 
     /// Column `slot` made real (one value per row), to be written.
     fn materialized(&mut self, slot: usize) -> &mut Vec<Value> {
         let len = self.len;
         let column = &mut self.columns[slot];
-        if column.len() < len {
-            debug_assert!(column.is_empty(), "a column is full or unset");
-            column.resize(len, Value::Null);
+        if let Column::Vector(vector, values) = column {
+            let values = values.take().unwrap_or_else(|| vector.values());
+            *column = Column::Values(values);
         }
-        column
+        let Column::Values(values) = column else {
+            unreachable!("made values above")
+        };
+        if values.len() < len {
+            debug_assert!(values.is_empty(), "a column is full or unset");
+            values.resize(len, Value::Null);
+        }
+        values
     }
 
     /// Appends `value` to column `slot` of a row being added (the batch's `len` not yet
     /// raised); an unset column stays unset while the value is null.
     fn push_cell(&mut self, slot: usize, value: Value) {
-        if value.is_null() && self.columns[slot].is_empty() {
+        if value.is_null() && self.columns[slot].is_unset() {
             return;
         }
         self.materialized(slot).push(value);
@@ -116,12 +189,35 @@ impl Batch {
     pub fn push_from(&mut self, other: &Batch, row: usize) {
         debug_assert_eq!(self.width(), other.width());
         for slot in 0..self.columns.len() {
-            if other.columns[slot].is_empty() && self.columns[slot].is_empty() {
+            if other.columns[slot].is_unset() && self.columns[slot].is_unset() {
                 continue;
             }
-            self.push_cell(slot, other.get(slot, row).clone());
+            self.push_cell(slot, other.value(slot, row));
         }
         self.len += 1;
+    }
+
+    /// Copies rows `rows` of `other` (of the same width) to the end. Into an empty batch
+    /// the copy goes column by column, a typed column staying a vector (see TYPED COLUMNS).
+    pub fn push_rows(&mut self, other: &Batch, rows: &[usize]) {
+        debug_assert_eq!(self.width(), other.width());
+        if self.len > 0 {
+            rows.iter().for_each(|&row| self.push_from(other, row));
+            return;
+        }
+        let columns = (other.columns.iter())
+            .map(|column| match column {
+                Column::Values(values) if values.is_empty() => Column::Values(Vec::new()),
+                Column::Values(values) => {
+                    Column::Values(rows.iter().map(|&row| values[row].clone()).collect())
+                }
+                Column::Vector(vector, _) => Column::Vector(vector.take(rows), OnceLock::new()),
+            })
+            .collect();
+        *self = Batch {
+            columns,
+            len: rows.len(),
+        };
     }
 
     pub fn push_row(&mut self, row: Vec<Value>) {
@@ -137,14 +233,25 @@ impl Batch {
         if self.len <= at {
             return None;
         }
+        let rest_len = self.len - at;
         let rest = Batch {
             columns: (self.columns.iter_mut())
-                .map(|c| match c.is_empty() {
-                    true => Vec::new(),
-                    false => c.split_off(at),
+                .map(|c| match c {
+                    Column::Values(values) if values.is_empty() => Column::Values(Vec::new()),
+                    Column::Values(values) => Column::Values(values.split_off(at)),
+                    Column::Vector(vector, values) => {
+                        let rest = vector.slice(at, rest_len);
+                        *vector = vector.slice(0, at);
+                        let rest_values = OnceLock::new();
+                        if let Some(mut kept) = values.take() {
+                            let _ = rest_values.set(kept.split_off(at));
+                            let _ = values.set(kept);
+                        }
+                        Column::Vector(rest, rest_values)
+                    }
                 })
                 .collect(),
-            len: self.len - at,
+            len: rest_len,
         };
         self.len = at;
         Some(rest)
@@ -153,7 +260,7 @@ impl Batch {
     /// Overwrites a slot of the last row.
     pub fn set_last(&mut self, slot: usize, value: Value) {
         debug_assert!(self.len > 0);
-        if value.is_null() && self.columns[slot].is_empty() {
+        if value.is_null() && self.columns[slot].is_unset() {
             return;
         }
         if let Some(cell) = self.materialized(slot).last_mut() {
@@ -163,7 +270,7 @@ impl Batch {
 
     pub fn row(&self, row: usize) -> Vec<Value> {
         (0..self.columns.len())
-            .map(|slot| self.get(slot, row).clone())
+            .map(|slot| self.value(slot, row))
             .collect()
     }
 
@@ -174,6 +281,7 @@ impl Batch {
             columns.iter().all(|c| c.len() == len || c.is_empty()),
             "every column of a batch has one value per row, or none"
         );
+        let columns = columns.into_iter().map(Column::Values).collect();
         Batch { columns, len }
     }
 
@@ -490,7 +598,8 @@ pub(crate) fn with_test_ctx<T>(
 
 #[cfg(test)]
 mod batch_tests {
-    use super::{BATCH_ROWS, Batch};
+    use super::{BATCH_ROWS, Batch, Vector};
+    use arrow::array::Int64Array;
     use plexus_value::value::Value;
 
     fn int(i: usize) -> Value {
@@ -563,6 +672,87 @@ mod batch_tests {
         assert_eq!((whole.len(), rest.len()), (6, 4));
         assert_eq!(ints(&rest.row(0)), [Some(6), None, None]);
         assert!(rest.values(1).is_none() && whole.values(2).is_none());
+    }
+
+    /// `scanned(rows)` with slot 1 a typed vector: `i * 10`, null on every third row.
+    fn typed(rows: usize) -> Batch {
+        let mut b = scanned(rows);
+        let vector = (0..rows).map(|i| (i % 3 != 0).then_some(i as i64 * 10));
+        b.set_vector(1, Vector::Int(Int64Array::from_iter(vector)));
+        b
+    }
+
+    /// What `typed(rows)` holds in slot 1.
+    fn expected(rows: std::ops::Range<usize>) -> Vec<Option<i64>> {
+        rows.map(|i| (i % 3 != 0).then_some(i as i64 * 10))
+            .collect()
+    }
+
+    #[test]
+    fn typed_columns_read_as_their_values_every_way() {
+        let rows = BATCH_ROWS + 7;
+        let b = typed(rows);
+        assert!(b.vector(1).is_some() && b.vector(0).is_none());
+        // Owned reads convert one row, leaving the vector alone.
+        assert_eq!(ints(&b.row(4)), [Some(4), Some(40), None]);
+        assert_eq!(ints([&b.value(1, 3)]), [None]);
+        // Borrowed reads make the values once; both forms agree.
+        assert_eq!(ints(b.values(1).unwrap()), expected(0..rows));
+        assert_eq!(ints(b.cells(1)), expected(0..rows));
+        assert_eq!(ints([&b.value(1, 5)]), [Some(50)]);
+        assert!(b.vector(1).is_some(), "the vector stays for vector readers");
+    }
+
+    #[test]
+    fn typed_columns_split_copy_and_turn_into_values_when_written() {
+        for made in [false, true] {
+            let mut whole = typed(10);
+            if made {
+                assert!(whole.values(1).is_some(), "values made before the split");
+            }
+            let rest = whole.split_off(6).unwrap();
+            assert_eq!(ints(whole.cells(1)), expected(0..6));
+            assert_eq!(ints(rest.cells(1)), expected(6..10));
+            assert_eq!(rest.vector(1).map(Vector::len), Some(4));
+            let mut copied = Batch::new(3);
+            (0..rest.len()).for_each(|row| copied.push_from(&rest, row));
+            assert_eq!(ints(copied.cells(1)), expected(6..10));
+            let mut written = rest.clone();
+            written.set_last(1, int(99));
+            assert!(written.vector(1).is_none(), "a written column holds values");
+            assert_eq!(ints(written.cells(1)), [None, Some(70), Some(80), Some(99)]);
+            assert_eq!(
+                ints(rest.cells(1)),
+                expected(6..10),
+                "the clone is untouched"
+            );
+        }
+    }
+
+    #[test]
+    fn selected_rows_copy_column_by_column_into_an_empty_batch() {
+        let source = typed(BATCH_ROWS + 3);
+        let rows = [1, 2, 3, 600, BATCH_ROWS + 2];
+        let mut picked = Batch::new(3);
+        picked.push_rows(&source, &rows);
+        assert_eq!(picked.len(), rows.len());
+        assert!(picked.vector(1).is_some(), "a typed column stays a vector");
+        assert!(picked.values(2).is_none(), "an unset column stays unset");
+        // Into a batch holding rows, row by row: the same rows after the ones there.
+        let mut appended = Batch::single(vec![int(9), int(9), int(9)]);
+        appended.push_rows(&source, &rows);
+        for (i, &row) in rows.iter().enumerate() {
+            assert_eq!(ints(&picked.row(i)), ints(&source.row(row)));
+            assert_eq!(ints(&appended.row(i + 1)), ints(&source.row(row)));
+        }
+        picked.push_rows(&source, &[]);
+        assert_eq!(picked.len(), rows.len());
+    }
+
+    #[test]
+    #[should_panic(expected = "one value per row")]
+    fn a_vector_of_another_length_is_refused() {
+        scanned(3).set_vector(0, Vector::Int(Int64Array::from(vec![1, 2])));
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! (a parse error becomes one through [`syntax_error`]). Temporal functions read "now" from
 //! the statement's `StatementClock`, which `exec` keeps in its state.
 
+pub(crate) mod column;
 pub mod context;
 pub mod engine;
 pub mod eval;

@@ -130,7 +130,7 @@ impl Prefetched {
     /// typed vector: what evaluating it row by row gives (the prefetched value, as `Env`
     /// returns it where no local variable shadows the slot — so only for an operator that
     /// binds none, such as Project).
-    pub(crate) fn typed_values(&self, expr: &BExpr) -> Option<Vec<Value>> {
+    pub(crate) fn typed_vector(&self, expr: &BExpr) -> Option<Vector> {
         let BExpr::Property(base, key) = expr else {
             return None;
         };
@@ -138,7 +138,7 @@ impl Prefetched {
             return None;
         };
         match self.column(*slot, key)? {
-            PrefetchedColumn::Typed(vector) => Some(vector.values()),
+            PrefetchedColumn::Typed(vector) => Some(vector.clone()),
             PrefetchedColumn::Values(_) => None,
         }
     }

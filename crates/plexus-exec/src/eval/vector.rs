@@ -37,31 +37,24 @@
 //!
 //! NOT YET
 //! =======
-//! Projections and sort keys still evaluate row at a time (a Project's typed property reads
-//! excepted, `eval::prefetch`); an Aggregate's keys and arguments are read from vectors
-//! ([`column`]) but accumulated row at a time; a hash join vectorises only a single key that
-//! is a slot or a property read (`exec::join`). STRING properties still come from storage
-//! as `Value`s (converted here); BOOLEAN, INT64 and FLOAT64 ones come typed.
+//! A Project keeps an item a vector when it is a typed property read or an expression this
+//! module computes (`context::Batch`, TYPED COLUMNS), and a top-k sort reads such keys
+//! without a `Value` per row (`exec::sort`); other projections and sort keys evaluate row at
+//! a time. An Aggregate's keys and arguments are read from vectors ([`column`]) but
+//! accumulated row at a time; a hash join vectorises only a single key that is a slot or a
+//! property read (`exec::join`). STRING properties come from storage as `Value`s except for
+//! a Filter these vectors evaluate (converted here); BOOLEAN, INT64 and FLOAT64 ones come
+//! typed.
 
 use super::prefetch::{Prefetched, PrefetchedColumn};
 use super::{Env, arith, comparison, eval};
+pub(crate) use crate::column::Vector;
 use crate::context::{Batch, ExecContext};
-use arrow::array::{Array, BooleanArray, Float64Array, Int64Array, StringArray};
-use arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow::array::{BooleanArray, Float64Array, Int64Array, StringArray};
 use arrow::compute::kernels::{boolean, cmp, comparison as string_kernels};
 use plexus_cypher::ast::ComparisonOp;
 use plexus_plan::logical::{ArithOp, BExpr, StringOp};
-use plexus_txn::{TypedProps, TypedValues};
 use plexus_value::value::Value;
-
-/// A column of one type over the rows of a batch.
-#[derive(Debug, Clone)]
-pub(crate) enum Vector {
-    Int(Int64Array),
-    Float(Float64Array),
-    Bool(BooleanArray),
-    Str(StringArray),
-}
 
 /// An operand: a vector, or one value for every row (a literal or a parameter).
 enum Operand {
@@ -177,7 +170,10 @@ fn operand(
 /// of mixed types or nulls only). The JIT (`exec::jit`) reads its leaf columns here too.
 pub(crate) fn leaf(expr: &BExpr, batch: &Batch, pre: &Prefetched) -> Option<Vector> {
     match expr {
-        BExpr::Slot(slot) => typed(batch.values(*slot)?.iter()),
+        BExpr::Slot(slot) => match batch.vector(*slot) {
+            Some(vector) => Some(vector.clone()),
+            None => typed(batch.values(*slot)?.iter()),
+        },
         BExpr::Property(base, key) => {
             let BExpr::Slot(slot) = &**base else {
                 return None;
@@ -255,78 +251,6 @@ fn typed<'v>(values: impl ExactSizeIterator<Item = &'v Value> + Clone) -> Option
         Value::Bool(_) => collect!(Bool, BooleanArray, Value::Bool(b) => *b),
         Value::String(_) => collect!(Str, StringArray, Value::String(s) => &**s),
         _ => None,
-    }
-}
-
-impl Vector {
-    /// A storage column read in bulk (`Transaction::vertex_typed_property_many`) as a vector,
-    /// without copying its values: Arrow's buffers take the vectors over (a string column's
-    /// bytes too; its end offsets become Arrow's 32-bit offsets). `None` for strings whose
-    /// bytes do not fit 32-bit offsets (over 2 GiB in one batch) or are not UTF-8.
-    pub(crate) fn from_typed(props: TypedProps) -> Option<Vector> {
-        let nulls = (!props.valid.iter().all(|&v| v)).then(|| NullBuffer::from(props.valid));
-        Some(match props.values {
-            TypedValues::Int64(values) => Vector::Int(Int64Array::new(values.into(), nulls)),
-            TypedValues::Float64(values) => Vector::Float(Float64Array::new(values.into(), nulls)),
-            TypedValues::Bool(values) => Vector::Bool(BooleanArray::new(values.into(), nulls)),
-            TypedValues::Utf8 { bytes, ends } => {
-                let offsets: Option<Vec<i32>> = std::iter::once(Some(0))
-                    .chain(ends.iter().map(|&end| i32::try_from(end).ok()))
-                    .collect();
-                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets?));
-                let array = StringArray::try_new(offsets, Buffer::from_vec(bytes), nulls);
-                Vector::Str(array.ok()?)
-            }
-        })
-    }
-
-    /// Row `row` as a value (`Value::Null` where the vector is null).
-    pub(crate) fn value(&self, row: usize) -> Value {
-        if self.array().is_null(row) {
-            return Value::Null;
-        }
-        match self {
-            Vector::Int(a) => Value::Int(a.value(row)),
-            Vector::Float(a) => Value::Float(a.value(row)),
-            Vector::Bool(a) => Value::Bool(a.value(row)),
-            Vector::Str(a) => Value::String(a.value(row).into()),
-        }
-    }
-
-    /// Every row as a value.
-    pub(crate) fn values(&self) -> Vec<Value> {
-        // Without nulls, straight from the values buffer (no validity test per row).
-        match self {
-            Vector::Int(a) if a.null_count() == 0 => {
-                a.values().iter().map(|&i| Value::Int(i)).collect()
-            }
-            Vector::Float(a) if a.null_count() == 0 => {
-                a.values().iter().map(|&f| Value::Float(f)).collect()
-            }
-            _ => (0..self.array().len()).map(|row| self.value(row)).collect(),
-        }
-    }
-
-    fn array(&self) -> &dyn Array {
-        match self {
-            Vector::Int(a) => a,
-            Vector::Float(a) => a,
-            Vector::Bool(a) => a,
-            Vector::Str(a) => a,
-        }
-    }
-
-    /// Row `row` as a number (`None`: null, or not a number).
-    fn number(&self, row: usize) -> Option<Value> {
-        match self {
-            Vector::Int(a) if a.is_valid(row) => Some(Value::Int(a.value(row))),
-            Vector::Float(a) if a.is_valid(row) => Some(Value::Float(a.value(row))),
-            _ => None,
-        }
-    }
-
-    fn is_number(&self) -> bool {
-        matches!(self, Vector::Int(_) | Vector::Float(_))
     }
 }
 
@@ -445,6 +369,7 @@ mod tests {
 
     use super::*;
     use crate::context::with_test_ctx;
+    use arrow::array::Array;
     use plexus_plan::Params;
     use proptest::prelude::*;
     use std::sync::Arc;

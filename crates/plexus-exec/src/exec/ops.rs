@@ -23,7 +23,8 @@ use super::{
     check_materialized,
 };
 use crate::eval::prefetch::PropertyReads;
-use crate::eval::{Env, eval, vector};
+use crate::eval::vector::{self, Vector};
+use crate::eval::{Env, eval};
 use arrow::array::Array;
 use plexus_plan::logical::BExpr;
 use plexus_plan::logical::{LogicalPlan, Procedure};
@@ -502,19 +503,20 @@ impl Stage for Filter {
         if let Some(mask) =
             compiled.or_else(|| vector::predicate(&self.predicate, input, &prefetched, ctx))
         {
-            for row in 0..input.len() {
-                if mask.is_valid(row) && mask.value(row) {
-                    out.push_from(input, row);
-                }
-            }
+            let kept: Vec<usize> = (0..input.len())
+                .filter(|&row| mask.is_valid(row) && mask.value(row))
+                .collect();
+            out.push_rows(input, &kept);
             return Ok(Flow::NeedMoreInput);
         }
+        let mut kept = Vec::new();
         for row in 0..input.len() {
             let mut env = Env::with_prefetched(input, row, &prefetched);
             if passes_in(&self.predicate, &mut env, ctx)? {
-                out.push_from(input, row);
+                kept.push(row);
             }
         }
+        out.push_rows(input, &kept);
         Ok(Flow::NeedMoreInput)
     }
 
@@ -756,6 +758,12 @@ impl Stage for Limit {
     }
 }
 
+/// One item of a Project over one batch.
+enum Projected {
+    Vector(Vector),
+    Values(Vec<Value>),
+}
+
 struct Project {
     items: Vec<(usize, BExpr)>,
     /// The items' property reads, fetched per batch (see `eval::prefetch`).
@@ -770,11 +778,19 @@ impl Stage for Project {
         ctx: &mut ExecContext,
     ) -> Result<Flow> {
         let prefetched = self.reads.fetch(input, ctx);
-        let mut columns: Vec<Vec<Value>> = Vec::with_capacity(self.items.len());
+        let mut columns = Vec::with_capacity(self.items.len());
         for (_, expr) in &self.items {
-            if let Some(column) = prefetched.typed_values(expr) {
-                // A property read as a typed vector: its values, without a walk per row.
-                columns.push(column);
+            // A property read as a typed vector, or an expression computed as one, stays a
+            // vector: no `Value` per row (`context::Batch`, TYPED COLUMNS).
+            let vector = prefetched.typed_vector(expr).or_else(|| {
+                let computed = vector::covers(expr)
+                    && !matches!(expr, BExpr::Slot(_) | BExpr::Const(_) | BExpr::Param(_));
+                computed
+                    .then(|| vector::column(expr, input, &prefetched, ctx))
+                    .flatten()
+            });
+            if let Some(vector) = vector {
+                columns.push(Projected::Vector(vector));
                 continue;
             }
             let mut column = Vec::with_capacity(input.len());
@@ -782,11 +798,14 @@ impl Stage for Project {
                 let mut env = Env::with_prefetched(input, row, &prefetched);
                 column.push(eval(expr, &mut env, ctx)?);
             }
-            columns.push(column);
+            columns.push(Projected::Values(column));
         }
         *out = std::mem::replace(input, Batch::new(0));
         for ((slot, _), column) in self.items.iter().zip(columns) {
-            out.set_column(*slot, column);
+            match column {
+                Projected::Vector(vector) => out.set_vector(*slot, vector),
+                Projected::Values(values) => out.set_column(*slot, values),
+            }
         }
         Ok(Flow::NeedMoreInput)
     }

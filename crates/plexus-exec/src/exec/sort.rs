@@ -10,10 +10,15 @@
 //! a stable sort. With a top-k (`Sort … (top s + l)`: a SKIP/LIMIT follows) only the `k =
 //! s + l` first rows can be returned, so whenever the buffer reaches `max(2k,
 //! TOP_K_MIN_BUFFER_ROWS)` rows it is cut back to its k first (a selection, O(buffer)); every
-//! row's key is still evaluated. After a cut the k-th row is the *bar*: a later row whose
-//! keys do not order before the bar's (equal keys do not: its position is later) can never
-//! be among the k first, so it is not copied into the buffer at all — on a long input most
-//! rows stop at one key comparison. At the end it is cut to k and sorted. The serial Sort
+//! row's keys are still evaluated (or read from vectors: see below). After a cut the k-th
+//! row is the *bar*: a later row whose keys do not order before the bar's (equal keys do
+//! not: its position is later) can never be among the k first, so it is not copied into the buffer at all — on a long input most
+//! rows stop at one key comparison. Keys that are vectors over the batch (`eval::vector`:
+//! a projected typed column, `context::Batch` TYPED COLUMNS) are not evaluated per row; when
+//! every key is one and the first is numeric, a row whose first key is strictly behind the
+//! bar's is stopped on the `f64` / `i64` alone (`Behind`), before any `Value` is made, and
+//! the rows kept copy their values one row at a time — so a top-k over typed columns
+//! converts almost nothing. At the end it is cut to k and sorted. The serial Sort
 //! (`ops::Sort`) feeds all its input to one buffer.
 //!
 //! PARTIAL SORTING
@@ -65,7 +70,9 @@
 
 use super::{Batch, ExecContext, check_materialized, into_batches};
 use crate::eval::prefetch::PropertyReads;
+use crate::eval::vector::{self, Vector};
 use crate::eval::{Env, eval};
+use arrow::array::{Array, Float64Array, Int64Array};
 use plexus_plan::logical::{SortKey, TopCount};
 use plexus_value::error::{QueryError, Result};
 use plexus_value::value::{Value, order};
@@ -167,17 +174,32 @@ impl SortBuffer {
     ) -> Result<()> {
         let reads = PropertyReads::of(spec.keys.iter().map(|k| &k.expr));
         let prefetched = reads.fetch(batch, ctx);
+        // Keys computed as vectors for the whole batch (a vector never fails: the others
+        // are evaluated row by row, so the first failing key is the same).
+        let vectors: Vec<Option<Vector>> = (spec.keys.iter())
+            .map(|k| vector::column(&k.expr, batch, &prefetched, ctx))
+            .collect();
         let bound = buffer_bound(self.needed);
+        let mut behind = self
+            .bar
+            .as_ref()
+            .and_then(|bar| Behind::new(spec, bar, &vectors));
         // The keys of the row at hand; a row the bar stops leaves the buffer for the next.
         let mut key = Vec::with_capacity(spec.keys.len());
         for row in 0..batch.len() {
-            let mut env = Env::with_prefetched(batch, row, &prefetched);
-            key.clear();
-            for k in &spec.keys {
-                key.push(eval(&k.expr, &mut env, ctx)?);
-            }
             let position = self.fed_rows;
             self.fed_rows += 1;
+            if behind.as_ref().is_some_and(|behind| behind.test(row)) {
+                continue;
+            }
+            let mut env = Env::with_prefetched(batch, row, &prefetched);
+            key.clear();
+            for (k, vector) in spec.keys.iter().zip(&vectors) {
+                key.push(match vector {
+                    Some(vector) => vector.value(row),
+                    None => eval(&k.expr, &mut env, ctx)?,
+                });
+            }
             if (self.bar.as_ref()).is_some_and(|bar| spec.compare_keys(&key, bar).is_ge()) {
                 continue;
             }
@@ -188,6 +210,10 @@ impl SortBuffer {
             {
                 spec.cut(&mut self.rows, k);
                 self.bar = self.last_kept(spec);
+                behind = self
+                    .bar
+                    .as_ref()
+                    .and_then(|bar| Behind::new(spec, bar, &vectors));
             }
         }
         check_materialized(self.rows.len())
@@ -224,6 +250,73 @@ impl SortBuffer {
         SortedRun {
             rows: self.sorted(spec),
             error,
+        }
+    }
+}
+
+/// The bar's test on a first key held as a numeric vector: whether a row's first key orders
+/// strictly after the bar's, so the row can never be among the k first (THE BUFFER) —
+/// decided on the `f64` or `i64` itself, without making the row's keys. Where it cannot
+/// tell (a null, a NaN, integers against floats, an equal first key), the row takes the
+/// full comparison.
+enum Behind<'a> {
+    Float {
+        keys: &'a Float64Array,
+        bar: f64,
+        descending: bool,
+    },
+    Int {
+        keys: &'a Int64Array,
+        bar: i64,
+        descending: bool,
+    },
+}
+
+impl<'a> Behind<'a> {
+    fn new(spec: &SortSpec, bar: &[Value], vectors: &'a [Option<Vector>]) -> Option<Self> {
+        // A key evaluated row by row may fail on a row the bar would stop: that row's keys
+        // must be evaluated, so the test applies only when every key is a vector.
+        if !vectors.iter().all(Option::is_some) {
+            return None;
+        }
+        let descending = spec.keys.first()?.descending;
+        match (vectors.first()?.as_ref()?, bar.first()?) {
+            (Vector::Float(keys), Value::Float(bar)) if !bar.is_nan() => Some(Behind::Float {
+                keys,
+                bar: *bar,
+                descending,
+            }),
+            (Vector::Int(keys), Value::Int(bar)) => Some(Behind::Int {
+                keys,
+                bar: *bar,
+                descending,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether row `row`'s first key orders strictly after the bar's (`false`: unknown).
+    fn test(&self, row: usize) -> bool {
+        match *self {
+            Behind::Float {
+                keys,
+                bar,
+                descending,
+            } => {
+                // A NaN orders after every number (`value::order`): left to the full test.
+                let key = keys.values()[row];
+                keys.is_valid(row)
+                    && !key.is_nan()
+                    && if descending { key < bar } else { key > bar }
+            }
+            Behind::Int {
+                keys,
+                bar,
+                descending,
+            } => {
+                let key = keys.values()[row];
+                keys.is_valid(row) && if descending { key < bar } else { key > bar }
+            }
         }
     }
 }
