@@ -57,7 +57,7 @@ use plexus_storage::{
 };
 use plexus_types::{
     Direction, EdgeId, EdgeTableId, EdgeTypeId, Error, IsolationLevel, LabelId, PropKeyId, Result,
-    Timestamp, Value, VertexId, VertexTableId,
+    Timestamp, Value, VertexId, VertexRuns, VertexTableId,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;

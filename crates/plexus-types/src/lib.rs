@@ -5,6 +5,7 @@
 mod config;
 mod error;
 mod ids;
+mod runs;
 mod span;
 mod value;
 
@@ -14,5 +15,6 @@ pub use ids::{
     Direction, EdgeId, EdgeTableId, EdgeTypeId, LabelId, PropKeyId, Timestamp, VertexId,
     VertexTableId,
 };
+pub use runs::VertexRuns;
 pub use span::Span;
 pub use value::{DataType, TemporalValue, Value};

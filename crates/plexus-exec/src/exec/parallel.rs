@@ -141,7 +141,7 @@ use super::aggregate::{Aggregation, Groups, MorselAggregate, MorselAggregator};
 use super::join::{BuildSide, HashJoin, SharedTable};
 use super::ops::{Distinct, RowStage, aggregate_operator, simple_stage, sort_operator};
 use super::pipeline::{Pipeline, Stage};
-use super::scan::scan_nodes;
+use super::scan::scan_node_runs;
 use super::sort::{SortBuffer, SortSpec, SortedRun, SortedRuns};
 use super::{BATCH_ROWS, Batch, ExecContext, ExecState, Operator, OperatorProfile, Profiled};
 use crate::context::JitProfile;
@@ -149,7 +149,7 @@ use plexus_plan::Params;
 use plexus_plan::logical::{LogicalPlan, parallel_chain};
 use plexus_txn::Transaction;
 use plexus_txn::validation::ReadItem;
-use plexus_types::VertexId;
+use plexus_types::{VertexId, VertexRuns};
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::Value;
 use std::collections::{BTreeMap, VecDeque};
@@ -484,7 +484,7 @@ impl Parallel {
                 format!("a parallel scan needs one argument row, got {}", rows.len()),
             )
         })?;
-        let ids = scan_nodes(ctx.tx, self.label.as_deref(), &self.label_union)?;
+        let ids = scan_node_runs(ctx.tx, self.label.as_deref(), &self.label_union)?;
         let morsels = ids.len().div_ceil(self.morsel_vertices);
         let source = Arc::new(Vertices {
             ids,
@@ -517,9 +517,9 @@ impl Parallel {
     }
 }
 
-/// The scanned ids, shared by all workers.
+/// The scanned vertices, shared by all workers.
 struct Vertices {
-    ids: Vec<VertexId>,
+    ids: VertexRuns,
     /// The argument row every scanned vertex extends.
     argument: Vec<Value>,
     slot: usize,
@@ -565,9 +565,13 @@ impl Operator for MorselScan {
         let rows = stop - begin;
         let columns = (self.source.argument.iter().enumerate())
             .map(|(slot, value)| match slot == self.source.slot {
-                true => (self.source.ids[begin..stop].iter())
-                    .map(|v| Value::Node(*v))
-                    .collect(),
+                true => {
+                    let mut nodes = Vec::with_capacity(rows);
+                    for (table, offsets) in self.source.ids.runs_in(begin..stop) {
+                        nodes.extend(offsets.map(|o| Value::Node(VertexId::new(table, o))));
+                    }
+                    nodes
+                }
                 false if value.is_null() => Vec::new(),
                 false => vec![value.clone(); rows],
             })

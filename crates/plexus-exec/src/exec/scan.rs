@@ -14,7 +14,7 @@ use plexus_plan::logical::{
 };
 use plexus_txn::validation::{Entity as ReadEntity, ReadItem};
 use plexus_txn::{KeyRange, Transaction};
-use plexus_types::{Direction, EdgeId, Value as StorageValue, VertexId};
+use plexus_types::{Direction, EdgeId, Value as StorageValue, VertexId, VertexRuns};
 use plexus_value::error::{ErrorClass, Result};
 use plexus_value::value::Value;
 use std::ops::Bound;
@@ -205,6 +205,20 @@ pub(super) fn scan_nodes(
         Some(label) => tx.scan_label(label),
         None if !label_union.is_empty() => tx.scan_any_label(label_union),
         None => tx.scan_all_vertices(),
+    }
+}
+
+/// [`scan_nodes`] as runs of consecutive vertices (a parallel scan's morsels are positions
+/// in it): a label's scan lists whole runs without an id per vertex where it can
+/// (`Transaction::scan_label_runs`).
+pub(super) fn scan_node_runs(
+    tx: &mut Transaction,
+    label: Option<&str>,
+    label_union: &[Arc<str>],
+) -> plexus_types::Result<VertexRuns> {
+    match label {
+        Some(label) => tx.scan_label_runs(label),
+        None => Ok(VertexRuns::from_ids(scan_nodes(tx, None, label_union)?)),
     }
 }
 

@@ -171,7 +171,7 @@ impl RowTable {
         state.page = Some(page);
         state.existing = Some(ExistingRows {
             max_write_ts: chunk.max_write_ts,
-            runs: existing_runs(|r| chunk.exists[r]).collect(),
+            runs: true_runs(&chunk.exists).collect(),
         });
         state.chunk = None;
         let old = slot.size_bytes.swap(0, Ordering::AcqRel);

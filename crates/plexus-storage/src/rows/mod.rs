@@ -710,17 +710,18 @@ impl RowTable {
             }
             let loaded = {
                 let (chunk, loaded) = self.latch_read(slot, index)?;
-                let runs = existing_runs(|r| {
-                    if ts >= chunk.max_write_ts {
-                        chunk.exists[r]
-                    } else {
+                let shift = |run: Range<u32>| base + run.start..base + run.end;
+                if ts >= chunk.max_write_ts {
+                    found.extend(true_runs(&chunk.exists).map(shift));
+                } else {
+                    let runs = existing_runs(|r| {
                         matches!(
                             chunk.read(&self.layout, r, Slot::Exists, ts),
                             SlotValue::Exists(true)
                         )
-                    }
-                });
-                found.extend(runs.map(|run| base + run.start..base + run.end));
+                    });
+                    found.extend(runs.map(shift));
+                }
                 loaded
             };
             if loaded {
@@ -872,6 +873,18 @@ impl RowTable {
     }
 }
 
+/// The maximal ranges of indexes of `flags` that are true, in order — [`existing_runs`] over
+/// a flag per row, found a slice at a time.
+fn true_runs(flags: &[bool]) -> impl Iterator<Item = Range<u32>> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let start = at + flags[at..].iter().position(|&f| f)?;
+        let len = flags[start..].iter().position(|&f| !f);
+        at = start + len.unwrap_or(flags.len() - start);
+        Some(start as u32..at as u32)
+    })
+}
+
 /// The maximal ranges of chunk rows for which `exists` holds, in row order.
 fn existing_runs(exists: impl Fn(usize) -> bool) -> impl Iterator<Item = Range<u32>> {
     let mut start = None;
@@ -911,6 +924,31 @@ mod tests {
             },
         ];
         RowTable::new("t", &props, &[vec![1, 2]])
+    }
+
+    #[test]
+    fn true_runs_are_the_existing_runs_of_the_flags() {
+        let mut state = 7u64;
+        for case in 0..200 {
+            // Runs of random lengths, short and long, starting and ending either way.
+            let mut flags = vec![false; CHUNK_ROWS];
+            let (mut row, mut on) = (0, case % 2 == 0);
+            while row < CHUNK_ROWS {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let len = 1 + (state >> 33) as usize % if case % 3 == 0 { 3 } else { 700 };
+                flags[row..(row + len).min(CHUNK_ROWS)].fill(on);
+                (row, on) = (row + len, !on);
+            }
+            let expected: Vec<_> = existing_runs(|r| flags[r]).collect();
+            assert_eq!(
+                true_runs(&flags).collect::<Vec<_>>(),
+                expected,
+                "case {case}"
+            );
+        }
+        assert_eq!(true_runs(&[]).count(), 0);
     }
 
     #[test]

@@ -98,6 +98,7 @@ use plexus_types::{
 };
 pub use recovery::RecoveryReport;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -1034,19 +1035,34 @@ impl Storage {
         ts: Timestamp,
         f: &mut dyn FnMut(VertexId),
     ) -> Result<()> {
+        self.scan_label_runs(label, ts, &mut |table, rows| {
+            rows.for_each(|row| f(VertexId::new(table, row)))
+        })
+    }
+
+    /// [`scan_label`](Self::scan_label) by runs: `f` gets the vertices carrying `label` at
+    /// `ts` as ranges of consecutive rows of one table, tables in id order, rows in order —
+    /// whole runs of existing rows where the table's own label is the one scanned (no row's
+    /// labels need reading), single rows where extra labels decide.
+    pub fn scan_label_runs(
+        &self,
+        label: LabelId,
+        ts: Timestamp,
+        f: &mut dyn FnMut(VertexTableId, Range<u32>),
+    ) -> Result<()> {
         let catalog = self.catalog();
         for table in self.vertex_tables() {
             let own = catalog.vertex_tables[table.id as usize].label == label;
             let mut result = Ok(());
             let mut keep_if =
                 |row: u32, keep: &dyn Fn(&[LabelId]) -> bool| match table.rows.labels(row, ts) {
-                    Ok(labels) if keep(&labels) => f(VertexId::new(table.id, row)),
+                    Ok(labels) if keep(&labels) => f(table.id, row..row + 1),
                     Ok(_) => {}
                     Err(e) if result.is_ok() => result = Err(e),
                     Err(_) => {}
                 };
             if own && !table.may_carry_extra_label(HIDDEN_TABLE_LABEL) {
-                table.rows.scan(ts, |row| f(VertexId::new(table.id, row)))?;
+                table.rows.scan_ranges(ts, |rows| f(table.id, rows))?;
             } else if own {
                 table.rows.scan(ts, |row| {
                     keep_if(row, &|labels| !labels.contains(&HIDDEN_TABLE_LABEL))

@@ -10,14 +10,13 @@ impl Transaction {
         if let Some(graph) = &self.external {
             return external::reads::scan_label(&**graph, label);
         }
-        let id = match self.isolation {
-            // A serializable scan needs the label's id to record the predicate, even if no
-            // vertex carries it yet (a concurrent insert would be a phantom).
-            IsolationLevel::Serializable => Some(self.ensure_token(label, TokenKind::Label)?),
-            IsolationLevel::Snapshot => self.catalog().labels.id(label),
+        let Some(id) = self.label_scan_id(label)? else {
+            return Ok(Vec::new());
         };
-        let Some(id) = id else { return Ok(Vec::new()) };
-        self.record(ReadItem::LabelScan(id));
+        if self.writes.no_vertex_changes() {
+            // Nothing of this transaction's own to merge.
+            return Ok(self.stored_label_runs(id)?.ids());
+        }
         let catalog = self.catalog();
         let table_label =
             |v: &VertexId| catalog.vertex_tables.get(v.table as usize).map(|t| t.label);
@@ -54,6 +53,52 @@ impl Transaction {
         found.sort_unstable();
         found.dedup();
         Ok(found)
+    }
+
+    /// [`scan_label`](Self::scan_label) as runs of consecutive vertices
+    /// ([`VertexRuns`]): the same vertices in the same order, recorded as the same read,
+    /// without a `VertexId` per vertex where storage lists whole runs (the label is a table's
+    /// own and this transaction changed no vertex) — a parallel scan's morsels read their
+    /// vertices from it.
+    pub fn scan_label_runs(&mut self, label: &str) -> Result<VertexRuns> {
+        if self.external.is_none() && self.writes.no_vertex_changes() {
+            let Some(id) = self.label_scan_id(label)? else {
+                return Ok(VertexRuns::default());
+            };
+            return self.stored_label_runs(id);
+        }
+        Ok(VertexRuns::from_ids(self.scan_label(label)?))
+    }
+
+    /// The committed vertices carrying label `id` at the start timestamp, as runs in id
+    /// order.
+    fn stored_label_runs(&self, id: LabelId) -> Result<VertexRuns> {
+        let mut runs = VertexRuns::default();
+        (self.storage())
+            .scan_label_runs(id, self.start_ts, &mut |table, rows| runs.push(table, rows))?;
+        // Storage lists tables in id order and rows in order (checked, not assumed).
+        if !runs.is_sorted() {
+            let mut ids = runs.ids();
+            ids.sort_unstable();
+            ids.dedup();
+            runs = VertexRuns::from_ids(ids);
+        }
+        Ok(runs)
+    }
+
+    /// The id of `label` for a label scan, recorded as the scan's read (`None`: no vertex can
+    /// carry it).
+    fn label_scan_id(&mut self, label: &str) -> Result<Option<LabelId>> {
+        let id = match self.isolation {
+            // A serializable scan needs the label's id to record the predicate, even if no
+            // vertex carries it yet (a concurrent insert would be a phantom).
+            IsolationLevel::Serializable => Some(self.ensure_token(label, TokenKind::Label)?),
+            IsolationLevel::Snapshot => self.catalog().labels.id(label),
+        };
+        if let Some(id) = id {
+            self.record(ReadItem::LabelScan(id));
+        }
+        Ok(id)
     }
 
     /// Every vertex carrying at least one of `labels` in this view, each once, in id order:
