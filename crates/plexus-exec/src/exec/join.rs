@@ -47,7 +47,9 @@
 //! probe). The probe's key finds the same group as under `GroupKey` equivalence: an integer
 //! directly, a float without fraction in `i64`'s range as that integer (`1.0 = 1`), and
 //! anything else (another float, a string, a list, ...) no group, as none is equal to an
-//! integer.
+//! integer. When the build keys' range is compact (at most `DENSE_SLOTS_PER_KEY` slots per
+//! key, at most `MAX_DENSE_SLOTS` in all) the integers index a vector of groups directly —
+//! a subtraction and a bounds check per probe, no hashing; otherwise a hash map holds them.
 //!
 //! LEFT OUTER
 //! ==========
@@ -130,7 +132,53 @@ const NO_ROW: u32 = u32::MAX;
 enum Index {
     General(HashMap<GroupKey, Span, ahash::RandomState>),
     /// Every build key is one integer: the groups by that integer.
-    Ints(HashMap<i64, Span, ahash::RandomState>),
+    Ints(IntGroups),
+}
+
+/// Slots of a dense integer index per build key, at most (see INTEGER KEYS).
+const DENSE_SLOTS_PER_KEY: usize = 4;
+
+/// Slots of a dense integer index (8 bytes each), at most: 128 MiB.
+const MAX_DENSE_SLOTS: usize = 1 << 24;
+
+/// Groups by a single integer key (see INTEGER KEYS).
+enum IntGroups {
+    /// Group of key `k` at `spans[k - min]` (empty: none).
+    Dense {
+        min: i64,
+        spans: Vec<Span>,
+    },
+    Hashed(HashMap<i64, Span, ahash::RandomState>),
+}
+
+impl IntGroups {
+    /// The index of `groups` (distinct keys): dense when their range is compact.
+    fn of(groups: Vec<(i64, Span)>) -> IntGroups {
+        let min = groups.iter().map(|(key, _)| *key).min().unwrap_or(0);
+        let max = groups.iter().map(|(key, _)| *key).max().unwrap_or(0);
+        let slots = i128::from(max) - i128::from(min) + 1;
+        let most = groups.len().saturating_mul(DENSE_SLOTS_PER_KEY).max(1024);
+        if slots > most.min(MAX_DENSE_SLOTS) as i128 {
+            return IntGroups::Hashed(groups.into_iter().collect());
+        }
+        let mut spans = vec![Span::default(); slots as usize];
+        for (key, span) in groups {
+            debug_assert!(span.len > 0, "a group has rows");
+            spans[key.abs_diff(min) as usize] = span;
+        }
+        IntGroups::Dense { min, spans }
+    }
+
+    /// The group of `key` (empty if none).
+    fn get(&self, key: i64) -> Span {
+        match self {
+            IntGroups::Dense { min, spans } => (key.checked_sub(*min))
+                .and_then(|at| usize::try_from(at).ok())
+                .and_then(|at| spans.get(at).copied())
+                .unwrap_or_default(),
+            IntGroups::Hashed(groups) => groups.get(&key).copied().unwrap_or_default(),
+        }
+    }
 }
 
 impl Index {
@@ -146,21 +194,20 @@ impl Index {
         let ints = (groups.into_iter())
             .map(|(key, span)| (int(&key).expect("checked above"), span))
             .collect();
-        Index::Ints(ints)
+        Index::Ints(IntGroups::of(ints))
     }
 
     /// The group of `key` (one that [`can_be_equal`]); empty if none.
     fn get(&self, key: &GroupKey) -> Span {
-        let span = match self {
-            Index::General(groups) => groups.get(key),
+        match self {
+            Index::General(groups) => groups.get(key).copied().unwrap_or_default(),
             Index::Ints(ints) => match key.0[..] {
-                [Value::Int(i)] => ints.get(&i),
-                [Value::Float(f)] => integral_float(f).and_then(|i| ints.get(&i)),
+                [Value::Int(i)] => ints.get(i),
+                [Value::Float(f)] => integral_float(f).map_or_else(Span::default, |i| ints.get(i)),
                 // Equivalent to no integer (a list, a string, a node, ...).
-                _ => None,
+                _ => Span::default(),
             },
-        };
-        span.copied().unwrap_or_default()
+        }
     }
 }
 
@@ -520,12 +567,8 @@ impl HashJoin {
 /// The group of every row of a single key's typed `vector` in an integer table (see
 /// INTEGER KEYS): an integer's own, an integral float's integer's, none for a null, another
 /// float, a boolean or a string — none of which equals an integer.
-fn int_spans(
-    ints: &HashMap<i64, Span, ahash::RandomState>,
-    vector: &Vector,
-    spans: &mut Vec<Span>,
-) {
-    let find = |i: Option<i64>| i.and_then(|i| ints.get(&i)).copied().unwrap_or_default();
+fn int_spans(ints: &IntGroups, vector: &Vector, spans: &mut Vec<Span>) {
+    let find = |i: Option<i64>| i.map_or_else(Span::default, |i| ints.get(i));
     match vector {
         Vector::Int(keys) => spans
             .extend((0..keys.len()).map(|row| find(keys.is_valid(row).then(|| keys.value(row))))),
@@ -583,5 +626,55 @@ impl Stage for HashJoin {
     fn reset(&mut self) {
         self.probe = None;
         self.rerun = self.table.is_some();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(start: u32) -> Span {
+        Span { start, len: 1 }
+    }
+
+    /// Every key finds its own group and every other integer none, in both forms.
+    #[test]
+    fn integer_groups_find_the_same_spans_dense_or_hashed() {
+        let cases: [&[i64]; 5] = [
+            &[3, 4, 7, -2],
+            &[0, 1_000_000],
+            &[i64::MIN, i64::MAX, 0],
+            &[i64::MAX - 1, i64::MAX],
+            &[i64::MIN, i64::MIN + 3],
+        ];
+        for keys in cases {
+            let groups: Vec<(i64, Span)> = (keys.iter())
+                .enumerate()
+                .map(|(i, &k)| (k, span(i as u32)))
+                .collect();
+            let index = IntGroups::of(groups);
+            let dense = matches!(index, IntGroups::Dense { .. });
+            assert_eq!(
+                dense,
+                keys != [0, 1_000_000] && keys != [i64::MIN, i64::MAX, 0]
+            );
+            for (i, &k) in keys.iter().enumerate() {
+                let found = index.get(k);
+                assert_eq!((found.start, found.len), (i as u32, 1), "{keys:?} {k}");
+            }
+            let probes = [
+                i64::MIN,
+                i64::MIN + 1,
+                -1,
+                5,
+                6,
+                999_999,
+                i64::MAX - 2,
+                i64::MAX,
+            ];
+            for k in probes.into_iter().filter(|k| !keys.contains(k)) {
+                assert_eq!(index.get(k).len, 0, "{keys:?} {k}");
+            }
+        }
     }
 }
