@@ -96,6 +96,19 @@ impl Accumulator {
                 if call.function == AggFunction::Avg && matches!(value, Value::Duration(_)) {
                     self.values.push(value.clone());
                 }
+                // Integers or floats on both sides: the sum `arith` gives, without its
+                // dispatch (a partial aggregation's caller adds every replayed value here).
+                match (&mut self.sum, &value) {
+                    (Value::Int(sum), Value::Int(v)) if sum.checked_add(*v).is_some() => {
+                        *sum += *v;
+                        return Ok(());
+                    }
+                    (Value::Float(sum), Value::Float(v)) => {
+                        *sum += *v;
+                        return Ok(());
+                    }
+                    _ => {}
+                }
                 if matches!(value, Value::Duration(_))
                     && matches!(self.sum, Value::Int(0))
                     && self.count == 1
