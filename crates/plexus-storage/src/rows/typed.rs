@@ -19,6 +19,15 @@
 //! choice. Anything else — an undeclared key, a temporal column, a family — answers `None`
 //! and the caller reads values one by one as before.
 //!
+//! SCATTERED
+//! =========
+//! Rows are read run by run, a run being consecutive rows of the list in one chunk, under
+//! that chunk's read latch. The nodes a hash join matched come in probe order, jumping
+//! between the build side's chunks on almost every row: a latch per row, contended by every
+//! worker. A list whose runs average under four rows (and of at least `MIN_SCATTERED_ROWS`)
+//! is therefore read in row order — one run per chunk — and each value put back at the
+//! place it was asked for; a row's value does not depend on the order it is read in.
+//!
 //! SAME ANSWERS
 //! ============
 //! The result is, row for row, what [`RowTable::prop`] returns at `ts`: a chunk whose newest
@@ -52,7 +61,45 @@ pub struct TypedProps {
     pub valid: Vec<bool>,
 }
 
+/// Fewest rows read in row order when they are scattered (see SCATTERED).
+const MIN_SCATTERED_ROWS: usize = 64;
+
+/// Whether `rows` jump between chunks so often (runs of under four rows in one chunk, on
+/// average) that reading them in row order pays for the sort (see SCATTERED).
+fn scattered(rows: &[u32]) -> bool {
+    let chunk = |row: &u32| *row as usize / CHUNK_ROWS;
+    rows.len() >= MIN_SCATTERED_ROWS
+        && rows.chunk_by(|a, b| chunk(a) == chunk(b)).count() * 4 > rows.len()
+}
+
 impl TypedProps {
+    /// Row `at[i]` of these as row `i`, for every `i`.
+    fn gather(&self, at: &[usize]) -> TypedProps {
+        let pick = |values: &[_]| at.iter().map(|&j| values[j]).collect();
+        let values = match &self.values {
+            TypedValues::Bool(v) => TypedValues::Bool(at.iter().map(|&j| v[j]).collect()),
+            TypedValues::Int64(v) => TypedValues::Int64(at.iter().map(|&j| v[j]).collect()),
+            TypedValues::Float64(v) => TypedValues::Float64(at.iter().map(|&j| v[j]).collect()),
+            TypedValues::Utf8 { bytes, ends } => {
+                let mut out = Vec::with_capacity(bytes.len());
+                let mut out_ends = Vec::with_capacity(at.len());
+                for &j in at {
+                    let start = if j == 0 { 0 } else { ends[j - 1] };
+                    out.extend_from_slice(&bytes[start..ends[j]]);
+                    out_ends.push(out.len());
+                }
+                TypedValues::Utf8 {
+                    bytes: out,
+                    ends: out_ends,
+                }
+            }
+        };
+        TypedProps {
+            values,
+            valid: pick(&self.valid),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.valid.len()
     }
@@ -122,6 +169,33 @@ impl RowTable {
     /// `None` when the key is not a typed single column (a STRING one only with `strings`)
     /// or a row does not exist at `ts`.
     pub fn typed_prop_many(
+        &self,
+        rows: &[u32],
+        key: PropKeyId,
+        ts: Timestamp,
+        strings: bool,
+    ) -> Result<Option<TypedProps>> {
+        if !scattered(rows) {
+            return self.typed_prop_many_in_order(rows, key, ts, strings);
+        }
+        // (SCATTERED) In row order, then each value back at the place it was asked for.
+        let mut order: Vec<u64> = (rows.iter().enumerate())
+            .map(|(i, &row)| (u64::from(row) << 32) | i as u64)
+            .collect();
+        order.sort_unstable();
+        let sorted: Vec<u32> = order.iter().map(|&o| (o >> 32) as u32).collect();
+        let Some(props) = self.typed_prop_many_in_order(&sorted, key, ts, strings)? else {
+            return Ok(None);
+        };
+        let mut at = vec![0; rows.len()];
+        for (j, &o) in order.iter().enumerate() {
+            at[o as u32 as usize] = j;
+        }
+        Ok(Some(props.gather(&at)))
+    }
+
+    /// [`typed_prop_many`](Self::typed_prop_many) reading `rows` in the order given.
+    fn typed_prop_many_in_order(
         &self,
         rows: &[u32],
         key: PropKeyId,
@@ -351,17 +425,18 @@ mod tests {
             CHUNK_ROWS as u32 + 4,
             6,
         ];
+        // Scattered over the three chunks (read in row order, see SCATTERED), repeats too.
+        let scattered_rows: Vec<u32> = (0..300u32)
+            .map(|i| rows[(i as usize * 2053) % rows.len()])
+            .chain([3, 3, 7])
+            .collect();
+        assert!(scattered(&scattered_rows) && !scattered(&asked));
         for ts in [2, 4, 5, 7, 8, 9] {
             for key in [INT, FLOAT, BOOL, TEXT] {
-                let got = t
-                    .typed_prop_many(&asked, key, ts, true)
-                    .unwrap()
-                    .map(masked);
-                assert_eq!(
-                    got,
-                    Some(expected(&t, &asked, key, ts)),
-                    "key {key} ts {ts}"
-                );
+                for asked in [&asked[..], &scattered_rows] {
+                    let got = t.typed_prop_many(asked, key, ts, true).unwrap().map(masked);
+                    assert_eq!(got, Some(expected(&t, asked, key, ts)), "key {key} ts {ts}");
+                }
             }
         }
     }

@@ -208,6 +208,15 @@ impl VertexTable {
         Ok(())
     }
 
+    /// [`check_offset`](Self::check_offset) of every vertex of `vs` (all of this table): one
+    /// comparison, of the largest offset (the one reported).
+    pub fn check_offsets(&self, vs: &[VertexId]) -> Result<()> {
+        match vs.iter().max_by_key(|v| v.offset) {
+            Some(&largest) => self.check_offset(largest),
+            None => Ok(()),
+        }
+    }
+
     /// The primary-key index's key for `value`: a 64-bit digest of its lossless encoding.
     fn pk_digest(&self, value: &Value) -> [u8; 8] {
         self.pk_hasher.hash_one(&pk_bytes(value)[..]).to_be_bytes()

@@ -358,10 +358,7 @@ impl Transaction {
     fn check_bulk_vertex_read(&mut self, vs: &[VertexId], name: &str) -> Result<Option<PropKeyId>> {
         for run in vs.chunk_by(|a, b| a.table == b.table) {
             self.refresh_schema(run[0])?;
-            let table = self.cached_table(run[0]);
-            for &v in run {
-                table.check_offset(v)?;
-            }
+            self.cached_table(run[0]).check_offsets(run)?;
         }
         // Just refreshed: the cache's catalog is the current one.
         Ok(self.schema_cache().catalog.prop_keys.id(name))
