@@ -12,6 +12,7 @@
 use crate::column::Vector;
 use plexus_plan::logical::LogicalPlan;
 use plexus_txn::Transaction;
+use plexus_types::VertexId;
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::temporal::StatementClock;
 use plexus_value::value::Value;
@@ -47,6 +48,9 @@ pub const MAX_MATERIALIZED_ROWS: usize = 20_000_000;
 /// copies the few rows it keeps without converting the rest. A writer
 /// ([`set_last`](Self::set_last)) turns the column into values first. Either way a row's
 /// value is the vector's (`Vector::value`), so which form a column has changes no result.
+/// A parallel scan's node column is typed the same way, as the scanned vertex ids
+/// ([`nodes`](Self::nodes)): property reads take the ids as they are, and a row reader sees
+/// `Value::Node`s.
 #[derive(Debug, Clone)]
 pub struct Batch {
     columns: Vec<Column>,
@@ -58,8 +62,59 @@ pub struct Batch {
 enum Column {
     /// One value per row, or none: unset.
     Values(Vec<Value>),
-    /// One typed vector of `len` rows, and its values once a row reader needed them.
-    Vector(Vector, OnceLock<Vec<Value>>),
+    /// `len` typed rows, and their values once a row reader needed them.
+    Typed(Typed, OnceLock<Vec<Value>>),
+}
+
+/// A typed column's rows.
+#[derive(Debug, Clone)]
+enum Typed {
+    Vector(Vector),
+    /// Nodes, by id.
+    Nodes(Vec<VertexId>),
+}
+
+impl Typed {
+    fn len(&self) -> usize {
+        match self {
+            Typed::Vector(vector) => vector.len(),
+            Typed::Nodes(ids) => ids.len(),
+        }
+    }
+
+    fn value(&self, row: usize) -> Value {
+        match self {
+            Typed::Vector(vector) => vector.value(row),
+            Typed::Nodes(ids) => Value::Node(ids[row]),
+        }
+    }
+
+    fn values(&self) -> Vec<Value> {
+        match self {
+            Typed::Vector(vector) => vector.values(),
+            Typed::Nodes(ids) => ids.iter().map(|&v| Value::Node(v)).collect(),
+        }
+    }
+
+    /// Rows `at..`, leaving rows `..at` here.
+    fn split_off(&mut self, at: usize) -> Typed {
+        match self {
+            Typed::Vector(vector) => {
+                let rest = vector.slice(at, vector.len() - at);
+                *vector = vector.slice(0, at);
+                Typed::Vector(rest)
+            }
+            Typed::Nodes(ids) => Typed::Nodes(ids.split_off(at)),
+        }
+    }
+
+    /// Rows `rows`, in that order.
+    fn take(&self, rows: &[usize]) -> Typed {
+        match self {
+            Typed::Vector(vector) => Typed::Vector(vector.take(rows)),
+            Typed::Nodes(ids) => Typed::Nodes(rows.iter().map(|&row| ids[row]).collect()),
+        }
+    }
 }
 
 impl Column {
@@ -105,7 +160,7 @@ impl Batch {
         debug_assert!(row < self.len);
         match &self.columns[slot] {
             Column::Values(values) => values.get(row).unwrap_or(&NULL),
-            Column::Vector(vector, values) => &values.get_or_init(|| vector.values())[row],
+            Column::Typed(typed, values) => &values.get_or_init(|| typed.values())[row],
         }
     }
 
@@ -114,9 +169,9 @@ impl Batch {
         debug_assert!(row < self.len);
         match &self.columns[slot] {
             Column::Values(values) => values.get(row).cloned().unwrap_or(Value::Null),
-            Column::Vector(vector, values) => match values.get() {
+            Column::Typed(typed, values) => match values.get() {
                 Some(values) => values[row].clone(),
-                None => vector.value(row),
+                None => typed.value(row),
             },
         }
     }
@@ -134,15 +189,23 @@ impl Batch {
         }
         match self.columns.get(slot)? {
             Column::Values(values) => (values.len() == self.len).then_some(values.as_slice()),
-            Column::Vector(vector, values) => Some(values.get_or_init(|| vector.values())),
+            Column::Typed(typed, values) => Some(values.get_or_init(|| typed.values())),
         }
     }
 
     /// The typed vector column `slot` holds, if it holds one (see TYPED COLUMNS).
     pub(crate) fn vector(&self, slot: usize) -> Option<&Vector> {
         match self.columns.get(slot)? {
-            Column::Vector(vector, _) => Some(vector),
-            Column::Values(_) => None,
+            Column::Typed(Typed::Vector(vector), _) => Some(vector),
+            _ => None,
+        }
+    }
+
+    /// The node ids column `slot` holds, if it holds them typed (see TYPED COLUMNS).
+    pub(crate) fn nodes(&self, slot: usize) -> Option<&[VertexId]> {
+        match self.columns.get(slot)? {
+            Column::Typed(Typed::Nodes(ids), _) => Some(ids),
+            _ => None,
         }
     }
 
@@ -154,16 +217,25 @@ impl Batch {
 
     /// Replaces column `slot` with `vector`, one value per row (see TYPED COLUMNS).
     pub(crate) fn set_vector(&mut self, slot: usize, vector: Vector) {
-        assert_eq!(vector.len(), self.len, "a column has one value per row");
-        self.columns[slot] = Column::Vector(vector, OnceLock::new());
+        self.set_typed(slot, Typed::Vector(vector));
+    }
+
+    /// Replaces column `slot` with the nodes `ids`, one per row (see TYPED COLUMNS).
+    pub(crate) fn set_nodes(&mut self, slot: usize, ids: Vec<VertexId>) {
+        self.set_typed(slot, Typed::Nodes(ids));
+    }
+
+    fn set_typed(&mut self, slot: usize, typed: Typed) {
+        assert_eq!(typed.len(), self.len, "a column has one value per row");
+        self.columns[slot] = Column::Typed(typed, OnceLock::new());
     }
 
     /// Column `slot` made real (one value per row), to be written.
     fn materialized(&mut self, slot: usize) -> &mut Vec<Value> {
         let len = self.len;
         let column = &mut self.columns[slot];
-        if let Column::Vector(vector, values) = column {
-            let values = values.take().unwrap_or_else(|| vector.values());
+        if let Column::Typed(typed, values) = column {
+            let values = values.take().unwrap_or_else(|| typed.values());
             *column = Column::Values(values);
         }
         let Column::Values(values) = column else {
@@ -211,7 +283,7 @@ impl Batch {
                 Column::Values(values) => {
                     Column::Values(rows.iter().map(|&row| values[row].clone()).collect())
                 }
-                Column::Vector(vector, _) => Column::Vector(vector.take(rows), OnceLock::new()),
+                Column::Typed(typed, _) => Column::Typed(typed.take(rows), OnceLock::new()),
             })
             .collect();
         *self = Batch {
@@ -239,15 +311,14 @@ impl Batch {
                 .map(|c| match c {
                     Column::Values(values) if values.is_empty() => Column::Values(Vec::new()),
                     Column::Values(values) => Column::Values(values.split_off(at)),
-                    Column::Vector(vector, values) => {
-                        let rest = vector.slice(at, rest_len);
-                        *vector = vector.slice(0, at);
+                    Column::Typed(typed, values) => {
+                        let rest = typed.split_off(at);
                         let rest_values = OnceLock::new();
                         if let Some(mut kept) = values.take() {
                             let _ = rest_values.set(kept.split_off(at));
                             let _ = values.set(kept);
                         }
-                        Column::Vector(rest, rest_values)
+                        Column::Typed(rest, rest_values)
                     }
                 })
                 .collect(),
@@ -598,7 +669,7 @@ pub(crate) fn with_test_ctx<T>(
 
 #[cfg(test)]
 mod batch_tests {
-    use super::{BATCH_ROWS, Batch, Vector};
+    use super::{BATCH_ROWS, Batch, Vector, VertexId};
     use arrow::array::Int64Array;
     use plexus_value::value::Value;
 
@@ -747,6 +818,28 @@ mod batch_tests {
         }
         picked.push_rows(&source, &[]);
         assert_eq!(picked.len(), rows.len());
+    }
+
+    #[test]
+    fn node_columns_read_as_nodes_and_split_and_copy_as_ids() {
+        let ids: Vec<VertexId> = (0..10).map(|i| VertexId::new(i % 2, i)).collect();
+        let node = |i: usize| Value::Node(ids[i]);
+        let mut b = scanned(10);
+        b.set_nodes(2, ids.clone());
+        assert_eq!(b.nodes(2), Some(&ids[..]));
+        assert!(b.vector(2).is_none() && b.nodes(0).is_none());
+        assert!(matches!(b.value(2, 3), Value::Node(v) if v == ids[3]));
+        assert!(matches!(b.get(2, 4), Value::Node(v) if *v == ids[4]));
+        let rest = b.split_off(6).unwrap();
+        assert_eq!(rest.nodes(2), Some(&ids[6..]));
+        assert_eq!(b.nodes(2), Some(&ids[..6]));
+        let mut picked = Batch::new(3);
+        picked.push_rows(&rest, &[3, 1]);
+        assert_eq!(picked.nodes(2), Some(&[ids[9], ids[7]][..]));
+        b.set_last(2, node(0));
+        assert!(b.nodes(2).is_none(), "a written column holds values");
+        assert!(matches!(b.get(2, 5), Value::Node(v) if *v == ids[0]));
+        assert!(matches!(b.get(2, 4), Value::Node(v) if *v == ids[4]));
     }
 
     #[test]

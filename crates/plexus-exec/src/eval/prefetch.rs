@@ -162,6 +162,16 @@ fn fetch_column(
     strings: bool,
     ctx: &mut ExecContext,
 ) -> Option<PrefetchedColumn> {
+    let bulk = |n: usize| n >= MIN_BULK_ROWS;
+    if let Some(nodes) = batch.nodes(slot) {
+        // A column of node ids (a parallel scan's): read as they are.
+        if bulk(nodes.len())
+            && let Some(typed) = ctx.tx.vertex_typed_property_many(nodes, key, strings)
+            && let Some(vector) = Vector::from_typed(typed)
+        {
+            return Some(PrefetchedColumn::Typed(vector));
+        }
+    }
     let cells = batch.values(slot)?;
     let nodes: Vec<_> = (cells.iter())
         .filter_map(|cell| match cell {
@@ -169,8 +179,8 @@ fn fetch_column(
             _ => None,
         })
         .collect();
-    let bulk = |n: usize| n >= MIN_BULK_ROWS;
-    if nodes.len() == cells.len()
+    if batch.nodes(slot).is_none()
+        && nodes.len() == cells.len()
         && bulk(nodes.len())
         && let Some(typed) = ctx.tx.vertex_typed_property_many(&nodes, key, strings)
         && let Some(vector) = Vector::from_typed(typed)

@@ -560,24 +560,26 @@ impl Operator for MorselScan {
             return Ok(None);
         }
         let stop = end.min(begin + BATCH_ROWS);
-        // Column by column: the scanned slot holds the morsel's nodes, every other slot the
-        // argument row's value on each row (no row vector per node; a null one unset).
+        // Column by column: the scanned slot holds the morsel's nodes (typed, as ids: see
+        // `context::Batch`), every other slot the argument row's value on each row (no row
+        // vector per node; a null one unset).
         let rows = stop - begin;
         let columns = (self.source.argument.iter().enumerate())
-            .map(|(slot, value)| match slot == self.source.slot {
-                true => {
-                    let mut nodes = Vec::with_capacity(rows);
-                    for (table, offsets) in self.source.ids.runs_in(begin..stop) {
-                        nodes.extend(offsets.map(|o| Value::Node(VertexId::new(table, o))));
-                    }
-                    nodes
-                }
-                false if value.is_null() => Vec::new(),
-                false => vec![value.clone(); rows],
-            })
+            .map(
+                |(slot, value)| match value.is_null() || slot == self.source.slot {
+                    true => Vec::new(),
+                    false => vec![value.clone(); rows],
+                },
+            )
             .collect();
+        let mut batch = Batch::from_columns(rows, columns);
+        let mut nodes = Vec::with_capacity(rows);
+        for (table, offsets) in self.source.ids.runs_in(begin..stop) {
+            nodes.extend(offsets.map(|o| VertexId::new(table, o)));
+        }
+        batch.set_nodes(self.source.slot, nodes);
         self.next = Some(stop);
-        Ok(Some(Batch::from_columns(rows, columns)))
+        Ok(Some(batch))
     }
 
     fn reset(&mut self) {
