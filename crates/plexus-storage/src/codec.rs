@@ -183,6 +183,11 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// Bytes read so far.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
     pub fn bytes(&mut self, n: usize) -> DecodeResult<&'a [u8]> {
         if self.data.len() - self.pos < n {
             return Err(self.error(format!(
@@ -264,6 +269,46 @@ impl<'a> Decoder<'a> {
             },
             other => return Err(self.error(format!("unknown temporal kind {other}"))),
         })
+    }
+
+    /// Moves past one value (what [`value`](Self::value) would decode), making none: a
+    /// string or a list is skipped by its length, not allocated.
+    pub fn skip_value(&mut self) -> DecodeResult<()> {
+        self.skip_value_at_depth(0)
+    }
+
+    fn skip_value_at_depth(&mut self, depth: usize) -> DecodeResult<()> {
+        if depth > MAX_VALUE_DEPTH {
+            return Err(self.error("value nesting too deep"));
+        }
+        match self.u8()? {
+            0 => {}
+            1 => {
+                self.u8()?;
+            }
+            2 | 3 => {
+                self.bytes(8)?;
+            }
+            4 => {
+                self.str()?;
+            }
+            5 => {
+                for _ in 0..self.len()? {
+                    self.skip_value_at_depth(depth + 1)?;
+                }
+            }
+            6 => {
+                for _ in 0..self.len()? {
+                    self.str()?;
+                    self.skip_value_at_depth(depth + 1)?;
+                }
+            }
+            7 => {
+                self.temporal()?;
+            }
+            tag => return Err(self.error(format!("unknown value tag {tag}"))),
+        }
+        Ok(())
     }
 
     fn value_at_depth(&mut self, depth: usize) -> DecodeResult<Value> {

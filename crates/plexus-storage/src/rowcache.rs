@@ -353,8 +353,13 @@ impl RowCache {
         self.resident_chunks.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn note_load(&self) {
+    /// A page read back without loading its chunk (a typed column read from it).
+    pub(crate) fn note_page_read(&self) {
         self.misses.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn note_load(&self) {
+        self.note_page_read();
         self.resident_chunks.fetch_add(1, Ordering::Relaxed);
         self.spilled_chunks.fetch_sub(1, Ordering::Relaxed);
     }

@@ -429,6 +429,64 @@ mod tests {
         assert_eq!(scanned(5), after);
     }
 
+    /// Typed bulk reads of evicted chunks come from their pages without loading them, and
+    /// answer what the resident chunks answered: every typed kind, strings with rows that
+    /// have none, rows in order and scattered, a deleted row (no answer), a chunk written
+    /// after the reader (loaded as before), a corrupt page (an error naming the file).
+    #[test]
+    fn typed_reads_of_evicted_chunks_read_their_pages_without_loading() {
+        let (vfs, cache, t) = spilling_table();
+        let rows = 2 * CHUNK_ROWS as u32 + 5;
+        fill(&t, rows, 1, 1);
+        t.install_delete(7, 2, 2).unwrap();
+        let in_order: Vec<u32> = (0..rows).filter(|&r| r != 7).collect();
+        let scattered: Vec<u32> = (0..500)
+            .map(|i| (i * 2053 + 3) % rows)
+            .filter(|&r| r != 7)
+            .collect();
+        let with_deleted: Vec<u32> = (0..20).collect();
+        let lists = [
+            &in_order[..],
+            &scattered[..],
+            &with_deleted[..],
+            &[CHUNK_ROWS as u32 + 1],
+        ];
+        let read_all = || {
+            let mut answers = Vec::new();
+            for key in [0, 1, 2, 3, 7, 8] {
+                for rows in lists {
+                    answers.push(t.typed_prop_many(rows, key, 3, true).unwrap());
+                }
+            }
+            answers
+        };
+        let resident = read_all();
+        assert!(
+            resident[0].is_some() && resident[2].is_none(),
+            "typed, and a deleted row"
+        );
+        assert_eq!(
+            t.evict(3, 0).unwrap(),
+            2,
+            "all but the chunk taking new rows"
+        );
+        let misses = cache.stats().misses;
+        assert_eq!(read_all(), resident);
+        assert_eq!(t.chunk_residency(), (1, 2), "nothing loaded");
+        assert!(cache.stats().misses > misses, "pages read");
+        // Written after the reader's snapshot: loaded and read through its versions.
+        t.install_prop(CHUNK_ROWS as u32 + 1, 5, 0, 1, Some(Value::Int(-5)))
+            .unwrap();
+        assert_eq!(read_all(), resident);
+        // A damaged page: the read is an error naming the file, not data.
+        t.evict(5, 0).unwrap();
+        let file = crate::rowcache::spill_name(1);
+        vfs.corrupt(&file, 100, &[0xFF, 0x00, 0xAB]).unwrap();
+        let err = t.typed_prop_many(&in_order, 1, 6, false).unwrap_err();
+        assert!(matches!(err, Error::Corruption { .. }), "{err}");
+        assert!(err.to_string().contains(&file), "{err}");
+    }
+
     /// Endpoints are a column of the chunk: counted in its size, spilled with it, read back
     /// for created rows (deleted ones too), `None` for holes; a damaged page is an error.
     #[test]

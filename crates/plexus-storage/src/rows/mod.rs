@@ -92,6 +92,14 @@
 //!   page, so a label scan over a table larger than the cache (a parallel query's scan, on
 //!   the caller's thread before the workers start) decodes nothing; an older reader loads
 //!   the chunk as before.
+//! - **Typed reads skip loads.** A typed bulk read (`typed_prop_many`, what a query's scan
+//!   hands its vectorised filters, projections and aggregates) of an evicted chunk, at a
+//!   timestamp at or after its `max_write_ts`, reads the one column it wants straight from
+//!   the page under the chunk's read latch (`Chunk::read_typed_column`: the other columns
+//!   skipped by their lengths, nothing allocated for them) and leaves the chunk evicted. A
+//!   scan over a table larger than the cache so neither decodes every column of every chunk
+//!   (the string columns' `Value`s were most of a 10 M scan's time) nor evicts the chunks
+//!   other work keeps hot; each such read counts as a miss.
 //! - **Never evicted while latched.** Eviction takes the latch with `try_write` and skips a
 //!   chunk someone holds; readers never wait for an eviction, and an eviction never waits.
 //! - **Only cold chunks.** A chunk is evicted only after collecting its versions below the

@@ -31,6 +31,19 @@ fn decode_bits(dec: &mut Decoder<'_>) -> DecodeResult<Vec<bool>> {
         .collect())
 }
 
+/// A column of `CHUNK_ROWS` little-endian 64-bit words (what `Encoder::u64` wrote), taken as
+/// one slice rather than word by word.
+fn decode_words<T>(dec: &mut Decoder<'_>, of: impl Fn(u64) -> T) -> DecodeResult<Vec<T>> {
+    let bytes = dec.bytes(CHUNK_ROWS * 8)?;
+    Ok((bytes.chunks_exact(8))
+        .map(|word| {
+            of(u64::from_le_bytes(
+                word.try_into().expect("chunks of 8 bytes"),
+            ))
+        })
+        .collect())
+}
+
 fn decode_marker(dec: &mut Decoder<'_>) -> DecodeResult<bool> {
     match dec.u8()? {
         ABSENT => Ok(false),
@@ -165,16 +178,8 @@ impl Chunk {
             }
             let data = match kind {
                 KIND_BOOL => ColumnData::Bool(decode_bits(&mut dec)?),
-                KIND_INT64 => ColumnData::Int64(
-                    (0..CHUNK_ROWS)
-                        .map(|_| dec.u64().map(|x| x as i64))
-                        .collect::<DecodeResult<_>>()?,
-                ),
-                KIND_FLOAT64 => ColumnData::Float64(
-                    (0..CHUNK_ROWS)
-                        .map(|_| dec.u64().map(f64::from_bits))
-                        .collect::<DecodeResult<_>>()?,
-                ),
+                KIND_INT64 => ColumnData::Int64(decode_words(&mut dec, |x| x as i64)?),
+                KIND_FLOAT64 => ColumnData::Float64(decode_words(&mut dec, f64::from_bits)?),
                 KIND_VALUES => ColumnData::Values(
                     (0..CHUNK_ROWS)
                         .map(|_| dec.value())
@@ -235,5 +240,109 @@ impl Chunk {
             created_suffix: None,
             chains: HashMap::new(),
         })
+    }
+}
+
+/// Where each row's value of a `KIND_VALUES` column lies in a page: its tag's offset.
+type ValueOffsets = Vec<u32>;
+
+impl Chunk {
+    /// Column `column`'s values for chunk rows `rows` (each of `CHUNK_ROWS`), appended to
+    /// `values` and `valid`, read straight from the spill page `payload` of a chunk encoded by
+    /// [`encode`](Self::encode) — without decoding the chunk (see EVICTION, "Typed reads skip
+    /// loads"). `Ok(false)` when it cannot answer (a row that does not exist in the page, a
+    /// value not of the vector's type: the caller loads the chunk and reads it as usual).
+    pub(super) fn read_typed_column(
+        layout: &Layout,
+        payload: &[u8],
+        column: usize,
+        rows: impl Iterator<Item = usize> + Clone,
+        values: &mut TypedValues,
+        valid: &mut Vec<bool>,
+    ) -> DecodeResult<bool> {
+        let mut dec = Decoder::new(payload, 0);
+        dec.u64()?; // max_write_ts: the caller checked it against the slot's copy.
+        let exists = dec.bytes(CHUNK_ROWS / 8)?;
+        let bit = |bits: &[u8], r: usize| bits[r / 8] & (1 << (r % 8)) != 0;
+        if !rows.clone().all(|r| bit(exists, r)) {
+            return Ok(false);
+        }
+        if decode_marker(&mut dec)? {
+            for _ in 0..CHUNK_ROWS {
+                if decode_marker(&mut dec)? {
+                    let n = dec.len()?;
+                    dec.bytes(n * 4)?;
+                }
+            }
+        }
+        let column_count = dec.len()?;
+        if column_count != layout.columns.len() || column >= column_count {
+            return Err(dec.error(format!(
+                "{column_count} columns, the table has {}",
+                layout.columns.len()
+            )));
+        }
+        for _ in 0..column {
+            dec.bytes(CHUNK_ROWS / 8)?;
+            match dec.u8()? {
+                KIND_BOOL => {
+                    dec.bytes(CHUNK_ROWS / 8)?;
+                }
+                KIND_INT64 | KIND_FLOAT64 => {
+                    dec.bytes(CHUNK_ROWS * 8)?;
+                }
+                KIND_VALUES => (0..CHUNK_ROWS).try_for_each(|_| dec.skip_value())?,
+                KIND_FAMILY => {
+                    for _ in 0..CHUNK_ROWS {
+                        if decode_marker(&mut dec)? {
+                            (0..dec.len()?).try_for_each(|_| dec.skip_value())?;
+                        }
+                    }
+                }
+                kind => return Err(dec.error(format!("unknown column kind {kind}"))),
+            }
+        }
+        let valid_bits = dec.bytes(CHUNK_ROWS / 8)?;
+        let kind = dec.u8()?;
+        let word = |data: &[u8], r: usize| {
+            u64::from_le_bytes(data[r * 8..r * 8 + 8].try_into().expect("8 bytes"))
+        };
+        match (kind, values) {
+            (KIND_BOOL, TypedValues::Bool(out)) => {
+                let data = dec.bytes(CHUNK_ROWS / 8)?;
+                out.extend(rows.clone().map(|r| bit(data, r)));
+            }
+            (KIND_INT64, TypedValues::Int64(out)) => {
+                let data = dec.bytes(CHUNK_ROWS * 8)?;
+                out.extend(rows.clone().map(|r| word(data, r) as i64));
+            }
+            (KIND_FLOAT64, TypedValues::Float64(out)) => {
+                let data = dec.bytes(CHUNK_ROWS * 8)?;
+                out.extend(rows.clone().map(|r| f64::from_bits(word(data, r))));
+            }
+            (KIND_VALUES, TypedValues::Utf8 { bytes, ends }) => {
+                let mut at: ValueOffsets = Vec::with_capacity(CHUNK_ROWS);
+                for _ in 0..CHUNK_ROWS {
+                    at.push(dec.position() as u32);
+                    dec.skip_value()?;
+                }
+                for r in rows.clone() {
+                    // As `Column::extend_typed`: a row's bytes only where it has a value.
+                    if bit(valid_bits, r) {
+                        let from = at[r] as usize;
+                        let mut cell = Decoder::new(&payload[from..], from as u64);
+                        match cell.u8()? {
+                            4 => bytes.extend_from_slice(cell.str()?.as_bytes()),
+                            // Not a string: left to the chunk's own read.
+                            _ => return Ok(false),
+                        }
+                    }
+                    ends.push(bytes.len());
+                }
+            }
+            _ => return Ok(false),
+        }
+        valid.extend(rows.map(|r| bit(valid_bits, r)));
+        Ok(true)
     }
 }

@@ -61,6 +61,55 @@ pub struct TypedProps {
     pub valid: Vec<bool>,
 }
 
+impl RowTable {
+    /// The leading runs of `rows` (in chunk order, see `for_each_chunk_run`) whose chunks are
+    /// evicted and whose newest write is not newer than `ts`: column `column` read from their
+    /// spill pages into `values` / `valid`, the chunks left evicted. Returns whether those
+    /// runs could be answered so, and the rows left to read from resident (or loaded) chunks
+    /// — from the first run whose chunk is resident or written after `ts`.
+    fn typed_runs_from_pages<'r>(
+        &self,
+        rows: &'r [u32],
+        column: usize,
+        ts: Timestamp,
+        values: &mut TypedValues,
+        valid: &mut Vec<bool>,
+    ) -> Result<(bool, &'r [u32])> {
+        let mut done = 0;
+        for run in rows.chunk_by(|a, b| *a as usize / CHUNK_ROWS == *b as usize / CHUNK_ROWS) {
+            let index = run[0] as usize / CHUNK_ROWS;
+            let Some(slot) = self.chunks.get(index) else {
+                break;
+            };
+            // Under the read latch: no load or write changes the slot meanwhile.
+            let state = slot.state.read();
+            let (None, Some(page), Some(existing)) = (&state.chunk, state.page, &state.existing)
+            else {
+                break;
+            };
+            if ts < existing.max_write_ts {
+                break;
+            }
+            let payload = self.cache.read_page(page, index as u32)?;
+            self.cache.note_page_read();
+            let chunk_rows = run.iter().map(|&r| r as usize % CHUNK_ROWS);
+            match Chunk::read_typed_column(
+                &self.layout,
+                &payload,
+                column,
+                chunk_rows,
+                values,
+                valid,
+            ) {
+                Ok(true) => done += run.len(),
+                Ok(false) => return Ok((false, &[])),
+                Err(e) => return Err(self.cache.decode_error(page, e.offset, e.detail)),
+            }
+        }
+        Ok((true, &rows[done..]))
+    }
+}
+
 /// Fewest rows read in row order when they are scattered (see SCATTERED).
 const MIN_SCATTERED_ROWS: usize = 64;
 
@@ -218,6 +267,13 @@ impl RowTable {
             other => unreachable!("typed_column answers only typed columns, not {other:?}"),
         };
         let mut valid = Vec::with_capacity(n);
+        // Runs of evicted chunks the reader sees whole are read from their pages (EVICTION,
+        // "Typed reads skip loads"); the rest as below.
+        let (paged, rows) =
+            self.typed_runs_from_pages(rows, column, ts, &mut values, &mut valid)?;
+        if !paged {
+            return Ok(None);
+        }
         let mut answerable = true;
         self.for_each_chunk_run(rows, &mut |chunk, run| {
             let Some(chunk) = chunk else {
