@@ -3,19 +3,11 @@
 //! scanning transaction itself — both list the same vertices in the same order, for a table's
 //! own label, an extra label carried across tables, and a label nothing carries.
 
-use plexus_storage::{FaultVfs, Storage};
-use plexus_txn::{Transaction, TxnManager};
-use plexus_types::{Config, IsolationLevel, VertexId};
-use std::sync::Arc;
+mod common;
 
-fn manager() -> Arc<TxnManager> {
-    let config = Config {
-        background_maintenance: false,
-        ..Config::default()
-    };
-    let (storage, _report) = Storage::open(Arc::new(FaultVfs::new()), &config).unwrap();
-    TxnManager::new(Arc::new(storage), config)
-}
+use common::manager;
+use plexus_txn::Transaction;
+use plexus_types::{IsolationLevel, VertexId};
 
 /// A pseudo-random number below `n`.
 fn next(state: &mut u64, n: u64) -> u64 {

@@ -3,19 +3,10 @@
 //! deleted is refused, as is one that never existed, every time; and once edges are staged
 //! the transaction deletes no vertex (its reads cannot see the staged edges).
 
-use plexus_storage::{FaultVfs, Storage};
-use plexus_txn::TxnManager;
-use plexus_types::{Config, Error, IsolationLevel, VertexId};
-use std::sync::Arc;
+mod common;
 
-fn manager() -> Arc<TxnManager> {
-    let config = Config {
-        background_maintenance: false,
-        ..Config::default()
-    };
-    let (storage, _report) = Storage::open(Arc::new(FaultVfs::new()), &config).unwrap();
-    TxnManager::new(Arc::new(storage), config)
-}
+use common::manager;
+use plexus_types::{Error, IsolationLevel, VertexId};
 
 #[test]
 fn endpoints_are_checked_once_and_deleted_ones_refused() {
