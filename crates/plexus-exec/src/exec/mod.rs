@@ -2,8 +2,10 @@
 //!
 //! BATCHES
 //! =======
-//! Operators exchange [`Batch`]es: one `Vec<Value>` per slot (see `plan` for slots), up to
-//! [`BATCH_ROWS`] rows. An operator that binds a variable writes its column; the others are
+//! Operators exchange [`Batch`]es: one column per slot (see `plan` for slots), up to
+//! [`BATCH_ROWS`] rows — a `Vec<Value>`, or a typed form (an Arrow vector, a scan's node ids)
+//! that readers needing `Value`s see converted (`context::Batch`, TYPED COLUMNS). An
+//! operator that binds a variable writes its column; the others are
 //! passed through (a `Project` moves whole columns into place without touching rows). A slot
 //! nothing has bound yet is an *unset* column — null on every row, no values stored — so a
 //! scan's batch costs one column, not one per slot of the statement, and a filter copying

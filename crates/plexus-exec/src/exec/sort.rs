@@ -12,13 +12,14 @@
 //! TOP_K_MIN_BUFFER_ROWS)` rows it is cut back to its k first (a selection, O(buffer)); every
 //! row's keys are still evaluated (or read from vectors: see below). After a cut the k-th
 //! row is the *bar*: a later row whose keys do not order before the bar's (equal keys do
-//! not: its position is later) can never be among the k first, so it is not copied into the buffer at all — on a long input most
-//! rows stop at one key comparison. Keys that are vectors over the batch (`eval::vector`:
-//! a projected typed column, `context::Batch` TYPED COLUMNS) are not evaluated per row; when
-//! every key is one and the first is numeric, a row whose first key is strictly behind the
-//! bar's is stopped on the `f64` / `i64` alone (`Behind`), before any `Value` is made, and
-//! the rows kept copy their values one row at a time — so a top-k over typed columns
-//! converts almost nothing. At the end it is cut to k and sorted. The serial Sort
+//! not: its position is later) can never be among the k first, so it is not copied into the
+//! buffer at all — on a long input most rows stop at one key comparison. Keys that are
+//! vectors over the batch (`eval::vector`: a projected typed column, `context::Batch` TYPED
+//! COLUMNS) are not evaluated per row; when every key is one and the first is numeric, a row
+//! whose first key is strictly behind the bar's is stopped on the `f64` / `i64` alone
+//! (`Behind`), before any `Value` is made, and the rows kept copy their values one row at a
+//! time — so a top-k over typed columns converts almost nothing. At the end it is cut to k
+//! and sorted. The serial Sort
 //! (`ops::Sort`) feeds all its input to one buffer.
 //!
 //! PARTIAL SORTING
