@@ -62,8 +62,10 @@ pub struct Batch {
 enum Column {
     /// One value per row, or none: unset.
     Values(Vec<Value>),
-    /// `len` typed rows, and their values once a row reader needed them.
-    Typed(Typed, OnceLock<Vec<Value>>),
+    /// `len` typed rows, and their values once a row reader needed them (boxed: a batch
+    /// has a column per slot of the statement, most of them `Values`, and is made per
+    /// batch — a wide enum would cost every one of them).
+    Typed(Box<(Typed, OnceLock<Vec<Value>>)>),
 }
 
 /// A typed column's rows.
@@ -123,6 +125,13 @@ impl Column {
     }
 }
 
+/// A typed column's values, made on the first call (kept out of line: row readers of
+/// `Values` columns, the common case, stay small).
+#[inline(never)]
+fn made<'a>(typed: &Typed, values: &'a OnceLock<Vec<Value>>) -> &'a [Value] {
+    values.get_or_init(|| typed.values())
+}
+
 /// What an unset column holds on every row.
 static NULL: Value = Value::Null;
 
@@ -156,11 +165,12 @@ impl Batch {
         self.columns.len()
     }
 
+    #[inline]
     pub fn get(&self, slot: usize, row: usize) -> &Value {
         debug_assert!(row < self.len);
         match &self.columns[slot] {
             Column::Values(values) => values.get(row).unwrap_or(&NULL),
-            Column::Typed(typed, values) => &values.get_or_init(|| typed.values())[row],
+            Column::Typed(column) => &made(&column.0, &column.1)[row],
         }
     }
 
@@ -169,9 +179,9 @@ impl Batch {
         debug_assert!(row < self.len);
         match &self.columns[slot] {
             Column::Values(values) => values.get(row).cloned().unwrap_or(Value::Null),
-            Column::Typed(typed, values) => match values.get() {
+            Column::Typed(column) => match column.1.get() {
                 Some(values) => values[row].clone(),
-                None => typed.value(row),
+                None => column.0.value(row),
             },
         }
     }
@@ -189,23 +199,29 @@ impl Batch {
         }
         match self.columns.get(slot)? {
             Column::Values(values) => (values.len() == self.len).then_some(values.as_slice()),
-            Column::Typed(typed, values) => Some(values.get_or_init(|| typed.values())),
+            Column::Typed(column) => Some(made(&column.0, &column.1)),
         }
     }
 
     /// The typed vector column `slot` holds, if it holds one (see TYPED COLUMNS).
     pub(crate) fn vector(&self, slot: usize) -> Option<&Vector> {
         match self.columns.get(slot)? {
-            Column::Typed(Typed::Vector(vector), _) => Some(vector),
-            _ => None,
+            Column::Typed(column) => match &column.0 {
+                Typed::Vector(vector) => Some(vector),
+                Typed::Nodes(_) => None,
+            },
+            Column::Values(_) => None,
         }
     }
 
     /// The node ids column `slot` holds, if it holds them typed (see TYPED COLUMNS).
     pub(crate) fn nodes(&self, slot: usize) -> Option<&[VertexId]> {
         match self.columns.get(slot)? {
-            Column::Typed(Typed::Nodes(ids), _) => Some(ids),
-            _ => None,
+            Column::Typed(column) => match &column.0 {
+                Typed::Nodes(ids) => Some(ids),
+                Typed::Vector(_) => None,
+            },
+            Column::Values(_) => None,
         }
     }
 
@@ -227,14 +243,15 @@ impl Batch {
 
     fn set_typed(&mut self, slot: usize, typed: Typed) {
         assert_eq!(typed.len(), self.len, "a column has one value per row");
-        self.columns[slot] = Column::Typed(typed, OnceLock::new());
+        self.columns[slot] = Column::Typed(Box::new((typed, OnceLock::new())));
     }
 
     /// Column `slot` made real (one value per row), to be written.
     fn materialized(&mut self, slot: usize) -> &mut Vec<Value> {
         let len = self.len;
         let column = &mut self.columns[slot];
-        if let Column::Typed(typed, values) = column {
+        if let Column::Typed(typed) = column {
+            let (typed, values) = &mut **typed;
             let values = values.take().unwrap_or_else(|| typed.values());
             *column = Column::Values(values);
         }
@@ -283,7 +300,9 @@ impl Batch {
                 Column::Values(values) => {
                     Column::Values(rows.iter().map(|&row| values[row].clone()).collect())
                 }
-                Column::Typed(typed, _) => Column::Typed(typed.take(rows), OnceLock::new()),
+                Column::Typed(column) => {
+                    Column::Typed(Box::new((column.0.take(rows), OnceLock::new())))
+                }
             })
             .collect();
         *self = Batch {
@@ -311,14 +330,15 @@ impl Batch {
                 .map(|c| match c {
                     Column::Values(values) if values.is_empty() => Column::Values(Vec::new()),
                     Column::Values(values) => Column::Values(values.split_off(at)),
-                    Column::Typed(typed, values) => {
+                    Column::Typed(column) => {
+                        let (typed, values) = &mut **column;
                         let rest = typed.split_off(at);
                         let rest_values = OnceLock::new();
                         if let Some(mut kept) = values.take() {
                             let _ = rest_values.set(kept.split_off(at));
                             let _ = values.set(kept);
                         }
-                        Column::Typed(rest, rest_values)
+                        Column::Typed(Box::new((rest, rest_values)))
                     }
                 })
                 .collect(),
@@ -840,6 +860,11 @@ mod batch_tests {
         assert!(b.nodes(2).is_none(), "a written column holds values");
         assert!(matches!(b.get(2, 5), Value::Node(v) if *v == ids[0]));
         assert!(matches!(b.get(2, 4), Value::Node(v) if *v == ids[4]));
+    }
+
+    #[test]
+    fn a_column_is_as_small_as_a_vec_of_values() {
+        assert_eq!(size_of::<super::Column>(), size_of::<Vec<Value>>());
     }
 
     #[test]

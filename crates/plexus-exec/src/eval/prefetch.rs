@@ -32,11 +32,12 @@
 //! column is read so too (its bytes copied into one buffer) only for reads marked
 //! [`PropertyReads::with_typed_strings`] — a Filter whose predicate `eval::vector` covers,
 //! which works on the bytes: for a row evaluated one at a time each string would be
-//! allocated again, where the `Value` path shares the stored one — except in a batch of
-//! fewer than `FEW_ROWS` rows (what a selective filter leaves): there a handful of strings
-//! costs nothing, while the `Value` path loads an evicted chunk, decoding every column of it,
-//! where the typed read takes the one column from its page (storage's EVICTION, "Typed reads
-//! skip loads"). A typed read applies to any number of rows. Temporal values,
+//! allocated again, where the `Value` path shares the stored one. A parallel scan's column
+//! of node ids (`context::Batch`, TYPED COLUMNS) is read typed whatever its number of rows,
+//! its strings too under `FEW_ROWS` rows (what a selective filter leaves of it): a handful of
+//! strings costs nothing, while the `Value` path loads an evicted chunk, decoding every
+//! column of it, where the typed read takes the one column from its page (storage's
+//! EVICTION, "Typed reads skip loads"). Temporal values,
 //! undeclared keys, relationships and mixed columns take the `Value` path below.
 //!
 //! SAME RESULTS
@@ -58,12 +59,12 @@ use plexus_plan::logical::BExpr;
 use plexus_value::value::Value;
 use std::sync::Arc;
 
-/// Fewest node (relationship) rows in a batch for which their values are read in bulk as
-/// `Value`s (a typed read applies to any number: see TYPED COLUMNS).
+/// Fewest node (relationship) rows in a batch for which their values are read in bulk (a
+/// column of node ids excepted: see TYPED COLUMNS).
 const MIN_BULK_ROWS: usize = 4;
 
-/// Rows under which a batch reads declared STRING properties as typed vectors whoever asks
-/// (see TYPED COLUMNS).
+/// Rows under which a column of node ids reads declared STRING properties as typed vectors
+/// whoever asks (see TYPED COLUMNS).
 const FEW_ROWS: usize = 64;
 
 /// The `slot.key` reads an operator's expressions make on every row (see WHAT IS READ).
@@ -172,11 +173,11 @@ fn fetch_column(
     ctx: &mut ExecContext,
 ) -> Option<PrefetchedColumn> {
     let bulk = |n: usize| n >= MIN_BULK_ROWS;
-    // A few rows (what a selective filter leaves) read declared strings typed too (see
-    // TYPED COLUMNS).
-    let strings = strings || batch.len() < FEW_ROWS;
     if let Some(nodes) = batch.nodes(slot) {
-        // A column of node ids (a parallel scan's): read as they are.
+        // A column of node ids (a parallel scan's, perhaps thinned by a filter): read as
+        // they are, typed whatever their number, and a few rows' strings typed too (see
+        // TYPED COLUMNS).
+        let strings = strings || nodes.len() < FEW_ROWS;
         if let Some(typed) = ctx.tx.vertex_typed_property_many(nodes, key, strings)
             && let Some(vector) = Vector::from_typed(typed)
         {
@@ -192,6 +193,7 @@ fn fetch_column(
         .collect();
     if batch.nodes(slot).is_none()
         && nodes.len() == cells.len()
+        && bulk(nodes.len())
         && let Some(typed) = ctx.tx.vertex_typed_property_many(&nodes, key, strings)
         && let Some(vector) = Vector::from_typed(typed)
     {

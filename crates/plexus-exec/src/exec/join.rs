@@ -157,7 +157,7 @@ impl IntGroups {
         let min = groups.iter().map(|(key, _)| *key).min().unwrap_or(0);
         let max = groups.iter().map(|(key, _)| *key).max().unwrap_or(0);
         let slots = i128::from(max) - i128::from(min) + 1;
-        let most = groups.len().saturating_mul(DENSE_SLOTS_PER_KEY).max(1024);
+        let most = groups.len().saturating_mul(DENSE_SLOTS_PER_KEY);
         if slots > most.min(MAX_DENSE_SLOTS) as i128 {
             return IntGroups::Hashed(groups.into_iter().collect());
         }

@@ -758,6 +758,9 @@ impl Stage for Limit {
     }
 }
 
+/// Fewest rows for which a Project computes an item, or a sort its keys, as vectors.
+pub(super) const MIN_VECTOR_ROWS: usize = 16;
+
 /// One item of a Project over one batch.
 enum Projected {
     Vector(Vector),
@@ -783,7 +786,9 @@ impl Stage for Project {
             // A property read as a typed vector, or an expression computed as one, stays a
             // vector: no `Value` per row (`context::Batch`, TYPED COLUMNS).
             let vector = prefetched.typed_vector(expr).or_else(|| {
-                let computed = vector::covers(expr)
+                // (Not for a few rows: building arrays costs more than it saves there.)
+                let computed = input.len() >= MIN_VECTOR_ROWS
+                    && vector::covers(expr)
                     && !matches!(expr, BExpr::Slot(_) | BExpr::Const(_) | BExpr::Param(_));
                 computed
                     .then(|| vector::column(expr, input, &prefetched, ctx))

@@ -69,6 +69,7 @@
 //! for an earlier morsel are bounded by the morsel window (`MORSELS_AHEAD_PER_WORKER` ×
 //! workers), as for partial aggregation.
 
+use super::ops::MIN_VECTOR_ROWS;
 use super::{Batch, ExecContext, check_materialized, into_batches};
 use crate::eval::prefetch::PropertyReads;
 use crate::eval::vector::{self, Vector};
@@ -178,7 +179,12 @@ impl SortBuffer {
         // Keys computed as vectors for the whole batch (a vector never fails: the others
         // are evaluated row by row, so the first failing key is the same).
         let vectors: Vec<Option<Vector>> = (spec.keys.iter())
-            .map(|k| vector::column(&k.expr, batch, &prefetched, ctx))
+            .map(|k| {
+                let worth = batch.len() >= MIN_VECTOR_ROWS;
+                worth
+                    .then(|| vector::column(&k.expr, batch, &prefetched, ctx))
+                    .flatten()
+            })
             .collect();
         let bound = buffer_bound(self.needed);
         let mut behind = self
