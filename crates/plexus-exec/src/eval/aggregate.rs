@@ -99,9 +99,11 @@ impl Accumulator {
                 // Integers or floats on both sides: the sum `arith` gives, without its
                 // dispatch (a partial aggregation's caller adds every replayed value here).
                 match (&mut self.sum, &value) {
-                    (Value::Int(sum), Value::Int(v)) if sum.checked_add(*v).is_some() => {
-                        *sum += *v;
-                        return Ok(());
+                    (Value::Int(sum), Value::Int(v)) => {
+                        if let Some(total) = sum.checked_add(*v) {
+                            *sum = total;
+                            return Ok(());
+                        }
                     }
                     (Value::Float(sum), Value::Float(v)) => {
                         *sum += *v;

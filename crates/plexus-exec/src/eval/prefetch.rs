@@ -183,6 +183,14 @@ fn fetch_column(
         {
             return Some(PrefetchedColumn::Typed(vector));
         }
+        // Every row holds a node: their values read in bulk from the ids themselves.
+        let values = bulk(nodes.len())
+            .then(|| ctx.tx.vertex_property_many(nodes, key))
+            .flatten()?;
+        let column = (values.into_iter())
+            .map(|value| Some(value.map_or(Value::Null, Value::from_storage)))
+            .collect();
+        return Some(PrefetchedColumn::Values(column));
     }
     let cells = batch.values(slot)?;
     let nodes: Vec<_> = (cells.iter())
@@ -191,8 +199,7 @@ fn fetch_column(
             _ => None,
         })
         .collect();
-    if batch.nodes(slot).is_none()
-        && nodes.len() == cells.len()
+    if nodes.len() == cells.len()
         && bulk(nodes.len())
         && let Some(typed) = ctx.tx.vertex_typed_property_many(&nodes, key, strings)
         && let Some(vector) = Vector::from_typed(typed)

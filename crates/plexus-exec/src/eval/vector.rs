@@ -172,6 +172,8 @@ pub(crate) fn leaf(expr: &BExpr, batch: &Batch, pre: &Prefetched) -> Option<Vect
     match expr {
         BExpr::Slot(slot) => match batch.vector(*slot) {
             Some(vector) => Some(vector.clone()),
+            // Nodes are no vector type: not made into `Value`s only to find that out.
+            None if batch.nodes(*slot).is_some() => None,
             None => typed(batch.values(*slot)?.iter()),
         },
         BExpr::Property(base, key) => {
