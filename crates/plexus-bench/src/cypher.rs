@@ -40,6 +40,10 @@ pub struct Options {
     /// k-hop figures).
     #[arg(long, value_parser = ["snb", "scan", "khop"])]
     only: Option<String>,
+    /// SNB reads to run (comma-separated figure names without `ldbc_`/`_ms`, e.g. `ic3,ic5`;
+    /// default all): for profiling one query with a large `--repeats`.
+    #[arg(long = "snb-queries", value_delimiter = ',')]
+    snb_queries: Vec<String>,
     #[command(flatten)]
     scan: scan::Options,
     #[command(flatten)]
@@ -87,7 +91,16 @@ fn measure(options: &Options, dir: &Path) -> Result<(), String> {
     let mut reads: Vec<Query> = queries(&options.data)?
         .into_iter()
         .filter(|q| !q.is_update())
+        .filter(|q| {
+            options.snb_queries.is_empty() || options.snb_queries.contains(&short_name(&q.name))
+        })
         .collect();
+    if reads.is_empty() {
+        return Err(format!(
+            "no SNB read matches --snb-queries {:?}",
+            options.snb_queries
+        ));
+    }
     reads.sort_by_key(|q| order(&q.name));
     for query in reads {
         let params = parameters_with_rows(&mut conn, &options.data, &query)?;
@@ -109,10 +122,14 @@ fn order(query: &str) -> (bool, u32) {
 
 /// `interactive-short-1` → `ldbc_is1_ms`, `interactive-complex-14` → `ldbc_ic14_ms`.
 fn figure_name(query: &str) -> String {
-    let short = query
+    format!("ldbc_{}_ms", short_name(query))
+}
+
+/// `interactive-short-1` → `is1`, `interactive-complex-14` → `ic14`.
+fn short_name(query: &str) -> String {
+    query
         .replace("interactive-short-", "is")
-        .replace("interactive-complex-", "ic");
-    format!("ldbc_{short}_ms")
+        .replace("interactive-complex-", "ic")
 }
 
 /// The first parameter candidate that returns rows (or the last one tried).

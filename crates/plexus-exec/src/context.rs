@@ -132,6 +132,17 @@ fn made<'a>(typed: &Typed, values: &'a OnceLock<Vec<Value>>) -> &'a [Value] {
     values.get_or_init(|| typed.values())
 }
 
+/// A typed column turned into values, to be written (out of line, as `made`).
+#[cold]
+#[inline(never)]
+fn untyped(column: &mut Column) {
+    if let Column::Typed(typed) = column {
+        let (typed, values) = &mut **typed;
+        let values = values.take().unwrap_or_else(|| typed.values());
+        *column = Column::Values(values);
+    }
+}
+
 /// What an unset column holds on every row.
 static NULL: Value = Value::Null;
 
@@ -178,7 +189,10 @@ impl Batch {
     pub fn value(&self, slot: usize, row: usize) -> Value {
         debug_assert!(row < self.len);
         match &self.columns[slot] {
-            Column::Values(values) => values.get(row).cloned().unwrap_or(Value::Null),
+            Column::Values(values) => match values.get(row) {
+                Some(value) => value.clone(),
+                None => Value::Null,
+            },
             Column::Typed(column) => match column.1.get() {
                 Some(values) => values[row].clone(),
                 None => column.0.value(row),
@@ -250,10 +264,8 @@ impl Batch {
     fn materialized(&mut self, slot: usize) -> &mut Vec<Value> {
         let len = self.len;
         let column = &mut self.columns[slot];
-        if let Column::Typed(typed) = column {
-            let (typed, values) = &mut **typed;
-            let values = values.take().unwrap_or_else(|| typed.values());
-            *column = Column::Values(values);
+        if matches!(column, Column::Typed(_)) {
+            untyped(column);
         }
         let Column::Values(values) = column else {
             unreachable!("made values above")
@@ -277,7 +289,21 @@ impl Batch {
     /// Copies row `row` of `other` (of the same width) to the end.
     pub fn push_from(&mut self, other: &Batch, row: usize) {
         debug_assert_eq!(self.width(), other.width());
-        for slot in 0..self.columns.len() {
+        debug_assert!(row < other.len);
+        let len = self.len;
+        for (slot, from) in other.columns.iter().enumerate() {
+            // The common case first, in line: value columns, this one full (an expand copies
+            // every input row it extends this way).
+            if let (Column::Values(to), Column::Values(from)) = (&mut self.columns[slot], from)
+                && to.len() == len
+            {
+                match from.get(row) {
+                    Some(value) => to.push(value.clone()),
+                    None if len > 0 => to.push(Value::Null),
+                    None => {}
+                }
+                continue;
+            }
             if other.columns[slot].is_unset() && self.columns[slot].is_unset() {
                 continue;
             }
@@ -758,6 +784,10 @@ mod batch_tests {
         let mut mixed = Batch::single(vec![int(1), int(2), int(3)]);
         mixed.push_from(&source, 4);
         assert_eq!(ints(&mixed.row(1)), [Some(4), None, None]);
+        // Into a batch whose column is unset, a set one's value fills the rows before with nulls.
+        kept.push_from(&mixed, 0);
+        assert_eq!(ints(kept.cells(1).skip(kept.len() - 2)), [None, Some(2)]);
+        assert_eq!(kept.values(1).map(<[Value]>::len), Some(kept.len()));
         let mut whole = scanned(10);
         let rest = whole.split_off(6).unwrap();
         assert_eq!((whole.len(), rest.len()), (6, 4));
