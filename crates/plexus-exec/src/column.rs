@@ -26,7 +26,7 @@ pub(crate) enum Vector {
 }
 
 impl Vector {
-    /// A storage column read in bulk (`Transaction::vertex_typed_property_many`) as a vector,
+    /// A storage column read in bulk (`Transaction::vertex_typed_properties_many`) as a vector,
     /// without copying its values: Arrow's buffers take the vectors over (a string column's
     /// bytes too; its end offsets become Arrow's 32-bit offsets). `None` for strings whose
     /// bytes do not fit 32-bit offsets (over 2 GiB in one batch) or are not UTF-8.

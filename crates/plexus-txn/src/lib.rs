@@ -35,7 +35,7 @@ pub use plexus_storage::KeyRange;
 /// The planner's table statistics and the disk tier's figures (defined by storage, read
 /// through [`TxnManager::statistics`] and [`TxnManager::storage_stats`]).
 pub use plexus_storage::{EdgeTypeStatistics, Statistics, StorageStats};
-/// A typed bulk read of one property (see [`Transaction::vertex_typed_property_many`]).
+/// A typed bulk read of one property (see [`Transaction::vertex_typed_properties_many`]).
 pub use plexus_storage::{TypedProps, TypedValues};
 pub use protection::{Protection, Protections};
 pub use schema::{

@@ -25,9 +25,12 @@
 //! TYPED COLUMNS
 //! =============
 //! When every row of the slot holds a node and the key is a BOOLEAN, INT64 or FLOAT64
-//! property their tables declare in a column of its own, the column is read as one typed
-//! vector (`Transaction::vertex_typed_property_many`: storage's typed column copied per chunk,
-//! no `Value` per row) and kept as an Arrow array, which vectorised filters and the filter JIT
+//! property their tables declare in a column of its own — or keep undeclared with values of
+//! one such type on every row that has it (storage's typed reads, UNDECLARED: a graph made by
+//! `CREATE`) — the column is read as one typed vector
+//! (`Transaction::vertex_typed_properties_many`: storage's typed column copied per chunk, a
+//! slot's undeclared keys in one walk of the rows, no `Value` per row) and kept as an Arrow
+//! array, which vectorised filters and the filter JIT
 //! use as is; a row evaluated one at a time gets its value from the array. A declared STRING
 //! column is read so too (its bytes copied into one buffer) only for reads marked
 //! [`PropertyReads::with_typed_strings`] — a Filter whose predicate `eval::vector` covers,
@@ -98,12 +101,22 @@ impl PropertyReads {
         }
     }
 
-    /// The values of every listed read for the node rows of `batch`.
+    /// The values of every listed read for the node rows of `batch`: the typed ones of a
+    /// slot in one call (one walk of the rows), the rest one key at a time.
     pub fn fetch(&self, batch: &Batch, ctx: &mut ExecContext) -> Prefetched {
         let mut columns = Vec::new();
-        for (slot, key) in &self.reads {
-            if let Some(column) = fetch_column(batch, *slot, key, self.typed_strings, ctx) {
-                columns.push((*slot, key.clone(), column));
+        for reads in self.reads.chunk_by(|a, b| a.0 == b.0) {
+            let slot = reads[0].0;
+            let keys: Vec<&str> = reads.iter().map(|(_, key)| &**key).collect();
+            let typed = typed_columns(batch, slot, &keys, self.typed_strings, ctx);
+            for ((_, key), typed) in reads.iter().zip(typed) {
+                let column = match typed {
+                    Some(vector) => Some(PrefetchedColumn::Typed(vector)),
+                    None => fetch_column(batch, slot, key, ctx),
+                };
+                if let Some(column) = column {
+                    columns.push((slot, key.clone(), column));
+                }
             }
         }
         Prefetched { columns }
@@ -163,26 +176,50 @@ impl Prefetched {
     }
 }
 
-/// `key` of the nodes and relationships in column `slot`, read in bulk (a STRING column as
-/// a vector with `strings`); `None` if too few rows hold either or no bulk read applies.
+/// `keys` of the nodes in column `slot` as typed vectors (declared STRING ones with
+/// `strings`), where every row holds a node and enough do (see TYPED COLUMNS); `None` for
+/// a key read otherwise.
+fn typed_columns(
+    batch: &Batch,
+    slot: usize,
+    keys: &[&str],
+    strings: bool,
+    ctx: &mut ExecContext,
+) -> Vec<Option<Vector>> {
+    let typed = if let Some(nodes) = batch.nodes(slot) {
+        // A column of node ids (a parallel scan's, perhaps thinned by a filter): read as
+        // they are, typed whatever their number, and a few rows' strings typed too.
+        let strings = strings || nodes.len() < FEW_ROWS;
+        ctx.tx.vertex_typed_properties_many(nodes, keys, strings)
+    } else {
+        let cells = batch.values(slot).unwrap_or_default();
+        let nodes: Vec<_> = (cells.iter())
+            .map_while(|cell| match cell {
+                Value::Node(v) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        match nodes.len() == cells.len() && nodes.len() >= MIN_BULK_ROWS {
+            true => ctx.tx.vertex_typed_properties_many(&nodes, keys, strings),
+            false => Vec::new(),
+        }
+    };
+    let mut typed = typed.into_iter();
+    (keys.iter())
+        .map(|_| typed.next().flatten().and_then(Vector::from_typed))
+        .collect()
+}
+
+/// `key` of the nodes and relationships in column `slot`, read in bulk as values; `None` if
+/// too few rows hold either or no bulk read applies.
 fn fetch_column(
     batch: &Batch,
     slot: usize,
     key: &str,
-    strings: bool,
     ctx: &mut ExecContext,
 ) -> Option<PrefetchedColumn> {
     let bulk = |n: usize| n >= MIN_BULK_ROWS;
     if let Some(nodes) = batch.nodes(slot) {
-        // A column of node ids (a parallel scan's, perhaps thinned by a filter): read as
-        // they are, typed whatever their number, and a few rows' strings typed too (see
-        // TYPED COLUMNS).
-        let strings = strings || nodes.len() < FEW_ROWS;
-        if let Some(typed) = ctx.tx.vertex_typed_property_many(nodes, key, strings)
-            && let Some(vector) = Vector::from_typed(typed)
-        {
-            return Some(PrefetchedColumn::Typed(vector));
-        }
         // Every row holds a node: their values read in bulk from the ids themselves.
         let values = bulk(nodes.len())
             .then(|| ctx.tx.vertex_property_many(nodes, key))
@@ -199,13 +236,6 @@ fn fetch_column(
             _ => None,
         })
         .collect();
-    if nodes.len() == cells.len()
-        && bulk(nodes.len())
-        && let Some(typed) = ctx.tx.vertex_typed_property_many(&nodes, key, strings)
-        && let Some(vector) = Vector::from_typed(typed)
-    {
-        return Some(PrefetchedColumn::Typed(vector));
-    }
     let rels: Vec<_> = (cells.iter())
         .filter_map(|cell| match cell {
             Value::Rel(e) => Some(*e),

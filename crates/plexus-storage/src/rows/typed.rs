@@ -10,14 +10,26 @@
 //!
 //! WHEN
 //! ====
-//! Only for a key declared on the table with type BOOLEAN, INT64 or FLOAT64 and stored in its
+//! For a key declared on the table with type BOOLEAN, INT64 or FLOAT64 and stored in its
 //! own column (not in a column family): those columns hold exactly the values the row store
 //! would return, unboxed. A STRING column too when the caller asks (`strings`): its values
 //! are copied into one byte buffer with an end offset per row ([`TypedValues::Utf8`]) — worth
 //! it for a consumer that works on the bytes (a vectorised string predicate), not for one
 //! that wants a `Value` per row back (it would allocate each string again), hence the
-//! choice. Anything else — an undeclared key, a temporal column, a family — answers `None`
-//! and the caller reads values one by one as before.
+//! choice. A temporal column or a family answers `None` and the caller reads values one by
+//! one as before.
+//!
+//! UNDECLARED
+//! ==========
+//! A key the table does not declare is kept per row (`Chunk::dynamic`), typed by nothing but
+//! its values — yet in a graph loaded by `CREATE` most keys hold one type on every row. Such a
+//! key is read typed too: the vector takes the type of the first value found (BOOLEAN,
+//! INT64, FLOAT64; STRING only with `strings`), rows without the key are invalid, and the
+//! read answers `None` — the caller's row-by-row path then answering — as soon as a value
+//! of another type (an integer among floats, a list, a temporal) turns up, or when no row
+//! has a value (no type to give). Same answers as above: a value is put in the vector only
+//! where `prop` returns that very value. Undeclared keys are not read from spill pages
+//! (their rows are loaded, as the row-by-row read does).
 //!
 //! SCATTERED
 //! =========
@@ -192,30 +204,38 @@ impl TypedProps {
     }
 }
 
+/// Where a typed read of a key finds its values.
+enum Source {
+    /// A declared column of its own, of this type (see WHEN).
+    Column(DataType, usize),
+    /// An undeclared key, kept per row (see UNDECLARED).
+    Undeclared,
+}
+
 impl RowTable {
-    /// Whether [`typed_prop_many`](Self::typed_prop_many) can answer for `key` here: a
-    /// BOOLEAN, INT64 or FLOAT64 property declared in a column of its own, or a STRING one
-    /// with `strings` (see WHEN).
+    /// Whether [`typed_prop_many`](Self::typed_prop_many) may answer for `key` here: a
+    /// BOOLEAN, INT64 or FLOAT64 property declared in a column of its own, a STRING one with
+    /// `strings` (see WHEN), or an undeclared key (whose values decide, see UNDECLARED).
     pub fn has_typed_column(&self, key: PropKeyId, strings: bool) -> bool {
-        self.typed_column(key, strings).is_some()
+        self.typed_source(key, strings).is_some()
     }
 
-    /// The type and column of `key` when it is a typed single column.
-    fn typed_column(&self, key: PropKeyId, strings: bool) -> Option<(DataType, usize)> {
+    fn typed_source(&self, key: PropKeyId, strings: bool) -> Option<Source> {
         match self.layout.declared.get(&key) {
             Some(&(
                 t @ (DataType::Bool | DataType::Int64 | DataType::Float64),
                 ColumnRef::Single(c),
-            )) => Some((t, c)),
+            )) => Some(Source::Column(t, c)),
             Some(&(DataType::String, ColumnRef::Single(c))) if strings => {
-                Some((DataType::String, c))
+                Some(Source::Column(DataType::String, c))
             }
-            _ => None,
+            Some(_) => None,
+            None => Some(Source::Undeclared),
         }
     }
 
     /// Property `key` of each of `rows` at `ts` as a typed vector (see the essay above):
-    /// `None` when the key is not a typed single column (a STRING one only with `strings`)
+    /// `None` when the key is not kept in a form a typed read answers (see WHEN, UNDECLARED)
     /// or a row does not exist at `ts`.
     pub fn typed_prop_many(
         &self,
@@ -224,8 +244,24 @@ impl RowTable {
         ts: Timestamp,
         strings: bool,
     ) -> Result<Option<TypedProps>> {
+        Ok(self
+            .typed_props_many(rows, &[key], ts, strings)?
+            .pop()
+            .flatten())
+    }
+
+    /// [`typed_prop_many`](Self::typed_prop_many) of each of `keys`, in one walk of the rows
+    /// for the undeclared ones (each row's undeclared properties are one allocation: reading
+    /// them once for all keys touches its memory once).
+    pub fn typed_props_many(
+        &self,
+        rows: &[u32],
+        keys: &[PropKeyId],
+        ts: Timestamp,
+        strings: bool,
+    ) -> Result<Vec<Option<TypedProps>>> {
         if !scattered(rows) {
-            return self.typed_prop_many_in_order(rows, key, ts, strings);
+            return self.typed_props_many_in_order(rows, keys, ts, strings);
         }
         // (SCATTERED) In row order, then each value back at the place it was asked for.
         let mut order: Vec<u64> = (rows.iter().enumerate())
@@ -233,27 +269,55 @@ impl RowTable {
             .collect();
         order.sort_unstable();
         let sorted: Vec<u32> = order.iter().map(|&o| (o >> 32) as u32).collect();
-        let Some(props) = self.typed_prop_many_in_order(&sorted, key, ts, strings)? else {
-            return Ok(None);
-        };
+        let props = self.typed_props_many_in_order(&sorted, keys, ts, strings)?;
         let mut at = vec![0; rows.len()];
         for (j, &o) in order.iter().enumerate() {
             at[o as u32 as usize] = j;
         }
-        Ok(Some(props.gather(&at)))
+        Ok(props
+            .into_iter()
+            .map(|props| props.map(|props| props.gather(&at)))
+            .collect())
     }
 
-    /// [`typed_prop_many`](Self::typed_prop_many) reading `rows` in the order given.
-    fn typed_prop_many_in_order(
+    /// [`typed_props_many`](Self::typed_props_many) reading `rows` in the order given.
+    fn typed_props_many_in_order(
+        &self,
+        rows: &[u32],
+        keys: &[PropKeyId],
+        ts: Timestamp,
+        strings: bool,
+    ) -> Result<Vec<Option<TypedProps>>> {
+        let mut out = vec![None; keys.len()];
+        let mut undeclared = Vec::new();
+        for (i, &key) in keys.iter().enumerate() {
+            match self.typed_source(key, strings) {
+                Some(Source::Column(data_type, column)) => {
+                    out[i] = self.column_prop_many(rows, key, data_type, column, ts)?;
+                }
+                Some(Source::Undeclared) => undeclared.push(i),
+                None => {}
+            }
+        }
+        if !undeclared.is_empty() {
+            let asked: Vec<PropKeyId> = undeclared.iter().map(|&i| keys[i]).collect();
+            let read = self.undeclared_props_many(rows, &asked, ts, strings)?;
+            for (i, props) in undeclared.into_iter().zip(read) {
+                out[i] = props;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Declared property `key`, of type `data_type` in column `column`, of each of `rows`.
+    fn column_prop_many(
         &self,
         rows: &[u32],
         key: PropKeyId,
+        data_type: DataType,
+        column: usize,
         ts: Timestamp,
-        strings: bool,
     ) -> Result<Option<TypedProps>> {
-        let Some((data_type, column)) = self.typed_column(key, strings) else {
-            return Ok(None);
-        };
         let at = ColumnRef::Single(column);
         let n = rows.len();
         let mut values = match data_type {
@@ -315,6 +379,125 @@ impl RowTable {
     }
 }
 
+impl RowTable {
+    /// Undeclared properties `keys` of each of `rows`, in row order (see UNDECLARED).
+    fn undeclared_props_many(
+        &self,
+        rows: &[u32],
+        keys: &[PropKeyId],
+        ts: Timestamp,
+        strings: bool,
+    ) -> Result<Vec<Option<TypedProps>>> {
+        let mut outs: Vec<Undeclared> = (keys.iter())
+            .map(|_| Undeclared {
+                values: None,
+                valid: Vec::with_capacity(rows.len()),
+                strings,
+                refused: false,
+            })
+            .collect();
+        let mut all_exist = true;
+        self.for_each_chunk_run(rows, &mut |chunk, run| {
+            let Some(chunk) = chunk else {
+                all_exist = false;
+                return;
+            };
+            // The rows' in-place values are what a reader at `ts` sees (VERSIONS).
+            let in_place = ts >= chunk.max_write_ts;
+            for (i, &row) in run.iter().enumerate() {
+                let r = row as usize % CHUNK_ROWS;
+                if let Some(ahead) = run.get(i + PREFETCH_ROWS_AHEAD) {
+                    chunk.prefetch_dynamic(*ahead as usize % CHUNK_ROWS);
+                }
+                all_exist &= match in_place {
+                    true => chunk.exists[r],
+                    false => matches!(
+                        chunk.read(&self.layout, r, Slot::Exists, ts),
+                        SlotValue::Exists(true)
+                    ),
+                };
+                if !all_exist {
+                    return;
+                }
+                for (out, &key) in outs.iter_mut().zip(keys) {
+                    match in_place {
+                        true => out.push(chunk.dynamic_prop(r, key)),
+                        false => out.push(chunk.read_prop(None, key, r, ts).as_ref()),
+                    }
+                }
+            }
+        })?;
+        Ok(outs
+            .into_iter()
+            .map(|out| match (all_exist, out.refused, out.values) {
+                (true, false, Some(values)) => {
+                    let props = TypedProps {
+                        values,
+                        valid: out.valid,
+                    };
+                    debug_assert_eq!(props.values_len(), rows.len());
+                    Some(props)
+                }
+                _ => None,
+            })
+            .collect())
+    }
+}
+
+/// How far ahead of the row it reads an undeclared walk asks for a row's properties: each
+/// row's are a heap allocation of their own, a cache miss the walk would otherwise wait for.
+const PREFETCH_ROWS_AHEAD: usize = 16;
+
+/// An undeclared key's vector being read: typed by its first value (see UNDECLARED).
+struct Undeclared {
+    /// `None` until a row has a value.
+    values: Option<TypedValues>,
+    valid: Vec<bool>,
+    strings: bool,
+    /// A value the vector cannot hold exactly was found: no typed answer.
+    refused: bool,
+}
+
+impl Undeclared {
+    /// Appends one row's value, or marks the read refused for a value the vector cannot hold
+    /// exactly.
+    fn push(&mut self, value: Option<&Value>) {
+        if !self.refused && !self.append(value) {
+            self.refused = true;
+        }
+    }
+
+    fn append(&mut self, value: Option<&Value>) -> bool {
+        let value = value.filter(|v| !matches!(v, Value::Null));
+        if self.values.is_none() {
+            let Some(first) = value else {
+                self.valid.push(false);
+                return true;
+            };
+            // The rows before had no value: the type's zero (no bytes) for each.
+            let n = self.valid.len();
+            self.values = Some(match first {
+                Value::Bool(_) => TypedValues::Bool(vec![false; n]),
+                Value::Int(_) => TypedValues::Int64(vec![0; n]),
+                Value::Float(_) => TypedValues::Float64(vec![0.0; n]),
+                Value::String(_) if self.strings => TypedValues::Utf8 {
+                    bytes: Vec::new(),
+                    ends: vec![0; n],
+                },
+                _ => return false,
+            });
+        }
+        let Some(values) = &mut self.values else {
+            unreachable!("typed above")
+        };
+        let pushed = append(values, value);
+        if pushed {
+            self.valid.push(value.is_some());
+        }
+        pushed
+    }
+}
+
 impl Column {
     /// Appends the values of the chunk's rows `run` (row numbers of the table, all in this
     /// chunk) to `values` and their validity to `valid`; `false` if a value is not of the
@@ -354,7 +537,18 @@ impl Column {
 /// Appends one value read through the version chains; `false` (nothing appended) for a value
 /// not of the vector's type (install checks declared types, so only a bug would produce one).
 fn push_value(values: &mut TypedValues, valid: &mut Vec<bool>, value: Option<Value>) -> bool {
-    match (values, &value) {
+    if !append(values, value.as_ref()) {
+        debug_assert!(false, "a typed column holds {value:?}");
+        return false;
+    }
+    valid.push(value.is_some());
+    true
+}
+
+/// Appends one value (`None`: the row has none) to `values`, its validity left to the
+/// caller; `false` (nothing appended) for a value not of the vector's type.
+fn append(values: &mut TypedValues, value: Option<&Value>) -> bool {
+    match (values, value) {
         (TypedValues::Bool(out), Some(Value::Bool(x))) => out.push(*x),
         (TypedValues::Int64(out), Some(Value::Int(x))) => out.push(*x),
         (TypedValues::Float64(out), Some(Value::Float(x))) => out.push(*x),
@@ -366,12 +560,8 @@ fn push_value(values: &mut TypedValues, valid: &mut Vec<bool>, value: Option<Val
         (TypedValues::Bool(out), None) => out.push(false),
         (TypedValues::Int64(out), None) => out.push(0),
         (TypedValues::Float64(out), None) => out.push(0.0),
-        (_, Some(other)) => {
-            debug_assert!(false, "a typed column holds {other:?}");
-            return false;
-        }
+        (_, Some(_)) => return false,
     }
-    valid.push(value.is_some());
     true
 }
 
@@ -512,7 +702,7 @@ mod tests {
         }
         t.install_delete(1, 6, 0).unwrap();
         // Not a typed column of its own (a STRING one only when asked for).
-        for key in [TEXT, IN_FAMILY, UNDECLARED] {
+        for key in [TEXT, IN_FAMILY] {
             assert_eq!(
                 t.typed_prop_many(&[0, 2], key, 9, false).unwrap(),
                 None,
@@ -520,11 +710,16 @@ mod tests {
             );
             assert!(!t.has_typed_column(key, false), "key {key}");
         }
-        for key in [IN_FAMILY, UNDECLARED] {
-            assert_eq!(t.typed_prop_many(&[0, 2], key, 9, true).unwrap(), None);
-            assert!(!t.has_typed_column(key, true), "key {key}");
-        }
+        assert_eq!(
+            t.typed_prop_many(&[0, 2], IN_FAMILY, 9, true).unwrap(),
+            None
+        );
+        assert!(!t.has_typed_column(IN_FAMILY, true));
         assert!(t.has_typed_column(INT, false) && t.has_typed_column(TEXT, true));
+        // An undeclared key: typed by its values (see UNDECLARED).
+        assert!(t.has_typed_column(UNDECLARED, false));
+        let undeclared = t.typed_prop_many(&[0, 2], UNDECLARED, 9, false).unwrap();
+        assert_eq!(undeclared.unwrap().values, TypedValues::Int64(vec![3, 3]));
         let text = t.typed_prop_many(&[0, 2], TEXT, 9, true).unwrap().unwrap();
         let two_as = TypedValues::Utf8 {
             bytes: b"aa".to_vec(),
@@ -546,6 +741,105 @@ mod tests {
         // Nothing asked: an empty vector of the type.
         let empty = t.typed_prop_many(&[], INT, 9, false).unwrap().unwrap();
         assert!(empty.is_empty() && empty.values == TypedValues::Int64(Vec::new()));
+    }
+
+    #[test]
+    fn undeclared_keys_read_typed_agree_with_single_reads_or_refuse() {
+        const INTS: PropKeyId = 10;
+        const FLOATS: PropKeyId = 11;
+        const FLAGS: PropKeyId = 12;
+        const WORDS: PropKeyId = 13;
+        const MIXED: PropKeyId = 14;
+        const NONE: PropKeyId = 15;
+        let t = table();
+        let rows: Vec<u32> = (0..(CHUNK_ROWS as u32 + 40))
+            .map(|_| t.reserve(u32::MAX).unwrap())
+            .collect();
+        for &row in &rows {
+            // The first rows have none of the keys: the vector's type comes from a later one.
+            let mut props = vec![];
+            if row >= 3 && row % 5 != 0 {
+                props.push((INTS, Value::Int(i64::from(row) * 7 - 1_000)));
+                props.push((FLOATS, Value::Float(f64::from(row) / -8.0)));
+                props.push((FLAGS, Value::Bool(row % 3 == 0)));
+                props.push((WORDS, Value::string(&"ü".repeat(row as usize % 4))));
+            }
+            // Integers on every row but one float near the end.
+            let mixed = match row == CHUNK_ROWS as u32 + 30 {
+                true => Value::Float(1.5),
+                false => Value::Int(1),
+            };
+            props.push((MIXED, mixed));
+            t.install_create(row, 2, 0, &[], &props).unwrap();
+        }
+        // Changes at ts 5 (one row gains, one loses, one changes type to a list), read
+        // through the version chains before it.
+        t.install_prop(0, 5, 0, INTS, Some(Value::Int(-9))).unwrap();
+        t.install_prop(4, 5, 0, INTS, None).unwrap();
+        t.install_prop(6, 5, 0, FLOATS, Some(Value::Float(-0.0)))
+            .unwrap();
+        t.install_prop(8, 5, 0, FLAGS, Some(Value::List(Arc::new([]))))
+            .unwrap();
+        let scattered_rows: Vec<u32> = (0..200u32)
+            .map(|i| rows[(i as usize * 389) % rows.len()])
+            .collect();
+        let asked = [&rows[..], &rows[..20], &scattered_rows];
+        for ts in [2, 4, 5, 9] {
+            for key in [INTS, FLOATS, WORDS] {
+                for asked in asked {
+                    let got = t.typed_prop_many(asked, key, ts, true).unwrap().map(masked);
+                    let mut values = match key {
+                        INTS => TypedValues::Int64(Vec::new()),
+                        FLOATS => TypedValues::Float64(Vec::new()),
+                        _ => TypedValues::Utf8 {
+                            bytes: Vec::new(),
+                            ends: Vec::new(),
+                        },
+                    };
+                    let mut valid = Vec::new();
+                    for &row in asked {
+                        let value = t.prop(row, key, ts).unwrap();
+                        assert!(push_value(&mut values, &mut valid, value));
+                    }
+                    let want = TypedProps { values, valid };
+                    assert_eq!(got, Some(want), "key {key} ts {ts}");
+                }
+            }
+            // Strings only when asked for.
+            assert_eq!(t.typed_prop_many(&rows, WORDS, ts, false).unwrap(), None);
+        }
+        // The flags: booleans until the list installed at ts 5.
+        let flags = t.typed_prop_many(&rows, FLAGS, 4, false).unwrap().unwrap();
+        let has = |&row: &u32| t.prop(row, FLAGS, 4).unwrap().is_some();
+        assert_eq!(flags.valid, rows.iter().map(has).collect::<Vec<_>>());
+        assert_eq!(t.typed_prop_many(&rows, FLAGS, 5, false).unwrap(), None);
+        assert!(
+            t.typed_prop_many(&rows[..8], FLAGS, 5, false)
+                .unwrap()
+                .is_some()
+        );
+        // A float among integers, a key no row has, a row deleted: left to single reads.
+        assert_eq!(t.typed_prop_many(&rows, MIXED, 9, false).unwrap(), None);
+        assert!(
+            t.typed_prop_many(&rows[..100], MIXED, 9, false)
+                .unwrap()
+                .is_some()
+        );
+        assert_eq!(t.typed_prop_many(&rows, NONE, 9, false).unwrap(), None);
+        // Many keys in one walk (a declared one among them): each as read alone.
+        let keys = [INTS, MIXED, INT, FLOATS, NONE, WORDS, FLAGS];
+        for ts in [4, 9] {
+            for asked in asked {
+                let many = t.typed_props_many(asked, &keys, ts, true).unwrap();
+                let alone = keys.map(|key| t.typed_prop_many(asked, key, ts, true).unwrap());
+                assert_eq!(many, alone, "ts {ts}");
+            }
+        }
+        t.install_delete(10, 6, 0).unwrap();
+        let none = t.typed_props_many(&rows, &keys, 9, false).unwrap();
+        assert!(none.iter().all(Option::is_none));
+        assert_eq!(t.typed_prop_many(&rows, INTS, 9, false).unwrap(), None);
+        assert!(t.typed_prop_many(&rows, INTS, 5, false).unwrap().is_some());
     }
 
     #[test]

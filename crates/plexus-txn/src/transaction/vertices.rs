@@ -298,49 +298,70 @@ impl Transaction {
             .flatten()
     }
 
-    /// [`vertex_property_many`](Self::vertex_property_many) as a typed vector, with no `Value`
-    /// per vertex: `Some` only when it applies (see there) and `name` is a BOOLEAN, INT64 or
-    /// FLOAT64 property — or with `strings` a STRING one — every vertex's table declares in a
-    /// column of its own, of one type across them (`RowTable::typed_prop_many`); `None` asks
-    /// the caller to use
-    /// `vertex_property_many`. Reads are recorded as by `vertex_property` — only when the
-    /// typed read answers, so a fallback records them once.
-    pub fn vertex_typed_property_many(
+    /// [`vertex_property_many`](Self::vertex_property_many) of each of `names` as a typed
+    /// vector, with no `Value` per vertex: `Some` only when it applies (see there) and the
+    /// name is a BOOLEAN, INT64 or FLOAT64 property — or with `strings` a STRING one — every
+    /// vertex's table declares in a column of its own or keeps undeclared with values of that
+    /// one type, of one type across them (`RowTable::typed_props_many`: the undeclared keys
+    /// read in one walk of the rows); `None` asks the caller to use `vertex_property_many`.
+    /// Reads are recorded as by `vertex_property` — only for the names answered, so a
+    /// fallback records them once.
+    pub fn vertex_typed_properties_many(
         &mut self,
         vs: &[VertexId],
-        name: &str,
+        names: &[&str],
         strings: bool,
-    ) -> Option<TypedProps> {
-        if vs.is_empty() || !self.bulk_vertex_reads_apply() {
-            return None;
+    ) -> Vec<Option<TypedProps>> {
+        let mut out = vec![None; names.len()];
+        if vs.is_empty() || !self.bulk_vertex_reads_apply() || self.refresh_schema(vs[0]).is_err() {
+            return out;
         }
-        // Refused cheaply first when the first table does not declare the key as a typed
-        // column (a STRING or undeclared key: the usual refusal), so the caller's `Value`
-        // read that follows does not come after a second round of the checks below.
-        self.refresh_schema(vs[0]).ok()?;
-        let key = self.schema_cache().catalog.prop_keys.id(name)?;
-        if !self
-            .cached_table(vs[0])
-            .rows()
-            .has_typed_column(key, strings)
-        {
-            return None;
+        // Refused cheaply first when the first table keeps no key in a form a typed read
+        // answers (a temporal or family column, a STRING one unless asked for), so the
+        // caller's `Value` reads that follow do not come after a second round of the checks
+        // below. An undeclared key is tried: its values decide (storage's typed reads,
+        // UNDECLARED).
+        let first = self.cached_table(vs[0]).rows();
+        let catalog = &self.schema_cache().catalog;
+        let asked: Vec<(usize, PropKeyId)> = (names.iter().enumerate())
+            .filter_map(|(i, name)| Some((i, catalog.prop_keys.id(name)?)))
+            .filter(|&(_, key)| first.has_typed_column(key, strings))
+            .collect();
+        if asked.is_empty() || self.check_bulk_vertex_read(vs, names[0]).is_err() {
+            return out;
         }
-        let key = self.check_bulk_vertex_read(vs, name).ok()??;
-        let mut typed: Option<TypedProps> = None;
+        let keys: Vec<PropKeyId> = asked.iter().map(|&(_, key)| key).collect();
+        let mut typed: Vec<Option<TypedProps>> = Vec::new();
         let mut offsets = Vec::with_capacity(vs.len());
         for run in vs.chunk_by(|a, b| a.table == b.table) {
             offsets.clear();
             offsets.extend(run.iter().map(|v| v.offset));
             let rows = self.cached_table(run[0]).rows();
-            let part = (rows.typed_prop_many(&offsets, key, self.start_ts, strings)).ok()??;
-            match &mut typed {
-                None => typed = Some(part),
-                Some(typed) => typed.append(part).then_some(())?,
+            let Ok(parts) = rows.typed_props_many(&offsets, &keys, self.start_ts, strings) else {
+                return out;
+            };
+            if typed.is_empty() {
+                typed = parts;
+                continue;
+            }
+            for (typed, part) in typed.iter_mut().zip(parts) {
+                // A key another table cannot answer, or answers with another type: none.
+                let joined = match (typed.as_mut(), part) {
+                    (Some(typed), Some(part)) => typed.append(part),
+                    _ => false,
+                };
+                if !joined {
+                    *typed = None;
+                }
             }
         }
-        self.record_property_reads(vs.iter().map(|&v| Entity::Vertex(v)), Some(key));
-        typed
+        for ((i, key), typed) in asked.into_iter().zip(typed) {
+            if typed.is_some() {
+                self.record_property_reads(vs.iter().map(|&v| Entity::Vertex(v)), Some(key));
+            }
+            out[i] = typed;
+        }
+        out
     }
 
     /// Whether bulk vertex reads apply: a local graph and no vertex change in the write set
