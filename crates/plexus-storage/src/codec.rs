@@ -188,16 +188,24 @@ impl<'a> Decoder<'a> {
         self.pos
     }
 
+    #[inline]
     pub fn bytes(&mut self, n: usize) -> DecodeResult<&'a [u8]> {
         if self.data.len() - self.pos < n {
-            return Err(self.error(format!(
-                "unexpected end of data: need {n} bytes, {} left",
-                self.data.len() - self.pos
-            )));
+            return Err(self.short(n));
         }
         let slice = &self.data[self.pos..self.pos + n];
         self.pos += n;
         Ok(slice)
+    }
+
+    /// The error of a read of `n` bytes past the end (out of line: decoding loops stay small).
+    #[cold]
+    #[inline(never)]
+    fn short(&self, n: usize) -> DecodeError {
+        self.error(format!(
+            "unexpected end of data: need {n} bytes, {} left",
+            self.data.len() - self.pos
+        ))
     }
 
     pub fn u8(&mut self) -> DecodeResult<u8> {
@@ -271,6 +279,13 @@ impl<'a> Decoder<'a> {
         })
     }
 
+    /// Moves past a string by its length (its bytes are not checked as UTF-8: nothing is
+    /// made of them).
+    fn skip_str(&mut self) -> DecodeResult<()> {
+        let n = self.len()?;
+        self.bytes(n).map(|_| ())
+    }
+
     /// Moves past one value (what [`value`](Self::value) would decode), making none: a
     /// string or a list is skipped by its length, not allocated.
     pub fn skip_value(&mut self) -> DecodeResult<()> {
@@ -289,9 +304,7 @@ impl<'a> Decoder<'a> {
             2 | 3 => {
                 self.bytes(8)?;
             }
-            4 => {
-                self.str()?;
-            }
+            4 => self.skip_str()?,
             5 => {
                 for _ in 0..self.len()? {
                     self.skip_value_at_depth(depth + 1)?;
@@ -299,7 +312,7 @@ impl<'a> Decoder<'a> {
             }
             6 => {
                 for _ in 0..self.len()? {
-                    self.str()?;
+                    self.skip_str()?;
                     self.skip_value_at_depth(depth + 1)?;
                 }
             }

@@ -274,6 +274,13 @@ mod tests {
             props.push((21, Value::Temporal(TemporalValue::Date { days: i })));
             props.push((22, Value::List(vec![Value::Bool(true)].into())));
         }
+        // Undeclared numbers (typed reads of undeclared keys, typed.rs UNDECLARED).
+        if row.is_multiple_of(3) {
+            props.push((23, Value::Int(i * 5)));
+        }
+        if row.is_multiple_of(2) {
+            props.push((24, Value::Float(-(i as f64) / 8.0)));
+        }
         let labels = match row % 6 {
             0 => vec![9],
             1 => vec![9, 11],
@@ -431,7 +438,7 @@ mod tests {
 
     /// Typed bulk reads of evicted chunks come from their pages without loading them, and
     /// answer what the resident chunks answered: every typed kind, strings with rows that
-    /// have none, rows in order and scattered, a deleted row (no answer), a chunk written
+    /// have none, undeclared keys alone and with others, rows in order and scattered, a deleted row (no answer), a chunk written
     /// after the reader (loaded as before), a corrupt page (an error naming the file).
     #[test]
     fn typed_reads_of_evicted_chunks_read_their_pages_without_loading() {
@@ -451,12 +458,18 @@ mod tests {
             &with_deleted[..],
             &[CHUNK_ROWS as u32 + 1],
         ];
+        // Declared columns, then undeclared keys (strings, temporals, integers, floats), then
+        // undeclared and declared keys read together.
+        let keys = [0, 1, 2, 3, 7, 8, 20, 21, 23, 24];
         let read_all = || {
             let mut answers = Vec::new();
-            for key in [0, 1, 2, 3, 7, 8] {
+            for key in keys {
                 for rows in lists {
                     answers.push(t.typed_prop_many(rows, key, 3, true).unwrap());
                 }
+            }
+            for rows in lists {
+                answers.extend(t.typed_props_many(rows, &[23, 20, 1, 24], 3, true).unwrap());
             }
             answers
         };
@@ -464,6 +477,15 @@ mod tests {
         assert!(
             resident[0].is_some() && resident[2].is_none(),
             "typed, and a deleted row"
+        );
+        let undeclared = |key: usize| &resident[key * lists.len()..][..lists.len()];
+        assert!(
+            undeclared(6)[0].is_some() && undeclared(7)[0].is_none(),
+            "strings, dates"
+        );
+        assert!(
+            undeclared(8)[1].is_some() && undeclared(9)[0].is_some(),
+            "ints, floats"
         );
         assert_eq!(
             t.evict(3, 0).unwrap(),
@@ -482,9 +504,11 @@ mod tests {
         t.evict(5, 0).unwrap();
         let file = crate::rowcache::spill_name(1);
         vfs.corrupt(&file, 100, &[0xFF, 0x00, 0xAB]).unwrap();
-        let err = t.typed_prop_many(&in_order, 1, 6, false).unwrap_err();
-        assert!(matches!(err, Error::Corruption { .. }), "{err}");
-        assert!(err.to_string().contains(&file), "{err}");
+        for key in [1, 23] {
+            let err = t.typed_prop_many(&in_order, key, 6, false).unwrap_err();
+            assert!(matches!(err, Error::Corruption { .. }), "{err}");
+            assert!(err.to_string().contains(&file), "{err}");
+        }
     }
 
     /// Endpoints are a column of the chunk: counted in its size, spilled with it, read back

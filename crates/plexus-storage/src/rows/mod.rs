@@ -96,7 +96,9 @@
 //!   hands its vectorised filters, projections and aggregates) of an evicted chunk, at a
 //!   timestamp at or after its `max_write_ts`, reads the one column it wants straight from
 //!   the page under the chunk's read latch (`Chunk::read_typed_column`: the other columns
-//!   skipped by their lengths, nothing allocated for them) and leaves the chunk evicted. A
+//!   skipped by their lengths, nothing allocated for them; undeclared keys by one walk of
+//!   the page's per-row property lists, `Chunk::read_undeclared`, decoding only the wanted
+//!   keys of the wanted rows) and leaves the chunk evicted. A
 //!   scan over a table larger than the cache so neither decodes every column of every chunk
 //!   (the string columns' `Value`s were most of a 10 M scan's time) nor evicts the chunks
 //!   other work keeps hot; each such read counts as a miss.

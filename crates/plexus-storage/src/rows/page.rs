@@ -2,6 +2,7 @@
 //! FORMAT in `rowcache`) — only the in-place state and `max_write_ts`, checked against the
 //! table's layout when read back.
 
+use super::typed::Undeclared;
 use super::*;
 
 /// Column kinds in a spill page (must match the table's layout when read back).
@@ -260,50 +261,18 @@ impl Chunk {
         values: &mut TypedValues,
         valid: &mut Vec<bool>,
     ) -> DecodeResult<bool> {
-        let mut dec = Decoder::new(payload, 0);
-        dec.u64()?; // max_write_ts: the caller checked it against the slot's copy.
-        let exists = dec.bytes(CHUNK_ROWS / 8)?;
-        let bit = |bits: &[u8], r: usize| bits[r / 8] & (1 << (r % 8)) != 0;
-        if !rows.clone().all(|r| bit(exists, r)) {
+        let Some(mut dec) = page_columns(layout, payload, rows.clone())? else {
             return Ok(false);
-        }
-        if decode_marker(&mut dec)? {
-            for _ in 0..CHUNK_ROWS {
-                if decode_marker(&mut dec)? {
-                    let n = dec.len()?;
-                    dec.bytes(n * 4)?;
-                }
-            }
-        }
-        let column_count = dec.len()?;
-        if column_count != layout.columns.len() || column >= column_count {
-            return Err(dec.error(format!(
-                "{column_count} columns, the table has {}",
-                layout.columns.len()
-            )));
+        };
+        if column >= layout.columns.len() {
+            return Err(dec.error(format!("no column {column} in the table's layout")));
         }
         for _ in 0..column {
-            dec.bytes(CHUNK_ROWS / 8)?;
-            match dec.u8()? {
-                KIND_BOOL => {
-                    dec.bytes(CHUNK_ROWS / 8)?;
-                }
-                KIND_INT64 | KIND_FLOAT64 => {
-                    dec.bytes(CHUNK_ROWS * 8)?;
-                }
-                KIND_VALUES => (0..CHUNK_ROWS).try_for_each(|_| dec.skip_value())?,
-                KIND_FAMILY => {
-                    for _ in 0..CHUNK_ROWS {
-                        if decode_marker(&mut dec)? {
-                            (0..dec.len()?).try_for_each(|_| dec.skip_value())?;
-                        }
-                    }
-                }
-                kind => return Err(dec.error(format!("unknown column kind {kind}"))),
-            }
+            skip_column(&mut dec)?;
         }
         let valid_bits = dec.bytes(CHUNK_ROWS / 8)?;
         let kind = dec.u8()?;
+        let bit = |bits: &[u8], r: usize| bits[r / 8] & (1 << (r % 8)) != 0;
         let word = |data: &[u8], r: usize| {
             u64::from_le_bytes(data[r * 8..r * 8 + 8].try_into().expect("8 bytes"))
         };
@@ -345,4 +314,108 @@ impl Chunk {
         valid.extend(rows.map(|r| bit(valid_bits, r)));
         Ok(true)
     }
+}
+
+impl Chunk {
+    /// Undeclared properties `keys` of chunk rows `rows` (each of `CHUNK_ROWS`, in ascending
+    /// order), pushed to `outs` (one per key), read straight from the spill page `payload`
+    /// as [`read_typed_column`](Self::read_typed_column) reads a column: the page's rows
+    /// walked once, the wanted keys of the wanted rows decoded, every other value skipped.
+    /// `Ok(false)` when a row of `rows` does not exist in the page.
+    pub(super) fn read_undeclared(
+        layout: &Layout,
+        payload: &[u8],
+        rows: &[usize],
+        keys: &[PropKeyId],
+        outs: &mut [Undeclared],
+    ) -> DecodeResult<bool> {
+        debug_assert!(rows.is_sorted() && outs.len() == keys.len());
+        let Some(mut dec) = page_columns(layout, payload, rows.iter().copied())? else {
+            return Ok(false);
+        };
+        for _ in 0..layout.columns.len() {
+            skip_column(&mut dec)?;
+        }
+        let any = decode_marker(&mut dec)?;
+        let mut found: Vec<Option<Value>> = vec![None; keys.len()];
+        let mut wanted = rows.iter().peekable();
+        for r in 0..CHUNK_ROWS {
+            let Some(&&next) = wanted.peek() else {
+                break;
+            };
+            let want = next == r;
+            if any && decode_marker(&mut dec)? {
+                for _ in 0..dec.len()? {
+                    let key = dec.u32()?;
+                    match keys.iter().position(|k| *k == key).filter(|_| want) {
+                        Some(i) => found[i] = Some(dec.value()?),
+                        None => dec.skip_value()?,
+                    }
+                }
+            }
+            // A row asked for more than once gets its values each time.
+            while wanted.next_if(|&&row| row == r).is_some() {
+                for (out, value) in outs.iter_mut().zip(&found) {
+                    out.push(value.as_ref());
+                }
+            }
+            found.iter_mut().for_each(|value| *value = None);
+        }
+        Ok(true)
+    }
+}
+
+/// A decoder of spill page `payload` past its header and labels, at its first column, after
+/// checking the page has the layout's number of columns; `None` when a row of `rows` does
+/// not exist in the page.
+fn page_columns<'p>(
+    layout: &Layout,
+    payload: &'p [u8],
+    mut rows: impl Iterator<Item = usize>,
+) -> DecodeResult<Option<Decoder<'p>>> {
+    let mut dec = Decoder::new(payload, 0);
+    dec.u64()?; // max_write_ts: the caller checked it against the slot's copy.
+    let exists = dec.bytes(CHUNK_ROWS / 8)?;
+    if !rows.all(|r| exists[r / 8] & (1 << (r % 8)) != 0) {
+        return Ok(None);
+    }
+    if decode_marker(&mut dec)? {
+        for _ in 0..CHUNK_ROWS {
+            if decode_marker(&mut dec)? {
+                let n = dec.len()?;
+                dec.bytes(n * 4)?;
+            }
+        }
+    }
+    let column_count = dec.len()?;
+    if column_count != layout.columns.len() {
+        return Err(dec.error(format!(
+            "{column_count} columns, the table has {}",
+            layout.columns.len()
+        )));
+    }
+    Ok(Some(dec))
+}
+
+/// Moves `dec` past one column of a spill page (its validity, kind and values).
+fn skip_column(dec: &mut Decoder<'_>) -> DecodeResult<()> {
+    dec.bytes(CHUNK_ROWS / 8)?;
+    match dec.u8()? {
+        KIND_BOOL => {
+            dec.bytes(CHUNK_ROWS / 8)?;
+        }
+        KIND_INT64 | KIND_FLOAT64 => {
+            dec.bytes(CHUNK_ROWS * 8)?;
+        }
+        KIND_VALUES => (0..CHUNK_ROWS).try_for_each(|_| dec.skip_value())?,
+        KIND_FAMILY => {
+            for _ in 0..CHUNK_ROWS {
+                if decode_marker(dec)? {
+                    (0..dec.len()?).try_for_each(|_| dec.skip_value())?;
+                }
+            }
+        }
+        kind => return Err(dec.error(format!("unknown column kind {kind}"))),
+    }
+    Ok(())
 }

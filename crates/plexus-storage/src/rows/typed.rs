@@ -28,8 +28,11 @@
 //! read answers `None` — the caller's row-by-row path then answering — as soon as a value
 //! of another type (an integer among floats, a list, a temporal) turns up, or when no row
 //! has a value (no type to give). Same answers as above: a value is put in the vector only
-//! where `prop` returns that very value. Undeclared keys are not read from spill pages
-//! (their rows are loaded, as the row-by-row read does).
+//! where `prop` returns that very value. An evicted chunk's undeclared keys are read from
+//! its spill page as declared columns are (EVICTION in the module essay), in one walk of the
+//! page's rows — for a run of rows in ascending order (a list in any other order loads the
+//! chunk). All of a read's undeclared keys are taken in the same walk of the rows: each
+//! row's list is one allocation, a cache miss (prefetched a few rows ahead) paid once.
 //!
 //! SCATTERED
 //! =========
@@ -89,36 +92,47 @@ impl RowTable {
     ) -> Result<(bool, &'r [u32])> {
         let mut done = 0;
         for run in rows.chunk_by(|a, b| *a as usize / CHUNK_ROWS == *b as usize / CHUNK_ROWS) {
-            let index = run[0] as usize / CHUNK_ROWS;
-            let Some(slot) = self.chunks.get(index) else {
-                break;
-            };
-            // Under the read latch: no load or write changes the slot meanwhile.
-            let state = slot.state.read();
-            let (None, Some(page), Some(existing)) = (&state.chunk, state.page, &state.existing)
-            else {
-                break;
-            };
-            if ts < existing.max_write_ts {
-                break;
-            }
-            let payload = self.cache.read_page(page, index as u32)?;
-            self.cache.note_page_read();
             let chunk_rows = run.iter().map(|&r| r as usize % CHUNK_ROWS);
-            match Chunk::read_typed_column(
-                &self.layout,
-                &payload,
-                column,
-                chunk_rows,
-                values,
-                valid,
-            ) {
-                Ok(true) => done += run.len(),
-                Ok(false) => return Ok((false, &[])),
-                Err(e) => return Err(self.cache.decode_error(page, e.offset, e.detail)),
+            let read = self.read_from_page(run[0], ts, |payload| {
+                Chunk::read_typed_column(&self.layout, payload, column, chunk_rows, values, valid)
+            })?;
+            match read {
+                None => break,
+                Some(true) => done += run.len(),
+                Some(false) => return Ok((false, &[])),
             }
         }
         Ok((true, &rows[done..]))
+    }
+
+    /// `read(payload)` of the spill page of the chunk holding `row`, when that chunk is
+    /// evicted and its newest write is not newer than `ts` (the reader sees it whole), the
+    /// chunk left evicted; `None` otherwise (the caller loads it). A page that does not decode
+    /// is an error naming the spill file.
+    fn read_from_page(
+        &self,
+        row: u32,
+        ts: Timestamp,
+        read: impl FnOnce(&[u8]) -> DecodeResult<bool>,
+    ) -> Result<Option<bool>> {
+        let index = row as usize / CHUNK_ROWS;
+        let Some(slot) = self.chunks.get(index) else {
+            return Ok(None);
+        };
+        // Under the read latch: no load or write changes the slot meanwhile.
+        let state = slot.state.read();
+        let (None, Some(page), Some(existing)) = (&state.chunk, state.page, &state.existing) else {
+            return Ok(None);
+        };
+        if ts < existing.max_write_ts {
+            return Ok(None);
+        }
+        let payload = self.cache.read_page(page, index as u32)?;
+        self.cache.note_page_read();
+        match read(&payload) {
+            Ok(answered) => Ok(Some(answered)),
+            Err(e) => Err(self.cache.decode_error(page, e.offset, e.detail)),
+        }
     }
 }
 
@@ -397,11 +411,29 @@ impl RowTable {
             })
             .collect();
         let mut all_exist = true;
-        self.for_each_chunk_run(rows, &mut |chunk, run| {
-            let Some(chunk) = chunk else {
+        let mut loaded_any = false;
+        for run in rows.chunk_by(|a, b| *a as usize / CHUNK_ROWS == *b as usize / CHUNK_ROWS) {
+            if !all_exist {
+                break;
+            }
+            // An evicted chunk the reader sees whole is read from its page (rows in order).
+            if run.is_sorted() {
+                let chunk_rows: Vec<usize> = run.iter().map(|&r| r as usize % CHUNK_ROWS).collect();
+                let read = self.read_from_page(run[0], ts, |payload| {
+                    Chunk::read_undeclared(&self.layout, payload, &chunk_rows, keys, &mut outs)
+                })?;
+                if let Some(exist) = read {
+                    all_exist = exist;
+                    continue;
+                }
+            }
+            let index = run[0] as usize / CHUNK_ROWS;
+            let Some(slot) = self.chunks.get(index) else {
                 all_exist = false;
-                return;
+                break;
             };
+            let (chunk, loaded) = self.latch_read(slot, index)?;
+            loaded_any |= loaded;
             // The rows' in-place values are what a reader at `ts` sees (VERSIONS).
             let in_place = ts >= chunk.max_write_ts;
             for (i, &row) in run.iter().enumerate() {
@@ -417,7 +449,7 @@ impl RowTable {
                     ),
                 };
                 if !all_exist {
-                    return;
+                    break;
                 }
                 for (out, &key) in outs.iter_mut().zip(keys) {
                     match in_place {
@@ -426,7 +458,11 @@ impl RowTable {
                     }
                 }
             }
-        })?;
+        }
+        if loaded_any {
+            // One batch may hold more than the budget until here (as `for_each_chunk_run`).
+            self.relieve();
+        }
         Ok(outs
             .into_iter()
             .map(|out| match (all_exist, out.refused, out.values) {
@@ -449,7 +485,7 @@ impl RowTable {
 const PREFETCH_ROWS_AHEAD: usize = 16;
 
 /// An undeclared key's vector being read: typed by its first value (see UNDECLARED).
-struct Undeclared {
+pub(super) struct Undeclared {
     /// `None` until a row has a value.
     values: Option<TypedValues>,
     valid: Vec<bool>,
@@ -461,7 +497,7 @@ struct Undeclared {
 impl Undeclared {
     /// Appends one row's value, or marks the read refused for a value the vector cannot hold
     /// exactly.
-    fn push(&mut self, value: Option<&Value>) {
+    pub(super) fn push(&mut self, value: Option<&Value>) {
         if !self.refused && !self.append(value) {
             self.refused = true;
         }
