@@ -694,14 +694,9 @@ pub fn child(options: &ChildOptions) -> Result<(), plexus::Error> {
     Ok(())
 }
 
-fn child_run(options: &ChildOptions) -> Result<(), String> {
-    let queries = selected(&options.queries)?;
-    let mut settings = Settings::from_config(Config::default());
-    let text = options.data.to_str().ok_or("data directory is not UTF-8")?;
-    settings
-        .set("import_directory", text, SettingSource::Argument)
-        .map_err(|e| e.to_string())?;
-    for setting in &options.settings {
+/// Each `NAME=VALUE` of a `--set` option applied to `settings`.
+pub(crate) fn apply_settings(settings: &mut Settings, pairs: &[String]) -> Result<(), String> {
+    for setting in pairs {
         let (name, value) = setting
             .split_once('=')
             .ok_or_else(|| format!("--set {setting}: expected NAME=VALUE"))?;
@@ -709,6 +704,17 @@ fn child_run(options: &ChildOptions) -> Result<(), String> {
             .set(name, value, SettingSource::Argument)
             .map_err(|e| e.to_string())?;
     }
+    Ok(())
+}
+
+fn child_run(options: &ChildOptions) -> Result<(), String> {
+    let queries = selected(&options.queries)?;
+    let mut settings = Settings::from_config(Config::default());
+    let text = options.data.to_str().ok_or("data directory is not UTF-8")?;
+    settings
+        .set("import_directory", text, SettingSource::Argument)
+        .map_err(|e| e.to_string())?;
+    apply_settings(&mut settings, &options.settings)?;
     let db = Database::open_settings(&options.db, settings).map_err(|e| e.to_string())?;
     let mut conn = db.connect();
     let none = Params::new();
