@@ -133,7 +133,7 @@ fn short_name(query: &str) -> String {
 }
 
 /// The first parameter candidate that returns rows (or the last one tried).
-fn parameters_with_rows(
+pub(crate) fn parameters_with_rows(
     conn: &mut Connection,
     cypher_dir: &Path,
     query: &Query,

@@ -88,6 +88,36 @@ fn every_mode_answers_alike_and_profile_says_how_filters_ran() {
     set(&mut conn, "off");
     let line = profiled_filter(&mut conn, queries[0], &params);
     assert!(line.contains("jit=interpreted"), "{line}");
+
+    // Adaptive interprets a filter's first 4,096 rows without asking for code, then takes
+    // the cached code (compiled above under `on`): the scan's third batch runs compiled.
+    set(&mut conn, "adaptive");
+    // (The planner splits the conjunction: the selective `p.y % 7 = 1` first, which sees
+    // every row; `p.x > $c` above it sees a few hundred and never asks.)
+    let result = conn.execute(&format!("PROFILE {}", queries[0]), &params);
+    let plan = result.expect("profile").plan.expect("a PROFILE plan");
+    let line = |text: &str| plan.lines().find(|l| l.contains(text)).map(str::trim);
+    let first = line("Filter (s0.y % 7) = 1").expect("the first filter");
+    assert!(
+        first.contains("jit=mixed(1 compiled/2 interpreted)"),
+        "{plan}"
+    );
+    let second = line("Filter s0.x > $c").expect("the second filter");
+    assert!(second.contains("jit=interpreted"), "{plan}");
+    // A filter that sees fewer rows never asks, though `on` compiles it and the code is in
+    // the cache.
+    conn.execute(
+        "UNWIND range(1, 300) AS i CREATE (:S {x: i})",
+        &Params::new(),
+    )
+    .expect("create");
+    let small = "MATCH (s:S) WHERE s.x % 7 = 1 RETURN count(*)";
+    set(&mut conn, "on");
+    let compiled = profiled_filter(&mut conn, small, &params);
+    assert!(compiled.contains("jit=compiled"), "{compiled}");
+    set(&mut conn, "adaptive");
+    let line = profiled_filter(&mut conn, small, &params);
+    assert!(line.contains("jit=interpreted"), "{line}");
 }
 
 #[test]

@@ -7,8 +7,12 @@
 //! - `off`: nothing; the vectorised interpreter, else the row evaluator, as before;
 //! - `on`: the first batch of each type signature compiles synchronously (or takes the
 //!   process-wide cache's code), and every batch runs compiled;
-//! - `adaptive` (the default): a cache miss starts a background compile and this batch is
-//!   interpreted; later batches poll, and run compiled once the code is ready.
+//! - `adaptive` (the default): the first [`ADAPTIVE_MIN_ROWS`] rows a Filter sees are
+//!   interpreted without asking for code — a short query (an SNB read: a few hundred rows per
+//!   filter) gains nothing from compiled code and would pay the lookup and, cold, a thread
+//!   spawn and a compile competing with it for the cores; after them a cache miss starts a
+//!   background compile and the batch is interpreted; later batches poll, and run compiled
+//!   once the code is ready.
 //!
 //! The leaves are the vectorised interpreter's own typed columns (`vector::leaf`), the
 //! parameters the statement's values; the signature of their types picks the code. Anything
@@ -51,7 +55,14 @@ pub(crate) struct FilterJit {
     profile: JitProfile,
     /// Batches in a row whose types compiled code does not take (see [`MAX_DECLINED_BATCHES`]).
     declined_in_a_row: u32,
+    /// Rows seen under `adaptive` (see [`ADAPTIVE_MIN_ROWS`]).
+    adaptive_rows: usize,
 }
+
+/// Rows a Filter interprets under `adaptive` before it asks for compiled code (about two
+/// batches): interpreting them costs about what a compile does (0.2–0.5 ms), so a filter
+/// that sees fewer has nothing to gain from one.
+const ADAPTIVE_MIN_ROWS: usize = 4_096;
 
 /// After this many batches in a row whose column or parameter types are not compiled (a
 /// string column, say), a Filter stops trying: each try converts the leaf columns, which the
@@ -70,6 +81,7 @@ impl FilterJit {
             current: None,
             profile,
             declined_in_a_row: 0,
+            adaptive_rows: 0,
         }
     }
 
@@ -113,11 +125,18 @@ impl FilterJit {
         {
             return None;
         }
+        if mode == JitMode::Adaptive {
+            self.adaptive_rows += batch.len();
+            if self.adaptive_rows <= ADAPTIVE_MIN_ROWS {
+                return None;
+            }
+        }
         let FilterJit {
             shape,
             current,
             profile,
             declined_in_a_row,
+            ..
         } = self;
         let shape = shape.as_ref().ok()?;
         // Counted as declined until the types are known to compile (reset below).
