@@ -360,6 +360,9 @@ impl Chunk {
                 }
             }
             found.iter_mut().for_each(|value| *value = None);
+            if outs.iter().all(Undeclared::is_refused) {
+                break;
+            }
         }
         Ok(true)
     }

@@ -413,7 +413,8 @@ impl RowTable {
         let mut all_exist = true;
         let mut loaded_any = false;
         for run in rows.chunk_by(|a, b| *a as usize / CHUNK_ROWS == *b as usize / CHUNK_ROWS) {
-            if !all_exist {
+            if !all_exist || outs.iter().all(Undeclared::is_refused) {
+                // (No answer whatever the other rows hold.)
                 break;
             }
             // An evicted chunk the reader sees whole is read from its page (rows in order).
@@ -452,10 +453,15 @@ impl RowTable {
                     break;
                 }
                 for (out, &key) in outs.iter_mut().zip(keys) {
-                    match in_place {
-                        true => out.push(chunk.dynamic_prop(r, key)),
-                        false => out.push(chunk.read_prop(None, key, r, ts).as_ref()),
+                    match (out.refused, in_place) {
+                        (true, _) => {}
+                        (false, true) => out.push(chunk.dynamic_prop(r, key)),
+                        (false, false) => out.push(chunk.read_prop(None, key, r, ts).as_ref()),
                     }
+                }
+                if outs.iter().all(Undeclared::is_refused) {
+                    // (A string key not asked as one, say: refused at its first value.)
+                    break;
                 }
             }
         }
@@ -501,6 +507,11 @@ impl Undeclared {
         if !self.refused && !self.append(value) {
             self.refused = true;
         }
+    }
+
+    /// Whether a value the vector cannot hold was found (the read answers `None`).
+    pub(super) fn is_refused(&self) -> bool {
+        self.refused
     }
 
     fn append(&mut self, value: Option<&Value>) -> bool {
@@ -871,6 +882,12 @@ mod tests {
                 assert_eq!(many, alone, "ts {ts}");
             }
         }
+        // Every key refused (strings not asked for, a float among integers): none, and the
+        // walk stops at the refusal.
+        let refused = t
+            .typed_props_many(&rows, &[WORDS, MIXED], 9, false)
+            .unwrap();
+        assert!(refused.iter().all(Option::is_none));
         t.install_delete(10, 6, 0).unwrap();
         let none = t.typed_props_many(&rows, &keys, 9, false).unwrap();
         assert!(none.iter().all(Option::is_none));
