@@ -121,7 +121,23 @@ impl RowTable {
         };
         // Under the read latch: no load or write changes the slot meanwhile.
         let state = slot.state.read();
-        let (None, Some(page), Some(existing)) = (&state.chunk, state.page, &state.existing) else {
+        match state.chunk {
+            Some(_) => Ok(None),
+            None => self.page_of(&state, index, ts, read),
+        }
+    }
+
+    /// `read(payload)` of the page of evicted chunk `index` (its `state`, latched by the
+    /// caller) when a reader at `ts` sees the chunk whole; `None` otherwise.
+    fn page_of(
+        &self,
+        state: &ChunkState,
+        index: usize,
+        ts: Timestamp,
+        read: impl FnOnce(&[u8]) -> DecodeResult<bool>,
+    ) -> Result<Option<bool>> {
+        debug_assert!(state.chunk.is_none());
+        let (Some(page), Some(existing)) = (state.page, &state.existing) else {
             return Ok(None);
         };
         if ts < existing.max_write_ts {
@@ -417,23 +433,31 @@ impl RowTable {
                 // (No answer whatever the other rows hold.)
                 break;
             }
-            // An evicted chunk the reader sees whole is read from its page (rows in order).
-            if run.is_sorted() {
-                let chunk_rows: Vec<usize> = run.iter().map(|&r| r as usize % CHUNK_ROWS).collect();
-                let read = self.read_from_page(run[0], ts, |payload| {
-                    Chunk::read_undeclared(&self.layout, payload, &chunk_rows, keys, &mut outs)
-                })?;
-                if let Some(exist) = read {
-                    all_exist = exist;
-                    continue;
-                }
-            }
             let index = run[0] as usize / CHUNK_ROWS;
             let Some(slot) = self.chunks.get(index) else {
                 all_exist = false;
                 break;
             };
-            let (chunk, loaded) = self.latch_read(slot, index)?;
+            // A resident chunk is read in place; an evicted one the reader sees whole from
+            // its page (rows in order), left evicted; any other is loaded.
+            let (chunk, loaded) = match self.resident_or_page(
+                slot,
+                index,
+                ts,
+                |payload| {
+                    let chunk_rows: Vec<usize> =
+                        run.iter().map(|&r| r as usize % CHUNK_ROWS).collect();
+                    Chunk::read_undeclared(&self.layout, payload, &chunk_rows, keys, &mut outs)
+                },
+                run.is_sorted(),
+            )? {
+                InPlace::Chunk(chunk) => (chunk, false),
+                InPlace::Page(exist) => {
+                    all_exist = exist;
+                    continue;
+                }
+                InPlace::Evicted => self.latch_read(slot, index)?,
+            };
             loaded_any |= loaded;
             // The rows' in-place values are what a reader at `ts` sees (VERSIONS).
             let in_place = ts >= chunk.max_write_ts;
@@ -483,6 +507,46 @@ impl RowTable {
                 _ => None,
             })
             .collect())
+    }
+}
+
+/// What [`RowTable::resident_or_page`] found.
+enum InPlace<'a> {
+    /// The resident chunk, under its read latch.
+    Chunk(MappedRwLockReadGuard<'a, Chunk>),
+    /// The page was read: whether it answered.
+    Page(bool),
+    /// Evicted, and its page not readable at the timestamp: load it.
+    Evicted,
+}
+
+impl RowTable {
+    /// Chunk `index` (`slot`) under one read latch: resident, or — evicted, `paged` and
+    /// its newest write not newer than `ts` — `read(payload)` of its spill page, the chunk
+    /// left evicted (`page_of`).
+    fn resident_or_page<'a>(
+        &self,
+        slot: &'a ChunkSlot,
+        index: usize,
+        ts: Timestamp,
+        read: impl FnOnce(&[u8]) -> DecodeResult<bool>,
+        paged: bool,
+    ) -> Result<InPlace<'a>> {
+        let state = slot.state.read();
+        let state = match RwLockReadGuard::try_map(state, |s| s.chunk.as_deref()) {
+            Ok(chunk) => {
+                slot.touch();
+                return Ok(InPlace::Chunk(chunk));
+            }
+            Err(state) => state,
+        };
+        if !paged {
+            return Ok(InPlace::Evicted);
+        }
+        Ok(match self.page_of(&state, index, ts, read)? {
+            Some(answered) => InPlace::Page(answered),
+            None => InPlace::Evicted,
+        })
     }
 }
 
