@@ -32,12 +32,14 @@
 //! PAGE FORMAT
 //! ===========
 //! ```text
-//!   [magic "PXS2" u32][payload length u32][chunk index u32][crc32c u32 of chunk index + payload]
+//!   [magic "PXS3" u32][payload length u32][chunk index u32][crc32c u32 of chunk index + payload]
 //!   [payload: the chunk, see `rows::Chunk::encode`: max_write_ts, existence, labels, columns,
-//!    dynamic properties, then the edge endpoints column (presence marker + (u32, u32) per row)]
+//!    undeclared properties (the numeric or boolean keys at least half the rows hold as
+//!    columns, then per-row lists of the rest), then the edge endpoints column (presence marker + (u32, u32) per row)]
 //! ```
 //! The magic is the format's version. "PXSP" (version 1) had no endpoints column: edge
-//! endpoints were then kept in memory outside the chunks. Spill files are never read across
+//! endpoints were then kept in memory outside the chunks; "PXS2" (version 2) kept every
+//! undeclared property in the per-row lists. Spill files are never read across
 //! processes — `RowCache::open` deletes every `rows-*.spill` before recovery, whatever its
 //! version — so no version-1 page is ever read; and were one met, it would fail the magic
 //! check (`Corruption`, "bad magic") rather than decode as a chunk without endpoints.
@@ -121,9 +123,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// "PXS2", little-endian: version 2 of the page format, whose chunks carry the edge endpoints
-/// column (version 1, "PXSP", did not; see PAGE FORMAT).
-const PAGE_MAGIC: u32 = u32::from_le_bytes(*b"PXS2");
+/// "PXS3", little-endian: version 3 of the page format, whose chunks carry the edge endpoints
+/// column (version 1, "PXSP", did not) and their most-held undeclared keys as columns
+/// (version 2, "PXS2", did not; see PAGE FORMAT).
+const PAGE_MAGIC: u32 = u32::from_le_bytes(*b"PXS3");
 /// Magic, payload length, chunk index, checksum.
 pub const PAGE_HEADER_BYTES: usize = 16;
 /// A page payload is at most this long (a chunk of 2,048 rows with huge strings is the worst

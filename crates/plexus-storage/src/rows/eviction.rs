@@ -511,6 +511,51 @@ mod tests {
         }
     }
 
+    /// Undeclared keys most rows hold with numbers (or booleans) of one type are a page's
+    /// columns (page.rs, UNDECLARED COLUMNS); the rest stay per row; a load rebuilds every
+    /// row's list from both.
+    #[test]
+    fn pages_hold_common_numeric_undeclared_keys_as_columns() {
+        let (_vfs, _cache, t) = spilling_table();
+        let mut chunk = Chunk::new(&t.layout);
+        for row in 0..CHUNK_ROWS {
+            let mut set = |key, value| {
+                let write = (Slot::Prop(key), SlotValue::Prop(Some(value)));
+                chunk.write_in_place(&t.layout, row, write);
+            };
+            let i = row as i64;
+            set(30, Value::Int(i - 7)); // every row: a column
+            if row % 2 == 0 {
+                set(31, Value::Bool(row % 4 == 0)); // half the rows: a column
+            }
+            if row % 3 == 0 {
+                set(32, Value::Float(i as f64)); // a third: per row
+            }
+            set(33, Value::string("s")); // strings: per row
+            let mixed = if row == 9 {
+                Value::Float(0.5)
+            } else {
+                Value::Int(i)
+            };
+            set(34, mixed); // an integer column but for one float: per row
+        }
+        let columns = chunk.dynamic_columns();
+        let keys: Vec<PropKeyId> = columns.iter().map(|(key, _)| *key).collect();
+        assert_eq!(keys, [30, 31]);
+        assert!(matches!(columns[0].1.data, ColumnData::Int64(_)));
+        assert!(matches!(columns[1].1.data, ColumnData::Bool(_)));
+        let decoded = Chunk::decode(&t.layout, &chunk.encode(&t.layout)).unwrap();
+        for row in [0, 1, 2, 3, 9, CHUNK_ROWS - 1] {
+            for key in 30..=34 {
+                assert_eq!(
+                    decoded.dynamic_prop(row, key),
+                    chunk.dynamic_prop(row, key),
+                    "row {row} key {key}"
+                );
+            }
+        }
+    }
+
     /// Endpoints are a column of the chunk: counted in its size, spilled with it, read back
     /// for created rows (deleted ones too), `None` for holes; a damaged page is an error.
     #[test]
