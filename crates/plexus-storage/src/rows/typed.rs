@@ -290,40 +290,23 @@ impl RowTable {
         ts: Timestamp,
         strings: bool,
     ) -> Result<Vec<Option<TypedProps>>> {
-        if !scattered(rows) {
-            return self.typed_props_many_in_order(rows, keys, ts, strings);
-        }
         // (SCATTERED) In row order, then each value back at the place it was asked for.
-        let mut order: Vec<u64> = (rows.iter().enumerate())
-            .map(|(i, &row)| (u64::from(row) << 32) | i as u64)
-            .collect();
-        order.sort_unstable();
-        let sorted: Vec<u32> = order.iter().map(|&o| (o >> 32) as u32).collect();
-        let props = self.typed_props_many_in_order(&sorted, keys, ts, strings)?;
-        let mut at = vec![0; rows.len()];
-        for (j, &o) in order.iter().enumerate() {
-            at[o as u32 as usize] = j;
-        }
-        Ok(props
-            .into_iter()
-            .map(|props| props.map(|props| props.gather(&at)))
-            .collect())
-    }
-
-    /// [`typed_props_many`](Self::typed_props_many) reading `rows` in the order given.
-    fn typed_props_many_in_order(
-        &self,
-        rows: &[u32],
-        keys: &[PropKeyId],
-        ts: Timestamp,
-        strings: bool,
-    ) -> Result<Vec<Option<TypedProps>>> {
+        let order: Option<Vec<u64>> = scattered(rows).then(|| {
+            let mut order: Vec<u64> = (rows.iter().enumerate())
+                .map(|(i, &row)| (u64::from(row) << 32) | i as u64)
+                .collect();
+            order.sort_unstable();
+            order
+        });
+        let sorted: Option<Vec<u32>> =
+            (order.as_ref()).map(|order| order.iter().map(|&o| (o >> 32) as u32).collect());
+        let read = sorted.as_deref().unwrap_or(rows);
         let mut out = vec![None; keys.len()];
         let mut undeclared = Vec::new();
         for (i, &key) in keys.iter().enumerate() {
             match self.typed_source(key, strings) {
                 Some(Source::Column(data_type, column)) => {
-                    out[i] = self.column_prop_many(rows, key, data_type, column, ts)?;
+                    out[i] = self.column_prop_many(read, key, data_type, column, ts)?;
                 }
                 Some(Source::Undeclared) => undeclared.push(i),
                 None => {}
@@ -331,12 +314,22 @@ impl RowTable {
         }
         if !undeclared.is_empty() {
             let asked: Vec<PropKeyId> = undeclared.iter().map(|&i| keys[i]).collect();
-            let read = self.undeclared_props_many(rows, &asked, ts, strings)?;
-            for (i, props) in undeclared.into_iter().zip(read) {
+            let props = self.undeclared_props_many(read, &asked, ts, strings)?;
+            for (i, props) in undeclared.into_iter().zip(props) {
                 out[i] = props;
             }
         }
-        Ok(out)
+        let Some(order) = order else {
+            return Ok(out);
+        };
+        let mut at = vec![0; rows.len()];
+        for (j, &o) in order.iter().enumerate() {
+            at[o as u32 as usize] = j;
+        }
+        Ok(out
+            .into_iter()
+            .map(|props| props.map(|props| props.gather(&at)))
+            .collect())
     }
 
     /// Declared property `key`, of type `data_type` in column `column`, of each of `rows`.
