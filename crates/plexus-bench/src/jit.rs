@@ -13,7 +13,9 @@
 //! ```
 //!
 //! — several arithmetic and comparison terms per row, about one row in twelve kept; a
-//! prefix and a string inequality, about one row in nine kept — under `jit = off` (the
+//! prefix and a string inequality, about one row in nine kept; the planner makes each a
+//! chain of one Filter per conjunct, which compiled code runs as one fused loop
+//! (`plexus-exec` exec/filter.rs) — under `jit = off` (the
 //! interpreter: the baseline, measured in the same run), `on` and `adaptive`. `<tag>` is a
 //! distinct constant per mode (it never matches), so each mode starts with a cold code cache:
 //! its first run is the `cold` figure (compiling included, in the background for adaptive),
@@ -54,7 +56,8 @@
 //!
 //! NOT YET
 //! =======
-//! Aggregation, expands and projections inside the compiled loop (only filters compile).
+//! Aggregation, expands and projections inside the compiled loop (only filters and chains of
+//! filters compile).
 
 use crate::report::Figure;
 use plexus::{Config, Connection, CypherValue, Database, Params, Settings};

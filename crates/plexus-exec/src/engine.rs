@@ -265,18 +265,24 @@ enum Explain {
 /// EXPLAIN's note on a Filter of the plan when filters may run compiled code (`jit` on or
 /// adaptive): ` jit=eligible` when the JIT covers every operator of its predicate — it then
 /// runs compiled on batches whose columns are of compiled types (numbers, booleans,
-/// strings for equality and prefix tests), PROFILE tells which did — or ` jit=no (why)`, run
-/// by the interpreter. Nothing with `jit` off, nor on other operators (only filters are
-/// compiled; the rest of each pipeline is interpreted). Filters of subquery expressions' plans
-/// are not annotated.
+/// strings for equality and prefix tests), PROFILE tells which did — with ` fused` when its
+/// input is an eligible Filter too, whose stage it joins (one compiled loop for the chain:
+/// `exec::filter`, FUSED CHAINS); or ` jit=no (why)`, run by the interpreter. Nothing with
+/// `jit` off, nor on other operators (only filters are compiled; the rest of each pipeline is
+/// interpreted). Filters of subquery expressions' plans are not annotated.
 fn jit_note(op: &plexus_plan::LogicalPlan, mode: JitMode) -> String {
+    use plexus_plan::LogicalPlan::Filter;
+    let eligible = |predicate| plexus_jit::shape(std::slice::from_ref(predicate));
     match op {
-        plexus_plan::LogicalPlan::Filter { predicate, .. } if mode != JitMode::Off => {
-            match plexus_jit::shape(predicate) {
-                Ok(_) => " jit=eligible".to_string(),
-                Err(why) => format!(" jit=no ({why})"),
-            }
-        }
+        Filter { predicate, input } if mode != JitMode::Off => match eligible(predicate) {
+            Ok(_) => match &**input {
+                Filter { predicate, .. } if eligible(predicate).is_ok() => {
+                    " jit=eligible fused".to_string()
+                }
+                _ => " jit=eligible".to_string(),
+            },
+            Err(why) => format!(" jit=no ({why})"),
+        },
         _ => String::new(),
     }
 }

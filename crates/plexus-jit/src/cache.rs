@@ -132,14 +132,14 @@ impl Cache {
     /// The compiled predicate, compiling it on this thread on a miss (`jit = on`).
     pub fn get_or_compile(
         &self,
-        expr: &BExpr,
+        predicates: &[BExpr],
         shape: &Shape,
         signature: &Signature,
         catalog_version: u64,
     ) -> Lookup {
         let (cell, created) = self.cell(key(shape, signature, catalog_version));
         if created {
-            let _ = cell.set(guarded_compile(expr, shape, signature));
+            let _ = cell.set(guarded_compile(predicates, shape, signature));
         }
         cell.wait();
         Lookup::of(&cell)
@@ -149,19 +149,20 @@ impl Cache {
     /// (`jit = adaptive`).
     pub fn get_or_spawn(
         &self,
-        expr: &BExpr,
+        predicates: &[BExpr],
         shape: &Shape,
         signature: &Signature,
         catalog_version: u64,
     ) -> Lookup {
         let (cell, created) = self.cell(key(shape, signature, catalog_version));
         if created {
-            let (expr, shape, signature) = (expr.clone(), shape.clone(), signature.clone());
+            let (predicates, shape, signature) =
+                (predicates.to_vec(), shape.clone(), signature.clone());
             let target = cell.clone();
             let spawned = std::thread::Builder::new()
                 .name("plexus-jit".into())
                 .spawn(move || {
-                    let _ = target.set(guarded_compile(&expr, &shape, &signature));
+                    let _ = target.set(guarded_compile(&predicates, &shape, &signature));
                 });
             if let Err(e) = spawned {
                 let _ = cell.set(Err(Unsupported::new(format!("no compile thread: {e}"))));
@@ -174,13 +175,13 @@ impl Cache {
 /// Compiles, turning a panic inside the code generator into "not compiled": a cell is always
 /// set, so nobody waits on it forever, and the query runs interpreted.
 fn guarded_compile(
-    expr: &BExpr,
+    predicates: &[BExpr],
     shape: &Shape,
     signature: &Signature,
 ) -> Result<Arc<CompiledPredicate>, Unsupported> {
     // Nothing is shared with the compile but its inputs, read only: no state to leave torn.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        compile(expr, shape, signature).map(Arc::new)
+        compile(predicates, shape, signature).map(Arc::new)
     }))
     .unwrap_or_else(|_| Err(Unsupported::new("the code generator panicked")))
 }

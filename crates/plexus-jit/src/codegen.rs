@@ -69,12 +69,26 @@ struct ParamArg {
 const PARAM_ARG_BYTES: i32 = 24;
 const COLUMN_ARG_BYTES: i32 = 24;
 
-type Entry = unsafe extern "C" fn(*const ColumnArg, *const ParamArg, u64, *mut u8, *mut u8) -> u32;
+type Entry =
+    unsafe extern "C" fn(*const ColumnArg, *const ParamArg, u64, *mut u8, *mut u8, *mut u64) -> u32;
+
+/// What compiled code gives for a batch.
+#[derive(Debug, Clone)]
+pub struct Mask {
+    /// One predicate's value per row (true, false or null); a fused chain's, the Kleene AND
+    /// of its predicates (true exactly where every filter of the chain keeps the row).
+    pub mask: BooleanArray,
+    /// Per predicate, bottom first: the rows on which it and every predicate before it are
+    /// true — the rows each filter of a fused chain passes on (PROFILE's counts).
+    pub passed: Vec<u64>,
+}
 
 /// A predicate compiled for one signature; shared through the cache.
 pub struct CompiledPredicate {
     entry: Entry,
     signature: Signature,
+    /// How many predicates (a fused chain's filters) the code evaluates.
+    predicates: usize,
     compile_time: Duration,
     /// Owns the code `entry` points into; taken and freed on drop.
     module: Mutex<Option<JITModule>>,
@@ -116,10 +130,11 @@ impl CompiledPredicate {
         self.compile_time
     }
 
-    /// The predicate's mask over `len` rows (true, false or null per row), or `None`: the
-    /// columns or parameters do not match the signature, or some row would raise an error —
-    /// the caller then runs the interpreter (see SAME RESULTS, ALWAYS in the crate docs).
-    pub fn run(&self, columns: &[Column], params: &[&Value], len: usize) -> Option<BooleanArray> {
+    /// The predicates' mask over `len` rows and each one's pass count ([`Mask`]), or `None`:
+    /// the columns or parameters do not match the signature, or some row would raise an
+    /// error in some predicate — the caller then runs the interpreter (see SAME RESULTS,
+    /// ALWAYS in the crate docs).
+    pub fn run(&self, columns: &[Column], params: &[&Value], len: usize) -> Option<Mask> {
         if Signature::of(columns, params)? != self.signature
             || columns.iter().any(|c| c.len() != len)
         {
@@ -200,12 +215,13 @@ impl CompiledPredicate {
             .collect();
         let mut value = vec![0u8; len];
         let mut valid = vec![0u8; len];
+        let mut passed = vec![0u64; self.predicates];
         // SAFETY: the signature matched, so the code reads, per column, `len` values of the
         // type it was compiled for and `len` bits of validity from buffers of at least that
         // length (checked above) — for a string column `len + 1` offsets and the bytes
         // between them, which Arrow guarantees lie in its data buffer — one `ParamArg` per
         // parameter (a string's `len` bytes at its address), and writes `len` bytes to each
-        // output.
+        // byte output and one count per predicate.
         let failed = unsafe {
             (self.entry)(
                 args.as_ptr(),
@@ -213,6 +229,7 @@ impl CompiledPredicate {
                 len as u64,
                 value.as_mut_ptr(),
                 valid.as_mut_ptr(),
+                passed.as_mut_ptr(),
             )
         };
         drop(kept);
@@ -220,7 +237,10 @@ impl CompiledPredicate {
             return None;
         }
         let nulls = (!valid.iter().all(|&b| b != 0)).then(|| NullBuffer::new(bits(&valid)));
-        Some(BooleanArray::new(bits(&value), nulls))
+        Some(Mask {
+            mask: BooleanArray::new(bits(&value), nulls),
+            passed,
+        })
     }
 }
 
@@ -236,14 +256,18 @@ fn bits(bytes: &[u8]) -> BooleanBuffer {
     BooleanBuffer::new(Buffer::from_vec(words), 0, bytes.len())
 }
 
-/// Compiles `expr` for `signature` (see the module docs).
+/// Compiles `predicates` (one, or a fused chain's bottom first) for `signature` (see the
+/// module docs).
 pub(crate) fn compile(
-    expr: &BExpr,
+    predicates: &[BExpr],
     shape: &Shape,
     signature: &Signature,
 ) -> Result<CompiledPredicate, Unsupported> {
     let started = Instant::now();
-    if signature.leaves.len() != shape.leaves.len() || signature.params.len() != shape.params.len()
+    if signature.leaves.len() != shape.leaves.len()
+        || signature.params.len() != shape.params.len()
+        || predicates.len() != shape.predicates
+        || predicates.is_empty()
     {
         return Err(Unsupported::new("a signature of another shape"));
     }
@@ -267,7 +291,7 @@ pub(crate) fn compile(
         float_ids.push(id);
     }
     let mut ir_signature = module.make_signature();
-    for ty in [pointer, pointer, types::I64, pointer, pointer] {
+    for ty in [pointer, pointer, types::I64, pointer, pointer, pointer] {
         ir_signature.params.push(AbiParam::new(ty));
     }
     ir_signature.returns.push(AbiParam::new(types::I32));
@@ -282,7 +306,7 @@ pub(crate) fn compile(
     let literals = {
         let mut b = FunctionBuilder::new(&mut context.func, &mut function_context);
         let calls = FloatCalls { fmod, pow };
-        let literals = emit_loop(&mut b, expr, shape, signature, pointer, calls)?;
+        let literals = emit_loop(&mut b, predicates, shape, signature, pointer, calls)?;
         b.finalize(module.isa().frontend_config());
         literals
     };
@@ -292,12 +316,13 @@ pub(crate) fn compile(
     module.clear_context(&mut context);
     module.finalize_definitions().map_err(|e| backend(&e))?;
     let code = module.get_finalized_function(id);
-    // SAFETY: `code` is the function just defined with exactly `Entry`'s signature (five
+    // SAFETY: `code` is the function just defined with exactly `Entry`'s signature (six
     // pointer-sized/`u64` parameters, `u32` result, the platform's C calling convention).
     let entry = unsafe { std::mem::transmute::<*const u8, Entry>(code) };
     Ok(CompiledPredicate {
         entry,
         signature: signature.clone(),
+        predicates: predicates.len(),
         compile_time: started.elapsed(),
         module: Mutex::new(Some(module)),
         _literals: literals,
@@ -308,7 +333,7 @@ pub(crate) fn compile(
 /// the string literals the code points into (the caller keeps them alive with the code).
 fn emit_loop(
     b: &mut FunctionBuilder,
-    expr: &BExpr,
+    predicates: &[BExpr],
     shape: &Shape,
     signature: &Signature,
     pointer: types::Type,
@@ -320,11 +345,11 @@ fn emit_loop(
     let exit = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
-    let [columns, params, len, out_value, out_valid] = b.block_params(entry) else {
+    let [columns, params, len, out_value, out_valid, out_passed] = b.block_params(entry) else {
         return Err(Unsupported::new("code generation: function parameters"));
     };
-    let (columns, params, len, out_value, out_valid) =
-        (*columns, *params, *len, *out_value, *out_valid);
+    let (columns, params, len, out_value, out_valid, out_passed) =
+        (*columns, *params, *len, *out_value, *out_valid, *out_passed);
     let flags = MemFlagsData::trusted();
     let mut leaves = Vec::with_capacity(shape.leaves.len());
     for (i, ty) in signature.leaves.iter().enumerate() {
@@ -363,6 +388,15 @@ fn emit_loop(
     b.def_var(row, zero);
     let no = b.ins().iconst(types::I8, 0);
     b.def_var(fail, no);
+    // Per predicate: the rows on which it and all before it are true.
+    let passed: Vec<Variable> = predicates
+        .iter()
+        .map(|_| {
+            let count = b.declare_var(types::I64);
+            b.def_var(count, zero);
+            count
+        })
+        .collect();
     b.ins().jump(header, &[]);
 
     b.switch_to_block(header);
@@ -383,10 +417,32 @@ fn emit_loop(
         pointer,
         calls,
     };
-    let result = g.expr(expr)?;
-    if !matches!(result.ty, ColumnType::Bool | ColumnType::Null) {
-        return Err(Unsupported::new("a predicate that is not boolean"));
+    // Every predicate on every row (a fused chain's upper filters too, on rows a lower one
+    // drops: an error there falls back, and the interpreter decides, as for a one-sided
+    // error under AND). The mask is their Kleene AND; `prefix` is 1 while all so far are true.
+    let mut result: Option<Val> = None;
+    let mut prefix: Option<Ir> = None;
+    for (predicate, count) in predicates.iter().zip(&passed) {
+        let value = g.expr(predicate)?;
+        if !matches!(value.ty, ColumnType::Bool | ColumnType::Null) {
+            return Err(Unsupported::new("a predicate that is not boolean"));
+        }
+        let truth = g.b.ins().band(value.value, value.valid);
+        let all = match prefix {
+            Some(before) => g.b.ins().band(before, truth),
+            None => truth,
+        };
+        prefix = Some(all);
+        let wide = g.b.ins().uextend(types::I64, all);
+        let so_far = g.b.use_var(*count);
+        let sum = g.b.ins().iadd(so_far, wide);
+        g.b.def_var(*count, sum);
+        result = Some(match result {
+            Some(below) => g.kleene(true, below, value),
+            None => value,
+        });
     }
+    let result = result.ok_or_else(|| Unsupported::new("no predicate"))?;
     let (b, literals) = (g.b, g.literals);
     let value = b.ins().band(result.value, result.valid);
     let value_at = b.ins().iadd(out_value, r);
@@ -398,6 +454,10 @@ fn emit_loop(
     b.ins().jump(header, &[]);
 
     b.switch_to_block(exit);
+    for (i, count) in passed.iter().enumerate() {
+        let total = b.use_var(*count);
+        b.ins().store(flags, total, out_passed, i as i32 * 8);
+    }
     let failed = b.use_var(fail);
     let failed = b.ins().uextend(types::I32, failed);
     b.ins().return_(&[failed]);
@@ -539,7 +599,7 @@ impl Gen<'_, '_> {
                 };
                 self.in_list(item, &candidates)
             }
-            other => Err(crate::shape::shape(other)
+            other => Err(crate::shape::shape(std::slice::from_ref(other))
                 .err()
                 .unwrap_or_else(|| Unsupported::new("an operator outside the shape"))),
         }

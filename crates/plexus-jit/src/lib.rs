@@ -4,18 +4,23 @@
 //! ====
 //! A filter predicate (`plexus_plan::logical::BExpr`) over typed column buffers — the Arrow
 //! arrays the vectorised interpreter (`plexus_exec::eval::vector`) builds per batch — is
-//! compiled to ONE native function holding the whole loop over the batch's rows:
+//! compiled to ONE native function holding the whole loop over the batch's rows; so is a
+//! chain of filters stacked in one pipeline (`WHERE a AND b AND c` becomes three Filter
+//! operators), fused into that one loop:
 //!
 //! ```text
 //! fn(columns: *const ColumnArg, params: *const ParamArg, len: u64,
-//!    out_value: *mut u8, out_valid: *mut u8) -> u32      // 0: mask written; 1: fall back
+//!    out_value: *mut u8, out_valid: *mut u8,
+//!    out_passed: *mut u64) -> u32                        // 0: mask written; 1: fall back
 //! ```
 //!
-//! Per row it loads each leaf column's value and validity bit, evaluates the expression in
-//! registers (no call into Rust, no boxing, no dispatch) and writes one byte of value and
-//! one of validity; Rust packs those into a `BooleanArray` once per batch. One call per
-//! batch, never one per row — the lesson of DataFusion's removed JIT, whose per-row calls
-//! into Rust helpers ate the gain.
+//! Per row it loads each leaf column's value and validity bit once (a property two filters
+//! of a chain test is read once), evaluates every predicate in registers (no call into Rust,
+//! no boxing, no dispatch) and writes one byte of value and one of validity — for a chain,
+//! of the predicates' AND — and counts, per predicate, the rows it and those below it pass
+//! (PROFILE's row counts of each fused filter); Rust packs the bytes into a `BooleanArray`
+//! once per batch ([`Mask`]). One call per batch, never one per row — the lesson of
+//! DataFusion's removed JIT, whose per-row calls into Rust helpers ate the gain.
 //!
 //! What is compiled (see [`shape`] for the static part, `codegen` for the typed part):
 //! - leaves: slot columns and property columns (`n.key`) as INTEGER, FLOAT, BOOLEAN or
@@ -59,15 +64,15 @@
 //!
 //! NOT YET
 //! =======
-//! String ordering, `ENDS WITH`, `CONTAINS`; float `%` (no native `fmod`); whole pipelines (scan → expand → filter → aggregate) rather
-//! than single filter predicates; projections and aggregates.
+//! String ordering, `ENDS WITH`, `CONTAINS`; whole pipelines (scan → expand → filter →
+//! aggregate) rather than a filter or a chain of filters; projections and aggregates.
 
 pub mod cache;
 mod codegen;
 pub mod shape;
 
 pub use cache::{Cache, Lookup, MAX_CACHED_PREDICATES};
-pub use codegen::CompiledPredicate;
+pub use codegen::{CompiledPredicate, Mask};
 pub use shape::{Leaf, MAX_IN_LIST, Shape, Unsupported, shape};
 
 use arrow::array::{BooleanArray, Float64Array, Int64Array, StringArray};
@@ -194,11 +199,12 @@ impl Signature {
     }
 }
 
-/// Compiles `expr` (whose shape is `shape`) for `signature`.
+/// Compiles `predicates` — one Filter's, or a fused chain's bottom first — (whose shape is
+/// `shape`) for `signature`.
 pub fn compile(
-    expr: &plexus_plan::logical::BExpr,
+    predicates: &[plexus_plan::logical::BExpr],
     shape: &Shape,
     signature: &Signature,
 ) -> Result<CompiledPredicate, Unsupported> {
-    codegen::compile(expr, shape, signature)
+    codegen::compile(predicates, shape, signature)
 }

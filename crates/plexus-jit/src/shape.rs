@@ -3,12 +3,13 @@
 //!
 //! WHAT
 //! ====
-//! [`shape`] walks a `BExpr` once (per Filter operator, not per batch) and returns a
-//! [`Shape`]: the distinct leaves (`Slot(s)`, `Property(Slot(s), key)`) in first-use order,
-//! the distinct parameter names in first-use order, and the fingerprint — the expression's
-//! full debug text, which names parameters but holds none of their values, so one compiled
-//! predicate serves every run of a query. Or it returns [`Unsupported`] with the first
-//! operator it does not cover; EXPLAIN prints that reason.
+//! [`shape`] walks the predicates of a Filter — or of a chain of Filters fused into one loop,
+//! bottom first — once (per Filter stage, not per batch) and returns a [`Shape`]: the
+//! distinct leaves (`Slot(s)`, `Property(Slot(s), key)`) in first-use order, the distinct
+//! parameter names in first-use order, and the fingerprint — the predicates' full debug
+//! text, which names parameters but holds none of their values, so one compiled predicate
+//! serves every run of a query. Or it returns [`Unsupported`] with the first operator it
+//! does not cover; EXPLAIN prints that reason.
 //!
 //! Types are not known here: a property column may hold integers in one batch and strings
 //! in another. The typed half (`codegen`) decides per [`crate::Signature`].
@@ -38,6 +39,8 @@ pub enum Leaf {
 pub struct Shape {
     pub leaves: Vec<Leaf>,
     pub params: Vec<Arc<str>>,
+    /// How many predicates (fused filters, bottom first) the code evaluates.
+    pub predicates: usize,
     /// The cache key's expression part (see the module docs).
     pub fingerprint: String,
 }
@@ -58,14 +61,20 @@ impl Unsupported {
     }
 }
 
-/// The shape of `expr`, or why its operators are not all compiled.
-pub fn shape(expr: &BExpr) -> Result<Shape, Unsupported> {
+/// The shape of `predicates` (one Filter's, or a fused chain's bottom first), or why their
+/// operators are not all compiled.
+pub fn shape(predicates: &[BExpr]) -> Result<Shape, Unsupported> {
+    if predicates.is_empty() {
+        return Err(Unsupported::new("no predicate"));
+    }
     let mut shape = Shape {
         leaves: Vec::new(),
         params: Vec::new(),
-        fingerprint: format!("{expr:?}"),
+        predicates: predicates.len(),
+        // `Debug` of a slice: `[p0, p1]`, unambiguous between one AND and two filters.
+        fingerprint: format!("{predicates:?}"),
     };
-    visit(expr, &mut shape)?;
+    predicates.iter().try_for_each(|p| visit(p, &mut shape))?;
     Ok(shape)
 }
 
@@ -196,7 +205,7 @@ mod tests {
                 vec![ComparisonOp::Lt],
             )),
         );
-        let shape = shape(&expr).unwrap();
+        let shape = shape(std::slice::from_ref(&expr)).unwrap();
         assert_eq!(
             shape.leaves,
             vec![Leaf::Property(0, Arc::from("x")), Leaf::Slot(1)]
@@ -210,16 +219,27 @@ mod tests {
             Arc::from("abs"),
             vec![BExpr::Slot(0)],
         )));
-        assert_eq!(shape(&expr).unwrap_err().0, "function abs()");
+        assert_eq!(
+            shape(std::slice::from_ref(&expr)).unwrap_err().0,
+            "function abs()"
+        );
         let chain = BExpr::Compare(
             vec![BExpr::Slot(0), BExpr::Slot(1), BExpr::Slot(2)],
             vec![ComparisonOp::Lt, ComparisonOp::Lt],
         );
-        assert_eq!(shape(&chain).unwrap_err().0, "a chained comparison");
+        assert_eq!(
+            shape(std::slice::from_ref(&chain)).unwrap_err().0,
+            "a chained comparison"
+        );
         let long = BExpr::In(
             Box::new(BExpr::Slot(0)),
             Box::new(BExpr::Const(Value::list((0..17).map(Value::Int).collect()))),
         );
-        assert!(shape(&long).unwrap_err().0.contains("16"));
+        assert!(
+            shape(std::slice::from_ref(&long))
+                .unwrap_err()
+                .0
+                .contains("16")
+        );
     }
 }

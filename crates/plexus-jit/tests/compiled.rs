@@ -35,25 +35,80 @@ fn mask(rows: &str) -> Vec<Option<bool>> {
 }
 
 fn shape_of(expr: &BExpr) -> plexus_jit::Shape {
-    shape(expr).expect("covered operators")
+    shape(std::slice::from_ref(expr)).expect("covered operators")
 }
 
 fn run(expr: &BExpr, columns: &[Column], params: &[&Value]) -> Option<Vec<Option<bool>>> {
-    let shape = shape(expr).expect("covered operators");
+    run_chain(std::slice::from_ref(expr), columns, params).map(|(mask, _)| mask)
+}
+
+/// A fused chain's mask and per-predicate pass counts, or `None` when the batch fell back.
+fn run_chain(
+    predicates: &[BExpr],
+    columns: &[Column],
+    params: &[&Value],
+) -> Option<(Vec<Option<bool>>, Vec<u64>)> {
+    let shape = shape(predicates).expect("covered operators");
     let signature = Signature::of(columns, params).expect("compiled types");
-    let compiled = compile(expr, &shape, &signature).expect("compiles");
+    let compiled = compile(predicates, &shape, &signature).expect("compiles");
     let len = columns.first().map_or(1, |c| match c {
         Column::Int(a) => a.len(),
         Column::Float(a) => a.len(),
         Column::Bool(a) => a.len(),
         Column::Str(a) => a.len(),
     });
-    let mask = compiled.run(columns, params, len)?;
-    Some(
-        (0..len)
-            .map(|i| mask.is_valid(i).then(|| mask.value(i)))
-            .collect(),
-    )
+    let out = compiled.run(columns, params, len)?;
+    let mask = (0..len)
+        .map(|i| out.mask.is_valid(i).then(|| out.mask.value(i)))
+        .collect();
+    Some((mask, out.passed))
+}
+
+#[test]
+fn a_fused_chain_reads_each_column_once_and_counts_each_filter() {
+    // Filters bottom first: x > 1, then x + y < 10, then y <> 4.
+    let x = Int64Array::from(vec![Some(0), Some(2), Some(3), None, Some(5), Some(8)]);
+    let y = Int64Array::from(vec![Some(1), Some(1), Some(4), Some(1), None, Some(1)]);
+    let chain = [
+        compare(
+            ComparisonOp::Gt,
+            BExpr::Slot(0),
+            BExpr::Const(Value::Int(1)),
+        ),
+        compare(
+            ComparisonOp::Lt,
+            BExpr::Arith(ArithOp::Add, slot(0), slot(1)),
+            BExpr::Const(Value::Int(10)),
+        ),
+        compare(
+            ComparisonOp::NotEq,
+            BExpr::Slot(1),
+            BExpr::Const(Value::Int(4)),
+        ),
+    ];
+    let columns = [Column::Int(&x), Column::Int(&y)];
+    let (mask_of_chain, passed) = run_chain(&chain, &columns, &[]).expect("no error");
+    // The AND of the three, Kleene: row 3 (x null) is null; row 4 (y null): T AND _ AND _.
+    assert_eq!(mask_of_chain, mask("F T F _ _ T"));
+    // Filter by filter, as stacked Filters keep rows: 4 rows have x > 1 (2, 3, 5, 8); of
+    // them x + y < 10 on 2, 3 and 8; of those y <> 4 on 2 and 8.
+    assert_eq!(passed, vec![4, 3, 2]);
+    assert_eq!(shape(&chain).unwrap().leaves.len(), 2, "x and y, once each");
+    // An error in any filter on any row falls back, even on a row a lower filter drops:
+    // the interpreter, running the filters one by one, never evaluates it there.
+    let guarded = [
+        compare(
+            ComparisonOp::Gt,
+            BExpr::Slot(0),
+            BExpr::Const(Value::Int(1)),
+        ),
+        compare(
+            ComparisonOp::Eq,
+            BExpr::Arith(ArithOp::Divide, int(1), slot(0)),
+            BExpr::Const(Value::Int(0)),
+        ),
+    ];
+    assert_eq!(run_chain(&guarded, &columns[..1], &[]), None);
 }
 
 #[test]
@@ -376,10 +431,10 @@ fn strings_compare_for_equality_and_prefixes() {
 #[test]
 fn types_outside_the_compiled_ones_are_declined() {
     let minus_flag = BExpr::Not(Box::new(BExpr::Negate(slot(0))));
-    let shape = shape(&minus_flag).unwrap();
+    let shape = shape_of(&minus_flag);
     let flag = BooleanArray::from(vec![true]);
     let signature = Signature::of(&[Column::Bool(&flag)], &[]).unwrap();
-    let why = compile(&minus_flag, &shape, &signature).unwrap_err();
+    let why = compile(std::slice::from_ref(&minus_flag), &shape, &signature).unwrap_err();
     assert!(why.0.contains("unary minus on a boolean"), "{why}");
     // Strings compile for equality and prefixes, not for ordering.
     let ordered = compare(
@@ -389,7 +444,12 @@ fn types_outside_the_compiled_ones_are_declined() {
     );
     let names = StringArray::from(vec!["a"]);
     let signature = Signature::of(&[Column::Str(&names)], &[]).unwrap();
-    let why = compile(&ordered, &shape_of(&ordered), &signature).unwrap_err();
+    let why = compile(
+        std::slice::from_ref(&ordered),
+        &shape_of(&ordered),
+        &signature,
+    )
+    .unwrap_err();
     assert!(why.0.contains("an ordering of strings"), "{why}");
     // A list parameter has no compiled type.
     assert!(Signature::of(&[], &[&Value::list(vec![])]).is_none());
@@ -408,24 +468,27 @@ fn the_cache_is_bounded_and_keeps_evicted_code_alive_for_its_users() {
             BExpr::Slot(0),
             BExpr::Const(Value::Int(k)),
         );
-        let shape = shape(&expr).unwrap();
-        match cache.get_or_compile(&expr, &shape, &signature, 0) {
+        let shape = shape_of(&expr);
+        match cache.get_or_compile(std::slice::from_ref(&expr), &shape, &signature, 0) {
             Lookup::Ready(code) => held.push(code),
             other => panic!("not compiled: {other:?}"),
         }
     }
     assert_eq!(cache.stats(), (2, 1));
     // The first predicate's entry is gone from the cache, its code still runs.
-    let mask = held[0].run(&columns, &[], 3).unwrap();
-    assert_eq!(mask, BooleanArray::from(vec![true, true, true]));
+    let out = held[0].run(&columns, &[], 3).unwrap();
+    assert_eq!(out.mask, BooleanArray::from(vec![true, true, true]));
+    assert_eq!(out.passed, vec![3]);
     // A schema version is part of the key: the same predicate compiles again under another.
     let expr = compare(
         ComparisonOp::Gt,
         BExpr::Slot(0),
         BExpr::Const(Value::Int(2)),
     );
-    let shape = shape(&expr).unwrap();
-    let Lookup::Ready(again) = cache.get_or_compile(&expr, &shape, &signature, 1) else {
+    let shape = shape_of(&expr);
+    let Lookup::Ready(again) =
+        cache.get_or_compile(std::slice::from_ref(&expr), &shape, &signature, 1)
+    else {
         panic!("not compiled");
     };
     assert!(!Arc::ptr_eq(&again, &held[2]));

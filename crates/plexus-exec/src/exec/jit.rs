@@ -28,15 +28,14 @@
 //!
 //! NOT YET
 //! =======
-//! One filter predicate at a time; the pipeline around it (scan, expand, project, aggregate)
-//! stays interpreted.
+//! One Filter, or a chain of filters fused into one stage (`exec::filter`, FUSED CHAINS), at
+//! a time; the pipeline around it (scan, expand, project, aggregate) stays interpreted.
 
 use crate::context::{Batch, ExecContext, JitProfile};
 use crate::eval::prefetch::Prefetched;
 use crate::eval::vector::{self, Vector};
-use arrow::array::BooleanArray;
 use plexus_jit::{
-    Cache, Column, CompiledPredicate, JitMode, Lookup, Shape, Signature, Unsupported, shape,
+    Cache, Column, CompiledPredicate, JitMode, Lookup, Mask, Shape, Signature, Unsupported, shape,
 };
 use plexus_plan::logical::BExpr;
 use plexus_value::value::Value;
@@ -70,10 +69,16 @@ const ADAPTIVE_MIN_ROWS: usize = 4_096;
 const MAX_DECLINED_BATCHES: u32 = 4;
 
 impl FilterJit {
-    pub(crate) fn new(predicate: &BExpr) -> FilterJit {
-        let shape = shape(predicate);
+    /// For a Filter's predicate, or a fused chain's predicates bottom first.
+    pub(crate) fn new(predicates: &[BExpr]) -> FilterJit {
+        let shape = shape(predicates);
         let profile = JitProfile {
             unsupported: shape.as_ref().err().map(ToString::to_string),
+            fused_filters: if predicates.len() > 1 {
+                predicates.len()
+            } else {
+                0
+            },
             ..JitProfile::default()
         };
         FilterJit {
@@ -89,20 +94,47 @@ impl FilterJit {
     pub(crate) fn take_profile(&mut self) -> JitProfile {
         let fresh = JitProfile {
             unsupported: self.profile.unsupported.clone(),
+            fused_filters: self.profile.fused_filters,
             ..JitProfile::default()
         };
         std::mem::replace(&mut self.profile, fresh)
     }
 
-    /// The predicate's mask over `batch` from compiled code, or `None`: run the interpreter.
+    /// Whether the JIT covers every operator of the predicates (EXPLAIN's `jit=eligible`).
+    pub(crate) fn eligible(&self) -> bool {
+        self.shape.is_ok()
+    }
+
+    /// Whether a batch of `rows` rows should try compiled code ([`FilterJit::mask`]) — asked
+    /// before its leaf columns are read: not with `jit` off, for an uncovered predicate, after
+    /// [`MAX_DECLINED_BATCHES`], or for adaptive's first [`ADAPTIVE_MIN_ROWS`] rows. A batch
+    /// it says no to runs interpreted, and is counted so.
+    pub(crate) fn wants(&mut self, rows: usize, ctx: &ExecContext) -> bool {
+        let mode = ctx.state.jit;
+        let mut wants = mode != JitMode::Off
+            && rows > 0
+            && self.shape.is_ok()
+            && self.declined_in_a_row < MAX_DECLINED_BATCHES;
+        if wants && mode == JitMode::Adaptive {
+            self.adaptive_rows += rows;
+            wants = self.adaptive_rows > ADAPTIVE_MIN_ROWS;
+        }
+        if !wants {
+            self.profile.interpreted_batches += 1;
+        }
+        wants
+    }
+
+    /// The predicates' mask over `batch` from compiled code, or `None`: run the interpreter.
+    /// Only for a batch [`FilterJit::wants`] said yes to.
     pub(crate) fn mask(
         &mut self,
-        predicate: &BExpr,
+        predicates: &[BExpr],
         batch: &Batch,
         prefetched: &Prefetched,
         ctx: &ExecContext,
-    ) -> Option<BooleanArray> {
-        let mask = self.try_mask(predicate, batch, prefetched, ctx);
+    ) -> Option<Mask> {
+        let mask = self.try_mask(predicates, batch, prefetched, ctx);
         if mask.is_some() {
             self.profile.compiled_batches += 1;
         } else {
@@ -113,24 +145,12 @@ impl FilterJit {
 
     fn try_mask(
         &mut self,
-        predicate: &BExpr,
+        predicates: &[BExpr],
         batch: &Batch,
         prefetched: &Prefetched,
         ctx: &ExecContext,
-    ) -> Option<BooleanArray> {
+    ) -> Option<Mask> {
         let mode = ctx.state.jit;
-        if mode == JitMode::Off
-            || batch.is_empty()
-            || self.declined_in_a_row >= MAX_DECLINED_BATCHES
-        {
-            return None;
-        }
-        if mode == JitMode::Adaptive {
-            self.adaptive_rows += batch.len();
-            if self.adaptive_rows <= ADAPTIVE_MIN_ROWS {
-                return None;
-            }
-        }
         let FilterJit {
             shape,
             current,
@@ -169,7 +189,7 @@ impl FilterJit {
             .map(|name| ctx.params.get(&**name))
             .collect::<Option<Vec<&Value>>>()?;
         let signature = Signature::of(&columns, &params)?;
-        let code = code(current, predicate, shape, &signature, mode, ctx);
+        let code = code(current, predicates, shape, &signature, mode, ctx);
         if !matches!(current, Some(Lookup::Unsupported(_))) {
             *declined_in_a_row = 0;
         }
@@ -184,7 +204,7 @@ impl FilterJit {
 /// are not compiled.
 fn code(
     current: &mut Option<Lookup>,
-    predicate: &BExpr,
+    predicates: &[BExpr],
     shape: &Shape,
     signature: &Signature,
     mode: JitMode,
@@ -194,11 +214,11 @@ fn code(
         Some(Lookup::Ready(code)) if code.signature() == signature => Lookup::Ready(code),
         Some(Lookup::Pending(cell)) => match Lookup::of(&cell) {
             Lookup::Ready(code) if code.signature() != signature => {
-                lookup(predicate, shape, signature, mode, ctx)
+                lookup(predicates, shape, signature, mode, ctx)
             }
             other => other,
         },
-        _ => lookup(predicate, shape, signature, mode, ctx),
+        _ => lookup(predicates, shape, signature, mode, ctx),
     };
     let code = match &fresh {
         Lookup::Ready(code) => Some(code.clone()),
@@ -209,7 +229,7 @@ fn code(
 }
 
 fn lookup(
-    predicate: &BExpr,
+    predicates: &[BExpr],
     shape: &Shape,
     signature: &Signature,
     mode: JitMode,
@@ -218,7 +238,7 @@ fn lookup(
     let cache = Cache::global();
     let version = ctx.tx.schema_version();
     match mode {
-        JitMode::On => cache.get_or_compile(predicate, shape, signature, version),
-        _ => cache.get_or_spawn(predicate, shape, signature, version),
+        JitMode::On => cache.get_or_compile(predicates, shape, signature, version),
+        _ => cache.get_or_spawn(predicates, shape, signature, version),
     }
 }

@@ -16,7 +16,7 @@
 //! compiling nothing or falling back always.
 
 use super::FilterJit;
-use crate::context::{Batch, with_test_ctx};
+use crate::context::{Batch, ExecContext, with_test_ctx};
 use crate::eval::prefetch::Prefetched;
 use crate::eval::{Env, eval, vector};
 use arrow::array::Array;
@@ -234,6 +234,8 @@ struct Counts {
     string_masks: Cell<u32>,
     fell_back: Cell<u32>,
     not_compiled: Cell<u32>,
+    /// `a AND b` masks checked as fused chains of two filters as well.
+    chains: Cell<u32>,
 }
 
 fn bump(counter: &Cell<u32>) {
@@ -259,8 +261,33 @@ fn compiled_predicates_agree_with_the_row_evaluator() {
         with_test_ctx(&params, |ctx| -> Result<(), TestCaseError> {
             ctx.state.jit = JitMode::On;
             let pre = Prefetched::default();
-            let mut jit = FilterJit::new(&expr);
-            let mask = jit.mask(&expr, &batch, &pre, ctx);
+            let mut jit = FilterJit::new(std::slice::from_ref(&expr));
+            let mask = jit.mask(std::slice::from_ref(&expr), &batch, &pre, ctx);
+            // `a AND b` as a fused chain of two filters too: the same code paths, so the same
+            // fall-back; the same mask; per filter, the rows stacked filters would pass.
+            if let BExpr::And(a, b) = &expr {
+                let chain = [(**a).clone(), (**b).clone()];
+                let fused = FilterJit::new(&chain).mask(&chain, &batch, &pre, ctx);
+                prop_assert_eq!(fused.is_some(), mask.is_some(), "chain of {:?}", expr);
+                if let (Some(fused), Some(mask)) = (fused, &mask) {
+                    prop_assert_eq!(&fused.mask, &mask.mask, "chain of {:?}", expr);
+                    let truth = |e: &BExpr, row: usize, ctx: &mut ExecContext| {
+                        matches!(
+                            eval(e, &mut Env::new(&batch, row), ctx),
+                            Ok(Value::Bool(true))
+                        )
+                    };
+                    let (mut first, mut both) = (0, 0);
+                    for row in 0..batch.len() {
+                        if truth(a, row, ctx) {
+                            first += 1;
+                            both += u64::from(truth(b, row, ctx));
+                        }
+                    }
+                    prop_assert_eq!(fused.passed, vec![first, both], "chain of {:?}", expr);
+                    bump(&counts.chains);
+                }
+            }
             let mut subs = Vec::new();
             ariths(&expr, &mut subs);
             let mut failing = None;
@@ -297,13 +324,13 @@ fn compiled_predicates_agree_with_the_row_evaluator() {
                         )));
                     }
                 };
-                let actual = mask.is_valid(row).then(|| mask.value(row));
+                let actual = mask.mask.is_valid(row).then(|| mask.mask.value(row));
                 prop_assert_eq!(actual, expected, "row {} of {:?}", row, expr);
             }
             if let Some(vectors) = vector::predicate(&expr, &batch, &pre, ctx) {
                 prop_assert_eq!(
                     vectors,
-                    mask,
+                    mask.mask,
                     "vectors and compiled code differ on {:?}",
                     expr
                 );
@@ -323,4 +350,5 @@ fn compiled_predicates_agree_with_the_row_evaluator() {
     assert!(counts.string_masks.get() > 100, "{counts:?}");
     assert!(counts.fell_back.get() > 500, "{counts:?}");
     assert!(counts.not_compiled.get() > 500, "{counts:?}");
+    assert!(counts.chains.get() > 100, "{counts:?}");
 }

@@ -68,6 +68,7 @@
 mod aggregate;
 mod call_in_transactions;
 mod expand;
+mod filter;
 mod jit;
 mod join;
 mod load_csv;

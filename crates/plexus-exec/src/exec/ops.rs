@@ -11,7 +11,7 @@
 
 use super::aggregate::{Aggregation, Groups};
 use super::expand::{Expand, VarExpand};
-use super::jit::FilterJit;
+use super::filter::Filter;
 use super::join::HashJoin;
 use super::pipeline::{Flow, Stage};
 use super::reach::DistinctEnds;
@@ -25,7 +25,6 @@ use super::{
 use crate::eval::prefetch::PropertyReads;
 use crate::eval::vector::{self, Vector};
 use crate::eval::{Env, eval};
-use arrow::array::Array;
 use plexus_plan::logical::BExpr;
 use plexus_plan::logical::{LogicalPlan, Procedure};
 use plexus_value::error::{ErrorClass, QueryError, Result};
@@ -232,16 +231,7 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
                 trails: None,
             }),
         ),
-        LogicalPlan::Filter { input, predicate } => (
-            &**input,
-            Box::new(Filter {
-                // Strings as vectors where the predicate will take them so
-                // (`eval::prefetch`, TYPED COLUMNS).
-                reads: PropertyReads::of([predicate]).with_typed_strings(vector::covers(predicate)),
-                jit: FilterJit::new(predicate),
-                predicate: predicate.clone(),
-            }),
-        ),
+        LogicalPlan::Filter { input, predicate } => (&**input, Box::new(Filter::new(predicate))),
         LogicalPlan::Project { input, items } => (
             &**input,
             Box::new(Project {
@@ -481,52 +471,6 @@ impl<T> FanOut<T> {
 
 // ---- row-wise relational operators --------------------------------------------------------
 
-struct Filter {
-    predicate: BExpr,
-    /// The predicate's property reads, fetched per batch (see `eval::prefetch`).
-    reads: PropertyReads,
-    /// Compiled code for the predicate, where the `jit` setting and the types allow it.
-    jit: FilterJit,
-}
-
-impl Stage for Filter {
-    fn execute(
-        &mut self,
-        input: &mut Batch,
-        out: &mut Batch,
-        ctx: &mut ExecContext,
-    ) -> Result<Flow> {
-        let prefetched = self.reads.fetch(input, ctx);
-        // The whole batch as compiled code (`exec::jit`), else as vectors where the predicate
-        // allows it (`eval::vector`), else row at a time: same rows, same errors.
-        let compiled = self.jit.mask(&self.predicate, input, &prefetched, ctx);
-        if let Some(mask) =
-            compiled.or_else(|| vector::predicate(&self.predicate, input, &prefetched, ctx))
-        {
-            let kept: Vec<usize> = (0..input.len())
-                .filter(|&row| mask.is_valid(row) && mask.value(row))
-                .collect();
-            out.push_rows(input, &kept);
-            return Ok(Flow::NeedMoreInput);
-        }
-        let mut kept = Vec::new();
-        for row in 0..input.len() {
-            let mut env = Env::with_prefetched(input, row, &prefetched);
-            if passes_in(&self.predicate, &mut env, ctx)? {
-                kept.push(row);
-            }
-        }
-        out.push_rows(input, &kept);
-        Ok(Flow::NeedMoreInput)
-    }
-
-    fn reset(&mut self) {}
-
-    fn take_jit_profile(&mut self) -> Option<crate::context::JitProfile> {
-        Some(self.jit.take_profile())
-    }
-}
-
 /// Whether `predicate` is true on `batch`'s row `row` (false and null are not; any other
 /// value is a type error).
 pub(super) fn passes(
@@ -538,7 +482,7 @@ pub(super) fn passes(
     passes_in(predicate, &mut Env::new(batch, row), ctx)
 }
 
-fn passes_in(predicate: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<bool> {
+pub(super) fn passes_in(predicate: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<bool> {
     match eval(predicate, env, ctx)? {
         Value::Bool(value) => Ok(value),
         Value::Null => Ok(false),

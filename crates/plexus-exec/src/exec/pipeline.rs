@@ -61,7 +61,7 @@
 //! and of each stage's `execute` to that stage and to every stage above it.
 
 use super::{BATCH_ROWS, Batch, ExecContext, Operator};
-use crate::context::JitProfile;
+use crate::context::{JitProfile, OperatorProfile};
 use plexus_value::error::Result;
 use std::time::{Duration, Instant};
 
@@ -95,6 +95,27 @@ pub(super) trait Stage: Send {
     /// PROFILE's compiled-code record since the last call (Filter only).
     fn take_jit_profile(&mut self) -> Option<crate::context::JitProfile> {
         None
+    }
+    /// Takes the stage `above`, about to be pushed on this one, into this stage if both can
+    /// run as one (a chain of filters: `exec::filter`, FUSED CHAINS); `own_profile_id` is this
+    /// stage's PROFILE number, which the caller then replaces with `above`'s.
+    fn fuse(&mut self, _above: &mut dyn Stage, _own_profile_id: Option<usize>) -> bool {
+        false
+    }
+    /// This stage as a Filter (what [`Stage::fuse`] looks for).
+    fn as_filter(&mut self) -> Option<&mut super::filter::Filter> {
+        None
+    }
+    /// PROFILE of the operators fused into this stage below its own number: `time` to each,
+    /// and, when the stage itself `ran` (not a stage below it), their rows and `jit`, the
+    /// stage's own compiled-code record.
+    fn profile_fused(
+        &mut self,
+        _profile: &mut [OperatorProfile],
+        _time: Duration,
+        _ran: bool,
+        _jit: Option<&JitProfile>,
+    ) {
     }
 }
 
@@ -140,8 +161,16 @@ impl Pipeline {
         }
     }
 
-    /// Adds a stage on top.
-    pub(super) fn push(&mut self, stage: Box<dyn Stage>, profile_id: Option<usize>) {
+    /// Adds a stage on top, or fuses it into the top one ([`Stage::fuse`]).
+    pub(super) fn push(&mut self, mut stage: Box<dyn Stage>, profile_id: Option<usize>) {
+        if let Some(top) = self.stages.last_mut()
+            && top.held.is_none()
+            && top.surplus.is_none()
+            && top.stage.fuse(stage.as_mut(), top.profile_id)
+        {
+            top.profile_id = profile_id;
+            return;
+        }
         self.stages.push(Placed {
             stage,
             profile_id,
@@ -229,11 +258,18 @@ impl Pipeline {
             return;
         };
         for (i, placed) in self.stages.iter_mut().enumerate().skip(from) {
+            let jit = if i == from {
+                placed.stage.take_jit_profile()
+            } else {
+                None
+            };
+            placed
+                .stage
+                .profile_fused(profile, time, i == from, jit.as_ref());
             if let Some(entry) = placed.profile_id.and_then(|id| profile.get_mut(id)) {
                 entry.time += time;
                 if i == from {
                     entry.rows += rows as u64;
-                    let jit = placed.stage.take_jit_profile();
                     entry.jit = JitProfile::merge(entry.jit.take(), jit);
                 }
             }

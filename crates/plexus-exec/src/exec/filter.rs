@@ -1,0 +1,250 @@
+//! The Filter stage, and chains of filters fused into one stage.
+//!
+//! WHAT
+//! ====
+//! A Filter keeps the rows of its input batch on which its predicate is true (false and null
+//! drop the row; any other value is a type error). Predicate pushdown turns `WHERE a AND b
+//! AND c` into one Filter per conjunct, stacked in one pipeline:
+//!
+//! ```text
+//!   Filter c ◀ Filter b ◀ Filter a ◀ NodeScan        (three stages, each reads its properties)
+//!   Filter [a, b, c]              ◀ NodeScan        (one stage: a fused chain)
+//! ```
+//!
+//! FUSED CHAINS
+//! ============
+//! When a Filter is pushed onto a pipeline whose top stage is a Filter and the JIT covers
+//! every operator of both (`plexus_jit::shape`: what EXPLAIN calls `jit=eligible`), the lower
+//! stage takes the upper one's predicate as its next *step* ([`Stage::fuse`]) — in the serial
+//! plan and in each parallel worker alike, since both build their pipelines through
+//! `Pipeline::push`. A fused stage runs a batch in one of two ways:
+//!
+//! - compiled (`jit` on, or adaptive once the code is ready): one `plexus_jit` function over
+//!   all the steps' predicates, bottom first, in one loop — each property the chain reads
+//!   fetched once for the batch and loaded once per row, where stacked filters fetched it
+//!   per filter, and no intermediate batch copied between filters. It returns the rows that
+//!   pass every step and how many passed each step (PROFILE's rows per filter);
+//! - step by step (`jit` off, adaptive before the code is ready, a batch whose column types
+//!   are not compiled, or one on which some row of some step would raise an error): each
+//!   predicate on the rows the steps below kept, exactly as the stacked stages ran — the
+//!   vectorised interpreter where it covers the predicate, else row at a time.
+//!
+//! Same rows, same errors: a row passes the chain exactly when every predicate is true on it,
+//! which is when the stacked filters keep it. The compiled path returns nothing for a batch on
+//! which any predicate could fail on any row — including rows a lower step drops, which the
+//! stacked filters never evaluate — so such a batch runs step by step and raises exactly the
+//! stacked plan's error, or none.
+//!
+//! PROFILE
+//! =======
+//! Every Filter of a chain keeps its own PROFILE line. The stage reports under its top
+//! filter's number (its rows are the stage's output) and writes the lower steps' rows into
+//! their own numbers ([`Stage::profile_fused`]); each line's time is the chain's (its input's
+//! included, like every operator's), and each line's `jit=` tells how the chain's batches ran,
+//! with `fused=N` when they ran as one loop of N filters.
+
+use super::jit::FilterJit;
+use super::ops::passes_in;
+use super::pipeline::{Flow, Stage};
+use super::{Batch, ExecContext};
+use crate::context::{JitProfile, OperatorProfile};
+use crate::eval::Env;
+use crate::eval::prefetch::{Prefetched, PropertyReads};
+use crate::eval::vector;
+use arrow::array::{Array, BooleanArray};
+use plexus_plan::logical::BExpr;
+use plexus_value::error::Result;
+use std::time::Duration;
+
+/// A Filter stage: one filter, or a fused chain of them (see the module docs).
+pub(super) struct Filter {
+    /// Bottom first; never empty.
+    steps: Vec<Step>,
+    /// The steps' predicates, bottom first (what the compiled code evaluates).
+    predicates: Vec<BExpr>,
+    /// Every step's property reads, for the compiled path.
+    reads: PropertyReads,
+    /// Compiled code for all the steps at once, where the `jit` setting and the types allow.
+    jit: FilterJit,
+}
+
+/// One filter of a stage.
+struct Step {
+    predicate: BExpr,
+    /// The predicate's property reads, fetched per batch (see `eval::prefetch`).
+    reads: PropertyReads,
+    /// PROFILE's number of this filter when it is a lower step of a chain (the top one's is
+    /// the stage's, kept by the pipeline).
+    profile_id: Option<usize>,
+    /// Rows this step passed since PROFILE last took them (lower steps only).
+    passed: u64,
+}
+
+impl Step {
+    fn new(predicate: &BExpr) -> Step {
+        Step {
+            // Strings as vectors where the predicate will take them so (`eval::prefetch`,
+            // TYPED COLUMNS).
+            reads: PropertyReads::of([predicate]).with_typed_strings(vector::covers(predicate)),
+            predicate: predicate.clone(),
+            profile_id: None,
+            passed: 0,
+        }
+    }
+
+    /// The rows of `batch` this step keeps, by the vectorised interpreter where it covers
+    /// the predicate, else row at a time.
+    fn kept(
+        &self,
+        batch: &Batch,
+        prefetched: &Prefetched,
+        ctx: &mut ExecContext,
+    ) -> Result<Vec<usize>> {
+        if let Some(mask) = vector::predicate(&self.predicate, batch, prefetched, ctx) {
+            return Ok(true_rows(&mask));
+        }
+        let mut kept = Vec::new();
+        for row in 0..batch.len() {
+            let mut env = Env::with_prefetched(batch, row, prefetched);
+            if passes_in(&self.predicate, &mut env, ctx)? {
+                kept.push(row);
+            }
+        }
+        Ok(kept)
+    }
+}
+
+/// The rows on which `mask` is true (not false, not null).
+fn true_rows(mask: &BooleanArray) -> Vec<usize> {
+    (0..mask.len())
+        .filter(|&row| mask.is_valid(row) && mask.value(row))
+        .collect()
+}
+
+impl Filter {
+    pub(super) fn new(predicate: &BExpr) -> Filter {
+        let step = Step::new(predicate);
+        Filter {
+            reads: step.reads.clone(),
+            predicates: vec![predicate.clone()],
+            jit: FilterJit::new(std::slice::from_ref(predicate)),
+            steps: vec![step],
+        }
+    }
+
+    /// Runs the steps one by one on `input` (see FUSED CHAINS), into `out`. `prefetched`:
+    /// the first step's reads, when the caller already fetched them.
+    fn step_by_step(
+        &mut self,
+        input: &Batch,
+        mut prefetched: Option<Prefetched>,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let last = self.steps.len() - 1;
+        let mut kept_so_far: Option<Batch> = None;
+        for (k, step) in self.steps.iter_mut().enumerate() {
+            let batch = kept_so_far.as_ref().unwrap_or(input);
+            let prefetched = match prefetched.take() {
+                Some(fetched) => fetched,
+                None => step.reads.fetch(batch, ctx),
+            };
+            let kept = step.kept(batch, &prefetched, ctx)?;
+            if k == last {
+                out.push_rows(batch, &kept);
+                return Ok(());
+            }
+            step.passed += kept.len() as u64;
+            if kept.is_empty() {
+                // Nothing reaches the steps above: they pass nothing.
+                return Ok(());
+            }
+            let mut next = Batch::with_capacity(batch.width(), kept.len());
+            next.push_rows(batch, &kept);
+            kept_so_far = Some(next);
+        }
+        Ok(())
+    }
+}
+
+impl Stage for Filter {
+    fn execute(
+        &mut self,
+        input: &mut Batch,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<Flow> {
+        if !self.jit.wants(input.len(), ctx) {
+            self.step_by_step(input, None, out, ctx)?;
+            return Ok(Flow::NeedMoreInput);
+        }
+        let prefetched = self.reads.fetch(input, ctx);
+        let Some(compiled) = self.jit.mask(&self.predicates, input, &prefetched, ctx) else {
+            // One step: its reads are the ones just fetched.
+            let reuse = (self.steps.len() == 1).then_some(prefetched);
+            self.step_by_step(input, reuse, out, ctx)?;
+            return Ok(Flow::NeedMoreInput);
+        };
+        debug_assert_eq!(compiled.passed.len(), self.steps.len());
+        // The top step's rows are the stage's output, counted by the pipeline.
+        for (step, passed) in self.steps.iter_mut().zip(&compiled.passed).rev().skip(1) {
+            step.passed += passed;
+        }
+        let kept = true_rows(&compiled.mask);
+        debug_assert_eq!(
+            Some(kept.len() as u64),
+            compiled.passed.last().copied(),
+            "the chain's mask keeps the rows its last step passes"
+        );
+        out.push_rows(input, &kept);
+        Ok(Flow::NeedMoreInput)
+    }
+
+    fn reset(&mut self) {}
+
+    fn take_jit_profile(&mut self) -> Option<JitProfile> {
+        Some(self.jit.take_profile())
+    }
+
+    fn fuse(&mut self, above: &mut dyn Stage, own_profile_id: Option<usize>) -> bool {
+        let Some(upper) = above.as_filter() else {
+            return false;
+        };
+        if !self.jit.eligible() || !upper.jit.eligible() {
+            return false;
+        }
+        if let Some(top) = self.steps.last_mut() {
+            top.profile_id = own_profile_id;
+        }
+        self.steps.append(&mut upper.steps);
+        self.predicates = self.steps.iter().map(|s| s.predicate.clone()).collect();
+        let all_vectorised = self.predicates.iter().all(vector::covers);
+        self.reads = PropertyReads::of(&self.predicates).with_typed_strings(all_vectorised);
+        self.jit = FilterJit::new(&self.predicates);
+        true
+    }
+
+    fn as_filter(&mut self) -> Option<&mut Filter> {
+        Some(self)
+    }
+
+    fn profile_fused(
+        &mut self,
+        profile: &mut [OperatorProfile],
+        time: Duration,
+        ran: bool,
+        jit: Option<&JitProfile>,
+    ) {
+        let top = self.steps.len() - 1;
+        for step in &mut self.steps[..top] {
+            let Some(entry) = step.profile_id.and_then(|id| profile.get_mut(id)) else {
+                continue;
+            };
+            entry.time += time;
+            if ran {
+                entry.rows += std::mem::take(&mut step.passed);
+                entry.jit = JitProfile::merge(entry.jit.take(), jit.cloned());
+            }
+        }
+    }
+}
