@@ -49,7 +49,9 @@
 //! parameter choice) under each mode: `jit_snb_ic<n>_<mode>_cold_ms` is the median of
 //! `--snb-runs` runs each made right after a schema change (a new property key: the code
 //! cache's key holds the schema version, so no code compiled before is used — a cold cache
-//! for every query), `…_warm_ms` the median of as many runs after them. The adaptive figures
+//! for every query), `…_warm_ms` the median of as many runs after them. The modes take
+//! turns, round by round (a schema change before each mode's cold round), so a drift over the
+//! run weighs on all three alike. The adaptive figures
 //! carry `vs_best` = adaptive / the better of `off` and `on` in the same phase (issue 22:
 //! at most 1.1), and `jit_snb_adaptive_worst_vs_best_<cold|warm>` is the largest over the
 //! queries. Each mode's row counts are checked against the interpreter's.
@@ -234,40 +236,49 @@ fn time_snb(options: &Options) -> Result<(), String> {
     let mut times = vec![[(0.0, 0.0, 0); 3]; reads.len()];
     let runs = options.snb_runs.max(1);
     let mut cold_keys = 0;
-    for (m, mode) in MODES.iter().enumerate() {
-        execute(&mut conn, &format!("SET SESSION jit = {mode}"), &none)?;
-        let mut cold = vec![Vec::with_capacity(runs); reads.len()];
-        let mut warm = vec![Vec::with_capacity(runs); reads.len()];
-        let mut rows = vec![0; reads.len()];
-        for _ in 0..runs {
+    // Samples per mode and query; the modes take turns round by round, so a drift over the
+    // run (the heap, the caches, the catalog growing by a key per cold round) weighs on
+    // every mode alike.
+    let mut cold = vec![vec![Vec::with_capacity(runs); reads.len()]; MODES.len()];
+    let mut warm = vec![vec![Vec::with_capacity(runs); reads.len()]; MODES.len()];
+    let mut rows = vec![vec![0; reads.len()]; MODES.len()];
+    for _ in 0..runs {
+        for (m, mode) in MODES.iter().enumerate() {
+            execute(&mut conn, &format!("SET SESSION jit = {mode}"), &none)?;
             // A schema change: code compiled before it is never used after it (the cache
             // key holds the schema version), so the next run of each query starts cold. (A
             // new property key on a node made and deleted: no table or label the queries
             // read grows. Tables cannot be dropped yet, and each would be one more for the
-            // later modes' plans.)
+            // later rounds' plans.)
             cold_keys += 1;
             let key = format!("CREATE (:JitCold {{cold_{cold_keys}: 1}})");
             execute(&mut conn, &key, &none)?;
             execute(&mut conn, "MATCH (n:JitCold) DELETE n", &none)?;
-            for (q, cold) in cold.iter_mut().enumerate() {
+            for q in 0..reads.len() {
                 let (ms, n) = run(&mut conn, q)?;
-                cold.push(ms);
-                rows[q] = n;
+                cold[m][q].push(ms);
+                rows[m][q] = n;
             }
         }
-        for (q, warm) in warm.iter_mut().enumerate() {
-            for _ in 0..runs {
-                warm.push(run(&mut conn, q)?.0);
+    }
+    for _ in 0..runs {
+        for (m, mode) in MODES.iter().enumerate() {
+            execute(&mut conn, &format!("SET SESSION jit = {mode}"), &none)?;
+            for (q, samples) in warm[m].iter_mut().enumerate() {
+                samples.push(run(&mut conn, q)?.0);
             }
         }
+    }
+    for (m, mode) in MODES.iter().enumerate() {
         for (q, query) in reads.iter().enumerate() {
-            if m > 0 && rows[q] != times[q][0].2 {
+            if rows[m][q] != rows[0][q] {
                 return Err(format!(
                     "{} under jit = {mode}: {} rows, the interpreter {}",
-                    query.name, rows[q], times[q][0].2
+                    query.name, rows[m][q], rows[0][q]
                 ));
             }
-            times[q][m] = (median(cold[q].clone()), median(warm[q].clone()), rows[q]);
+            let (c, w) = (cold[m][q].clone(), warm[m][q].clone());
+            times[q][m] = (median(c), median(w), rows[m][q]);
         }
     }
     let mut worst = [0.0f64; 2];

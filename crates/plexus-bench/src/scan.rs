@@ -17,6 +17,8 @@
 //!   scan_topk         MATCH (p:P) RETURN p.id, p.w ORDER BY p.w DESC LIMIT 10
 //!   scan_hash_join    MATCH (p:P), (q:Q) WHERE p.k = q.k
 //!                     RETURN q.g AS g, count(*) AS n, sum(p.x) AS sx       (half of P joins)
+//!   scan_aggregate    MATCH (p:P) RETURN p.k % 100 AS g, count(*) AS n, sum(p.x) AS sx,
+//!                     min(p.y) AS lo, max(p.z) AS hi                 (every row, 100 groups)
 //!
 //! (the SQL texts are next to the Cypher ones in [`QUERIES`]). `scan_hash_join` is planned as
 //! a `HashJoin` with `:Q` as the build side (see `plexus-exec/src/plan/join.rs`, WHEN): the
@@ -116,7 +118,7 @@ pub struct ScanQuery {
     pub ordered: bool,
 }
 
-pub const QUERIES: [ScanQuery; 5] = [
+pub const QUERIES: [ScanQuery; 6] = [
     ScanQuery {
         name: "groupby",
         cypher: "MATCH (p:P) WHERE p.x > $c AND p.y % 7 = 1 \
@@ -151,6 +153,14 @@ pub const QUERIES: [ScanQuery; 5] = [
               GROUP BY q.g",
         ordered: false,
     },
+    ScanQuery {
+        name: "aggregate",
+        cypher: "MATCH (p:P) RETURN p.k % 100 AS g, count(*) AS n, sum(p.x) AS sx, \
+                 min(p.y) AS lo, max(p.z) AS hi",
+        sql: "SELECT k % 100 AS g, count(*) AS n, sum(x) AS sx, min(y) AS lo, max(z) AS hi \
+              FROM p GROUP BY g",
+        ordered: false,
+    },
 ];
 
 #[derive(clap::Args, Clone)]
@@ -164,7 +174,7 @@ pub struct Options {
     #[arg(long = "scan-data", id = "scan_data")]
     pub data: Option<PathBuf>,
     /// Scan queries to run (comma-separated; default all): groupby, starts_with, contains,
-    /// topk, hash_join.
+    /// topk, hash_join, aggregate.
     #[arg(long = "scan-queries", id = "scan_queries", value_delimiter = ',')]
     pub queries: Vec<String>,
     /// Measured runs per scan query (the median is printed).

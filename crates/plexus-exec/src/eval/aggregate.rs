@@ -49,6 +49,20 @@ impl Accumulator {
         }
     }
 
+    /// The state of `call` (not DISTINCT) after `count` values (rows, for `count(*)`), with
+    /// the sum `sum` and the best `best` so far — how typed aggregation
+    /// (`exec::typed_aggregate`) hands its groups to the row path. `sum: None` is the sum of
+    /// no values (the integer 0).
+    pub fn from_parts(call: &AggCall, count: i64, sum: Option<Value>, best: Option<Value>) -> Self {
+        debug_assert!(!call.distinct, "typed aggregation takes no DISTINCT call");
+        Accumulator {
+            count,
+            sum: sum.unwrap_or(Value::Int(0)),
+            best,
+            ..Accumulator::new(call)
+        }
+    }
+
     pub fn update(&mut self, call: &AggCall, env: &mut Env, ctx: &mut ExecContext) -> Result<()> {
         let Some(arg) = &call.arg else {
             self.count += 1;

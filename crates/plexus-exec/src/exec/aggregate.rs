@@ -9,14 +9,18 @@
 //! group is found or created (beyond `MAX_MATERIALIZED_ROWS` groups: `LimitExceeded`), then
 //! each call is updated in order. The output is one row per group in first-seen order; with no
 //! input rows and no grouping keys, one row of empty states (`count(*)` 0, `sum` 0, `collect`
-//! [], `min` null). The serial Aggregate (`ops::Aggregate`) feeds all its rows to one table.
+//! [], `min` null). The serial Aggregate (`ops::Aggregate`) feeds all its rows to one
+//! [`Table`]: for the common shapes (one integer key or none; `count`, `sum`, `avg`, `min`,
+//! `max` over integer or float vectors) a typed table that stands for a `Groups` and turns
+//! into one at the first batch it cannot take (`typed_aggregate`), else a `Groups`.
 //!
 //! PARTIAL AGGREGATION
 //! ===================
 //! Under `Parallel … partial-aggregate` (`plexus_plan::optimizer::parallel`), each worker feeds the rows of one
 //! morsel, in the order its stages produce them, to a [`MorselAggregator`] and sends the
-//! result, a [`MorselAggregate`], when the morsel ends. The caller merges them into its own
-//! table strictly in morsel order ([`Groups::merge`]), then emits the table as above:
+//! result, a [`MorselAggregate`], when the morsel ends (typed, for the shapes above, while
+//! the morsel's batches fit: `typed_aggregate`, PARALLEL). The caller merges them into its own
+//! table strictly in morsel order ([`Table::merge`], [`Groups::merge`]), then emits it as above:
 //!
 //! ```text
 //!   morsel 0  groups [b, a]     replayed sums [(row 0, b, 1.5), (row 2, a, 2)]
@@ -70,6 +74,7 @@
 //! (`MORSELS_AHEAD_PER_WORKER` × workers) of them. The caller's table is bounded by
 //! `MAX_MATERIALIZED_ROWS` groups, as serially.
 
+use super::typed_aggregate::TypedTable;
 use super::{Batch, ExecContext, check_materialized, into_batches};
 use crate::eval::prefetch::{Prefetched, PropertyReads};
 use crate::eval::vector::{self, Vector};
@@ -81,7 +86,7 @@ use plexus_value::value::{GroupKey, Value};
 use std::collections::HashMap;
 
 /// What an Aggregate computes: grouping keys and calls, each with its output slot.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub(super) struct Aggregation {
     pub keys: Vec<(usize, BExpr)>,
     pub calls: Vec<(usize, AggCall)>,
@@ -95,11 +100,18 @@ impl Aggregation {
         PropertyReads::of(keys.chain(self.calls.iter().filter_map(|(_, c)| c.arg.as_ref())))
     }
 
-    /// The keys and arguments of `batch` as vectors where they can be (see VECTORS).
-    fn columns(&self, batch: &Batch, prefetched: &Prefetched, ctx: &mut ExecContext) -> Columns {
+    /// The keys and arguments of `batch` as vectors where they can be (see VECTORS); slots
+    /// too when `slots` (typed aggregation takes only vectors).
+    fn columns(
+        &self,
+        batch: &Batch,
+        prefetched: &Prefetched,
+        ctx: &mut ExecContext,
+        slots: bool,
+    ) -> Columns {
         let mut column = |e: &BExpr| match e {
-            // A slot's value is read as cheaply as a vector's.
-            BExpr::Slot(_) => None,
+            // A slot's value is read as cheaply as a vector's, row by row.
+            BExpr::Slot(_) if !slots => None,
             e => vector::column(e, batch, prefetched, ctx),
         };
         let keys = self.keys.iter().map(|(_, e)| column(e)).collect();
@@ -255,18 +267,32 @@ impl Groups {
         Ok(group)
     }
 
-    /// Feeds every row of `batch`, each through its three steps (see GROUPS).
-    pub(super) fn feed(
+    /// Appends a group with its key and states (not in the table yet; typed aggregation's
+    /// conversion, `typed_aggregate`, already checked the limit).
+    pub(super) fn push_group(&mut self, key: Vec<Value>, states: Vec<Accumulator>) {
+        let group = self.keys.len();
+        if let [Value::Int(i)] = key[..] {
+            self.ints.insert(i, group);
+        }
+        let previous = self.index.insert(GroupKey(key.clone()), group);
+        debug_assert!(previous.is_none(), "a group's key is new to the table");
+        self.keys.push(key);
+        self.states.push(states);
+    }
+
+    /// Feeds every row of `batch`, each through its three steps (see GROUPS), its reads and
+    /// vectors computed already.
+    fn feed(
         &mut self,
         aggregation: &Aggregation,
         batch: &Batch,
+        prefetched: &Prefetched,
+        columns: &Columns,
         ctx: &mut ExecContext,
     ) -> Result<()> {
-        let prefetched = aggregation.property_reads().fetch(batch, ctx);
-        let columns = aggregation.columns(batch, &prefetched, ctx);
         for row in 0..batch.len() {
-            let mut env = Env::with_prefetched(batch, row, &prefetched);
-            let group = self.group_of_row(aggregation, &columns, row, &mut env, ctx)?;
+            let mut env = Env::with_prefetched(batch, row, prefetched);
+            let group = self.group_of_row(aggregation, columns, row, &mut env, ctx)?;
             for (call, acc) in self.states[group].iter_mut().enumerate() {
                 columns.update(acc, aggregation, call, row, &mut env, ctx)?;
             }
@@ -277,11 +303,19 @@ impl Groups {
     /// Folds in the next morsel's partial aggregate (see ERRORS for which failure wins).
     pub(super) fn merge(&mut self, aggregation: &Aggregation, part: MorselAggregate) -> Result<()> {
         let MorselAggregate {
+            typed,
             groups,
             first_rows,
             replays,
             error,
         } = part;
+        let (groups, first_rows, replays) = match typed {
+            Some(table) => {
+                let (groups, first_rows, replays, _) = table.into_morsel_values(aggregation);
+                (groups, first_rows, replays)
+            }
+            None => (groups, first_rows, replays),
+        };
         debug_assert_eq!(groups.keys.len(), first_rows.len());
         // (1) This table's group of each of the morsel's groups, in the morsel's order.
         let mut merged_into = Vec::with_capacity(groups.keys.len());
@@ -345,20 +379,92 @@ impl Groups {
     }
 }
 
-/// One value of a `Replayed` call, recorded in a worker for the caller to feed in order.
-struct Replay {
-    /// The morsel's input row it came from (0 = the morsel's first row into the Aggregate).
-    row: u64,
-    /// Index of the group in its `MorselAggregate`.
-    group: usize,
-    /// Index of the call in `Aggregation::calls`.
-    call: usize,
-    value: Value,
+/// An Aggregate's table: typed while every batch fits (`typed_aggregate`), else `Groups`.
+pub(super) enum Table {
+    Typed(TypedTable),
+    Values(Groups),
 }
 
-/// A worker's aggregation of one morsel, as it goes (see PARTIAL AGGREGATION).
+impl Table {
+    pub(super) fn new(aggregation: &Aggregation) -> Table {
+        match TypedTable::new(aggregation, false) {
+            Some(table) => Table::Typed(table),
+            None => Table::Values(Groups::default()),
+        }
+    }
+
+    /// Feeds every row of `batch` (see GROUPS).
+    pub(super) fn feed(
+        &mut self,
+        aggregation: &Aggregation,
+        batch: &Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let prefetched = aggregation.property_reads().fetch(batch, ctx);
+        let typed = matches!(self, Table::Typed(_));
+        let columns = aggregation.columns(batch, &prefetched, ctx, typed);
+        if let Table::Typed(table) = self {
+            if table.feed(&columns.keys, &columns.args, batch.len())? {
+                return Ok(());
+            }
+            self.untype(aggregation);
+        }
+        match self {
+            Table::Values(groups) => groups.feed(aggregation, batch, &prefetched, &columns, ctx),
+            Table::Typed(_) => unreachable!("turned to Groups above"),
+        }
+    }
+
+    /// Turns a typed table into the `Groups` it stands for, for good.
+    fn untype(&mut self, aggregation: &Aggregation) {
+        if matches!(self, Table::Typed(_))
+            && let Table::Typed(table) = std::mem::replace(self, Table::Values(Groups::default()))
+        {
+            *self = Table::Values(table.into_groups(aggregation));
+        }
+    }
+
+    /// Folds in the next morsel's partial aggregate (see ERRORS).
+    pub(super) fn merge(&mut self, aggregation: &Aggregation, part: MorselAggregate) -> Result<()> {
+        if let (Table::Typed(table), Some(typed)) = (&mut *self, &part.typed)
+            && table.merges_typed(typed)
+        {
+            let typed = part.typed.expect("checked above");
+            return table.merge(typed, part.error);
+        }
+        self.untype(aggregation);
+        match self {
+            Table::Values(groups) => groups.merge(aggregation, part),
+            Table::Typed(_) => unreachable!("turned to Groups above"),
+        }
+    }
+
+    /// The output rows (see GROUPS).
+    pub(super) fn finish(mut self, aggregation: &Aggregation, width: usize) -> Result<Vec<Batch>> {
+        self.untype(aggregation);
+        match self {
+            Table::Values(groups) => groups.finish(aggregation, width),
+            Table::Typed(_) => unreachable!("turned to Groups above"),
+        }
+    }
+}
+
+/// One value of a `Replayed` call, recorded in a worker for the caller to feed in order.
+pub(super) struct Replay {
+    /// The morsel's input row it came from (0 = the morsel's first row into the Aggregate).
+    pub(super) row: u64,
+    /// Index of the group in its `MorselAggregate`.
+    pub(super) group: usize,
+    /// Index of the call in `Aggregation::calls`.
+    pub(super) call: usize,
+    pub(super) value: Value,
+}
+
+/// A worker's aggregation of one morsel, as it goes (see PARTIAL AGGREGATION): typed while
+/// it can be (`typed_aggregate`, PARALLEL), else the fields below.
 #[derive(Default)]
 pub(super) struct MorselAggregator {
+    typed: Option<TypedTable>,
     groups: Groups,
     /// The morsel row that created each group.
     first_rows: Vec<u64>,
@@ -368,6 +474,13 @@ pub(super) struct MorselAggregator {
 }
 
 impl MorselAggregator {
+    pub(super) fn new(aggregation: &Aggregation) -> MorselAggregator {
+        MorselAggregator {
+            typed: TypedTable::new(aggregation, true),
+            ..MorselAggregator::default()
+        }
+    }
+
     /// Feeds every row of `batch`: the steps of GROUPS, except that a `Replayed` call's
     /// non-null argument values (with DISTINCT, the first of each in the morsel) are recorded
     /// for the caller instead of accumulated.
@@ -378,11 +491,38 @@ impl MorselAggregator {
         ctx: &mut ExecContext,
     ) -> Result<()> {
         let prefetched = aggregation.property_reads().fetch(batch, ctx);
-        let columns = aggregation.columns(batch, &prefetched, ctx);
+        let typed = self.typed.is_some();
+        let columns = aggregation.columns(batch, &prefetched, ctx, typed);
+        if let Some(table) = &mut self.typed {
+            if table.feed(&columns.keys, &columns.args, batch.len())? {
+                return Ok(());
+            }
+            // Declined: the row path from here on, from the state the table stands for.
+            let table = self.typed.take().expect("typed");
+            let (groups, first_rows, replays, rows) = table.into_morsel_values(aggregation);
+            *self = MorselAggregator {
+                typed: None,
+                groups,
+                first_rows,
+                replays,
+                rows,
+            };
+        }
+        self.feed_rows(aggregation, batch, &prefetched, &columns, ctx)
+    }
+
+    fn feed_rows(
+        &mut self,
+        aggregation: &Aggregation,
+        batch: &Batch,
+        prefetched: &Prefetched,
+        columns: &Columns,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
         for row in 0..batch.len() {
-            let mut env = Env::with_prefetched(batch, row, &prefetched);
+            let mut env = Env::with_prefetched(batch, row, prefetched);
             let known = self.groups.keys.len();
-            let group = (self.groups).group_of_row(aggregation, &columns, row, &mut env, ctx)?;
+            let group = (self.groups).group_of_row(aggregation, columns, row, &mut env, ctx)?;
             if group == known {
                 self.first_rows.push(self.rows);
             }
@@ -416,6 +556,7 @@ impl MorselAggregator {
     /// What the caller merges: everything recorded, and the error that ended the morsel early.
     pub(super) fn finish(self, error: Option<QueryError>) -> MorselAggregate {
         MorselAggregate {
+            typed: self.typed,
             groups: Groups {
                 // The caller looks groups up in its own table.
                 index: HashMap::default(),
@@ -429,8 +570,10 @@ impl MorselAggregator {
     }
 }
 
-/// A morsel's partial aggregate, sent from its worker to the caller.
+/// A morsel's partial aggregate, sent from its worker to the caller: its typed table, or
+/// the fields after it.
 pub(super) struct MorselAggregate {
+    typed: Option<TypedTable>,
     groups: Groups,
     first_rows: Vec<u64>,
     /// In the order recorded: by row, then by call.

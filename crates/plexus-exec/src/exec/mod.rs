@@ -79,6 +79,7 @@ mod reach;
 mod scan;
 mod shortest;
 mod sort;
+mod typed_aggregate;
 mod write;
 
 pub use call_in_transactions::{

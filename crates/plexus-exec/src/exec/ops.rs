@@ -9,7 +9,7 @@
 //! input (Aggregate, Sort: their buffers, shared with the parallel workers, are in
 //! `aggregate` and `sort`).
 
-use super::aggregate::{Aggregation, Groups};
+use super::aggregate::{Aggregation, Table};
 use super::expand::{Expand, VarExpand};
 use super::filter::Filter;
 use super::join::HashJoin;
@@ -786,11 +786,11 @@ impl Breaker for Aggregate {
     }
 
     fn compute(&mut self, ctx: &mut ExecContext) -> Result<Vec<Batch>> {
-        let mut groups = Groups::default();
+        let mut table = Table::new(&self.aggregation);
         while let Some(batch) = self.input.next(ctx)? {
-            groups.feed(&self.aggregation, &batch, ctx)?;
+            table.feed(&self.aggregation, &batch, ctx)?;
         }
-        groups.finish(&self.aggregation, ctx.width)
+        table.finish(&self.aggregation, ctx.width)
     }
 }
 

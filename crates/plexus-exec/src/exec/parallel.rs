@@ -137,7 +137,7 @@
 //!   Aggregate, Sort or Distinct over them) run on the caller's thread exactly as the serial
 //!   plan (same operator numbers).
 
-use super::aggregate::{Aggregation, Groups, MorselAggregate, MorselAggregator};
+use super::aggregate::{Aggregation, MorselAggregate, MorselAggregator, Table};
 use super::join::{BuildSide, HashJoin, SharedTable};
 use super::ops::{Distinct, RowStage, aggregate_operator, simple_stage, sort_operator};
 use super::pipeline::{Pipeline, Stage};
@@ -1064,10 +1064,10 @@ trait MorselReduce {
 
 impl MorselReduce for Aggregation {
     type Morsel = MorselAggregator;
-    type Merged = Groups;
+    type Merged = Table;
 
     fn morsel(&self, _ctx: &mut ExecContext) -> MorselAggregator {
-        MorselAggregator::default()
+        MorselAggregator::new(self)
     }
 
     fn feed(
@@ -1083,18 +1083,18 @@ impl MorselReduce for Aggregation {
         Payload::Aggregated(Box::new(morsel.finish(error)))
     }
 
-    fn merged(&self, _ctx: &mut ExecContext) -> Groups {
-        Groups::default()
+    fn merged(&self, _ctx: &mut ExecContext) -> Table {
+        Table::new(self)
     }
 
-    fn merge(&self, merged: &mut Groups, payload: Payload) -> Result<()> {
+    fn merge(&self, merged: &mut Table, payload: Payload) -> Result<()> {
         match payload {
             Payload::Aggregated(partial) => merged.merge(self, *partial),
             _ => Err(internal("a parallel worker sent no partial aggregate")),
         }
     }
 
-    fn finish(&self, merged: Groups, width: usize) -> Result<Vec<Batch>> {
+    fn finish(&self, merged: Table, width: usize) -> Result<Vec<Batch>> {
         merged.finish(self, width)
     }
 }
@@ -1171,6 +1171,6 @@ fn add_profile(ctx: &mut ExecContext, id: usize, rows: usize, time: std::time::D
     }
 }
 
-fn internal(message: &str) -> QueryError {
+pub(super) fn internal(message: &str) -> QueryError {
     QueryError::runtime(ErrorClass::DatabaseError, "Internal", message)
 }

@@ -1,0 +1,721 @@
+//! Typed aggregation: the common aggregate shapes accumulated straight from typed vectors.
+//!
+//! WHAT
+//! ====
+//! An Aggregate with at most one grouping key and calls among `count(*)`, `count(x)`,
+//! `sum(x)`, `avg(x)`, `min(x)` and `max(x)`, none DISTINCT ([`TypedTable::new`]), keeps a
+//! [`TypedTable`] instead of `Groups` for as long as each batch's key is an INTEGER vector and
+//! each argument an INTEGER or FLOAT vector of the type its call has met so far (`count(x)`:
+//! a vector of any type). A batch is one loop over its rows: the row's group found by its
+//! integer key (an array indexed by the key for keys in `0..DENSE_KEYS`, a hash map for the
+//! others, one slot for null), then each call's state — a count, an `i64` or `f64` sum or best
+//! per group, in flat arrays — updated in place. No `Value` is made, no `GroupKey` hashed, no
+//! accumulator dispatched per value; `Groups` pays all three per row and call.
+//!
+//! SAME RESULTS
+//! ============
+//! The table is, in another form, exactly the `Groups` the row path would hold over the same
+//! rows ([`TypedTable::into_groups`] builds that `Groups`), and each row takes the row path's
+//! steps in its order — group (created at its first row, in first-seen order, under the same
+//! `check_materialized` limit), then each call in order:
+//! - `count(*)` counts rows, `count(x)` valid values; `sum`/`avg` count valid values and add
+//!   them in row order: integers with an overflow check (an overflow raises the row path's
+//!   error, from the same `eval::arith`), floats from `+0.0` (the row path's sum starts as the
+//!   integer 0, and `0 + x` is `0.0 + x`, which turns `-0.0` into `0.0` in both);
+//! - `min`/`max` replace the best only with a strictly better value under `value::order`
+//!   (NaN above every number, `-0.0` equal to `0.0`), so the first of equal values stays.
+//!
+//! A batch the table cannot take — a key or argument not computed as a vector, of another
+//! type, or an argument of a type other than its call has met — is declined untouched
+//! (`feed` returns false): the caller turns the table into `Groups` for good and feeds the
+//! batch row by row, which goes on from exactly the state it would have reached. An argument
+//! with no valid value in a batch constrains nothing. Output rows always come from
+//! `Groups::finish` (over the converted table): `avg`'s division, an empty input's one row of
+//! empty states and the row layout are the row path's own.
+//!
+//! PARALLEL
+//! ========
+//! A worker's table ([`TypedTable::new`] with `replay`) is the typed `MorselAggregator`: the
+//! morsel row that created each group, the states of the calls whose partial states merge
+//! (`count`, `min`, `max`: `plexus_plan::logical::PartialForm::Merged`), and, for `sum`/`avg`
+//! (`Replayed`: float rounding and integer overflow depend on the order of every addition), each
+//! valid value with its row, group and call, typed, instead of a sum. The caller merges a
+//! morsel into its own table ([`TypedTable::merge`]) with the steps `aggregate` ERRORS lists —
+//! the morsel's groups created in their order until the limit, the values replayed in row
+//! order up to the row that met the limit (an overflow raises there), the limit error, the
+//! merged states folded, the worker's error — so the result is the serial plan's, bit for
+//! bit. When the caller's table or the morsel has turned to `Groups`, the other is converted
+//! ([`TypedTable::into_groups`], [`TypedTable::into_morsel_values`]) and `Groups::merge` runs.
+//!
+//! BOUNDS
+//! ======
+//! `DENSE_KEYS` slots (16 KiB) per table; states grow with the groups, bounded as `Groups` is
+//! by `check_materialized`; a morsel's replayed values are at most one per row and call.
+
+use super::aggregate::{Aggregation, Groups, Replay};
+use crate::column::Vector;
+use crate::context::check_materialized;
+use crate::eval::aggregate::Accumulator;
+use arrow::array::{Array, Float64Array, Int64Array};
+use plexus_plan::logical::{AggCall, AggFunction, ArithOp};
+use plexus_value::error::{QueryError, Result};
+use plexus_value::value::Value;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// Keys `0..DENSE_KEYS` find their group by indexing an array.
+const DENSE_KEYS: usize = 4_096;
+
+/// An empty group slot.
+const NO_GROUP: u32 = u32::MAX;
+
+/// What one call computes, as the table keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    /// `count(*)`.
+    Rows,
+    /// `count(x)`.
+    Count,
+    /// `sum(x)` or `avg(x)` (their states are alike; `Accumulator::finish` tells them apart).
+    Sum,
+    Min,
+    Max,
+}
+
+impl Op {
+    fn of(call: &AggCall) -> Option<Op> {
+        if call.distinct || call.extra.is_some() {
+            return None;
+        }
+        Some(match (call.function, &call.arg) {
+            (AggFunction::Count, None) => Op::Rows,
+            (AggFunction::Count, Some(_)) => Op::Count,
+            (AggFunction::Sum | AggFunction::Avg, Some(_)) => Op::Sum,
+            (AggFunction::Min, Some(_)) => Op::Min,
+            (AggFunction::Max, Some(_)) => Op::Max,
+            _ => return None,
+        })
+    }
+}
+
+/// The type of the values a call has met (all groups alike).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    None,
+    Int,
+    Float,
+}
+
+/// One call's state, per group.
+#[derive(Debug, Clone)]
+struct CallState {
+    op: Op,
+    kind: Kind,
+    /// Rows (`count(*)`) or valid values met — for a morsel's `sum`, none: its values go to
+    /// the replays.
+    count: Vec<i64>,
+    /// The sum or best so far, as `kind` says (its other array stays zeroed).
+    ints: Vec<i64>,
+    floats: Vec<f64>,
+}
+
+/// A value of a `sum`/`avg` recorded by a worker for the caller (see PARALLEL).
+#[derive(Debug, Clone, Copy)]
+struct TypedReplay {
+    /// The morsel's input row it came from.
+    row: u64,
+    group: u32,
+    call: u32,
+    /// An `i64` or the bits of an `f64`, as the call's `kind` says.
+    bits: u64,
+}
+
+/// A batch's argument for one call, as the row loop reads it.
+enum Arg<'a> {
+    Rows,
+    /// No valid value in the batch.
+    Nothing,
+    /// `count(x)`: only validity matters.
+    Any(&'a Vector),
+    Int(&'a Int64Array),
+    Float(&'a Float64Array),
+}
+
+/// An Aggregate's (or a worker's) typed table (see the module docs).
+#[derive(Debug, Clone)]
+pub(super) struct TypedTable {
+    keyed: bool,
+    /// Group of each key in `0..DENSE_KEYS` (allocated with the first keyed group).
+    dense: Vec<u32>,
+    sparse: HashMap<i64, u32, ahash::RandomState>,
+    null_group: u32,
+    /// Key per group (`None`: null), in first-seen order; without a key, one `None` group.
+    keys: Vec<Option<i64>>,
+    /// The input row that created each group (0 = the first row fed).
+    first_rows: Vec<u64>,
+    calls: Vec<CallState>,
+    /// A worker's table: `sum`/`avg` values recorded, not added (see PARALLEL).
+    replay: bool,
+    replays: Vec<TypedReplay>,
+    /// Rows fed so far.
+    rows: u64,
+}
+
+impl TypedTable {
+    /// A table for `aggregation` if its shape is one typed aggregation covers (see WHAT);
+    /// `replay` for a worker's (see PARALLEL).
+    pub(super) fn new(aggregation: &Aggregation, replay: bool) -> Option<TypedTable> {
+        if aggregation.keys.len() > 1 {
+            return None;
+        }
+        let calls = (aggregation.calls.iter())
+            .map(|(_, call)| {
+                Some(CallState {
+                    op: Op::of(call)?,
+                    kind: Kind::None,
+                    count: Vec::new(),
+                    ints: Vec::new(),
+                    floats: Vec::new(),
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(TypedTable {
+            keyed: !aggregation.keys.is_empty(),
+            dense: Vec::new(),
+            sparse: HashMap::default(),
+            null_group: NO_GROUP,
+            keys: Vec::new(),
+            first_rows: Vec::new(),
+            calls,
+            replay,
+            replays: Vec::new(),
+            rows: 0,
+        })
+    }
+
+    /// Feeds the `len` rows of a batch whose key and argument vectors are `keys` and `args`
+    /// (`None`: not a vector), or returns false, untouched, when their types are not the
+    /// table's (see SAME RESULTS).
+    pub(super) fn feed(
+        &mut self,
+        keys: &[Option<Vector>],
+        args: &[Option<Vector>],
+        len: usize,
+    ) -> Result<bool> {
+        if len == 0 {
+            return Ok(true);
+        }
+        let key = match (self.keyed, keys.first()) {
+            (false, _) => None,
+            (true, Some(Some(Vector::Int(k)))) => Some(k),
+            _ => return Ok(false),
+        };
+        // Checked before anything changes: a declined batch leaves the table as it was.
+        let mut typed = Vec::with_capacity(self.calls.len());
+        for (call, arg) in self.calls.iter().zip(args) {
+            let arg = match (call.op, arg) {
+                (Op::Rows, _) => Arg::Rows,
+                (_, Some(v)) if v.array().null_count() == v.len() => Arg::Nothing,
+                (Op::Count, Some(v)) => Arg::Any(v),
+                (_, Some(Vector::Int(a))) if call.kind != Kind::Float => Arg::Int(a),
+                (_, Some(Vector::Float(a))) if call.kind != Kind::Int => Arg::Float(a),
+                _ => return Ok(false),
+            };
+            typed.push(arg);
+        }
+        for (call, arg) in self.calls.iter_mut().zip(&typed) {
+            match arg {
+                Arg::Int(_) if call.op != Op::Count => call.kind = Kind::Int,
+                Arg::Float(_) if call.op != Op::Count => call.kind = Kind::Float,
+                _ => {}
+            }
+        }
+        for row in 0..len {
+            let group = match key {
+                None => self.group(None)?,
+                Some(k) => self.group(k.is_valid(row).then(|| k.value(row)))?,
+            };
+            for (call, arg) in typed.iter().enumerate() {
+                self.update(call, group, arg, row)?;
+            }
+            self.rows += 1;
+        }
+        Ok(true)
+    }
+
+    /// The group of `key`, created (with empty states) at this row if new.
+    fn group(&mut self, key: Option<i64>) -> Result<usize> {
+        let slot = match key {
+            Some(k) if (0..DENSE_KEYS as i64).contains(&k) => {
+                if self.dense.is_empty() {
+                    self.dense = vec![NO_GROUP; DENSE_KEYS];
+                }
+                &mut self.dense[k as usize]
+            }
+            Some(k) => self.sparse.entry(k).or_insert(NO_GROUP),
+            None => &mut self.null_group,
+        };
+        if *slot != NO_GROUP {
+            return Ok(*slot as usize);
+        }
+        check_materialized(self.keys.len() + 1)?;
+        let group = self.keys.len();
+        *slot = group as u32;
+        self.keys.push(key);
+        self.first_rows.push(self.rows);
+        for call in &mut self.calls {
+            call.count.push(0);
+            call.ints.push(0);
+            call.floats.push(0.0);
+        }
+        Ok(group)
+    }
+
+    /// Feeds row `row`'s argument `arg` to call `call` of `group`.
+    fn update(&mut self, call: usize, group: usize, arg: &Arg, row: usize) -> Result<()> {
+        let state = &mut self.calls[call];
+        match *arg {
+            Arg::Rows => state.count[group] += 1,
+            Arg::Nothing => {}
+            Arg::Any(v) => state.count[group] += i64::from(v.array().is_valid(row)),
+            Arg::Int(a) if a.is_valid(row) => {
+                let v = a.value(row);
+                if self.replay && state.op == Op::Sum {
+                    self.replays.push(replay(self.rows, group, call, v as u64));
+                } else {
+                    state.add_int(group, v)?;
+                }
+            }
+            Arg::Float(a) if a.is_valid(row) => {
+                let v = a.value(row);
+                if self.replay && state.op == Op::Sum {
+                    self.replays
+                        .push(replay(self.rows, group, call, v.to_bits()));
+                } else {
+                    state.add_float(group, v);
+                }
+            }
+            Arg::Int(_) | Arg::Float(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Whether a morsel's table can merge into this one typed: no call has met integers on
+    /// one side and floats on the other.
+    pub(super) fn merges_typed(&self, part: &TypedTable) -> bool {
+        (self.calls.iter().zip(&part.calls))
+            .all(|(a, b)| a.kind == Kind::None || b.kind == Kind::None || a.kind == b.kind)
+    }
+
+    /// Folds in the next morsel's table (see PARALLEL; `merges_typed` holds), then its
+    /// worker's `error`.
+    pub(super) fn merge(&mut self, part: TypedTable, error: Option<QueryError>) -> Result<()> {
+        debug_assert!(self.merges_typed(&part) && part.replay && !self.replay);
+        // (1) This table's group of each of the morsel's groups, in the morsel's order.
+        let mut merged_into = Vec::with_capacity(part.keys.len());
+        let mut limit = None;
+        for (key, first_row) in part.keys.iter().zip(&part.first_rows) {
+            match self.group(*key) {
+                Ok(group) => merged_into.push(group),
+                Err(e) => {
+                    limit = Some((*first_row, e));
+                    break;
+                }
+            }
+        }
+        for (mine, theirs) in self.calls.iter_mut().zip(&part.calls) {
+            if mine.kind == Kind::None {
+                mine.kind = theirs.kind;
+            }
+        }
+        // (2) The values in row order, up to the row that met the limit.
+        for replay in &part.replays {
+            if limit.as_ref().is_some_and(|(row, _)| replay.row >= *row) {
+                break;
+            }
+            let group = merged_into[replay.group as usize];
+            let state = &mut self.calls[replay.call as usize];
+            match state.kind {
+                Kind::Float => state.add_float(group, f64::from_bits(replay.bits)),
+                _ => state.add_int(group, replay.bits as i64)?,
+            }
+        }
+        // (3)
+        if let Some((_, e)) = limit {
+            return Err(e);
+        }
+        // (4)
+        for (theirs, &group) in merged_into.iter().enumerate() {
+            for (mine, part_call) in self.calls.iter_mut().zip(&part.calls) {
+                let count = part_call.count[theirs];
+                match mine.op {
+                    Op::Rows | Op::Count => mine.count[group] += count,
+                    Op::Min | Op::Max if count > 0 => {
+                        let first = mine.count[group] == 0;
+                        match part_call.kind {
+                            Kind::Float => mine.offer_float(group, part_call.floats[theirs], first),
+                            _ => mine.offer_int(group, part_call.ints[theirs], first),
+                        }
+                        mine.count[group] += count;
+                    }
+                    Op::Min | Op::Max | Op::Sum => {}
+                }
+            }
+        }
+        // (5)
+        error.map_or(Ok(()), Err)
+    }
+
+    /// The `Groups` this table stands for (see SAME RESULTS).
+    pub(super) fn into_groups(self, aggregation: &Aggregation) -> Groups {
+        debug_assert!(
+            !self.replay,
+            "a worker's table converts with into_morsel_values"
+        );
+        let mut groups = Groups::default();
+        for group in 0..self.keys.len() {
+            groups.push_group(self.key(group), self.states(aggregation, group));
+        }
+        groups
+    }
+
+    /// A worker's table as the row path's morsel state: its `Groups` (the `sum`/`avg`
+    /// accumulators empty, as a worker keeps them), the row that created each group, the
+    /// replayed values, and the rows fed.
+    pub(super) fn into_morsel_values(
+        self,
+        aggregation: &Aggregation,
+    ) -> (Groups, Vec<u64>, Vec<Replay>, u64) {
+        debug_assert!(self.replay);
+        let mut groups = Groups::default();
+        for group in 0..self.keys.len() {
+            groups.push_group(self.key(group), self.states(aggregation, group));
+        }
+        let replays = (self.replays.iter())
+            .map(|r| Replay {
+                row: r.row,
+                group: r.group as usize,
+                call: r.call as usize,
+                value: match self.calls[r.call as usize].kind {
+                    Kind::Float => Value::Float(f64::from_bits(r.bits)),
+                    _ => Value::Int(r.bits as i64),
+                },
+            })
+            .collect();
+        (groups, self.first_rows, replays, self.rows)
+    }
+
+    fn key(&self, group: usize) -> Vec<Value> {
+        if !self.keyed {
+            return Vec::new();
+        }
+        vec![self.keys[group].map_or(Value::Null, Value::Int)]
+    }
+
+    /// The accumulators of `group`, as the row path would have them.
+    fn states(&self, aggregation: &Aggregation, group: usize) -> Vec<Accumulator> {
+        (self.calls.iter().zip(&aggregation.calls))
+            .map(|(state, (_, call))| {
+                let count = state.count[group];
+                let value = |kind: Kind| match kind {
+                    Kind::Float => Value::Float(state.floats[group]),
+                    _ => Value::Int(state.ints[group]),
+                };
+                match state.op {
+                    Op::Rows | Op::Count => Accumulator::from_parts(call, count, None, None),
+                    // A worker's sum is in its replays; a sum that met nothing is the integer 0.
+                    Op::Sum if self.replay || count == 0 => Accumulator::new(call),
+                    Op::Sum => Accumulator::from_parts(call, count, Some(value(state.kind)), None),
+                    Op::Min | Op::Max if count == 0 => Accumulator::new(call),
+                    Op::Min | Op::Max => {
+                        Accumulator::from_parts(call, count, None, Some(value(state.kind)))
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+fn replay(row: u64, group: usize, call: usize, bits: u64) -> TypedReplay {
+    TypedReplay {
+        row,
+        group: group as u32,
+        call: call as u32,
+        bits,
+    }
+}
+
+impl CallState {
+    fn add_int(&mut self, group: usize, v: i64) -> Result<()> {
+        self.count[group] += 1;
+        match self.op {
+            Op::Sum => {
+                let sum = self.ints[group];
+                self.ints[group] = sum.checked_add(v).ok_or_else(|| overflow(sum, v))?;
+            }
+            Op::Min | Op::Max => self.offer_int(group, v, self.count[group] == 1),
+            Op::Rows | Op::Count => {}
+        }
+        Ok(())
+    }
+
+    fn add_float(&mut self, group: usize, v: f64) {
+        self.count[group] += 1;
+        match self.op {
+            Op::Sum => self.floats[group] += v,
+            Op::Min | Op::Max => self.offer_float(group, v, self.count[group] == 1),
+            Op::Rows | Op::Count => {}
+        }
+    }
+
+    /// `min`/`max`: `v` becomes the best if it is the `first` value, else only if strictly
+    /// better (the counts are the caller's).
+    fn offer_int(&mut self, group: usize, v: i64, first: bool) {
+        if first || self.better(v.cmp(&self.ints[group])) {
+            self.ints[group] = v;
+        }
+    }
+
+    fn offer_float(&mut self, group: usize, v: f64, first: bool) {
+        if first || self.better(float_order(v, self.floats[group])) {
+            self.floats[group] = v;
+        }
+    }
+
+    fn better(&self, order: Ordering) -> bool {
+        match self.op {
+            Op::Min => order == Ordering::Less,
+            _ => order == Ordering::Greater,
+        }
+    }
+}
+
+/// `value::order` of two floats: NaN above every number and equal to itself; otherwise
+/// numeric, `-0.0` equal to `0.0`.
+fn float_order(a: f64, b: f64) -> Ordering {
+    if a.is_nan() || b.is_nan() {
+        a.is_nan().cmp(&b.is_nan())
+    } else {
+        a.partial_cmp(&b).unwrap_or(Ordering::Equal)
+    }
+}
+
+/// The error the row path raises when an integer sum overflows (`Accumulator::add`).
+fn overflow(sum: i64, v: i64) -> QueryError {
+    match crate::eval::arith(ArithOp::Add, &Value::Int(sum), &Value::Int(v)) {
+        Err(e) => e,
+        Ok(_) => super::parallel::internal("an integer sum overflowed without an error"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The typed table against the row path as the model: random batches (integer keys with
+    //! nulls and extremes, integer and float arguments with nulls, NaN, ±0.0, ±inf and
+    //! overflowing sums, now and then a column the table declines), random calls; serially
+    //! and as morsels merged in order, typed and not, mixed. The outputs (floats bit for bit,
+    //! through `Debug`) and errors must be the row path's.
+    use super::super::aggregate::{Aggregation, MorselAggregator, Table};
+    use super::*;
+    use crate::context::{Batch, ExecContext, with_test_ctx};
+    use plexus_plan::Params;
+    use plexus_plan::logical::BExpr;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    use std::cell::Cell;
+
+    fn int() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            4 => (-3i64..12).prop_map(Value::Int),
+            1 => Just(Value::Int(i64::MAX)),
+            1 => Just(Value::Int(i64::MIN)),
+            1 => Just(Value::Int(1 << 62)),
+            1 => (5_000i64..5_004).prop_map(Value::Int),
+        ]
+    }
+
+    fn float() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            4 => (-8i32..8).prop_map(|i| Value::Float(f64::from(i) / 4.0)),
+            1 => Just(Value::Float(f64::NAN)),
+            1 => Just(Value::Float(-0.0)),
+            1 => Just(Value::Float(f64::INFINITY)),
+            1 => Just(Value::Float(f64::NEG_INFINITY)),
+            1 => Just(Value::Float(1e300)),
+        ]
+    }
+
+    /// One column of a batch: integers, floats, or (rarely) a string, with nulls.
+    fn column(rows: usize) -> impl Strategy<Value = Vec<Value>> {
+        let nullable =
+            |s: BoxedStrategy<Value>| prop_oneof![4 => s, 1 => Just(Value::Null)].boxed();
+        prop_oneof![
+            6 => proptest::collection::vec(nullable(int().boxed()), rows),
+            4 => proptest::collection::vec(nullable(float().boxed()), rows),
+            1 => proptest::collection::vec(Just(Value::from("s")), rows),
+            1 => proptest::collection::vec(Just(Value::Null), rows),
+        ]
+    }
+
+    fn batch() -> impl Strategy<Value = Batch> {
+        (0usize..24).prop_flat_map(|rows| {
+            let key = prop_oneof![
+                8 => proptest::collection::vec(
+                    prop_oneof![6 => int(), 1 => Just(Value::Null)], rows),
+                1 => column(rows),
+            ];
+            (key, column(rows), column(rows)).prop_map(move |(k, a, b)| {
+                let mut batch = Batch::new(3);
+                for row in 0..rows {
+                    batch.push_row(vec![k[row].clone(), a[row].clone(), b[row].clone()]);
+                }
+                batch
+            })
+        })
+    }
+
+    fn call() -> impl Strategy<Value = AggCall> {
+        let function = prop_oneof![
+            Just(AggFunction::Count),
+            Just(AggFunction::Sum),
+            Just(AggFunction::Avg),
+            Just(AggFunction::Min),
+            Just(AggFunction::Max),
+        ];
+        (function, 0usize..3).prop_map(|(function, arg)| AggCall {
+            function,
+            distinct: false,
+            // Slot 0 is the key column; `count(*)` when the key's slot comes up for count.
+            arg: (function != AggFunction::Count || arg > 0).then_some(BExpr::Slot(arg)),
+            extra: None,
+        })
+    }
+
+    fn aggregation() -> impl Strategy<Value = Aggregation> {
+        (any::<bool>(), proptest::collection::vec(call(), 1..5)).prop_map(|(keyed, calls)| {
+            Aggregation {
+                keys: if keyed {
+                    vec![(3, BExpr::Slot(0))]
+                } else {
+                    vec![]
+                },
+                calls: (calls.into_iter().enumerate())
+                    .map(|(i, c)| (4 + i, c))
+                    .collect(),
+            }
+        })
+    }
+
+    /// Output rows (`Debug`, so `-0.0` and NaN compare as written) or the error's text.
+    fn rows(result: Result<Vec<Batch>>) -> std::result::Result<Vec<String>, String> {
+        let batches = result.map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        for batch in batches {
+            for row in 0..batch.len() {
+                let values: Vec<&Value> = (3..batch.width()).map(|s| batch.get(s, row)).collect();
+                out.push(format!("{values:?}"));
+            }
+        }
+        Ok(out)
+    }
+
+    fn serial(
+        table: Table,
+        a: &Aggregation,
+        batches: &[Batch],
+        ctx: &mut ExecContext,
+    ) -> Result<Vec<Batch>> {
+        let mut table = table;
+        for batch in batches {
+            table.feed(a, batch, ctx)?;
+        }
+        table.finish(a, 4 + a.calls.len())
+    }
+
+    /// Each batch a morsel (typed where `typed[i]`), merged in order into `merged`.
+    fn parallel(
+        merged: Table,
+        typed: &[bool],
+        a: &Aggregation,
+        batches: &[Batch],
+        ctx: &mut ExecContext,
+    ) -> Result<Vec<Batch>> {
+        let mut merged = merged;
+        for (batch, &typed) in batches.iter().zip(typed) {
+            let mut morsel = if typed {
+                MorselAggregator::new(a)
+            } else {
+                MorselAggregator::default()
+            };
+            let error = morsel.feed(a, batch, ctx).err();
+            let failed = error.is_some();
+            merged.merge(a, morsel.finish(error))?;
+            debug_assert!(!failed, "a worker's error is the merge's");
+        }
+        merged.finish(a, 4 + a.calls.len())
+    }
+
+    #[test]
+    fn typed_tables_agree_with_the_row_path() {
+        let (typed_runs, declined) = (Cell::new(0u32), Cell::new(0u32));
+        let mut runner = TestRunner::new(Config {
+            cases: 3_000,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let case = (
+            aggregation(),
+            proptest::collection::vec(batch(), 0..4),
+            proptest::collection::vec(any::<bool>(), 4),
+        );
+        let result = runner.run(&case, |(a, batches, typed)| {
+            with_test_ctx(
+                &Params::new(),
+                |ctx| -> std::result::Result<(), TestCaseError> {
+                    let model = rows(serial(Table::Values(Groups::default()), &a, &batches, ctx));
+                    let fresh = Table::new(&a);
+                    if matches!(fresh, Table::Typed(_)) {
+                        typed_runs.set(typed_runs.get() + 1);
+                    }
+                    let mut probe = Table::new(&a);
+                    for batch in &batches {
+                        if probe.feed(&a, batch, ctx).is_err() {
+                            break;
+                        }
+                    }
+                    if !matches!(probe, Table::Typed(_)) {
+                        declined.set(declined.get() + 1);
+                    }
+                    prop_assert_eq!(&rows(serial(fresh, &a, &batches, ctx)), &model, "serial");
+                    let all_typed = vec![true; batches.len()];
+                    for (typed, merged_typed) in [
+                        (&all_typed[..], true),
+                        (&typed[..], true),
+                        (&typed[..], false),
+                    ] {
+                        let merged = if merged_typed {
+                            Table::new(&a)
+                        } else {
+                            Table::Values(Groups::default())
+                        };
+                        let got = rows(parallel(merged, typed, &a, &batches, ctx));
+                        prop_assert_eq!(
+                            &got,
+                            &model,
+                            "morsels {:?} into typed {}",
+                            typed,
+                            merged_typed
+                        );
+                    }
+                    Ok(())
+                },
+            )
+        });
+        if let Err(e) = result {
+            panic!("{e}");
+        }
+        // Not vacuous: most runs were typed, and some declined into the row path.
+        assert!(typed_runs.get() > 1_500, "{}", typed_runs.get());
+        assert!(declined.get() > 200, "{}", declined.get());
+    }
+}
