@@ -100,6 +100,14 @@ impl Aggregation {
         PropertyReads::of(keys.chain(self.calls.iter().filter_map(|(_, c)| c.arg.as_ref())))
     }
 
+    /// The property reads of `batch` and its keys and arguments as vectors (`columns`), for a
+    /// typed table when `typed`.
+    fn inputs(&self, batch: &Batch, ctx: &mut ExecContext, typed: bool) -> (Prefetched, Columns) {
+        let prefetched = self.property_reads().fetch(batch, ctx);
+        let columns = self.columns(batch, &prefetched, ctx, typed);
+        (prefetched, columns)
+    }
+
     /// The keys and arguments of `batch` as vectors where they can be (see VECTORS); slots
     /// too when `slots` (typed aggregation takes only vectors).
     fn columns(
@@ -400,9 +408,7 @@ impl Table {
         batch: &Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
-        let prefetched = aggregation.property_reads().fetch(batch, ctx);
-        let typed = matches!(self, Table::Typed(_));
-        let columns = aggregation.columns(batch, &prefetched, ctx, typed);
+        let (prefetched, columns) = aggregation.inputs(batch, ctx, matches!(self, Table::Typed(_)));
         if let Table::Typed(table) = self {
             if table.feed(&columns.keys, &columns.args, batch.len())? {
                 return Ok(());
@@ -490,9 +496,7 @@ impl MorselAggregator {
         batch: &Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
-        let prefetched = aggregation.property_reads().fetch(batch, ctx);
-        let typed = self.typed.is_some();
-        let columns = aggregation.columns(batch, &prefetched, ctx, typed);
+        let (prefetched, columns) = aggregation.inputs(batch, ctx, self.typed.is_some());
         if let Some(table) = &mut self.typed {
             if table.feed(&columns.keys, &columns.args, batch.len())? {
                 return Ok(());

@@ -4,12 +4,12 @@
 //! ====
 //! An Aggregate with at most one grouping key and calls among `count(*)`, `count(x)`,
 //! `sum(x)`, `avg(x)`, `min(x)` and `max(x)`, none DISTINCT ([`TypedTable::new`]), keeps a
-//! [`TypedTable`] instead of `Groups` for as long as each batch's key is an INTEGER vector and
-//! each argument an INTEGER or FLOAT vector of the type its call has met so far (`count(x)`:
-//! a vector of any type). A batch is one loop over its rows: the row's group found by its
-//! integer key (an array indexed by the key for keys in `0..DENSE_KEYS`, a hash map for the
-//! others, one slot for null), then each call's state — a count, an `i64` or `f64` sum or best
-//! per group, in flat arrays — updated in place. No `Value` is made, no `GroupKey` hashed, no
+//! [`TypedTable`] instead of `Groups` for as long as each batch's key is an INTEGER or STRING
+//! vector and each argument an INTEGER or FLOAT vector of the type its call has met so far
+//! (`count(x)`: a vector of any type). A batch is one loop over its rows: the row's group
+//! found by its key (an integer in `0..DENSE_KEYS` by indexing an array, another integer or
+//! a string through a hash map, null in one slot), then each call's state — a count, an
+//! `i64` or `f64` sum or best per group, in flat arrays — updated in place. No `Value` is made, no `GroupKey` hashed, no
 //! accumulator dispatched per value; `Groups` pays all three per row and call.
 //!
 //! SAME RESULTS
@@ -130,6 +130,42 @@ struct TypedReplay {
     bits: u64,
 }
 
+/// A group's key (`Null` too for the one group of an Aggregate without keys).
+#[derive(Debug, Clone)]
+enum Key {
+    Null,
+    Int(i64),
+    Str(Box<str>),
+}
+
+/// A row's key, as looked up.
+#[derive(Debug, Clone, Copy)]
+enum KeyRef<'a> {
+    Null,
+    Int(i64),
+    Str(&'a str),
+}
+
+impl Key {
+    fn as_ref(&self) -> KeyRef<'_> {
+        match self {
+            Key::Null => KeyRef::Null,
+            Key::Int(k) => KeyRef::Int(*k),
+            Key::Str(s) => KeyRef::Str(s),
+        }
+    }
+}
+
+impl From<KeyRef<'_>> for Key {
+    fn from(key: KeyRef) -> Key {
+        match key {
+            KeyRef::Null => Key::Null,
+            KeyRef::Int(k) => Key::Int(k),
+            KeyRef::Str(s) => Key::Str(s.into()),
+        }
+    }
+}
+
 /// A batch's argument for one call, as the row loop reads it.
 enum Arg<'a> {
     Rows,
@@ -148,9 +184,10 @@ pub(super) struct TypedTable {
     /// Group of each key in `0..DENSE_KEYS` (allocated with the first keyed group).
     dense: Vec<u32>,
     sparse: HashMap<i64, u32, ahash::RandomState>,
+    strings: HashMap<Box<str>, u32, ahash::RandomState>,
     null_group: u32,
-    /// Key per group (`None`: null), in first-seen order; without a key, one `None` group.
-    keys: Vec<Option<i64>>,
+    /// Key per group, in first-seen order; without a key, one `Null` group.
+    keys: Vec<Key>,
     /// The input row that created each group (0 = the first row fed).
     first_rows: Vec<u64>,
     calls: Vec<CallState>,
@@ -183,6 +220,7 @@ impl TypedTable {
             keyed: !aggregation.keys.is_empty(),
             dense: Vec::new(),
             sparse: HashMap::default(),
+            strings: HashMap::default(),
             null_group: NO_GROUP,
             keys: Vec::new(),
             first_rows: Vec::new(),
@@ -207,7 +245,7 @@ impl TypedTable {
         }
         let key = match (self.keyed, keys.first()) {
             (false, _) => None,
-            (true, Some(Some(Vector::Int(k)))) => Some(k),
+            (true, Some(Some(key @ (Vector::Int(_) | Vector::Str(_))))) => Some(key),
             _ => return Ok(false),
         };
         // Checked before anything changes: a declined batch leaves the table as it was.
@@ -232,8 +270,9 @@ impl TypedTable {
         }
         for row in 0..len {
             let group = match key {
-                None => self.group(None)?,
-                Some(k) => self.group(k.is_valid(row).then(|| k.value(row)))?,
+                Some(Vector::Int(k)) if k.is_valid(row) => self.group(KeyRef::Int(k.value(row)))?,
+                Some(Vector::Str(k)) if k.is_valid(row) => self.group(KeyRef::Str(k.value(row)))?,
+                _ => self.group(KeyRef::Null)?,
             };
             for (call, arg) in typed.iter().enumerate() {
                 self.update(call, group, arg, row)?;
@@ -243,25 +282,41 @@ impl TypedTable {
         Ok(true)
     }
 
-    /// The group of `key`, created (with empty states) at this row if new.
-    fn group(&mut self, key: Option<i64>) -> Result<usize> {
-        let slot = match key {
-            Some(k) if (0..DENSE_KEYS as i64).contains(&k) => {
-                if self.dense.is_empty() {
-                    self.dense = vec![NO_GROUP; DENSE_KEYS];
-                }
-                &mut self.dense[k as usize]
-            }
-            Some(k) => self.sparse.entry(k).or_insert(NO_GROUP),
-            None => &mut self.null_group,
+    /// The group of `key`, created (with empty states) at this row if new. (An integer and a
+    /// string never share a group, as under `GroupKey`.)
+    fn group(&mut self, key: KeyRef) -> Result<usize> {
+        let dense = |k: i64| (0..DENSE_KEYS as i64).contains(&k).then_some(k as usize);
+        let found = match key {
+            KeyRef::Null => self.null_group,
+            KeyRef::Int(k) => match dense(k) {
+                Some(i) => self.dense.get(i).copied().unwrap_or(NO_GROUP),
+                None => self.sparse.get(&k).copied().unwrap_or(NO_GROUP),
+            },
+            KeyRef::Str(s) => self.strings.get(s).copied().unwrap_or(NO_GROUP),
         };
-        if *slot != NO_GROUP {
-            return Ok(*slot as usize);
+        if found != NO_GROUP {
+            return Ok(found as usize);
         }
         check_materialized(self.keys.len() + 1)?;
         let group = self.keys.len();
-        *slot = group as u32;
-        self.keys.push(key);
+        match key {
+            KeyRef::Null => self.null_group = group as u32,
+            KeyRef::Int(k) => match dense(k) {
+                Some(i) => {
+                    if self.dense.is_empty() {
+                        self.dense = vec![NO_GROUP; DENSE_KEYS];
+                    }
+                    self.dense[i] = group as u32;
+                }
+                None => {
+                    self.sparse.insert(k, group as u32);
+                }
+            },
+            KeyRef::Str(s) => {
+                self.strings.insert(s.into(), group as u32);
+            }
+        }
+        self.keys.push(key.into());
         self.first_rows.push(self.rows);
         for call in &mut self.calls {
             call.count.push(0);
@@ -315,7 +370,7 @@ impl TypedTable {
         let mut merged_into = Vec::with_capacity(part.keys.len());
         let mut limit = None;
         for (key, first_row) in part.keys.iter().zip(&part.first_rows) {
-            match self.group(*key) {
+            match self.group(key.as_ref()) {
                 Ok(group) => merged_into.push(group),
                 Err(e) => {
                     limit = Some((*first_row, e));
@@ -409,7 +464,11 @@ impl TypedTable {
         if !self.keyed {
             return Vec::new();
         }
-        vec![self.keys[group].map_or(Value::Null, Value::Int)]
+        vec![match &self.keys[group] {
+            Key::Null => Value::Null,
+            Key::Int(k) => Value::Int(*k),
+            Key::Str(s) => Value::from(&**s),
+        }]
     }
 
     /// The accumulators of `group`, as the row path would have them.
@@ -510,8 +569,8 @@ fn overflow(sum: i64, v: i64) -> QueryError {
 
 #[cfg(test)]
 mod tests {
-    //! The typed table against the row path as the model: random batches (integer keys with
-    //! nulls and extremes, integer and float arguments with nulls, NaN, ±0.0, ±inf and
+    //! The typed table against the row path as the model: random batches (integer or string
+    //! keys with nulls and extremes, a batch of each now and then, integer and float arguments with nulls, NaN, ±0.0, ±inf and
     //! overflowing sums, now and then a column the table declines), random calls; serially
     //! and as morsels merged in order, typed and not, mixed. The outputs (floats bit for bit,
     //! through `Debug`) and errors must be the row path's.
@@ -559,9 +618,13 @@ mod tests {
 
     fn batch() -> impl Strategy<Value = Batch> {
         (0usize..24).prop_flat_map(|rows| {
+            let word =
+                prop_oneof![Just("a"), Just("b"), Just("ab"), Just("")].prop_map(Value::from);
             let key = prop_oneof![
-                8 => proptest::collection::vec(
+                6 => proptest::collection::vec(
                     prop_oneof![6 => int(), 1 => Just(Value::Null)], rows),
+                3 => proptest::collection::vec(
+                    prop_oneof![6 => word, 1 => Just(Value::Null)], rows),
                 1 => column(rows),
             ];
             (key, column(rows), column(rows)).prop_map(move |(k, a, b)| {
