@@ -170,3 +170,34 @@ fn the_setting_is_per_session_and_checked() {
         "{e}"
     );
 }
+
+#[test]
+fn a_fused_chain_in_parallel_workers_counts_rows_per_filter_as_the_interpreter() {
+    let db = Database::open_in_memory(plexus::Config::default()).expect("open");
+    let mut conn = db.connect();
+    conn.execute(
+        "UNWIND range(1, 60000) AS i CREATE (:W {x: i % 1000, y: i % 7})",
+        &Params::new(),
+    )
+    .expect("load");
+    let query = "MATCH (w:W) WHERE w.x > 100 AND w.y <> 3 AND w.x % 3 = 1 RETURN count(*)";
+    let lines = |conn: &mut Connection, mode: &str| {
+        set(conn, mode);
+        let result = conn.execute(&format!("PROFILE {query}"), &Params::new());
+        let plan = result.expect("profile").plan.expect("a PROFILE plan");
+        assert!(plan.contains("Parallel"), "{plan}");
+        (plan.lines())
+            .filter(|l| l.contains("Filter"))
+            .map(|l| {
+                let rows = l.split("rows=").nth(1).and_then(|r| r.split(',').next());
+                (rows.map(str::to_string), l.contains("fused=3"))
+            })
+            .collect::<Vec<_>>()
+    };
+    let interpreted = lines(&mut conn, "off");
+    let compiled = lines(&mut conn, "on");
+    assert_eq!(interpreted.len(), 3, "{interpreted:?}");
+    assert!(compiled.iter().all(|(_, fused)| *fused), "{compiled:?}");
+    let rows = |v: &[(Option<String>, bool)]| v.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>();
+    assert_eq!(rows(&compiled), rows(&interpreted));
+}
