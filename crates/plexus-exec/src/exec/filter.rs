@@ -132,6 +132,14 @@ impl Filter {
         }
     }
 
+    /// The predicate of a Filter of one step (not a fused chain).
+    pub(super) fn only_predicate(&self) -> Option<&BExpr> {
+        match &self.steps[..] {
+            [step] => Some(&step.predicate),
+            _ => None,
+        }
+    }
+
     /// Runs the steps one by one on `input` (see FUSED CHAINS), into `out`. `prefetched`:
     /// the first step's reads, when the caller already fetched them.
     fn step_by_step(
