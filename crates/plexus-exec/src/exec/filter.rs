@@ -83,12 +83,22 @@ struct Step {
 impl Step {
     fn new(predicate: &BExpr) -> Step {
         Step {
-            // Strings as vectors where the predicate will take them so (`eval::prefetch`,
-            // TYPED COLUMNS).
-            reads: PropertyReads::of([predicate]).with_typed_strings(vector::covers(predicate)),
+            reads: Step::reads(std::slice::from_ref(predicate)),
             predicate: predicate.clone(),
             profile_id: None,
             passed: 0,
+        }
+    }
+
+    /// The property reads of `predicates` (see `eval::prefetch`): strings as vectors, and
+    /// the reads under the right of AND / OR, where `eval::vector` covers them all (it will
+    /// take them so: TYPED COLUMNS, WHAT IS READ).
+    fn reads(predicates: &[BExpr]) -> PropertyReads {
+        let vectorised = predicates.iter().all(vector::covers);
+        let reads = PropertyReads::of(predicates).with_typed_strings(vectorised);
+        match vectorised {
+            true => reads.with_branch_reads(predicates),
+            false => reads,
         }
     }
 
@@ -226,8 +236,7 @@ impl Stage for Filter {
         }
         self.steps.append(&mut upper.steps);
         self.predicates = self.steps.iter().map(|s| s.predicate.clone()).collect();
-        let all_vectorised = self.predicates.iter().all(vector::covers);
-        self.reads = PropertyReads::of(&self.predicates).with_typed_strings(all_vectorised);
+        self.reads = Step::reads(&self.predicates);
         self.jit = FilterJit::new(&self.predicates);
         true
     }
