@@ -85,6 +85,9 @@ pub struct Transaction {
     /// fixed for the transaction (see `check_endpoint` for why its own deletes cannot
     /// interfere).
     staged_endpoints: VertexBits,
+    /// Vertices a read found existing at `start_ts` (see `check_vertex_cached`): an expand
+    /// over several relationship types, or a path through a node many times, asks again.
+    existing_at_start: VertexBits,
     /// The follower this transaction writes for, exempt from that follower's protections
     /// (see `protection`).
     follower: Option<String>,
@@ -140,6 +143,7 @@ impl Transaction {
             fork: false,
             last_edge_table: None,
             staged_endpoints: VertexBits::default(),
+            existing_at_start: VertexBits::default(),
             schema: None,
             follower: None,
             external: None,
@@ -176,6 +180,7 @@ impl Transaction {
             fork: true,
             last_edge_table: None,
             staged_endpoints: VertexBits::default(),
+            existing_at_start: VertexBits::default(),
             schema: None,
             follower: None,
             external: self.external.clone(),
@@ -405,6 +410,10 @@ impl Transaction {
 
     /// [`check_vertex`](Self::check_vertex) without handing out the table: the vertex read
     /// path then reads it in [`SchemaCache`] by reference ([`cached_table`](Self::cached_table)).
+    /// A vertex found existing at `start_ts` is remembered (`existing_at_start`): existence
+    /// at the snapshot never changes, and this transaction's own deletes are checked before
+    /// the memo, so the storage is asked once per vertex (the read is still recorded each
+    /// time, for SERIALIZABLE).
     fn check_vertex_cached(&mut self, v: VertexId) -> Result<()> {
         self.refresh_schema(v)?;
         self.cached_table(v).check_offset(v)?;
@@ -417,6 +426,9 @@ impl Transaction {
             )));
         }
         self.record(ReadItem::Exists(Entity::Vertex(v)));
+        if self.existing_at_start.contains(v) {
+            return Ok(());
+        }
         if !self
             .cached_table(v)
             .rows()
@@ -424,6 +436,7 @@ impl Transaction {
         {
             return Err(Error::NotFound(format!("vertex {v} does not exist")));
         }
+        self.existing_at_start.insert(v);
         Ok(())
     }
 

@@ -75,3 +75,42 @@ fn label_runs_list_what_label_scans_list() {
         }
     }
 }
+
+/// Existence at the snapshot is remembered per transaction (`check_vertex_cached`): the
+/// memo never hides the transaction's own delete, nor shows another's.
+#[test]
+fn remembered_existence_yields_to_own_deletes_and_keeps_the_snapshot() {
+    use plexus_types::Direction;
+    let manager = manager();
+    let mut setup = plexus_txn::begin(&manager, IsolationLevel::Snapshot);
+    let a = setup.create_vertex(&["V"], &[]).unwrap();
+    let b = setup.create_vertex(&["V"], &[]).unwrap();
+    setup.create_edge(a, "E", b, &[]).unwrap();
+    setup.commit().unwrap();
+
+    let mut reader = plexus_txn::begin(&manager, IsolationLevel::Snapshot);
+    for _ in 0..2 {
+        assert_eq!(
+            reader
+                .neighbors(a, Some("E"), Direction::Out)
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+    // Another transaction deletes `b` and commits: the reader's snapshot still has it.
+    let mut other = plexus_txn::begin(&manager, IsolationLevel::Snapshot);
+    other.delete_vertex(b, true).unwrap();
+    other.commit().unwrap();
+    assert!(reader.neighbors(b, Some("E"), Direction::In).is_ok());
+    // The reader deletes `a` itself: remembered or not, `a` is gone for it.
+    reader.delete_vertex(a, true).unwrap();
+    let gone = reader.neighbors(a, Some("E"), Direction::Out).unwrap_err();
+    assert!(
+        gone.to_string().contains("deleted by this transaction"),
+        "{gone}"
+    );
+    // A fresh transaction sees `b` deleted.
+    let mut fresh = plexus_txn::begin(&manager, IsolationLevel::Snapshot);
+    assert!(fresh.neighbors(b, Some("E"), Direction::In).is_err());
+}
