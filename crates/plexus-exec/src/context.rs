@@ -466,7 +466,8 @@ pub struct JitProfile {
     pub compile_time: Option<Duration>,
     /// Why the predicate is never compiled, if it is not.
     pub unsupported: Option<String>,
-    /// The filters of the fused chain (`exec::filter`) this Filter belongs to; 0 if none.
+    /// The filters compiled together with this one (`exec::filter`, FUSED CHAINS): 1 for a
+    /// Filter alone (0: not a Filter's record).
     pub fused_filters: usize,
 }
 

@@ -58,19 +58,18 @@ use std::time::Duration;
 
 /// A Filter stage: one filter, or a fused chain of them (see the module docs).
 pub(super) struct Filter {
-    /// Bottom first; never empty.
-    steps: Vec<Step>,
-    /// The steps' predicates, bottom first (what the compiled code evaluates).
+    /// The filters' predicates, bottom first (what the compiled code evaluates); never empty.
     predicates: Vec<BExpr>,
+    /// One per predicate, in its order.
+    steps: Vec<Step>,
     /// Every step's property reads, for the compiled path.
     reads: PropertyReads,
     /// Compiled code for all the steps at once, where the `jit` setting and the types allow.
     jit: FilterJit,
 }
 
-/// One filter of a stage.
+/// One filter of a stage (its predicate is the stage's at the same index).
 struct Step {
-    predicate: BExpr,
     /// The predicate's property reads, fetched per batch (see `eval::prefetch`).
     reads: PropertyReads,
     /// PROFILE's number of this filter when it is a lower step of a chain (the top one's is
@@ -84,7 +83,6 @@ impl Step {
     fn new(predicate: &BExpr) -> Step {
         Step {
             reads: Step::reads(std::slice::from_ref(predicate)),
-            predicate: predicate.clone(),
             profile_id: None,
             passed: 0,
         }
@@ -102,21 +100,22 @@ impl Step {
         }
     }
 
-    /// The rows of `batch` this step keeps, by the vectorised interpreter where it covers
-    /// the predicate, else row at a time.
+    /// The rows of `batch` on which `predicate` (this step's) is true, by the vectorised
+    /// interpreter where it covers the predicate, else row at a time.
     fn kept(
         &self,
+        predicate: &BExpr,
         batch: &Batch,
         prefetched: &Prefetched,
         ctx: &mut ExecContext,
     ) -> Result<Vec<usize>> {
-        if let Some(mask) = vector::predicate(&self.predicate, batch, prefetched, ctx) {
+        if let Some(mask) = vector::predicate(predicate, batch, prefetched, ctx) {
             return Ok(true_rows(&mask));
         }
         let mut kept = Vec::new();
         for row in 0..batch.len() {
             let mut env = Env::with_prefetched(batch, row, prefetched);
-            if passes_in(&self.predicate, &mut env, ctx)? {
+            if passes_in(predicate, &mut env, ctx)? {
                 kept.push(row);
             }
         }
@@ -144,8 +143,8 @@ impl Filter {
 
     /// The predicate of a Filter of one step (not a fused chain).
     pub(super) fn only_predicate(&self) -> Option<&BExpr> {
-        match &self.steps[..] {
-            [step] => Some(&step.predicate),
+        match &self.predicates[..] {
+            [predicate] => Some(predicate),
             _ => None,
         }
     }
@@ -161,13 +160,13 @@ impl Filter {
     ) -> Result<()> {
         let last = self.steps.len() - 1;
         let mut kept_so_far: Option<Batch> = None;
-        for (k, step) in self.steps.iter_mut().enumerate() {
+        for (k, (step, predicate)) in self.steps.iter_mut().zip(&self.predicates).enumerate() {
             let batch = kept_so_far.as_ref().unwrap_or(input);
             let prefetched = match prefetched.take() {
                 Some(fetched) => fetched,
                 None => step.reads.fetch(batch, ctx),
             };
-            let kept = step.kept(batch, &prefetched, ctx)?;
+            let kept = step.kept(predicate, batch, &prefetched, ctx)?;
             if k == last {
                 out.push_rows(batch, &kept);
                 return Ok(());
@@ -235,7 +234,7 @@ impl Stage for Filter {
             top.profile_id = own_profile_id;
         }
         self.steps.append(&mut upper.steps);
-        self.predicates = self.steps.iter().map(|s| s.predicate.clone()).collect();
+        self.predicates.append(&mut upper.predicates);
         self.reads = Step::reads(&self.predicates);
         self.jit = FilterJit::new(&self.predicates);
         true

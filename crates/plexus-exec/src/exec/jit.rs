@@ -74,11 +74,7 @@ impl FilterJit {
         let shape = shape(predicates);
         let profile = JitProfile {
             unsupported: shape.as_ref().err().map(ToString::to_string),
-            fused_filters: if predicates.len() > 1 {
-                predicates.len()
-            } else {
-                0
-            },
+            fused_filters: predicates.len(),
             ..JitProfile::default()
         };
         FilterJit {

@@ -427,6 +427,11 @@ impl TypedTable {
             !self.replay,
             "a worker's table converts with into_morsel_values"
         );
+        self.groups(aggregation)
+    }
+
+    /// Every group, its key and states, in a `Groups`.
+    fn groups(&self, aggregation: &Aggregation) -> Groups {
         let mut groups = Groups::default();
         for group in 0..self.keys.len() {
             groups.push_group(self.key(group), self.states(aggregation, group));
@@ -442,10 +447,7 @@ impl TypedTable {
         aggregation: &Aggregation,
     ) -> (Groups, Vec<u64>, Vec<Replay>, u64) {
         debug_assert!(self.replay);
-        let mut groups = Groups::default();
-        for group in 0..self.keys.len() {
-            groups.push_group(self.key(group), self.states(aggregation, group));
-        }
+        let groups = self.groups(aggregation);
         let replays = (self.replays.iter())
             .map(|r| Replay {
                 row: r.row,
