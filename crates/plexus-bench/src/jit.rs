@@ -9,8 +9,16 @@
 //! ```text
 //! scan:    MATCH (p:P) WHERE p.x * 3 + p.y > $c AND p.y % 7 = 1 AND p.w * 2.0 < 400.0
 //!            AND p.x - p.y <> 17 AND p.x <> <tag> RETURN count(*)
+//! grouped: MATCH (p:P) WHERE p.x * 3 + p.y > $c AND p.y % 7 = 1 AND p.x <> <tag>
+//!            WITH p.y % 16 AS g, count(*) AS c, sum(p.x * 2 + p.y) AS s, min(p.w) AS lo,
+//!            max(p.x) AS hi, avg(p.w) AS a RETURN sum(<a checksum of every group's values>)
 //! strings: MATCH (p:P) WHERE p.s STARTS WITH $prefix AND p.s <> '<tag>' RETURN count(*)
 //! ```
+//!
+//! `scan` and `grouped` end in an Aggregate right above their filters: under `on` and
+//! `adaptive` it runs in the filters' compiled loop (a compiled pipeline, grouped by a small
+//! integer key in `grouped`); the checksum makes every group's count, sums, minimum, maximum
+//! and average part of the check between modes.
 //!
 //! — several arithmetic and comparison terms per row, about one row in twelve kept; a
 //! prefix and a string inequality, about one row in nine kept; the planner makes each a
@@ -22,7 +30,7 @@
 //! the median of the `--runs` runs after it the `warm` figure. `compile_ms` is the compile
 //! time PROFILE reports for the code.
 //!
-//! Output: JSON lines `jit_<scan|strings>_<mode>_<cold|warm>_ms` with `baseline` = the
+//! Output: JSON lines `jit_<scan|grouped|strings>_<mode>_<cold|warm>_ms` with `baseline` = the
 //! interpreter's warm median and `ratio` = value / baseline (below 1: faster than the
 //! interpreter), and `jit_<query>_compile_ms`. Every run's count is checked against the
 //! interpreter's.
@@ -110,6 +118,12 @@ fn query(name: &str, tag: i64) -> String {
             "MATCH (p:P) WHERE p.x * 3 + p.y > $c AND p.y % 7 = 1 AND p.w * 2.0 < 400.0 \
              AND p.x - p.y <> 17 AND p.x <> {tag} RETURN count(*)"
         ),
+        "grouped" => format!(
+            "MATCH (p:P) WHERE p.x * 3 + p.y > $c AND p.y % 7 = 1 AND p.x <> {tag} \
+             WITH p.y % 16 AS g, count(*) AS c, sum(p.x * 2 + p.y) AS s, min(p.w) AS lo, \
+             max(p.x) AS hi, avg(p.w) AS a \
+             RETURN sum(c + s + hi + toInteger(lo * 1000.0) + toInteger(a * 1000.0))"
+        ),
         "two_hop" => format!(
             "MATCH (x:H)-[:E]->(y:H)-[:E]->(z:H) WHERE x.a < 50 AND x.id <> {tag} \
              AND y.b % 7 = 3 AND z.a + z.b > $h RETURN count(*)"
@@ -188,7 +202,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     params.insert("c".into(), CypherValue::Int(options.rows / 4));
     // 'key-7' starts 'key-7', 'key-70'…'key-79', 'key-700'…: 111 of the 1,000 values.
     params.insert("prefix".into(), CypherValue::from("key-7"));
-    for name in ["scan", "strings"] {
+    for name in ["scan", "grouped", "strings"] {
         time_query(&mut conn, name, &params, options.rows, options)?;
     }
     load_hops(&mut conn, options.hop_nodes)?;

@@ -469,6 +469,9 @@ pub struct JitProfile {
     /// The filters compiled together with this one (`exec::filter`, FUSED CHAINS): 1 for a
     /// Filter alone (0: not a Filter's record).
     pub fused_filters: usize,
+    /// The Aggregate above the filters ran in the same compiled loop (`exec::filter`,
+    /// COMPILED PIPELINES).
+    pub aggregate: bool,
 }
 
 impl JitProfile {
@@ -481,6 +484,7 @@ impl JitProfile {
                 compile_time: a.compile_time.max(b.compile_time),
                 unsupported: a.unsupported.or(b.unsupported),
                 fused_filters: a.fused_filters.max(b.fused_filters),
+                aggregate: a.aggregate || b.aggregate,
             }),
             (a, b) => a.or(b),
         }
@@ -488,7 +492,7 @@ impl JitProfile {
 
     /// PROFILE's text: ` jit=compiled compile=0.412ms`, ` jit=mixed(3/1)`, ` jit=no (XOR)`;
     /// ` jit=compiled fused=3 compile=0.5ms` for a filter of a chain whose batches ran as one
-    /// loop of 3 filters.
+    /// loop of 3 filters; ` +aggregate` when the Aggregate above ran in that loop too.
     pub fn text(&self) -> String {
         if let Some(why) = &self.unsupported {
             return format!(" jit=no ({why})");
@@ -500,6 +504,9 @@ impl JitProfile {
         };
         if self.compiled_batches > 0 && self.fused_filters > 1 {
             mode += &format!(" fused={}", self.fused_filters);
+        }
+        if self.compiled_batches > 0 && self.aggregate {
+            mode += " +aggregate";
         }
         match self.compile_time {
             Some(t) => format!(" jit={mode} compile={:.3}ms", t.as_secs_f64() * 1e3),
@@ -674,7 +681,21 @@ pub trait Operator: Send {
     fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>>;
     /// Rewinds this operator and its inputs to run again.
     fn reset(&mut self);
+    /// Takes `sink` — an Aggregate's state, opaque here (`exec::aggregate::AggregateSink`:
+    /// this module sits below the executor) — to be fed by this operator's top stage in
+    /// place of output rows, or gives it back. Only a pipeline whose top stage is a Filter
+    /// compiled together with the aggregation takes it (`exec::filter`, COMPILED PIPELINES).
+    fn absorb(&mut self, sink: Sink, _ctx: &ExecContext) -> std::result::Result<(), Sink> {
+        Err(sink)
+    }
+    /// The sink [`Operator::absorb`] took, with every row fed to it.
+    fn reclaim(&mut self) -> Option<Sink> {
+        None
+    }
 }
+
+/// An Aggregate's state handed to a pipeline ([`Operator::absorb`]).
+pub type Sink = Box<dyn std::any::Any + Send>;
 
 /// Builds the operator tree of a subquery expression's plan (the executor's builder,
 /// without profiling; see the module doc).

@@ -230,7 +230,11 @@ impl Cursor {
         let jit = self.state.jit;
         let plan = match (&self.explain, &self.state.profile) {
             (Some(Explain::Trace(text)), _) => Some(text.clone()),
-            (Some(Explain::Plan), _) => Some(self.plan.root.render(&|_, op| jit_note(op, jit))),
+            (Some(Explain::Plan), _) => Some(
+                self.plan
+                    .root
+                    .render(&|_, op| crate::exec::jit_note(op, jit)),
+            ),
             (None, Some(profile)) if self.finished => {
                 Some(self.plan.root.render(&|id, _| match profile.get(id) {
                     Some(p) => format!(
@@ -260,31 +264,6 @@ enum Explain {
     Plan,
     /// EXPLAIN VERBOSE: the plan after each optimizer pass.
     Trace(String),
-}
-
-/// EXPLAIN's note on a Filter of the plan when filters may run compiled code (`jit` on or
-/// adaptive): ` jit=eligible` when the JIT covers every operator of its predicate — it then
-/// runs compiled on batches whose columns are of compiled types (numbers, booleans,
-/// strings for equality and prefix tests), PROFILE tells which did — with ` fused` when its
-/// input is an eligible Filter too, whose stage it joins (one compiled loop for the chain:
-/// `exec::filter`, FUSED CHAINS); or ` jit=no (why)`, run by the interpreter. Nothing with
-/// `jit` off, nor on other operators (only filters are compiled; the rest of each pipeline is
-/// interpreted). Filters of subquery expressions' plans are not annotated.
-fn jit_note(op: &plexus_plan::LogicalPlan, mode: JitMode) -> String {
-    use plexus_plan::LogicalPlan::Filter;
-    let eligible = |predicate| plexus_jit::shape(std::slice::from_ref(predicate));
-    match op {
-        Filter { predicate, input } if mode != JitMode::Off => match eligible(predicate) {
-            Ok(_) => match &**input {
-                Filter { predicate, .. } if eligible(predicate).is_ok() => {
-                    " jit=eligible fused".to_string()
-                }
-                _ => " jit=eligible".to_string(),
-            },
-            Err(why) => format!(" jit=no ({why})"),
-        },
-        _ => String::new(),
-    }
 }
 
 /// The result rows of `batch`, with the data of the graph elements they mention.

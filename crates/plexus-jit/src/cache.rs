@@ -1,9 +1,9 @@
-//! The code cache: compiled predicates shared by every query that filters on the same
-//! expression over the same types.
+//! The code cache: compiled predicates (and pipelines) shared by every query that filters
+//! (and aggregates) on the same expressions over the same types.
 //!
 //! WHAT
 //! ====
-//! A key is the predicate's fingerprint (its expression text, parameters by name only — their
+//! A key is the program's fingerprint (its expressions' text, parameters by name only — their
 //! values are passed at run time), the [`Signature`] it is compiled for (the type of each
 //! leaf column and parameter) and the catalog version the caller runs against. An entry is a
 //! [`CompileCell`]: empty while a compile is under way, then the compiled predicate or the
@@ -29,9 +29,8 @@
 
 use crate::codegen::CompiledPredicate;
 use crate::shape::{Shape, Unsupported};
-use crate::{Signature, compile};
+use crate::{Program, Signature, compile_program};
 use parking_lot::Mutex;
-use plexus_plan::logical::BExpr;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, OnceLock};
 
@@ -132,14 +131,14 @@ impl Cache {
     /// The compiled predicate, compiling it on this thread on a miss (`jit = on`).
     pub fn get_or_compile(
         &self,
-        predicates: &[BExpr],
+        program: &Program,
         shape: &Shape,
         signature: &Signature,
         catalog_version: u64,
     ) -> Lookup {
         let (cell, created) = self.cell(key(shape, signature, catalog_version));
         if created {
-            let _ = cell.set(guarded_compile(predicates, shape, signature));
+            let _ = cell.set(guarded_compile(program, shape, signature));
         }
         cell.wait();
         Lookup::of(&cell)
@@ -149,20 +148,19 @@ impl Cache {
     /// (`jit = adaptive`).
     pub fn get_or_spawn(
         &self,
-        predicates: &[BExpr],
+        program: &Program,
         shape: &Shape,
         signature: &Signature,
         catalog_version: u64,
     ) -> Lookup {
         let (cell, created) = self.cell(key(shape, signature, catalog_version));
         if created {
-            let (predicates, shape, signature) =
-                (predicates.to_vec(), shape.clone(), signature.clone());
+            let (program, shape, signature) = (program.clone(), shape.clone(), signature.clone());
             let target = cell.clone();
             let spawned = std::thread::Builder::new()
                 .name("plexus-jit".into())
                 .spawn(move || {
-                    let _ = target.set(guarded_compile(&predicates, &shape, &signature));
+                    let _ = target.set(guarded_compile(&program, &shape, &signature));
                 });
             if let Err(e) = spawned {
                 let _ = cell.set(Err(Unsupported::new(format!("no compile thread: {e}"))));
@@ -175,13 +173,13 @@ impl Cache {
 /// Compiles, turning a panic inside the code generator into "not compiled": a cell is always
 /// set, so nobody waits on it forever, and the query runs interpreted.
 fn guarded_compile(
-    predicates: &[BExpr],
+    program: &Program,
     shape: &Shape,
     signature: &Signature,
 ) -> Result<Arc<CompiledPredicate>, Unsupported> {
     // Nothing is shared with the compile but its inputs, read only: no state to leave torn.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        compile(predicates, shape, signature).map(Arc::new)
+        compile_program(program, shape, signature).map(Arc::new)
     }))
     .unwrap_or_else(|_| Err(Unsupported::new("the code generator panicked")))
 }

@@ -1,4 +1,5 @@
-//! Filter predicates compiled to machine code with Cranelift.
+//! Filter predicates, and pipelines of filters and an aggregation, compiled to machine code
+//! with Cranelift.
 //!
 //! WHAT
 //! ====
@@ -62,16 +63,33 @@
 //! catalog's schema version, with a bound on the number of modules; a module's code is freed when the last user of an evicted
 //! entry lets go of it.
 //!
+//! COMPILED PIPELINES
+//! ==================
+//! A [`Program`] with an [`AggregateProgram`] compiles the chain's predicates and the
+//! aggregation its rows feed into one loop (`codegen/aggregate.rs`): per kept row, the
+//! grouping key (an INTEGER in `0..DENSE_KEYS` indexes the caller's array of groups; null
+//! has a group of its own), each call's argument, and the update of `count`, `sum`/`avg`,
+//! `min`, `max` states in the caller's flat per-group arrays
+//! ([`CompiledPredicate::run_aggregate`]). The code stops before any row it cannot finish
+//! — a group to create, a key outside the dense range, an error, an overflowing sum —
+//! and says where ([`Stop`]); the caller creates the group and calls again, or hands the
+//! rest of the batch to the interpreter.
+//!
 //! NOT YET
 //! =======
-//! String ordering, `ENDS WITH`, `CONTAINS`; whole pipelines (scan → expand → filter →
-//! aggregate) rather than a filter or a chain of filters; projections and aggregates.
+//! String ordering, `ENDS WITH`, `CONTAINS`; scans and expands inside the compiled loop (the
+//! code reads the typed columns the interpreter fetches per batch); string or float grouping
+//! keys, more than one key, `collect` and DISTINCT aggregates (the typed table or the row path
+//! in Rust runs those).
 
 pub mod cache;
 mod codegen;
 pub mod shape;
 
 pub use cache::{Cache, Lookup, MAX_CACHED_PREDICATES};
+pub use codegen::aggregate::{
+    AggregateState, CallBuffers, DENSE_KEYS, NO_GROUP, Progress, ReplayRecord, Stop,
+};
 pub use codegen::{CompiledPredicate, Mask};
 pub use shape::{Leaf, MAX_IN_LIST, Shape, Unsupported, shape};
 
@@ -199,6 +217,55 @@ impl Signature {
     }
 }
 
+/// What one compiled function computes: a Filter's predicate or a fused chain's, bottom
+/// first, and — for a pipeline whose Aggregate took the chain's rows (see COMPILED
+/// PIPELINES) — the aggregation those rows feed.
+#[derive(Debug, Clone)]
+pub struct Program {
+    pub predicates: Vec<plexus_plan::logical::BExpr>,
+    pub aggregate: Option<AggregateProgram>,
+}
+
+impl Program {
+    /// A filter (or a fused chain) alone.
+    pub fn filter(predicates: &[plexus_plan::logical::BExpr]) -> Program {
+        Program {
+            predicates: predicates.to_vec(),
+            aggregate: None,
+        }
+    }
+
+    /// Its shape, or why its operators are not all compiled ([`shape`]).
+    pub fn shape(&self) -> Result<Shape, Unsupported> {
+        shape::program(self)
+    }
+}
+
+/// The aggregation of a compiled pipeline: at most one grouping key (an INTEGER, or null) and
+/// calls without DISTINCT.
+#[derive(Debug, Clone)]
+pub struct AggregateProgram {
+    pub key: Option<plexus_plan::logical::BExpr>,
+    /// Each call's operation and argument (`None` for `count(*)`).
+    pub calls: Vec<(AggOp, Option<plexus_plan::logical::BExpr>)>,
+    /// A parallel worker's partial aggregation: `sum`/`avg` values recorded
+    /// ([`ReplayRecord`]) for the caller to add in serial order, not added.
+    pub replay: bool,
+}
+
+/// An aggregate call compiled code updates in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AggOp {
+    /// `count(*)`.
+    Rows,
+    /// `count(x)`.
+    Count,
+    /// `sum(x)` and `avg(x)`: a count and a sum.
+    Sum,
+    Min,
+    Max,
+}
+
 /// Compiles `predicates` — one Filter's, or a fused chain's bottom first — (whose shape is
 /// `shape`) for `signature`.
 pub fn compile(
@@ -206,5 +273,14 @@ pub fn compile(
     shape: &Shape,
     signature: &Signature,
 ) -> Result<CompiledPredicate, Unsupported> {
-    codegen::compile(predicates, shape, signature)
+    compile_program(&Program::filter(predicates), shape, signature)
+}
+
+/// Compiles `program` (whose shape is `shape`) for `signature`.
+pub fn compile_program(
+    program: &Program,
+    shape: &Shape,
+    signature: &Signature,
+) -> Result<CompiledPredicate, Unsupported> {
+    codegen::compile(program, shape, signature)
 }

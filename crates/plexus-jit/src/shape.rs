@@ -18,6 +18,7 @@
 //! `Param` in `params` (`codegen` looks them up and reports a missing one as unsupported
 //! rather than panicking).
 
+use crate::Program;
 use plexus_plan::logical::{BExpr, StringOp};
 use plexus_value::value::Value;
 use std::fmt;
@@ -75,6 +76,20 @@ pub fn shape(predicates: &[BExpr]) -> Result<Shape, Unsupported> {
         fingerprint: format!("{predicates:?}"),
     };
     predicates.iter().try_for_each(|p| visit(p, &mut shape))?;
+    Ok(shape)
+}
+
+/// The shape of a [`Program`]: its predicates' (as [`shape`]), then the grouping key's and
+/// the calls' arguments' leaves and parameters; the fingerprint names the aggregation too.
+pub(crate) fn program(program: &Program) -> Result<Shape, Unsupported> {
+    let mut shape = shape(&program.predicates)?;
+    if let Some(aggregate) = &program.aggregate {
+        let arguments = aggregate.calls.iter().filter_map(|(_, arg)| arg.as_ref());
+        for expr in aggregate.key.iter().chain(arguments) {
+            visit(expr, &mut shape)?;
+        }
+        shape.fingerprint = format!("{:?} => {aggregate:?}", program.predicates);
+    }
     Ok(shape)
 }
 

@@ -469,7 +469,12 @@ fn the_cache_is_bounded_and_keeps_evicted_code_alive_for_its_users() {
             BExpr::Const(Value::Int(k)),
         );
         let shape = shape_of(&expr);
-        match cache.get_or_compile(std::slice::from_ref(&expr), &shape, &signature, 0) {
+        match cache.get_or_compile(
+            &plexus_jit::Program::filter(std::slice::from_ref(&expr)),
+            &shape,
+            &signature,
+            0,
+        ) {
             Lookup::Ready(code) => held.push(code),
             other => panic!("not compiled: {other:?}"),
         }
@@ -486,9 +491,12 @@ fn the_cache_is_bounded_and_keeps_evicted_code_alive_for_its_users() {
         BExpr::Const(Value::Int(2)),
     );
     let shape = shape_of(&expr);
-    let Lookup::Ready(again) =
-        cache.get_or_compile(std::slice::from_ref(&expr), &shape, &signature, 1)
-    else {
+    let Lookup::Ready(again) = cache.get_or_compile(
+        &plexus_jit::Program::filter(std::slice::from_ref(&expr)),
+        &shape,
+        &signature,
+        1,
+    ) else {
         panic!("not compiled");
     };
     assert!(!Arc::ptr_eq(&again, &held[2]));

@@ -455,6 +455,48 @@ impl Table {
     }
 }
 
+/// An Aggregate's state fed by the Filter stage below it — the top stage of its input
+/// pipeline — in place of that stage's output rows, when the filters and the aggregation run
+/// as one compiled loop (`exec::filter`, COMPILED PIPELINES): the serial Aggregate's table,
+/// or a parallel worker's morsel state. Passed through `Operator::absorb` as a `Sink`.
+pub(super) struct AggregateSink {
+    pub(super) aggregation: Aggregation,
+    pub(super) state: SinkState,
+}
+
+// One per Aggregate or morsel, moved a few times per morsel: the size does not matter.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum SinkState {
+    Serial(Table),
+    Morsel(MorselAggregator),
+}
+
+impl AggregateSink {
+    /// Feeds every row of `batch` (the rows the filters kept), as the Aggregate would.
+    pub(super) fn feed(&mut self, batch: &Batch, ctx: &mut ExecContext) -> Result<()> {
+        match &mut self.state {
+            SinkState::Serial(table) => table.feed(&self.aggregation, batch, ctx),
+            SinkState::Morsel(morsel) => morsel.feed(&self.aggregation, batch, ctx),
+        }
+    }
+
+    /// The typed table compiled code updates, while the state is typed.
+    pub(super) fn typed(&mut self) -> Option<&mut TypedTable> {
+        match &mut self.state {
+            SinkState::Serial(Table::Typed(table)) => Some(table),
+            SinkState::Morsel(morsel) => morsel.typed.as_mut(),
+            SinkState::Serial(Table::Values(_)) => None,
+        }
+    }
+
+    /// What compiled code computes for this aggregation (a worker's records its sums for
+    /// replay), or why it is not compiled.
+    pub(super) fn program(&self) -> std::result::Result<plexus_jit::AggregateProgram, String> {
+        let replay = matches!(self.state, SinkState::Morsel(_));
+        super::typed_aggregate::program(&self.aggregation, replay)
+    }
+}
+
 /// One value of a `Replayed` call, recorded in a worker for the caller to feed in order.
 pub(super) struct Replay {
     /// The morsel's input row it came from (0 = the morsel's first row into the Aggregate).

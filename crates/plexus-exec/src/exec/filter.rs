@@ -35,23 +35,63 @@
 //! stacked filters never evaluate — so such a batch runs step by step and raises exactly the
 //! stacked plan's error, or none.
 //!
+//! COMPILED PIPELINES
+//! ==================
+//! An Aggregate whose input pipeline ends in a Filter stage (one filter or a fused chain)
+//! offers that stage its state before pulling (`Operator::absorb`: the serial Aggregate its
+//! table, a parallel worker each morsel's partial state). The stage takes it when `jit` is
+//! not off and the JIT covers the chain and the aggregation together (`plexus_jit::Program`
+//! with an `AggregateProgram`: at most one grouping key, `count`, `sum`, `avg`, `min`, `max`
+//! without DISTINCT — EXPLAIN's `jit=eligible pipeline`), and from then on outputs no rows:
+//! it feeds the rows its filters keep to the Aggregate itself, which takes its state back
+//! (`Operator::reclaim`) once the input is exhausted.
+//!
+//! ```text
+//!   Aggregate ◀ [ Filter [a, b] ◀ NodeScan ]       rows kept by a and b go up, then grouped
+//!   Aggregate ◀ [ Filter [a, b] + aggregate ◀ NodeScan ]   one loop: test, group, update
+//! ```
+//!
+//! Per batch, while the state is a typed table (`typed_aggregate`) and compiled code is ready
+//! for the batch's column types, one compiled function tests each row against every
+//! predicate and, on a kept row, computes its key and arguments and updates its group's
+//! states in place (`TypedTable::run_compiled`), the values in registers from the property
+//! load to the accumulator. The code stops before a row it cannot finish: a new group (Rust
+//! creates it in first-seen order, under the group limit, and the code goes on from that
+//! row), or a key outside the dense range, an integer sum that would overflow, a row on
+//! which a predicate, the key or an argument would raise an error. From that row on, the
+//! batch runs as without a JIT: the steps one by one, then the Aggregate's own feed.
+//!
+//! Same results: every row before the stop was tested and fed exactly as the interpreter
+//! does (no error on it anywhere), and from the stop on the interpreter runs; it raises the
+//! error it raises on the whole batch, since the rows before raised none. One difference
+//! remains and is undone: the stacked filters test the whole batch before the Aggregate
+//! sees a row, so when the steps fail on the rest of a batch, what compiled code fed of it
+//! is rolled back (`TypedTable::roll_back`: the groups, replayed sums and row count that
+//! decide which error a worker's partial aggregate raises when merged). Every other case
+//! — the Aggregate's own types declined, a string key, a float column where integers were
+//! met — is the typed table's or the row path's as before. The differential property test
+//! `exec::jit::differential::pipelines` compares both ways, serial and as workers' morsels.
+//!
 //! PROFILE
 //! =======
 //! Every Filter of a chain keeps its own PROFILE line. The stage reports under its top
 //! filter's number (its rows are the stage's output) and writes the lower steps' rows into
 //! their own numbers ([`Stage::profile_fused`]); each line's time is the chain's (its input's
 //! included, like every operator's), and each line's `jit=` tells how the chain's batches ran,
-//! with `fused=N` when they ran as one loop of N filters.
+//! with `fused=N` when they ran as one loop of N filters and `+aggregate` when the Aggregate
+//! above ran in that loop (its rows are still the filters' kept rows).
 
-use super::jit::FilterJit;
+use super::aggregate::AggregateSink;
+use super::jit::{FilterJit, Ran};
 use super::ops::passes_in;
 use super::pipeline::{Flow, Stage};
 use super::{Batch, ExecContext};
-use crate::context::{JitProfile, OperatorProfile};
+use crate::context::{JitProfile, OperatorProfile, Sink};
 use crate::eval::Env;
 use crate::eval::prefetch::{Prefetched, PropertyReads};
 use crate::eval::vector;
 use arrow::array::{Array, BooleanArray};
+use plexus_jit::{JitMode, Program};
 use plexus_plan::logical::BExpr;
 use plexus_value::error::Result;
 use std::time::Duration;
@@ -66,6 +106,39 @@ pub(super) struct Filter {
     reads: PropertyReads,
     /// Compiled code for all the steps at once, where the `jit` setting and the types allow.
     jit: FilterJit,
+    /// The Aggregate above, fed by this stage (see COMPILED PIPELINES).
+    sink: Option<Absorbed>,
+    /// The compiled pipeline's code state, kept from one absorbed sink to the next (a
+    /// parallel worker's each morsel): `None` until an Aggregate first asks.
+    pipeline_jit: Option<PipelineJit>,
+}
+
+/// An Aggregate's state this stage feeds (see COMPILED PIPELINES).
+struct Absorbed {
+    sink: AggregateSink,
+    /// This stage's PROFILE number (the top filter's), for the rows it keeps.
+    profile_id: Option<usize>,
+    /// Rows the top filter kept since PROFILE last took them.
+    kept: u64,
+}
+
+/// The compiled code of the steps and the Aggregate above them.
+struct PipelineJit {
+    jit: FilterJit,
+    /// Every property the predicates, the key and the arguments read.
+    reads: PropertyReads,
+    /// A worker's (recording sums for replay) or the serial Aggregate's.
+    replay: bool,
+}
+
+/// Where compiled pipeline code left a batch to the interpreter (the batch's length: it
+/// did every row); it ran when it did at least one.
+struct FallbackFrom(usize);
+
+impl Ran for FallbackFrom {
+    fn ran(&self) -> bool {
+        self.0 > 0
+    }
 }
 
 /// One filter of a stage (its predicate is the stage's at the same index).
@@ -136,8 +209,10 @@ impl Filter {
         Filter {
             reads: step.reads.clone(),
             predicates: vec![predicate.clone()],
-            jit: FilterJit::new(std::slice::from_ref(predicate)),
+            jit: FilterJit::new(Program::filter(std::slice::from_ref(predicate))),
             steps: vec![step],
+            sink: None,
+            pipeline_jit: None,
         }
     }
 
@@ -184,6 +259,64 @@ impl Filter {
     }
 }
 
+impl Filter {
+    /// Feeds the rows of `input` the steps keep to the absorbed Aggregate (see COMPILED
+    /// PIPELINES): by compiled code while it can, then the rest of the batch step by step
+    /// into the Aggregate's own feed.
+    fn feed_sink(
+        &mut self,
+        absorbed: &mut Absorbed,
+        input: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        let len = input.len();
+        let mut from = 0;
+        let mark = absorbed.sink.typed().map(|table| table.mark());
+        if let Some(pipeline) = self.pipeline_jit.as_mut()
+            && pipeline.jit.wants(len, ctx)
+        {
+            let prefetched = pipeline.reads.fetch(input, ctx);
+            let mut passed = vec![0u64; self.steps.len()];
+            from = match absorbed.sink.typed() {
+                Some(table) => pipeline
+                    .jit
+                    .with_code(input, &prefetched, ctx, |code, columns, params| {
+                        FallbackFrom(table.run_compiled(code, (columns, params), len, &mut passed))
+                    })
+                    .map_or(0, |from| from.0),
+                None => {
+                    pipeline.jit.interpreted();
+                    0
+                }
+            };
+            let top = self.steps.len() - 1;
+            for (step, passed) in self.steps[..top].iter_mut().zip(&passed) {
+                step.passed += passed;
+            }
+            absorbed.kept += passed[top];
+        }
+        let rest = match from {
+            0 => std::mem::replace(input, Batch::new(input.width())),
+            from => match input.split_off(from) {
+                Some(rest) => rest,
+                None => return Ok(()),
+            },
+        };
+        let mut kept = Batch::with_capacity(rest.width(), rest.len());
+        if let Err(e) = self.step_by_step(&rest, None, &mut kept, ctx) {
+            // Stacked filters fail before the Aggregate sees any row of the batch: what
+            // compiled code fed of it goes (a worker's partial aggregate is merged up to its
+            // error).
+            if let (Some(mark), Some(table)) = (mark.filter(|_| from > 0), absorbed.sink.typed()) {
+                table.roll_back(mark);
+            }
+            return Err(e);
+        }
+        absorbed.kept += kept.len() as u64;
+        absorbed.sink.feed(&kept, ctx)
+    }
+}
+
 impl Stage for Filter {
     fn execute(
         &mut self,
@@ -191,12 +324,19 @@ impl Stage for Filter {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<Flow> {
+        if let Some(mut absorbed) = self.sink.take() {
+            // Put back even on an error: a worker sends what was fed before it.
+            let fed = self.feed_sink(&mut absorbed, input, ctx);
+            self.sink = Some(absorbed);
+            fed?;
+            return Ok(Flow::NeedMoreInput);
+        }
         if !self.jit.wants(input.len(), ctx) {
             self.step_by_step(input, None, out, ctx)?;
             return Ok(Flow::NeedMoreInput);
         }
         let prefetched = self.reads.fetch(input, ctx);
-        let Some(compiled) = self.jit.mask(&self.predicates, input, &prefetched, ctx) else {
+        let Some(compiled) = self.jit.mask(input, &prefetched, ctx) else {
             // One step: its reads are the ones just fetched.
             let reuse = (self.steps.len() == 1).then_some(prefetched);
             self.step_by_step(input, reuse, out, ctx)?;
@@ -217,10 +357,20 @@ impl Stage for Filter {
         Ok(Flow::NeedMoreInput)
     }
 
-    fn reset(&mut self) {}
+    fn reset(&mut self) {
+        self.sink = None;
+    }
 
     fn take_jit_profile(&mut self) -> Option<JitProfile> {
-        Some(self.jit.take_profile())
+        let filter = self.jit.take_profile();
+        let pipeline = self.pipeline_jit.as_mut().map(|p| p.jit.take_profile());
+        match pipeline {
+            // Batches ran either way; each `jit` records only the ones it saw.
+            Some(pipeline) if pipeline.compiled_batches + pipeline.interpreted_batches > 0 => {
+                Some(pipeline)
+            }
+            _ => Some(filter),
+        }
     }
 
     fn fuse(&mut self, above: &mut dyn Stage, own_profile_id: Option<usize>) -> bool {
@@ -236,8 +386,58 @@ impl Stage for Filter {
         self.steps.append(&mut upper.steps);
         self.predicates.append(&mut upper.predicates);
         self.reads = Step::reads(&self.predicates);
-        self.jit = FilterJit::new(&self.predicates);
+        self.jit = FilterJit::new(Program::filter(&self.predicates));
         true
+    }
+
+    fn absorb(
+        &mut self,
+        sink: Sink,
+        own_profile_id: Option<usize>,
+        ctx: &ExecContext,
+    ) -> std::result::Result<(), Sink> {
+        if ctx.state.jit == JitMode::Off || self.sink.is_some() {
+            return Err(sink);
+        }
+        let sink = sink.downcast::<AggregateSink>()?;
+        let Ok(aggregate) = sink.program() else {
+            return Err(sink);
+        };
+        let replay = aggregate.replay;
+        if self
+            .pipeline_jit
+            .as_ref()
+            .is_none_or(|p| p.replay != replay)
+        {
+            let program = Program {
+                predicates: self.predicates.clone(),
+                aggregate: Some(aggregate.clone()),
+            };
+            let arguments = aggregate.calls.iter().filter_map(|(_, arg)| arg.clone());
+            let everything: Vec<BExpr> = (self.predicates.iter().cloned())
+                .chain(aggregate.key.clone())
+                .chain(arguments)
+                .collect();
+            self.pipeline_jit = Some(PipelineJit {
+                jit: FilterJit::new(program),
+                reads: Step::reads(&everything),
+                replay,
+            });
+        }
+        if !self.pipeline_jit.as_ref().is_some_and(|p| p.jit.eligible()) {
+            return Err(sink);
+        }
+        self.sink = Some(Absorbed {
+            sink: *sink,
+            profile_id: own_profile_id,
+            kept: 0,
+        });
+        Ok(())
+    }
+
+    fn reclaim(&mut self) -> Option<Sink> {
+        let absorbed = self.sink.take()?;
+        Some(Box::new(absorbed.sink))
     }
 
     fn as_filter(&mut self) -> Option<&mut Filter> {
@@ -251,6 +451,12 @@ impl Stage for Filter {
         ran: bool,
         jit: Option<&JitProfile>,
     ) {
+        if ran && let Some(absorbed) = &mut self.sink {
+            // The top filter's rows went to the Aggregate, not out of the stage.
+            if let Some(entry) = absorbed.profile_id.and_then(|id| profile.get_mut(id)) {
+                entry.rows += std::mem::take(&mut absorbed.kept);
+            }
+        }
         let top = self.steps.len() - 1;
         for step in &mut self.steps[..top] {
             let Some(entry) = step.profile_id.and_then(|id| profile.get_mut(id)) else {

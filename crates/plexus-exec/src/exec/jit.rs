@@ -26,16 +26,22 @@
 //! compile time of the code; or `no (why)` for a predicate with an operator the JIT does not
 //! cover.
 //!
+//! The same state runs a compiled pipeline's code — a Filter stage's steps and the Aggregate
+//! above them (`exec::filter`, COMPILED PIPELINES) — kept from one absorbed Aggregate state
+//! to the next (a worker's morsels), so adaptive's warm-up is paid once per stage.
+//!
 //! NOT YET
 //! =======
-//! One Filter, or a chain of filters fused into one stage (`exec::filter`, FUSED CHAINS), at
-//! a time; the pipeline around it (scan, expand, project, aggregate) stays interpreted.
+//! Scans and expands stay interpreted (the code takes the typed columns the interpreter
+//! fetches per batch: one call per batch, as the crate docs want), and so does a Project:
+//! the planner folds what a pipeline projects for an Aggregate into its keys and arguments,
+//! which compile, but a Project whose rows leave the pipeline does not.
 
 use crate::context::{Batch, ExecContext, JitProfile};
 use crate::eval::prefetch::Prefetched;
 use crate::eval::vector::{self, Vector};
 use plexus_jit::{
-    Cache, Column, CompiledPredicate, JitMode, Lookup, Mask, Shape, Signature, Unsupported, shape,
+    Cache, Column, CompiledPredicate, JitMode, Lookup, Mask, Program, Shape, Signature, Unsupported,
 };
 use plexus_plan::logical::BExpr;
 use plexus_value::value::Value;
@@ -47,6 +53,8 @@ mod differential;
 
 /// A Filter's JIT state (see the module docs).
 pub(crate) struct FilterJit {
+    /// What is compiled: the filter's predicates, and the aggregation of a compiled pipeline.
+    program: Program,
     shape: Result<Shape, Unsupported>,
     /// The code for the signature last seen, or the compile under way for it.
     current: Option<Lookup>,
@@ -69,15 +77,18 @@ const ADAPTIVE_MIN_ROWS: usize = 4_096;
 const MAX_DECLINED_BATCHES: u32 = 4;
 
 impl FilterJit {
-    /// For a Filter's predicate, or a fused chain's predicates bottom first.
-    pub(crate) fn new(predicates: &[BExpr]) -> FilterJit {
-        let shape = shape(predicates);
+    /// For a Filter's predicate, or a fused chain's predicates bottom first, and the
+    /// aggregation above them in a compiled pipeline.
+    pub(crate) fn new(program: Program) -> FilterJit {
+        let shape = program.shape();
         let profile = JitProfile {
             unsupported: shape.as_ref().err().map(ToString::to_string),
-            fused_filters: predicates.len(),
+            fused_filters: program.predicates.len(),
+            aggregate: program.aggregate.is_some(),
             ..JitProfile::default()
         };
         FilterJit {
+            program,
             shape,
             current: None,
             profile,
@@ -91,6 +102,7 @@ impl FilterJit {
         let fresh = JitProfile {
             unsupported: self.profile.unsupported.clone(),
             fused_filters: self.profile.fused_filters,
+            aggregate: self.profile.aggregate,
             ..JitProfile::default()
         };
         std::mem::replace(&mut self.profile, fresh)
@@ -125,29 +137,51 @@ impl FilterJit {
     /// Only for a batch [`FilterJit::wants`] said yes to.
     pub(crate) fn mask(
         &mut self,
-        predicates: &[BExpr],
         batch: &Batch,
         prefetched: &Prefetched,
         ctx: &ExecContext,
     ) -> Option<Mask> {
-        let mask = self.try_mask(predicates, batch, prefetched, ctx);
-        if mask.is_some() {
+        self.with_code(batch, prefetched, ctx, |code, columns, params| {
+            code.run(columns, params, batch.len())
+        })
+        .flatten()
+    }
+
+    /// Counts a batch that ran interpreted without asking for code.
+    pub(crate) fn interpreted(&mut self) {
+        self.profile.interpreted_batches += 1;
+    }
+
+    /// `run` with the compiled code for `batch` and its leaf columns and parameters, or
+    /// `None` (nothing run): not compiled for these types, or not ready yet. Counts the
+    /// batch as compiled when what `run` returns says it ran ([`Ran`]), else as interpreted.
+    /// Only for a batch [`FilterJit::wants`] said yes to.
+    pub(crate) fn with_code<R: Ran>(
+        &mut self,
+        batch: &Batch,
+        prefetched: &Prefetched,
+        ctx: &ExecContext,
+        run: impl FnOnce(&CompiledPredicate, &[Column], &[&Value]) -> R,
+    ) -> Option<R> {
+        let out = self.try_code(batch, prefetched, ctx, run);
+        if out.as_ref().is_some_and(Ran::ran) {
             self.profile.compiled_batches += 1;
         } else {
             self.profile.interpreted_batches += 1;
         }
-        mask
+        out
     }
 
-    fn try_mask(
+    fn try_code<R>(
         &mut self,
-        predicates: &[BExpr],
         batch: &Batch,
         prefetched: &Prefetched,
         ctx: &ExecContext,
-    ) -> Option<Mask> {
+        run: impl FnOnce(&CompiledPredicate, &[Column], &[&Value]) -> R,
+    ) -> Option<R> {
         let mode = ctx.state.jit;
         let FilterJit {
+            program,
             shape,
             current,
             profile,
@@ -185,13 +219,24 @@ impl FilterJit {
             .map(|name| ctx.params.get(&**name))
             .collect::<Option<Vec<&Value>>>()?;
         let signature = Signature::of(&columns, &params)?;
-        let code = code(current, predicates, shape, &signature, mode, ctx);
+        let code = code(current, program, shape, &signature, mode, ctx);
         if !matches!(current, Some(Lookup::Unsupported(_))) {
             *declined_in_a_row = 0;
         }
         let compiled = code?;
         profile.compile_time = Some(compiled.compile_time());
-        compiled.run(&columns, &params, batch.len())
+        Some(run(&compiled, &columns, &params))
+    }
+}
+
+/// Whether what compiled code returned means it ran (the batch counts as compiled).
+pub(crate) trait Ran {
+    fn ran(&self) -> bool;
+}
+
+impl<T> Ran for Option<T> {
+    fn ran(&self) -> bool {
+        self.is_some()
     }
 }
 
@@ -200,7 +245,7 @@ impl FilterJit {
 /// are not compiled.
 fn code(
     current: &mut Option<Lookup>,
-    predicates: &[BExpr],
+    program: &Program,
     shape: &Shape,
     signature: &Signature,
     mode: JitMode,
@@ -210,11 +255,11 @@ fn code(
         Some(Lookup::Ready(code)) if code.signature() == signature => Lookup::Ready(code),
         Some(Lookup::Pending(cell)) => match Lookup::of(&cell) {
             Lookup::Ready(code) if code.signature() != signature => {
-                lookup(predicates, shape, signature, mode, ctx)
+                lookup(program, shape, signature, mode, ctx)
             }
             other => other,
         },
-        _ => lookup(predicates, shape, signature, mode, ctx),
+        _ => lookup(program, shape, signature, mode, ctx),
     };
     let code = match &fresh {
         Lookup::Ready(code) => Some(code.clone()),
@@ -225,7 +270,7 @@ fn code(
 }
 
 fn lookup(
-    predicates: &[BExpr],
+    program: &Program,
     shape: &Shape,
     signature: &Signature,
     mode: JitMode,
@@ -234,7 +279,71 @@ fn lookup(
     let cache = Cache::global();
     let version = ctx.tx.schema_version();
     match mode {
-        JitMode::On => cache.get_or_compile(predicates, shape, signature, version),
-        _ => cache.get_or_spawn(predicates, shape, signature, version),
+        JitMode::On => cache.get_or_compile(program, shape, signature, version),
+        _ => cache.get_or_spawn(program, shape, signature, version),
+    }
+}
+
+/// EXPLAIN's note on an operator of the plan when filters may run compiled code (`jit` on or
+/// adaptive). On a Filter: ` jit=eligible` when the JIT covers every operator of its
+/// predicate — it then runs compiled on batches whose columns are of compiled types
+/// (numbers, booleans, strings for equality and prefix tests), PROFILE tells which did —
+/// with ` fused` when its input is an eligible Filter too, whose stage it joins (one
+/// compiled loop for the chain: `exec::filter`, FUSED CHAINS); or ` jit=no (why)`, run by
+/// the interpreter. On an Aggregate right above an eligible Filter (chain): ` jit=eligible
+/// pipeline` when the aggregation compiles into the chain's loop (`exec::filter`, COMPILED
+/// PIPELINES), else ` jit=no (why)` — the filters still compile, the aggregation runs in
+/// Rust. Nothing with `jit` off, nor on other operators: scans, expands, projections and
+/// the rest run interpreted, and an Aggregate over anything but an eligible Filter runs
+/// in Rust (typed where it can: `exec::typed_aggregate`). Subquery expressions' plans are
+/// not annotated.
+pub(crate) fn jit_note(op: &plexus_plan::LogicalPlan, mode: JitMode) -> String {
+    use plexus_plan::LogicalPlan::{Aggregate, Filter};
+    if mode == JitMode::Off {
+        return String::new();
+    }
+    let eligible = |predicate| plexus_jit::shape(std::slice::from_ref(predicate));
+    match op {
+        Filter { predicate, input } => match eligible(predicate) {
+            Ok(_) => match &**input {
+                Filter { predicate, .. } if eligible(predicate).is_ok() => {
+                    " jit=eligible fused".to_string()
+                }
+                _ => " jit=eligible".to_string(),
+            },
+            Err(why) => format!(" jit=no ({why})"),
+        },
+        Aggregate {
+            input,
+            keys,
+            aggregates,
+        } => {
+            // The chain the top Filter's stage holds, bottom first.
+            let mut chain = Vec::new();
+            let mut below = &**input;
+            while let Filter { predicate, input } = below
+                && eligible(predicate).is_ok()
+            {
+                chain.insert(0, predicate.clone());
+                below = input;
+            }
+            if chain.is_empty() {
+                return String::new();
+            }
+            let aggregation = super::aggregate::Aggregation {
+                keys: keys.clone(),
+                calls: aggregates.clone(),
+            };
+            let program =
+                super::typed_aggregate::program(&aggregation, false).map(|aggregate| Program {
+                    predicates: chain,
+                    aggregate: Some(aggregate),
+                });
+            match program.and_then(|p| p.shape().map_err(|why| why.to_string())) {
+                Ok(_) => " jit=eligible pipeline".to_string(),
+                Err(why) => format!(" jit=no ({why})"),
+            }
+        }
+        _ => String::new(),
     }
 }

@@ -21,7 +21,7 @@ use crate::eval::prefetch::Prefetched;
 use crate::eval::{Env, eval, vector};
 use arrow::array::Array;
 use plexus_cypher::ast::ComparisonOp;
-use plexus_jit::{JitMode, Lookup};
+use plexus_jit::{JitMode, Lookup, Program};
 use plexus_plan::Params;
 use plexus_plan::logical::{ArithOp, BExpr, StringOp};
 use plexus_value::value::Value;
@@ -261,13 +261,13 @@ fn compiled_predicates_agree_with_the_row_evaluator() {
         with_test_ctx(&params, |ctx| -> Result<(), TestCaseError> {
             ctx.state.jit = JitMode::On;
             let pre = Prefetched::default();
-            let mut jit = FilterJit::new(std::slice::from_ref(&expr));
-            let mask = jit.mask(std::slice::from_ref(&expr), &batch, &pre, ctx);
+            let mut jit = FilterJit::new(Program::filter(std::slice::from_ref(&expr)));
+            let mask = jit.mask(&batch, &pre, ctx);
             // `a AND b` as a fused chain of two filters too: the same code paths, so the same
             // fall-back; the same mask; per filter, the rows stacked filters would pass.
             if let BExpr::And(a, b) = &expr {
                 let chain = [(**a).clone(), (**b).clone()];
-                let fused = FilterJit::new(&chain).mask(&chain, &batch, &pre, ctx);
+                let fused = FilterJit::new(Program::filter(&chain)).mask(&batch, &pre, ctx);
                 prop_assert_eq!(fused.is_some(), mask.is_some(), "chain of {:?}", expr);
                 if let (Some(fused), Some(mask)) = (fused, &mask) {
                     prop_assert_eq!(&fused.mask, &mask.mask, "chain of {:?}", expr);
@@ -351,4 +351,294 @@ fn compiled_predicates_agree_with_the_row_evaluator() {
     assert!(counts.fell_back.get() > 500, "{counts:?}");
     assert!(counts.not_compiled.get() > 500, "{counts:?}");
     assert!(counts.chains.get() > 100, "{counts:?}");
+}
+
+/// Compiled pipelines — a chain of filters and the Aggregate its rows feed, one compiled loop
+/// (`exec::filter`, COMPILED PIPELINES) — against the interpreter: random batches (numbers
+/// with nulls and extremes; a grouping column of small keys, nulls, now and then a key the
+/// code hands back to Rust), one to three random predicates, a random key (none, a column,
+/// an expression) and random calls (`count(*)`, `count`, `sum`, `avg`, `min`, `max` of random
+/// arithmetic), serially and as a parallel worker's morsel merged into the caller's table.
+/// The interpreter runs the same filters stacked (`jit` off) into the Aggregate's own feed.
+/// Output rows (floats bit for bit, through `Debug`) and errors must be equal; PROFILE's
+/// rows per filter too.
+mod pipelines {
+    use super::super::super::aggregate::{
+        AggregateSink, Aggregation, MorselAggregator, SinkState, Table,
+    };
+    use super::super::super::filter::Filter;
+    use super::super::super::pipeline::Stage;
+    use super::*;
+    use crate::context::OperatorProfile;
+    use plexus_plan::logical::{AggCall, AggFunction};
+
+    /// A key: mostly small integers; in a batch of `mixed` keys, now and then a float
+    /// (a column compiled code does not take).
+    fn key_value(mixed: bool) -> impl Strategy<Value = Value> {
+        prop_oneof![
+            12 => (-1i64..6).prop_map(Value::Int),
+            2 => Just(Value::Null),
+            1 => Just(Value::Int(5_000)),
+            u32::from(mixed) => Just(Value::Float(1.0)),
+        ]
+    }
+
+    fn call() -> impl Strategy<Value = AggCall> {
+        let function = prop::sample::select(vec![
+            AggFunction::Count,
+            AggFunction::Sum,
+            AggFunction::Avg,
+            AggFunction::Min,
+            AggFunction::Max,
+        ]);
+        (
+            function,
+            prop_oneof![1 => Just(None), 4 => number().prop_map(Some)],
+        )
+            .prop_map(|(function, arg)| AggCall {
+                arg: match function {
+                    AggFunction::Count => arg,
+                    _ => arg.or(Some(BExpr::Slot(0))),
+                },
+                function,
+                distinct: false,
+                extra: None,
+            })
+    }
+
+    /// A comparison of two numbers mostly (compiled for most column types), else any
+    /// predicate.
+    fn filter() -> impl Strategy<Value = BExpr> {
+        let op = prop::sample::select(vec![
+            ComparisonOp::Lt,
+            ComparisonOp::NotEq,
+            ComparisonOp::Ge,
+        ]);
+        prop_oneof![
+            3 => (number(), op, number()).prop_map(|(a, op, b)| BExpr::Compare(vec![a, b], vec![op])),
+            1 => predicate(),
+        ]
+    }
+
+    /// Batches of four columns (slots 0, 1: numbers; 2: keys; 3: numbers), parameters,
+    /// predicates, the key, the calls, and whether a worker runs it.
+    type PipelineCase = (
+        Vec<Batch>,
+        Value,
+        Value,
+        Vec<BExpr>,
+        Option<BExpr>,
+        Vec<AggCall>,
+        bool,
+    );
+
+    fn pipeline_case() -> impl Strategy<Value = PipelineCase> {
+        let kind = || prop_oneof![6 => Just(0usize), 3 => Just(1), 1 => Just(4)];
+        let mixed = prop::bool::weighted(0.1);
+        let batch = (0usize..40, kind(), kind(), mixed).prop_flat_map(|(len, a, b, mixed)| {
+            let keys = prop::collection::vec(key_value(mixed), len);
+            (column(len, a), column(len, b), keys, column(len, a)).prop_map(move |(a, b, k, c)| {
+                let mut batch = Batch::new(4);
+                for row in 0..len {
+                    let cells = [&a, &b, &k, &c].map(|col| col[row].clone());
+                    batch.push_row(cells.to_vec());
+                }
+                batch
+            })
+        });
+        let key = prop_oneof![
+            2 => Just(None),
+            4 => Just(Some(BExpr::Slot(2))),
+            1 => Just(Some(BExpr::Arith(
+                ArithOp::Modulo,
+                Box::new(BExpr::Slot(0)),
+                Box::new(BExpr::Const(Value::Int(3))),
+            ))),
+        ];
+        (
+            prop::collection::vec(batch, 1..4),
+            int(),
+            prop_oneof![int(), float()],
+            prop::collection::vec(filter(), 1..4),
+            key,
+            prop::collection::vec(call(), 1..5),
+            any::<bool>(),
+        )
+    }
+
+    /// What a run gives: the output rows or the error, and the rows each filter kept.
+    type Outcome = (Result<String, String>, Vec<u64>);
+
+    /// The interpreter: the filters stacked, each a stage of its own, into the Aggregate's
+    /// feed (serial), or a worker's morsel state merged into the caller's table.
+    fn interpreted(
+        case: &PipelineCase,
+        aggregation: &Aggregation,
+        ctx: &mut ExecContext,
+    ) -> Outcome {
+        let (batches, _, _, predicates, _, _, worker) = case;
+        ctx.state.jit = JitMode::Off;
+        let mut filters: Vec<Filter> = predicates.iter().map(Filter::new).collect();
+        let mut kept = vec![0u64; predicates.len()];
+        let mut table = Table::new(aggregation);
+        let mut morsel = MorselAggregator::new(aggregation);
+        let mut run = || -> plexus_value::error::Result<()> {
+            for batch in batches {
+                let mut rows = batch.clone();
+                for (i, filter) in filters.iter_mut().enumerate() {
+                    let mut out = Batch::with_capacity(rows.width(), rows.len());
+                    filter.execute(&mut rows, &mut out, ctx)?;
+                    kept[i] += out.len() as u64;
+                    rows = out;
+                }
+                match worker {
+                    true => morsel.feed(aggregation, &rows, ctx)?,
+                    false => table.feed(aggregation, &rows, ctx)?,
+                }
+            }
+            Ok(())
+        };
+        let fed = run();
+        let result = finish(aggregation, table, morsel, *worker, fed);
+        (result, kept)
+    }
+
+    /// Compiled: the filters fused into one stage that feeds the Aggregate (`jit` on).
+    fn compiled(
+        case: &PipelineCase,
+        aggregation: &Aggregation,
+        ctx: &mut ExecContext,
+        ran: &Cell<u32>,
+    ) -> Option<Outcome> {
+        let (batches, _, _, predicates, _, _, worker) = case;
+        ctx.state.jit = JitMode::On;
+        let mut filter = Filter::new(&predicates[0]);
+        for (i, p) in predicates.iter().enumerate().skip(1) {
+            let mut upper = Filter::new(p);
+            if !filter.fuse(&mut upper, Some(i - 1)) {
+                return None;
+            }
+        }
+        let state = match worker {
+            true => SinkState::Morsel(MorselAggregator::new(aggregation)),
+            false => SinkState::Serial(Table::new(aggregation)),
+        };
+        let sink = AggregateSink {
+            aggregation: aggregation.clone(),
+            state,
+        };
+        let top = predicates.len() - 1;
+        filter.absorb(Box::new(sink), Some(top), ctx).ok()?;
+        let mut fed = Ok(());
+        for batch in batches {
+            let mut input = batch.clone();
+            let mut out = Batch::new(4);
+            if let Err(e) = filter.execute(&mut input, &mut out, ctx) {
+                fed = Err(e);
+                break;
+            }
+            assert!(
+                out.is_empty(),
+                "a stage feeding its Aggregate outputs nothing"
+            );
+        }
+        let jit = filter.take_jit_profile();
+        if jit.as_ref().is_some_and(|j| j.compiled_batches > 0) {
+            bump(ran);
+        }
+        let mut profile = vec![OperatorProfile::default(); predicates.len()];
+        filter.profile_fused(&mut profile, std::time::Duration::ZERO, true, jit.as_ref());
+        let kept = profile.iter().map(|p| p.rows).collect();
+        let sink = filter.reclaim()?.downcast::<AggregateSink>().ok()?;
+        let (table, morsel) = match sink.state {
+            SinkState::Serial(table) => (table, MorselAggregator::new(aggregation)),
+            SinkState::Morsel(morsel) => (Table::new(aggregation), morsel),
+        };
+        Some((finish(aggregation, table, morsel, *worker, fed), kept))
+    }
+
+    /// The output (or error) of a serial table, or of a worker's morsel (with the error that
+    /// ended it) merged into a fresh caller's table.
+    fn finish(
+        aggregation: &Aggregation,
+        mut table: Table,
+        morsel: MorselAggregator,
+        worker: bool,
+        fed: plexus_value::error::Result<()>,
+    ) -> Result<String, String> {
+        let outcome = if worker {
+            let mut merged = Table::new(aggregation);
+            merged
+                .merge(aggregation, morsel.finish(fed.err()))
+                .and_then(|()| merged.finish(aggregation, 8))
+        } else {
+            fed.and_then(|()| {
+                std::mem::replace(&mut table, Table::new(aggregation)).finish(aggregation, 8)
+            })
+        };
+        match outcome {
+            Ok(batches) => Ok(format!(
+                "{:?}",
+                batches
+                    .iter()
+                    .flat_map(|b| (0..b.len()).map(|r| b.row(r)))
+                    .collect::<Vec<_>>()
+            )),
+            Err(e) => Err(format!("{e:?}")),
+        }
+    }
+
+    #[test]
+    fn compiled_pipelines_agree_with_the_interpreter() {
+        let ran = Cell::new(0);
+        let cases = Cell::new(0);
+        let mut runner = TestRunner::new(Config {
+            cases: std::env::var("PIPELINE_CASES")
+                .ok()
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(4_000),
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let result = runner.run(&pipeline_case(), |case| {
+            let (_, p, q, _, key, calls, _) = &case;
+            let aggregation = Aggregation {
+                keys: key.iter().map(|k| (4, k.clone())).collect(),
+                calls: calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (5 + i % 3, c.clone()))
+                    .collect(),
+            };
+            let mut params = Params::new();
+            params.insert("p".into(), p.clone());
+            params.insert("q".into(), q.clone());
+            with_test_ctx(&params, |ctx| -> Result<(), TestCaseError> {
+                let Some(compiled) = compiled(&case, &aggregation, ctx, &ran) else {
+                    return Ok(());
+                };
+                bump(&cases);
+                let interpreted = interpreted(&case, &aggregation, ctx);
+                prop_assert_eq!(&compiled.0, &interpreted.0, "{:?}", case);
+                if compiled.0.is_ok() {
+                    prop_assert_eq!(&compiled.1, &interpreted.1, "rows per filter: {:?}", case);
+                }
+                Ok(())
+            })
+        });
+        if let Err(e) = result {
+            panic!("{e}");
+        }
+        eprintln!(
+            "compared {} pipelines, {} ran compiled code",
+            cases.get(),
+            ran.get()
+        );
+        assert!(cases.get() > 1_000, "pipelines compared: {}", cases.get());
+        assert!(
+            ran.get() > 1_000,
+            "pipelines that ran compiled code: {}",
+            ran.get()
+        );
+    }
 }

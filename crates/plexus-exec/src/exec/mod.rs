@@ -95,6 +95,7 @@ pub use crate::context::{
     Arguments, BATCH_ROWS, Batch, BuildSubplan, ExecContext, ExecState, MAX_MATERIALIZED_ROWS,
     Operator, OperatorProfile, UpdateStats, drain,
 };
+pub(crate) use jit::jit_note;
 use pipeline::Pipeline;
 use plexus_plan::logical::LogicalPlan;
 use plexus_value::error::Result;

@@ -9,10 +9,11 @@
 //! input (Aggregate, Sort: their buffers, shared with the parallel workers, are in
 //! `aggregate` and `sort`).
 
-use super::aggregate::{Aggregation, Table};
+use super::aggregate::{AggregateSink, Aggregation, SinkState, Table};
 use super::expand::{Expand, VarExpand};
 use super::filter::Filter;
 use super::join::HashJoin;
+use super::parallel::internal;
 use super::pipeline::{Flow, Stage};
 use super::reach::DistinctEnds;
 use super::scan::{NodeScan, RelationshipIndexSeek};
@@ -786,10 +787,33 @@ impl Breaker for Aggregate {
     }
 
     fn compute(&mut self, ctx: &mut ExecContext) -> Result<Vec<Batch>> {
-        let mut table = Table::new(&self.aggregation);
-        while let Some(batch) = self.input.next(ctx)? {
-            table.feed(&self.aggregation, &batch, ctx)?;
-        }
+        let sink = AggregateSink {
+            aggregation: self.aggregation.clone(),
+            state: SinkState::Serial(Table::new(&self.aggregation)),
+        };
+        let table = match self.input.absorb(Box::new(sink), ctx) {
+            // The filters below feed the table themselves (`filter`, COMPILED PIPELINES).
+            Ok(()) => {
+                if self.input.next(ctx)?.is_some() {
+                    return Err(internal("a pipeline fed its Aggregate and output rows too"));
+                }
+                let sink = self
+                    .input
+                    .reclaim()
+                    .and_then(|s| s.downcast::<AggregateSink>().ok());
+                match sink.map(|s| s.state) {
+                    Some(SinkState::Serial(table)) => table,
+                    _ => return Err(internal("a pipeline lost its Aggregate's table")),
+                }
+            }
+            Err(_) => {
+                let mut table = Table::new(&self.aggregation);
+                while let Some(batch) = self.input.next(ctx)? {
+                    table.feed(&self.aggregation, &batch, ctx)?;
+                }
+                table
+            }
+        };
         table.finish(&self.aggregation, ctx.width)
     }
 }

@@ -137,7 +137,9 @@
 //!   Aggregate, Sort or Distinct over them) run on the caller's thread exactly as the serial
 //!   plan (same operator numbers).
 
-use super::aggregate::{Aggregation, MorselAggregate, MorselAggregator, Table};
+use super::aggregate::{
+    AggregateSink, Aggregation, MorselAggregate, MorselAggregator, SinkState, Table,
+};
 use super::join::{BuildSide, HashJoin, SharedTable};
 use super::ops::{Distinct, RowStage, aggregate_operator, simple_stage, sort_operator};
 use super::pipeline::{Pipeline, Stage};
@@ -1014,17 +1016,33 @@ fn reduce_morsel<R: MorselReduce>(
     (morsel, shared, sender): (usize, &Shared, &SyncSender<Message>),
 ) -> bool {
     let started = Instant::now();
-    let mut state = reduce.morsel(ctx);
+    // `None`: the stages feed it themselves (a compiled pipeline: `filter`).
+    let mut held = reduce.absorb(reduce.morsel(ctx), stages, ctx).err();
     // Whether the morsel was reduced to its end (its scan also ends early on a stop).
     let end = guarded(morsel, || {
         while let Some(batch) = stages.next(ctx)? {
             if shared.stop.load(Ordering::SeqCst) {
                 return Ok(false);
             }
-            reduce.feed(&mut state, &batch, ctx)?;
+            match &mut held {
+                Some(state) => reduce.feed(state, &batch, ctx)?,
+                None => return Err(internal("a pipeline fed its reduction and output rows too")),
+            }
         }
         Ok(!shared.stop.load(Ordering::SeqCst))
     });
+    let state = match held.or_else(|| reduce.reclaim(stages)) {
+        Some(state) => state,
+        None => {
+            let error = internal("a pipeline lost its reduction's state");
+            let _ = sender.send(Message::Failed {
+                morsel,
+                error,
+                reads: ctx.tx.take_reads(),
+            });
+            return false;
+        }
+    };
     add_profile(ctx, id, 0, started.elapsed());
     let error = match end {
         // Stopped: nobody waits for the payload.
@@ -1053,6 +1071,20 @@ trait MorselReduce {
     /// The caller's state over the morsels merged so far.
     type Merged;
     fn morsel(&self, ctx: &mut ExecContext) -> Self::Morsel;
+    /// Hands `morsel` to the worker's `stages` to feed in place of their output rows (a
+    /// compiled pipeline: `filter`, COMPILED PIPELINES), or gives it back.
+    fn absorb(
+        &self,
+        morsel: Self::Morsel,
+        _stages: &mut dyn Operator,
+        _ctx: &ExecContext,
+    ) -> std::result::Result<(), Self::Morsel> {
+        Err(morsel)
+    }
+    /// The state [`MorselReduce::absorb`] handed over, with every row fed to it.
+    fn reclaim(&self, _stages: &mut dyn Operator) -> Option<Self::Morsel> {
+        None
+    }
     fn feed(&self, morsel: &mut Self::Morsel, batch: &Batch, ctx: &mut ExecContext) -> Result<()>;
     /// What the worker sends: what was fed before `error`, and the error.
     fn payload(&self, morsel: Self::Morsel, error: Option<QueryError>) -> Payload;
@@ -1068,6 +1100,32 @@ impl MorselReduce for Aggregation {
 
     fn morsel(&self, _ctx: &mut ExecContext) -> MorselAggregator {
         MorselAggregator::new(self)
+    }
+
+    fn absorb(
+        &self,
+        morsel: MorselAggregator,
+        stages: &mut dyn Operator,
+        ctx: &ExecContext,
+    ) -> std::result::Result<(), MorselAggregator> {
+        let sink = AggregateSink {
+            aggregation: self.clone(),
+            state: SinkState::Morsel(morsel),
+        };
+        stages.absorb(Box::new(sink), ctx).map_err(|sink| {
+            match sink.downcast::<AggregateSink>().map(|s| s.state) {
+                Ok(SinkState::Morsel(morsel)) => morsel,
+                _ => unreachable!("a pipeline gives back the sink it was offered"),
+            }
+        })
+    }
+
+    fn reclaim(&self, stages: &mut dyn Operator) -> Option<MorselAggregator> {
+        let sink = stages.reclaim()?.downcast::<AggregateSink>().ok()?;
+        match sink.state {
+            SinkState::Morsel(morsel) => Some(morsel),
+            SinkState::Serial(_) => None,
+        }
     }
 
     fn feed(

@@ -61,7 +61,7 @@
 //! and of each stage's `execute` to that stage and to every stage above it.
 
 use super::{BATCH_ROWS, Batch, ExecContext, Operator};
-use crate::context::{JitProfile, OperatorProfile};
+use crate::context::{JitProfile, OperatorProfile, Sink};
 use plexus_value::error::Result;
 use std::time::{Duration, Instant};
 
@@ -101,6 +101,21 @@ pub(super) trait Stage: Send {
     /// stage's PROFILE number, which the caller then replaces with `above`'s.
     fn fuse(&mut self, _above: &mut dyn Stage, _own_profile_id: Option<usize>) -> bool {
         false
+    }
+    /// Takes an Aggregate's `sink` to feed in place of output rows, or gives it back
+    /// (`Operator::absorb`; a Filter: `exec::filter`, COMPILED PIPELINES); `own_profile_id`
+    /// is this stage's PROFILE number.
+    fn absorb(
+        &mut self,
+        sink: Sink,
+        _own_profile_id: Option<usize>,
+        _ctx: &ExecContext,
+    ) -> std::result::Result<(), Sink> {
+        Err(sink)
+    }
+    /// The sink [`Stage::absorb`] took.
+    fn reclaim(&mut self) -> Option<Sink> {
+        None
     }
     /// This stage as a Filter (what [`Stage::fuse`] looks for).
     fn as_filter(&mut self) -> Option<&mut super::filter::Filter> {
@@ -322,6 +337,19 @@ impl Operator for Pipeline {
             }
         }
         Ok(None)
+    }
+
+    fn absorb(&mut self, sink: Sink, ctx: &ExecContext) -> std::result::Result<(), Sink> {
+        match self.stages.last_mut() {
+            Some(top) if !self.opened && top.held.is_none() && top.surplus.is_none() => {
+                top.stage.absorb(sink, top.profile_id, ctx)
+            }
+            _ => Err(sink),
+        }
+    }
+
+    fn reclaim(&mut self) -> Option<Sink> {
+        self.stages.last_mut()?.stage.reclaim()
     }
 
     fn reset(&mut self) {

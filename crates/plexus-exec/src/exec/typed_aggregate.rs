@@ -63,11 +63,12 @@ use plexus_value::value::Value;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-/// Keys `0..DENSE_KEYS` find their group by indexing an array.
-const DENSE_KEYS: usize = 4_096;
+/// Keys `0..DENSE_KEYS` find their group by indexing an array (the array compiled
+/// pipelines index too).
+const DENSE_KEYS: usize = plexus_jit::DENSE_KEYS;
 
 /// An empty group slot.
-const NO_GROUP: u32 = u32::MAX;
+const NO_GROUP: u32 = plexus_jit::NO_GROUP;
 
 /// What one call computes, as the table keeps it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +99,37 @@ impl Op {
     }
 }
 
+/// The aggregation as a compiled pipeline computes it (`plexus_jit::AggregateProgram`):
+/// typed aggregation's shapes with an INTEGER key or none (a string key is not compiled), or
+/// why not.
+pub(super) fn program(
+    aggregation: &Aggregation,
+    replay: bool,
+) -> std::result::Result<plexus_jit::AggregateProgram, String> {
+    if aggregation.keys.len() > 1 {
+        return Err("more than one grouping key".into());
+    }
+    let calls = (aggregation.calls.iter())
+        .map(|(_, call)| {
+            let op = match Op::of(call) {
+                Some(Op::Rows) => plexus_jit::AggOp::Rows,
+                Some(Op::Count) => plexus_jit::AggOp::Count,
+                Some(Op::Sum) => plexus_jit::AggOp::Sum,
+                Some(Op::Min) => plexus_jit::AggOp::Min,
+                Some(Op::Max) => plexus_jit::AggOp::Max,
+                None if call.distinct => return Err("an aggregate with DISTINCT".into()),
+                None => return Err(format!("the aggregate {}", call.function.name())),
+            };
+            Ok((op, call.arg.clone()))
+        })
+        .collect::<std::result::Result<_, String>>()?;
+    Ok(plexus_jit::AggregateProgram {
+        key: aggregation.keys.first().map(|(_, key)| key.clone()),
+        calls,
+        replay,
+    })
+}
+
 /// The type of the values a call has met (all groups alike).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -119,16 +151,10 @@ struct CallState {
     floats: Vec<f64>,
 }
 
-/// A value of a `sum`/`avg` recorded by a worker for the caller (see PARALLEL).
-#[derive(Debug, Clone, Copy)]
-struct TypedReplay {
-    /// The morsel's input row it came from.
-    row: u64,
-    group: u32,
-    call: u32,
-    /// An `i64` or the bits of an `f64`, as the call's `kind` says.
-    bits: u64,
-}
+/// A value of a `sum`/`avg` recorded by a worker for the caller (see PARALLEL): the
+/// morsel's input row it came from, its group and call, an `i64` or the bits of an `f64` as
+/// the call's `kind` says. Compiled pipelines write the same records.
+type TypedReplay = plexus_jit::ReplayRecord;
 
 /// A group's key (`Null` too for the one group of an Aggregate without keys).
 #[derive(Debug, Clone)]
@@ -353,6 +379,122 @@ impl TypedTable {
             Arg::Int(_) | Arg::Float(_) => {}
         }
         Ok(())
+    }
+
+    /// Runs `code` — a compiled pipeline of this table's aggregation (`exec::filter`,
+    /// COMPILED PIPELINES) — over `columns` (`len` rows), creating groups where it stops for
+    /// one, and adds the rows each of its predicates passed to `passed`. Returns the row from
+    /// which the interpreter must take the batch (`len`: none): where the code stopped to
+    /// fall back, or where the limit on groups was met (the interpreter then raises that or
+    /// an earlier error, as on the whole batch); 0, untouched, when the arguments' types are
+    /// not the ones the calls have met.
+    pub(super) fn run_compiled(
+        &mut self,
+        code: &plexus_jit::CompiledPredicate,
+        (columns, params): (&[plexus_jit::Column], &[&Value]),
+        len: usize,
+        passed: &mut [u64],
+    ) -> usize {
+        let Some(types) = code.call_types() else {
+            return 0;
+        };
+        // A call's kind only ever goes from none to the type of the values it meets.
+        for (call, ty) in self.calls.iter().zip(types) {
+            let kind = match ty {
+                Some(plexus_jit::ColumnType::Int) => Kind::Int,
+                Some(plexus_jit::ColumnType::Float) => Kind::Float,
+                _ => continue,
+            };
+            if !matches!(call.op, Op::Rows | Op::Count)
+                && call.kind != Kind::None
+                && call.kind != kind
+            {
+                return 0;
+            }
+        }
+        for (call, ty) in self.calls.iter_mut().zip(types) {
+            if matches!(call.op, Op::Rows | Op::Count) {
+                continue;
+            }
+            match ty {
+                Some(plexus_jit::ColumnType::Int) => call.kind = Kind::Int,
+                Some(plexus_jit::ColumnType::Float) => call.kind = Kind::Float,
+                _ => {}
+            }
+        }
+        if self.dense.is_empty() {
+            self.dense = vec![NO_GROUP; DENSE_KEYS];
+        }
+        let mut start = 0;
+        loop {
+            let mut state = plexus_jit::AggregateState {
+                dense: &mut self.dense,
+                null_group: self.null_group,
+                rows_base: self.rows,
+                calls: (self.calls.iter_mut())
+                    .map(|c| plexus_jit::CallBuffers {
+                        count: &mut c.count,
+                        ints: &mut c.ints,
+                        floats: &mut c.floats,
+                    })
+                    .collect(),
+                replays: &mut self.replays,
+            };
+            let Some(progress) = code.run_aggregate(columns, params, (start, len), &mut state)
+            else {
+                return start;
+            };
+            for (total, more) in passed.iter_mut().zip(&progress.passed) {
+                *total += more;
+            }
+            self.rows += progress.fed;
+            match progress.stop {
+                plexus_jit::Stop::Done => return len,
+                plexus_jit::Stop::Fallback { row } => return row,
+                plexus_jit::Stop::NewGroup { row, key } => {
+                    let key = key.map_or(KeyRef::Null, KeyRef::Int);
+                    if self.group(key).is_err() {
+                        return row;
+                    }
+                    start = row;
+                }
+            }
+        }
+    }
+
+    /// Where the table stands: its groups, replayed values and rows, for
+    /// [`TypedTable::roll_back`].
+    pub(super) fn mark(&self) -> (usize, usize, u64) {
+        (self.keys.len(), self.replays.len(), self.rows)
+    }
+
+    /// Forgets the groups, replayed values and rows fed after `mark` — what decides a
+    /// worker's partial aggregate's errors when merged (its `count`, `min` and `max` states
+    /// do not, and may keep rows fed since). For a batch compiled code fed in part before
+    /// the rest failed in a filter, which the interpreter would have fed none of.
+    pub(super) fn roll_back(&mut self, (groups, replays, rows): (usize, usize, u64)) {
+        for key in self.keys.drain(groups..) {
+            match key {
+                Key::Null => self.null_group = NO_GROUP,
+                Key::Int(k) if (0..DENSE_KEYS as i64).contains(&k) => {
+                    self.dense[k as usize] = NO_GROUP;
+                }
+                Key::Int(k) => {
+                    self.sparse.remove(&k);
+                }
+                Key::Str(s) => {
+                    self.strings.remove(&s);
+                }
+            }
+        }
+        self.first_rows.truncate(groups);
+        for call in &mut self.calls {
+            call.count.truncate(groups);
+            call.ints.truncate(groups);
+            call.floats.truncate(groups);
+        }
+        self.replays.truncate(replays);
+        self.rows = rows;
     }
 
     /// Whether a morsel's table can merge into this one typed: no call has met integers on

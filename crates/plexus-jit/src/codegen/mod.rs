@@ -31,7 +31,7 @@
 //! `BooleanArray`. The module's memory is freed when the predicate is dropped.
 
 use crate::shape::{Shape, Unsupported, leaf};
-use crate::{Column, ColumnType, Signature};
+use crate::{Column, ColumnType, Program, Signature};
 use arrow::array::{Array, BooleanArray};
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -44,6 +44,8 @@ use plexus_cypher::ast::ComparisonOp;
 use plexus_plan::logical::{ArithOp, BExpr, StringOp};
 use plexus_value::value::Value;
 use std::time::{Duration, Instant};
+
+pub(crate) mod aggregate;
 
 /// A leaf column as the compiled function reads it.
 #[repr(C)]
@@ -85,7 +87,7 @@ pub struct Mask {
 
 /// A predicate compiled for one signature; shared through the cache.
 pub struct CompiledPredicate {
-    entry: Entry,
+    entry: Code,
     signature: Signature,
     /// How many predicates (a fused chain's filters) the code evaluates.
     predicates: usize,
@@ -94,6 +96,20 @@ pub struct CompiledPredicate {
     module: Mutex<Option<JITModule>>,
     /// The string literals the code points into (their addresses are constants in it).
     _literals: Vec<Box<[u8]>>,
+}
+
+/// The compiled function, by what it computes.
+#[derive(Clone)]
+enum Code {
+    /// A filter's (or a fused chain's) mask.
+    Filter(Entry),
+    /// A pipeline's filters and aggregation (`aggregate`).
+    Aggregate {
+        entry: aggregate::Entry,
+        /// The type of each call's argument as compiled (`None`: `count(*)`).
+        call_types: Vec<Option<ColumnType>>,
+        replay: bool,
+    },
 }
 
 // SAFETY: `entry` points at immutable machine code owned by `module`, which lives as long as
@@ -135,9 +151,60 @@ impl CompiledPredicate {
     /// error in some predicate — the caller then runs the interpreter (see SAME RESULTS,
     /// ALWAYS in the crate docs).
     pub fn run(&self, columns: &[Column], params: &[&Value], len: usize) -> Option<Mask> {
-        if Signature::of(columns, params)? != self.signature
-            || columns.iter().any(|c| c.len() != len)
-        {
+        let Code::Filter(entry) = self.entry else {
+            return None;
+        };
+        let arguments = Arguments::of(&self.signature, columns, params, len)?;
+        let mut value = vec![0u8; len];
+        let mut valid = vec![0u8; len];
+        let mut passed = vec![0u64; self.predicates];
+        // SAFETY: the signature matched (`Arguments::of`), so the code reads, per column,
+        // `len` values of the type it was compiled for and `len` bits of validity from
+        // buffers of at least that length — for a string column `len + 1` offsets and the
+        // bytes between them, which Arrow guarantees lie in its data buffer — one `ParamArg`
+        // per parameter (a string's `len` bytes at its address), and writes `len` bytes to
+        // each byte output and one count per predicate.
+        let failed = unsafe {
+            entry(
+                arguments.columns.as_ptr(),
+                arguments.params.as_ptr(),
+                len as u64,
+                value.as_mut_ptr(),
+                valid.as_mut_ptr(),
+                passed.as_mut_ptr(),
+            )
+        };
+        drop(arguments);
+        if failed != 0 {
+            return None;
+        }
+        let nulls = (!valid.iter().all(|&b| b != 0)).then(|| NullBuffer::new(bits(&valid)));
+        Some(Mask {
+            mask: BooleanArray::new(bits(&value), nulls),
+            passed,
+        })
+    }
+}
+
+/// A batch's columns and parameters as compiled code reads them ([`ColumnArg`],
+/// [`ParamArg`]), with the realigned bitmaps their pointers point into.
+struct Arguments {
+    columns: Vec<ColumnArg>,
+    params: Vec<ParamArg>,
+    /// Kept alive until the call returns.
+    _buffers: Vec<Buffer>,
+}
+
+impl Arguments {
+    /// `None` if the columns and parameters are not of `signature`'s types or the columns
+    /// not `len` rows long.
+    fn of(
+        signature: &Signature,
+        columns: &[Column],
+        params: &[&Value],
+        len: usize,
+    ) -> Option<Arguments> {
+        if Signature::of(columns, params)? != *signature || columns.iter().any(|c| c.len() != len) {
             return None;
         }
         let all_valid = Buffer::from(vec![0xFFu8; len.div_ceil(8)]);
@@ -213,33 +280,12 @@ impl CompiledPredicate {
                 },
             })
             .collect();
-        let mut value = vec![0u8; len];
-        let mut valid = vec![0u8; len];
-        let mut passed = vec![0u64; self.predicates];
-        // SAFETY: the signature matched, so the code reads, per column, `len` values of the
-        // type it was compiled for and `len` bits of validity from buffers of at least that
-        // length (checked above) — for a string column `len + 1` offsets and the bytes
-        // between them, which Arrow guarantees lie in its data buffer — one `ParamArg` per
-        // parameter (a string's `len` bytes at its address), and writes `len` bytes to each
-        // byte output and one count per predicate.
-        let failed = unsafe {
-            (self.entry)(
-                args.as_ptr(),
-                params.as_ptr(),
-                len as u64,
-                value.as_mut_ptr(),
-                valid.as_mut_ptr(),
-                passed.as_mut_ptr(),
-            )
-        };
-        drop(kept);
-        if failed != 0 {
-            return None;
-        }
-        let nulls = (!valid.iter().all(|&b| b != 0)).then(|| NullBuffer::new(bits(&valid)));
-        Some(Mask {
-            mask: BooleanArray::new(bits(&value), nulls),
-            passed,
+        kept.extend(bool_values);
+        kept.push(all_valid);
+        Some(Arguments {
+            columns: args,
+            params,
+            _buffers: kept,
         })
     }
 }
@@ -256,14 +302,15 @@ fn bits(bytes: &[u8]) -> BooleanBuffer {
     BooleanBuffer::new(Buffer::from_vec(words), 0, bytes.len())
 }
 
-/// Compiles `predicates` (one, or a fused chain's bottom first) for `signature` (see the
-/// module docs).
+/// Compiles `program` for `signature` (see the module docs): a filter's function, or a
+/// pipeline's with its aggregation (`aggregate`).
 pub(crate) fn compile(
-    predicates: &[BExpr],
+    program: &Program,
     shape: &Shape,
     signature: &Signature,
 ) -> Result<CompiledPredicate, Unsupported> {
     let started = Instant::now();
+    let predicates = &program.predicates[..];
     if signature.leaves.len() != shape.leaves.len()
         || signature.params.len() != shape.params.len()
         || predicates.len() != shape.predicates
@@ -271,6 +318,74 @@ pub(crate) fn compile(
     {
         return Err(Unsupported::new("a signature of another shape"));
     }
+    let (code, module, literals, entry) = match &program.aggregate {
+        None => {
+            let (code, module, literals) = build(FILTER_PARAMS, |b, pointer, calls| {
+                emit_loop(b, predicates, shape, signature, pointer, calls)
+            })?;
+            // SAFETY: `code` is the function just defined with exactly `Entry`'s signature
+            // (six pointer-sized/`u64` parameters, `u32` result, the platform's C calling
+            // convention).
+            let entry = unsafe { std::mem::transmute::<*const u8, Entry>(code) };
+            (code, module, literals, Code::Filter(entry))
+        }
+        Some(aggregate) => {
+            let mut call_types = Vec::new();
+            let (code, module, literals) = build(aggregate::PARAMS, |b, pointer, calls| {
+                let inputs = (shape, signature, pointer, calls);
+                aggregate::emit(b, predicates, aggregate, inputs, &mut call_types)
+            })?;
+            // SAFETY: as above, with `aggregate::Entry`'s signature (seven parameters).
+            let entry = unsafe { std::mem::transmute::<*const u8, aggregate::Entry>(code) };
+            let code_kind = Code::Aggregate {
+                entry,
+                call_types,
+                replay: aggregate.replay,
+            };
+            (code, module, literals, code_kind)
+        }
+    };
+    debug_assert!(!code.is_null());
+    Ok(CompiledPredicate {
+        entry,
+        signature: signature.clone(),
+        predicates: predicates.len(),
+        compile_time: started.elapsed(),
+        module: Mutex::new(Some(module)),
+        _literals: literals,
+    })
+}
+
+/// The parameters of a filter's function ([`Entry`]): pointers, then the row count.
+const FILTER_PARAMS: &[Param] = &[
+    Param::Pointer,
+    Param::Pointer,
+    Param::I64,
+    Param::Pointer,
+    Param::Pointer,
+    Param::Pointer,
+];
+
+/// A parameter of a compiled function, as declared to Cranelift.
+#[derive(Clone, Copy)]
+enum Param {
+    Pointer,
+    I64,
+}
+
+/// One module holding one function of parameters `params` (returning an `i32`) whose body
+/// `emit` writes: its code's address, the module (which owns the code) and the string
+/// literals the code points into.
+type Built = (*const u8, JITModule, Vec<Box<[u8]>>);
+
+fn build(
+    params: &[Param],
+    emit: impl FnOnce(
+        &mut FunctionBuilder,
+        types::Type,
+        FloatCalls,
+    ) -> Result<Vec<Box<[u8]>>, Unsupported>,
+) -> Result<Built, Unsupported> {
     let backend = |e: &dyn std::fmt::Display| Unsupported::new(format!("code generation: {e}"));
     let mut builder = JITBuilder::with_flags(&[("opt_level", "speed")], default_libcall_names())
         .map_err(|e| backend(&e))?;
@@ -291,12 +406,16 @@ pub(crate) fn compile(
         float_ids.push(id);
     }
     let mut ir_signature = module.make_signature();
-    for ty in [pointer, pointer, types::I64, pointer, pointer, pointer] {
+    for param in params {
+        let ty = match param {
+            Param::Pointer => pointer,
+            Param::I64 => types::I64,
+        };
         ir_signature.params.push(AbiParam::new(ty));
     }
     ir_signature.returns.push(AbiParam::new(types::I32));
     let id = module
-        .declare_function("predicate", Linkage::Local, &ir_signature)
+        .declare_function("compiled", Linkage::Local, &ir_signature)
         .map_err(|e| backend(&e))?;
     let mut context = module.make_context();
     context.func.signature = ir_signature;
@@ -305,8 +424,7 @@ pub(crate) fn compile(
         [float_ids[0], float_ids[1]].map(|id| module.declare_func_in_func(id, &mut context.func));
     let literals = {
         let mut b = FunctionBuilder::new(&mut context.func, &mut function_context);
-        let calls = FloatCalls { fmod, pow };
-        let literals = emit_loop(&mut b, predicates, shape, signature, pointer, calls)?;
+        let literals = emit(&mut b, pointer, FloatCalls { fmod, pow })?;
         b.finalize(module.isa().frontend_config());
         literals
     };
@@ -316,17 +434,54 @@ pub(crate) fn compile(
     module.clear_context(&mut context);
     module.finalize_definitions().map_err(|e| backend(&e))?;
     let code = module.get_finalized_function(id);
-    // SAFETY: `code` is the function just defined with exactly `Entry`'s signature (six
-    // pointer-sized/`u64` parameters, `u32` result, the platform's C calling convention).
-    let entry = unsafe { std::mem::transmute::<*const u8, Entry>(code) };
-    Ok(CompiledPredicate {
-        entry,
-        signature: signature.clone(),
-        predicates: predicates.len(),
-        compile_time: started.elapsed(),
-        module: Mutex::new(Some(module)),
-        _literals: literals,
-    })
+    Ok((code, module, literals))
+}
+
+/// A leaf as the code reads it: its type, values, validity and (strings) data pointers.
+type LeafArg = (ColumnType, Ir, Ir, Ir);
+
+/// The leaves' pointers ([`ColumnArg`]) and the parameters' values, loaded at the entry of a
+/// function from its `columns` and `params` arguments.
+fn load_inputs(
+    b: &mut FunctionBuilder,
+    signature: &Signature,
+    pointer: types::Type,
+    columns: Ir,
+    params: Ir,
+) -> (Vec<LeafArg>, Vec<Val>) {
+    let flags = MemFlagsData::trusted();
+    let mut leaves = Vec::with_capacity(signature.leaves.len());
+    for (i, ty) in signature.leaves.iter().enumerate() {
+        let offset = i as i32 * COLUMN_ARG_BYTES;
+        let values = b.ins().load(pointer, flags, columns, offset);
+        let validity = b.ins().load(pointer, flags, columns, offset + 8);
+        let data = b.ins().load(pointer, flags, columns, offset + 16);
+        leaves.push((*ty, values, validity, data));
+    }
+    let mut param_values = Vec::with_capacity(signature.params.len());
+    for (i, ty) in signature.params.iter().enumerate() {
+        let offset = i as i32 * PARAM_ARG_BYTES;
+        let value = match ty {
+            ColumnType::Int => b.ins().load(types::I64, flags, params, offset),
+            ColumnType::Float => b.ins().load(types::F64, flags, params, offset),
+            ColumnType::Bool | ColumnType::Null => {
+                let bits = b.ins().load(types::I64, flags, params, offset);
+                b.ins().ireduce(types::I8, bits)
+            }
+            ColumnType::Str => b.ins().load(pointer, flags, params, offset),
+        };
+        let valid = b.ins().load(types::I64, flags, params, offset + 8);
+        let valid = b.ins().ireduce(types::I8, valid);
+        let len =
+            (*ty == ColumnType::Str).then(|| b.ins().load(types::I64, flags, params, offset + 16));
+        param_values.push(Val {
+            ty: *ty,
+            value,
+            valid,
+            len,
+        });
+    }
+    (leaves, param_values)
 }
 
 /// The function: load the leaves' pointers and the parameters, loop over the rows. Returns
@@ -351,37 +506,7 @@ fn emit_loop(
     let (columns, params, len, out_value, out_valid, out_passed) =
         (*columns, *params, *len, *out_value, *out_valid, *out_passed);
     let flags = MemFlagsData::trusted();
-    let mut leaves = Vec::with_capacity(shape.leaves.len());
-    for (i, ty) in signature.leaves.iter().enumerate() {
-        let offset = i as i32 * COLUMN_ARG_BYTES;
-        let values = b.ins().load(pointer, flags, columns, offset);
-        let validity = b.ins().load(pointer, flags, columns, offset + 8);
-        let data = b.ins().load(pointer, flags, columns, offset + 16);
-        leaves.push((*ty, values, validity, data));
-    }
-    let mut param_values = Vec::with_capacity(shape.params.len());
-    for (i, ty) in signature.params.iter().enumerate() {
-        let offset = i as i32 * PARAM_ARG_BYTES;
-        let value = match ty {
-            ColumnType::Int => b.ins().load(types::I64, flags, params, offset),
-            ColumnType::Float => b.ins().load(types::F64, flags, params, offset),
-            ColumnType::Bool | ColumnType::Null => {
-                let bits = b.ins().load(types::I64, flags, params, offset);
-                b.ins().ireduce(types::I8, bits)
-            }
-            ColumnType::Str => b.ins().load(pointer, flags, params, offset),
-        };
-        let valid = b.ins().load(types::I64, flags, params, offset + 8);
-        let valid = b.ins().ireduce(types::I8, valid);
-        let len =
-            (*ty == ColumnType::Str).then(|| b.ins().load(types::I64, flags, params, offset + 16));
-        param_values.push(Val {
-            ty: *ty,
-            value,
-            valid,
-            len,
-        });
-    }
+    let (leaves, param_values) = load_inputs(b, signature, pointer, columns, params);
     let row = b.declare_var(types::I64);
     let fail = b.declare_var(types::I8);
     let zero = b.ins().iconst(types::I64, 0);
@@ -480,7 +605,7 @@ struct Gen<'g, 'f> {
     b: &'g mut FunctionBuilder<'f>,
     shape: &'g Shape,
     /// Per leaf of the shape: its type, values, validity and (strings) data pointers.
-    leaves: Vec<(ColumnType, Ir, Ir, Ir)>,
+    leaves: Vec<LeafArg>,
     params: Vec<Val>,
     row: Ir,
     fail: Variable,
