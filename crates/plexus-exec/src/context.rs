@@ -683,9 +683,15 @@ pub trait Operator: Send {
     fn reset(&mut self);
     /// Takes `sink` — an Aggregate's state, opaque here (`exec::aggregate::AggregateSink`:
     /// this module sits below the executor) — to be fed by this operator's top stage in
-    /// place of output rows, or gives it back. Only a pipeline whose top stage is a Filter
-    /// compiled together with the aggregation takes it (`exec::filter`, COMPILED PIPELINES).
-    fn absorb(&mut self, sink: Sink, _ctx: &ExecContext) -> std::result::Result<(), Sink> {
+    /// place of output rows, or gives it back. Only a pipeline takes it, when compiled code
+    /// can feed it (`exec::compiled_pipeline`); `aggregate_id` is the Aggregate's PROFILE
+    /// number.
+    fn absorb(
+        &mut self,
+        sink: Sink,
+        _aggregate_id: Option<usize>,
+        _ctx: &ExecContext,
+    ) -> std::result::Result<(), Sink> {
         Err(sink)
     }
     /// The sink [`Operator::absorb`] took, with every row fed to it.

@@ -65,8 +65,8 @@
 //!
 //! COMPILED PIPELINES
 //! ==================
-//! A [`Program`] with an [`AggregateProgram`] compiles the chain's predicates and the
-//! aggregation its rows feed into one loop (`codegen/aggregate.rs`): per kept row, the
+//! A [`Program`] with an [`AggregateProgram`] compiles the chain's predicates (none: every
+//! row is fed) and the aggregation its rows feed into one loop (`codegen/aggregate.rs`): per kept row, the
 //! grouping key (an INTEGER in `0..DENSE_KEYS` indexes the caller's array of groups; null
 //! has a group of its own), each call's argument, and the update of `count`, `sum`/`avg`,
 //! `min`, `max` states in the caller's flat per-group arrays

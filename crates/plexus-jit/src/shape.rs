@@ -68,6 +68,10 @@ pub fn shape(predicates: &[BExpr]) -> Result<Shape, Unsupported> {
     if predicates.is_empty() {
         return Err(Unsupported::new("no predicate"));
     }
+    predicate_shape(predicates)
+}
+
+fn predicate_shape(predicates: &[BExpr]) -> Result<Shape, Unsupported> {
     let mut shape = Shape {
         leaves: Vec::new(),
         params: Vec::new(),
@@ -81,8 +85,12 @@ pub fn shape(predicates: &[BExpr]) -> Result<Shape, Unsupported> {
 
 /// The shape of a [`Program`]: its predicates' (as [`shape`]), then the grouping key's and
 /// the calls' arguments' leaves and parameters; the fingerprint names the aggregation too.
+/// A program with an aggregation may have no predicate (an Aggregate fed every row).
 pub(crate) fn program(program: &Program) -> Result<Shape, Unsupported> {
-    let mut shape = shape(&program.predicates)?;
+    let mut shape = match &program.aggregate {
+        Some(_) => predicate_shape(&program.predicates)?,
+        None => shape(&program.predicates)?,
+    };
     if let Some(aggregate) = &program.aggregate {
         let arguments = aggregate.calls.iter().filter_map(|(_, arg)| arg.as_ref());
         for expr in aggregate.key.iter().chain(arguments) {

@@ -126,6 +126,18 @@ impl PropertyReads {
 
     /// These reads, with declared STRING properties read as vectors when `yes` (see TYPED
     /// COLUMNS).
+    /// The reads of filter predicates (or of any expressions run vectorised): strings as
+    /// vectors, and the reads under the right of AND / OR, where `eval::vector` covers them
+    /// all (it will take them so: TYPED COLUMNS, WHAT IS READ).
+    pub fn of_filters(predicates: &[BExpr]) -> Self {
+        let vectorised = predicates.iter().all(crate::eval::vector::covers);
+        let reads = PropertyReads::of(predicates).with_typed_strings(vectorised);
+        match vectorised {
+            true => reads.with_branch_reads(predicates),
+            false => reads,
+        }
+    }
+
     pub fn with_typed_strings(self, yes: bool) -> Self {
         PropertyReads {
             typed_strings: yes,

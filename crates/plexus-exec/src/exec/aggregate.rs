@@ -489,11 +489,14 @@ impl AggregateSink {
         }
     }
 
-    /// What compiled code computes for this aggregation (a worker's records its sums for
-    /// replay), or why it is not compiled.
+    /// Whether this is a parallel worker's morsel state (its sums recorded for replay).
+    pub(super) fn replay(&self) -> bool {
+        matches!(self.state, SinkState::Morsel(_))
+    }
+
+    /// What compiled code computes for this aggregation, or why it is not compiled.
     pub(super) fn program(&self) -> std::result::Result<plexus_jit::AggregateProgram, String> {
-        let replay = matches!(self.state, SinkState::Morsel(_));
-        super::typed_aggregate::program(&self.aggregation, replay)
+        super::typed_aggregate::program(&self.aggregation, self.replay())
     }
 }
 

@@ -39,7 +39,8 @@
 //! ==================
 //! An Aggregate whose input pipeline ends in a Filter stage (one filter or a fused chain)
 //! offers that stage its state before pulling (`Operator::absorb`: the serial Aggregate its
-//! table, a parallel worker each morsel's partial state). The stage takes it when `jit` is
+//! table, a parallel worker each morsel's partial state; `exec::compiled_pipeline` tells
+//! what else may take it). The stage takes it when `jit` is
 //! not off and the JIT covers the chain and the aggregation together (`plexus_jit::Program`
 //! with an `AggregateProgram`: at most one grouping key, `count`, `sum`, `avg`, `min`, `max`
 //! without DISTINCT — EXPLAIN's `jit=eligible pipeline`), and from then on outputs no rows:
@@ -82,7 +83,8 @@
 //! above ran in that loop (its rows are still the filters' kept rows).
 
 use super::aggregate::AggregateSink;
-use super::jit::{FilterJit, Ran};
+use super::compiled_pipeline::{PipelineJit, rest_of};
+use super::jit::FilterJit;
 use super::ops::passes_in;
 use super::pipeline::{Flow, Stage};
 use super::{Batch, ExecContext};
@@ -122,25 +124,6 @@ struct Absorbed {
     kept: u64,
 }
 
-/// The compiled code of the steps and the Aggregate above them.
-struct PipelineJit {
-    jit: FilterJit,
-    /// Every property the predicates, the key and the arguments read.
-    reads: PropertyReads,
-    /// A worker's (recording sums for replay) or the serial Aggregate's.
-    replay: bool,
-}
-
-/// Where compiled pipeline code left a batch to the interpreter (the batch's length: it
-/// did every row); it ran when it did at least one.
-struct FallbackFrom(usize);
-
-impl Ran for FallbackFrom {
-    fn ran(&self) -> bool {
-        self.0 > 0
-    }
-}
-
 /// One filter of a stage (its predicate is the stage's at the same index).
 struct Step {
     /// The predicate's property reads, fetched per batch (see `eval::prefetch`).
@@ -155,21 +138,9 @@ struct Step {
 impl Step {
     fn new(predicate: &BExpr) -> Step {
         Step {
-            reads: Step::reads(std::slice::from_ref(predicate)),
+            reads: PropertyReads::of_filters(std::slice::from_ref(predicate)),
             profile_id: None,
             passed: 0,
-        }
-    }
-
-    /// The property reads of `predicates` (see `eval::prefetch`): strings as vectors, and
-    /// the reads under the right of AND / OR, where `eval::vector` covers them all (it will
-    /// take them so: TYPED COLUMNS, WHAT IS READ).
-    fn reads(predicates: &[BExpr]) -> PropertyReads {
-        let vectorised = predicates.iter().all(vector::covers);
-        let reads = PropertyReads::of(predicates).with_typed_strings(vectorised);
-        match vectorised {
-            true => reads.with_branch_reads(predicates),
-            false => reads,
         }
     }
 
@@ -269,38 +240,20 @@ impl Filter {
         input: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
-        let len = input.len();
-        let mut from = 0;
         let mark = absorbed.sink.typed().map(|table| table.mark());
-        if let Some(pipeline) = self.pipeline_jit.as_mut()
-            && pipeline.jit.wants(len, ctx)
-        {
-            let prefetched = pipeline.reads.fetch(input, ctx);
-            let mut passed = vec![0u64; self.steps.len()];
-            from = match absorbed.sink.typed() {
-                Some(table) => pipeline
-                    .jit
-                    .with_code(input, &prefetched, ctx, |code, columns, params| {
-                        FallbackFrom(table.run_compiled(code, (columns, params), len, &mut passed))
-                    })
-                    .map_or(0, |from| from.0),
-                None => {
-                    pipeline.jit.interpreted();
-                    0
-                }
-            };
-            let top = self.steps.len() - 1;
-            for (step, passed) in self.steps[..top].iter_mut().zip(&passed) {
+        let (from, passed) = match self.pipeline_jit.as_mut() {
+            Some(pipeline) => pipeline.run(&mut absorbed.sink, input, ctx),
+            None => (0, Vec::new()),
+        };
+        let top = self.steps.len() - 1;
+        if let Some((top_passed, below)) = passed.split_last() {
+            for (step, passed) in self.steps[..top].iter_mut().zip(below) {
                 step.passed += passed;
             }
-            absorbed.kept += passed[top];
+            absorbed.kept += top_passed;
         }
-        let rest = match from {
-            0 => std::mem::replace(input, Batch::new(input.width())),
-            from => match input.split_off(from) {
-                Some(rest) => rest,
-                None => return Ok(()),
-            },
+        let Some(rest) = rest_of(input, from) else {
+            return Ok(());
         };
         let mut kept = Batch::with_capacity(rest.width(), rest.len());
         if let Err(e) = self.step_by_step(&rest, None, &mut kept, ctx) {
@@ -363,7 +316,7 @@ impl Stage for Filter {
 
     fn take_jit_profile(&mut self) -> Option<JitProfile> {
         let filter = self.jit.take_profile();
-        let pipeline = self.pipeline_jit.as_mut().map(|p| p.jit.take_profile());
+        let pipeline = self.pipeline_jit.as_mut().map(PipelineJit::take_profile);
         match pipeline {
             // Batches ran either way; each `jit` records only the ones it saw.
             Some(pipeline) if pipeline.compiled_batches + pipeline.interpreted_batches > 0 => {
@@ -385,7 +338,7 @@ impl Stage for Filter {
         }
         self.steps.append(&mut upper.steps);
         self.predicates.append(&mut upper.predicates);
-        self.reads = Step::reads(&self.predicates);
+        self.reads = PropertyReads::of_filters(&self.predicates);
         self.jit = FilterJit::new(Program::filter(&self.predicates));
         true
     }
@@ -400,31 +353,19 @@ impl Stage for Filter {
             return Err(sink);
         }
         let sink = sink.downcast::<AggregateSink>()?;
-        let Ok(aggregate) = sink.program() else {
-            return Err(sink);
-        };
-        let replay = aggregate.replay;
+        let replay = sink.replay();
         if self
             .pipeline_jit
             .as_ref()
-            .is_none_or(|p| p.replay != replay)
+            .is_none_or(|p| p.replay() != replay)
         {
-            let program = Program {
-                predicates: self.predicates.clone(),
-                aggregate: Some(aggregate.clone()),
-            };
-            let arguments = aggregate.calls.iter().filter_map(|(_, arg)| arg.clone());
-            let everything: Vec<BExpr> = (self.predicates.iter().cloned())
-                .chain(aggregate.key.clone())
-                .chain(arguments)
-                .collect();
-            self.pipeline_jit = Some(PipelineJit {
-                jit: FilterJit::new(program),
-                reads: Step::reads(&everything),
-                replay,
-            });
+            self.pipeline_jit = Some(PipelineJit::new(&self.predicates, &sink));
         }
-        if !self.pipeline_jit.as_ref().is_some_and(|p| p.jit.eligible()) {
+        if !self
+            .pipeline_jit
+            .as_ref()
+            .is_some_and(PipelineJit::eligible)
+        {
             return Err(sink);
         }
         self.sink = Some(Absorbed {

@@ -27,15 +27,14 @@
 //! cover.
 //!
 //! The same state runs a compiled pipeline's code — a Filter stage's steps and the Aggregate
-//! above them (`exec::filter`, COMPILED PIPELINES) — kept from one absorbed Aggregate state
-//! to the next (a worker's morsels), so adaptive's warm-up is paid once per stage.
+//! above them, or an Aggregate alone (`exec::compiled_pipeline`) — kept from one Aggregate
+//! state to the next (a worker's morsels), so adaptive's warm-up is paid once per stage.
 //!
 //! NOT YET
 //! =======
-//! Scans and expands stay interpreted (the code takes the typed columns the interpreter
-//! fetches per batch: one call per batch, as the crate docs want), and so does a Project:
-//! the planner folds what a pipeline projects for an Aggregate into its keys and arguments,
-//! which compile, but a Project whose rows leave the pipeline does not.
+//! Scans, expands and projections stay interpreted: the code takes the typed columns the
+//! interpreter makes per batch (one call per batch, as the crate docs want); an Aggregate
+//! over a Project reads the projected columns.
 
 use crate::context::{Batch, ExecContext, JitProfile};
 use crate::eval::prefetch::Prefetched;
@@ -84,7 +83,8 @@ impl FilterJit {
         let profile = JitProfile {
             unsupported: shape.as_ref().err().map(ToString::to_string),
             fused_filters: program.predicates.len(),
-            aggregate: program.aggregate.is_some(),
+            // A filter's line says `+aggregate`; an Aggregate's own line needs no reminder.
+            aggregate: program.aggregate.is_some() && !program.predicates.is_empty(),
             ..JitProfile::default()
         };
         FilterJit {
@@ -284,19 +284,18 @@ fn lookup(
     }
 }
 
-/// EXPLAIN's note on an operator of the plan when filters may run compiled code (`jit` on or
+/// EXPLAIN's note on an operator of the plan when compiled code may run (`jit` on or
 /// adaptive). On a Filter: ` jit=eligible` when the JIT covers every operator of its
 /// predicate — it then runs compiled on batches whose columns are of compiled types
 /// (numbers, booleans, strings for equality and prefix tests), PROFILE tells which did —
 /// with ` fused` when its input is an eligible Filter too, whose stage it joins (one
 /// compiled loop for the chain: `exec::filter`, FUSED CHAINS); or ` jit=no (why)`, run by
-/// the interpreter. On an Aggregate right above an eligible Filter (chain): ` jit=eligible
-/// pipeline` when the aggregation compiles into the chain's loop (`exec::filter`, COMPILED
-/// PIPELINES), else ` jit=no (why)` — the filters still compile, the aggregation runs in
-/// Rust. Nothing with `jit` off, nor on other operators: scans, expands, projections and
-/// the rest run interpreted, and an Aggregate over anything but an eligible Filter runs
-/// in Rust (typed where it can: `exec::typed_aggregate`). Subquery expressions' plans are
-/// not annotated.
+/// the interpreter. On an Aggregate (`exec::compiled_pipeline`): ` jit=eligible pipeline`
+/// when it compiles into the loop of the eligible Filter (chain) right below it,
+/// ` jit=eligible` when it compiles on its own (its input's rows fed by a loop of their
+/// own), ` jit=no (why)` when it runs in Rust (typed where it can: `exec::typed_aggregate`).
+/// Nothing with `jit` off, nor on other operators: scans, expands, projections and the rest
+/// run interpreted. Subquery expressions' plans are not annotated.
 pub(crate) fn jit_note(op: &plexus_plan::LogicalPlan, mode: JitMode) -> String {
     use plexus_plan::LogicalPlan::{Aggregate, Filter};
     if mode == JitMode::Off {
@@ -327,20 +326,23 @@ pub(crate) fn jit_note(op: &plexus_plan::LogicalPlan, mode: JitMode) -> String {
                 chain.insert(0, predicate.clone());
                 below = input;
             }
-            if chain.is_empty() {
-                return String::new();
-            }
             let aggregation = super::aggregate::Aggregation {
                 keys: keys.clone(),
                 calls: aggregates.clone(),
             };
-            let program =
-                super::typed_aggregate::program(&aggregation, false).map(|aggregate| Program {
-                    predicates: chain,
+            let shape = |predicates: Vec<BExpr>| {
+                let aggregate = super::typed_aggregate::program(&aggregation, false)?;
+                let program = Program {
+                    predicates,
                     aggregate: Some(aggregate),
-                });
-            match program.and_then(|p| p.shape().map_err(|why| why.to_string())) {
-                Ok(_) => " jit=eligible pipeline".to_string(),
+                };
+                program.shape().map_err(|why| why.to_string())
+            };
+            if !chain.is_empty() && shape(chain).is_ok() {
+                return " jit=eligible pipeline".to_string();
+            }
+            match shape(Vec::new()) {
+                Ok(_) => " jit=eligible".to_string(),
                 Err(why) => format!(" jit=no ({why})"),
             }
         }

@@ -67,6 +67,7 @@
 
 mod aggregate;
 mod call_in_transactions;
+mod compiled_pipeline;
 mod expand;
 mod filter;
 mod jit;

@@ -14,7 +14,7 @@ use super::expand::{Expand, VarExpand};
 use super::filter::Filter;
 use super::join::HashJoin;
 use super::parallel::internal;
-use super::pipeline::{Flow, Stage};
+use super::pipeline::{Flow, Pipeline, Stage};
 use super::reach::DistinctEnds;
 use super::scan::{NodeScan, RelationshipIndexSeek};
 use super::sort::{SortBuffer, SortSpec};
@@ -103,11 +103,12 @@ pub(super) fn build_operator(
             keys,
             aggregates,
         } => aggregate_operator(
-            child(input).into_operator(),
+            child(input),
             Aggregation {
                 keys: keys.clone(),
                 calls: aggregates.clone(),
             },
+            profile_id,
         ),
         LogicalPlan::Sort { input, keys, top } => sort_operator(
             child(input).into_operator(),
@@ -767,17 +768,27 @@ struct Aggregate {
     input: Box<dyn Operator>,
     aggregation: Aggregation,
     output: Materialized,
+    /// PROFILE's number (for how compiled code fed it: `compiled_pipeline`).
+    profile_id: Option<usize>,
 }
 
-/// The serial Aggregate over `input` (see `aggregate`, GROUPS).
+/// The serial Aggregate over `input` (see `aggregate`, GROUPS), numbered `profile_id`.
 pub(super) fn aggregate_operator(
-    input: Box<dyn Operator>,
+    input: Built,
     aggregation: Aggregation,
+    profile_id: Option<usize>,
 ) -> Box<dyn Operator> {
+    // A pipeline even over a breaker or a leaf: compiled code may feed the Aggregate from a
+    // stage on top of it (`compiled_pipeline`).
+    let input: Box<dyn Operator> = match input {
+        Built::Pipeline(pipeline) => Box::new(pipeline),
+        Built::Operator(op) => Box::new(Pipeline::new(op)),
+    };
     Box::new(Aggregate {
         input,
         aggregation,
         output: Materialized::default(),
+        profile_id,
     })
 }
 
@@ -791,7 +802,7 @@ impl Breaker for Aggregate {
             aggregation: self.aggregation.clone(),
             state: SinkState::Serial(Table::new(&self.aggregation)),
         };
-        let table = match self.input.absorb(Box::new(sink), ctx) {
+        let table = match self.input.absorb(Box::new(sink), self.profile_id, ctx) {
             // The filters below feed the table themselves (`filter`, COMPILED PIPELINES).
             Ok(()) => {
                 if self.input.next(ctx)?.is_some() {

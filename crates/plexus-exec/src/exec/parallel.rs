@@ -145,7 +145,9 @@ use super::ops::{Distinct, RowStage, aggregate_operator, simple_stage, sort_oper
 use super::pipeline::{Pipeline, Stage};
 use super::scan::scan_node_runs;
 use super::sort::{SortBuffer, SortSpec, SortedRun, SortedRuns};
-use super::{BATCH_ROWS, Batch, ExecContext, ExecState, Operator, OperatorProfile, Profiled};
+use super::{
+    BATCH_ROWS, Batch, Built, ExecContext, ExecState, Operator, OperatorProfile, Profiled,
+};
 use crate::context::JitProfile;
 use plexus_plan::Params;
 use plexus_plan::logical::{LogicalPlan, parallel_chain};
@@ -388,7 +390,8 @@ impl Spec {
                 Box::new(stages)
             }
             Partial::Reduce { id, reduction } => {
-                self.profiled(*id, reduction.serial(Box::new(stages)))
+                let serial = reduction.serial(stages, self.profile.then_some(*id));
+                self.profiled(*id, serial)
             }
         }
     }
@@ -1017,7 +1020,10 @@ fn reduce_morsel<R: MorselReduce>(
 ) -> bool {
     let started = Instant::now();
     // `None`: the stages feed it themselves (a compiled pipeline: `filter`).
-    let mut held = reduce.absorb(reduce.morsel(ctx), stages, ctx).err();
+    let profile_id = ctx.state.profile.is_some().then_some(id);
+    let mut held = reduce
+        .absorb(reduce.morsel(ctx), (stages, profile_id), ctx)
+        .err();
     // Whether the morsel was reduced to its end (its scan also ends early on a stop).
     let end = guarded(morsel, || {
         while let Some(batch) = stages.next(ctx)? {
@@ -1073,10 +1079,11 @@ trait MorselReduce {
     fn morsel(&self, ctx: &mut ExecContext) -> Self::Morsel;
     /// Hands `morsel` to the worker's `stages` to feed in place of their output rows (a
     /// compiled pipeline: `filter`, COMPILED PIPELINES), or gives it back.
+    /// `id`: the breaker's PROFILE number.
     fn absorb(
         &self,
         morsel: Self::Morsel,
-        _stages: &mut dyn Operator,
+        (_stages, _id): (&mut dyn Operator, Option<usize>),
         _ctx: &ExecContext,
     ) -> std::result::Result<(), Self::Morsel> {
         Err(morsel)
@@ -1105,14 +1112,14 @@ impl MorselReduce for Aggregation {
     fn absorb(
         &self,
         morsel: MorselAggregator,
-        stages: &mut dyn Operator,
+        (stages, id): (&mut dyn Operator, Option<usize>),
         ctx: &ExecContext,
     ) -> std::result::Result<(), MorselAggregator> {
         let sink = AggregateSink {
             aggregation: self.clone(),
             state: SinkState::Morsel(morsel),
         };
-        stages.absorb(Box::new(sink), ctx).map_err(|sink| {
+        stages.absorb(Box::new(sink), id, ctx).map_err(|sink| {
             match sink.downcast::<AggregateSink>().map(|s| s.state) {
                 Ok(SinkState::Morsel(morsel)) => morsel,
                 _ => unreachable!("a pipeline gives back the sink it was offered"),
@@ -1190,11 +1197,13 @@ impl MorselReduce for SortSpec {
 }
 
 impl Reduction {
-    /// The serial breaker over `input`.
-    fn serial(&self, input: Box<dyn Operator>) -> Box<dyn Operator> {
+    /// The serial breaker over `input`, numbered `id` under PROFILE.
+    fn serial(&self, input: Pipeline, id: Option<usize>) -> Box<dyn Operator> {
         match self {
-            Reduction::Aggregate(aggregation) => aggregate_operator(input, aggregation.clone()),
-            Reduction::Sort(spec) => sort_operator(input, spec.clone()),
+            Reduction::Aggregate(aggregation) => {
+                aggregate_operator(Built::Pipeline(input), aggregation.clone(), id)
+            }
+            Reduction::Sort(spec) => sort_operator(Box::new(input), spec.clone()),
         }
     }
 }

@@ -339,13 +339,29 @@ impl Operator for Pipeline {
         Ok(None)
     }
 
-    fn absorb(&mut self, sink: Sink, ctx: &ExecContext) -> std::result::Result<(), Sink> {
-        match self.stages.last_mut() {
-            Some(top) if !self.opened && top.held.is_none() && top.surplus.is_none() => {
-                top.stage.absorb(sink, top.profile_id, ctx)
-            }
-            _ => Err(sink),
+    /// The top stage takes the sink, or else a stage that feeds it by compiled code goes on
+    /// top (`exec::compiled_pipeline`); before the pipeline runs only.
+    fn absorb(
+        &mut self,
+        sink: Sink,
+        aggregate_id: Option<usize>,
+        ctx: &ExecContext,
+    ) -> std::result::Result<(), Sink> {
+        let fresh =
+            !self.opened && (self.stages.iter()).all(|p| p.held.is_none() && p.surplus.is_none());
+        if !fresh {
+            return Err(sink);
         }
+        let sink = match self.stages.last_mut() {
+            Some(top) => match top.stage.absorb(sink, top.profile_id, ctx) {
+                Ok(()) => return Ok(()),
+                Err(sink) => sink,
+            },
+            None => sink,
+        };
+        let feed = super::compiled_pipeline::feed_stage(sink, aggregate_id, ctx)?;
+        self.push(feed, None);
+        Ok(())
     }
 
     fn reclaim(&mut self) -> Option<Sink> {

@@ -364,14 +364,19 @@ pub(super) fn emit(
         };
         prefixes.push(all);
     }
-    let all = *prefixes
-        .last()
-        .ok_or_else(|| Unsupported::new("no predicate"))?;
-    let failed = g.b.use_var(fail);
-    let check = g.b.create_block();
-    g.b.ins().brif(failed, fallback, &[], check, &[]);
-    g.b.switch_to_block(check);
-    g.b.ins().brif(all, kept, &[], advance, &[]);
+    match prefixes.last() {
+        Some(&all) => {
+            let failed = g.b.use_var(fail);
+            let check = g.b.create_block();
+            g.b.ins().brif(failed, fallback, &[], check, &[]);
+            g.b.switch_to_block(check);
+            g.b.ins().brif(all, kept, &[], advance, &[]);
+        }
+        // No filter: every row is fed.
+        None => {
+            g.b.ins().jump(kept, &[]);
+        }
+    }
 
     // The row is kept: its key, group and updates.
     g.b.switch_to_block(kept);

@@ -141,6 +141,11 @@ impl CompiledPredicate {
         &self.signature
     }
 
+    /// How many predicates (a fused chain's filters) the code evaluates.
+    pub fn predicates(&self) -> usize {
+        self.predicates
+    }
+
     /// How long generating and compiling the code took.
     pub fn compile_time(&self) -> Duration {
         self.compile_time
@@ -314,7 +319,7 @@ pub(crate) fn compile(
     if signature.leaves.len() != shape.leaves.len()
         || signature.params.len() != shape.params.len()
         || predicates.len() != shape.predicates
-        || predicates.is_empty()
+        || (predicates.is_empty() && program.aggregate.is_none())
     {
         return Err(Unsupported::new("a signature of another shape"));
     }
