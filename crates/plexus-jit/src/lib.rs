@@ -75,6 +75,13 @@
 //! and says where ([`Stop`]); the caller creates the group and calls again, or hands the
 //! rest of the batch to the interpreter.
 //!
+//! COMPILED PROJECTIONS
+//! ====================
+//! A [`Program::project`] compiles a Project's computed items into one loop that writes each
+//! row's value and validity to a typed output column per item — INTEGER, FLOAT or BOOLEAN
+//! ([`CompiledPredicate::run_project`], `codegen/project.rs`); as for a filter, any row on
+//! which an item would raise an error makes the whole batch fall back.
+//!
 //! NOT YET
 //! =======
 //! String ordering, `ENDS WITH`, `CONTAINS`; scans and expands inside the compiled loop (the
@@ -90,6 +97,7 @@ pub use cache::{Cache, Lookup, MAX_CACHED_PREDICATES};
 pub use codegen::aggregate::{
     AggregateState, CallBuffers, DENSE_KEYS, NO_GROUP, Progress, ReplayRecord, Stop,
 };
+pub use codegen::project::Computed;
 pub use codegen::{CompiledPredicate, Mask};
 pub use shape::{Leaf, MAX_IN_LIST, Shape, Unsupported, shape};
 
@@ -220,10 +228,13 @@ impl Signature {
 /// What one compiled function computes: a Filter's predicate or a fused chain's, bottom
 /// first, and — for a pipeline whose Aggregate took the chain's rows (see COMPILED
 /// PIPELINES) — the aggregation those rows feed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Program {
     pub predicates: Vec<plexus_plan::logical::BExpr>,
     pub aggregate: Option<AggregateProgram>,
+    /// A Project's computed items (no predicate, no aggregation): each row's values
+    /// written to typed output columns (see COMPILED PROJECTIONS).
+    pub project: Vec<plexus_plan::logical::BExpr>,
 }
 
 impl Program {
@@ -231,7 +242,15 @@ impl Program {
     pub fn filter(predicates: &[plexus_plan::logical::BExpr]) -> Program {
         Program {
             predicates: predicates.to_vec(),
-            aggregate: None,
+            ..Program::default()
+        }
+    }
+
+    /// A Project's computed items.
+    pub fn project(items: &[plexus_plan::logical::BExpr]) -> Program {
+        Program {
+            project: items.to_vec(),
+            ..Program::default()
         }
     }
 

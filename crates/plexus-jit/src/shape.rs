@@ -87,6 +87,20 @@ fn predicate_shape(predicates: &[BExpr]) -> Result<Shape, Unsupported> {
 /// the calls' arguments' leaves and parameters; the fingerprint names the aggregation too.
 /// A program with an aggregation may have no predicate (an Aggregate fed every row).
 pub(crate) fn program(program: &Program) -> Result<Shape, Unsupported> {
+    if !program.project.is_empty() {
+        if !program.predicates.is_empty() || program.aggregate.is_some() {
+            return Err(Unsupported::new(
+                "a projection with predicates or an aggregation",
+            ));
+        }
+        let mut shape = predicate_shape(&[])?;
+        program
+            .project
+            .iter()
+            .try_for_each(|e| visit(e, &mut shape))?;
+        shape.fingerprint = format!("project {:?}", program.project);
+        return Ok(shape);
+    }
     let mut shape = match &program.aggregate {
         Some(_) => predicate_shape(&program.predicates)?,
         None => shape(&program.predicates)?,

@@ -63,6 +63,8 @@ fn every_mode_answers_alike_and_profile_says_how_filters_ran() {
         "MATCH (p:P) WHERE abs(p.y) > 3 RETURN count(*)",
         "MATCH (p:P) WHERE p.x > $c AND p.w > 1.0 \
          RETURN p.y % 5 AS g, count(*), sum(p.x), min(p.w), max(p.w), avg(p.x) ORDER BY g",
+        "MATCH (p:P) WITH p.x * 3 - p.y AS a, p.w / 2.0 AS b, p.x > p.y AS c \
+         RETURN count(*), sum(a), max(b), count(c), min(a + p.big)",
     ];
     for query in queries {
         set(&mut conn, "off");

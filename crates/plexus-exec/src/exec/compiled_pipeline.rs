@@ -22,9 +22,10 @@
 //!
 //! What the loop covers is the JIT's `AggregateProgram`: at most one grouping key, an
 //! INTEGER where it is not null; `count`, `sum`, `avg`, `min`, `max` without DISTINCT, of
-//! INTEGER or FLOAT arguments (`count` of anything). Scans, expands, projections, joins and
-//! the rest below stay interpreted: they make each batch's typed columns, which the loop
-//! reads — one call of compiled code per batch.
+//! INTEGER or FLOAT arguments (`count` of anything). Scans, expands, joins and the rest
+//! below stay interpreted (a Project below compiles on its own: `jit::ProjectJit`): they
+//! make each batch's typed columns, which the loop reads — one call of compiled code per
+//! batch.
 //!
 //! [`PipelineJit`] runs the code over a batch while the aggregation's state is a typed table
 //! (`typed_aggregate`, `TypedTable::run_compiled`) and compiled code is ready for the
@@ -82,6 +83,7 @@ impl PipelineJit {
         let program = Program {
             predicates: predicates.to_vec(),
             aggregate: aggregate.ok(),
+            project: Vec::new(),
         };
         PipelineJit {
             // Without an aggregation the program is a filter's, never this pipeline's.

@@ -29,18 +29,22 @@
 //! The same state runs a compiled pipeline's code — a Filter stage's steps and the Aggregate
 //! above them, or an Aggregate alone (`exec::compiled_pipeline`) — kept from one Aggregate
 //! state to the next (a worker's morsels), so adaptive's warm-up is paid once per stage.
+//! A Project's computed items run compiled too ([`ProjectJit`], same modes and cache).
 //!
 //! NOT YET
 //! =======
-//! Scans, expands and projections stay interpreted: the code takes the typed columns the
-//! interpreter makes per batch (one call per batch, as the crate docs want); an Aggregate
-//! over a Project reads the projected columns.
+//! Scans and expands stay interpreted: the code takes the typed columns the interpreter
+//! makes per batch (one call per batch, as the crate docs want). A compiled Project writes
+//! its columns for the batch; the filter or aggregation above it reads them in a loop of
+//! its own.
 
 use crate::context::{Batch, ExecContext, JitProfile};
 use crate::eval::prefetch::Prefetched;
+use crate::eval::prefetch::PropertyReads;
 use crate::eval::vector::{self, Vector};
 use plexus_jit::{
-    Cache, Column, CompiledPredicate, JitMode, Lookup, Mask, Program, Shape, Signature, Unsupported,
+    Cache, Column, CompiledPredicate, Computed, JitMode, Lookup, Mask, Program, Shape, Signature,
+    Unsupported,
 };
 use plexus_plan::logical::BExpr;
 use plexus_value::value::Value;
@@ -284,6 +288,79 @@ fn lookup(
     }
 }
 
+/// A Project's compiled code: the computed items the JIT covers (not plain slots,
+/// literals, parameters or property reads, which cost nothing to pass on), computed in one
+/// loop into typed columns (`plexus_jit`, COMPILED PROJECTIONS). A batch the code does not
+/// take — types not compiled, adaptive's first rows, some row raising an error — runs the
+/// interpreter for every item, as without a JIT.
+pub(crate) struct ProjectJit {
+    jit: FilterJit,
+    reads: PropertyReads,
+    /// The index in the Project's items of each compiled item, in the program's order.
+    items: Vec<usize>,
+}
+
+impl ProjectJit {
+    /// For a Project's `items`; `None` when none is computed or the JIT covers none.
+    pub(crate) fn new(items: &[(usize, BExpr)]) -> Option<ProjectJit> {
+        let (items, exprs): (Vec<usize>, Vec<BExpr>) = (items.iter().enumerate())
+            .filter(|(_, (_, e))| {
+                computed(e) && Program::project(std::slice::from_ref(e)).shape().is_ok()
+            })
+            .map(|(i, (_, e))| (i, e.clone()))
+            .unzip();
+        if items.is_empty() {
+            return None;
+        }
+        Some(ProjectJit {
+            reads: PropertyReads::of_filters(&exprs),
+            jit: FilterJit::new(Program::project(&exprs)),
+            items,
+        })
+    }
+
+    /// Per item of the Project, its column when compiled code computed it for `batch`.
+    pub(crate) fn run(&mut self, batch: &Batch, ctx: &mut ExecContext) -> Vec<Option<Vector>> {
+        let len = batch.len();
+        if !self.jit.wants(len, ctx) {
+            return Vec::new();
+        }
+        let prefetched = self.reads.fetch(batch, ctx);
+        let computed = (self.jit)
+            .with_code(batch, &prefetched, ctx, |code, columns, params| {
+                code.run_project(columns, params, len)
+            })
+            .flatten();
+        let Some(computed) = computed else {
+            return Vec::new();
+        };
+        let mut out = vec![None; self.items.iter().max().map_or(0, |m| m + 1)];
+        for (&i, column) in self.items.iter().zip(computed) {
+            out[i] = Some(match column {
+                Computed::Int(a) => Vector::Int(a),
+                Computed::Float(a) => Vector::Float(a),
+                Computed::Bool(a) => Vector::Bool(a),
+            });
+        }
+        out
+    }
+
+    /// What ran since PROFILE last took it.
+    pub(crate) fn take_profile(&mut self) -> JitProfile {
+        self.jit.take_profile()
+    }
+}
+
+/// Whether a Project item computes something (not a slot, literal, parameter or a property
+/// of a slot, which are passed on as they are).
+fn computed(expr: &BExpr) -> bool {
+    match expr {
+        BExpr::Slot(_) | BExpr::Const(_) | BExpr::Param(_) => false,
+        BExpr::Property(inner, _) => !matches!(**inner, BExpr::Slot(_)),
+        _ => true,
+    }
+}
+
 /// EXPLAIN's note on an operator of the plan when compiled code may run (`jit` on or
 /// adaptive). On a Filter: ` jit=eligible` when the JIT covers every operator of its
 /// predicate — it then runs compiled on batches whose columns are of compiled types
@@ -297,7 +374,7 @@ fn lookup(
 /// Nothing with `jit` off, nor on other operators: scans, expands, projections and the rest
 /// run interpreted. Subquery expressions' plans are not annotated.
 pub(crate) fn jit_note(op: &plexus_plan::LogicalPlan, mode: JitMode) -> String {
-    use plexus_plan::LogicalPlan::{Aggregate, Filter};
+    use plexus_plan::LogicalPlan::{Aggregate, Filter, Project};
     if mode == JitMode::Off {
         return String::new();
     }
@@ -312,6 +389,20 @@ pub(crate) fn jit_note(op: &plexus_plan::LogicalPlan, mode: JitMode) -> String {
             },
             Err(why) => format!(" jit=no ({why})"),
         },
+        Project { items, .. } => {
+            let computed: Vec<&BExpr> = (items.iter().map(|(_, e)| e))
+                .filter(|e| computed(e))
+                .collect();
+            let shapes: Vec<_> = (computed.iter())
+                .map(|e| Program::project(std::slice::from_ref(*e)).shape())
+                .collect();
+            match shapes.iter().find_map(|s| s.as_ref().err()) {
+                _ if shapes.is_empty() => String::new(),
+                _ if shapes.iter().any(Result::is_ok) => " jit=eligible".to_string(),
+                Some(why) => format!(" jit=no ({why})"),
+                None => String::new(),
+            }
+        }
         Aggregate {
             input,
             keys,
@@ -335,6 +426,7 @@ pub(crate) fn jit_note(op: &plexus_plan::LogicalPlan, mode: JitMode) -> String {
                 let program = Program {
                     predicates,
                     aggregate: Some(aggregate),
+                    project: Vec::new(),
                 };
                 program.shape().map_err(|why| why.to_string())
             };

@@ -660,3 +660,88 @@ mod pipelines {
         );
     }
 }
+
+/// Compiled projections (`ProjectJit`, `plexus_jit` COMPILED PROJECTIONS) against the row
+/// evaluator: one to four random items — arithmetic or predicates — over the random columns
+/// above. Every column compiled code gives holds, row by row, the row evaluator's value
+/// (floats bit for bit, through `Debug`); a batch it declines although compiled for its
+/// types has an arithmetic sub-expression that raises an error on some row.
+#[test]
+fn compiled_projections_agree_with_the_row_evaluator() {
+    let (computed, fell_back) = (Cell::new(0u32), Cell::new(0u32));
+    let mut runner = TestRunner::new(Config {
+        cases: 3_000,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let items = prop::collection::vec(prop_oneof![3 => number(), 1 => predicate()], 1..5);
+    let result = runner.run(&(case(), items), |((columns, p, q, _), exprs)| {
+        let mut batch = Batch::new(3);
+        for row in 0..columns[0].len() {
+            batch.push_row(columns.iter().map(|c| c[row].clone()).collect());
+        }
+        let mut params = Params::new();
+        params.insert("p".into(), p);
+        params.insert("q".into(), q);
+        let items: Vec<(usize, BExpr)> = exprs.iter().cloned().enumerate().collect();
+        with_test_ctx(&params, |ctx| -> Result<(), TestCaseError> {
+            ctx.state.jit = JitMode::On;
+            let Some(mut jit) = super::ProjectJit::new(&items) else {
+                return Ok(());
+            };
+            let out = jit.run(&batch, ctx);
+            let raises = (0..batch.len()).any(|row| {
+                (jit.items.iter())
+                    .any(|&i| eval(&exprs[i], &mut Env::new(&batch, row), ctx).is_err())
+            });
+            if out.is_empty() {
+                if matches!(jit.jit.current, Some(Lookup::Ready(_))) {
+                    // Only for an error: some arithmetic sub-expression (evaluated or not,
+                    // as for a filter) raises one on some row.
+                    let mut subs = Vec::new();
+                    jit.items.iter().for_each(|&i| ariths(&exprs[i], &mut subs));
+                    let failing = (0..batch.len()).any(|row| {
+                        (subs.iter()).any(|sub| eval(sub, &mut Env::new(&batch, row), ctx).is_err())
+                    });
+                    prop_assert!(failing, "declined without an error: {:?}", exprs);
+                    bump(&fell_back);
+                }
+                return Ok(());
+            }
+            prop_assert!(
+                !raises,
+                "columns although an item raises an error: {:?}",
+                exprs
+            );
+            for &i in &jit.items {
+                let column = out[i].as_ref().expect("a compiled item's column");
+                for row in 0..batch.len() {
+                    let expected = eval(&exprs[i], &mut Env::new(&batch, row), ctx);
+                    let expected = expected.map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    prop_assert_eq!(
+                        format!("{:?}", column.value(row)),
+                        format!("{expected:?}"),
+                        "row {} of {:?}",
+                        row,
+                        exprs[i]
+                    );
+                }
+            }
+            bump(&computed);
+            Ok(())
+        })
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    assert!(
+        computed.get() > 500,
+        "projections computed: {}",
+        computed.get()
+    );
+    assert!(
+        fell_back.get() > 100,
+        "projections that fell back: {}",
+        fell_back.get()
+    );
+}

@@ -12,6 +12,7 @@
 use super::aggregate::{AggregateSink, Aggregation, SinkState, Table};
 use super::expand::{Expand, VarExpand};
 use super::filter::Filter;
+use super::jit::ProjectJit;
 use super::join::HashJoin;
 use super::parallel::internal;
 use super::pipeline::{Flow, Pipeline, Stage};
@@ -23,7 +24,7 @@ use super::{
     Arguments, BATCH_ROWS, Batch, Built, ExecContext, Materialized, Operator, build_numbered,
     check_materialized,
 };
-use crate::eval::prefetch::PropertyReads;
+use crate::eval::prefetch::{Prefetched, PropertyReads};
 use crate::eval::vector::{self, Vector};
 use crate::eval::{Env, eval};
 use plexus_plan::logical::BExpr;
@@ -238,6 +239,7 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
             &**input,
             Box::new(Project {
                 reads: PropertyReads::of(items.iter().map(|(_, e)| e)),
+                jit: ProjectJit::new(items),
                 items: items.clone(),
             }),
         ),
@@ -717,6 +719,8 @@ struct Project {
     items: Vec<(usize, BExpr)>,
     /// The items' property reads, fetched per batch (see `eval::prefetch`).
     reads: PropertyReads,
+    /// Compiled code for the computed items the JIT covers (`jit::ProjectJit`).
+    jit: Option<ProjectJit>,
 }
 
 impl Stage for Project {
@@ -726,9 +730,21 @@ impl Stage for Project {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<Flow> {
-        let prefetched = self.reads.fetch(input, ctx);
+        let mut computed = match &mut self.jit {
+            Some(jit) if input.len() >= MIN_VECTOR_ROWS => jit.run(input, ctx),
+            _ => Vec::new(),
+        };
+        computed.resize(self.items.len(), None);
+        let prefetched = match computed.iter().all(Option::is_some) {
+            true => Prefetched::default(),
+            false => self.reads.fetch(input, ctx),
+        };
         let mut columns = Vec::with_capacity(self.items.len());
-        for (_, expr) in &self.items {
+        for ((_, expr), computed) in self.items.iter().zip(computed) {
+            if let Some(vector) = computed {
+                columns.push(Projected::Vector(vector));
+                continue;
+            }
             // A property read as a typed vector, or an expression computed as one, stays a
             // vector: no `Value` per row (`context::Batch`, TYPED COLUMNS).
             let vector = prefetched.typed_vector(expr).or_else(|| {
@@ -762,6 +778,10 @@ impl Stage for Project {
     }
 
     fn reset(&mut self) {}
+
+    fn take_jit_profile(&mut self) -> Option<crate::context::JitProfile> {
+        self.jit.as_mut().map(ProjectJit::take_profile)
+    }
 }
 
 struct Aggregate {

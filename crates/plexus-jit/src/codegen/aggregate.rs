@@ -173,7 +173,7 @@ impl CompiledPredicate {
     pub fn call_types(&self) -> Option<&[Option<ColumnType>]> {
         match &self.entry {
             super::Code::Aggregate { call_types, .. } => Some(call_types),
-            super::Code::Filter(_) => None,
+            super::Code::Filter(_) | super::Code::Project { .. } => None,
         }
     }
 

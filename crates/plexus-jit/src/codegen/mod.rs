@@ -46,6 +46,7 @@ use plexus_value::value::Value;
 use std::time::{Duration, Instant};
 
 pub(crate) mod aggregate;
+pub(crate) mod project;
 
 /// A leaf column as the compiled function reads it.
 #[repr(C)]
@@ -103,6 +104,11 @@ pub struct CompiledPredicate {
 enum Code {
     /// A filter's (or a fused chain's) mask.
     Filter(Entry),
+    /// A Project's computed items (`project`), with each one's output type.
+    Project {
+        entry: project::Entry,
+        types: Vec<ColumnType>,
+    },
     /// A pipeline's filters and aggregation (`aggregate`).
     Aggregate {
         entry: aggregate::Entry,
@@ -319,11 +325,21 @@ pub(crate) fn compile(
     if signature.leaves.len() != shape.leaves.len()
         || signature.params.len() != shape.params.len()
         || predicates.len() != shape.predicates
-        || (predicates.is_empty() && program.aggregate.is_none())
+        || (predicates.is_empty() && program.aggregate.is_none() && program.project.is_empty())
     {
         return Err(Unsupported::new("a signature of another shape"));
     }
     let (code, module, literals, entry) = match &program.aggregate {
+        None if !program.project.is_empty() => {
+            let mut types = Vec::new();
+            let (code, module, literals) = build(project::PARAMS, |b, pointer, calls| {
+                let inputs = (shape, signature, pointer, calls);
+                project::emit(b, &program.project, inputs, &mut types)
+            })?;
+            // SAFETY: as below, with `project::Entry`'s signature (four parameters).
+            let entry = unsafe { std::mem::transmute::<*const u8, project::Entry>(code) };
+            (code, module, literals, Code::Project { entry, types })
+        }
         None => {
             let (code, module, literals) = build(FILTER_PARAMS, |b, pointer, calls| {
                 emit_loop(b, predicates, shape, signature, pointer, calls)
