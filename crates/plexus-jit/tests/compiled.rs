@@ -502,3 +502,102 @@ fn the_cache_is_bounded_and_keeps_evicted_code_alive_for_its_users() {
     assert!(!Arc::ptr_eq(&again, &held[2]));
     assert_eq!(cache.stats(), (2, 2));
 }
+
+/// A compiled pipeline (`x > 0`, grouped by `k`, `count(*)` and `min(w)`) over one batch,
+/// with the caller's state in `dense`, `groups` groups and the null group `null_group`.
+fn run_pipeline(
+    columns: &[Column],
+    dense: &mut [u32],
+    groups: usize,
+    (start, mins): (usize, &mut Vec<f64>),
+) -> (plexus_jit::Progress, Vec<i64>) {
+    use plexus_jit::{AggOp, AggregateProgram, AggregateState, CallBuffers, Program};
+    let program = Program {
+        predicates: vec![compare(
+            ComparisonOp::Gt,
+            BExpr::Slot(0),
+            BExpr::Const(Value::Int(0)),
+        )],
+        aggregate: Some(AggregateProgram {
+            key: Some(BExpr::Slot(1)),
+            calls: vec![(AggOp::Rows, None), (AggOp::Min, Some(BExpr::Slot(2)))],
+            replay: false,
+        }),
+        project: Vec::new(),
+    };
+    let shape = program.shape().expect("covered operators");
+    let signature = Signature::of(columns, &[]).expect("compiled types");
+    let compiled = plexus_jit::compile_program(&program, &shape, &signature).expect("compiles");
+    let (mut rows, mut ints, mut counts, mut floats2, mut ints2) = (
+        vec![0; groups],
+        vec![0; groups],
+        vec![0; groups],
+        vec![0.0; groups],
+        vec![0; groups],
+    );
+    let mut replays = Vec::new();
+    let mut state = AggregateState {
+        dense,
+        null_group: plexus_jit::NO_GROUP,
+        rows_base: 0,
+        calls: vec![
+            CallBuffers {
+                count: &mut rows,
+                ints: &mut ints,
+                floats: &mut floats2,
+            },
+            CallBuffers {
+                count: &mut counts,
+                ints: &mut ints2,
+                floats: mins,
+            },
+        ],
+        replays: &mut replays,
+    };
+    let len = match columns[0] {
+        Column::Int(a) => a.len(),
+        _ => unreachable!("an integer first column"),
+    };
+    let progress = (compiled.run_aggregate(columns, &[], (start, len), &mut state))
+        .expect("the state has the code's shape");
+    (progress, rows)
+}
+
+#[test]
+fn pipelines_stop_for_new_groups_and_never_index_past_the_callers_groups() {
+    let x = Int64Array::from(vec![1, 5, -1, 2]);
+    let k = Int64Array::from(vec![3, 3, 7, 9]);
+    let w = Float64Array::from(vec![-0.0, 0.0, 1.0, 2.0]);
+    let columns = [Column::Int(&x), Column::Int(&k), Column::Float(&w)];
+    let mut dense = vec![plexus_jit::NO_GROUP; plexus_jit::DENSE_KEYS];
+    // Key 3 has no group: the code stops before row 0 and applies nothing.
+    let mut mins = vec![0.0; 1];
+    let (progress, rows) = run_pipeline(&columns, &mut dense, 1, (0, &mut mins));
+    assert_eq!(
+        progress.stop,
+        plexus_jit::Stop::NewGroup {
+            row: 0,
+            key: Some(3)
+        }
+    );
+    assert_eq!((progress.fed, rows), (0, vec![0]));
+    // With group 0 for key 3: rows 0 and 1 are fed (the first of -0.0 and 0.0 stays the
+    // minimum), row 2 is dropped by the filter, row 3's key 9 needs a group.
+    dense[3] = 0;
+    let (progress, rows) = run_pipeline(&columns, &mut dense, 1, (0, &mut mins));
+    assert_eq!(
+        progress.stop,
+        plexus_jit::Stop::NewGroup {
+            row: 3,
+            key: Some(9)
+        }
+    );
+    assert_eq!((progress.fed, progress.passed, rows), (2, vec![2], vec![2]));
+    assert_eq!(mins[0].to_bits(), (-0.0f64).to_bits());
+    // A group the caller's arrays do not hold (as if `dense` were stale) is never indexed:
+    // the row falls back.
+    dense[9] = 5;
+    let mut mins = vec![0.0; 1];
+    let (progress, _) = run_pipeline(&columns, &mut dense, 1, (3, &mut mins));
+    assert_eq!(progress.stop, plexus_jit::Stop::Fallback { row: 3 });
+}

@@ -184,13 +184,14 @@ impl Stage for AggregateFeed {
     fn execute(
         &mut self,
         input: &mut Batch,
-        _out: &mut Batch,
+        out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<Flow> {
         let Some(sink) = self.sink.as_mut() else {
-            return Err(super::parallel::internal(
-                "an aggregate feed without its Aggregate",
-            ));
+            // Run without an Aggregate's state (none was handed over this time): pass the
+            // rows on, as if the stage were not there.
+            *out = std::mem::replace(input, Batch::new(0));
+            return Ok(Flow::NeedMoreInput);
         };
         let (from, _) = self.jit.run(sink, input, ctx);
         if let Some(rest) = rest_of(input, from) {

@@ -36,7 +36,8 @@
 //! =========
 //! `StateArg` points at the caller's arrays: `dense` (a group per key in `0..DENSE_KEYS`,
 //! `u32::MAX` for none), the group of the null key (or of everything, without a key), and per
-//! call `count`, `ints`, `floats` (one entry per group). The call rules are the typed
+//! call `count`, `ints`, `floats` (one entry per group; a group found at or beyond their
+//! length is never indexed: the row falls back). The call rules are the typed
 //! table's: `count(*)` counts rows, `count(x)` valid values; `sum` adds valid values (an
 //! integer sum checked for overflow — the row is then not applied: `Fallback`); `min`/`max`
 //! take a valid value when the group has none yet or it is strictly better (floats: NaN
@@ -97,6 +98,9 @@ pub(super) struct CallArg {
 pub(super) struct StateArg {
     dense: *mut u32,
     null_group: u64,
+    /// Groups in the call arrays: a group from `dense` or `null_group` at or above it is not
+    /// indexed (the row falls back).
+    groups: u64,
     /// Rows fed before this call (a replay record's row is counted from it).
     rows_base: u64,
     replays: *mut ReplayRecord,
@@ -196,17 +200,13 @@ impl CompiledPredicate {
             return None;
         };
         let groups = state.calls.first().map_or(0, |c| c.count.len());
+        // (The code checks each group it finds against `groups` before indexing.)
         let shaped = start <= len
             && state.dense.len() == DENSE_KEYS
             && state.calls.len() == call_types.len()
             && (state.calls.iter()).all(|c| {
                 c.count.len() == groups && c.ints.len() == groups && c.floats.len() == groups
-            })
-            && state
-                .dense
-                .iter()
-                .all(|&g| g == NO_GROUP || (g as usize) < groups)
-            && (state.null_group == NO_GROUP || (state.null_group as usize) < groups);
+            });
         if !shaped {
             return None;
         }
@@ -225,6 +225,7 @@ impl CompiledPredicate {
         let state_arg = StateArg {
             dense: state.dense.as_mut_ptr(),
             null_group: u64::from(state.null_group),
+            groups: groups as u64,
             rows_base: state.rows_base,
             replays: state.replays.spare_capacity_mut().as_mut_ptr().cast(),
             calls: calls.as_ptr(),
@@ -232,9 +233,9 @@ impl CompiledPredicate {
         let mut out = RunOut::default();
         let mut passed = vec![0u64; self.predicates];
         // SAFETY: the columns and parameters are of the signature's types and `len` rows
-        // long (`Arguments::of`: see `run`); every group the code can index — from `dense`
-        // or `null_group`, checked above to be below `groups` — is within each call's three
-        // arrays of `groups` entries; replay code writes at most one record per row from
+        // long (`Arguments::of`: see `run`); the code indexes `dense` only below
+        // `DENSE_KEYS` (its length, checked above) and each call's three arrays of `groups`
+        // entries only with a group below `groups` (it falls back on any other); replay code writes at most one record per row from
         // `start` and call into the spare capacity reserved above; `out` and `passed` have
         // the sizes the code writes.
         let status = unsafe {
@@ -295,9 +296,10 @@ pub(super) fn emit(
     let (leaves, param_values) = load_inputs(b, signature, pointer, columns, params);
     let dense = b.ins().load(pointer, flags, state, 0);
     let null_group = b.ins().load(types::I64, flags, state, 8);
-    let rows_base = b.ins().load(types::I64, flags, state, 16);
-    let replays = b.ins().load(pointer, flags, state, 24);
-    let call_args = b.ins().load(pointer, flags, state, 32);
+    let groups = b.ins().load(types::I64, flags, state, 16);
+    let rows_base = b.ins().load(types::I64, flags, state, 24);
+    let replays = b.ins().load(pointer, flags, state, 32);
+    let call_args = b.ins().load(pointer, flags, state, 40);
     let mut buffers = Vec::with_capacity(aggregate.calls.len());
     for i in 0..aggregate.calls.len() {
         let at = i as i32 * COLUMN_ARG_BYTES;
@@ -397,6 +399,13 @@ pub(super) fn emit(
     g.b.ins().brif(failed, fallback, &[], lookup, &[]);
     g.b.switch_to_block(lookup);
     let group = group_of(&mut g, key, (dense, null_group), (fallback, new_group, out))?;
+    // A group the caller's arrays do not hold is never indexed (`run_aggregate`).
+    let outside =
+        g.b.ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, group, groups);
+    let update = g.b.create_block();
+    g.b.ins().brif(outside, fallback, &[], update, &[]);
+    g.b.switch_to_block(update);
 
     // Every call's new state, then (no sum overflowed) every store.
     let eight = g.b.ins().ishl_imm_u(group, 3);
