@@ -14,8 +14,8 @@
 //! ```
 //!
 //! - a Filter stage (one filter or a fused chain) the JIT covers together with the
-//!   aggregation: its predicates and the aggregation compile into one loop
-//!   (`exec::filter`, COMPILED PIPELINES);
+//!   aggregation, which reads no property the filters do not: its predicates and the
+//!   aggregation compile into one loop (`exec::filter`, COMPILED PIPELINES);
 //! - otherwise, if the JIT covers the aggregation alone, an [`AggregateFeed`] stage is pushed
 //!   on top of the pipeline (kept there for later runs: a worker's next morsel, an inner
 //!   plan's next argument row): every row of its input is fed by a loop with no predicate.
@@ -45,6 +45,13 @@ use plexus_jit::{JitMode, Program};
 use plexus_plan::logical::BExpr;
 use plexus_value::error::Result;
 use std::time::Duration;
+
+/// Under `adaptive`, a batch of fewer rows goes to the typed table in Rust: a call of
+/// compiled code costs a few microseconds of setup (its leaf columns typed, its arguments
+/// and state laid out), which a loop over so few rows cannot win back — the kept rows of a
+/// selective filter come in such batches (3 % of a 1,024-row batch: about 30). (`on`
+/// compiles every batch.)
+const ADAPTIVE_MIN_BATCH_ROWS: usize = 256;
 
 /// The compiled code of a pipeline's predicates (none, for an [`AggregateFeed`]) and the
 /// aggregation its rows feed.
@@ -101,6 +108,11 @@ impl PipelineJit {
         self.jit.eligible()
     }
 
+    /// How many distinct properties the code reads.
+    pub(super) fn properties(&self) -> usize {
+        self.jit.properties()
+    }
+
     /// Whether the code records sums for replay (a parallel worker's).
     pub(super) fn replay(&self) -> bool {
         self.replay
@@ -122,6 +134,10 @@ impl PipelineJit {
         ctx: &mut ExecContext,
     ) -> (usize, Vec<u64>) {
         let len = input.len();
+        if ctx.state.jit == JitMode::Adaptive && len < ADAPTIVE_MIN_BATCH_ROWS {
+            self.jit.interpreted();
+            return (0, Vec::new());
+        }
         if !self.jit.wants(len, ctx) {
             return (0, Vec::new());
         }

@@ -41,9 +41,10 @@
 //! offers that stage its state before pulling (`Operator::absorb`: the serial Aggregate its
 //! table, a parallel worker each morsel's partial state; `exec::compiled_pipeline` tells
 //! what else may take it). The stage takes it when `jit` is
-//! not off and the JIT covers the chain and the aggregation together (`plexus_jit::Program`
+//! not off, the JIT covers the chain and the aggregation together (`plexus_jit::Program`
 //! with an `AggregateProgram`: at most one grouping key, `count`, `sum`, `avg`, `min`, `max`
-//! without DISTINCT — EXPLAIN's `jit=eligible pipeline`), and from then on outputs no rows:
+//! without DISTINCT) and the aggregation reads no property the filters do not read —
+//! EXPLAIN's `jit=eligible pipeline` — and from then on outputs no rows:
 //! it feeds the rows its filters keep to the Aggregate itself, which takes its state back
 //! (`Operator::reclaim`) once the input is exhausted.
 //!
@@ -51,6 +52,14 @@
 //!   Aggregate ◀ [ Filter [a, b] ◀ NodeScan ]       rows kept by a and b go up, then grouped
 //!   Aggregate ◀ [ Filter [a, b] + aggregate ◀ NodeScan ]   one loop: test, group, update
 //! ```
+//!
+//! Why not when the aggregation reads more: the loop reads every property for every row of
+//! the batch, the filters' and the aggregation's alike; a selective filter keeps a few rows,
+//! and reading the aggregation's properties for those only (the stacked way: the kept rows
+//! copied out, then an aggregation loop of their own, `compiled_pipeline::AggregateFeed`)
+//! costs less than reading them for all when the filters keep few rows and the rows have
+//! to be decoded (spilled); where the properties are in memory the two ways measure alike
+//! (`docs/benchmarks.md`, "Compiled pipelines and projections").
 //!
 //! Per batch, while the state is a typed table (`typed_aggregate`) and compiled code is ready
 //! for the batch's column types, one compiled function tests each row against every
@@ -234,6 +243,40 @@ impl Filter {
     /// Feeds the rows of `input` the steps keep to the absorbed Aggregate (see COMPILED
     /// PIPELINES): by compiled code while it can, then the rest of the batch step by step
     /// into the Aggregate's own feed.
+    /// The rows of `input` every step keeps, into `out` (the stage's work when it feeds no
+    /// Aggregate): compiled code for the chain where it runs, else the steps one by one.
+    fn filter_into(
+        &mut self,
+        input: &mut Batch,
+        out: &mut Batch,
+        ctx: &mut ExecContext,
+    ) -> Result<()> {
+        if !self.jit.wants(input.len(), ctx) {
+            self.step_by_step(input, None, out, ctx)?;
+            return Ok(());
+        }
+        let prefetched = self.reads.fetch(input, ctx);
+        let Some(compiled) = self.jit.mask(input, &prefetched, ctx) else {
+            // One step: its reads are the ones just fetched.
+            let reuse = (self.steps.len() == 1).then_some(prefetched);
+            self.step_by_step(input, reuse, out, ctx)?;
+            return Ok(());
+        };
+        debug_assert_eq!(compiled.passed.len(), self.steps.len());
+        // The top step's rows are the stage's output, counted by the pipeline.
+        for (step, passed) in self.steps.iter_mut().zip(&compiled.passed).rev().skip(1) {
+            step.passed += passed;
+        }
+        let kept = true_rows(&compiled.mask);
+        debug_assert_eq!(
+            Some(kept.len() as u64),
+            compiled.passed.last().copied(),
+            "the chain's mask keeps the rows its last step passes"
+        );
+        out.push_rows(input, &kept);
+        Ok(())
+    }
+
     fn feed_sink(
         &mut self,
         absorbed: &mut Absorbed,
@@ -284,29 +327,7 @@ impl Stage for Filter {
             fed?;
             return Ok(Flow::NeedMoreInput);
         }
-        if !self.jit.wants(input.len(), ctx) {
-            self.step_by_step(input, None, out, ctx)?;
-            return Ok(Flow::NeedMoreInput);
-        }
-        let prefetched = self.reads.fetch(input, ctx);
-        let Some(compiled) = self.jit.mask(input, &prefetched, ctx) else {
-            // One step: its reads are the ones just fetched.
-            let reuse = (self.steps.len() == 1).then_some(prefetched);
-            self.step_by_step(input, reuse, out, ctx)?;
-            return Ok(Flow::NeedMoreInput);
-        };
-        debug_assert_eq!(compiled.passed.len(), self.steps.len());
-        // The top step's rows are the stage's output, counted by the pipeline.
-        for (step, passed) in self.steps.iter_mut().zip(&compiled.passed).rev().skip(1) {
-            step.passed += passed;
-        }
-        let kept = true_rows(&compiled.mask);
-        debug_assert_eq!(
-            Some(kept.len() as u64),
-            compiled.passed.last().copied(),
-            "the chain's mask keeps the rows its last step passes"
-        );
-        out.push_rows(input, &kept);
+        self.filter_into(input, out, ctx)?;
         Ok(Flow::NeedMoreInput)
     }
 
@@ -361,11 +382,11 @@ impl Stage for Filter {
         {
             self.pipeline_jit = Some(PipelineJit::new(&self.predicates, &sink));
         }
-        if !self
-            .pipeline_jit
-            .as_ref()
-            .is_some_and(PipelineJit::eligible)
-        {
+        // One loop only when the aggregation reads no property the filters do not: a
+        // property fetched for every row costs more than copying the kept rows, and the
+        // feeding stage above (`compiled_pipeline`) then reads it for those rows only.
+        let reads_more = |p: &PipelineJit| p.properties() > self.jit.properties();
+        if !(self.pipeline_jit.as_ref()).is_some_and(|p| p.eligible() && !reads_more(p)) {
             return Err(sink);
         }
         self.sink = Some(Absorbed {

@@ -112,6 +112,11 @@ impl FilterJit {
         std::mem::replace(&mut self.profile, fresh)
     }
 
+    /// How many distinct properties (`n.key` leaves) the code reads.
+    pub(crate) fn properties(&self) -> usize {
+        self.shape.as_ref().map_or(0, properties)
+    }
+
     /// Whether the JIT covers every operator of the predicates (EXPLAIN's `jit=eligible`).
     pub(crate) fn eligible(&self) -> bool {
         self.shape.is_ok()
@@ -351,6 +356,13 @@ impl ProjectJit {
     }
 }
 
+/// How many distinct properties (`n.key` leaves) code of `shape` reads.
+fn properties(shape: &Shape) -> usize {
+    (shape.leaves.iter())
+        .filter(|l| matches!(l, plexus_jit::Leaf::Property(..)))
+        .count()
+}
+
 /// Whether a Project item computes something (not a slot, literal, parameter or a property
 /// of a slot, which are passed on as they are).
 fn computed(expr: &BExpr) -> bool {
@@ -368,7 +380,8 @@ fn computed(expr: &BExpr) -> bool {
 /// with ` fused` when its input is an eligible Filter too, whose stage it joins (one
 /// compiled loop for the chain: `exec::filter`, FUSED CHAINS); or ` jit=no (why)`, run by
 /// the interpreter. On an Aggregate (`exec::compiled_pipeline`): ` jit=eligible pipeline`
-/// when it compiles into the loop of the eligible Filter (chain) right below it,
+/// when it compiles into the loop of the eligible Filter (chain) right below it (reading no
+/// property the filters do not),
 /// ` jit=eligible` when it compiles on its own (its input's rows fed by a loop of their
 /// own), ` jit=no (why)` when it runs in Rust (typed where it can: `exec::typed_aggregate`).
 /// Nothing with `jit` off, nor on other operators: scans, expands, projections and the rest
@@ -430,7 +443,12 @@ pub(crate) fn jit_note(op: &plexus_plan::LogicalPlan, mode: JitMode) -> String {
                 };
                 program.shape().map_err(|why| why.to_string())
             };
-            if !chain.is_empty() && shape(chain).is_ok() {
+            // In the filters' loop when it reads no property they do not (`exec::filter`,
+            // COMPILED PIPELINES).
+            let filters = Program::filter(&chain)
+                .shape()
+                .map_or(0, |s| properties(&s));
+            if !chain.is_empty() && shape(chain).is_ok_and(|s| properties(&s) <= filters) {
                 return " jit=eligible pipeline".to_string();
             }
             match shape(Vec::new()) {

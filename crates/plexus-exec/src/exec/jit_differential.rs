@@ -670,7 +670,7 @@ mod pipelines {
 fn compiled_projections_agree_with_the_row_evaluator() {
     let (computed, fell_back) = (Cell::new(0u32), Cell::new(0u32));
     let mut runner = TestRunner::new(Config {
-        cases: 3_000,
+        cases: 5_000,
         failure_persistence: None,
         ..Config::default()
     });
@@ -734,6 +734,11 @@ fn compiled_projections_agree_with_the_row_evaluator() {
     if let Err(e) = result {
         panic!("{e}");
     }
+    eprintln!(
+        "projections: {} computed, {} fell back",
+        computed.get(),
+        fell_back.get()
+    );
     assert!(
         computed.get() > 500,
         "projections computed: {}",

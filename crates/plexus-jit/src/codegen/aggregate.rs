@@ -48,7 +48,7 @@
 
 use super::{
     COLUMN_ARG_BYTES, Column, ColumnArg, ColumnType, CompiledPredicate, FloatCalls, Gen, Param,
-    ParamArg, Signature, Val, load_inputs,
+    ParamArg, Signature, Val, load_inputs, row_loop,
 };
 use crate::shape::{Shape, Unsupported};
 use crate::{AggOp, AggregateProgram};
@@ -314,7 +314,6 @@ pub(super) fn emit(
         b.def_var(v, init);
         v
     };
-    let row = variable(b, start);
     let fed = variable(b, zero);
     let written = variable(b, zero);
     let passed: Vec<Variable> = predicates.iter().map(|_| variable(b, zero)).collect();
@@ -322,36 +321,17 @@ pub(super) fn emit(
     let no = b.ins().iconst(types::I8, 0);
     b.def_var(fail, no);
 
-    let header = b.create_block();
-    let body = b.create_block();
     let kept = b.create_block();
     let advance = b.create_block();
     let fallback = b.create_block();
     let new_group = b.create_block();
     let finish = b.create_block();
     b.append_block_param(finish, types::I32);
-    b.ins().jump(header, &[]);
-
-    b.switch_to_block(header);
-    let r = b.use_var(row);
-    let more = b.ins().icmp(IntCC::UnsignedLessThan, r, len);
     let done = b.ins().iconst(types::I32, 0);
-    b.ins().brif(more, body, &[], finish, &[done.into()]);
-
-    b.switch_to_block(body);
-    let r = b.use_var(row);
+    let (row, header, r) = row_loop(b, (start, len), (finish, &[done.into()]));
     b.def_var(fail, no);
-    let mut g = Gen {
-        b,
-        shape,
-        leaves,
-        params: param_values,
-        row: r,
-        fail,
-        literals: Vec::new(),
-        pointer,
-        calls,
-    };
+    let inputs = (shape, (leaves, param_values));
+    let mut g = Gen::new(b, inputs, (r, fail), (pointer, calls));
     // Every predicate on the row (see STOPPING); `prefixes[k]`: predicates 0..=k all true.
     let mut prefixes = Vec::with_capacity(predicates.len());
     for predicate in predicates {

@@ -461,6 +461,32 @@ fn build(
 /// A leaf as the code reads it: its type, values, validity and (strings) data pointers.
 type LeafArg = (ColumnType, Ir, Ir, Ir);
 
+/// The head of a loop over rows `start..len`: a jump to a new header block, which goes on to a
+/// new body block while the row is below `len` and to `exit` (with `exit_args`) after. Leaves
+/// the builder in the body; returns the row variable, the header (where the body jumps back
+/// after the next row is set) and the row in the body.
+fn row_loop(
+    b: &mut FunctionBuilder,
+    (start, len): (Ir, Ir),
+    (exit, exit_args): (
+        cranelift_codegen::ir::Block,
+        &[cranelift_codegen::ir::BlockArg],
+    ),
+) -> (Variable, cranelift_codegen::ir::Block, Ir) {
+    let row = b.declare_var(types::I64);
+    b.def_var(row, start);
+    let header = b.create_block();
+    let body = b.create_block();
+    b.ins().jump(header, &[]);
+    b.switch_to_block(header);
+    let r = b.use_var(row);
+    let more = b.ins().icmp(IntCC::UnsignedLessThan, r, len);
+    b.ins().brif(more, body, &[], exit, exit_args);
+    b.switch_to_block(body);
+    let r = b.use_var(row);
+    (row, header, r)
+}
+
 /// The leaves' pointers ([`ColumnArg`]) and the parameters' values, loaded at the entry of a
 /// function from its `columns` and `params` arguments.
 fn load_inputs(
@@ -516,8 +542,6 @@ fn emit_loop(
     calls: FloatCalls,
 ) -> Result<Vec<Box<[u8]>>, Unsupported> {
     let entry = b.create_block();
-    let header = b.create_block();
-    let body = b.create_block();
     let exit = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -528,10 +552,8 @@ fn emit_loop(
         (*columns, *params, *len, *out_value, *out_valid, *out_passed);
     let flags = MemFlagsData::trusted();
     let (leaves, param_values) = load_inputs(b, signature, pointer, columns, params);
-    let row = b.declare_var(types::I64);
     let fail = b.declare_var(types::I8);
     let zero = b.ins().iconst(types::I64, 0);
-    b.def_var(row, zero);
     let no = b.ins().iconst(types::I8, 0);
     b.def_var(fail, no);
     // Per predicate: the rows on which it and all before it are true.
@@ -543,26 +565,9 @@ fn emit_loop(
             count
         })
         .collect();
-    b.ins().jump(header, &[]);
-
-    b.switch_to_block(header);
-    let r = b.use_var(row);
-    let more = b.ins().icmp(IntCC::UnsignedLessThan, r, len);
-    b.ins().brif(more, body, &[], exit, &[]);
-
-    b.switch_to_block(body);
-    let r = b.use_var(row);
-    let mut g = Gen {
-        b,
-        shape,
-        leaves,
-        params: param_values,
-        row: r,
-        fail,
-        literals: Vec::new(),
-        pointer,
-        calls,
-    };
+    let (row, header, r) = row_loop(b, (zero, len), (exit, &[]));
+    let inputs = (shape, (leaves, param_values));
+    let mut g = Gen::new(b, inputs, (r, fail), (pointer, calls));
     // Every predicate on every row (a fused chain's upper filters too, on rows a lower one
     // drops: an error there falls back, and the interpreter decides, as for a one-sided
     // error under AND). The mask is their Kleene AND; `prefix` is 1 while all so far are true.
@@ -662,6 +667,29 @@ extern "C" fn float_remainder(x: f64, y: f64) -> f64 {
 /// `8.0`). Called once per row by code with a `^`; it cannot fail.
 extern "C" fn float_power(x: f64, y: f64) -> f64 {
     x.powf(y)
+}
+
+impl<'g, 'f> Gen<'g, 'f> {
+    /// A generator for the body of a row loop: the loaded `inputs` ([`load_inputs`]), the
+    /// body's `row`, the `fail` variable.
+    fn new(
+        b: &'g mut FunctionBuilder<'f>,
+        (shape, inputs): (&'g Shape, (Vec<LeafArg>, Vec<Val>)),
+        (row, fail): (Ir, Variable),
+        (pointer, calls): (types::Type, FloatCalls),
+    ) -> Gen<'g, 'f> {
+        Gen {
+            b,
+            shape,
+            leaves: inputs.0,
+            params: inputs.1,
+            row,
+            fail,
+            literals: Vec::new(),
+            pointer,
+            calls,
+        }
+    }
 }
 
 impl Gen<'_, '_> {

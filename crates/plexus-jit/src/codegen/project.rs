@@ -14,12 +14,11 @@
 
 use super::{
     Column, ColumnArg, ColumnType, CompiledPredicate, FloatCalls, Gen, Param, ParamArg, Signature,
-    bits, load_inputs,
+    bits, load_inputs, row_loop,
 };
 use crate::shape::{Shape, Unsupported};
 use arrow::array::{BooleanArray, Float64Array, Int64Array};
 use arrow::buffer::{Buffer, NullBuffer, ScalarBuffer};
-use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types};
 use cranelift_frontend::FunctionBuilder;
 use plexus_plan::logical::BExpr;
@@ -133,35 +132,14 @@ pub(super) fn emit(
         let valid = b.ins().load(pointer, flags, outputs, at + 8);
         buffers.push((values, valid));
     }
-    let row = b.declare_var(types::I64);
     let fail = b.declare_var(types::I8);
     let zero = b.ins().iconst(types::I64, 0);
-    b.def_var(row, zero);
     let no = b.ins().iconst(types::I8, 0);
     b.def_var(fail, no);
-    let header = b.create_block();
-    let body = b.create_block();
     let exit = b.create_block();
-    b.ins().jump(header, &[]);
-
-    b.switch_to_block(header);
-    let r = b.use_var(row);
-    let more = b.ins().icmp(IntCC::UnsignedLessThan, r, len);
-    b.ins().brif(more, body, &[], exit, &[]);
-
-    b.switch_to_block(body);
-    let r = b.use_var(row);
-    let mut g = Gen {
-        b,
-        shape,
-        leaves,
-        params: param_values,
-        row: r,
-        fail,
-        literals: Vec::new(),
-        pointer,
-        calls,
-    };
+    let (row, header, r) = row_loop(b, (zero, len), (exit, &[]));
+    let inputs = (shape, (leaves, param_values));
+    let mut g = Gen::new(b, inputs, (r, fail), (pointer, calls));
     for (item, (values, valid)) in items.iter().zip(&buffers) {
         let v = g.expr(item)?;
         let (value, width) = match v.ty {
