@@ -176,11 +176,13 @@ impl Step {
     }
 }
 
-/// The rows on which `mask` is true (not false, not null).
+/// The rows on which `mask` is true (not false, not null): the set bits of its values and
+/// validity, found a word at a time.
 fn true_rows(mask: &BooleanArray) -> Vec<usize> {
-    (0..mask.len())
-        .filter(|&row| mask.is_valid(row) && mask.value(row))
-        .collect()
+    match mask.nulls() {
+        Some(nulls) => (mask.values() & nulls.inner()).set_indices().collect(),
+        None => mask.values().set_indices().collect(),
+    }
 }
 
 impl Filter {
@@ -430,5 +432,35 @@ impl Stage for Filter {
                 entry.jit = JitProfile::merge(entry.jit.take(), jit.cloned());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::true_rows;
+    use arrow::array::BooleanArray;
+
+    /// True rows only (not false, not null), of a mask with an offset too.
+    #[test]
+    fn true_rows_skip_false_and_null_rows() {
+        let mask = BooleanArray::from(vec![
+            Some(true),
+            None,
+            Some(false),
+            Some(true),
+            None,
+            Some(true),
+            Some(true),
+        ]);
+        assert_eq!(true_rows(&mask), vec![0, 3, 5, 6]);
+        let sliced = mask.slice(1, 5);
+        assert_eq!(true_rows(&sliced), vec![2, 4]);
+        let all: BooleanArray = (0..130).map(|i| Some(i % 3 == 0)).collect();
+        assert_eq!(
+            true_rows(&all),
+            (0..130).filter(|i| i % 3 == 0).collect::<Vec<_>>()
+        );
+        assert!(true_rows(&BooleanArray::from(Vec::<bool>::new())).is_empty());
+        assert_eq!(sliced.len(), 5);
     }
 }
