@@ -21,13 +21,13 @@
 //! At most [`MAX_CACHED_PREDICATES`] entries (one Cranelift module each, typically a few KiB
 //! of code); inserting beyond that evicts the least recently used. Entries are `Arc`s: an
 //! evicted predicate still running in some query stays alive until that query lets go, and
-//! then `CompiledPredicate`'s drop frees its module's memory — never earlier, never leaked.
+//! then `CompiledCode`'s drop frees its module's memory — never earlier, never leaked.
 //!
 //! Why the catalog version is in the key although compiled code reads no catalog: it makes
 //! "a schema change never runs code compiled before it" true by construction, whatever a
 //! later compiler might bake in (property key ids, say); old entries age out by LRU.
 
-use crate::codegen::CompiledPredicate;
+use crate::codegen::CompiledCode;
 use crate::shape::{Shape, Unsupported};
 use crate::{Program, Signature, compile_program};
 use parking_lot::Mutex;
@@ -38,7 +38,7 @@ use std::sync::{Arc, LazyLock, OnceLock};
 pub const MAX_CACHED_PREDICATES: usize = 256;
 
 /// A compile's outcome, set once.
-pub type CompileCell = OnceLock<Result<Arc<CompiledPredicate>, Unsupported>>;
+pub type CompileCell = OnceLock<Result<Arc<CompiledCode>, Unsupported>>;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
@@ -50,7 +50,7 @@ struct Key {
 /// What the cache has for a predicate.
 #[derive(Debug, Clone)]
 pub enum Lookup {
-    Ready(Arc<CompiledPredicate>),
+    Ready(Arc<CompiledCode>),
     /// Not compiled (the reason), for these types.
     Unsupported(Unsupported),
     /// A background compile is under way: poll the cell.
@@ -176,7 +176,7 @@ fn guarded_compile(
     program: &Program,
     shape: &Shape,
     signature: &Signature,
-) -> Result<Arc<CompiledPredicate>, Unsupported> {
+) -> Result<Arc<CompiledCode>, Unsupported> {
     // Nothing is shared with the compile but its inputs, read only: no state to leave torn.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         compile_program(program, shape, signature).map(Arc::new)

@@ -53,7 +53,7 @@
 //!   raises — or short-circuits past it — as today. Divisors are sanitised before dividing,
 //!   so the machine never traps;
 //! - leaves and parameters are checked against the types the code was compiled for on every
-//!   call ([`CompiledPredicate::run`] returns `None` on any mismatch).
+//!   call ([`CompiledCode::run`] returns `None` on any mismatch).
 //!
 //! The differential property test in `plexus-exec` (`exec/jit_differential.rs`, where the row
 //! evaluator lives) checks this on random expressions over random columns (nulls, NaN, ±0.0,
@@ -70,7 +70,7 @@
 //! grouping key (an INTEGER in `0..DENSE_KEYS` indexes the caller's array of groups; null
 //! has a group of its own), each call's argument, and the update of `count`, `sum`/`avg`,
 //! `min`, `max` states in the caller's flat per-group arrays
-//! ([`CompiledPredicate::run_aggregate`]). The code stops before any row it cannot finish
+//! ([`CompiledCode::run_aggregate`]). The code stops before any row it cannot finish
 //! — a group to create, a key outside the dense range, an error, an overflowing sum —
 //! and says where ([`Stop`]); the caller creates the group and calls again, or hands the
 //! rest of the batch to the interpreter.
@@ -79,7 +79,7 @@
 //! ====================
 //! A [`Program::project`] compiles a Project's computed items into one loop that writes each
 //! row's value and validity to a typed output column per item — INTEGER, FLOAT or BOOLEAN
-//! ([`CompiledPredicate::run_project`], `codegen/project.rs`); as for a filter, any row on
+//! ([`CompiledCode::run_project`], `codegen/project.rs`); as for a filter, any row on
 //! which an item would raise an error makes the whole batch fall back.
 //!
 //! NOT YET
@@ -98,7 +98,7 @@ pub use codegen::aggregate::{
     AggregateState, CallBuffers, DENSE_KEYS, NO_GROUP, Progress, ReplayRecord, Stop,
 };
 pub use codegen::project::Computed;
-pub use codegen::{CompiledPredicate, Mask};
+pub use codegen::{CompiledCode, Mask};
 pub use shape::{Leaf, MAX_IN_LIST, Shape, Unsupported, shape};
 
 use arrow::array::{BooleanArray, Float64Array, Int64Array, StringArray};
@@ -291,7 +291,7 @@ pub fn compile(
     predicates: &[plexus_plan::logical::BExpr],
     shape: &Shape,
     signature: &Signature,
-) -> Result<CompiledPredicate, Unsupported> {
+) -> Result<CompiledCode, Unsupported> {
     compile_program(&Program::filter(predicates), shape, signature)
 }
 
@@ -300,6 +300,6 @@ pub fn compile_program(
     program: &Program,
     shape: &Shape,
     signature: &Signature,
-) -> Result<CompiledPredicate, Unsupported> {
+) -> Result<CompiledCode, Unsupported> {
     codegen::compile(program, shape, signature)
 }

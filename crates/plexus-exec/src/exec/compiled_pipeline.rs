@@ -36,7 +36,7 @@
 //! which raises the error its feed of the whole batch raises (the rows before raised none).
 
 use super::aggregate::AggregateSink;
-use super::jit::{FilterJit, Ran};
+use super::jit::{OperatorJit, Ran};
 use super::pipeline::{Flow, Stage};
 use super::{Batch, ExecContext};
 use crate::context::{JitProfile, OperatorProfile, Sink};
@@ -56,7 +56,7 @@ const ADAPTIVE_MIN_BATCH_ROWS: usize = 256;
 /// The compiled code of a pipeline's predicates (none, for an [`AggregateFeed`]) and the
 /// aggregation its rows feed.
 pub(super) struct PipelineJit {
-    jit: FilterJit,
+    jit: OperatorJit,
     /// Every property the predicates, the key and the arguments read.
     reads: PropertyReads,
     /// A worker's (recording sums for replay) or the serial Aggregate's.
@@ -95,8 +95,8 @@ impl PipelineJit {
         PipelineJit {
             // Without an aggregation the program is a filter's, never this pipeline's.
             jit: match program.aggregate {
-                Some(_) => FilterJit::new(program),
-                None => FilterJit::new(Program::filter(&[])),
+                Some(_) => OperatorJit::new(program),
+                None => OperatorJit::new(Program::filter(&[])),
             },
             reads: PropertyReads::of_filters(&everything),
             replay: sink.replay(),

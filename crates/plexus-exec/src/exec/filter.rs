@@ -93,7 +93,7 @@
 
 use super::aggregate::AggregateSink;
 use super::compiled_pipeline::{PipelineJit, rest_of};
-use super::jit::FilterJit;
+use super::jit::OperatorJit;
 use super::ops::passes_in;
 use super::pipeline::{Flow, Stage};
 use super::{Batch, ExecContext};
@@ -116,7 +116,7 @@ pub(super) struct Filter {
     /// Every step's property reads, for the compiled path.
     reads: PropertyReads,
     /// Compiled code for all the steps at once, where the `jit` setting and the types allow.
-    jit: FilterJit,
+    jit: OperatorJit,
     /// The Aggregate above, fed by this stage (see COMPILED PIPELINES).
     sink: Option<Absorbed>,
     /// The compiled pipeline's code state, kept from one absorbed sink to the next (a
@@ -191,7 +191,7 @@ impl Filter {
         Filter {
             reads: step.reads.clone(),
             predicates: vec![predicate.clone()],
-            jit: FilterJit::new(Program::filter(std::slice::from_ref(predicate))),
+            jit: OperatorJit::new(Program::filter(std::slice::from_ref(predicate))),
             steps: vec![step],
             sink: None,
             pipeline_jit: None,
@@ -362,7 +362,7 @@ impl Stage for Filter {
         self.steps.append(&mut upper.steps);
         self.predicates.append(&mut upper.predicates);
         self.reads = PropertyReads::of_filters(&self.predicates);
-        self.jit = FilterJit::new(Program::filter(&self.predicates));
+        self.jit = OperatorJit::new(Program::filter(&self.predicates));
         true
     }
 

@@ -2,7 +2,7 @@
 //!
 //! WHAT
 //! ====
-//! A [`FilterJit`] lives in each Filter stage. Per batch, under the session's `jit` setting
+//! A [`OperatorJit`] lives in each Filter stage. Per batch, under the session's `jit` setting
 //! (`ExecState::jit`):
 //! - `off`: nothing; the vectorised interpreter, else the row evaluator, as before;
 //! - `on`: the first batch of each type signature compiles synchronously (or takes the
@@ -21,7 +21,7 @@
 //! some row would raise an error — returns `None`, and the caller runs the interpreter on that
 //! batch: the answer (rows, errors) is always the interpreter's.
 //!
-//! [`FilterJit::take_profile`] tells PROFILE what ran (`JitProfile::text`): `compiled` (every
+//! [`OperatorJit::take_profile`] tells PROFILE what ran (`JitProfile::text`): `compiled` (every
 //! batch), `interpreted`, or `mixed` (adaptive's switch, or batches that fell back), with the
 //! compile time of the code; or `no (why)` for a predicate with an operator the JIT does not
 //! cover.
@@ -43,7 +43,7 @@ use crate::eval::prefetch::Prefetched;
 use crate::eval::prefetch::PropertyReads;
 use crate::eval::vector::{self, Vector};
 use plexus_jit::{
-    Cache, Column, CompiledPredicate, Computed, JitMode, Lookup, Mask, Program, Shape, Signature,
+    Cache, Column, CompiledCode, Computed, JitMode, Lookup, Mask, Program, Shape, Signature,
     Unsupported,
 };
 use plexus_plan::logical::BExpr;
@@ -54,8 +54,10 @@ use std::sync::Arc;
 #[path = "jit_differential.rs"]
 mod differential;
 
-/// A Filter's JIT state (see the module docs).
-pub(crate) struct FilterJit {
+/// An operator's JIT state — a Filter's, a compiled pipeline's (`compiled_pipeline`), a
+/// Project's (`ProjectJit`): its program, the code for the signature last seen, what ran
+/// (see the module docs).
+pub(crate) struct OperatorJit {
     /// What is compiled: the filter's predicates, and the aggregation of a compiled pipeline.
     program: Program,
     shape: Result<Shape, Unsupported>,
@@ -79,10 +81,10 @@ const ADAPTIVE_MIN_ROWS: usize = 4_096;
 /// interpreter then converts again. Column types rarely change between batches of one scan.
 const MAX_DECLINED_BATCHES: u32 = 4;
 
-impl FilterJit {
+impl OperatorJit {
     /// For a Filter's predicate, or a fused chain's predicates bottom first, and the
     /// aggregation above them in a compiled pipeline.
-    pub(crate) fn new(program: Program) -> FilterJit {
+    pub(crate) fn new(program: Program) -> OperatorJit {
         let shape = program.shape();
         let profile = JitProfile {
             unsupported: shape.as_ref().err().map(ToString::to_string),
@@ -91,7 +93,7 @@ impl FilterJit {
             aggregate: program.aggregate.is_some() && !program.predicates.is_empty(),
             ..JitProfile::default()
         };
-        FilterJit {
+        OperatorJit {
             program,
             shape,
             current: None,
@@ -122,7 +124,7 @@ impl FilterJit {
         self.shape.is_ok()
     }
 
-    /// Whether a batch of `rows` rows should try compiled code ([`FilterJit::mask`]) — asked
+    /// Whether a batch of `rows` rows should try compiled code ([`OperatorJit::mask`]) — asked
     /// before its leaf columns are read: not with `jit` off, for an uncovered predicate, after
     /// [`MAX_DECLINED_BATCHES`], or for adaptive's first [`ADAPTIVE_MIN_ROWS`] rows. A batch
     /// it says no to runs interpreted, and is counted so.
@@ -143,7 +145,7 @@ impl FilterJit {
     }
 
     /// The predicates' mask over `batch` from compiled code, or `None`: run the interpreter.
-    /// Only for a batch [`FilterJit::wants`] said yes to.
+    /// Only for a batch [`OperatorJit::wants`] said yes to.
     pub(crate) fn mask(
         &mut self,
         batch: &Batch,
@@ -164,13 +166,13 @@ impl FilterJit {
     /// `run` with the compiled code for `batch` and its leaf columns and parameters, or
     /// `None` (nothing run): not compiled for these types, or not ready yet. Counts the
     /// batch as compiled when what `run` returns says it ran ([`Ran`]), else as interpreted.
-    /// Only for a batch [`FilterJit::wants`] said yes to.
+    /// Only for a batch [`OperatorJit::wants`] said yes to.
     pub(crate) fn with_code<R: Ran>(
         &mut self,
         batch: &Batch,
         prefetched: &Prefetched,
         ctx: &ExecContext,
-        run: impl FnOnce(&CompiledPredicate, &[Column], &[&Value]) -> R,
+        run: impl FnOnce(&CompiledCode, &[Column], &[&Value]) -> R,
     ) -> Option<R> {
         let out = self.try_code(batch, prefetched, ctx, run);
         if out.as_ref().is_some_and(Ran::ran) {
@@ -186,10 +188,10 @@ impl FilterJit {
         batch: &Batch,
         prefetched: &Prefetched,
         ctx: &ExecContext,
-        run: impl FnOnce(&CompiledPredicate, &[Column], &[&Value]) -> R,
+        run: impl FnOnce(&CompiledCode, &[Column], &[&Value]) -> R,
     ) -> Option<R> {
         let mode = ctx.state.jit;
-        let FilterJit {
+        let OperatorJit {
             program,
             shape,
             current,
@@ -259,7 +261,7 @@ fn code(
     signature: &Signature,
     mode: JitMode,
     ctx: &ExecContext,
-) -> Option<Arc<CompiledPredicate>> {
+) -> Option<Arc<CompiledCode>> {
     let fresh = match current.take() {
         Some(Lookup::Ready(code)) if code.signature() == signature => Lookup::Ready(code),
         Some(Lookup::Pending(cell)) => match Lookup::of(&cell) {
@@ -299,7 +301,7 @@ fn lookup(
 /// take — types not compiled, adaptive's first rows, some row raising an error — runs the
 /// interpreter for every item, as without a JIT.
 pub(crate) struct ProjectJit {
-    jit: FilterJit,
+    jit: OperatorJit,
     reads: PropertyReads,
     /// The index in the Project's items of each compiled item, in the program's order.
     items: Vec<usize>,
@@ -319,7 +321,7 @@ impl ProjectJit {
         }
         Some(ProjectJit {
             reads: PropertyReads::of_filters(&exprs),
-            jit: FilterJit::new(Program::project(&exprs)),
+            jit: OperatorJit::new(Program::project(&exprs)),
             items,
         })
     }

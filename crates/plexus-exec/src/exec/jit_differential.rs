@@ -4,7 +4,7 @@
 //! divisors are common), comparisons, IS NULL, IN over constant lists of mixed items,
 //! AND / OR / NOT — over three random columns (integers, floats, booleans, strings or mixed,
 //! with nulls; floats with NaN, ±0.0, ±inf) and two parameters, run through the Filter's
-//! JIT path under `jit = on` (`FilterJit::mask`, so the leaf typing, the signature and the
+//! JIT path under `jit = on` (`OperatorJit::mask`, so the leaf typing, the signature and the
 //! cache are under test too). For every case:
 //! - a mask from compiled code equals, row by row, what `eval` gives (true / false / null),
 //!   and what the vectorised interpreter gives where it gives a mask; and no arithmetic
@@ -15,7 +15,7 @@
 //! The run counts each outcome and fails if any stays rare, so the gate cannot pass by
 //! compiling nothing or falling back always.
 
-use super::FilterJit;
+use super::OperatorJit;
 use crate::context::{Batch, ExecContext, with_test_ctx};
 use crate::eval::prefetch::Prefetched;
 use crate::eval::{Env, eval, vector};
@@ -227,6 +227,18 @@ fn has_string_predicate(e: &BExpr) -> bool {
     }
 }
 
+/// A case's three columns as a batch, and its parameters `$p` and `$q`.
+fn batch_and_params(columns: &[Vec<Value>], p: Value, q: Value) -> (Batch, Params) {
+    let mut batch = Batch::new(3);
+    for row in 0..columns[0].len() {
+        batch.push_row(columns.iter().map(|c| c[row].clone()).collect());
+    }
+    let mut params = Params::new();
+    params.insert("p".into(), p);
+    params.insert("q".into(), q);
+    (batch, params)
+}
+
 #[derive(Default, Debug)]
 struct Counts {
     masks: Cell<u32>,
@@ -251,23 +263,17 @@ fn compiled_predicates_agree_with_the_row_evaluator() {
         ..Config::default()
     });
     let result = runner.run(&case(), |(columns, p, q, expr)| {
-        let mut batch = Batch::new(3);
-        for row in 0..columns[0].len() {
-            batch.push_row(columns.iter().map(|c| c[row].clone()).collect());
-        }
-        let mut params = Params::new();
-        params.insert("p".into(), p);
-        params.insert("q".into(), q);
+        let (batch, params) = batch_and_params(&columns, p, q);
         with_test_ctx(&params, |ctx| -> Result<(), TestCaseError> {
             ctx.state.jit = JitMode::On;
             let pre = Prefetched::default();
-            let mut jit = FilterJit::new(Program::filter(std::slice::from_ref(&expr)));
+            let mut jit = OperatorJit::new(Program::filter(std::slice::from_ref(&expr)));
             let mask = jit.mask(&batch, &pre, ctx);
             // `a AND b` as a fused chain of two filters too: the same code paths, so the same
             // fall-back; the same mask; per filter, the rows stacked filters would pass.
             if let BExpr::And(a, b) = &expr {
                 let chain = [(**a).clone(), (**b).clone()];
-                let fused = FilterJit::new(Program::filter(&chain)).mask(&batch, &pre, ctx);
+                let fused = OperatorJit::new(Program::filter(&chain)).mask(&batch, &pre, ctx);
                 prop_assert_eq!(fused.is_some(), mask.is_some(), "chain of {:?}", expr);
                 if let (Some(fused), Some(mask)) = (fused, &mask) {
                     prop_assert_eq!(&fused.mask, &mask.mask, "chain of {:?}", expr);
@@ -676,13 +682,7 @@ fn compiled_projections_agree_with_the_row_evaluator() {
     });
     let items = prop::collection::vec(prop_oneof![3 => number(), 1 => predicate()], 1..5);
     let result = runner.run(&(case(), items), |((columns, p, q, _), exprs)| {
-        let mut batch = Batch::new(3);
-        for row in 0..columns[0].len() {
-            batch.push_row(columns.iter().map(|c| c[row].clone()).collect());
-        }
-        let mut params = Params::new();
-        params.insert("p".into(), p);
-        params.insert("q".into(), q);
+        let (batch, params) = batch_and_params(&columns, p, q);
         let items: Vec<(usize, BExpr)> = exprs.iter().cloned().enumerate().collect();
         with_test_ctx(&params, |ctx| -> Result<(), TestCaseError> {
             ctx.state.jit = JitMode::On;

@@ -239,7 +239,7 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
             &**input,
             Box::new(Project {
                 reads: PropertyReads::of(items.iter().map(|(_, e)| e)),
-                jit: ProjectJit::new(items),
+                jit: None,
                 items: items.clone(),
             }),
         ),
@@ -719,8 +719,10 @@ struct Project {
     items: Vec<(usize, BExpr)>,
     /// The items' property reads, fetched per batch (see `eval::prefetch`).
     reads: PropertyReads,
-    /// Compiled code for the computed items the JIT covers (`jit::ProjectJit`).
-    jit: Option<ProjectJit>,
+    /// Compiled code for the computed items the JIT covers (`jit::ProjectJit`): decided at
+    /// the first batch that may use it (`None` until then: nothing built for a statement
+    /// whose batches are all small).
+    jit: Option<Option<ProjectJit>>,
 }
 
 impl Stage for Project {
@@ -730,9 +732,13 @@ impl Stage for Project {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<Flow> {
-        let mut computed = match &mut self.jit {
-            Some(jit) if input.len() >= MIN_VECTOR_ROWS => jit.run(input, ctx),
-            _ => Vec::new(),
+        let mut computed = match input.len() >= MIN_VECTOR_ROWS {
+            true => (self
+                .jit
+                .get_or_insert_with(|| ProjectJit::new(&self.items))
+                .as_mut())
+            .map_or_else(Vec::new, |jit| jit.run(input, ctx)),
+            false => Vec::new(),
         };
         computed.resize(self.items.len(), None);
         let prefetched = match computed.iter().all(Option::is_some) {
@@ -780,7 +786,7 @@ impl Stage for Project {
     fn reset(&mut self) {}
 
     fn take_jit_profile(&mut self) -> Option<crate::context::JitProfile> {
-        self.jit.as_mut().map(ProjectJit::take_profile)
+        self.jit.as_mut()?.as_mut().map(ProjectJit::take_profile)
     }
 }
 

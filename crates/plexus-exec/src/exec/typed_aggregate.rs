@@ -390,7 +390,7 @@ impl TypedTable {
     /// not the ones the calls have met.
     pub(super) fn run_compiled(
         &mut self,
-        code: &plexus_jit::CompiledPredicate,
+        code: &plexus_jit::CompiledCode,
         (columns, params): (&[plexus_jit::Column], &[&Value]),
         len: usize,
         passed: &mut [u64],

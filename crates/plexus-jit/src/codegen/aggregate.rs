@@ -47,7 +47,7 @@
 //! caller to add in serial order, and nothing is added.
 
 use super::{
-    COLUMN_ARG_BYTES, Column, ColumnArg, ColumnType, CompiledPredicate, FloatCalls, Gen, Param,
+    COLUMN_ARG_BYTES, Column, ColumnArg, ColumnType, CompiledCode, FloatCalls, Gen, Param,
     ParamArg, Signature, Val, load_inputs, row_loop,
 };
 use crate::shape::{Shape, Unsupported};
@@ -137,7 +137,7 @@ pub struct CallBuffers<'a> {
     pub floats: &'a mut [f64],
 }
 
-/// The caller's aggregation state for one call of [`CompiledPredicate::run_aggregate`].
+/// The caller's aggregation state for one call of [`CompiledCode::run_aggregate`].
 pub struct AggregateState<'a> {
     /// `DENSE_KEYS` entries: the group of each small key, or [`NO_GROUP`].
     pub dense: &'a mut [u32],
@@ -171,7 +171,7 @@ pub struct Progress {
     pub fed: u64,
 }
 
-impl CompiledPredicate {
+impl CompiledCode {
     /// The type of each call's argument the pipeline code was compiled for (`None`:
     /// `count(*)`); `None` for a filter's code.
     pub fn call_types(&self) -> Option<&[Option<ColumnType>]> {

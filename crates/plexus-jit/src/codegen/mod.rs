@@ -25,7 +25,7 @@
 //!   is compared exactly, as the row evaluator does (`int_float_order`), not by converting
 //!   the integer (which rounds above 2^53).
 //!
-//! Running ([`CompiledPredicate::run`]) checks the batch's columns and parameters against the
+//! Running ([`CompiledCode::run`]) checks the batch's columns and parameters against the
 //! signature, passes raw pointers to their buffers (validity bitmaps realigned to bit 0 by
 //! Arrow's `sliced`, or an all-valid bitmap), and packs the byte outputs into a
 //! `BooleanArray`. The module's memory is freed when the predicate is dropped.
@@ -86,8 +86,9 @@ pub struct Mask {
     pub passed: Vec<u64>,
 }
 
-/// A predicate compiled for one signature; shared through the cache.
-pub struct CompiledPredicate {
+/// A program (a filter, a chain of filters, a pipeline with its aggregation, a projection)
+/// compiled for one signature; shared through the cache.
+pub struct CompiledCode {
     entry: Code,
     signature: Signature,
     /// How many predicates (a fused chain's filters) the code evaluates.
@@ -121,10 +122,10 @@ enum Code {
 // SAFETY: `entry` points at immutable machine code owned by `module`, which lives as long as
 // `self`; the code reads only the buffers passed to each call and touches no shared state.
 // `JITModule` is only touched again on drop (behind the mutex).
-unsafe impl Send for CompiledPredicate {}
-unsafe impl Sync for CompiledPredicate {}
+unsafe impl Send for CompiledCode {}
+unsafe impl Sync for CompiledCode {}
 
-impl Drop for CompiledPredicate {
+impl Drop for CompiledCode {
     fn drop(&mut self) {
         if let Some(module) = self.module.get_mut().take() {
             // SAFETY: `entry` dies with `self`: no pointer into the module's code remains.
@@ -133,16 +134,16 @@ impl Drop for CompiledPredicate {
     }
 }
 
-impl std::fmt::Debug for CompiledPredicate {
+impl std::fmt::Debug for CompiledCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CompiledPredicate")
+        f.debug_struct("CompiledCode")
             .field("signature", &self.signature)
             .field("compile_time", &self.compile_time)
             .finish()
     }
 }
 
-impl CompiledPredicate {
+impl CompiledCode {
     pub fn signature(&self) -> &Signature {
         &self.signature
     }
@@ -319,7 +320,7 @@ pub(crate) fn compile(
     program: &Program,
     shape: &Shape,
     signature: &Signature,
-) -> Result<CompiledPredicate, Unsupported> {
+) -> Result<CompiledCode, Unsupported> {
     let started = Instant::now();
     let predicates = &program.predicates[..];
     if signature.leaves.len() != shape.leaves.len()
@@ -367,7 +368,7 @@ pub(crate) fn compile(
         }
     };
     debug_assert!(!code.is_null());
-    Ok(CompiledPredicate {
+    Ok(CompiledCode {
         entry,
         signature: signature.clone(),
         predicates: predicates.len(),

@@ -13,8 +13,8 @@
 //! interpreter on the whole batch. Rust packs the outputs into Arrow arrays ([`Computed`]).
 
 use super::{
-    Column, ColumnArg, ColumnType, CompiledPredicate, FloatCalls, Gen, Param, ParamArg, Signature,
-    bits, load_inputs, row_loop,
+    Column, ColumnArg, ColumnType, CompiledCode, FloatCalls, Gen, Param, ParamArg, Signature, bits,
+    load_inputs, row_loop,
 };
 use crate::shape::{Shape, Unsupported};
 use arrow::array::{BooleanArray, Float64Array, Int64Array};
@@ -44,7 +44,7 @@ pub enum Computed {
     Bool(BooleanArray),
 }
 
-impl CompiledPredicate {
+impl CompiledCode {
     /// The items' columns over `len` rows, or `None`: not a Project's code, the columns or
     /// parameters are not of the signature's types, or some row would raise an error in
     /// some item (the caller runs the interpreter).
