@@ -95,8 +95,11 @@ pub struct Transaction {
     external: Option<Arc<dyn ExternalGraph>>,
     /// Equality seeks answered while the transaction had changed no vertex (see
     /// `seek_by_index`, REPEATED SEEKS): (label, key, value) → the vertices found.
-    seek_memo: HashMap<(LabelId, PropKeyId, IndexKey), Vec<VertexId>>,
+    seek_memo: SeekMemo,
 }
+
+/// (label, key, value) → the vertices an equality seek found (see `seek_memo`).
+type SeekMemo = HashMap<(LabelId, PropKeyId, IndexKey), Vec<VertexId>, ahash::RandomState>;
 
 /// The most equality seeks a transaction remembers; past it the memo starts over (a bulk
 /// load naming a million distinct keys keeps ~10 MB at most).
@@ -147,7 +150,7 @@ impl Transaction {
             schema: None,
             follower: None,
             external: None,
-            seek_memo: HashMap::new(),
+            seek_memo: SeekMemo::default(),
         }
     }
 
@@ -184,7 +187,7 @@ impl Transaction {
             schema: None,
             follower: None,
             external: self.external.clone(),
-            seek_memo: HashMap::new(),
+            seek_memo: SeekMemo::default(),
         }
     }
 

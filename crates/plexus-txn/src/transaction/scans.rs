@@ -343,6 +343,9 @@ impl Transaction {
     /// values on the vertices it did not read (a change moving one into the range is a
     /// phantom).
     fn record_seek(&mut self, label_id: LabelId, key_id: PropKeyId) {
+        if self.isolation != IsolationLevel::Serializable {
+            return; // nothing is recorded: not even the tables carrying the label are needed
+        }
         self.record(ReadItem::LabelScan(label_id));
         for table in self.storage().label_carriers(label_id) {
             self.record(ReadItem::TableProp(table, key_id));
