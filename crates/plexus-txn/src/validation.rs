@@ -73,7 +73,8 @@ pub struct CommitSummary {
     /// (vertex table, property key) of every vertex property written.
     pub table_props: HashSet<(VertexTableId, PropKeyId)>,
     /// A bulk load's adjacency, coarsely: (vertex table, edge type, outgoing) of every side
-    /// it added edges to (see `SummarySource::build_bulk`). Empty for other commits.
+    /// it added edges to (see `SummarySource::build_bulk`) — or a commit's that created more
+    /// than `COARSE_ADJACENCY_EDGES` edges. Empty for other commits.
     pub bulk_adjacency: HashSet<(VertexTableId, EdgeTypeId, bool)>,
 }
 

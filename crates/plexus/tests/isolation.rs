@@ -242,6 +242,35 @@ fn adjacency_phantom_aborts_under_serializable() {
     assert!(err.to_string().contains("outgoing 'KNOWS' edges"), "{err}");
 }
 
+/// T1 reads x's outgoing KNOWS edges, T2 concurrently creates `edges` KNOWS edges from y to
+/// y (none at x) and commits, then T1 writes and commits (serializable).
+fn adjacency_beside(edges: usize) -> Result<u64, Error> {
+    let (db, x, y) = setup();
+    let mut t1 = db.begin_with(IsolationLevel::Serializable);
+    let degree = t1
+        .neighbors(x, Some("KNOWS"), Direction::Out)
+        .unwrap()
+        .len() as i64;
+    let mut t2 = db.begin_with(IsolationLevel::Serializable);
+    for _ in 0..edges {
+        t2.create_edge(y, "KNOWS", y, &[]).unwrap();
+    }
+    t2.commit().unwrap();
+    t1.set_vertex_property(x, "degree", Value::from(degree))
+        .unwrap();
+    t1.commit()
+}
+
+/// A commit creating a few edges conflicts only with reads of their own ends' adjacency; one
+/// creating more than `COARSE_ADJACENCY_EDGES` (4,096) records it per table, type and side,
+/// and conflicts with a read of any vertex's adjacency there — more aborts, never fewer.
+#[test]
+fn a_commit_of_many_edges_conflicts_with_adjacency_reads_per_table() {
+    assert!(adjacency_beside(10).is_ok());
+    let err = adjacency_beside(5_000).unwrap_err();
+    assert!(err.to_string().contains("outgoing 'KNOWS' edges"), "{err}");
+}
+
 /// The phantom pattern: T1 reads a predicate, T2 commits an insert into it, T1 then writes
 /// something else and commits. Only SERIALIZABLE must abort T1.
 fn assert_phantom_aborts_only_when_serializable(
