@@ -35,6 +35,9 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 /// One row and the local variables bound on top of it.
+/// What a slot beyond the batch holds.
+static NULL_VALUE: Value = Value::Null;
+
 pub struct Env<'a> {
     batch: &'a Batch,
     row: usize,
@@ -83,12 +86,18 @@ impl<'a> Env<'a> {
     }
 
     fn get(&self, slot: usize) -> Value {
+        self.get_ref(slot).clone()
+    }
+
+    /// [`get`](Self::get) borrowed: a property of a map in a slot (`row.src` of `LOAD CSV`)
+    /// is read without copying the map's handle.
+    fn get_ref(&self, slot: usize) -> &Value {
         if let Some((_, v)) = self.locals.iter().rev().find(|(s, _)| *s == slot) {
-            return v.clone();
+            return v;
         }
         match slot < self.batch.width() {
-            true => self.batch.get(slot, self.row).clone(),
-            false => Value::Null,
+            true => self.batch.get(slot, self.row),
+            false => &NULL_VALUE,
         }
     }
 
@@ -147,10 +156,11 @@ fn eval_compound(e: &BExpr, env: &mut Env, ctx: &mut ExecContext) -> Result<Valu
         })?,
         BExpr::Slot(slot) => env.get(*slot),
         BExpr::Property(base, key) => {
-            if let BExpr::Slot(slot) = **base
-                && let Some(value) = env.prefetched(slot, key)
-            {
-                return Ok(value);
+            if let BExpr::Slot(slot) = **base {
+                if let Some(value) = env.prefetched(slot, key) {
+                    return Ok(value);
+                }
+                return property(env.get_ref(slot), key, ctx);
             }
             let base = eval(base, env, ctx)?;
             property(&base, key, ctx)?
