@@ -55,6 +55,10 @@ pub const MAX_MATERIALIZED_ROWS: usize = 20_000_000;
 pub struct Batch {
     columns: Vec<Column>,
     len: usize,
+    /// Set by a node scan with a key seek when it found every row of this batch by an exact
+    /// equality seek (see `exec::scan`, EXACT SEEKS); read only by the Filter right above
+    /// that scan. Every other batch is made with it unset.
+    sought_exactly: bool,
 }
 
 /// One slot's column (see TYPED COLUMNS).
@@ -151,6 +155,7 @@ impl Batch {
         Batch {
             columns: (0..width).map(|_| Column::Values(Vec::new())).collect(),
             len: 0,
+            sought_exactly: false,
         }
     }
 
@@ -161,6 +166,7 @@ impl Batch {
                 .map(|_| Column::Values(Vec::with_capacity(rows)))
                 .collect(),
             len: 0,
+            sought_exactly: false,
         }
     }
 
@@ -334,6 +340,7 @@ impl Batch {
         *self = Batch {
             columns,
             len: rows.len(),
+            sought_exactly: false,
         };
     }
 
@@ -369,9 +376,22 @@ impl Batch {
                 })
                 .collect(),
             len: rest_len,
+            // The same scan found the rest.
+            sought_exactly: self.sought_exactly,
         };
         self.len = at;
         Some(rest)
+    }
+
+    /// Whether a node scan found every row by an exact equality seek (see the field).
+    pub fn sought_exactly(&self) -> bool {
+        self.sought_exactly
+    }
+
+    /// Records whether the rows a node scan just added were found by an exact equality seek:
+    /// the batch stays marked only while all of its rows were.
+    pub(crate) fn mark_sought(&mut self, exactly: bool, first: bool) {
+        self.sought_exactly = exactly && (first || self.sought_exactly);
     }
 
     /// Overwrites a slot of the last row.
@@ -399,7 +419,11 @@ impl Batch {
             "every column of a batch has one value per row, or none"
         );
         let columns = columns.into_iter().map(Column::Values).collect();
-        Batch { columns, len }
+        Batch {
+            columns,
+            len,
+            sought_exactly: false,
+        }
     }
 
     /// A batch holding one row.

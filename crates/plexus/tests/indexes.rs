@@ -516,6 +516,45 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Equality seeks — whose Filter is skipped on batches found exactly (`exec::scan`, EXACT
+    /// SEEKS) — return what the label scan returns: one operand per statement, either way
+    /// round, and one per input row (a batch mixing exact keys, big integers the index
+    /// cannot tell apart, nulls, NaN and lists it cannot seek).
+    #[test]
+    fn equality_seeks_return_what_the_label_scan_returns(
+        values in prop::collection::vec(prop::option::of(value()), 1..24),
+        keys in prop::collection::vec(bound_value(), 1..12),
+    ) {
+        let db = memory_db();
+        let mut conn = db.connect();
+        let stored = values.into_iter().map(|v| v.unwrap_or(CypherValue::Null)).collect();
+        let params = Params::from([("values".to_string(), CypherValue::list(stored))]);
+        conn.execute(
+            "UNWIND range(0, size($values) - 1) AS i CREATE (:P {id: i, v: $values[i]})",
+            &params,
+        )
+        .expect("create");
+        let first = Params::from([("a".to_string(), keys[0].clone())]);
+        let all = Params::from([("keys".to_string(), CypherValue::list(keys))]);
+        // A subquery per key: its scan seeks with the key bound (a MATCH after the UNWIND
+        // would hash-join this small label).
+        let per_key = |predicate: &str| {
+            format!("UNWIND $keys AS k CALL {{ WITH k MATCH (p:P) WHERE {predicate} RETURN p.id AS id }} RETURN k, id")
+        };
+        let queries = vec![
+            (per_key("p.v = k"), all.clone()),
+            (per_key("k = p.v"), all.clone()),
+            ("MATCH (p:P) WHERE p.v = $a RETURN p.id".to_string(), first.clone()),
+            ("MATCH (p:P) WHERE $a = p.v RETURN p.id".to_string(), first),
+            ("UNWIND $keys AS k MATCH (p:P {v: k}) RETURN k, p.id".to_string(), all),
+        ];
+        same_answers_with_index(&mut conn, &queries, "CREATE INDEX p_v FOR (p:P) ON (p.v)", "NodeIndexSeek")?;
+    }
+}
+
 // ---- relationship indexes ------------------------------------------------------------------
 
 /// `PEOPLE` people (see [`people`]) in a ring: `(p<i>)-[:KNOWS {since: i % 10}]->(p<i+1>)`.

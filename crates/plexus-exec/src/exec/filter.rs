@@ -122,6 +122,10 @@ pub(super) struct Filter {
     /// The compiled pipeline's code state, kept from one absorbed sink to the next (a
     /// parallel worker's each morsel): `None` until an Aggregate first asks.
     pipeline_jit: Option<PipelineJit>,
+    /// The bottom step's predicate is the equality the node scan right below seeks
+    /// (`is_seek_equality`): on a batch that scan found exactly, the step passes every row
+    /// without evaluating it (see `exec::scan`, EXACT SEEKS).
+    pub(super) seek_checked: bool,
 }
 
 /// An Aggregate's state this stage feeds (see COMPILED PIPELINES).
@@ -195,7 +199,13 @@ impl Filter {
             steps: vec![step],
             sink: None,
             pipeline_jit: None,
+            seek_checked: false,
         }
+    }
+
+    /// Whether the bottom step is known true on every row of `input` (see `seek_checked`).
+    fn bottom_step_holds(&self, input: &Batch) -> bool {
+        self.seek_checked && input.sought_exactly()
     }
 
     /// The predicate of a Filter of one step (not a fused chain).
@@ -217,13 +227,18 @@ impl Filter {
     ) -> Result<()> {
         let last = self.steps.len() - 1;
         let mut kept_so_far: Option<Batch> = None;
+        let bottom_holds = self.bottom_step_holds(input);
         for (k, (step, predicate)) in self.steps.iter_mut().zip(&self.predicates).enumerate() {
             let batch = kept_so_far.as_ref().unwrap_or(input);
-            let prefetched = match prefetched.take() {
-                Some(fetched) => fetched,
-                None => step.reads.fetch(batch, ctx),
+            let kept = if k == 0 && bottom_holds {
+                (0..batch.len()).collect()
+            } else {
+                let prefetched = match prefetched.take() {
+                    Some(fetched) => fetched,
+                    None => step.reads.fetch(batch, ctx),
+                };
+                step.kept(predicate, batch, &prefetched, ctx)?
             };
-            let kept = step.kept(predicate, batch, &prefetched, ctx)?;
             if k == last {
                 out.push_rows(batch, &kept);
                 return Ok(());
@@ -253,6 +268,12 @@ impl Filter {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
+        if self.steps.len() == 1 && self.bottom_step_holds(input) {
+            // Every row passes: the batch is the output (unmarked: the mark is the scan's).
+            std::mem::swap(input, out);
+            out.mark_sought(false, true);
+            return Ok(());
+        }
         if !self.jit.wants(input.len(), ctx) {
             self.step_by_step(input, None, out, ctx)?;
             return Ok(());

@@ -29,6 +29,7 @@ use crate::eval::vector::{self, Vector};
 use crate::eval::{Env, eval};
 use plexus_plan::logical::BExpr;
 use plexus_plan::logical::{LogicalPlan, Procedure};
+use plexus_plan::optimizer::pushdown::is_seek_equality;
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::{GroupKey, Value, equals};
 use std::collections::HashSet;
@@ -234,7 +235,18 @@ pub(super) fn simple_stage(plan: &LogicalPlan) -> Option<(&LogicalPlan, Box<dyn 
                 trails: None,
             }),
         ),
-        LogicalPlan::Filter { input, predicate } => (&**input, Box::new(Filter::new(predicate))),
+        LogicalPlan::Filter { input, predicate } => {
+            let mut filter = Filter::new(predicate);
+            if let LogicalPlan::NodeScan {
+                slot,
+                seek: Some(seek),
+                ..
+            } = &**input
+            {
+                filter.seek_checked = is_seek_equality(*slot, predicate, seek);
+            }
+            (&**input, Box::new(filter))
+        }
         LogicalPlan::Project { input, items } => (
             &**input,
             Box::new(Project {

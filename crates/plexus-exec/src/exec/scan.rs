@@ -3,6 +3,22 @@
 //! the index cannot answer), and a relationship index seek binding a relationship with both
 //! its ends — and the count of one type's relationships that replaces a scan and expand
 //! (`RelationshipCount`).
+//!
+//! EXACT SEEKS
+//! ===========
+//! A key seek's plan keeps the predicate it came from in the Filter above the scan: the seek
+//! may find more nodes than the predicate keeps (the indexes compare numbers by their `f64`)
+//! or not run at all (no ready index, an operand it cannot look up: then the label is
+//! scanned). When that Filter's predicate is exactly the seek's equality
+//! (`plexus_plan::optimizer::pushdown::is_seek_equality`, linked when the plan is built)
+//! and a secondary index seek (which re-checks each node's value in the transaction's view)
+//! found a batch's every row by an equality whose operand keys exactly — a boolean, a
+//! string, a number below 2^53 in magnitude, or null (nothing found) — the scan
+//! marks the batch (`Batch::mark_sought`) and the Filter passes it whole without evaluating
+//! the predicate: on those rows it is true, and it cannot fail (its operand was evaluated
+//! for the seek on the same input row; the property read cannot fail). A batch holding any
+//! row of a scan, an id seek or an inexact key is evaluated as before. `LOAD CSV … MATCH
+//! (a:V {id: toInteger(r.src)})` spent ~15 % of its time re-checking what its seeks had found.
 
 use super::expand::used_elsewhere;
 use super::ops::{FanOut, RowFn};
@@ -31,8 +47,9 @@ pub(super) struct NodeScan {
     pub(super) id_seek: Option<IdSeek>,
     /// The scanned ids, read once per run (the scan's input may have many rows).
     pub(super) cache: Option<Arc<Vec<VertexId>>>,
-    /// The nodes of the current input row that did not fit in the last batch.
-    pub(super) rest: Option<FanOut<VertexId>>,
+    /// The nodes of the current input row that did not fit in the last batch, and whether an
+    /// exact equality seek found them (see EXACT SEEKS).
+    pub(super) rest: Option<(FanOut<VertexId>, bool)>,
 }
 
 /// One index look-up of a seek.
@@ -47,12 +64,13 @@ impl NodeScan {
     /// The nodes the seek finds for this input row, when the indexes can answer exactly; else
     /// `None` (scan the label). `IN` looks each element of the list up (at most
     /// [`MAX_SEEK_VALUES`]) and unions the rows; a range or prefix is one walk of the index.
+    /// With the nodes, whether the seek was an exact equality (see EXACT SEEKS).
     fn seek(
         &self,
         input: &Batch,
         row: usize,
         ctx: &mut ExecContext,
-    ) -> Result<Option<Vec<VertexId>>> {
+    ) -> Result<Option<(Vec<VertexId>, bool)>> {
         let (Some(label), Some(seek)) = (&self.label, &self.seek) else {
             return Ok(None);
         };
@@ -164,22 +182,29 @@ impl RowFn for NodeScan {
         out: &mut Batch,
         ctx: &mut ExecContext,
     ) -> Result<()> {
-        let fan = match self.rest.take() {
+        let (fan, exact) = match self.rest.take() {
             Some(rest) => rest,
             None => {
-                let found = match self.seek_ids(input, row, ctx)? {
-                    Some(found) => Some(found),
-                    None => self.seek(input, row, ctx)?,
+                let (found, exact) = match self.seek_ids(input, row, ctx)? {
+                    Some(found) => (Some(found), false),
+                    None => match self.seek(input, row, ctx)? {
+                        Some((found, exact)) => (Some(found), exact),
+                        None => (None, false),
+                    },
                 };
-                FanOut::new(or_scanned(found, &mut self.cache, || {
+                let nodes = or_scanned(found, &mut self.cache, || {
                     scan_nodes(ctx.tx, self.label.as_deref(), &self.label_union)
-                })?)
+                })?;
+                (FanOut::new(nodes), exact)
             }
         };
+        out.mark_sought(exact, out.is_empty());
         let slot = self.slot;
-        self.rest = fan.emit(input, row, out, |out, &v| {
-            out.set_last(slot, Value::Node(v))
-        });
+        self.rest = fan
+            .emit(input, row, out, |out, &v| {
+                out.set_last(slot, Value::Node(v))
+            })
+            .map(|rest| (rest, exact));
         Ok(())
     }
 
@@ -248,11 +273,12 @@ impl RelationshipIndexSeek {
         ctx: &mut ExecContext,
     ) -> Result<Option<Vec<EdgeId>>> {
         let RelSeekSpec { rel_type, seek, .. } = &self.spec;
-        sought(seek, input, row, ctx, |ctx, lookup| match lookup {
+        let found = sought(seek, input, row, ctx, |ctx, lookup| match lookup {
             Lookup::Index(range) => ctx.tx.seek_edges_by_index(rel_type, &seek.key, range),
             // Relationships have no primary keys: the planner always names an index.
             Lookup::Key(_) => Ok(None),
-        })
+        })?;
+        Ok(found.map(|(edges, _)| edges))
     }
 
     /// `edges` with their ends, in each orientation the pattern's direction allows (an
@@ -340,8 +366,8 @@ fn sought<T: Ord>(
     row: usize,
     ctx: &mut ExecContext,
     mut find: impl FnMut(&mut ExecContext, &Lookup) -> plexus_types::Result<Option<Vec<T>>>,
-) -> Result<Option<Vec<T>>> {
-    let lookups = match lookups(seek, input, row, ctx) {
+) -> Result<Option<(Vec<T>, bool)>> {
+    let (lookups, exact) = match lookups(seek, input, row, ctx) {
         Ok(Some(lookups)) => lookups,
         Ok(None) => return Ok(None),
         Err(e) if e.class != ErrorClass::DatabaseError => return Ok(None),
@@ -356,7 +382,7 @@ fn sought<T: Ord>(
     }
     found.sort_unstable();
     found.dedup();
-    Ok(Some(found))
+    Ok(Some((found, exact)))
 }
 
 /// What a seek `found` — or, when it could not answer, what `scan` reads, once per run: kept
@@ -378,26 +404,31 @@ fn or_scanned<T>(
 }
 
 /// What `seek` looks up for one input row, or `None` when its operands are of a type the
-/// indexes cannot seek (the scan and the filter above it decide).
+/// indexes cannot seek (the scan and the filter above it decide); with the look-ups, whether
+/// they answer the seek exactly (see EXACT SEEKS).
 fn lookups(
     seek: &KeySeek,
     input: &Batch,
     row: usize,
     ctx: &mut ExecContext,
-) -> Result<Option<Vec<Lookup>>> {
+) -> Result<Option<(Vec<Lookup>, bool)>> {
     let mut operand = |e: &BExpr| -> Result<Option<StorageValue>> {
         Ok(eval(e, &mut Env::new(input, row), ctx)?.to_storage())
     };
     let by_index = seek.index.is_some();
+    let inexact = |lookups: Option<Vec<Lookup>>| lookups.map(|l| (l, false));
     Ok(match &seek.predicate {
         SeekPredicate::Equal(value) => match operand(value)? {
             // `x = null` is never true.
-            Some(StorageValue::Null) => Some(Vec::new()),
-            value => value
-                .and_then(|value| lookup(by_index, value))
-                .map(|l| vec![l]),
+            Some(StorageValue::Null) => Some((Vec::new(), true)),
+            value => value.and_then(|value| {
+                // A primary-key look-up answers from the transaction's key claims, which a
+                // later `SET` of the key does not revisit: only index seeks re-check values.
+                let exact = by_index && exact_key(&value);
+                lookup(by_index, value).map(|l| (vec![l], exact))
+            }),
         },
-        SeekPredicate::In(list) => match eval(list, &mut Env::new(input, row), ctx)? {
+        SeekPredicate::In(list) => inexact(match eval(list, &mut Env::new(input, row), ctx)? {
             // `x IN null` is never true; a non-list is the filter's type error to raise.
             Value::Null => Some(Vec::new()),
             Value::List(items) if items.len() <= MAX_SEEK_VALUES => {
@@ -408,7 +439,7 @@ fn lookups(
                     .collect()
             }
             _ => None,
-        },
+        }),
         // The planner gives ranges and prefixes a secondary index; without one, scan.
         _ if !by_index => None,
         SeekPredicate::Range { lower, upper } => {
@@ -417,13 +448,29 @@ fn lookups(
             let range = lower
                 .zip(upper)
                 .and_then(|(lower, upper)| KeyRange::between(lower.as_ref(), upper.as_ref()));
-            range.map(|range| vec![Lookup::Index(range)])
+            inexact(range.map(|range| vec![Lookup::Index(range)]))
         }
         SeekPredicate::Prefix(prefix) => {
             let range = operand(prefix)?.and_then(|prefix| KeyRange::prefix(&prefix));
-            range.map(|range| vec![Lookup::Index(range)])
+            inexact(range.map(|range| vec![Lookup::Index(range)]))
         }
     })
+}
+
+/// Largest magnitude below which a number's index key (its `f64`) names it exactly.
+const EXACT_KEY_MAGNITUDE: f64 = 9_007_199_254_740_992.0; // 2^53
+
+/// Whether every node an equality seek finds for `value` holds a value Cypher's `=` finds
+/// equal to it (see EXACT SEEKS): a boolean, a string, or a number below 2^53 in magnitude.
+/// The indexes compare numbers by their `f64`, so beyond 2^53 neighbouring integers share a
+/// key, and the filter above must tell them apart.
+fn exact_key(value: &StorageValue) -> bool {
+    match value {
+        StorageValue::Bool(_) | StorageValue::String(_) => true,
+        StorageValue::Int(i) => (*i as f64).abs() < EXACT_KEY_MAGNITUDE,
+        StorageValue::Float(f) => f.abs() < EXACT_KEY_MAGNITUDE,
+        _ => false,
+    }
 }
 
 /// The look-up of `value` (not null): in a secondary index (`None` if it is not indexable)

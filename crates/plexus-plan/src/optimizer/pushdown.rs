@@ -453,6 +453,29 @@ pub(crate) fn key_seek(slot: usize, predicate: &BExpr) -> Option<KeySeek> {
         .find(|seek| matches!(seek.predicate, SeekPredicate::Equal(_)))
 }
 
+/// Whether `predicate` is, as a whole, the equality `seek` answers for the scan binding
+/// `slot`: one comparison `slot.key = value` (either way round) with the seek's key and the
+/// seek's own operand. On the rows a seek found exactly, such a filter is true (the executor
+/// then passes them without evaluating it: `exec::scan`, EXACT SEEKS).
+pub fn is_seek_equality(slot: usize, predicate: &BExpr, seek: &KeySeek) -> bool {
+    let SeekPredicate::Equal(operand) = &seek.predicate else {
+        return false;
+    };
+    if !matches!(predicate, BExpr::Compare(_, ops) if ops.len() == 1) {
+        return false;
+    }
+    // Operands are compared by their full structure (`Debug` prints every field); a plan's
+    // Filters are linked to their scans once, when the plan is built.
+    match &key_seeks(slot, predicate)[..] {
+        [found] => {
+            found.key == seek.key
+                && matches!(&found.predicate, SeekPredicate::Equal(value)
+                    if format!("{value:?}") == format!("{operand:?}"))
+        }
+        _ => false,
+    }
+}
+
 /// Every conjunct of `predicate` that [`key_seek`] could pick, and those of the forms
 /// `slot.key IN list`, `slot.key < bound` (`<=`, `>`, `>=`, either way round) and
 /// `slot.key STARTS WITH prefix` with such operands, in order; each comparison is a one-sided
@@ -774,6 +797,30 @@ mod tests {
             projection: None,
         };
         assert!(!seek_operand(1, &comprehension));
+    }
+
+    #[test]
+    fn a_filter_is_the_seek_equality_only_when_it_is_that_comparison_alone() {
+        let compare = |a: BExpr, op: ComparisonOp, b: BExpr| BExpr::Compare(vec![a, b], vec![op]);
+        let equality = compare(property(1, "k"), ComparisonOp::Eq, computed());
+        let seek = key_seek(1, &equality).expect("an equality seek");
+        assert!(is_seek_equality(1, &equality, &seek));
+        // Either way round.
+        let reversed = compare(computed(), ComparisonOp::Eq, property(1, "k"));
+        assert!(is_seek_equality(1, &reversed, &seek));
+        // Another operand, key or scanned slot.
+        let other = compare(property(1, "k"), ComparisonOp::Eq, BExpr::Slot(0));
+        assert!(!is_seek_equality(1, &other, &seek));
+        let other_key = compare(property(1, "j"), ComparisonOp::Eq, computed());
+        assert!(!is_seek_equality(1, &other_key, &seek));
+        assert!(!is_seek_equality(3, &equality, &seek));
+        // The equality with more beside it, or a range.
+        let more = BExpr::And(Box::new(equality.clone()), Box::new(BExpr::Slot(4)));
+        assert!(!is_seek_equality(1, &more, &seek));
+        let range = compare(property(1, "k"), ComparisonOp::Ge, computed());
+        assert!(!is_seek_equality(1, &range, &seek));
+        let range_seek = key_seeks(1, &range).pop().expect("a range seek");
+        assert!(!is_seek_equality(1, &range, &range_seek));
     }
 
     #[test]
