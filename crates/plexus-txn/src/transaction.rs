@@ -99,11 +99,49 @@ pub struct Transaction {
 }
 
 /// (label, key, value) → the vertices an equality seek found (see `seek_memo`).
-type SeekMemo = HashMap<(LabelId, PropKeyId, IndexKey), Vec<VertexId>, ahash::RandomState>;
+type SeekMemo = HashMap<(LabelId, PropKeyId, IndexKey), Found, ahash::RandomState>;
 
-/// The most equality seeks a transaction remembers; past it the memo starts over (a bulk
-/// load naming a million distinct keys keeps ~10 MB at most).
-pub(crate) const MAX_SEEK_MEMO_ENTRIES: usize = 1 << 17;
+/// The vertices one remembered seek found: nearly always none or one (a key), held inline —
+/// an entry is 48 bytes (see [`MAX_SEEK_MEMO_ENTRIES`]).
+enum Found {
+    One(VertexId),
+    Other(Box<[VertexId]>),
+}
+
+// An entry's size as MAX_SEEK_MEMO_ENTRIES's budget counts it.
+const _: () = assert!(
+    std::mem::size_of::<((LabelId, PropKeyId, IndexKey), Found)>() == 48,
+    "a remembered seek is 48 bytes"
+);
+
+impl Found {
+    fn of(found: &[VertexId]) -> Found {
+        match found {
+            [v] => Found::One(*v),
+            other => Found::Other(other.into()),
+        }
+    }
+
+    fn to_vec(&self) -> Vec<VertexId> {
+        match self {
+            Found::One(v) => vec![*v],
+            Found::Other(found) => found.to_vec(),
+        }
+    }
+}
+
+/// A transaction's remembered equality seeks and the snapshot they were answered at, handed
+/// from one transaction to the next (`Transaction::take_seek_memo`, `adopt_seek_memo`).
+pub struct CarriedSeeks {
+    memo: SeekMemo,
+    ts: Timestamp,
+}
+
+/// The most equality seeks a transaction remembers: 7/8 of 2^20, which the hash table holds
+/// in 2^20 slots of 49 bytes (~51 MB); past it the memo starts over. A relationship load over
+/// a million keyed nodes, whose memo passes from batch to batch, keeps nearly every key it
+/// met.
+pub(crate) const MAX_SEEK_MEMO_ENTRIES: usize = (1 << 20) / 8 * 7;
 
 /// The catalog and the vertex and edge tables as of one storage schema version. Reading a
 /// vertex's existence, properties and neighbours takes them from here, after one plain load of the version,

@@ -8,7 +8,7 @@ mod common;
 use common::{TempDir, memory_db};
 use plexus::{
     Config, Connection, CypherValue, Database, EdgeId, Error, IndexEntity, IsolationLevel,
-    KeyRange, Params, Transaction,
+    KeyRange, Params, Transaction, Value,
 };
 use proptest::prelude::*;
 use std::ops::Bound;
@@ -242,6 +242,47 @@ fn a_snapshot_from_before_an_update_finds_the_row_by_its_old_value() {
         create: "CREATE (:Person {name: $name})",
         delete: "MATCH (p:Person {name: $name}) DELETE p",
     });
+}
+
+/// A transaction's remembered equality seeks pass to the next one (as `CALL { … } IN
+/// TRANSACTIONS` hands them from batch to batch) only while no commit since their snapshot
+/// changed a vertex (`Transaction::adopt_seek_memo`): after a commit of relationships alone
+/// they are taken over, after a rename they are refused and the seek asks the index again.
+#[test]
+fn remembered_seeks_pass_on_only_while_no_vertex_changed() {
+    let db = memory_db();
+    let mut conn = db.connect();
+    run(
+        &mut conn,
+        "CREATE (:Person {name: 'Ada'}), (:Person {name: 'Bob'})",
+    );
+    run(&mut conn, "CREATE INDEX FOR (p:Person) ON (p.name)");
+    let ada = KeyRange::equal(&Value::string("Ada")).expect("a key");
+    let seek = |tx: &mut Transaction| tx.seek_by_index("Person", "name", &ada).unwrap();
+
+    let mut first = db.begin();
+    let found = seek(&mut first).expect("an index");
+    assert_eq!(found.len(), 1);
+    let carried = first.take_seek_memo();
+    first.commit().unwrap();
+    // Relationships only: every vertex reads as before.
+    run(
+        &mut conn,
+        "MATCH (a {name: 'Ada'}), (b {name: 'Bob'}) CREATE (a)-[:KNOWS]->(b)",
+    );
+    let mut second = db.begin();
+    assert!(second.adopt_seek_memo(carried), "no vertex changed");
+    assert_eq!(seek(&mut second), Some(found.clone()));
+    let carried = second.take_seek_memo();
+    second.commit().unwrap();
+
+    run(
+        &mut conn,
+        "MATCH (p:Person {name: 'Ada'}) SET p.name = 'Eve'",
+    );
+    let mut third = db.begin();
+    assert!(!third.adopt_seek_memo(carried), "a vertex changed since");
+    assert_eq!(seek(&mut third), Some(Vec::new()), "Ada is Eve now");
 }
 
 #[test]

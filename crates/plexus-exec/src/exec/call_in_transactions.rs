@@ -39,6 +39,17 @@
 //! parser refuses the subquery after a write clause, and writes after it are eager (they
 //! start after the last batch). It is asserted.
 //!
+//! REMEMBERED SEEKS
+//! ================
+//! A batch's transaction remembers its equality index seeks while it has changed no vertex
+//! (`Transaction::seek_by_index`, REPEATED SEEKS). When it commits, the operator keeps them
+//! and offers them to the next batch's transaction, which takes them over only if no commit
+//! since the first one's snapshot changed a vertex (`Transaction::adopt_seek_memo`): every
+//! answer then still holds. A load of relationships (`MATCH (a:V {id: …}), (b:V {id: …})
+//! CREATE (a)-[:E]->(b)`) changes no vertex, so a hub is looked up once per statement, not
+//! once per batch; a batch that creates or changes a vertex, or a concurrent commit that
+//! does, starts the next batch afresh.
+//!
 //! ONLY IN AN IMPLICIT TRANSACTION
 //! ===============================
 //! Committing beside an explicit transaction would break its atomicity (a `ROLLBACK` could
@@ -91,7 +102,7 @@ use super::{Arguments, Batch, ExecContext, Operator, check_materialized, into_ba
 use crate::eval::{Env, eval};
 use plexus_cypher::ast::OnError;
 use plexus_plan::logical::{BatchRows, InTransactionsSpec, positive_batch_rows};
-use plexus_txn::Transaction;
+use plexus_txn::{CarriedSeeks, Transaction};
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::{MapValue, Value};
 use std::collections::VecDeque;
@@ -131,6 +142,9 @@ pub(super) struct CallInTransactions {
     /// `ON ERROR BREAK` met a failure: no further batch runs.
     broken: bool,
     committed: u64,
+    /// The equality seeks the last committed batch remembered, for the next batch's
+    /// transaction to take over while no vertex has changed since (see REMEMBERED SEEKS).
+    seeks: Option<CarriedSeeks>,
 }
 
 impl CallInTransactions {
@@ -158,6 +172,7 @@ impl CallInTransactions {
             output: VecDeque::new(),
             broken: false,
             committed: 0,
+            seeks: None,
         }
     }
 
@@ -217,13 +232,20 @@ impl CallInTransactions {
         );
         let stats_before = ctx.state.stats.clone();
         let mut tx = ctx.tx.begin_sibling();
+        if let Some(seeks) = self.seeks.take() {
+            tx.adopt_seek_memo(seeks);
+        }
         let ran = self.run_inner_rows(&rows, &mut tx, ctx);
-        let outcome = ran.and_then(|out| match tx.commit() {
-            Ok(_) => Ok(out),
-            Err(e) => Err(QueryError::from(e)),
+        let outcome = ran.and_then(|out| {
+            let seeks = tx.take_seek_memo();
+            match tx.commit() {
+                Ok(_) => Ok((out, seeks)),
+                Err(e) => Err(QueryError::from(e)),
+            }
         });
         match outcome {
-            Ok(mut out) => {
+            Ok((mut out, seeks)) => {
+                self.seeks = Some(seeks);
                 self.committed += 1;
                 self.refresh_outer(ctx);
                 if let Some(slot) = self.spec.status_slot {

@@ -79,6 +79,7 @@ impl Storage {
         wal_start: u64,
     ) -> Result<()> {
         let _one_at_a_time = self.checkpoint_lock.lock();
+        self.note_vertex_changes(record);
         let result = self.install_bulk_locked(record, horizon, wal_start);
         if let Err(e) = &result {
             self.wal

@@ -483,6 +483,11 @@ pub struct Storage {
     installed_ts: AtomicU64,
     /// Commits installed since open, bulk ones included (a metric: `StorageStats`).
     installed_commits: AtomicU64,
+    /// The newest commit that changed a vertex (created, deleted, or set a property or
+    /// labels), raised before its rows are installed; 0 until one is installed after open.
+    /// A snapshot taken at or after this ts sees every vertex as any later snapshot does
+    /// while it stays unchanged (see `vertices_unchanged_since`).
+    vertex_change_ts: AtomicU64,
     /// Bounded memory for the row tables of every table (see `rowcache`).
     row_cache: Arc<RowCache>,
     /// Bounded memory for the primary-key and secondary indexes (see INDEX CACHE).
@@ -779,10 +784,35 @@ impl Storage {
             !record.has_batches(),
             "staged batches are installed only by install_bulk (their adjacency goes to runs)"
         );
+        self.note_vertex_changes(record);
         install_into(&self.live_tables(), record, horizon)?;
         self.installed_ts.store(record.ts, Ordering::Release);
         self.installed_commits.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Raises `vertex_change_ts` to `record`'s ts if it changes a vertex; called before its
+    /// rows are installed, so no snapshot can see the change before the mark.
+    pub(crate) fn note_vertex_changes(&self, record: &CommitRecord) {
+        let changes_vertex = |op: &WriteOp| {
+            matches!(
+                op,
+                WriteOp::CreateVertex { .. }
+                    | WriteOp::DeleteVertex { .. }
+                    | WriteOp::SetVertexProp { .. }
+                    | WriteOp::SetLabels { .. }
+            )
+        };
+        if !record.vertex_batches.is_empty() || record.ops.iter().any(changes_vertex) {
+            self.vertex_change_ts.fetch_max(record.ts, Ordering::AcqRel);
+        }
+    }
+
+    /// Whether no commit after `ts` has changed a vertex: then every vertex — its existence,
+    /// labels and properties — reads the same at a snapshot taken now as at `ts` (a reader's
+    /// answers about vertices found at `ts` still hold; `Transaction::adopt_seek_memo`).
+    pub fn vertices_unchanged_since(&self, ts: Timestamp) -> bool {
+        self.vertex_change_ts.load(Ordering::Acquire) <= ts
     }
 
     pub fn log_commit(&self, record: &CommitRecord) -> Result<u64> {

@@ -143,6 +143,7 @@ impl Storage {
             lsm_stats: LsmStats::default(),
             installed_ts: AtomicU64::new(last_ts),
             installed_commits: AtomicU64::new(0),
+            vertex_change_ts: AtomicU64::new(0),
             row_cache: tables.cache,
             index_cache: tables.index_cache,
             eviction,

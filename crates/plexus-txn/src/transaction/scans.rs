@@ -273,7 +273,8 @@ impl Transaction {
     /// does not see, and loses only entries no kept version supports). `LOAD CSV … MATCH (a:V
     /// {id: …}), (b:V {id: …}) CREATE (a)-[:E]->(b)` names hubs over and over: ~60 % of its
     /// seeks repeat within a 100,000-row transaction on the RMAT benchmark graph. The reads
-    /// recorded for SERIALIZABLE are the first seek's, recorded again.
+    /// recorded for SERIALIZABLE are the first seek's, recorded again. The memo may pass on
+    /// to the statement's next transaction ([`take_seek_memo`](Self::take_seek_memo)).
     pub fn seek_by_index(
         &mut self,
         label: &str,
@@ -295,7 +296,7 @@ impl Transaction {
             .filter(|_| self.writes.no_vertex_changes())
             .map(|point| (label_id, key_id, point.clone()));
         if let Some(found) = memo_key.as_ref().and_then(|k| self.seek_memo.get(k)) {
-            let found = found.clone();
+            let found = found.to_vec();
             self.record_seek(label_id, key_id);
             return Ok(Some(found));
         }
@@ -334,9 +335,38 @@ impl Transaction {
             if self.seek_memo.len() >= MAX_SEEK_MEMO_ENTRIES {
                 self.seek_memo.clear();
             }
-            self.seek_memo.insert(memo_key, found.clone());
+            self.seek_memo.insert(memo_key, Found::of(&found));
         }
         Ok(Some(found))
+    }
+
+    /// The equality seeks this transaction remembered (see REPEATED SEEKS in
+    /// [`seek_by_index`](Self::seek_by_index)), with its snapshot, for the next transaction
+    /// of the same statement (`CALL { … } IN TRANSACTIONS` runs one per batch).
+    pub fn take_seek_memo(&mut self) -> CarriedSeeks {
+        CarriedSeeks {
+            memo: std::mem::take(&mut self.seek_memo),
+            ts: self.start_ts,
+        }
+    }
+
+    /// Takes over `carried` as this transaction's remembered seeks when they still hold: this
+    /// snapshot is no older than theirs, this transaction has neither remembered seeks nor
+    /// vertex writes of its own yet, and no commit since their snapshot changed any vertex
+    /// (`Storage::vertices_unchanged_since`) — then every vertex reads here as it read there,
+    /// so each remembered answer is this snapshot's answer too. Returns whether it did; a
+    /// `LOAD CSV` of relationships in batches of 100,000 rows then answers a hub's seek once
+    /// per statement instead of once per batch.
+    pub fn adopt_seek_memo(&mut self, carried: CarriedSeeks) -> bool {
+        let holds = self.external.is_none()
+            && carried.ts <= self.start_ts
+            && self.seek_memo.is_empty()
+            && self.writes.no_vertex_changes()
+            && self.storage().vertices_unchanged_since(carried.ts);
+        if holds {
+            self.seek_memo = carried.memo;
+        }
+        holds
     }
 
     /// What an index seek reads, for SERIALIZABLE: the label scan it replaces, and the key's
