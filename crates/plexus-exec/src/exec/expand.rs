@@ -231,11 +231,14 @@ impl VarExpand {
         end: VertexId,
     ) {
         out.push_from(input, row);
-        let mut list: Vec<Value> = rels.iter().map(|e| Value::Rel(*e)).collect();
-        if self.length.leftwards {
-            list.reverse();
+        // A list nothing reads is not built (`optimizer::var_length`, UNREAD LISTS).
+        if !self.length.rels_unread {
+            let mut list: Vec<Value> = rels.iter().map(|e| Value::Rel(*e)).collect();
+            if self.length.leftwards {
+                list.reverse();
+            }
+            out.set_last(self.spec.rel, Value::list(list));
         }
-        out.set_last(self.spec.rel, Value::list(list));
         if !self.spec.to_bound {
             out.set_last(self.spec.to, Value::Node(end));
         }

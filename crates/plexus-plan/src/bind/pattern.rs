@@ -1238,6 +1238,7 @@ impl Binder<'_> {
             shortest: ctx.part.shortest,
             leftwards: !step.rightwards,
             ends_only: false,
+            rels_unread: false,
             frontier_workers: 1,
         })
     }

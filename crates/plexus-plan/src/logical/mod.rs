@@ -295,6 +295,10 @@ pub struct VarLengthSpec {
     /// `optimizer::var_length`): each end reachable from the start once per input row, found
     /// by a breadth-first search, and the relationship list left null.
     pub ends_only: bool,
+    /// Nothing in the plan reads the relationship list (set by the `var_length_bfs` pass, see
+    /// `optimizer::var_length`, UNREAD LISTS): the expand enumerates its trails as before but
+    /// leaves the list's slot null instead of building a list per row.
+    pub rels_unread: bool,
     /// Threads that may expand a large BFS frontier of an `ends_only` expand together (see
     /// `exec::reach`, PARALLEL FRONTIERS); 1: the query's thread alone. Set by the
     /// parallelization pass in read-only statements, outside `Parallel` pipelines.

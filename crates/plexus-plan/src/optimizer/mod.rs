@@ -17,7 +17,8 @@
 //! - `var_length_bfs` ([`var_length`]): a variable-length expand whose relationship list
 //!   nobody reads and whose rows only a de-duplicating consumer sees (`count(DISTINCT b)`,
 //!   `DISTINCT`, `min`/`max`, `EXISTS`) finds its distinct end nodes by a BFS instead of
-//!   enumerating trails.
+//!   enumerating trails; any other whose relationship list nothing in the plan reads
+//!   enumerates without building the list (UNREAD LISTS).
 //! - `top_k`: a `Sort` directly under a `LIMIT` (through an optional `SKIP`) of constant or
 //!   parameter counts keeps only the first `skip + limit` rows.
 //! - `relationship_count` ([`count`]): `MATCH ()-[r:T]->() RETURN count(*)` — an

@@ -58,6 +58,17 @@
 //! Row order changes (BFS order instead of depth-first), which only the consumer sees, and a
 //! set consumer does not depend on it — `collect(DISTINCT x)` does (its list order), so it is
 //! not a set consumer here.
+//!
+//! UNREAD LISTS
+//! ============
+//! Any other variable-length expand (not a shortest path) whose relationship-list slot no
+//! operator of the plan reads — no expression mentions it (a subquery expression counts its
+//! outer slots), and no operator names it among the slots it reads or copies (`RETURN`
+//! columns, `DISTINCT`, relationship uniqueness lists, a join's build slots, a subquery's
+//! returns) — is marked [`VarLengthSpec::rels_unread`]: it still enumerates every trail (the
+//! trails, not the lists, make its rows) but leaves the slot null, instead of building a list
+//! value per row. `MATCH (t:Tag)-[:HAS_TYPE|IS_SUBCLASS_OF*0..]->(c:TagClass)` (SNB IC12)
+//! binds an anonymous list nothing reads.
 
 use crate::logical::{AggFunction, BExpr, LogicalPlan, calls_rand, free_slots};
 use plexus_types::Direction;
@@ -84,6 +95,68 @@ pub fn mark_distinct_ends(plan: &mut LogicalPlan, exists: bool) {
         mark_chain(plan, Vec::new());
     }
     mark_consumers(plan);
+    let mut read = Vec::new();
+    slots_read(plan, &mut read);
+    read.sort_unstable();
+    read.dedup();
+    mark_unread_lists(plan, &read);
+}
+
+/// Marks every enumerating variable-length expand whose list slot is not in `read` (see
+/// UNREAD LISTS).
+fn mark_unread_lists(plan: &mut LogicalPlan, read: &[usize]) {
+    if let LogicalPlan::VarExpand { spec, length, .. } = plan
+        && length.shortest.is_none()
+        && !length.ends_only
+        && read.binary_search(&spec.rel).is_err()
+    {
+        length.rels_unread = true;
+    }
+    for child in plan.children_mut() {
+        mark_unread_lists(child, read);
+    }
+}
+
+/// Every slot some operator of `plan` reads or copies (see UNREAD LISTS): the free slots of
+/// each expression, and the slots operators name besides. Over-inclusive where unsure.
+fn slots_read(plan: &LogicalPlan, read: &mut Vec<usize>) {
+    for e in plan.expressions() {
+        reads_into(e, read);
+    }
+    match plan {
+        LogicalPlan::Expand { spec, .. } | LogicalPlan::VarExpand { spec, .. } => {
+            read.extend([spec.from, spec.to]);
+            read.extend(&spec.distinct_from);
+        }
+        LogicalPlan::RelationshipIndexSeek { spec, .. } => {
+            read.extend([spec.left, spec.right]);
+            read.extend(&spec.distinct_from);
+        }
+        LogicalPlan::Distinct { slots, .. } => read.extend(slots),
+        LogicalPlan::Optional { nulls, .. } => read.extend(nulls),
+        LogicalPlan::Apply { returns, .. } => read.extend(returns),
+        LogicalPlan::HashJoin {
+            build_slots,
+            optional,
+            ..
+        } => {
+            read.extend(build_slots);
+            read.extend(optional.iter().flat_map(|o| &o.nulls));
+        }
+        LogicalPlan::Create { pattern, .. } | LogicalPlan::Merge { pattern, .. } => {
+            read.extend(pattern.nodes.iter().map(|n| n.slot));
+            read.extend(pattern.rels.iter().flat_map(|r| [r.slot, r.src, r.dst]));
+        }
+        LogicalPlan::Foreach { slot, .. } => read.push(*slot),
+        LogicalPlan::ProcedureCall { yields, .. } => {
+            read.extend(yields.iter().flat_map(|&(a, b)| [a, b]));
+        }
+        LogicalPlan::Results { columns, .. } => read.extend(columns.iter().map(|(_, s)| *s)),
+        _ => {}
+    }
+    for child in plan.children() {
+        slots_read(child, read);
+    }
 }
 
 /// Finds every set consumer in `plan` and marks the expands under it.
