@@ -136,11 +136,14 @@ pub enum CatalogOp {
     },
 }
 
-/// A name ↔ id interning table.
+/// A name ↔ id interning table. Names are looked up per row on some paths (an expand by
+/// relationship type names each type at every node it visits), so the maps here hash with
+/// `ahash` rather than SipHash — a fifth of a variable-length expand's time went to hashing
+/// type names before.
 #[derive(Default, Clone)]
 pub struct Tokens {
     names: Vec<String>,
-    ids: HashMap<String, u32>,
+    ids: HashMap<String, u32, ahash::RandomState>,
 }
 
 impl Tokens {
@@ -175,10 +178,11 @@ pub struct Catalog {
     pub edge_tables: Vec<EdgeTableDef>,
     /// Secondary index definitions, in creation order (see INDEXES).
     pub indexes: Vec<IndexDef>,
-    table_by_label: HashMap<LabelId, VertexTableId>,
-    edge_table_by_triple: HashMap<(VertexTableId, EdgeTypeId, VertexTableId), EdgeTableId>,
-    edge_tables_from: HashMap<VertexTableId, Vec<EdgeTableId>>,
-    edge_tables_to: HashMap<VertexTableId, Vec<EdgeTableId>>,
+    table_by_label: HashMap<LabelId, VertexTableId, ahash::RandomState>,
+    edge_table_by_triple:
+        HashMap<(VertexTableId, EdgeTypeId, VertexTableId), EdgeTableId, ahash::RandomState>,
+    edge_tables_from: HashMap<VertexTableId, Vec<EdgeTableId>, ahash::RandomState>,
+    edge_tables_to: HashMap<VertexTableId, Vec<EdgeTableId>, ahash::RandomState>,
 }
 
 impl Catalog {
