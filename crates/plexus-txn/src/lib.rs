@@ -43,7 +43,7 @@ pub use schema::{
     create_vertex_table, drop_index,
 };
 pub use snapshot::GraphSnapshot;
-pub use transaction::{CarriedSeeks, StagedVertices, Transaction};
+pub use transaction::{CarriedReads, StagedVertices, Transaction};
 
 use plexus_types::IsolationLevel;
 use std::sync::Arc;

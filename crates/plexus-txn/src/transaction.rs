@@ -130,10 +130,12 @@ impl Found {
     }
 }
 
-/// A transaction's remembered equality seeks and the snapshot they were answered at, handed
-/// from one transaction to the next (`Transaction::take_seek_memo`, `adopt_seek_memo`).
-pub struct CarriedSeeks {
+/// A transaction's remembered equality seeks and the vertices it found existing, with the
+/// snapshot they hold at, handed from one transaction to the next
+/// (`Transaction::take_carried_reads`, `adopt_carried_reads`).
+pub struct CarriedReads {
     memo: SeekMemo,
+    existing: VertexBits,
     ts: Timestamp,
 }
 

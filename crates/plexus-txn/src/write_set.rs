@@ -97,6 +97,10 @@ impl VertexBits {
         }
     }
 
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.iter().flatten().all(|&word| word == 0)
+    }
+
     pub(crate) fn contains(&self, v: VertexId) -> bool {
         (self.0.get(v.table as usize))
             .and_then(|bits| bits.get(v.offset as usize / 64))

@@ -244,12 +244,13 @@ fn a_snapshot_from_before_an_update_finds_the_row_by_its_old_value() {
     });
 }
 
-/// A transaction's remembered equality seeks pass to the next one (as `CALL { … } IN
-/// TRANSACTIONS` hands them from batch to batch) only while no commit since their snapshot
-/// changed a vertex (`Transaction::adopt_seek_memo`): after a commit of relationships alone
-/// they are taken over, after a rename they are refused and the seek asks the index again.
+/// A transaction's remembered equality seeks and existing vertices pass to the next one (as
+/// `CALL { … } IN TRANSACTIONS` hands them from batch to batch) only while no commit since
+/// their snapshot changed a vertex (`Transaction::adopt_carried_reads`): after a commit of
+/// relationships alone they are taken over; after a rename, or a deletion, they are refused
+/// and the seek asks the index again, the existence check the rows.
 #[test]
-fn remembered_seeks_pass_on_only_while_no_vertex_changed() {
+fn remembered_reads_pass_on_only_while_no_vertex_changed() {
     let db = memory_db();
     let mut conn = db.connect();
     run(
@@ -257,13 +258,17 @@ fn remembered_seeks_pass_on_only_while_no_vertex_changed() {
         "CREATE (:Person {name: 'Ada'}), (:Person {name: 'Bob'})",
     );
     run(&mut conn, "CREATE INDEX FOR (p:Person) ON (p.name)");
-    let ada = KeyRange::equal(&Value::string("Ada")).expect("a key");
-    let seek = |tx: &mut Transaction| tx.seek_by_index("Person", "name", &ada).unwrap();
+    let key = |name: &str| KeyRange::equal(&Value::string(name)).expect("a key");
+    let seek = |tx: &mut Transaction, name: &str| {
+        (tx.seek_by_index("Person", "name", &key(name)).unwrap()).expect("an index")
+    };
 
     let mut first = db.begin();
-    let found = seek(&mut first).expect("an index");
-    assert_eq!(found.len(), 1);
-    let carried = first.take_seek_memo();
+    let ada = seek(&mut first, "Ada");
+    let bob = seek(&mut first, "Bob");
+    assert_eq!((ada.len(), bob.len()), (1, 1));
+    assert!(first.vertex_exists(bob[0]).unwrap());
+    let carried = first.take_carried_reads();
     first.commit().unwrap();
     // Relationships only: every vertex reads as before.
     run(
@@ -271,9 +276,10 @@ fn remembered_seeks_pass_on_only_while_no_vertex_changed() {
         "MATCH (a {name: 'Ada'}), (b {name: 'Bob'}) CREATE (a)-[:KNOWS]->(b)",
     );
     let mut second = db.begin();
-    assert!(second.adopt_seek_memo(carried), "no vertex changed");
-    assert_eq!(seek(&mut second), Some(found.clone()));
-    let carried = second.take_seek_memo();
+    assert!(second.adopt_carried_reads(carried), "no vertex changed");
+    assert_eq!(seek(&mut second, "Ada"), ada);
+    assert!(second.vertex_exists(bob[0]).unwrap());
+    let carried = second.take_carried_reads();
     second.commit().unwrap();
 
     run(
@@ -281,8 +287,22 @@ fn remembered_seeks_pass_on_only_while_no_vertex_changed() {
         "MATCH (p:Person {name: 'Ada'}) SET p.name = 'Eve'",
     );
     let mut third = db.begin();
-    assert!(!third.adopt_seek_memo(carried), "a vertex changed since");
-    assert_eq!(seek(&mut third), Some(Vec::new()), "Ada is Eve now");
+    assert!(
+        !third.adopt_carried_reads(carried),
+        "a vertex changed since"
+    );
+    assert_eq!(seek(&mut third, "Ada"), Vec::new(), "Ada is Eve now");
+    assert!(third.vertex_exists(bob[0]).unwrap());
+    let carried = third.take_carried_reads();
+    third.commit().unwrap();
+
+    run(&mut conn, "MATCH (p:Person {name: 'Bob'}) DETACH DELETE p");
+    let mut fourth = db.begin();
+    assert!(
+        !fourth.adopt_carried_reads(carried),
+        "a vertex was deleted since"
+    );
+    assert!(!fourth.vertex_exists(bob[0]).unwrap(), "Bob is gone");
 }
 
 #[test]

@@ -34,10 +34,10 @@ use plexus_value::value::{MapValue, PathValue, Value, compare, equals};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-/// One row and the local variables bound on top of it.
 /// What a slot beyond the batch holds.
 static NULL_VALUE: Value = Value::Null;
 
+/// One row and the local variables bound on top of it.
 pub struct Env<'a> {
     batch: &'a Batch,
     row: usize,

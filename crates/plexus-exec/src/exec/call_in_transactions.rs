@@ -42,13 +42,14 @@
 //! REMEMBERED SEEKS
 //! ================
 //! A batch's transaction remembers its equality index seeks while it has changed no vertex
-//! (`Transaction::seek_by_index`, REPEATED SEEKS). When it commits, the operator keeps them
-//! and offers them to the next batch's transaction, which takes them over only if no commit
-//! since the first one's snapshot changed a vertex (`Transaction::adopt_seek_memo`): every
-//! answer then still holds. A load of relationships (`MATCH (a:V {id: …}), (b:V {id: …})
-//! CREATE (a)-[:E]->(b)`) changes no vertex, so a hub is looked up once per statement, not
-//! once per batch; a batch that creates or changes a vertex, or a concurrent commit that
-//! does, starts the next batch afresh.
+//! (`Transaction::seek_by_index`, REPEATED SEEKS), and the vertices it found existing. When it
+//! commits, the operator keeps both and offers them to the next batch's transaction, which
+//! takes them over only if no commit since the first one's snapshot changed a vertex
+//! (`Transaction::adopt_carried_reads`): every answer then still holds. A load of
+//! relationships (`MATCH (a:V {id: …}), (b:V {id: …}) CREATE (a)-[:E]->(b)`) changes no
+//! vertex, so a hub is looked up and checked once per statement, not once per batch; a batch
+//! that creates or changes a vertex, or a concurrent commit that does, starts the next batch
+//! afresh.
 //!
 //! ONLY IN AN IMPLICIT TRANSACTION
 //! ===============================
@@ -102,7 +103,7 @@ use super::{Arguments, Batch, ExecContext, Operator, check_materialized, into_ba
 use crate::eval::{Env, eval};
 use plexus_cypher::ast::OnError;
 use plexus_plan::logical::{BatchRows, InTransactionsSpec, positive_batch_rows};
-use plexus_txn::{CarriedSeeks, Transaction};
+use plexus_txn::{CarriedReads, Transaction};
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::{MapValue, Value};
 use std::collections::VecDeque;
@@ -142,9 +143,10 @@ pub(super) struct CallInTransactions {
     /// `ON ERROR BREAK` met a failure: no further batch runs.
     broken: bool,
     committed: u64,
-    /// The equality seeks the last committed batch remembered, for the next batch's
-    /// transaction to take over while no vertex has changed since (see REMEMBERED SEEKS).
-    seeks: Option<CarriedSeeks>,
+    /// What the last committed batch remembered of the vertices (seeks, existence), for the
+    /// next batch's transaction to take over while no vertex has changed since (see
+    /// REMEMBERED SEEKS).
+    seeks: Option<CarriedReads>,
 }
 
 impl CallInTransactions {
@@ -233,11 +235,11 @@ impl CallInTransactions {
         let stats_before = ctx.state.stats.clone();
         let mut tx = ctx.tx.begin_sibling();
         if let Some(seeks) = self.seeks.take() {
-            tx.adopt_seek_memo(seeks);
+            tx.adopt_carried_reads(seeks);
         }
         let ran = self.run_inner_rows(&rows, &mut tx, ctx);
         let outcome = ran.and_then(|out| {
-            let seeks = tx.take_seek_memo();
+            let seeks = tx.take_carried_reads();
             match tx.commit() {
                 Ok(_) => Ok((out, seeks)),
                 Err(e) => Err(QueryError::from(e)),

@@ -810,7 +810,7 @@ impl Storage {
 
     /// Whether no commit after `ts` has changed a vertex: then every vertex — its existence,
     /// labels and properties — reads the same at a snapshot taken now as at `ts` (a reader's
-    /// answers about vertices found at `ts` still hold; `Transaction::adopt_seek_memo`).
+    /// answers about vertices found at `ts` still hold; `Transaction::adopt_carried_reads`).
     pub fn vertices_unchanged_since(&self, ts: Timestamp) -> bool {
         self.vertex_change_ts.load(Ordering::Acquire) <= ts
     }

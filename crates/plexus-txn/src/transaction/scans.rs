@@ -274,7 +274,7 @@ impl Transaction {
     /// {id: …}), (b:V {id: …}) CREATE (a)-[:E]->(b)` names hubs over and over: ~60 % of its
     /// seeks repeat within a 100,000-row transaction on the RMAT benchmark graph. The reads
     /// recorded for SERIALIZABLE are the first seek's, recorded again. The memo may pass on
-    /// to the statement's next transaction ([`take_seek_memo`](Self::take_seek_memo)).
+    /// to the statement's next transaction ([`take_carried_reads`](Self::take_carried_reads)).
     pub fn seek_by_index(
         &mut self,
         label: &str,
@@ -340,31 +340,35 @@ impl Transaction {
         Ok(Some(found))
     }
 
-    /// The equality seeks this transaction remembered (see REPEATED SEEKS in
-    /// [`seek_by_index`](Self::seek_by_index)), with its snapshot, for the next transaction
-    /// of the same statement (`CALL { … } IN TRANSACTIONS` runs one per batch).
-    pub fn take_seek_memo(&mut self) -> CarriedSeeks {
-        CarriedSeeks {
+    /// What this transaction learned of the vertices at its snapshot — its remembered
+    /// equality seeks (see REPEATED SEEKS in [`seek_by_index`](Self::seek_by_index)) and the
+    /// vertices it found existing there (`existing_at_start`) — for the next transaction of the
+    /// same statement (`CALL { … } IN TRANSACTIONS` runs one per batch).
+    pub fn take_carried_reads(&mut self) -> CarriedReads {
+        CarriedReads {
             memo: std::mem::take(&mut self.seek_memo),
+            existing: std::mem::take(&mut self.existing_at_start),
             ts: self.start_ts,
         }
     }
 
-    /// Takes over `carried` as this transaction's remembered seeks when they still hold: this
-    /// snapshot is no older than theirs, this transaction has neither remembered seeks nor
-    /// vertex writes of its own yet, and no commit since their snapshot changed any vertex
-    /// (`Storage::vertices_unchanged_since`) — then every vertex reads here as it read there,
-    /// so each remembered answer is this snapshot's answer too. Returns whether it did; a
-    /// `LOAD CSV` of relationships in batches of 100,000 rows then answers a hub's seek once
-    /// per statement instead of once per batch.
-    pub fn adopt_seek_memo(&mut self, carried: CarriedSeeks) -> bool {
+    /// Takes over `carried` as this transaction's remembered seeks and existing vertices when
+    /// they still hold: this snapshot is no older than theirs, this transaction has neither
+    /// memos nor vertex writes of its own yet, and no commit since their snapshot changed any
+    /// vertex (`Storage::vertices_unchanged_since`) — then every vertex reads here as it read
+    /// there, so each remembered answer is this snapshot's answer too. Returns whether it
+    /// did; a `LOAD CSV` of relationships in batches of 100,000 rows then answers a hub's seek
+    /// and checks its existence once per statement instead of once per batch.
+    pub fn adopt_carried_reads(&mut self, carried: CarriedReads) -> bool {
         let holds = self.external.is_none()
             && carried.ts <= self.start_ts
             && self.seek_memo.is_empty()
+            && self.existing_at_start.is_empty()
             && self.writes.no_vertex_changes()
             && self.storage().vertices_unchanged_since(carried.ts);
         if holds {
             self.seek_memo = carried.memo;
+            self.existing_at_start = carried.existing;
         }
         holds
     }
