@@ -311,10 +311,13 @@ fn create(pattern: &CreatePattern, row: &mut [Value], ctx: &mut ExecContext) -> 
             ));
         };
         let (src, dst) = (*src, *dst);
-        let single = Batch::single(row.to_vec());
+        // The row as a batch, for the expressions of a property map or a dynamic type only:
+        // a plain `CREATE (a)-[:E]->(b)` (`LOAD CSV`'s relationships) copies no row.
+        let cell = std::cell::OnceCell::new();
+        let single = || cell.get_or_init(|| Batch::single(row.to_vec()));
         let props = match &rel.properties {
             Some(e) => {
-                let mut env = Env::new(&single, 0);
+                let mut env = Env::new(single(), 0);
                 property_list(eval(e, &mut env, ctx)?)?
             }
             None => Vec::new(),
@@ -324,7 +327,7 @@ fn create(pattern: &CreatePattern, row: &mut [Value], ctx: &mut ExecContext) -> 
         let rel_type = match &rel.rel_type {
             RelTypeName::Fixed(name) => name.clone(),
             RelTypeName::Dynamic(e) => {
-                let mut env = Env::new(&single, 0);
+                let mut env = Env::new(single(), 0);
                 match dynamic_names(eval(e, &mut env, ctx)?, true)?.as_slice() {
                     [name] => name.clone(),
                     names => {
