@@ -6,9 +6,13 @@
 //! [`plexus_ingest::ImportDir::open`] resolves it under the connection's import directory
 //! (refusing `..` and symbolic-link escapes and other URL schemes) and a
 //! [`plexus_ingest::CsvReader`] streams the records. A file is read as the rows are pulled:
-//! at most one batch of rows is built ahead, and the file stays open between batches (the
-//! stage is `pending` until its last record), so a file larger than memory loads in constant
-//! memory when nothing above buffers it.
+//! a reader thread parses the records and builds their values ([`READ_AHEAD_CHUNKS`] chunks of
+//! [`BATCH_ROWS`] records at most ahead of the stage, on the other core while the statement's
+//! thread runs the clauses above), and the file stays open between batches (the stage is
+//! `pending` until its last record), so a file larger than memory loads in constant memory
+//! when nothing above buffers it. The thread reads only the file: the rows reach the stage
+//! in file order, an error after the records before it, exactly where reading in place would
+//! have raised it; dropping the stage stops the thread at its next chunk.
 //!
 //! ROWS
 //! ====
@@ -37,6 +41,11 @@ use plexus_plan::logical::LoadCsvSpec;
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::{MapValue, Value};
 use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+/// Chunks of [`BATCH_ROWS`] records the reader thread may have ready beyond the one the stage
+/// is taking rows from.
+pub(super) const READ_AHEAD_CHUNKS: usize = 2;
 
 pub(super) struct LoadCsv {
     source: BExpr,
@@ -45,15 +54,30 @@ pub(super) struct LoadCsv {
     open: Option<OpenFile>,
 }
 
-/// A file being read for one input row.
+/// A file being read for one input row: its records arrive from the reader thread.
 struct OpenFile {
+    chunks: Receiver<Chunk>,
+    /// The records of the chunk being taken: (the record's value, its line).
+    records: std::vec::IntoIter<(Value, i64)>,
+    /// `file()`: the import-relative name.
+    name: Value,
+}
+
+/// What the reader thread sends: records in file order, then the end or the error that
+/// stopped it.
+enum Chunk {
+    Records(Vec<(Value, i64)>),
+    Failed(QueryError),
+    End,
+}
+
+/// The reader thread's side: the parser and the header (see READING).
+struct FileReader {
     reader: CsvReader,
     /// Reused for every record (the reader refills it without allocating).
     record: CsvRecord,
     /// The header's names, with `WITH HEADERS`.
     header: Option<Vec<Arc<str>>>,
-    /// `file()`: the import-relative name.
-    name: Value,
 }
 
 impl LoadCsv {
@@ -65,8 +89,9 @@ impl LoadCsv {
         }
     }
 
-    /// Opens the file `input`'s row `row` names, and reads its header if there is one.
-    fn open(&self, input: &Batch, row: usize, ctx: &mut ExecContext) -> Result<OpenFile> {
+    /// Opens the file `input`'s row `row` names, reads its header if there is one and starts
+    /// its reader thread; `None` for a file without a header where one is expected (empty).
+    fn open(&self, input: &Batch, row: usize, ctx: &mut ExecContext) -> Result<Option<OpenFile>> {
         let name = match eval(&self.source, &mut Env::new(input, row), ctx)? {
             Value::String(name) => name,
             other => {
@@ -87,25 +112,92 @@ impl LoadCsv {
         let (resolved, file) = dir.open(&name).map_err(ingest_error)?;
         let reader =
             CsvReader::new(file, &resolved.name, self.spec.options).map_err(ingest_error)?;
-        let mut open = OpenFile {
+        let mut file = FileReader {
             reader,
             record: CsvRecord::default(),
             header: None,
-            name: Value::String(Arc::from(resolved.name.as_str())),
         };
-        if self.spec.with_headers && open.next_record()? {
-            let names = open.record.iter().map(|f| Arc::from(f.unwrap_or("")));
-            open.header = Some(names.collect());
+        if self.spec.with_headers {
+            if !file.next_record()? {
+                return Ok(None); // an empty file
+            }
+            let names = file.record.iter().map(|f| Arc::from(f.unwrap_or("")));
+            file.header = Some(names.collect());
         }
-        Ok(open)
+        let (send, chunks) = sync_channel(READ_AHEAD_CHUNKS);
+        std::thread::Builder::new()
+            .name("plexus-load-csv".into())
+            .spawn(move || file.send_all(&send))
+            .map_err(|e| {
+                QueryError::runtime(
+                    ErrorClass::DatabaseError,
+                    "ThreadStartFailed",
+                    format!("LOAD CSV: could not start its reader thread: {e}"),
+                )
+            })?;
+        Ok(Some(OpenFile {
+            chunks,
+            records: Vec::new().into_iter(),
+            name: Value::String(Arc::from(resolved.name.as_str())),
+        }))
     }
 }
 
 impl OpenFile {
+    /// The next record's value and line, `None` after the last.
+    fn next(&mut self) -> Result<Option<(Value, i64)>> {
+        loop {
+            if let Some(record) = self.records.next() {
+                return Ok(Some(record));
+            }
+            match self.chunks.recv() {
+                Ok(Chunk::Records(records)) => self.records = records.into_iter(),
+                Ok(Chunk::End) => return Ok(None),
+                Ok(Chunk::Failed(error)) => return Err(error),
+                Err(_) => {
+                    return Err(QueryError::runtime(
+                        ErrorClass::DatabaseError,
+                        "ReaderStopped",
+                        "LOAD CSV: the file's reader thread stopped before the end of the file",
+                    ));
+                }
+            }
+        }
+    }
+}
+
+impl FileReader {
     fn next_record(&mut self) -> Result<bool> {
         self.reader
             .read_record(&mut self.record)
             .map_err(ingest_error)
+    }
+
+    /// Reads the rest of the file into `send`, a chunk at a time, until its end, an error, or
+    /// the stage's side hanging up.
+    fn send_all(mut self, send: &SyncSender<Chunk>) {
+        loop {
+            let mut records = Vec::with_capacity(BATCH_ROWS);
+            let mut failed = None;
+            while records.len() < BATCH_ROWS {
+                match self.next_record() {
+                    Ok(true) => records.push((self.value(), self.record.line as i64)),
+                    Ok(false) => break,
+                    Err(error) => {
+                        failed = Some(error);
+                        break;
+                    }
+                }
+            }
+            let last = failed.is_some() || records.len() < BATCH_ROWS;
+            if !records.is_empty() && send.send(Chunk::Records(records)).is_err() {
+                return;
+            }
+            if last {
+                let _ = send.send(failed.map_or(Chunk::End, Chunk::Failed));
+                return;
+            }
+        }
     }
 
     /// The current record as the clause's variable holds it.
@@ -134,22 +226,19 @@ impl RowFn for LoadCsv {
     ) -> Result<()> {
         let mut open = match self.open.take() {
             Some(open) => open,
-            None => {
-                let open = self.open(input, row, ctx)?;
-                if self.spec.with_headers && open.header.is_none() {
-                    return Ok(()); // an empty file
-                }
-                open
-            }
+            None => match self.open(input, row, ctx)? {
+                Some(open) => open,
+                None => return Ok(()), // an empty file
+            },
         };
         let room = BATCH_ROWS.saturating_sub(out.len()).max(1);
         for _ in 0..room {
-            if !open.next_record()? {
+            let Some((value, line)) = open.next()? else {
                 return Ok(());
-            }
+            };
             out.push_from(input, row);
-            out.set_last(self.spec.slot, open.value());
-            out.set_last(self.spec.line_slot, Value::Int(open.record.line as i64));
+            out.set_last(self.spec.slot, value);
+            out.set_last(self.spec.line_slot, Value::Int(line));
             out.set_last(self.spec.file_slot, open.name.clone());
         }
         self.open = Some(open);
