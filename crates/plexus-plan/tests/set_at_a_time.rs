@@ -1,23 +1,14 @@
 //! `plexus_plan::logical::set_at_a_time`: which `CALL { ... } IN TRANSACTIONS` bodies may run
 //! once over many argument rows, planned and optimized from query text.
 
-use plexus_plan::logical::{LogicalPlan, ProcedureRegistry, set_at_a_time};
-use plexus_plan::optimizer::{self, OptimizerContext};
-use plexus_plan::{ParallelConfig, Params, plan_statement};
+mod common;
+
+use plexus_plan::logical::{LogicalPlan, set_at_a_time};
 
 /// Whether the first `CALL { ... } IN TRANSACTIONS` of `query`, planned and optimized,
 /// runs set at a time.
 fn batched(query: &str) -> bool {
-    let statement = plexus_cypher::parse(query).expect("parses");
-    let procedures = ProcedureRegistry::new();
-    let mut plan =
-        plan_statement(&statement, query, &Params::new(), &procedures, None).expect("plans");
-    let parallel = ParallelConfig::serial();
-    let ctx = OptimizerContext {
-        stats: None,
-        parallel: &parallel,
-    };
-    optimizer::optimize(&mut plan, &ctx, None);
+    let plan = common::optimized(query);
     fn find(plan: &LogicalPlan) -> Option<&LogicalPlan> {
         match plan {
             LogicalPlan::CallInTransactions { inner, .. } => Some(inner),

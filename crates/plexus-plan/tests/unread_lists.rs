@@ -1,23 +1,14 @@
 //! `optimizer::var_length`, UNREAD LISTS: which variable-length expands leave their
 //! relationship list unbuilt, planned and optimized from query text.
 
-use plexus_plan::logical::{LogicalPlan, ProcedureRegistry};
-use plexus_plan::optimizer::{self, OptimizerContext};
-use plexus_plan::{ParallelConfig, Params, plan_statement};
+mod common;
+
+use plexus_plan::logical::LogicalPlan;
 
 /// `rels_unread` of every enumerating variable-length expand of `query`, planned and
 /// optimized, in plan order (distinct-ends and shortest-path expands left out).
 fn unread(query: &str) -> Vec<bool> {
-    let statement = plexus_cypher::parse(query).expect("parses");
-    let procedures = ProcedureRegistry::new();
-    let mut plan =
-        plan_statement(&statement, query, &Params::new(), &procedures, None).expect("plans");
-    let parallel = ParallelConfig::serial();
-    let ctx = OptimizerContext {
-        stats: None,
-        parallel: &parallel,
-    };
-    optimizer::optimize(&mut plan, &ctx, None);
+    let plan = common::optimized(query);
     fn collect(plan: &LogicalPlan, out: &mut Vec<bool>) {
         if let LogicalPlan::VarExpand { length, .. } = plan
             && !length.ends_only

@@ -268,39 +268,46 @@ fn remembered_reads_pass_on_only_while_no_vertex_changed() {
     let bob = seek(&mut first, "Bob");
     assert_eq!((ada.len(), bob.len()), (1, 1));
     assert!(first.vertex_exists(bob[0]).unwrap());
-    let carried = first.take_carried_reads();
+    let mut carried = first.take_carried_reads();
     first.commit().unwrap();
+    // Each step: `statement` commits on another connection, then a transaction is offered
+    // what the last one carried.
+    let mut step = |carried, statement: &str, adopted: bool| {
+        run(&mut conn, statement);
+        let mut tx = db.begin();
+        assert_eq!(
+            tx.adopt_carried_reads(carried),
+            adopted,
+            "after {statement}"
+        );
+        tx
+    };
+
     // Relationships only: every vertex reads as before.
-    run(
-        &mut conn,
+    let mut second = step(
+        carried,
         "MATCH (a {name: 'Ada'}), (b {name: 'Bob'}) CREATE (a)-[:KNOWS]->(b)",
+        true,
     );
-    let mut second = db.begin();
-    assert!(second.adopt_carried_reads(carried), "no vertex changed");
     assert_eq!(seek(&mut second, "Ada"), ada);
     assert!(second.vertex_exists(bob[0]).unwrap());
-    let carried = second.take_carried_reads();
+    carried = second.take_carried_reads();
     second.commit().unwrap();
 
-    run(
-        &mut conn,
+    let mut third = step(
+        carried,
         "MATCH (p:Person {name: 'Ada'}) SET p.name = 'Eve'",
-    );
-    let mut third = db.begin();
-    assert!(
-        !third.adopt_carried_reads(carried),
-        "a vertex changed since"
+        false,
     );
     assert_eq!(seek(&mut third, "Ada"), Vec::new(), "Ada is Eve now");
     assert!(third.vertex_exists(bob[0]).unwrap());
-    let carried = third.take_carried_reads();
+    carried = third.take_carried_reads();
     third.commit().unwrap();
 
-    run(&mut conn, "MATCH (p:Person {name: 'Bob'}) DETACH DELETE p");
-    let mut fourth = db.begin();
-    assert!(
-        !fourth.adopt_carried_reads(carried),
-        "a vertex was deleted since"
+    let mut fourth = step(
+        carried,
+        "MATCH (p:Person {name: 'Bob'}) DETACH DELETE p",
+        false,
     );
     assert!(!fourth.vertex_exists(bob[0]).unwrap(), "Bob is gone");
 }
