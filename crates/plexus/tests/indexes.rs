@@ -550,6 +550,24 @@ fn same_answers_with_index(
     Ok(())
 }
 
+/// A database in memory with a `:P {id: i, v: values[i]}` node per value (no `v` for `None`),
+/// and a connection to it.
+fn p_nodes(values: Vec<Option<CypherValue>>) -> (Database, Connection) {
+    let db = memory_db();
+    let mut conn = db.connect();
+    let stored = values
+        .into_iter()
+        .map(|v| v.unwrap_or(CypherValue::Null))
+        .collect();
+    let params = Params::from([("values".to_string(), CypherValue::list(stored))]);
+    conn.execute(
+        "UNWIND range(0, size($values) - 1) AS i CREATE (:P {id: i, v: $values[i]})",
+        &params,
+    )
+    .expect("create");
+    (db, conn)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -563,15 +581,7 @@ proptest! {
             1..6,
         ),
     ) {
-        let db = memory_db();
-        let mut conn = db.connect();
-        let stored = values.into_iter().map(|v| v.unwrap_or(CypherValue::Null)).collect();
-        let params = Params::from([("values".to_string(), CypherValue::list(stored))]);
-        conn.execute(
-            "UNWIND range(0, size($values) - 1) AS i CREATE (:P {id: i, v: $values[i]})",
-            &params,
-        )
-        .expect("create");
+        let (_db, mut conn) = p_nodes(values);
         let queries: Vec<(String, Params)> = predicates
             .into_iter()
             .map(|(first, a, second)| {
@@ -596,15 +606,7 @@ proptest! {
         values in prop::collection::vec(prop::option::of(value()), 1..24),
         keys in prop::collection::vec(bound_value(), 1..12),
     ) {
-        let db = memory_db();
-        let mut conn = db.connect();
-        let stored = values.into_iter().map(|v| v.unwrap_or(CypherValue::Null)).collect();
-        let params = Params::from([("values".to_string(), CypherValue::list(stored))]);
-        conn.execute(
-            "UNWIND range(0, size($values) - 1) AS i CREATE (:P {id: i, v: $values[i]})",
-            &params,
-        )
-        .expect("create");
+        let (_db, mut conn) = p_nodes(values);
         let first = Params::from([("a".to_string(), keys[0].clone())]);
         let all = Params::from([("keys".to_string(), CypherValue::list(keys))]);
         // A subquery per key: its scan seeks with the key bound (a MATCH after the UNWIND
