@@ -11,13 +11,13 @@
 //!   structure, as subquery expressions hold plans — their one visitor
 //!   (`children` / `children_mut`) and their EXPLAIN text. Depends on no other module here.
 //! - [`bind`]: the [`Binder`](bind::Binder) resolves variables to slots, checks types and
-//!   the rules the TCK names, and builds the plan clause by clause. Where each pattern part
-//!   starts, and whether a disconnected part becomes a hash join, is chosen here by the cost
-//!   model (`bind::cost`), as the pattern is planned; a MATCH's WHERE is left as a
-//!   `Where` above its pattern.
-//! - [`optimizer`]: passes that rewrite the whole plan, in a fixed order — predicate
-//!   pushdown, seek selection, top-k, parallelisation — each named, so EXPLAIN VERBOSE can
-//!   print the plan after each ([`optimizer::optimize`]).
+//!   the rules the TCK names, and builds the plan clause by clause. A MATCH becomes a
+//!   `Match` of its pattern as written (`logical::pattern`), its WHERE inside it: the binder
+//!   chooses no order.
+//! - [`optimizer`]: passes that rewrite the whole plan, in a fixed order — join ordering
+//!   (where each part starts, the order of parts and expands, hash joins, by the cost
+//!   model), predicate pushdown, seek selection, top-k, parallelisation — each named, so
+//!   EXPLAIN VERBOSE can print the plan after each ([`optimizer::optimize`]).
 //! - [`catalog`]: the scalar functions the binder knows (their code is the executor's).
 //!
 //! Module dependencies point one way: `bind → optimizer → logical`, `bind → catalog`. The

@@ -1,4 +1,4 @@
-//! The hash join (`LogicalPlan::HashJoin`, planned where `plexus_plan::bind::join` says): its build side
+//! The hash join (`LogicalPlan::HashJoin`, planned where `plexus_plan::optimizer::join_order::join` says): its build side
 //! runs once into a hash table, and the input's rows stream through and probe it.
 //!
 //! BUILD
@@ -54,7 +54,7 @@
 //! THE KEY FILTER
 //! ==============
 //! The WHERE equality an inner join was planned on stays in the plan as a Filter right above
-//! the join (`plexus_plan::bind::join`, EXACTNESS: the join finds every pair for which `=` is
+//! the join (`plexus_plan::optimizer::join_order::join`, EXACTNESS: the join finds every pair for which `=` is
 //! true, the filter keeps exactly those). When that Filter — `input_key = build_key` or the
 //! other way round, a single key — is pushed onto the join's pipeline, the join's stage takes
 //! it in ([`Stage::fuse`]) and, per output step, skips it when the table is an integer one
@@ -68,7 +68,7 @@
 //!
 //! LEFT OUTER
 //! ==========
-//! For an OPTIONAL MATCH (`optional`, see `plexus_plan::bind::join` LEFT OUTER) each partner of an input
+//! For an OPTIONAL MATCH (`optional`, see `plexus_plan::optimizer::join_order::join` LEFT OUTER) each partner of an input
 //! row is first written into a one-row scratch batch (the input row with its build values),
 //! when the output reaches that row, and kept only if the `residual` is true there (false and null drop it, another value is a
 //! type error, as in a Filter). An input row that keeps none — no group, a null or NaN in
@@ -100,7 +100,7 @@
 //! ====
 //! Inside an inner plan (OPTIONAL MATCH, CALL {}, EXISTS, ...) the operator is reset and run
 //! again for every argument row. The build side reads nothing of the argument row (see
-//! `plexus_plan::bind::join`), so its rows change only if the statement wrote in between: a statement that
+//! `plexus_plan::optimizer::join_order::join`), so its rows change only if the statement wrote in between: a statement that
 //! cannot write ([`ExecState::may_write`]) builds the table once and probes it in every run;
 //! one that may write builds it again in each run, as the nested plan would scan again. A
 //! join in the chain of a `Parallel` (read-only, top level) does not build at all: it probes

@@ -151,6 +151,7 @@ pub(super) fn build_operator(
         | LogicalPlan::LoadCsv { .. }
         | LogicalPlan::ProcedureCall { .. } => unreachable!("built by simple_stage"),
         LogicalPlan::Where { .. } => unreachable!("predicate pushdown leaves no Where"),
+        LogicalPlan::Match { .. } => unreachable!("join ordering leaves no Match"),
     };
     Built::Operator(operator)
 }

@@ -18,7 +18,7 @@
 //! shortest path of which every relationship and node passes, as in Neo4j.
 //!
 //! With a path filter (the rest of the MATCH's WHERE that reads the path, see
-//! `plexus_plan::bind::shortest`), the answer is the shortest path that satisfies it, which a
+//! `plexus_plan::optimizer::join_order::shortest`), the answer is the shortest path that satisfies it, which a
 //! BFS over vertices cannot find: the search is exhaustive instead — every trail of length
 //! `L` from the start, for `L = max(min, 1), …`, checked at the target, stopping at the first
 //! length with a passing path (Neo4j's fallback). It is bounded by `var_length_path_limit`:

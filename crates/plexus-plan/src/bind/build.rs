@@ -22,10 +22,9 @@
 //! (WITH / RETURN) `projection`'s and procedure calls `procedure`'s; this file walks the
 //! clauses and plans the writing ones.
 
-use super::pattern::{PartSlots, PatternUse};
-use super::shape::unwind_rows;
+use super::pattern::{PartSlots, PatternUse, bound_slots};
 use super::{Binder, ExprCtx, Scope, syntax};
-use crate::logical::{BExpr, PathElement, ProcedureRegistry, Ty};
+use crate::logical::{BExpr, MatchForm, PathElement, PatternMatch, ProcedureRegistry, Ty};
 use crate::logical::{CreateNode, CreatePattern, CreateRel, LogicalPlan, QueryPlan, SetOp};
 use plexus_cypher::ast::{self, ClauseKind, ExprKind, RelDirection, SetItemKind};
 use plexus_txn::Statistics;
@@ -76,35 +75,6 @@ fn clause_updates(kind: &ClauseKind) -> bool {
 
 pub(super) fn label_names(labels: &[ast::Ident]) -> Vec<Arc<str>> {
     labels.iter().map(|l| Arc::from(l.name.as_str())).collect()
-}
-
-pub(super) fn chain_and(acc: Option<BExpr>, next: BExpr) -> Option<BExpr> {
-    Some(match acc {
-        Some(prev) => BExpr::And(Box::new(prev), Box::new(next)),
-        None => next,
-    })
-}
-
-/// A MATCH's WHERE (or the part of an OPTIONAL MATCH's a hash join's build side takes) over
-/// its pattern, for predicate pushdown to place (`optimizer`).
-pub(super) fn where_(plan: LogicalPlan, predicate: Option<BExpr>) -> LogicalPlan {
-    match predicate {
-        Some(predicate) => LogicalPlan::Where {
-            input: Box::new(plan),
-            predicate,
-        },
-        None => plan,
-    }
-}
-
-pub(super) fn filter(plan: LogicalPlan, predicate: Option<BExpr>) -> LogicalPlan {
-    match predicate {
-        Some(predicate) => LogicalPlan::Filter {
-            input: Box::new(plan),
-            predicate,
-        },
-        None => plan,
-    }
 }
 
 pub(super) fn already_bound(var: &ast::Ident) -> QueryError {
@@ -232,12 +202,6 @@ impl Binder<'_> {
         targets: Option<&[(String, usize)]>,
     ) -> Result<(LogicalPlan, Option<Columns>, Scope)> {
         let mut plan = LogicalPlan::Argument;
-        // The cost model's estimate of `plan`'s rows per argument row, for hash joins (see
-        // `join`): MATCH multiplies it by its estimate, UNWIND by its list's (`unwind_rows`);
-        // every other clause keeps it — too high after one that drops rows (WITH ... WHERE,
-        // LIMIT), too low after one whose rows are not estimated (OPTIONAL MATCH, MERGE,
-        // CALL), where it then never makes a hash join look cheaper than it is.
-        let mut rows = Some(1.0);
         let mut columns = None;
         for clause in &query.clauses {
             let import_scope = import.take();
@@ -247,7 +211,7 @@ impl Binder<'_> {
             match &clause.kind {
                 ClauseKind::Match(m) => {
                     let m = self.resolve_match_labels(m, &scope);
-                    (plan, rows) = self.plan_match(plan, rows, &mut scope, &m)?;
+                    plan = self.plan_match(plan, &mut scope, &m)?;
                 }
                 ClauseKind::Unwind(u) => {
                     let expr = self.bind_expr(&u.expr, &scope, ExprCtx::PLAIN)?;
@@ -256,7 +220,6 @@ impl Binder<'_> {
                     }
                     let slot = self.new_slot(Ty::Any, u.variable.span)?;
                     scope.insert(&u.variable.name, slot);
-                    rows = rows.map(|rows| rows * unwind_rows(&expr));
                     plan = LogicalPlan::Unwind {
                         input: Box::new(plan),
                         expr,
@@ -265,7 +228,6 @@ impl Binder<'_> {
                 }
                 ClauseKind::LoadCsv(load) => {
                     plan = self.plan_load_csv(plan, &mut scope, load)?;
-                    rows = rows.map(|rows| rows * super::load_csv::LOAD_CSV_ESTIMATE_ROWS);
                 }
                 ClauseKind::With(w) => {
                     let source = import_scope.unwrap_or(&scope).clone();
@@ -520,13 +482,16 @@ impl Binder<'_> {
         let parts = std::slice::from_ref(&m.pattern);
         let outer = scope.clone();
         let slots = self.declare_pattern(scope, parts, PatternUse::Merge)?;
-        // The matcher re-uses the declared slots: plan the part against the declared scope.
-        let mut bound: HashSet<usize> = outer.vars().iter().map(|(_, s)| *s).collect();
-        let mut expanded = Vec::new();
-        let ctx = self.part_context(&m.pattern, &slots[0], scope)?;
-        let part = self.part_order(&ctx, &bound, &[]);
-        let matcher =
-            self.plan_part_in_order(LogicalPlan::Argument, &ctx, part, &mut bound, &mut expanded)?;
+        // The matcher re-uses the declared slots: its part is bound in the declared scope.
+        let matcher = LogicalPlan::Match {
+            input: Box::new(LogicalPlan::Argument),
+            pattern: Box::new(PatternMatch {
+                parts: self.bound_parts(parts, &slots, scope)?,
+                predicate: None,
+                bound: bound_slots(&outer),
+                form: MatchForm::Match { estimated: false },
+            }),
+        };
         let pattern = self.create_pattern(&outer, parts, &slots)?;
         let mut on_match = Vec::new();
         let mut on_create = Vec::new();

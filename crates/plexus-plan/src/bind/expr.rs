@@ -27,8 +27,8 @@
 use super::{Binder, Scope, Watch, syntax};
 use crate::catalog as functions;
 use crate::logical::{
-    AggCall, AggFunction, ArithOp, BExpr, LogicalPlan, MapProjectionItem, PathElement, StringOp,
-    Subquery, SubqueryKind, Ty, calls_rand,
+    AggCall, AggFunction, ArithOp, BExpr, LogicalPlan, MapProjectionItem, MatchForm, PathElement,
+    StringOp, Subquery, SubqueryKind, Ty, calls_rand,
 };
 use crate::optimizer;
 use plexus_cypher::ast::{self, BinaryOp, Expr, ExprKind, Literal, Span, UnaryOp};
@@ -467,11 +467,12 @@ impl Binder<'_> {
                     element: (**element).clone(),
                     span,
                 };
-                let (plan, _) = self.plan_pattern(
-                    (LogicalPlan::Argument, None),
+                let plan = self.plan_pattern(
+                    LogicalPlan::Argument,
                     &mut inner,
                     std::slice::from_ref(&part),
                     None,
+                    MatchForm::Match { estimated: false },
                 )?;
                 self.subquery(SubqueryKind::Exists, plan, watch)
             }
@@ -530,9 +531,8 @@ impl Binder<'_> {
         parts: &[ast::PatternPart],
         predicate: Option<&ast::Expr>,
     ) -> Result<LogicalPlan> {
-        let argument = (LogicalPlan::Argument, None);
-        let (plan, _) = self.plan_pattern(argument, inner, parts, predicate)?;
-        Ok(plan)
+        let form = MatchForm::Match { estimated: false };
+        self.plan_pattern(LogicalPlan::Argument, inner, parts, predicate, form)
     }
 
     /// The subquery expression of `plan`, bound through the scope `watch` came with.

@@ -17,7 +17,7 @@ use super::Binder;
 use super::Scope;
 use super::expr::ExprCtx;
 use super::pattern::PartSlots;
-use crate::logical::{BExpr, HopFilter, PathElement, Ty};
+use crate::logical::{BExpr, HopFilter, PathElement, Ty, chain_and, node_predicate};
 use plexus_cypher::ast;
 use plexus_value::error::Result;
 use plexus_value::value::Value;
@@ -93,16 +93,16 @@ impl Binder<'_> {
                 for (node, slot) in [(&group.from, from), (&group.to, to)] {
                     let props = self.bind_properties(node.properties.as_ref(), &inner)?;
                     let test = self.bind_node_label_expr(slot, node, &inner)?;
-                    let condition =
-                        super::pattern::node_condition(slot, node, test.as_ref(), &props);
+                    let labels = super::build::label_names(&node.labels);
+                    let condition = node_predicate(slot, &labels, test.as_ref(), &props);
                     if let Some(condition) = condition {
-                        predicate = super::build::chain_and(predicate, condition);
+                        predicate = chain_and(predicate, condition);
                     }
                 }
                 if let Some(p) = &group.predicate {
                     let bound = self.bind_expr(p, &inner, ExprCtx::PLAIN)?;
                     self.check_boolean(&bound, p.span)?;
-                    predicate = super::build::chain_and(predicate, bound);
+                    predicate = chain_and(predicate, bound);
                 }
                 let mut list = |var: &Option<ast::Ident>| -> Result<Option<usize>> {
                     let Some(var) = var else { return Ok(None) };

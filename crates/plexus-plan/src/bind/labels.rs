@@ -30,29 +30,11 @@
 use super::{Binder, Result, Scope, syntax};
 use crate::bind::build::label_names;
 use crate::bind::expr::ExprCtx;
-use crate::logical::{BExpr, LabelTest, RelTypeName, Ty, WriteLabels};
+use crate::logical::{BExpr, DynamicType, LabelTest, RelTypeName, Ty, WriteLabels};
 use plexus_cypher::ast;
 use plexus_value::value::Value;
 use std::borrow::Cow;
 use std::sync::Arc;
-
-/// A bound `[r:$(names)]` / `[r:$any(names)]`, tested on whichever slot holds the
-/// relationship (the expand's, or a variable-length hop's).
-#[derive(Debug, Clone)]
-pub(super) struct DynamicType {
-    names: BExpr,
-    any: bool,
-}
-
-impl DynamicType {
-    pub(super) fn test(&self, entity: BExpr) -> BExpr {
-        BExpr::DynamicLabels {
-            entity: Box::new(entity),
-            names: Box::new(self.names.clone()),
-            any: self.any,
-        }
-    }
-}
 
 impl Binder<'_> {
     /// `base:<expr>` as a boolean expression (see the module essay).

@@ -42,10 +42,6 @@ use plexus_ingest::CsvOptions;
 use plexus_value::error::Result;
 use plexus_value::value::Value;
 
-/// Rows a `LOAD CSV` is estimated to make of each input row (the file is not looked at when
-/// planning): enough that a later MATCH prefers building a hash table to re-running per row.
-pub(super) const LOAD_CSV_ESTIMATE_ROWS: f64 = 1_000.0;
-
 /// The hidden slots `linenumber()` and `file()` read (see module docs).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LoadCsvSlots {

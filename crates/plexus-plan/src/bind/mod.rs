@@ -31,17 +31,13 @@
 
 mod build;
 mod call_in_transactions;
-pub(crate) mod cost;
 mod expr;
 mod group;
-mod join;
 mod labels;
 mod load_csv;
 mod pattern;
 mod procedure;
 mod projection;
-mod shape;
-mod shortest;
 
 pub use build::plan_statement;
 pub(crate) use expr::ExprCtx;

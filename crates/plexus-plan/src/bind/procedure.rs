@@ -1,7 +1,7 @@
 //! `CALL procedure(args) YIELD ...`: a procedure call bound against its signature and
 //! planned as a `ProcedureCall` over the rows so far.
 
-use super::build::{Columns, filter};
+use super::build::Columns;
 use super::{Binder, ExprCtx, Scope, syntax};
 use crate::logical::LogicalPlan;
 use crate::logical::Procedure;
@@ -176,7 +176,7 @@ impl Binder<'_> {
             .and_then(|y| y.predicate.as_ref())
         {
             let predicate = self.bind_expr(predicate, scope, ExprCtx::PLAIN)?;
-            plan = filter(plan, Some(predicate));
+            plan = plan.filtered(Some(predicate));
         }
         Ok((plan, Some(columns)))
     }

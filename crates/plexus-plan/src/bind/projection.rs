@@ -1,7 +1,7 @@
 //! Projections: WITH and RETURN — items, aggregation and grouping keys, DISTINCT,
 //! ORDER BY, SKIP and LIMIT, and WITH's WHERE.
 
-use super::build::{Columns, filter};
+use super::build::Columns;
 use super::{Binder, ExprCtx, Scope, syntax};
 use crate::logical::{AggCall, AggFunction, LogicalPlan, SortKey};
 use crate::logical::{BExpr, MapProjectionItem, Ty, visit_children};
@@ -286,10 +286,8 @@ impl Binder<'_> {
                     where_scope.insert(name, *slot);
                 }
                 let predicate = self.bind_expr(predicate, &where_scope, ExprCtx::PLAIN)?;
-                plan = filter(
-                    std::mem::replace(&mut plan, LogicalPlan::Argument),
-                    Some(predicate),
-                );
+                plan =
+                    std::mem::replace(&mut plan, LogicalPlan::Argument).filtered(Some(predicate));
             }
             Ok(std::mem::replace(&mut plan, LogicalPlan::Argument))
         })();

@@ -14,9 +14,11 @@
 
 use super::{ArithOp, BExpr, PathElement, StringOp, Subquery};
 use super::{
-    CreatePattern, ExpandSpec, IdPredicate, IdSeek, KeySeek, LogicalPlan, OuterJoin, RangeBound,
-    RelSeekSpec, SeekPredicate, SetOp, TopCount, WriteLabels,
+    BoundNode, BoundRel, CreatePattern, ExpandSpec, IdPredicate, IdSeek, KeySeek, LogicalPlan,
+    MatchForm, OuterJoin, PatternMatch, Properties, RangeBound, RelSeekSpec, SeekPredicate, SetOp,
+    TopCount, WriteLabels,
 };
+use plexus_cypher::ast::RelDirection;
 use plexus_types::Direction;
 use std::fmt::Write;
 
@@ -121,6 +123,7 @@ impl LogicalPlan {
             }
             LogicalPlan::Filter { predicate, .. } => format!("Filter {}", expr_text(predicate)),
             LogicalPlan::Where { predicate, .. } => format!("Where {}", expr_text(predicate)),
+            LogicalPlan::Match { pattern, .. } => match_text(pattern),
             LogicalPlan::Project { items, .. } => format!(
                 "Project {}",
                 items
@@ -419,6 +422,90 @@ fn expand_text(kind: &str, spec: &ExpandSpec, range: &str) -> String {
     };
     let (l, r) = arrow(*direction);
     format!("{kind}{into} (s{from}){l}[s{rel}{types}{range}]{r}(s{to})")
+}
+
+/// `Match (s0:Person {name: $n})-[s1:KNOWS]->(s2), (s3) where …`: a bound pattern (see
+/// `pattern`), its parts as written with slots for variables; `OptionalMatch … (nulls …)`
+/// for an OPTIONAL MATCH. Label expressions and per-hop conditions print as the filters
+/// they become, after `where`.
+fn match_text(pattern: &PatternMatch) -> String {
+    let props = |props: &Properties| {
+        if props.is_empty() {
+            return String::new();
+        }
+        let entries: Vec<String> = (props.iter())
+            .map(|(k, v)| format!("{k}: {}", expr_text(v)))
+            .collect();
+        format!(" {{{}}}", entries.join(", "))
+    };
+    let node = |n: &BoundNode| {
+        let labels: String = n.labels.iter().map(|l| format!(":{l}")).collect();
+        format!("(s{}{labels}{})", n.slot, props(&n.props))
+    };
+    let rel = |r: &BoundRel| {
+        let types = if r.types.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ":{}",
+                r.types
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join("|")
+            )
+        };
+        let range = r.length.map_or(String::new(), |l| {
+            let bound = |b: Option<u64>| b.map_or(String::new(), |b| b.to_string());
+            format!("*{}..{}", bound(l.min), bound(l.max))
+        });
+        let (left, right) = match r.direction {
+            RelDirection::Outgoing => ("-", "->"),
+            RelDirection::Incoming => ("<-", "-"),
+            RelDirection::Undirected => ("-", "-"),
+        };
+        format!(
+            "{left}[s{}{types}{range}{}]{right}",
+            r.slot,
+            props(&r.props)
+        )
+    };
+    let mut filters: Vec<String> = Vec::new();
+    let parts: Vec<String> = (pattern.parts.iter())
+        .map(|part| {
+            let mut text = part.path.map_or(String::new(), |p| format!("s{p} = "));
+            if part.shortest.is_some() {
+                text.push_str("shortest ");
+            }
+            text.push_str(&node(&part.nodes[0]));
+            for (r, n) in part.rels.iter().zip(&part.nodes[1..]) {
+                text.push_str(&rel(r));
+                text.push_str(&node(n));
+            }
+            filters.extend(
+                part.nodes
+                    .iter()
+                    .filter_map(|n| n.label_test.as_ref().map(expr_text)),
+            );
+            filters.extend((part.rels.iter()).filter_map(|r| {
+                let hop = r.group_hop.as_ref()?;
+                Some(format!("hop s{}: {}", hop.rel, expr_text(&hop.predicate)))
+            }));
+            filters.extend(part.search_predicate.as_ref().map(expr_text));
+            text
+        })
+        .collect();
+    filters.extend(pattern.predicate.as_ref().map(expr_text));
+    let (kind, nulls) = match &pattern.form {
+        MatchForm::Match { .. } => ("Match", String::new()),
+        MatchForm::Optional { nulls } => ("OptionalMatch", format!(" (nulls {})", slots(nulls))),
+    };
+    let filters = if filters.is_empty() {
+        String::new()
+    } else {
+        format!(" where {}", filters.join(" AND "))
+    };
+    format!("{kind} {}{filters}{nulls}", parts.join(", "))
 }
 
 /// The two halves of a relationship's arrow in `direction`: `-` `->`, `<-` `-`, `-` `-`.

@@ -15,9 +15,9 @@
 //! Plans are trees whose leaves are [`LogicalPlan::Argument`]: one row, which is the empty row
 //! at the top of a query and the current outer row inside an `Apply`/`Optional`/subquery.
 //! Operators are in the order the clauses were written. Within a MATCH, each pattern part
-//! starts at the node the cost model (`cost`) estimates cheapest from the database's label and
+//! starts at the node the cost model (`optimizer::join_order`) estimates cheapest from the database's label and
 //! relationship-type counts — without them, a node that is already bound, else one with a
-//! label, else the first node (see `build`) — and expands along the pattern from there. A part
+//! label, else the first node — and expands along the pattern from there. A part
 //! may also start at a relationship an index on its type finds, with both its ends:
 //!
 //! ```text
@@ -65,6 +65,7 @@
 mod explain;
 mod expr;
 mod parallel;
+mod pattern;
 mod procedure;
 mod set_at_a_time;
 mod stages;
@@ -73,6 +74,10 @@ mod visit;
 pub use explain::expr_text;
 pub use expr::*;
 pub use parallel::{PartialForm, chain as parallel_chain, partial_form, partial_name};
+pub use pattern::{
+    BoundNode, BoundPart, BoundRel, DynamicType, MatchForm, PatternMatch, Properties, chain_and,
+    equalities, node_predicate,
+};
 pub use procedure::{Procedure, ProcedureBody, ProcedureFn, ProcedureRegistry};
 pub use set_at_a_time::set_at_a_time;
 pub use stages::{
@@ -472,6 +477,13 @@ pub enum LogicalPlan {
     Where {
         input: Box<LogicalPlan>,
         predicate: BExpr,
+    },
+    /// A MATCH's pattern as the binder leaves it (see [`PatternMatch`]): the join-ordering
+    /// pass (`optimizer::join_order`) replaces each by the scans, expands and joins that match
+    /// it, under a `Where`. Only logical: no plan the optimizer returns holds one.
+    Match {
+        input: Box<LogicalPlan>,
+        pattern: Box<PatternMatch>,
     },
     /// Evaluates every item on the input row, then fills the slots.
     Project {

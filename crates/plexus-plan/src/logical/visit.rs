@@ -9,8 +9,8 @@
 //! EXPLAIN and PROFILE share.
 
 use super::{
-    BExpr, BatchRows, CreatePattern, IdPredicate, KeySeek, LogicalPlan, RelTypeName, SeekPredicate,
-    SetOp,
+    BExpr, BatchRows, CreatePattern, IdPredicate, KeySeek, LogicalPlan, PatternMatch, RelTypeName,
+    SeekPredicate, SetOp,
 };
 
 /// Expands to a match on `$plan` listing the variants' inputs as references made by `$r`
@@ -26,6 +26,7 @@ macro_rules! inputs {
             | LogicalPlan::VarExpand { input, .. }
             | LogicalPlan::Filter { input, .. }
             | LogicalPlan::Where { input, .. }
+            | LogicalPlan::Match { input, .. }
             | LogicalPlan::Project { input, .. }
             | LogicalPlan::Aggregate { input, .. }
             | LogicalPlan::Distinct { input, .. }
@@ -95,6 +96,7 @@ impl LogicalPlan {
             LogicalPlan::Filter { predicate, .. } | LogicalPlan::Where { predicate, .. } => {
                 out.push(predicate)
             }
+            LogicalPlan::Match { pattern, .. } => pattern_exprs(pattern, &mut out),
             LogicalPlan::Project { items, .. } => out.extend(items.iter().map(|(_, e)| e)),
             LogicalPlan::Aggregate {
                 keys, aggregates, ..
@@ -151,6 +153,23 @@ impl LogicalPlan {
         }
         out
     }
+}
+
+fn pattern_exprs<'a>(pattern: &'a PatternMatch, out: &mut Vec<&'a BExpr>) {
+    for part in &pattern.parts {
+        for node in &part.nodes {
+            out.extend(node.label_test.iter());
+            out.extend(node.props.iter().map(|(_, e)| e));
+        }
+        for rel in &part.rels {
+            out.extend(rel.props.iter().map(|(_, e)| e));
+            out.extend(rel.dynamic_type.iter().map(|d| &d.names));
+            out.extend(rel.group_hop.iter().map(|h| &h.predicate));
+        }
+        out.extend(part.search_predicate.iter());
+        out.extend(part.group_lists.iter().map(|(_, e)| e));
+    }
+    out.extend(pattern.predicate.iter());
 }
 
 fn key_seek_exprs<'a>(seek: &'a KeySeek, out: &mut Vec<&'a BExpr>) {

@@ -4,9 +4,14 @@
 //! THE PASSES
 //! ==========
 //! ```text
-//!   binder's plan ─▶ predicate_pushdown ─▶ seek_selection ─▶ var_length_bfs ─▶ top_k
-//!                 ─▶ relationship_count ─▶ parallelization ─▶ exec
+//!   binder's plan ─▶ join_ordering ─▶ predicate_pushdown ─▶ seek_selection ─▶ var_length_bfs
+//!                 ─▶ top_k ─▶ relationship_count ─▶ parallelization ─▶ exec
 //! ```
+//! - `join_ordering` ([`join_order`]): each MATCH pattern, as the binder bound it
+//!   (`LogicalPlan::Match`), becomes its scans, seeks, expands and hash joins: where each
+//!   part starts, which way each relationship is expanded, and whether a disconnected part
+//!   is nested or hashed, by the cost model over the statistics (the rule-based order
+//!   without them). Its WHERE is left as a `Where` above them.
 //! - `predicate_pushdown` ([`pushdown`]): each MATCH's WHERE, which the binder leaves as a
 //!   `Where` above its pattern, becomes `Filter`s placed right above the operator binding the
 //!   last variable each conjunct reads (a conjunct right above a label scan comparing a
@@ -27,18 +32,12 @@
 //! - `parallelization` ([`parallel`], read-only statements only): the highest eligible
 //!   scan chain runs on worker threads under a `Parallel` exchange.
 //!
-//! What the binder still decides while it plans a pattern, with the cost model
-//! (`bind::cost`): where each pattern part starts, the order of its expands, and whether a
-//! disconnected part becomes a hash join. Those choices need the pattern's structure, which
-//! the logical plan no longer shows in one place; they are join ordering in the binder, not
-//! a pass, for now.
-//!
 //! INVARIANTS
 //! ==========
 //! - Every pass keeps the rows a plan returns, and their order where the plan fixes one:
 //!   each pass's module says why its rewrite does.
-//! - After `predicate_pushdown` no plan holds a `Where` (asserted: the executor has no
-//!   operator for it).
+//! - After `join_ordering` no plan holds a `Match`, after `predicate_pushdown` none holds a
+//!   `Where` (both asserted: the executor has no operator for them).
 //! - A subquery expression's plan (EXISTS, COUNT, pattern predicates and comprehensions) is
 //!   complete when the binder makes it, and runs once per outer row: the binder optimizes it
 //!   then ([`optimize_subquery`]), with every pass but parallelization.
@@ -46,6 +45,7 @@
 //! EXPLAIN VERBOSE prints the plan as bound and after each pass ([`optimize`] with a trace).
 
 pub mod count;
+mod join_order;
 pub mod parallel;
 pub mod pushdown;
 pub mod var_length;
@@ -78,6 +78,10 @@ struct Pass {
 
 /// The passes, in the order they run (see THE PASSES).
 const PASSES: &[Pass] = &[
+    Pass {
+        name: "join_ordering",
+        run: |plan, ctx| join_order::order_joins(plan, ctx.stats),
+    },
     Pass {
         name: "predicate_pushdown",
         run: |plan, _| predicate_pushdown(plan),
@@ -127,8 +131,8 @@ pub fn optimize(plan: &mut QueryPlan, ctx: &OptimizerContext, trace: Option<&mut
     };
     run_passes(&mut plan.root, &pass_ctx, trace);
     debug_assert!(
-        !holds_where(&plan.root),
-        "a Where survived predicate pushdown"
+        !holds_logical_only(&plan.root),
+        "a Match survived join ordering or a Where predicate pushdown"
     );
 }
 
@@ -219,6 +223,7 @@ pub fn trace_text(trace: &Trace) -> String {
     out
 }
 
-fn holds_where(plan: &LogicalPlan) -> bool {
-    matches!(plan, LogicalPlan::Where { .. }) || plan.children().into_iter().any(holds_where)
+fn holds_logical_only(plan: &LogicalPlan) -> bool {
+    matches!(plan, LogicalPlan::Where { .. } | LogicalPlan::Match { .. })
+        || plan.children().into_iter().any(holds_logical_only)
 }

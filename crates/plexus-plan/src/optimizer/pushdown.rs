@@ -99,7 +99,7 @@
 //! binding `a` as its seek when it would land right above it (it reads only `a` and what is
 //! bound before), without adding it as a filter: the `OR` itself stays a filter, wherever it
 //! lands, and accepts only nodes the seek finds — a union of seeks, one per value,
-//! de-duplicated. The cost model sees the implied `IN` too (`bind::pattern::conjuncts`), so a
+//! de-duplicated. The cost model sees the implied `IN` too (`join_order::conjuncts`), so a
 //! pattern part may start at the node it seeks; [`choose_seeks`] weighs it against the other
 //! key predicates and names the index that answers it.
 //!

@@ -1,12 +1,15 @@
 //! What the cost model is told about each element of a pattern part: a node's domain, the
 //! seeks it allows and the selectivity of its other predicates ([`node_shape`]), the same for
 //! a relationship ([`rel_shape`]), and how many rows an UNWIND's list yields
-//! ([`unwind_rows`]). Split from `pattern` (which plans the parts from these shapes): the
+//! ([`unwind_rows`]). Split from `part` (which plans the parts from these shapes): the
 //! estimates are arithmetic over statistics, the planning is about operators.
 
+use super::Conjunct;
 use super::cost::{self, NodeShape, RelShape};
-use super::pattern::{Conjunct, PartContext, Properties, equalities, scan_labels};
-use crate::logical::{BExpr, IdPredicate, KeySeek, SeekPredicate};
+use super::part::scan_labels;
+use crate::logical::{
+    BExpr, BoundPart, IdPredicate, KeySeek, Properties, SeekPredicate, equalities,
+};
 use crate::optimizer::pushdown::{best_rel_seek, best_seek, key_seeks, node_id_seek};
 use plexus_cypher::ast::{ComparisonOp, RelDirection};
 use plexus_txn::{EdgeTypeStatistics, Statistics};
@@ -20,22 +23,22 @@ use std::collections::HashSet;
 /// `choose_seeks` will) and how much it reads, and the selectivity of its other predicates.
 pub(super) fn node_shape(
     stats: &Statistics,
-    ctx: &PartContext,
+    part: &BoundPart,
     index: usize,
     bound: &HashSet<usize>,
     conjuncts: &[Conjunct],
 ) -> NodeShape {
-    let slot = ctx.slots.nodes[index].0;
-    let labels = scan_labels(ctx.nodes[index], Some(stats));
+    let node = &part.nodes[index];
+    let slot = node.slot;
+    let labels = scan_labels(node, Some(stats));
     // Only a single-label scan seeks by key (a union has no index to ask).
     let label = match labels.as_slice() {
         [label] => Some(&**label),
         _ => None,
     };
-    let (seek, selectivity) =
-        element_predicates(slot, &ctx.node_props[index], bound, conjuncts, |seeks| {
-            label.and_then(|label| best_seek(stats, label, seeks))
-        });
+    let (seek, selectivity) = element_predicates(slot, &node.props, bound, conjuncts, |seeks| {
+        label.and_then(|label| best_seek(stats, label, seeks))
+    });
     let key_seek = seek.as_ref().is_some_and(|s| s.index.is_none());
     let index_seek = seek.as_ref().filter(|s| s.index.is_some()).map(|s| {
         let distinct = label.and_then(|label| stats.label_index_distinct_values(label, &s.key));
@@ -182,19 +185,16 @@ pub(super) fn index_seek_selectivity(seek: &KeySeek, distinct: Option<u64>) -> f
 /// `cost`), which is returned too.
 pub(super) fn rel_shape(
     stats: &Statistics,
-    ctx: &PartContext,
+    part: &BoundPart,
     index: usize,
     bound: &HashSet<usize>,
     conjuncts: &[Conjunct],
 ) -> (RelShape, Option<KeySeek>) {
-    let rel = &ctx.part.element.chain[index].relationship;
+    let rel = &part.rels[index];
     let types: Vec<EdgeTypeStatistics> = if rel.types.is_empty() {
         vec![stats.edge_type(None)]
     } else {
-        rel.types
-            .iter()
-            .map(|t| stats.edge_type(Some(&t.name)))
-            .collect()
+        rel.types.iter().map(|t| stats.edge_type(Some(t))).collect()
     };
     let degree = |direction| cost::degree(&types, direction);
     let (degree_rightwards, degree_leftwards) = match rel.direction {
@@ -224,15 +224,13 @@ pub(super) fn rel_shape(
     if hops.is_some() {
         return (shape, None);
     }
-    let (slot, prebound) = ctx.slots.rels[index];
     let seekable_type = match rel.types.as_slice() {
-        [rel_type] if !prebound => Some(rel_type.name.as_str()),
+        [rel_type] if !rel.prebound => Some(&**rel_type),
         _ => None,
     };
-    let (seek, selectivity) =
-        element_predicates(slot, &ctx.rel_props[index], bound, conjuncts, |seeks| {
-            seekable_type.and_then(|rel_type| best_rel_seek(stats, rel_type, seeks))
-        });
+    let (seek, selectivity) = element_predicates(rel.slot, &rel.props, bound, conjuncts, |seeks| {
+        seekable_type.and_then(|rel_type| best_rel_seek(stats, rel_type, seeks))
+    });
     shape.index_seek = seek.as_ref().map(|s| {
         let distinct = seekable_type.and_then(|t| stats.edge_type_index_distinct_values(t, &s.key));
         index_seek_selectivity(s, distinct)

@@ -22,8 +22,9 @@
 //! MATCH) cannot be checked during it, and stays a filter above; so do the conjuncts of a
 //! later clause's WHERE (`WITH p WHERE …` filters afterwards, as in Neo4j).
 
-use super::build::chain_and;
-use crate::logical::{BExpr, LogicalPlan, PathFilter, VarLengthSpec, free_slots, split_conjuncts};
+use crate::logical::{
+    BExpr, LogicalPlan, PathFilter, VarLengthSpec, chain_and, free_slots, split_conjuncts,
+};
 use plexus_cypher::ast::Quantifier;
 use std::collections::HashSet;
 

@@ -130,12 +130,14 @@
 //! the MATCH's input, a joined part counting as above) times the estimated rows of the
 //! MATCH's input: the product of the earlier MATCH clauses' estimates and of each UNWIND's
 //! list length (a literal list's, `range()` over literals', else
-//! [`UNWIND_UNKNOWN_LIST_ROWS`]), every other clause counted as keeping its rows (see
-//! `build::plan_single`). So `UNWIND $rows AS row MATCH (a:P {x: row.a})` without an index
-//! hashes the label once instead of scanning it per row. Without statistics nothing is
-//! estimated and no hash join is planned.
+//! [`UNWIND_UNKNOWN_LIST_ROWS`]; a LOAD CSV's [`LOAD_CSV_ESTIMATE_ROWS`]), every other clause
+//! counted as keeping its rows (see the pass's ROW ESTIMATES). So `UNWIND $rows AS row MATCH
+//! (a:P {x: row.a})` without an index hashes the label once instead of scanning it per row.
+//! Without statistics nothing is estimated and no hash join is planned.
 //!
-//! Not done: join ordering across parts and clauses, histograms, distinct-value counts for
+//! The same estimates order a MATCH's parts (see the pass's PART ORDER).
+//!
+//! Not done: join ordering across clauses, histograms, distinct-value counts for
 //! properties without an index, correlated predicates, costs of filters themselves.
 
 use plexus_txn::EdgeTypeStatistics;
@@ -155,6 +157,9 @@ pub(super) const IN_LIST_ESTIMATE_VALUES: f64 = 3.0;
 /// Rows an `UNWIND` of a list whose length is not known when planning (a parameter, a
 /// computed list) is estimated to make of each input row.
 pub(super) const UNWIND_UNKNOWN_LIST_ROWS: f64 = 10.0;
+/// Rows a `LOAD CSV` is estimated to make of each input row (the file is not looked at when
+/// planning): enough that a later MATCH prefers building a hash table to re-running per row.
+pub(super) const LOAD_CSV_ESTIMATE_ROWS: f64 = 1_000.0;
 /// Hops up to which a variable-length expand is estimated (`*`, `*1..1000` count as `*1..3`).
 pub(super) const VAR_LENGTH_ESTIMATE_HOPS: u64 = 3;
 

@@ -124,8 +124,8 @@
 //! NOT DONE
 //! ========
 //! OPTIONAL MATCH of several parts against its input rows (the whole match as the build
-//! side), relationship uniqueness across the sides, joins on anything but equality, join
-//! ordering (parts are joined in pattern order, the new part always the build side).
+//! side), relationship uniqueness across the sides, joins on anything but equality, bushy
+//! joins (the new part is always the build side of the rows so far).
 
 use crate::logical::{BExpr, calls_rand};
 use crate::optimizer::pushdown::slots_of;
