@@ -5,7 +5,8 @@
 //! ==========
 //! ```text
 //!   binder's plan ─▶ join_ordering ─▶ predicate_pushdown ─▶ seek_selection ─▶ var_length_bfs
-//!                 ─▶ top_k ─▶ relationship_count ─▶ parallelization ─▶ exec
+//!                 ─▶ top_k ─▶ deferred_projection ─▶ relationship_count ─▶ parallelization
+//!                 ─▶ exec
 //! ```
 //! - `join_ordering` ([`join_order`]): each MATCH pattern, as the binder bound it
 //!   (`LogicalPlan::Match`), becomes its scans, seeks, expands and hash joins: where each
@@ -26,6 +27,9 @@
 //!   enumerates without building the list (UNREAD LISTS).
 //! - `top_k`: a `Sort` directly under a `LIMIT` (through an optional `SKIP`) of constant or
 //!   parameter counts keeps only the first `skip + limit` rows.
+//! - `deferred_projection` ([`deferred`], read-only statements only): the property reads of
+//!   nodes and relationships that a top-k sort does not order by move above its LIMIT, so
+//!   they are read for the rows it keeps, not for every row it sees.
 //! - `relationship_count` ([`count`]): `MATCH ()-[r:T]->() RETURN count(*)` — an
 //!   aggregate counting the rows of one unfiltered, directed expand of one type from every
 //!   node — becomes a count of the type's relationships, read from its rows.
@@ -40,11 +44,13 @@
 //!   `Where` (both asserted: the executor has no operator for them).
 //! - A subquery expression's plan (EXISTS, COUNT, pattern predicates and comprehensions) is
 //!   complete when the binder makes it, and runs once per outer row: the binder optimizes it
-//!   then ([`optimize_subquery`]), with every pass but parallelization.
+//!   then ([`optimize_subquery`]), with every pass but parallelization and
+//!   deferred_projection (which need to know the statement cannot write).
 //!
 //! EXPLAIN VERBOSE prints the plan as bound and after each pass ([`optimize`] with a trace).
 
 pub mod count;
+mod deferred;
 mod join_order;
 pub mod parallel;
 pub mod pushdown;
@@ -68,6 +74,8 @@ struct PassContext<'a> {
     parallel: Option<&'a ParallelConfig>,
     /// The plan is an `EXISTS` subquery's: only whether it has a row matters.
     exists: bool,
+    /// The statement cannot write (a subquery expression's plan is not told: `false`).
+    read_only: bool,
 }
 
 /// One named rewrite.
@@ -103,6 +111,14 @@ const PASSES: &[Pass] = &[
         run: |plan, _| top_k(plan),
     },
     Pass {
+        name: "deferred_projection",
+        run: |plan, ctx| {
+            if ctx.read_only {
+                deferred::defer_projections(plan);
+            }
+        },
+    },
+    Pass {
         name: "relationship_count",
         run: |plan, _| count::count_relationships(plan),
     },
@@ -124,10 +140,12 @@ pub type Trace = Vec<(&'static str, String)>;
 /// Runs every pass over `plan`; with `trace`, records the plan's EXPLAIN text before the
 /// first pass and after each.
 pub fn optimize(plan: &mut QueryPlan, ctx: &OptimizerContext, trace: Option<&mut Trace>) {
+    let read_only = !plan.may_write();
     let pass_ctx = PassContext {
         stats: ctx.stats,
-        parallel: (!plan.may_write()).then_some(ctx.parallel),
+        parallel: read_only.then_some(ctx.parallel),
         exists: false,
+        read_only,
     };
     run_passes(&mut plan.root, &pass_ctx, trace);
     debug_assert!(
@@ -143,6 +161,7 @@ pub fn optimize_subquery(plan: &mut LogicalPlan, kind: SubqueryKind, stats: Opti
         stats,
         parallel: None,
         exists: matches!(kind, SubqueryKind::Exists),
+        read_only: false,
     };
     run_passes(plan, &ctx, None);
 }
