@@ -72,9 +72,11 @@
 //! none would be a cartesian product or a hash join on an estimate of the rows before it,
 //! the crudest estimate of all: in IC6 of the SNB mini set, `(f)<-[:HAS_CREATOR]-(post),
 //! (post)-[:HAS_TAG]->(t:Tag {id: knownTagId}), …` moved the `t` part first and hashed
-//! every tag, 3.4 → 11 ms). The work of an order is the sum of each part's cost times the
-//! rows before it, per input row, all nested (`sequence_work`); whether a part is then
-//! hashed is decided as before, in the order chosen. So `MATCH (x:Big),
+//! every tag, 3.4 → 11 ms). The work of an order is what planning the parts in it would
+//! do (`sequence_work`, each part placed as it then will be): a nested part's cost times
+//! the rows before it, a hashed part's build, table and probes — so an order that lets a
+//! hash join pay is weighed with it (`MATCH (a:A), (b:B) WHERE a.k = b.k AND b.j IS NOT
+//! NULL` keeps `b` hashed rather than starting at the fewer `b`s nested). So `MATCH (x:Big),
 //! (y:Small {id: 1})-[:R]->(x)` seeks `y`, expands to `x` and checks `x`'s label, instead of
 //! scanning every `Big` and expanding each; a plain cartesian product, whose work is the
 //! same either way round, keeps pattern order (and so its row order). Shortest-path parts
@@ -362,7 +364,7 @@ impl Planner<'_> {
         let conjuncts = predicate.as_ref().map(conjuncts).unwrap_or_default();
         let mut expanded: Vec<usize> = Vec::new();
         let mut searches = Vec::new();
-        let sequence = self.part_sequence(parts, &bound, &conjuncts);
+        let sequence = self.part_sequence(parts, &bound, &conjuncts, rows);
         for part in sequence.into_iter().map(|i| &parts[i]) {
             let placement = self.place(part, &bound, &expanded, &conjuncts, rows);
             rows = placement.rows_after(rows);
@@ -414,12 +416,13 @@ impl Planner<'_> {
     }
 
     /// The order `parts` are planned in (see PART ORDER): pattern order, unless the greedy
-    /// order is estimated at less than half its work.
+    /// order is estimated at less than half its work. `rows`: the input's estimate.
     fn part_sequence(
         &self,
         parts: &[BoundPart],
         bound: &HashSet<usize>,
         conjuncts: &[Conjunct],
+        rows: Option<f64>,
     ) -> Vec<usize> {
         let pattern_order: Vec<usize> = (0..parts.len()).collect();
         if self.stats.is_none() || parts.len() < 2 || parts.iter().any(|p| p.shortest.is_some()) {
@@ -456,8 +459,8 @@ impl Planner<'_> {
             known.extend(part_slots(&parts[chosen]));
             sequence.push(chosen);
         }
-        let pattern_work = self.sequence_work(parts, &pattern_order, bound, conjuncts);
-        let greedy_work = self.sequence_work(parts, &sequence, bound, conjuncts);
+        let pattern_work = self.sequence_work(parts, &pattern_order, bound, conjuncts, rows);
+        let greedy_work = self.sequence_work(parts, &sequence, bound, conjuncts, rows);
         if greedy_work * PART_ORDER_GAIN < pattern_work {
             sequence
         } else {
@@ -465,24 +468,41 @@ impl Planner<'_> {
         }
     }
 
-    /// The estimated work of planning `parts` nested one under the other in `order`, per
-    /// input row: each part's cost times the rows before it (see PART ORDER).
+    /// The estimated work of planning `parts` in `order` on rows estimated at `rows` (one
+    /// when not estimated), each placed as [`Self::place`] would: a nested part's cost times
+    /// the rows before it, a hashed part's build, table and probes (see `cost`, HASH JOINS).
     fn sequence_work(
         &self,
         parts: &[BoundPart],
         order: &[usize],
         bound: &HashSet<usize>,
         conjuncts: &[Conjunct],
+        mut rows: Option<f64>,
     ) -> f64 {
         let mut known = bound.clone();
-        let (mut rows, mut work) = (1.0, 0.0);
-        for &i in order {
-            let Some(estimate) = self.part_order(&parts[i], &known, conjuncts).estimate else {
-                return f64::INFINITY;
-            };
-            work += rows * estimate.cost;
-            rows *= estimate.rows;
-            known.extend(part_slots(&parts[i]));
+        let mut expanded = Vec::new();
+        let mut scale = rows.unwrap_or(1.0);
+        let mut work = 0.0;
+        for part in order.iter().map(|&i| &parts[i]) {
+            let placement = self.place(part, &known, &expanded, conjuncts, rows);
+            rows = placement.rows_after(rows);
+            match &placement {
+                Placement::Hashed(join) => {
+                    let build_rows = join.build_rows();
+                    let build = join.order.estimate.as_ref().map_or(0.0, |e| e.cost);
+                    work += build + build_rows + scale;
+                    scale = cost::hash_join_rows(scale, build_rows);
+                }
+                Placement::Nested(nested) => {
+                    let Some(estimate) = nested.estimate.as_ref() else {
+                        return f64::INFINITY;
+                    };
+                    work += scale * estimate.cost;
+                    scale *= estimate.rows;
+                }
+            }
+            known.extend(part_slots(part));
+            expanded.extend(part.rels.iter().map(|r| r.expand_slot));
         }
         work
     }
