@@ -114,10 +114,7 @@ pub(super) fn build_operator(
         ),
         LogicalPlan::Sort { input, keys, top } => sort_operator(
             child(input).into_operator(),
-            SortSpec {
-                keys: keys.clone(),
-                top: top.clone(),
-            },
+            SortSpec::new(keys.clone(), top.clone()),
         ),
         LogicalPlan::Union { branches } => Box::new(Union {
             branches: branches.iter().map(|b| child(b).into_operator()).collect(),

@@ -268,10 +268,7 @@ fn partial<'a>(plan: &'a LogicalPlan, counter: &mut usize) -> (Partial, &'a Logi
             (Partial::Reduce { id, reduction }, &**input)
         }
         LogicalPlan::Sort { input, keys, top } => {
-            let spec = SortSpec {
-                keys: keys.clone(),
-                top: top.clone(),
-            };
+            let spec = SortSpec::new(keys.clone(), top.clone());
             let reduction = Reduction::Sort(spec);
             (Partial::Reduce { id, reduction }, &**input)
         }
@@ -491,6 +488,13 @@ impl Parallel {
         })?;
         let ids = scan_node_runs(ctx.tx, self.label.as_deref(), &self.label_union)?;
         let morsels = ids.len().div_ceil(self.morsel_vertices);
+        if let Partial::Reduce {
+            reduction: Reduction::Sort(sort),
+            ..
+        } = &self.spec.partial
+        {
+            sort.shared_bar.clear();
+        }
         let source = Arc::new(Vertices {
             ids,
             argument,
@@ -1169,7 +1173,7 @@ impl MorselReduce for SortSpec {
     type Merged = SortedRuns;
 
     fn morsel(&self, ctx: &mut ExecContext) -> SortBuffer {
-        SortBuffer::new(self, ctx)
+        SortBuffer::for_morsel(self, ctx)
     }
 
     fn feed(&self, morsel: &mut SortBuffer, batch: &Batch, ctx: &mut ExecContext) -> Result<()> {

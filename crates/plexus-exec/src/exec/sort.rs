@@ -46,6 +46,20 @@
 //! holds reach the serial buffer's bound, it merges them into one run of their k first,
 //! which goes where they were (before every later morsel), so the order argument still holds.
 //!
+//! THE SHARED BAR
+//! ==============
+//! A worker starts a buffer per morsel, and a buffer without a bar copies every row until its
+//! first cut. So the workers of one partial top-k share the tightest *first key* of any
+//! buffer's bar ([`SharedBar`]: an integer or a non-NaN float, the largest under DESC, the
+//! smallest under ASC), offered after each cut and read once per batch. A row whose first
+//! key is strictly behind it (`Behind`, vector keys only) is not fed: that buffer holds k
+//! rows whose keys order at or before the bar's, and a first key strictly behind orders
+//! after all of them whatever the later keys and whichever morsel they came from — so the
+//! row is not among the k first overall, and every row of a morsel that is still reaches
+//! the morsel's run (the argument above holds). Equal first keys are never stopped by the
+//! shared bar (a row of an earlier morsel ties before the bar's row). `Parallel` clears it
+//! before each run.
+//!
 //! ERRORS
 //! ======
 //! Serially the first failing key of the first failing row wins (or a stage's error met while
@@ -80,6 +94,7 @@ use plexus_value::error::{QueryError, Result};
 use plexus_value::value::{Value, order};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::sync::{Arc, Mutex};
 
 /// Rows a top-k sort lets accumulate (at least this many, at most twice the rows it keeps)
 /// before cutting back to the rows it keeps: the cut costs O(buffer), so it runs O(input / k)
@@ -98,9 +113,87 @@ pub(super) struct SortSpec {
     pub keys: Vec<SortKey>,
     /// Only that many leading rows are kept (top-k).
     pub top: Option<TopCount>,
+    /// The partial top-k's workers' tightest first key (see THE SHARED BAR).
+    pub shared_bar: Arc<SharedBar>,
+}
+
+/// The first key of the tightest bar the buffers of one sort have reached: an `Int` or a
+/// non-NaN `Float` (see THE SHARED BAR).
+#[derive(Default)]
+pub(super) struct SharedBar(Mutex<Option<Value>>);
+
+impl SharedBar {
+    /// The first key of the tightest bar so far.
+    fn get(&self) -> Option<Value> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Offers `key`, a bar's first key: kept when there is none yet or it is tighter.
+    fn offer(&self, key: &Value, descending: bool) {
+        if !usable_bar(key) {
+            return;
+        }
+        let mut bar = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let replace = match bar.as_ref() {
+            None => true,
+            Some(current) => tighter_than(key, current, descending) == Some(true),
+        };
+        if replace {
+            *bar = Some(key.clone());
+        }
+    }
+
+    /// Forgets the bar (a new run of the sort).
+    pub(super) fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Whether `v` can be a shared bar: an integer or a float that is not NaN.
+fn usable_bar(v: &Value) -> bool {
+    matches!(v, Value::Int(_)) || matches!(v, Value::Float(f) if !f.is_nan())
+}
+
+/// Whether first key `a` stops more rows than `b` as a bar (larger under DESC, smaller under
+/// ASC); `None` unless both are usable bars of one kind.
+fn tighter_than(a: &Value, b: &Value, descending: bool) -> Option<bool> {
+    let ordered = match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.partial_cmp(y),
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
+        _ => None,
+    }?;
+    Some(if descending {
+        ordered.is_gt()
+    } else {
+        ordered.is_lt()
+    })
+}
+
+/// Of a buffer's own bar's first key and the shared one, the tighter (the own one unless the
+/// shared one is tighter).
+fn tighter<'v>(
+    own: Option<&'v Value>,
+    shared: Option<&'v Value>,
+    descending: bool,
+) -> Option<&'v Value> {
+    match (own, shared.filter(|v| usable_bar(v))) {
+        (Some(own), Some(shared)) if tighter_than(shared, own, descending) == Some(true) => {
+            Some(shared)
+        }
+        (None, shared) => shared,
+        (own, _) => own,
+    }
 }
 
 impl SortSpec {
+    pub(super) fn new(keys: Vec<SortKey>, top: Option<TopCount>) -> Self {
+        SortSpec {
+            keys,
+            top,
+            shared_bar: Arc::default(),
+        }
+    }
+
     /// How many leading rows the output needs (`None`: all). Counts that do not evaluate to
     /// non-negative integers give `None`; SKIP and LIMIT report those errors themselves.
     fn rows_needed(&self, ctx: &mut ExecContext) -> Option<usize> {
@@ -155,6 +248,9 @@ pub(super) struct SortBuffer {
     fed_rows: u64,
     /// After a top-k cut, the keys of the last of the k rows kept (see THE BUFFER).
     bar: Option<Vec<Value>>,
+    /// A partial sort's morsel buffer: reads and offers the spec's shared bar (see THE
+    /// SHARED BAR). Never the serial Sort's, which may run again (an inner plan, per row).
+    shares_bar: bool,
 }
 
 impl SortBuffer {
@@ -164,6 +260,15 @@ impl SortBuffer {
             needed: spec.rows_needed(ctx),
             fed_rows: 0,
             bar: None,
+            shares_bar: false,
+        }
+    }
+
+    /// A worker's buffer for one morsel of a partial sort (see THE SHARED BAR).
+    pub(super) fn for_morsel(spec: &SortSpec, ctx: &mut ExecContext) -> Self {
+        SortBuffer {
+            shares_bar: true,
+            ..SortBuffer::new(spec, ctx)
         }
     }
 
@@ -187,10 +292,15 @@ impl SortBuffer {
             })
             .collect();
         let bound = buffer_bound(self.needed);
-        let mut behind = self
-            .bar
-            .as_ref()
-            .and_then(|bar| Behind::new(spec, bar, &vectors));
+        let shared = (self.shares_bar && self.needed.is_some())
+            .then(|| spec.shared_bar.get())
+            .flatten();
+        let descending = spec.keys.first().is_some_and(|k| k.descending);
+        let first_bar = |own: &Option<Vec<Value>>| {
+            let own = own.as_ref().and_then(|bar| bar.first());
+            tighter(own, shared.as_ref(), descending).cloned()
+        };
+        let mut behind = first_bar(&self.bar).and_then(|bar| Behind::new(spec, &bar, &vectors));
         // The keys of the row at hand; a row the bar stops leaves the buffer for the next.
         let mut key = Vec::with_capacity(spec.keys.len());
         for row in 0..batch.len() {
@@ -217,10 +327,12 @@ impl SortBuffer {
             {
                 spec.cut(&mut self.rows, k);
                 self.bar = self.last_kept(spec);
-                behind = self
-                    .bar
-                    .as_ref()
-                    .and_then(|bar| Behind::new(spec, bar, &vectors));
+                if let Some(first) = self.bar.as_ref().and_then(|bar| bar.first())
+                    && self.shares_bar
+                {
+                    spec.shared_bar.offer(first, descending);
+                }
+                behind = first_bar(&self.bar).and_then(|bar| Behind::new(spec, &bar, &vectors));
             }
         }
         check_materialized(self.rows.len())
@@ -280,14 +392,15 @@ enum Behind<'a> {
 }
 
 impl<'a> Behind<'a> {
-    fn new(spec: &SortSpec, bar: &[Value], vectors: &'a [Option<Vector>]) -> Option<Self> {
+    /// The test of rows against `bar`, a bar's first key.
+    fn new(spec: &SortSpec, bar: &Value, vectors: &'a [Option<Vector>]) -> Option<Self> {
         // A key evaluated row by row may fail on a row the bar would stop: that row's keys
         // must be evaluated, so the test applies only when every key is a vector.
         if !vectors.iter().all(Option::is_some) {
             return None;
         }
         let descending = spec.keys.first()?.descending;
-        match (vectors.first()?.as_ref()?, bar.first()?) {
+        match (vectors.first()?.as_ref()?, bar) {
             (Vector::Float(keys), Value::Float(bar)) if !bar.is_nan() => Some(Behind::Float {
                 keys,
                 bar: *bar,
@@ -446,10 +559,7 @@ mod tests {
             expr: BExpr::Const(Value::Null),
             descending,
         };
-        SortSpec {
-            keys: vec![key],
-            top: None,
-        }
+        SortSpec::new(vec![key], None)
     }
 
     /// Pseudo-random morsels of rows `(key, [morsel, place])`, keys drawn from 0..4 (ties).
