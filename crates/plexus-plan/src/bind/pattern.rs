@@ -15,9 +15,9 @@
 //! earlier clause is expanded into a fresh slot and compared; a variable-length
 //! relationship with a property map or a dynamic type reads each hop from one.
 //!
-//! The binder decides no order: where each part starts, the direction of each expand and
-//! whether a disconnected part becomes a hash join are the `join_ordering` pass's
-//! (`optimizer::join_order`), which sees the pattern, the WHERE and the statistics.
+//! The binder decides no order: the order of the parts, where each starts, the direction of
+//! each expand and whether a disconnected part becomes a hash join are the `join_ordering`
+//! pass's (`optimizer::join_order`), which sees the pattern, the WHERE and the statistics.
 
 use super::build::{already_bound, label_names};
 use super::group::GroupSlots;
@@ -324,7 +324,7 @@ impl Binder<'_> {
     }
 
     /// The [`BoundPart`] of each part, in pattern order: their property maps, label
-    /// expressions and dynamic types bound, in pattern order, then the slots their
+    /// expressions and dynamic types bound part by part, then the slots their
     /// operators fill besides the variables' (see PATTERNS).
     pub(super) fn bound_parts(
         &mut self,

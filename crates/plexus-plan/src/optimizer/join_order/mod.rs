@@ -1,19 +1,20 @@
 //! The `join_ordering` pass: each bound MATCH pattern (`LogicalPlan::Match`, see
-//! `logical::pattern`) becomes the operators that match it — where each part starts, the
-//! order and direction of its expands, and whether a disconnected part is nested under the
-//! rows before it or becomes the build side of a hash join — chosen by the cost model
-//! ([`cost`]) over the database's statistics.
+//! `logical::pattern`) becomes the operators that match it — the order of its parts, where
+//! each part starts, the order and direction of its expands, and whether a disconnected part
+//! is nested under the rows before it or becomes the build side of a hash join — chosen by
+//! the cost model ([`cost`]) over the database's statistics.
 //!
 //! PATTERNS
 //! ========
-//! A pattern is planned part by part, in pattern order. Each part starts at one of its nodes
-//! — a node already bound (by an earlier clause or part), a key seek, a label scan or an
-//! all-nodes scan — or, with statistics, at a relationship found by a relationship index seek
-//! (`seek_rel`: the relationship and both ends bound at once, then the filters of all three),
-//! and expands to one side of it and then the other; an expand whose far end is already bound
-//! checks that end instead of binding it. Every relationship expanded in one MATCH must
-//! differ from those expanded before it in the same MATCH (Cypher's relationship isomorphism),
-//! which Expand enforces with its `distinct_from` list, whatever the order of the expands.
+//! A pattern is planned part by part, in the order PART ORDER (below) picks. Each part
+//! starts at one of its nodes — a node already bound (by an earlier clause or part), a key
+//! seek, a label scan or an all-nodes scan — or, with statistics, at a relationship found by
+//! a relationship index seek (`seek_rel`: the relationship and both ends bound at once, then
+//! the filters of all three), and expands to one side of it and then the other; an expand
+//! whose far end is already bound checks that end instead of binding it. Every relationship
+//! expanded in one MATCH must differ from those expanded before it in the same MATCH
+//! (Cypher's relationship isomorphism), which Expand enforces with its `distinct_from` list,
+//! whatever the order of the expands and of the parts.
 //!
 //! A node's plain labels (`:A:B`, and the plain conjuncts of `:A&!B`) drive its label scan
 //! (of the first); the rest of a label expression (`!B`, `A|B`, `%`) is a `LabelTest` filter
@@ -188,11 +189,18 @@ fn part_slots(part: &BoundPart) -> Vec<usize> {
 /// pattern order (the order rows come in) kept where the choice is close.
 const PART_ORDER_GAIN: f64 = 2.0;
 
+/// Every slot planning `part` fills for the rows after it: its variables' and its quantified
+/// groups' lists.
+fn binds(part: &BoundPart) -> impl Iterator<Item = usize> + '_ {
+    let lists = part.group_lists.iter().map(|(slot, _)| *slot);
+    part_slots(part).into_iter().chain(lists)
+}
+
 /// Whether every expression of `part` (property maps, label tests, dynamic types, hop
-/// conditions, its own WHERE) reads none of the slots `unplanned` but the part's own: it can
+/// conditions, group lists) reads none of the slots `unplanned` but the part's own: it can
 /// be planned before the parts that bind them.
 fn reads_only_own_or(part: &BoundPart, unplanned: &HashSet<usize>) -> bool {
-    let own = part_slots(part);
+    let own: Vec<usize> = binds(part).collect();
     let node_exprs = part.nodes.iter().flat_map(|n| {
         let props = n.props.iter().map(|(_, e)| e);
         props.chain(n.label_test.as_ref())
@@ -433,7 +441,7 @@ impl Planner<'_> {
         let mut known = bound.clone();
         while !remaining.is_empty() {
             let unplanned: HashSet<usize> = (remaining.iter())
-                .flat_map(|&i| part_slots(&parts[i]))
+                .flat_map(|&i| binds(&parts[i]))
                 .filter(|s| !known.contains(s))
                 .collect();
             let eligible: Vec<(usize, usize)> = (remaining.iter().copied().enumerate())
@@ -456,7 +464,7 @@ impl Planner<'_> {
             // Pattern order reads only what it binds first, so one part is always eligible.
             let position = best.map_or(0, |(position, _)| position);
             let chosen = remaining.remove(position);
-            known.extend(part_slots(&parts[chosen]));
+            known.extend(binds(&parts[chosen]));
             sequence.push(chosen);
         }
         let pattern_work = self.sequence_work(parts, &pattern_order, bound, conjuncts, rows);
