@@ -190,7 +190,7 @@ fn part_slots(part: &BoundPart) -> Vec<usize> {
 const PART_ORDER_GAIN: f64 = 2.0;
 
 /// Every slot planning `part` fills for the rows after it: its variables' and its quantified
-/// groups' lists.
+/// groups' lists (what a hash join must carry from its build side).
 fn binds(part: &BoundPart) -> impl Iterator<Item = usize> + '_ {
     let lists = part.group_lists.iter().map(|(slot, _)| *slot);
     part_slots(part).into_iter().chain(lists)
@@ -378,7 +378,7 @@ impl Planner<'_> {
             rows = placement.rows_after(rows);
             match placement {
                 Placement::Hashed(join) => {
-                    bound.extend(part_slots(&join.alone));
+                    bound.extend(binds(&join.alone));
                     let (joined, map_equalities) = self.hash_join(plan, join, &mut expanded);
                     plan = joined.filtered(map_equalities);
                 }
@@ -509,7 +509,7 @@ impl Planner<'_> {
                     scale *= estimate.rows;
                 }
             }
-            known.extend(part_slots(part));
+            known.extend(binds(part));
             expanded.extend(part.rels.iter().map(|r| r.expand_slot));
         }
         work
@@ -619,7 +619,11 @@ impl Planner<'_> {
             &mut build_bound,
             expanded,
         );
-        let build_slots = part_slots(&alone);
+        // Every slot the build side fills goes through the join: its variables and its
+        // quantified groups' lists.
+        let mut build_slots: Vec<usize> = binds(&alone).collect();
+        build_slots.sort_unstable();
+        build_slots.dedup();
         debug_assert!(
             build_bound.iter().all(|s| build_slots.contains(s)),
             "the build side binds only its part's variables"
