@@ -1,5 +1,6 @@
-//! The hash join (`LogicalPlan::HashJoin`, planned where `plexus_plan::optimizer::join_order::join` says): its build side
-//! runs once into a hash table, and the input's rows stream through and probe it.
+//! The hash join (`LogicalPlan::HashJoin`, planned where
+//! `plexus_plan::optimizer::join_order::join` says): its build side runs once into a hash
+//! table, and the input's rows stream through and probe it.
 //!
 //! BUILD
 //! =====
@@ -596,7 +597,25 @@ impl HashJoin {
     /// The output batch of the listed pairs, a column at a time.
     fn gather(&self, input: &Batch) -> Batch {
         let table = self.table.as_ref().expect("begin builds the table");
-        let nulls = self.optional.as_ref().map_or(&[][..], |o| &o.nulls[..]);
+        let Some(optional) = self.optional.as_ref() else {
+            // An inner join pairs every output row with a build row: the input's columns are
+            // copied column by column, typed ones staying typed (a scan's node ids, typed
+            // property reads), and the build side's columns set beside them.
+            let rows: Vec<usize> = self.input_rows.iter().map(|&r| r as usize).collect();
+            let mut joined = Batch::new(input.width());
+            joined.push_rows(input, &rows);
+            for (slot, column) in self.build_slots.iter().zip(&table.columns) {
+                let values = (self.build_rows.iter())
+                    .map(|&b| {
+                        debug_assert_ne!(b, NO_ROW, "only a left outer join has unpaired rows");
+                        column[b as usize].clone()
+                    })
+                    .collect();
+                joined.set_column(*slot, values);
+            }
+            return joined;
+        };
+        let nulls = &optional.nulls[..];
         let rows = self.input_rows.len();
         let columns = (0..input.width())
             .map(|slot| {
