@@ -408,26 +408,15 @@ fn expand_text(kind: &str, spec: &ExpandSpec, range: &str) -> String {
         ..
     } = spec;
     let into = if *to_bound { "Into" } else { "" };
-    let types = if types.is_empty() {
-        String::new()
-    } else {
-        format!(
-            ":{}",
-            types
-                .iter()
-                .map(|t| t.to_string())
-                .collect::<Vec<_>>()
-                .join("|")
-        )
-    };
+    let types = types_text(types);
     let (l, r) = arrow(*direction);
     format!("{kind}{into} (s{from}){l}[s{rel}{types}{range}]{r}(s{to})")
 }
 
 /// `Match (s0:Person {name: $n})-[s1:KNOWS]->(s2), (s3) where …`: a bound pattern (see
 /// `pattern`), its parts as written with slots for variables; `OptionalMatch … (nulls …)`
-/// for an OPTIONAL MATCH. Label expressions and per-hop conditions print as the filters
-/// they become, after `where`.
+/// for an OPTIONAL MATCH. Label expressions, per-hop conditions and dynamic relationship
+/// types print as the filters they become, after `where`.
 fn match_text(pattern: &PatternMatch) -> String {
     let props = |props: &Properties| {
         if props.is_empty() {
@@ -443,18 +432,7 @@ fn match_text(pattern: &PatternMatch) -> String {
         format!("(s{}{labels}{})", n.slot, props(&n.props))
     };
     let rel = |r: &BoundRel| {
-        let types = if r.types.is_empty() {
-            String::new()
-        } else {
-            format!(
-                ":{}",
-                r.types
-                    .iter()
-                    .map(|t| t.to_string())
-                    .collect::<Vec<_>>()
-                    .join("|")
-            )
-        };
+        let types = types_text(&r.types);
         let range = r.length.map_or(String::new(), |l| {
             let bound = |b: Option<u64>| b.map_or(String::new(), |b| b.to_string());
             format!("*{}..{}", bound(l.min), bound(l.max))
@@ -491,6 +469,10 @@ fn match_text(pattern: &PatternMatch) -> String {
                 let hop = r.group_hop.as_ref()?;
                 Some(format!("hop s{}: {}", hop.rel, expr_text(&hop.predicate)))
             }));
+            filters.extend((part.rels.iter()).filter_map(|r| {
+                let dynamic = r.dynamic_type.as_ref()?;
+                Some(expr_text(&dynamic.test(BExpr::Slot(r.slot))))
+            }));
             filters.extend(part.search_predicate.as_ref().map(expr_text));
             text
         })
@@ -506,6 +488,15 @@ fn match_text(pattern: &PatternMatch) -> String {
         format!(" where {}", filters.join(" AND "))
     };
     format!("{kind} {}{filters}{nulls}", parts.join(", "))
+}
+
+/// `:A|B` for relationship types `[A, B]`; nothing for none.
+fn types_text(types: &[std::sync::Arc<str>]) -> String {
+    if types.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = types.iter().map(|t| &**t).collect();
+    format!(":{}", names.join("|"))
 }
 
 /// The two halves of a relationship's arrow in `direction`: `-` `->`, `<-` `-`, `-` `-`.
