@@ -36,10 +36,12 @@
 //! evaluating the key row by row. The output is then written a column at a time: the
 //! joined pairs (input row, build row), in input order and build order within an input row,
 //! are listed for up to [`BATCH_ROWS`] rows, and each slot's column gathered from the input
-//! (or the table, for a build slot) by them. What did not fit continues in the next output
-//! batch from the pair where it stopped, however large a group is. Input rows with a null
-//! or NaN in their key, or no group, produce nothing. The input streams: only the table is
-//! held.
+//! (or the table, for a build slot) by them — for an inner join the input's typed columns
+//! (node ids, property vectors) stay typed (`Batch::push_rows`), so nothing is made a
+//! `Value` that a later operator reads as a vector. What did not fit continues in the next
+//! output batch from the pair where it stopped, however large a group is. Input rows with a
+//! null or NaN in their key, or no group, produce nothing. The input streams: only the table
+//! is held.
 //!
 //! INTEGER KEYS
 //! ============
