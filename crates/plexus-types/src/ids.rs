@@ -109,6 +109,17 @@ pub enum Direction {
     Both,
 }
 
+impl Direction {
+    /// The same adjacency walked from the other end: `Out` ↔ `In`, `Both` stays.
+    pub fn reversed(self) -> Direction {
+        match self {
+            Direction::Out => Direction::In,
+            Direction::In => Direction::Out,
+            Direction::Both => Direction::Both,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -60,7 +60,7 @@ impl VarExpand {
         }
         let max = self.length.max.unwrap_or(MAX_VAR_LENGTH_DEPTH);
         let mut forward = Side::new(from, self.spec.direction, true);
-        let mut backward = Side::new(target, reversed(self.spec.direction), false);
+        let mut backward = Side::new(target, self.spec.direction.reversed(), false);
         let mut meeting = Vec::new();
         while meeting.is_empty()
             && !forward.frontier.is_empty()
@@ -282,14 +282,5 @@ impl Side {
             }
         }
         paths
-    }
-}
-
-/// The direction a search from the other end walks.
-fn reversed(direction: Direction) -> Direction {
-    match direction {
-        Direction::Out => Direction::In,
-        Direction::In => Direction::Out,
-        Direction::Both => Direction::Both,
     }
 }

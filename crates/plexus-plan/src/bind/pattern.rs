@@ -27,6 +27,7 @@ use crate::logical::{
     PatternMatch, Properties, Ty, chain_and,
 };
 use plexus_cypher::ast::{self, Expr, ExprKind, RelDirection};
+use plexus_types::Direction;
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -377,7 +378,11 @@ impl Binder<'_> {
                 prebound,
                 expand_slot: slot,
                 types: label_names(&rel.types),
-                direction: rel.direction,
+                direction: match rel.direction {
+                    RelDirection::Outgoing => Direction::Out,
+                    RelDirection::Incoming => Direction::In,
+                    RelDirection::Undirected => Direction::Both,
+                },
                 length: rel.length,
                 props,
                 dynamic_type,

@@ -18,7 +18,6 @@ use super::{
     MatchForm, OuterJoin, PatternMatch, Properties, RangeBound, RelSeekSpec, SeekPredicate, SetOp,
     TopCount, WriteLabels,
 };
-use plexus_cypher::ast::RelDirection;
 use plexus_types::Direction;
 use std::fmt::Write;
 
@@ -437,11 +436,7 @@ fn match_text(pattern: &PatternMatch) -> String {
             let bound = |b: Option<u64>| b.map_or(String::new(), |b| b.to_string());
             format!("*{}..{}", bound(l.min), bound(l.max))
         });
-        let (left, right) = match r.direction {
-            RelDirection::Outgoing => ("-", "->"),
-            RelDirection::Incoming => ("<-", "-"),
-            RelDirection::Undirected => ("-", "-"),
-        };
+        let (left, right) = arrow(r.direction);
         format!(
             "{left}[s{}{types}{range}{}]{right}",
             r.slot,

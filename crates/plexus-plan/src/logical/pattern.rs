@@ -23,7 +23,8 @@
 //! - Only logical: no plan the optimizer returns holds a `Match` (asserted, as for `Where`).
 
 use super::{BExpr, HopFilter, LabelTest, LogicalPlan};
-use plexus_cypher::ast::{ComparisonOp, RelDirection, ShortestPath, VarLength};
+use plexus_cypher::ast::{ComparisonOp, ShortestPath, VarLength};
+use plexus_types::Direction;
 use std::sync::Arc;
 
 /// A pattern's property map, bound: (key, value) in map order.
@@ -98,8 +99,8 @@ pub struct BoundRel {
     /// The slot its expand fills: `slot`, or a fresh one when `prebound`.
     pub expand_slot: usize,
     pub types: Vec<Arc<str>>,
-    /// As written, left to right.
-    pub direction: RelDirection,
+    /// As written, walked left to right: `Out` for `-->`, `In` for `<--`, `Both` for `--`.
+    pub direction: Direction,
     /// A variable-length relationship's bounds.
     pub length: Option<VarLength>,
     pub props: Properties,

@@ -31,6 +31,7 @@
 //! between reads, from the same row and snapshot. The `Project` below is dropped when
 //! nothing is left in it.
 
+use super::pushdown::binds;
 use crate::logical::{BExpr, LogicalPlan, free_slots};
 use std::collections::HashSet;
 
@@ -86,21 +87,14 @@ pub(super) fn defer_projections(plan: &mut LogicalPlan) {
     };
 }
 
-/// The slots the operators of `plan` bind to nodes or relationships.
+/// The slots the operators of `plan` bind to nodes or relationships: what they bind
+/// (`pushdown::binds`), but a variable-length expand's relationship list.
 fn entity_slots(plan: &LogicalPlan, out: &mut HashSet<usize>) {
-    match plan {
-        LogicalPlan::NodeScan { slot, .. } => {
-            out.insert(*slot);
-        }
-        LogicalPlan::Expand { spec, .. } => out.extend([spec.to, spec.rel]),
-        LogicalPlan::VarExpand { spec, .. } => {
-            out.insert(spec.to);
-        }
-        LogicalPlan::RelationshipIndexSeek { spec, .. } => {
-            out.extend([spec.left, spec.rel, spec.right]);
-        }
-        _ => {}
-    }
+    let list = match plan {
+        LogicalPlan::VarExpand { spec, .. } => Some(spec.rel),
+        _ => None,
+    };
+    out.extend(binds(plan).into_iter().filter(|&slot| Some(slot) != list));
     for child in plan.children() {
         entity_slots(child, out);
     }

@@ -413,8 +413,9 @@ fn identity_of(slot: usize, e: &BExpr) -> Option<IdFunction> {
     }
 }
 
-/// The slots a Filter / NodeScan / RelationshipIndexSeek / Expand / VarExpand binds.
-fn binds(plan: &LogicalPlan) -> Vec<usize> {
+/// The slots a Filter / NodeScan / RelationshipIndexSeek / Expand / VarExpand binds (a
+/// variable-length expand's relationship slot holds a list).
+pub(super) fn binds(plan: &LogicalPlan) -> Vec<usize> {
     match plan {
         LogicalPlan::NodeScan { slot, .. } => vec![*slot],
         LogicalPlan::RelationshipIndexSeek { spec, .. } => vec![spec.left, spec.rel, spec.right],

@@ -10,9 +10,8 @@ use crate::logical::{
     VarLengthSpec, equalities,
 };
 use crate::optimizer::pushdown::{key_seek, slots_of};
-use plexus_cypher::ast::{ComparisonOp, RelDirection};
+use plexus_cypher::ast::ComparisonOp;
 use plexus_txn::Statistics;
-use plexus_types::Direction;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -146,11 +145,7 @@ fn seek_rel(
         rel: rel.slot,
         right,
         rel_type: rel_type.clone(),
-        direction: match rel.direction {
-            RelDirection::Outgoing => Direction::Out,
-            RelDirection::Incoming => Direction::In,
-            RelDirection::Undirected => Direction::Both,
-        },
+        direction: rel.direction,
         seek,
         distinct_from: expanded.clone(),
     };
@@ -302,10 +297,10 @@ fn plan_step(
         (i + 1, i)
     };
     let to = part.nodes[to_index].slot;
-    let direction = match (rel.direction, step.rightwards) {
-        (RelDirection::Undirected, _) => Direction::Both,
-        (RelDirection::Outgoing, true) | (RelDirection::Incoming, false) => Direction::Out,
-        _ => Direction::In,
+    let direction = if step.rightwards {
+        rel.direction
+    } else {
+        rel.direction.reversed()
     };
     // A relationship bound by an earlier clause is expanded into a fresh slot and compared.
     let expand_slot = rel.expand_slot;

@@ -11,7 +11,7 @@ use crate::logical::{
     BExpr, BoundPart, IdPredicate, KeySeek, Properties, SeekPredicate, equalities,
 };
 use crate::optimizer::pushdown::{best_rel_seek, best_seek, key_seeks, node_id_seek};
-use plexus_cypher::ast::{ComparisonOp, RelDirection};
+use plexus_cypher::ast::ComparisonOp;
 use plexus_txn::{EdgeTypeStatistics, Statistics};
 use plexus_types::Direction;
 use plexus_value::value::Value;
@@ -197,17 +197,14 @@ pub(super) fn rel_shape(
         rel.types.iter().map(|t| stats.edge_type(Some(t))).collect()
     };
     let degree = |direction| cost::degree(&types, direction);
-    let (degree_rightwards, degree_leftwards) = match rel.direction {
-        RelDirection::Outgoing => (degree(Direction::Out), degree(Direction::In)),
-        RelDirection::Incoming => (degree(Direction::In), degree(Direction::Out)),
-        RelDirection::Undirected => (degree(Direction::Both), degree(Direction::Both)),
-    };
+    let degree_rightwards = degree(rel.direction);
+    let degree_leftwards = degree(rel.direction.reversed());
     let hops = rel.length.map(|length| {
         let min = length.min.unwrap_or(1);
         let cap = min.max(cost::VAR_LENGTH_ESTIMATE_HOPS);
         (min, length.max.unwrap_or(cap).min(cap))
     });
-    let orientations = if rel.direction == RelDirection::Undirected {
+    let orientations = if rel.direction == Direction::Both {
         2.0
     } else {
         1.0
