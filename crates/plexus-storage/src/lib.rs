@@ -101,7 +101,7 @@ pub use indexcache::IndexCacheStats;
 pub use origin::ORIGIN_NAME_MAX_BYTES;
 pub use record::{CommitRecord, EdgeBatch, VertexBatch, WriteOp};
 pub use rowcache::RowCacheStats;
-pub use rows::{RowTable, TypedProps, TypedValues};
+pub use rows::{RowTable, TypedProps, TypedValues, Zone};
 pub use run::ColumnSlice;
 pub use stats::{EdgeTypeStatistics, Statistics, StorageStats};
 pub use store::{EdgeTable, RecoveryReport, Storage, VertexTable, neighbors_in};

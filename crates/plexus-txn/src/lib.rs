@@ -36,7 +36,7 @@ pub use plexus_storage::KeyRange;
 /// through [`TxnManager::statistics`] and [`TxnManager::storage_stats`]).
 pub use plexus_storage::{EdgeTypeStatistics, Statistics, StorageStats};
 /// A typed bulk read of one property (see [`Transaction::vertex_typed_properties_many`]).
-pub use plexus_storage::{TypedProps, TypedValues};
+pub use plexus_storage::{TypedProps, TypedValues, Zone};
 pub use protection::{Protection, Protections};
 pub use schema::{
     IndexCreated, IndexOn, VertexTableSpec, create_edge_table, create_index, create_index_as,

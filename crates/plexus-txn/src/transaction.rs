@@ -53,7 +53,7 @@ use crate::validation::{Entity, ReadItem};
 use crate::write_set::{NewEdge, NewVertex, PropMap, VertexBits, WriteSet};
 use plexus_storage::{
     Catalog, CatalogOp, EdgeTable, EdgeTableDef, HIDDEN_TABLE_LABEL, IndexKey, KeyRange, RowTable,
-    TypedProps, VertexTable, VertexTableDef,
+    TypedProps, VertexTable, VertexTableDef, Zone,
 };
 use plexus_types::{
     Direction, EdgeId, EdgeTableId, EdgeTypeId, Error, IsolationLevel, LabelId, PropKeyId, Result,

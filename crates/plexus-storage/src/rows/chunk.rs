@@ -79,6 +79,8 @@ impl Chunk {
             created_at: Vec::new(),
             created_suffix: None,
             chains: HashMap::new(),
+            existing_runs: OnceLock::new(),
+            zones: OnceLock::new(),
         }
     }
 

@@ -24,14 +24,17 @@ pub(super) struct ChunkState {
     pub(super) page: Option<PageRef>,
     /// While evicted: which of its rows exist, for a scan that needs nothing else (see
     /// EVICTION, "Scans skip loads"); `None` while resident.
-    pub(super) existing: Option<ExistingRows>,
+    /// (Boxed: what stays of an evicted chunk in its slot is kept small.)
+    pub(super) existing: Option<Box<ExistingRows>>,
 }
 
 /// The rows of an evicted chunk that exist in place, as ranges of chunk rows, and the
-/// chunk's newest write: a reader at or after it sees exactly these rows.
+/// chunk's newest write: a reader at or after it sees exactly these rows. Also its zone
+/// maps (see `zone`), computed at the latest when it was evicted.
 pub(super) struct ExistingRows {
     pub(super) max_write_ts: Timestamp,
     pub(super) runs: Box<[Range<u32>]>,
+    pub(super) zones: ChunkZones,
 }
 
 impl ChunkSlot {

@@ -169,10 +169,15 @@ impl RowTable {
             }
         };
         state.page = Some(page);
-        state.existing = Some(ExistingRows {
+        // Zones are kept while evicted (see `zone`): computed now if not before, while the
+        // values are at hand.
+        let zones = chunk.zones.take();
+        let runs = chunk.existing_runs.take();
+        state.existing = Some(Box::new(ExistingRows {
             max_write_ts: chunk.max_write_ts,
-            runs: true_runs(&chunk.exists).collect(),
-        });
+            runs: runs.unwrap_or_else(|| true_runs(&chunk.exists).collect()),
+            zones: zones.unwrap_or_else(|| chunk.zone_maps(&self.layout)),
+        }));
         state.chunk = None;
         let old = slot.size_bytes.swap(0, Ordering::AcqRel);
         self.cache.account(old, 0);
@@ -210,14 +215,14 @@ pub fn compact_spill(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::fault::FaultVfs;
     use crate::vfs::Vfs;
 
     /// A table of every column kind, over a fault-injecting file system, whose cache wants
     /// every evictable chunk out (budget 1 byte).
-    fn spilling_table() -> (FaultVfs, Arc<RowCache>, RowTable) {
+    pub(in crate::rows) fn spilling_table() -> (FaultVfs, Arc<RowCache>, RowTable) {
         let vfs = FaultVfs::new();
         let cache = RowCache::open(Arc::new(vfs.clone()), 1).unwrap();
         let def = |key, data_type| PropertyDef { key, data_type };

@@ -102,6 +102,12 @@
 //!   scan over a table larger than the cache so neither decodes every column of every chunk
 //!   (the string columns' `Value`s were most of a 10 M scan's time) nor evicts the chunks
 //!   other work keeps hot; each such read counts as a miss.
+//! - **Zones survive eviction.** A chunk's zone maps (each numeric column's smallest and
+//!   largest value, `zone`) are computed when it is evicted, if not before, and kept in its
+//!   slot with the chunk's existing runs (`ExistingRows`), so a top-k that skips chunks by them never reads
+//!   an evicted chunk it skips. A resident chunk likewise keeps its existing runs once a
+//!   scan listed them (`Chunk::existing_runs`), so a scan of a table whose chunks nobody
+//!   wrote since walks no `exists` flags. Every write drops both (`latch_write`).
 //! - **Never evicted while latched.** Eviction takes the latch with `try_write` and skips a
 //!   chunk someone holds; readers never wait for an eviction, and an eviction never waits.
 //! - **Only cold chunks.** A chunk is evicted only after collecting its versions below the
@@ -129,7 +135,7 @@
 //! `RowTable`'s chunk accessor, reads and writes; `chunk` the chunk's in-place and versioned
 //! reads and writes, GC and size estimate; `page` its spill-page encoding; `directory` the
 //! `ChunkSlot`s and the lock-free `ChunkDirectory`; `eviction` GC over a table, the clock
-//! sweep and spill-file compaction.
+//! sweep and spill-file compaction; `typed` typed bulk reads; `zone` the zone maps.
 
 use crate::catalog::PropertyDef;
 use crate::codec::{DecodeResult, Decoder, Encoder};
@@ -148,11 +154,14 @@ mod directory;
 mod eviction;
 mod page;
 mod typed;
+mod zone;
 
 use chunk::absent;
 use directory::{ChunkDirectory, ChunkSlot, ChunkState, ExistingRows};
 pub use eviction::compact_spill;
 pub use typed::{TypedProps, TypedValues};
+use zone::ChunkZones;
+pub use zone::Zone;
 
 pub const CHUNK_ROWS: usize = 2048;
 
@@ -225,6 +234,12 @@ struct Chunk {
     /// another timestamp turns it into `created_at` first. At most one of the two is in use.
     created_suffix: Option<(u32, Timestamp)>,
     chains: HashMap<(u32, Slot), VersionChain>,
+    /// The ranges of rows that exist in place, once a scan at or after `max_write_ts` listed
+    /// them (`scan_ranges`); dropped by every write (`latch_write`).
+    existing_runs: OnceLock<Box<[Range<u32>]>>,
+    /// The zone maps of the in-place values, once asked for (see `zone`); dropped by every
+    /// write (`latch_write`), handed to the slot when the chunk is evicted.
+    zones: OnceLock<ChunkZones>,
 }
 
 /// Undeclared properties of one row: a boxed slice keeps the per-row cost at one pointer.
@@ -427,14 +442,18 @@ impl RowTable {
             unreachable!("an evicted chunk has a page")
         };
         let payload = self.cache.read_page(page, index as u32)?;
-        let chunk = Chunk::decode(&self.layout, &payload)
+        let mut chunk = Chunk::decode(&self.layout, &payload)
             .map_err(|e| self.cache.decode_error(page, e.offset, e.detail))?;
+        // The page holds the evicted chunk: its runs and zones describe the loaded one.
+        if let Some(existing) = state.existing.take() {
+            chunk.existing_runs = OnceLock::from(existing.runs);
+            chunk.zones = OnceLock::from(existing.zones);
+        }
         let size = chunk.size_bytes();
         let old = slot.size_bytes.swap(size, Ordering::AcqRel);
         self.cache.account(old, size);
         self.cache.note_load();
         state.chunk = Some(Box::new(chunk));
-        state.existing = None;
         Ok(true)
     }
 
@@ -490,6 +509,11 @@ impl RowTable {
         // Writers (the commit pipeline) do not relieve: eviction after the commit does.
         if let Some(page) = state.page.take() {
             self.cache.note_dead(page);
+        }
+        // The values may change: the zones and runs no longer describe them (see `zone`).
+        if let Some(chunk) = state.chunk.as_mut() {
+            chunk.zones.take();
+            chunk.existing_runs.take();
         }
         self.mark_stale(slot, index);
         match RwLockWriteGuard::try_map(state, |s| s.chunk.as_deref_mut()) {
@@ -705,14 +729,26 @@ impl RowTable {
         for (index, slot) in self.chunks.iter() {
             let base = (index * CHUNK_ROWS) as u32;
             // An evicted chunk whose newest write the reader sees needs no load (EVICTION,
-            // "Scans skip loads"); `f` runs after the latch is released, as below.
-            let skipped = match slot.state.read().existing.as_ref() {
-                Some(existing) if ts >= existing.max_write_ts => {
-                    let runs = existing.runs.iter();
-                    found.extend(runs.map(|run| base + run.start..base + run.end));
-                    true
+            // "Scans skip loads"), a resident one no walk of its flags but the first (its
+            // `runs`, kept until a write); `f` runs after the latch is released, as below.
+            let skipped = {
+                let state = slot.state.read();
+                let runs = match (&state.chunk, &state.existing) {
+                    (Some(chunk), _) if ts >= chunk.max_write_ts => {
+                        slot.touch();
+                        Some(
+                            chunk
+                                .existing_runs
+                                .get_or_init(|| true_runs(&chunk.exists).collect()),
+                        )
+                    }
+                    (None, Some(existing)) if ts >= existing.max_write_ts => Some(&existing.runs),
+                    _ => None,
+                };
+                if let Some(runs) = runs {
+                    found.extend(runs.iter().map(|run| base + run.start..base + run.end));
                 }
-                _ => false,
+                runs.is_some()
             };
             if skipped {
                 found.drain(..).for_each(&mut f);

@@ -4,6 +4,7 @@
 //! module documentation).
 
 use super::*;
+use std::ops::Range;
 
 impl Transaction {
     /// Creates a vertex. Its table is the first label that names a vertex table (declared or
@@ -362,6 +363,37 @@ impl Transaction {
             out[i] = typed;
         }
         out
+    }
+
+    /// The value ranges of property `name` over rows `rows` of vertex table `table`, for a
+    /// scan that skips the vertices whose values cannot matter to it (a top-k sort's bar):
+    /// `rows` cut at storage chunk boundaries, each part with its chunk's `Zone` of the
+    /// property as this transaction sees it (`RowTable::zones`; `None`: unknown — read the
+    /// rows). One part, `None`, when bulk reads do not apply (see `vertex_property_many`) or
+    /// the rows are not the table's. The vertices answered with a zone are recorded as read
+    /// (as by `vertex_property`): a reader that skips them has decided on their values.
+    pub fn vertex_property_zones(
+        &mut self,
+        table: VertexTableId,
+        rows: Range<u32>,
+        name: &str,
+    ) -> Vec<(Range<u32>, Option<Zone>)> {
+        let unknown = || vec![(rows.clone(), None)];
+        if rows.is_empty() || !self.bulk_vertex_reads_apply() {
+            return unknown();
+        }
+        let last = [VertexId::new(table, rows.end - 1)];
+        let Ok(Some(key)) = self.check_bulk_vertex_read(&last, name) else {
+            return unknown();
+        };
+        let zones = (self.cached_table(last[0]).rows()).zones(rows.clone(), key, self.start_ts);
+        for (part, _) in zones.iter().filter(|(_, zone)| zone.is_some()) {
+            let read = part
+                .clone()
+                .map(|offset| Entity::Vertex(VertexId::new(table, offset)));
+            self.record_property_reads(read, Some(key));
+        }
+        zones
     }
 
     /// Whether bulk vertex reads apply: a local graph and no vertex change in the write set
