@@ -21,10 +21,14 @@
 //!     ones; absorb their reads
 //! ```
 //!
-//! A morsel is `morsel_vertices` consecutive ids of the scan's list; workers claim them with a
-//! shared counter, so a slow morsel does not hold up the others (load balancing), and a
-//! worker keeps its own copy of the stages (their caches, the subquery and regex state of its
-//! own `ExecState`).
+//! A morsel is `morsel_vertices` consecutive ids of the scan's list — more for a scan so large
+//! that it would make over [`MORSELS_PER_WORKER`] morsels per worker: each morsel costs a
+//! claim, a run of the stages' set-up, a message or two and a wake-up of the caller, which
+//! a morsel of 10,000 vertices the stages mostly skip (a top-k's SKIPPED CHUNKS) did not
+//! amortise (a top-k over 10 M vertices: 1,000 morsels 12 ms, 128 morsels 3.4–4.1 ms;
+//! `docs/benchmarks.md`), while 64 per worker still balance the load. Workers claim them with a shared counter, so a slow morsel does
+//! not hold up the others (load balancing), and a worker keeps its own copy of the stages
+//! (their caches, the subquery and regex state of its own `ExecState`).
 //!
 //! PARTIAL AGGREGATION
 //! ===================
@@ -43,6 +47,26 @@
 //! rows to a `SortBuffer` and sends the sorted run (its k first with a top-k); the caller
 //! k-way merges the runs, equal keys in morsel order. `sort` explains why that is the serial
 //! stable sort, ties included, which error wins, and how a top-k stays bounded.
+//!
+//! SKIPPED CHUNKS
+//! ==============
+//! A partial top-k whose first key is a numeric property of the scanned vertex (`skip-chunks`
+//! in EXPLAIN: `plexus_plan::logical::ChunkSkip`, chosen by the parallelization pass) reads
+//! far less than its scan: every worker's `MorselScan`, before it hands out a batch, asks
+//! the transaction for the zones of that property over the batch's vertices
+//! (`Transaction::vertex_property_zones`: each storage chunk's smallest and largest value,
+//! see `plexus_storage`'s `rows::zone`) and leaves out the vertices of every chunk whose
+//! zone lies strictly behind the sort's shared bar (`sort`, THE SHARED BAR) — below it under
+//! DESC, above it under ASC. Those vertices' rows have a first key strictly behind the bar,
+//! so none is among the k first overall: the shared bar's own argument, applied to a whole
+//! chunk before any of its columns is read. The skipped vertices count as read (the
+//! transaction records their property reads: under SERIALIZABLE a write that would have put
+//! one of them in the result conflicts). Nothing is skipped where a zone cannot answer —
+//! the key is not a declared INT64 / FLOAT64 column, the chunk holds a null or a NaN of it,
+//! the transaction wrote vertices or its snapshot is older than the chunk's newest write —
+//! nor before the bar exists, nor serially (the serial Sort shares no bar). A skipped
+//! vertex is not counted on the scan's PROFILE line, which then shows fewer rows than the
+//! serial plan's.
 //!
 //! `partial-distinct` streams: a worker's copy of the stages ends in a Distinct, reset with
 //! each morsel, so it sends the first occurrence in the morsel of each row; the caller passes
@@ -126,7 +150,8 @@
 //! - PROFILE: each worker counts rows and time of its copy of the stages under the plan's
 //!   operator numbers, sent with each `Done` and summed by the caller, so rows equal serial
 //!   execution's; times add up the workers' (CPU) time. `Parallel`'s own line counts the rows
-//!   it emitted; the scan's line counts the scanned vertices handed out. With partial
+//!   it emitted; the scan's line counts the scanned vertices handed out (SKIPPED CHUNKS:
+//!   fewer than serially when chunks were skipped). With partial
 //!   aggregation the Aggregate's line counts the merged groups handed on (the serial
 //!   Aggregate's rows; the workers' per-morsel groups are not counted), and its time is the
 //!   workers' time over their morsels (stages included, as serial times include inputs) plus
@@ -144,19 +169,20 @@ use super::join::{BuildSide, HashJoin, SharedTable};
 use super::ops::{Distinct, RowStage, aggregate_operator, simple_stage, sort_operator};
 use super::pipeline::{Pipeline, Stage};
 use super::scan::scan_node_runs;
-use super::sort::{SortBuffer, SortSpec, SortedRun, SortedRuns};
+use super::sort::{SharedBar, SortBuffer, SortSpec, SortedRun, SortedRuns, zone_behind};
 use super::{
     BATCH_ROWS, Batch, Built, ExecContext, ExecState, Operator, OperatorProfile, Profiled,
 };
 use crate::context::JitProfile;
 use plexus_plan::Params;
-use plexus_plan::logical::{LogicalPlan, parallel_chain};
+use plexus_plan::logical::{ChunkSkip, LogicalPlan, parallel_chain};
 use plexus_txn::Transaction;
 use plexus_txn::validation::ReadItem;
-use plexus_types::{VertexId, VertexRuns};
+use plexus_types::{VertexId, VertexRuns, VertexTableId};
 use plexus_value::error::{ErrorClass, QueryError, Result};
 use plexus_value::value::Value;
 use std::collections::{BTreeMap, VecDeque};
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -169,6 +195,10 @@ pub const WORKER_QUEUE_BATCHES: usize = 4;
 pub const MORSELS_AHEAD_PER_WORKER: usize = 2;
 /// Most pending writes a transaction may hold for a statement in it to fork per worker.
 pub const MAX_FORK_WRITES: usize = 100_000;
+
+/// Morsels per worker a large scan is cut into: beyond `workers ×` this many morsels of the
+/// plan's size, morsels grow instead (see WHAT).
+pub const MORSELS_PER_WORKER: usize = 64;
 
 /// Worker threads alive in this process (tests check that none outlive their statement).
 static LIVE_WORKERS: AtomicUsize = AtomicUsize::new(0);
@@ -186,6 +216,7 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
         input,
         workers,
         morsel_vertices,
+        skip_chunks,
     } = plan
     else {
         unreachable!("exec::parallel::build is called for Parallel only")
@@ -234,6 +265,7 @@ pub(super) fn build(plan: &LogicalPlan, profile: bool, counter: &mut usize) -> B
         label_union: label_union.clone(),
         workers: *workers,
         morsel_vertices: (*morsel_vertices).max(1),
+        skip_chunks: skip_chunks.clone(),
         argument,
         joins,
         state: RunState::NotStarted,
@@ -401,6 +433,8 @@ struct Parallel {
     label_union: Vec<Arc<str>>,
     workers: usize,
     morsel_vertices: usize,
+    /// A partial top-k's chunk skipping (see SKIPPED CHUNKS).
+    skip_chunks: Option<ChunkSkip>,
     /// The scan's input (the top-level `Argument`), run on the caller's thread.
     argument: Box<dyn Operator>,
     /// The chain's hash joins' build sides, run on the caller's thread (see HASH JOINS).
@@ -487,19 +521,26 @@ impl Parallel {
             )
         })?;
         let ids = scan_node_runs(ctx.tx, self.label.as_deref(), &self.label_union)?;
-        let morsels = ids.len().div_ceil(self.morsel_vertices);
+        let morsel_vertices = morsel_size(ids.len(), self.workers, self.morsel_vertices);
+        let morsels = ids.len().div_ceil(morsel_vertices);
+        let mut skip = None;
         if let Partial::Reduce {
             reduction: Reduction::Sort(sort),
             ..
         } = &self.spec.partial
         {
             sort.shared_bar.clear();
+            skip = (self.skip_chunks.clone()).map(|chunks| ScanSkip {
+                chunks,
+                bar: sort.shared_bar.clone(),
+            });
         }
         let source = Arc::new(Vertices {
             ids,
             argument,
             slot: self.slot,
-            morsel_vertices: self.morsel_vertices,
+            morsel_vertices,
+            skip,
         });
         let mut tables = vec![None; self.spec.stages.len()];
         for join in &mut self.joins {
@@ -519,11 +560,18 @@ impl Parallel {
 
     /// The wrapped plan over every vertex of the scan, on the caller's thread.
     fn serial(&self, source: Arc<Vertices>, tables: &Tables) -> Box<dyn Operator> {
-        let morsels = source.ids.len().div_ceil(self.morsel_vertices);
+        let morsels = source.ids.len().div_ceil(source.morsel_vertices);
         let scan = MorselScan::new(source, Arc::new(AtomicBool::new(false)));
         *lock(&scan.range) = 0..morsels;
         self.spec.build_serial(Box::new(scan), tables)
     }
+}
+
+/// The vertices per morsel of a scan of `vertices` by `workers` (see WHAT): the plan's
+/// `smallest`, or more once that would make over `MORSELS_PER_WORKER` morsels per worker.
+fn morsel_size(vertices: usize, workers: usize, smallest: usize) -> usize {
+    let per_worker = workers.max(1) * MORSELS_PER_WORKER;
+    smallest.max(vertices.div_ceil(per_worker))
 }
 
 /// The scanned vertices, shared by all workers.
@@ -533,6 +581,38 @@ struct Vertices {
     argument: Vec<Value>,
     slot: usize,
     morsel_vertices: usize,
+    /// With a partial top-k over a property of the scanned vertices: their chunk skipping.
+    skip: Option<ScanSkip>,
+}
+
+/// The vertices a partial top-k's workers skip (see SKIPPED CHUNKS): those of the chunks
+/// whose zone of the first key's property is strictly behind the shared bar.
+struct ScanSkip {
+    chunks: ChunkSkip,
+    bar: Arc<SharedBar>,
+}
+
+impl ScanSkip {
+    /// Appends to `nodes` the vertices of `rows` of `table` but those of the chunks behind
+    /// `bar`, the shared bar as it is now.
+    fn extend(
+        &self,
+        nodes: &mut Vec<VertexId>,
+        table: VertexTableId,
+        rows: Range<u32>,
+        bar: &Value,
+        ctx: &mut ExecContext,
+    ) {
+        let descending = self.chunks.descending;
+        for (part, zone) in ctx
+            .tx
+            .vertex_property_zones(table, rows, &self.chunks.property)
+        {
+            if !zone.is_some_and(|zone| zone_behind(&zone, bar, descending)) {
+                nodes.extend(part.map(|o| VertexId::new(table, o)));
+            }
+        }
+    }
 }
 
 /// The leaf of a worker's stages: the vertices of the morsels in `range` (set by its worker
@@ -557,38 +637,48 @@ impl MorselScan {
 }
 
 impl Operator for MorselScan {
-    fn next(&mut self, _ctx: &mut ExecContext) -> Result<Option<Batch>> {
-        if self.stop.load(Ordering::Relaxed) {
-            return Ok(None);
+    fn next(&mut self, ctx: &mut ExecContext) -> Result<Option<Batch>> {
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            let morsels = lock(&self.range).clone();
+            let per = self.source.morsel_vertices;
+            let end = (morsels.end * per).min(self.source.ids.len());
+            let begin = *self.next.get_or_insert((morsels.start * per).min(end));
+            if begin >= end {
+                return Ok(None);
+            }
+            let stop = end.min(begin + BATCH_ROWS);
+            self.next = Some(stop);
+            let mut nodes = Vec::with_capacity(stop - begin);
+            let skip = self.source.skip.as_ref();
+            let bar = skip.and_then(|skip| skip.bar.get());
+            for (table, offsets) in self.source.ids.runs_in(begin..stop) {
+                match (skip, &bar) {
+                    (Some(skip), Some(bar)) => skip.extend(&mut nodes, table, offsets, bar, ctx),
+                    _ => nodes.extend(offsets.map(|o| VertexId::new(table, o))),
+                }
+            }
+            if nodes.is_empty() {
+                continue;
+            }
+            // Column by column: the scanned slot holds the morsel's nodes (typed, as ids: see
+            // `context::Batch`), every other slot the argument row's value on each row (no row
+            // vector per node; a null one unset).
+            let rows = nodes.len();
+            let columns = (self.source.argument.iter().enumerate())
+                .map(
+                    |(slot, value)| match value.is_null() || slot == self.source.slot {
+                        true => Vec::new(),
+                        false => vec![value.clone(); rows],
+                    },
+                )
+                .collect();
+            let mut batch = Batch::from_columns(rows, columns);
+            batch.set_nodes(self.source.slot, nodes);
+            return Ok(Some(batch));
         }
-        let morsels = lock(&self.range).clone();
-        let per = self.source.morsel_vertices;
-        let end = (morsels.end * per).min(self.source.ids.len());
-        let begin = *self.next.get_or_insert((morsels.start * per).min(end));
-        if begin >= end {
-            return Ok(None);
-        }
-        let stop = end.min(begin + BATCH_ROWS);
-        // Column by column: the scanned slot holds the morsel's nodes (typed, as ids: see
-        // `context::Batch`), every other slot the argument row's value on each row (no row
-        // vector per node; a null one unset).
-        let rows = stop - begin;
-        let columns = (self.source.argument.iter().enumerate())
-            .map(
-                |(slot, value)| match value.is_null() || slot == self.source.slot {
-                    true => Vec::new(),
-                    false => vec![value.clone(); rows],
-                },
-            )
-            .collect();
-        let mut batch = Batch::from_columns(rows, columns);
-        let mut nodes = Vec::with_capacity(rows);
-        for (table, offsets) in self.source.ids.runs_in(begin..stop) {
-            nodes.extend(offsets.map(|o| VertexId::new(table, o)));
-        }
-        batch.set_nodes(self.source.slot, nodes);
-        self.next = Some(stop);
-        Ok(Some(batch))
     }
 
     fn reset(&mut self) {

@@ -60,6 +60,15 @@
 //! shared bar (a row of an earlier morsel ties before the bar's row). `Parallel` clears it
 //! before each run.
 //!
+//! A buffer cuts only after `max(2k, TOP_K_MIN_BUFFER_ROWS)` rows, and once the shared bar
+//! stops most rows a morsel's buffer never gets there: the bar would stay what one morsel's
+//! first cut made it. So each finished run's rows also go into the bar's *pool*: the first
+//! keys of the k tightest rows offered by runs (each row offered once, by its own morsel's
+//! run; keys of one kind, integer or float). Once the pool holds k keys its k-th is a bar —
+//! k distinct rows order at or before it — and the bar tightens with every morsel, as the
+//! serial buffer's does. That bar also lets the workers skip whole chunks
+//! (`exec::parallel`, SKIPPED CHUNKS).
+//!
 //! ERRORS
 //! ======
 //! Serially the first failing key of the first failing row wins (or a stage's error met while
@@ -90,11 +99,12 @@ use crate::eval::vector::{self, Vector};
 use crate::eval::{Env, eval};
 use arrow::array::{Array, Float64Array, Int64Array};
 use plexus_plan::logical::{SortKey, TopCount};
+use plexus_txn::Zone;
 use plexus_value::error::{QueryError, Result};
 use plexus_value::value::{Value, order};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Rows a top-k sort lets accumulate (at least this many, at most twice the rows it keeps)
 /// before cutting back to the rows it keeps: the cut costs O(buffer), so it runs O(input / k)
@@ -120,33 +130,97 @@ pub(super) struct SortSpec {
 /// The first key of the tightest bar the buffers of one sort have reached: an `Int` or a
 /// non-NaN `Float` (see THE SHARED BAR).
 #[derive(Default)]
-pub(super) struct SharedBar(Mutex<Option<Value>>);
+pub(super) struct SharedBar(Mutex<BarState>);
 
-impl SharedBar {
-    /// The first key of the tightest bar so far.
-    fn get(&self) -> Option<Value> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
+#[derive(Default)]
+struct BarState {
+    bar: Option<Value>,
+    /// The first keys of the rows of the morsels' runs offered so far, the tightest first,
+    /// at most k of them, all of one kind (see THE SHARED BAR).
+    pool: Vec<Value>,
+}
 
-    /// Offers `key`, a bar's first key: kept when there is none yet or it is tighter.
-    fn offer(&self, key: &Value, descending: bool) {
+impl BarState {
+    /// Keeps `key`, a bar's first key, when there is none yet or it is tighter.
+    fn offer(&mut self, key: &Value, descending: bool) {
         if !usable_bar(key) {
             return;
         }
-        let mut bar = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let replace = match bar.as_ref() {
+        let replace = match self.bar.as_ref() {
             None => true,
             Some(current) => tighter_than(key, current, descending) == Some(true),
         };
         if replace {
-            *bar = Some(key.clone());
+            self.bar = Some(key.clone());
+        }
+    }
+}
+
+impl SharedBar {
+    fn state(&self) -> MutexGuard<'_, BarState> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The first key of the tightest bar so far.
+    pub(super) fn get(&self) -> Option<Value> {
+        self.state().bar.clone()
+    }
+
+    /// Offers `key`, a bar's first key: kept when there is none yet or it is tighter.
+    fn offer(&self, key: &Value, descending: bool) {
+        self.state().offer(key, descending);
+    }
+
+    /// Offers the first keys of a morsel's run — each of a row no other offer of this kind
+    /// counted — into the pool; once it holds k keys, its k-th is a bar (k rows order at
+    /// or before it).
+    fn offer_run<'v>(&self, keys: impl Iterator<Item = &'v Value>, k: usize, descending: bool) {
+        let mut state = self.state();
+        let kind = |v: &Value| std::mem::discriminant(v);
+        let mut keys = keys.filter(|key| usable_bar(key)).peekable();
+        let Some(pool_kind) = (state.pool.first().or(keys.peek().copied())).map(kind) else {
+            return;
+        };
+        // Keys of another kind than the pool's are left out: fewer rows counted, a looser
+        // bar, never a wrong one.
+        state
+            .pool
+            .extend(keys.filter(|key| kind(key) == pool_kind).cloned());
+        state.pool.sort_by(|a, b| {
+            let tighter_first = |a: &Value, b: &Value| tighter_than(a, b, descending);
+            match (tighter_first(a, b), tighter_first(b, a)) {
+                (Some(true), _) => Ordering::Less,
+                (_, Some(true)) => Ordering::Greater,
+                _ => Ordering::Equal,
+            }
+        });
+        state.pool.truncate(k);
+        if k > 0 && state.pool.len() == k {
+            let key = state.pool[k - 1].clone();
+            state.offer(&key, descending);
         }
     }
 
     /// Forgets the bar (a new run of the sort).
     pub(super) fn clear(&self) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.state() = BarState::default();
     }
+}
+
+/// Whether every value a chunk's `zone` bounds is strictly behind `bar`, a shared bar's
+/// first key under `descending` (see SKIPPED CHUNKS in `exec::parallel`): below it under
+/// DESC, above it under ASC, compared within one kind (an integer zone with an integer bar,
+/// a float one with a float bar); an empty chunk holds no row at all.
+pub(super) fn zone_behind(zone: &Zone, bar: &Value, descending: bool) -> bool {
+    let (min, max, bar) = match (zone, bar) {
+        (Zone::Empty, _) => return true,
+        (Zone::Int { min, max }, Value::Int(bar)) => {
+            return if descending { max < bar } else { min > bar };
+        }
+        (Zone::Float { min, max }, Value::Float(bar)) => (*min, *max, *bar),
+        _ => return false,
+    };
+    if descending { max < bar } else { min > bar }
 }
 
 /// Whether `v` can be a shared bar: an integer or a float that is not NaN.
@@ -366,10 +440,16 @@ impl SortBuffer {
 
     /// A worker's run for its morsel: the sorted rows fed before `error`, if any.
     pub(super) fn finish_run(self, spec: &SortSpec, error: Option<QueryError>) -> SortedRun {
-        SortedRun {
-            rows: self.sorted(spec),
-            error,
+        let (shares_bar, needed) = (self.shares_bar, self.needed);
+        let rows = self.sorted(spec);
+        // The run's rows join the pool of the shared bar (THE SHARED BAR): a morsel whose
+        // rows the bar mostly stopped never reaches a cut of its own.
+        if let Some(k) = needed.filter(|_| shares_bar) {
+            let descending = spec.keys.first().is_some_and(|key| key.descending);
+            let keys = rows.iter().filter_map(|row| row.0.first());
+            spec.shared_bar.offer_run(keys, k, descending);
         }
+        SortedRun { rows, error }
     }
 }
 

@@ -252,10 +252,20 @@ impl LogicalPlan {
                 input,
                 workers,
                 morsel_vertices,
+                skip_chunks,
             } => format!(
-                "Parallel workers={workers} morsel={morsel_vertices}{}",
+                "Parallel workers={workers} morsel={morsel_vertices}{}{}",
                 super::parallel::partial_name(input)
                     .map(|name| format!(" {name}"))
+                    .unwrap_or_default(),
+                skip_chunks
+                    .as_ref()
+                    .map(|skip| format!(
+                        " skip-chunks(s{}.{}{})",
+                        skip.slot,
+                        skip.property,
+                        if skip.descending { " DESC" } else { "" }
+                    ))
                     .unwrap_or_default()
             ),
             LogicalPlan::Results { columns, .. } => format!(

@@ -73,7 +73,9 @@ mod visit;
 
 pub use explain::expr_text;
 pub use expr::*;
-pub use parallel::{PartialForm, chain as parallel_chain, partial_form, partial_name};
+pub use parallel::{
+    ChunkSkip, PartialForm, chain as parallel_chain, chunk_skip, partial_form, partial_name,
+};
 pub use pattern::{
     BoundNode, BoundPart, BoundRel, DynamicType, MatchForm, PatternMatch, Properties, chain_and,
     equalities, node_predicate,
@@ -621,6 +623,8 @@ pub enum LogicalPlan {
         input: Box<LogicalPlan>,
         workers: usize,
         morsel_vertices: usize,
+        /// A partial top-k's scan skips chunks by the first key's zones (`ChunkSkip`).
+        skip_chunks: Option<ChunkSkip>,
     },
     /// The query's result columns.
     Results {

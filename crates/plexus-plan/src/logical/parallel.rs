@@ -3,7 +3,8 @@
 //! partial states combine. Which chains get a `Parallel` is the optimizer's
 //! (`optimizer::parallel`, whose module doc describes the whole scheme).
 
-use super::{AggCall, AggFunction, LogicalPlan};
+use super::{AggCall, AggFunction, BExpr, LogicalPlan};
+use std::sync::Arc;
 
 /// How the partial states of one aggregate call are combined (see PARTIAL AGGREGATION).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,5 +66,70 @@ pub fn chain(plan: &LogicalPlan) -> (Vec<&LogicalPlan>, &LogicalPlan) {
             }
             scan => return (stages, scan),
         }
+    }
+}
+
+/// A partial top-k whose first key is a numeric property of the scanned vertex: the workers'
+/// scan skips the vertices of every storage chunk whose range of that property (its zone) is
+/// strictly behind the sort's shared bar (`optimizer::parallel`, SKIPPED CHUNKS).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkSkip {
+    /// The scanned vertex's slot (for EXPLAIN).
+    pub slot: usize,
+    /// The scanned vertex's property the first sort key is.
+    pub property: Arc<str>,
+    /// The first key's direction: DESC skips chunks whose largest value is below the bar,
+    /// ASC those whose smallest is above it.
+    pub descending: bool,
+}
+
+/// The chunk skip of a `Parallel` over `input` (see [`ChunkSkip`]): `Some` when `input` is
+/// a top-k `Sort` whose first key is `v.name` of the scan's vertex `v`, written so or as a
+/// slot one stage of the chain projects from it (and none rebinds `v`'s slot).
+pub fn chunk_skip(input: &LogicalPlan) -> Option<ChunkSkip> {
+    let LogicalPlan::Sort {
+        input,
+        keys,
+        top: Some(_),
+    } = input
+    else {
+        return None;
+    };
+    let first = keys.first()?;
+    let (stages, scan) = chain(input);
+    let LogicalPlan::NodeScan { slot: scanned, .. } = scan else {
+        return None;
+    };
+    // The expressions the chain's projections give `slot`.
+    let projected = |slot: usize| -> Vec<&BExpr> {
+        (stages.iter())
+            .filter_map(|stage| match stage {
+                LogicalPlan::Project { items, .. } => Some(items),
+                _ => None,
+            })
+            .flatten()
+            .filter(|(s, _)| *s == slot)
+            .map(|(_, e)| e)
+            .collect()
+    };
+    if !projected(*scanned).is_empty() {
+        return None;
+    }
+    let key = match &first.expr {
+        BExpr::Slot(slot) => match projected(*slot)[..] {
+            [definition] => definition,
+            _ => return None,
+        },
+        key => key,
+    };
+    match key {
+        BExpr::Property(entity, name) if matches!(**entity, BExpr::Slot(s) if s == *scanned) => {
+            Some(ChunkSkip {
+                slot: *scanned,
+                property: name.clone(),
+                descending: first.descending,
+            })
+        }
+        _ => None,
     }
 }

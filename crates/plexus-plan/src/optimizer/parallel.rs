@@ -100,8 +100,22 @@
 //! Only the breaker directly above the chain is pushed down: in `ORDER BY` over `DISTINCT`
 //! the Distinct runs partially and the Sort serially above the `Parallel` (its input is then
 //! de-duplicated already, usually far smaller).
+//!
+//! SKIPPED CHUNKS
+//! ==============
+//! A partial sort with a LIMIT (a top-k) whose first key is a property of the scanned vertex
+//! — `ORDER BY p.w DESC LIMIT 10` over `MATCH (p:P)`, the key written so or as a slot that
+//! a projection of the chain gives `p.w`, no projection rebinding `p` — is marked on the
+//! `Parallel` ([`ChunkSkip`](crate::logical::ChunkSkip), `skip-chunks(s0.w DESC)` in
+//! EXPLAIN): its workers' scan leaves out the vertices of the storage chunks whose range of
+//! that property is strictly behind the sort's shared bar (`exec::parallel`, SKIPPED
+//! CHUNKS). The stages between may filter, expand or join: every row they make from a
+//! vertex carries that vertex's key, so a vertex whose key is behind the bar yields only
+//! rows behind it. Whether a chunk has a range is storage's to say at run time (a declared
+//! INT64 / FLOAT64 column with no null or NaN in the chunk): the mark only says the key
+//! qualifies.
 
-use crate::logical::{LogicalPlan, SortKey, calls_rand, has_subquery, partial_form};
+use crate::logical::{LogicalPlan, SortKey, calls_rand, chunk_skip, has_subquery, partial_form};
 
 /// Smallest estimated scan (rows) worth the threads.
 pub const PARALLEL_MIN_SCAN_ROWS: f64 = 50_000.0;
@@ -184,6 +198,7 @@ pub fn parallelize(plan: &mut LogicalPlan, config: &ParallelConfig) {
             )
         });
         *plan = LogicalPlan::Parallel {
+            skip_chunks: chunk_skip(&chain),
             input: Box::new(chain),
             workers: config.workers.min(MAX_QUERY_THREADS),
             morsel_vertices: config.morsel_vertices,
