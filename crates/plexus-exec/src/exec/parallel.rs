@@ -26,9 +26,10 @@
 //! claim, a run of the stages' set-up, a message or two and a wake-up of the caller, which
 //! a morsel of 10,000 vertices the stages mostly skip (a top-k's SKIPPED CHUNKS) did not
 //! amortise (a top-k over 10 M vertices: 1,000 morsels 12 ms, 128 morsels 3.4–4.1 ms;
-//! `docs/benchmarks.md`), while 64 per worker still balance the load. Workers claim them with a shared counter, so a slow morsel does
-//! not hold up the others (load balancing), and a worker keeps its own copy of the stages
-//! (their caches, the subquery and regex state of its own `ExecState`).
+//! `docs/benchmarks.md`), while 64 per worker still balance the load. Workers claim them
+//! with a shared counter, so a slow morsel does not hold up the others (load balancing), and
+//! a worker keeps its own copy of the stages (their caches, the subquery and regex state of
+//! its own `ExecState`).
 //!
 //! PARTIAL AGGREGATION
 //! ===================
@@ -53,7 +54,7 @@
 //! A partial top-k whose first key is a numeric property of the scanned vertex (`skip-chunks`
 //! in EXPLAIN: `plexus_plan::logical::ChunkSkip`, chosen by the parallelization pass) reads
 //! far less than its scan: every worker's `MorselScan`, before it hands out a batch, asks
-//! the transaction for the zones of that property over the batch's vertices
+//! the transaction for the zones of that property over the batch's runs of rows
 //! (`Transaction::vertex_property_zones`: each storage chunk's smallest and largest value,
 //! see `plexus_storage`'s `rows::zone`) and leaves out the vertices of every chunk whose
 //! zone lies strictly behind the sort's shared bar (`sort`, THE SHARED BAR) — below it under
