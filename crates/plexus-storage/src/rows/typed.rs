@@ -34,6 +34,9 @@
 //! chunk). All of a read's undeclared keys are taken in the same walk of the rows: each
 //! row's list is one allocation, a cache miss (prefetched a few rows ahead) paid once.
 //!
+//! A run of consecutive rows in one chunk — what a scan's batches are made of — is copied
+//! from the column as one slice (values and validity), not gathered row by row.
+//!
 //! SCATTERED
 //! =========
 //! Rows are read run by run, a run being consecutive rows of the list in one chunk, under
@@ -371,8 +374,12 @@ impl RowTable {
                 return;
             }
             if ts >= chunk.max_write_ts {
-                answerable = run.iter().all(|&r| chunk.exists[r as usize % CHUNK_ROWS])
-                    && chunk.columns[column].extend_typed(run, &mut values, &mut valid);
+                let exist = match consecutive(run) {
+                    Some(rows) => chunk.exists[rows].iter().all(|&e| e),
+                    None => run.iter().all(|&r| chunk.exists[r as usize % CHUNK_ROWS]),
+                };
+                answerable =
+                    exist && chunk.columns[column].extend_typed(run, &mut values, &mut valid);
             } else {
                 for &row in run {
                     let r = row as usize % CHUNK_ROWS;
@@ -608,6 +615,28 @@ impl Column {
     /// vector's type (install checks declared types: only a bug would store one).
     fn extend_typed(&self, run: &[u32], values: &mut TypedValues, valid: &mut Vec<bool>) -> bool {
         let at = |r: &u32| *r as usize % CHUNK_ROWS;
+        // A scan's rows come in consecutive runs: copied as slices, not gathered row by row.
+        if let Some(rows) = consecutive(run) {
+            let copied = match (&self.data, &mut *values) {
+                (ColumnData::Bool(data), TypedValues::Bool(out)) => {
+                    out.extend_from_slice(&data[rows.clone()]);
+                    true
+                }
+                (ColumnData::Int64(data), TypedValues::Int64(out)) => {
+                    out.extend_from_slice(&data[rows.clone()]);
+                    true
+                }
+                (ColumnData::Float64(data), TypedValues::Float64(out)) => {
+                    out.extend_from_slice(&data[rows.clone()]);
+                    true
+                }
+                _ => false,
+            };
+            if copied {
+                valid.extend_from_slice(&self.valid[rows]);
+                return true;
+            }
+        }
         match (&self.data, values) {
             (ColumnData::Bool(data), TypedValues::Bool(out)) => {
                 out.extend(run.iter().map(|r| data[at(r)]))
@@ -636,6 +665,15 @@ impl Column {
         valid.extend(run.iter().map(|r| self.valid[at(r)]));
         true
     }
+}
+
+/// The chunk rows of `run` (table rows, all in one chunk) when they are consecutive and
+/// ascending: `run[0] % CHUNK_ROWS ..` of its length.
+fn consecutive(run: &[u32]) -> Option<Range<usize>> {
+    let first = *run.first()?;
+    let ascending = run.iter().zip(first..).all(|(&r, expected)| r == expected);
+    let start = first as usize % CHUNK_ROWS;
+    ascending.then_some(start..start + run.len())
 }
 
 /// Appends one value read through the version chains; `false` (nothing appended) for a value
@@ -781,9 +819,19 @@ mod tests {
             .chain([3, 3, 7])
             .collect();
         assert!(scattered(&scattered_rows) && !scattered(&asked));
+        // Consecutive across a chunk edge (copied as slices), with a gap, with a repeat.
+        let consecutive_rows: Vec<u32> = (2..CHUNK_ROWS as u32 + 9).collect();
+        let gap: Vec<u32> = (0..40).filter(|&r| r != 20).collect();
+        let repeat: Vec<u32> = vec![3, 3, 4, 5];
         for ts in [2, 4, 5, 7, 8, 9] {
             for key in [INT, FLOAT, BOOL, TEXT] {
-                for asked in [&asked[..], &scattered_rows] {
+                for asked in [
+                    &asked[..],
+                    &scattered_rows,
+                    &consecutive_rows,
+                    &gap,
+                    &repeat,
+                ] {
                     let got = t.typed_prop_many(asked, key, ts, true).unwrap().map(masked);
                     assert_eq!(got, Some(expected(&t, asked, key, ts)), "key {key} ts {ts}");
                 }
