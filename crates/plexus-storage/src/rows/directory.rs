@@ -23,8 +23,8 @@ pub(super) struct ChunkState {
     /// A page holding exactly the resident chunk (clean), or the evicted chunk.
     pub(super) page: Option<PageRef>,
     /// While evicted: which of its rows exist, for a scan that needs nothing else (see
-    /// EVICTION, "Scans skip loads"); `None` while resident.
-    /// (Boxed: what stays of an evicted chunk in its slot is kept small.)
+    /// EVICTION, "Scans skip loads"), and its zone maps; `None` while resident. Boxed: the
+    /// slot itself stays under 100 bytes.
     pub(super) existing: Option<Box<ExistingRows>>,
 }
 

@@ -104,10 +104,11 @@
 //!   other work keeps hot; each such read counts as a miss.
 //! - **Zones survive eviction.** A chunk's zone maps (each numeric column's smallest and
 //!   largest value, `zone`) are computed when it is evicted, if not before, and kept in its
-//!   slot with the chunk's existing runs (`ExistingRows`), so a top-k that skips chunks by them never reads
-//!   an evicted chunk it skips. A resident chunk likewise keeps its existing runs once a
-//!   scan listed them (`Chunk::existing_runs`), so a scan of a table whose chunks nobody
-//!   wrote since walks no `exists` flags. Every write drops both (`latch_write`).
+//!   slot with the chunk's existing runs (`ExistingRows`), so a top-k that skips chunks by
+//!   them never reads an evicted chunk it skips; a load hands both back to the chunk. A
+//!   resident chunk likewise keeps its existing runs once a scan listed them
+//!   (`Chunk::existing_runs`), so a scan of a table whose chunks nobody wrote since walks no
+//!   `exists` flags. Every write drops both (`latch_write`).
 //! - **Never evicted while latched.** Eviction takes the latch with `try_write` and skips a
 //!   chunk someone holds; readers never wait for an eviction, and an eviction never waits.
 //! - **Only cold chunks.** A chunk is evicted only after collecting its versions below the
