@@ -89,7 +89,7 @@ pub(super) fn defer_projections(plan: &mut LogicalPlan) {
 
 /// The slots the operators of `plan` bind to nodes or relationships: what they bind
 /// (`pushdown::binds`), but a variable-length expand's relationship list.
-fn entity_slots(plan: &LogicalPlan, out: &mut HashSet<usize>) {
+pub(super) fn entity_slots(plan: &LogicalPlan, out: &mut HashSet<usize>) {
     let list = match plan {
         LogicalPlan::VarExpand { spec, .. } => Some(spec.rel),
         _ => None,

@@ -5,8 +5,8 @@
 //! ==========
 //! ```text
 //!   binder's plan ─▶ join_ordering ─▶ predicate_pushdown ─▶ seek_selection ─▶ var_length_bfs
-//!                 ─▶ top_k ─▶ deferred_projection ─▶ relationship_count ─▶ parallelization
-//!                 ─▶ exec
+//!                 ─▶ top_k ─▶ deferred_projection ─▶ carried_reads ─▶ relationship_count
+//!                 ─▶ parallelization ─▶ exec
 //! ```
 //! - `join_ordering` ([`join_order`]): each MATCH pattern, as the binder bound it
 //!   (`LogicalPlan::Match`), becomes its scans, seeks, expands and hash joins: where each
@@ -30,6 +30,9 @@
 //! - `deferred_projection` ([`deferred`], read-only statements only): the property reads of
 //!   nodes and relationships that a top-k sort does not order by move above its LIMIT, so
 //!   they are read for the rows it keeps, not for every row it sees.
+//! - `carried_reads` ([`carried`], read-only statements only): a property of a hash join's
+//!   build-side node or relationship that an Aggregate or Project above the join reads for
+//!   every joined row is read once per build row, into a slot the join hands out.
 //! - `relationship_count` ([`count`]): `MATCH ()-[r:T]->() RETURN count(*)` — an
 //!   aggregate counting the rows of one unfiltered, directed expand of one type from every
 //!   node — becomes a count of the type's relationships, read from its rows.
@@ -44,11 +47,12 @@
 //!   `Where` (both asserted: the executor has no operator for them).
 //! - A subquery expression's plan (EXISTS, COUNT, pattern predicates and comprehensions) is
 //!   complete when the binder makes it, and runs once per outer row: the binder optimizes it
-//!   then ([`optimize_subquery`]), with every pass but parallelization and
-//!   deferred_projection (which need to know the statement cannot write).
+//!   then ([`optimize_subquery`]), with every pass but parallelization, deferred_projection
+//!   and carried_reads (which need to know the statement cannot write).
 //!
 //! EXPLAIN VERBOSE prints the plan as bound and after each pass ([`optimize`] with a trace).
 
+mod carried;
 pub mod count;
 mod deferred;
 mod join_order;
@@ -59,6 +63,7 @@ pub mod var_length;
 use crate::logical::{BExpr, LogicalPlan, QueryPlan, SubqueryKind, TopCount};
 use parallel::ParallelConfig;
 use plexus_txn::Statistics;
+use std::cell::Cell;
 
 /// What the passes may read besides the plan.
 pub struct OptimizerContext<'a> {
@@ -76,6 +81,9 @@ struct PassContext<'a> {
     exists: bool,
     /// The statement cannot write (a subquery expression's plan is not told: `false`).
     read_only: bool,
+    /// The plan's slots; a pass that adds one (`carried_reads`, read-only statements only)
+    /// grows it.
+    width: Cell<usize>,
 }
 
 /// One named rewrite.
@@ -119,6 +127,14 @@ const PASSES: &[Pass] = &[
         },
     },
     Pass {
+        name: "carried_reads",
+        run: |plan, ctx| {
+            if ctx.read_only {
+                carried::carry_build_reads(plan, &ctx.width);
+            }
+        },
+    },
+    Pass {
         name: "relationship_count",
         run: |plan, _| count::count_relationships(plan),
     },
@@ -146,8 +162,10 @@ pub fn optimize(plan: &mut QueryPlan, ctx: &OptimizerContext, trace: Option<&mut
         parallel: read_only.then_some(ctx.parallel),
         exists: false,
         read_only,
+        width: Cell::new(plan.width),
     };
     run_passes(&mut plan.root, &pass_ctx, trace);
+    plan.width = pass_ctx.width.get();
     debug_assert!(
         !holds_logical_only(&plan.root),
         "a Match survived join ordering or a Where predicate pushdown"
@@ -162,6 +180,8 @@ pub fn optimize_subquery(plan: &mut LogicalPlan, kind: SubqueryKind, stats: Opti
         parallel: None,
         exists: matches!(kind, SubqueryKind::Exists),
         read_only: false,
+        // Unknown here: no pass adds a slot unless the statement is read-only.
+        width: Cell::new(0),
     };
     run_passes(plan, &ctx, None);
 }
