@@ -212,15 +212,14 @@ impl SharedBar {
 /// DESC, above it under ASC, compared within one kind (an integer zone with an integer bar,
 /// a float one with a float bar); an empty chunk holds no row at all.
 pub(super) fn zone_behind(zone: &Zone, bar: &Value, descending: bool) -> bool {
-    let (min, max, bar) = match (zone, bar) {
-        (Zone::Empty, _) => return true,
-        (Zone::Int { min, max }, Value::Int(bar)) => {
-            return if descending { max < bar } else { min > bar };
-        }
-        (Zone::Float { min, max }, Value::Float(bar)) => (*min, *max, *bar),
-        _ => return false,
-    };
-    if descending { max < bar } else { min > bar }
+    match (zone, bar) {
+        (Zone::Empty, _) => true,
+        (Zone::Int { max, .. }, Value::Int(bar)) if descending => max < bar,
+        (Zone::Int { min, .. }, Value::Int(bar)) => min > bar,
+        (Zone::Float { max, .. }, Value::Float(bar)) if descending => max < bar,
+        (Zone::Float { min, .. }, Value::Float(bar)) => min > bar,
+        _ => false,
+    }
 }
 
 /// Whether `v` can be a shared bar: an integer or a float that is not NaN.

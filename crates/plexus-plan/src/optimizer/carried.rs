@@ -41,7 +41,7 @@
 //! every row the join hands out, and read only by the rewritten expressions above it.
 
 use super::deferred::entity_slots;
-use crate::logical::{BExpr, LogicalPlan};
+use crate::logical::{BExpr, LogicalPlan, parallel_chain};
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -124,18 +124,13 @@ fn carried_slot(
 /// The estimated rows of the label scan (no seek) at the bottom of `plan`'s chain of
 /// streaming operators, if it has one: what a join probing with `plan`'s rows expects.
 fn scanned_rows(plan: &LogicalPlan) -> Option<f64> {
-    match plan {
+    match parallel_chain(plan).1 {
         LogicalPlan::NodeScan {
             seek: None,
             id_seek: None,
             est_rows,
             ..
         } => *est_rows,
-        LogicalPlan::Filter { input, .. }
-        | LogicalPlan::Project { input, .. }
-        | LogicalPlan::Expand { input, .. }
-        | LogicalPlan::VarExpand { input, .. }
-        | LogicalPlan::HashJoin { input, .. } => scanned_rows(input),
         _ => None,
     }
 }

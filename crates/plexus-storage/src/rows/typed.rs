@@ -374,12 +374,13 @@ impl RowTable {
                 return;
             }
             if ts >= chunk.max_write_ts {
-                let exist = match consecutive(run) {
-                    Some(rows) => chunk.exists[rows].iter().all(|&e| e),
+                let slice = consecutive(run);
+                let exist = match &slice {
+                    Some(rows) => chunk.exists[rows.clone()].iter().all(|&e| e),
                     None => run.iter().all(|&r| chunk.exists[r as usize % CHUNK_ROWS]),
                 };
-                answerable =
-                    exist && chunk.columns[column].extend_typed(run, &mut values, &mut valid);
+                let column = &chunk.columns[column];
+                answerable = exist && column.extend_typed(run, slice, &mut values, &mut valid);
             } else {
                 for &row in run {
                     let r = row as usize % CHUNK_ROWS;
@@ -612,11 +613,18 @@ impl Undeclared {
 impl Column {
     /// Appends the values of the chunk's rows `run` (row numbers of the table, all in this
     /// chunk) to `values` and their validity to `valid`; `false` if a value is not of the
-    /// vector's type (install checks declared types: only a bug would store one).
-    fn extend_typed(&self, run: &[u32], values: &mut TypedValues, valid: &mut Vec<bool>) -> bool {
+    /// vector's type (install checks declared types: only a bug would store one). `slice`:
+    /// the run's chunk rows when they are consecutive (`consecutive(run)`).
+    fn extend_typed(
+        &self,
+        run: &[u32],
+        slice: Option<Range<usize>>,
+        values: &mut TypedValues,
+        valid: &mut Vec<bool>,
+    ) -> bool {
         let at = |r: &u32| *r as usize % CHUNK_ROWS;
         // A scan's rows come in consecutive runs: copied as slices, not gathered row by row.
-        if let Some(rows) = consecutive(run) {
+        if let Some(rows) = slice {
             let copied = match (&self.data, &mut *values) {
                 (ColumnData::Bool(data), TypedValues::Bool(out)) => {
                     out.extend_from_slice(&data[rows.clone()]);
