@@ -443,7 +443,8 @@ pub(super) mod tests {
 
     /// Typed bulk reads of evicted chunks come from their pages without loading them, and
     /// answer what the resident chunks answered: every typed kind, strings with rows that
-    /// have none, undeclared keys alone and with others, rows in order and scattered, a deleted row (no answer), a chunk written
+    /// have none, undeclared keys alone and with others, declared keys together (one walk),
+    /// rows in order and scattered, a deleted row (no answer), a chunk written
     /// after the reader (loaded as before), a corrupt page (an error naming the file).
     #[test]
     fn typed_reads_of_evicted_chunks_read_their_pages_without_loading() {
@@ -462,6 +463,8 @@ pub(super) mod tests {
             &scattered[..],
             &with_deleted[..],
             &[CHUNK_ROWS as u32 + 1],
+            // The resident chunk's rows first: the evicted chunk after them is still paged.
+            &[2 * CHUNK_ROWS as u32 + 1, 3, 4],
         ];
         // Declared columns, then undeclared keys (strings, temporals, integers, floats), then
         // undeclared and declared keys read together.
@@ -475,10 +478,16 @@ pub(super) mod tests {
             }
             for rows in lists {
                 answers.extend(t.typed_props_many(rows, &[23, 20, 1, 24], 3, true).unwrap());
+                answers.extend(t.typed_props_many(rows, &[0, 1, 2, 3], 3, true).unwrap());
             }
             answers
         };
         let resident = read_all();
+        let together = t.typed_props_many(&in_order, &[0, 1, 2, 3], 3, true);
+        assert!(
+            together.unwrap().iter().all(Option::is_some),
+            "declared keys together"
+        );
         assert!(
             resident[0].is_some() && resident[2].is_none(),
             "typed, and a deleted row"

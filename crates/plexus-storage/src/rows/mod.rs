@@ -94,7 +94,7 @@
 //!   the chunk as before.
 //! - **Typed reads skip loads.** A typed bulk read (`typed_prop_many`, what a query's scan
 //!   hands its vectorised filters, projections and aggregates) of an evicted chunk, at a
-//!   timestamp at or after its `max_write_ts`, reads the one column it wants straight from
+//!   timestamp at or after its `max_write_ts`, reads the columns it wants straight from
 //!   the page under the chunk's read latch (`Chunk::read_typed_column`: the other columns
 //!   skipped by their lengths, nothing allocated for them; undeclared keys by one walk of
 //!   the page's per-row property lists, `Chunk::read_undeclared`, decoding only the wanted

@@ -34,8 +34,15 @@
 //! chunk). All of a read's undeclared keys are taken in the same walk of the rows: each
 //! row's list is one allocation, a cache miss (prefetched a few rows ahead) paid once.
 //!
-//! A run of consecutive rows in one chunk — what a scan's batches are made of — is copied
-//! from the column as one slice (values and validity), not gathered row by row.
+//! ONE WALK
+//! ========
+//! A read of several keys cuts its rows into runs (consecutive rows of the list in one
+//! chunk) once, and walks them once: each chunk is latched (or its page read) once for all
+//! the declared keys, its rows checked for existence once. A run of consecutive rows — what
+//! a scan's batches are made of — is copied from each column as one slice (values and
+//! validity), not gathered row by row, and a list that is one stretch of consecutive rows is
+//! cut at the chunk edges without a look at each row's chunk. Per row, what remains is the
+//! copy.
 //!
 //! SCATTERED
 //! =========
@@ -80,56 +87,6 @@ pub struct TypedProps {
 }
 
 impl RowTable {
-    /// The leading runs of `rows` (in chunk order, see `for_each_chunk_run`) whose chunks are
-    /// evicted and whose newest write is not newer than `ts`: column `column` read from their
-    /// spill pages into `values` / `valid`, the chunks left evicted. Returns whether those
-    /// runs could be answered so, and the rows left to read from resident (or loaded) chunks
-    /// — from the first run whose chunk is resident or written after `ts`.
-    fn typed_runs_from_pages<'r>(
-        &self,
-        rows: &'r [u32],
-        column: usize,
-        ts: Timestamp,
-        values: &mut TypedValues,
-        valid: &mut Vec<bool>,
-    ) -> Result<(bool, &'r [u32])> {
-        let mut done = 0;
-        for run in rows.chunk_by(|a, b| *a as usize / CHUNK_ROWS == *b as usize / CHUNK_ROWS) {
-            let chunk_rows = run.iter().map(|&r| r as usize % CHUNK_ROWS);
-            let read = self.read_from_page(run[0], ts, |payload| {
-                Chunk::read_typed_column(&self.layout, payload, column, chunk_rows, values, valid)
-            })?;
-            match read {
-                None => break,
-                Some(true) => done += run.len(),
-                Some(false) => return Ok((false, &[])),
-            }
-        }
-        Ok((true, &rows[done..]))
-    }
-
-    /// `read(payload)` of the spill page of the chunk holding `row`, when that chunk is
-    /// evicted and its newest write is not newer than `ts` (the reader sees it whole), the
-    /// chunk left evicted; `None` otherwise (the caller loads it). A page that does not decode
-    /// is an error naming the spill file.
-    fn read_from_page(
-        &self,
-        row: u32,
-        ts: Timestamp,
-        read: impl FnOnce(&[u8]) -> DecodeResult<bool>,
-    ) -> Result<Option<bool>> {
-        let index = row as usize / CHUNK_ROWS;
-        let Some(slot) = self.chunks.get(index) else {
-            return Ok(None);
-        };
-        // Under the read latch: no load or write changes the slot meanwhile.
-        let state = slot.state.read();
-        match state.chunk {
-            Some(_) => Ok(None),
-            None => self.page_of(&state, index, ts, read),
-        }
-    }
-
     /// `read(payload)` of the page of evicted chunk `index` (its `state`, latched by the
     /// caller) when a reader at `ts` sees the chunk whole; `None` otherwise.
     fn page_of(
@@ -158,12 +115,68 @@ impl RowTable {
 /// Fewest rows read in row order when they are scattered (see SCATTERED).
 const MIN_SCATTERED_ROWS: usize = 64;
 
-/// Whether `rows` jump between chunks so often (runs of under four rows in one chunk, on
-/// average) that reading them in row order pays for the sort (see SCATTERED).
-fn scattered(rows: &[u32]) -> bool {
-    let chunk = |row: &u32| *row as usize / CHUNK_ROWS;
-    rows.len() >= MIN_SCATTERED_ROWS
-        && rows.chunk_by(|a, b| chunk(a) == chunk(b)).count() * 4 > rows.len()
+/// Whether a list of `rows` rows cut in `runs` runs jumps between chunks so often (runs of
+/// under four rows, on average) that reading it in row order pays for the sort (see
+/// SCATTERED).
+fn scattered(rows: usize, runs: usize) -> bool {
+    rows >= MIN_SCATTERED_ROWS && runs * 4 > rows
+}
+
+/// One run of a typed read: the rows at positions `at` of its list, all in chunk `index`;
+/// `slice`, their rows in the chunk when they are consecutive and ascending.
+struct Run {
+    index: usize,
+    at: Range<usize>,
+    slice: Option<Range<usize>>,
+}
+
+/// The runs of `rows`, in list order (see SCATTERED). A list of consecutive rows — what a
+/// scan's batch is — is cut at the chunk edges without a look at each row's chunk.
+fn runs(rows: &[u32]) -> Vec<Run> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    if rows
+        .first()
+        .is_some_and(|&first| ascending_by_one(rows, first))
+    {
+        while at < rows.len() {
+            let row = rows[at] as usize;
+            let start = row % CHUNK_ROWS;
+            let len = (CHUNK_ROWS - start).min(rows.len() - at);
+            out.push(Run {
+                index: row / CHUNK_ROWS,
+                at: at..at + len,
+                slice: Some(start..start + len),
+            });
+            at += len;
+        }
+        return out;
+    }
+    for run in rows.chunk_by(|a, b| *a as usize / CHUNK_ROWS == *b as usize / CHUNK_ROWS) {
+        out.push(Run {
+            index: run[0] as usize / CHUNK_ROWS,
+            at: at..at + run.len(),
+            slice: consecutive(run),
+        });
+        at += run.len();
+    }
+    out
+}
+
+impl TypedValues {
+    /// No values yet, room for `n`, of a typed column's type.
+    fn with_capacity(data_type: DataType, n: usize) -> TypedValues {
+        match data_type {
+            DataType::Bool => TypedValues::Bool(Vec::with_capacity(n)),
+            DataType::Int64 => TypedValues::Int64(Vec::with_capacity(n)),
+            DataType::Float64 => TypedValues::Float64(Vec::with_capacity(n)),
+            DataType::String => TypedValues::Utf8 {
+                bytes: Vec::new(),
+                ends: Vec::with_capacity(n),
+            },
+            other => unreachable!("typed_source answers only typed columns, not {other:?}"),
+        }
+    }
 }
 
 impl TypedProps {
@@ -294,7 +307,8 @@ impl RowTable {
         strings: bool,
     ) -> Result<Vec<Option<TypedProps>>> {
         // (SCATTERED) In row order, then each value back at the place it was asked for.
-        let order: Option<Vec<u64>> = scattered(rows).then(|| {
+        let mut cut = runs(rows);
+        let order: Option<Vec<u64>> = scattered(rows.len(), cut.len()).then(|| {
             let mut order: Vec<u64> = (rows.iter().enumerate())
                 .map(|(i, &row)| (u64::from(row) << 32) | i as u64)
                 .collect();
@@ -303,21 +317,31 @@ impl RowTable {
         });
         let sorted: Option<Vec<u32>> =
             (order.as_ref()).map(|order| order.iter().map(|&o| (o >> 32) as u32).collect());
+        if let Some(sorted) = &sorted {
+            cut = runs(sorted);
+        }
         let read = sorted.as_deref().unwrap_or(rows);
         let mut out = vec![None; keys.len()];
+        let mut columns = Vec::new();
         let mut undeclared = Vec::new();
         for (i, &key) in keys.iter().enumerate() {
             match self.typed_source(key, strings) {
                 Some(Source::Column(data_type, column)) => {
-                    out[i] = self.column_prop_many(read, key, data_type, column, ts)?;
+                    columns.push((i, key, data_type, column))
                 }
                 Some(Source::Undeclared) => undeclared.push(i),
                 None => {}
             }
         }
+        if !columns.is_empty() {
+            let props = self.columns_props_many(read, &cut, &columns, ts)?;
+            for (&(i, ..), props) in columns.iter().zip(props) {
+                out[i] = props;
+            }
+        }
         if !undeclared.is_empty() {
             let asked: Vec<PropKeyId> = undeclared.iter().map(|&i| keys[i]).collect();
-            let props = self.undeclared_props_many(read, &asked, ts, strings)?;
+            let props = self.undeclared_props_many(read, &cut, &asked, ts, strings)?;
             for (i, props) in undeclared.into_iter().zip(props) {
                 out[i] = props;
             }
@@ -335,78 +359,112 @@ impl RowTable {
             .collect())
     }
 
-    /// Declared property `key`, of type `data_type` in column `column`, of each of `rows`.
-    fn column_prop_many(
+    /// Declared properties `columns` (each `(_, key, type, column)`) of each of `rows`, cut in
+    /// `runs`, in one walk of the runs: each chunk latched once for all of them, a run of
+    /// consecutive rows checked for existence once and copied as slices. An evicted chunk a
+    /// reader at `ts` sees whole is read from its page, left evicted (EVICTION, "Typed reads
+    /// skip loads"); any other is loaded.
+    fn columns_props_many(
         &self,
         rows: &[u32],
-        key: PropKeyId,
-        data_type: DataType,
-        column: usize,
+        runs: &[Run],
+        columns: &[(usize, PropKeyId, DataType, usize)],
         ts: Timestamp,
-    ) -> Result<Option<TypedProps>> {
-        let at = ColumnRef::Single(column);
+    ) -> Result<Vec<Option<TypedProps>>> {
         let n = rows.len();
-        let mut values = match data_type {
-            DataType::Bool => TypedValues::Bool(Vec::with_capacity(n)),
-            DataType::Int64 => TypedValues::Int64(Vec::with_capacity(n)),
-            DataType::Float64 => TypedValues::Float64(Vec::with_capacity(n)),
-            DataType::String => TypedValues::Utf8 {
-                bytes: Vec::new(),
-                ends: Vec::with_capacity(n),
-            },
-            other => unreachable!("typed_column answers only typed columns, not {other:?}"),
-        };
-        let mut valid = Vec::with_capacity(n);
-        // Runs of evicted chunks the reader sees whole are read from their pages (EVICTION,
-        // "Typed reads skip loads"); the rest as below.
-        let (paged, rows) =
-            self.typed_runs_from_pages(rows, column, ts, &mut values, &mut valid)?;
-        if !paged {
-            return Ok(None);
-        }
-        let mut answerable = true;
-        self.for_each_chunk_run(rows, &mut |chunk, run| {
-            let Some(chunk) = chunk else {
-                answerable = false;
-                return;
-            };
-            if !answerable {
-                return;
+        let mut outs: Vec<Option<TypedProps>> = (columns.iter())
+            .map(|&(_, _, data_type, _)| {
+                Some(TypedProps {
+                    values: TypedValues::with_capacity(data_type, n),
+                    valid: Vec::with_capacity(n),
+                })
+            })
+            .collect();
+        let mut all_exist = true;
+        let mut loaded_any = false;
+        for run in runs {
+            if !all_exist || outs.iter().all(Option::is_none) {
+                break;
             }
-            if ts >= chunk.max_write_ts {
-                let slice = consecutive(run);
-                let exist = match &slice {
-                    Some(rows) => chunk.exists[rows.clone()].iter().all(|&e| e),
-                    None => run.iter().all(|&r| chunk.exists[r as usize % CHUNK_ROWS]),
-                };
-                let column = &chunk.columns[column];
-                answerable = exist && column.extend_typed(run, slice, &mut values, &mut valid);
-            } else {
-                for &row in run {
-                    let r = row as usize % CHUNK_ROWS;
-                    if !matches!(
-                        chunk.read(&self.layout, r, Slot::Exists, ts),
-                        SlotValue::Exists(true)
-                    ) {
-                        answerable = false;
-                        return;
+            let Some(slot) = self.chunks.get(run.index) else {
+                all_exist = false;
+                break;
+            };
+            let run_rows = &rows[run.at.clone()];
+            let chunk_rows = run_rows.iter().map(|&r| r as usize % CHUNK_ROWS);
+            let from_page = |payload: &[u8]| {
+                for (out, &(_, _, _, column)) in outs.iter_mut().zip(columns) {
+                    let Some(props) = out else { continue };
+                    let (values, valid) = (&mut props.values, &mut props.valid);
+                    let rows = chunk_rows.clone();
+                    if !Chunk::read_typed_column(
+                        &self.layout,
+                        payload,
+                        column,
+                        rows,
+                        values,
+                        valid,
+                    )? {
+                        *out = None;
                     }
-                    let value = chunk.read_prop(Some(at), key, r, ts);
-                    if !push_value(&mut values, &mut valid, value) {
+                }
+                Ok(true)
+            };
+            let (chunk, loaded) =
+                match self.resident_or_page(slot, run.index, ts, from_page, true)? {
+                    InPlace::Chunk(chunk) => (chunk, false),
+                    InPlace::Page(_) => continue,
+                    InPlace::Evicted => self.latch_read(slot, run.index)?,
+                };
+            loaded_any |= loaded;
+            if ts >= chunk.max_write_ts {
+                // The in-place values are what a reader at `ts` sees (VERSIONS).
+                all_exist = match &run.slice {
+                    Some(slice) => all_set(&chunk.exists[slice.clone()]),
+                    None => chunk_rows.clone().all(|r| chunk.exists[r]),
+                };
+                for (out, &(_, _, _, column)) in outs.iter_mut().zip(columns) {
+                    let Some(props) = out.as_mut().filter(|_| all_exist) else {
+                        continue;
+                    };
+                    let (values, valid) = (&mut props.values, &mut props.valid);
+                    let slice = run.slice.clone();
+                    if !chunk.columns[column].extend_typed(run_rows, slice, values, valid) {
+                        *out = None;
+                    }
+                }
+                continue;
+            }
+            for r in chunk_rows {
+                all_exist = matches!(
+                    chunk.read(&self.layout, r, Slot::Exists, ts),
+                    SlotValue::Exists(true)
+                );
+                if !all_exist {
+                    break;
+                }
+                for (out, &(_, key, _, column)) in outs.iter_mut().zip(columns) {
+                    let Some(props) = out else { continue };
+                    let value = chunk.read_prop(Some(ColumnRef::Single(column)), key, r, ts);
+                    if !push_value(&mut props.values, &mut props.valid, value) {
                         // Not of the declared type: leave it to the row-by-row read.
-                        answerable = false;
-                        return;
+                        *out = None;
                     }
                 }
             }
-        })?;
-        if !answerable {
-            return Ok(None);
         }
-        let props = TypedProps { values, valid };
-        debug_assert_eq!(props.len(), n);
-        debug_assert_eq!(props.values_len(), n);
-        Ok(Some(props))
+        if loaded_any {
+            // One batch may hold more than the budget until here (as `for_each_chunk_run`).
+            self.relieve();
+        }
+        if !all_exist {
+            return Ok(vec![None; columns.len()]);
+        }
+        for props in outs.iter().flatten() {
+            debug_assert_eq!(props.len(), n);
+            debug_assert_eq!(props.values_len(), n);
+        }
+        Ok(outs)
     }
 }
 
@@ -415,6 +473,7 @@ impl RowTable {
     fn undeclared_props_many(
         &self,
         rows: &[u32],
+        runs: &[Run],
         keys: &[PropKeyId],
         ts: Timestamp,
         strings: bool,
@@ -429,12 +488,12 @@ impl RowTable {
             .collect();
         let mut all_exist = true;
         let mut loaded_any = false;
-        for run in rows.chunk_by(|a, b| *a as usize / CHUNK_ROWS == *b as usize / CHUNK_ROWS) {
+        for Run { index, at, .. } in runs {
             if !all_exist || outs.iter().all(Undeclared::is_refused) {
                 // (No answer whatever the other rows hold.)
                 break;
             }
-            let index = run[0] as usize / CHUNK_ROWS;
+            let (index, run) = (*index, &rows[at.clone()]);
             let Some(slot) = self.chunks.get(index) else {
                 all_exist = false;
                 break;
@@ -679,9 +738,18 @@ impl Column {
 /// ascending: `run[0] % CHUNK_ROWS ..` of its length.
 fn consecutive(run: &[u32]) -> Option<Range<usize>> {
     let first = *run.first()?;
-    let ascending = run.iter().zip(first..).all(|(&r, expected)| r == expected);
     let start = first as usize % CHUNK_ROWS;
-    ascending.then_some(start..start + run.len())
+    ascending_by_one(run, first).then_some(start..start + run.len())
+}
+
+/// Whether `rows` are `first, first + 1, …` (one pass without an early exit: it vectorises).
+fn ascending_by_one(rows: &[u32], first: u32) -> bool {
+    (rows.iter().zip(first..)).fold(true, |all, (&r, expected)| all & (r == expected))
+}
+
+/// Whether every flag is set (no early exit: it vectorises).
+fn all_set(flags: &[bool]) -> bool {
+    flags.iter().fold(true, |all, &flag| all & flag)
 }
 
 /// Appends one value read through the version chains; `false` (nothing appended) for a value
@@ -826,7 +894,8 @@ mod tests {
             .map(|i| rows[(i as usize * 2053) % rows.len()])
             .chain([3, 3, 7])
             .collect();
-        assert!(scattered(&scattered_rows) && !scattered(&asked));
+        let is_scattered = |rows: &[u32]| scattered(rows.len(), runs(rows).len());
+        assert!(is_scattered(&scattered_rows) && !is_scattered(&asked));
         // Consecutive across a chunk edge (copied as slices), with a gap, with a repeat.
         let consecutive_rows: Vec<u32> = (2..CHUNK_ROWS as u32 + 9).collect();
         let gap: Vec<u32> = (0..40).filter(|&r| r != 20).collect();

@@ -486,6 +486,9 @@ impl Transaction {
         entities: impl Iterator<Item = Entity>,
         key: Option<PropKeyId>,
     ) {
+        if self.isolation != IsolationLevel::Serializable {
+            return; // (what `record` does with each, without the walk)
+        }
         for entity in entities {
             self.record(ReadItem::Exists(entity));
             if let Some(key) = key {
