@@ -284,3 +284,45 @@ fn a_left_outer_join_group_larger_than_a_batch_continues_in_the_next() {
     let expected = ["1 | 4990 | 12502445", "2 | 0 | 0", "3 | 4990 | 12502445"];
     assert_eq!(rows(&mut conn, query).unwrap(), expected);
 }
+
+/// Build columns the table keeps typed (`exec::join`, TABLE) — integers, floats, strings and
+/// booleans with nulls among them, the build side's nodes — and the ones it keeps as values
+/// (mixed types, all null) come out as the nested plan's, in an inner join and a left outer
+/// one, the build side's properties read before the join (carried) and after it.
+#[test]
+fn typed_build_columns_return_the_nested_plans_values() {
+    let db = database();
+    let mut conn = db.connect();
+    for i in 0..24 {
+        let props = match i % 5 {
+            0 => format!("k: {}", i % 7),
+            _ => format!(
+                "k: {}, n: {i}, f: {i}.5, s: 's{i}', t: {}, m: {}",
+                i % 7,
+                i % 3 == 0,
+                if i % 2 == 0 { "1" } else { "'x'" }
+            ),
+        };
+        let query = format!("CREATE (:B {{{props}}})");
+        conn.execute(&query, &Params::new()).expect(&query);
+    }
+    for i in 0..60 {
+        let query = format!("CREATE (:A {{i: {i}, k: {}}})", i % 9);
+        conn.execute(&query, &Params::new()).expect(&query);
+    }
+    let templates = [
+        "MATCH (a:A), (b:B) WHERE {where} RETURN a.i, b, b.n, b.f, b.s, b.t, b.m, b.z",
+        "MATCH (a:A), (b:B) WHERE {where} WITH a, b RETURN a.i, b.n + 1, b.s + '!', b",
+        "MATCH (a:A) OPTIONAL MATCH (b:B) WHERE {where} RETURN a.i, b, b.n, b.f, b.s, b.t, b.m",
+    ];
+    for template in templates {
+        let (joined, nested) = joined_and_nested(template, &[("a.k", "b.k")]);
+        let explained = plan(&mut conn, &joined);
+        assert!(explained.contains("HashJoin"), "{joined}\n{explained}");
+        assert_eq!(
+            rows_in_order(&mut conn, &joined),
+            rows_in_order(&mut conn, &nested),
+            "{joined}"
+        );
+    }
+}
