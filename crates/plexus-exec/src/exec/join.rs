@@ -649,6 +649,26 @@ impl HashJoin {
         self.input_rows.clear();
         self.build_rows.clear();
         let residual = self.optional.as_ref().and_then(|o| o.residual.as_ref());
+        if self.optional.is_none() {
+            // An inner join: every partner of every row, in a loop over locals.
+            let (input_rows, build_rows) = (&mut self.input_rows, &mut self.build_rows);
+            let (mut row, mut done) = (probe.row, probe.done);
+            while row < input.len() && input_rows.len() < BATCH_ROWS {
+                let span = probe.spans[row];
+                let room = (BATCH_ROWS - input_rows.len()) as u32;
+                let end = span.len.min(done + room);
+                input_rows.extend(std::iter::repeat_n(row as u32, (end - done) as usize));
+                build_rows.extend((done..end).map(|i| span.row(i)));
+                if end < span.len {
+                    done = end;
+                    break;
+                }
+                row += 1;
+                done = 0;
+            }
+            (probe.row, probe.done) = (row, done);
+            return Ok(row == input.len());
+        }
         while probe.row < input.len() && self.input_rows.len() < BATCH_ROWS {
             let row = probe.row;
             let span = probe.spans[row];
