@@ -650,15 +650,29 @@ impl HashJoin {
         self.build_rows.clear();
         let residual = self.optional.as_ref().and_then(|o| o.residual.as_ref());
         if self.optional.is_none() {
-            // An inner join: every partner of every row, in a loop over locals.
+            // An inner join: every partner of every row, in a loop over locals. A row with at
+            // most one partner (unique build keys: the common case) is written without a
+            // branch on whether it has one — written at `n` either way, `n` advanced by the
+            // partner count — as rows with and without partners alternate unpredictably.
             let (input_rows, build_rows) = (&mut self.input_rows, &mut self.build_rows);
-            let (mut row, mut done) = (probe.row, probe.done);
-            while row < input.len() && input_rows.len() < BATCH_ROWS {
+            input_rows.resize(BATCH_ROWS, 0);
+            build_rows.resize(BATCH_ROWS, 0);
+            let (mut row, mut done, mut n) = (probe.row, probe.done, 0);
+            while row < input.len() && n < BATCH_ROWS {
                 let span = probe.spans[row];
-                let room = (BATCH_ROWS - input_rows.len()) as u32;
-                let end = span.len.min(done + room);
-                input_rows.extend(std::iter::repeat_n(row as u32, (end - done) as usize));
-                build_rows.extend((done..end).map(|i| span.row(i)));
+                if span.len <= 1 && done == 0 {
+                    input_rows[n] = row as u32;
+                    build_rows[n] = span.start;
+                    n += span.len as usize;
+                    row += 1;
+                    continue;
+                }
+                let end = span.len.min(done + (BATCH_ROWS - n) as u32);
+                for i in done..end {
+                    input_rows[n] = row as u32;
+                    build_rows[n] = span.row(i);
+                    n += 1;
+                }
                 if end < span.len {
                     done = end;
                     break;
@@ -666,6 +680,8 @@ impl HashJoin {
                 row += 1;
                 done = 0;
             }
+            input_rows.truncate(n);
+            build_rows.truncate(n);
             (probe.row, probe.done) = (row, done);
             return Ok(row == input.len());
         }
