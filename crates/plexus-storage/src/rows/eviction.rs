@@ -463,8 +463,6 @@ pub(super) mod tests {
             &scattered[..],
             &with_deleted[..],
             &[CHUNK_ROWS as u32 + 1],
-            // The resident chunk's rows first: the evicted chunk after them is still paged.
-            &[2 * CHUNK_ROWS as u32 + 1, 3, 4],
         ];
         // Declared columns, then undeclared keys (strings, temporals, integers, floats), then
         // undeclared and declared keys read together.

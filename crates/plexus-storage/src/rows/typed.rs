@@ -361,9 +361,12 @@ impl RowTable {
 
     /// Declared properties `columns` (each `(_, key, type, column)`) of each of `rows`, cut in
     /// `runs`, in one walk of the runs: each chunk latched once for all of them, a run of
-    /// consecutive rows checked for existence once and copied as slices. An evicted chunk a
-    /// reader at `ts` sees whole is read from its page, left evicted (EVICTION, "Typed reads
-    /// skip loads"); any other is loaded.
+    /// consecutive rows checked for existence once and copied as slices. The leading runs
+    /// whose chunks are evicted and seen whole by a reader at `ts` are read from their
+    /// pages, left evicted (EVICTION, "Typed reads skip loads"); from the first run whose
+    /// chunk is resident or newer on, the chunks are loaded — a read that met resident
+    /// chunks (a top-k's few unskipped ones, read again and again) keeps them resident
+    /// instead of decoding their pages each time.
     fn columns_props_many(
         &self,
         rows: &[u32],
@@ -382,6 +385,7 @@ impl RowTable {
             .collect();
         let mut all_exist = true;
         let mut loaded_any = false;
+        let mut paging = true;
         for run in runs {
             if !all_exist || outs.iter().all(Option::is_none) {
                 break;
@@ -411,11 +415,12 @@ impl RowTable {
                 Ok(true)
             };
             let (chunk, loaded) =
-                match self.resident_or_page(slot, run.index, ts, from_page, true)? {
+                match self.resident_or_page(slot, run.index, ts, from_page, paging)? {
                     InPlace::Chunk(chunk) => (chunk, false),
                     InPlace::Page(_) => continue,
                     InPlace::Evicted => self.latch_read(slot, run.index)?,
                 };
+            paging = false;
             loaded_any |= loaded;
             if ts >= chunk.max_write_ts {
                 // The in-place values are what a reader at `ts` sees (VERSIONS).
