@@ -280,40 +280,33 @@ enum TableColumn {
 impl TableColumn {
     /// `values`, typed when they are all nodes or all of one vector type (nulls among them).
     fn of(values: Vec<Value>) -> TableColumn {
-        let all = |kind: fn(&Value) -> bool| {
-            values.iter().all(|v| kind(v) || matches!(v, Value::Null))
-                && !values.iter().all(|v| matches!(v, Value::Null))
+        let node = |v: &Value| match v {
+            Value::Node(id) => Some(*id),
+            _ => None,
         };
-        let vector = if values.iter().all(|v| matches!(v, Value::Node(_))) {
-            let ids = values.iter().map(|v| match v {
-                Value::Node(id) => *id,
-                _ => unreachable!("all nodes"),
-            });
-            return TableColumn::Nodes(ids.collect());
-        } else if all(|v| matches!(v, Value::Int(_))) {
-            let ints = values.iter().map(|v| match v {
-                Value::Int(i) => Some(*i),
-                _ => None,
-            });
-            Vector::Int(ints.collect())
-        } else if all(|v| matches!(v, Value::Float(_))) {
-            let floats = values.iter().map(|v| match v {
-                Value::Float(f) => Some(*f),
-                _ => None,
-            });
-            Vector::Float(floats.collect())
-        } else if all(|v| matches!(v, Value::Bool(_))) {
-            let bools = values.iter().map(|v| match v {
-                Value::Bool(b) => Some(*b),
-                _ => None,
-            });
-            Vector::Bool(bools.collect())
-        } else if all(|v| matches!(v, Value::String(_))) {
-            let strings = values.iter().map(|v| match v {
-                Value::String(s) => Some(&**s),
-                _ => None,
-            });
-            Vector::Str(strings.collect())
+        if let Some(ids) = values.iter().map(node).collect() {
+            return TableColumn::Nodes(ids);
+        }
+        let vector = if let Some(ints) = one_kind(&values, |v| match v {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }) {
+            Vector::Int(ints.into_iter().collect())
+        } else if let Some(floats) = one_kind(&values, |v| match v {
+            Value::Float(f) => Some(*f),
+            _ => None,
+        }) {
+            Vector::Float(floats.into_iter().collect())
+        } else if let Some(bools) = one_kind(&values, |v| match v {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }) {
+            Vector::Bool(bools.into_iter().collect())
+        } else if let Some(strings) = one_kind(&values, |v| match v {
+            Value::String(s) => Some(&**s),
+            _ => None,
+        }) {
+            Vector::Str(strings.into_iter().collect())
         } else {
             return TableColumn::Values(values);
         };
@@ -347,6 +340,26 @@ impl TableColumn {
             }
         }
     }
+}
+
+/// `values` as one kind's (`pick` gives a value of the kind), when each is of that kind or
+/// null and at least one is not null.
+fn one_kind<'v, T>(
+    values: &'v [Value],
+    pick: impl Fn(&'v Value) -> Option<T>,
+) -> Option<Vec<Option<T>>> {
+    let mut any = false;
+    let picked = (values.iter())
+        .map(|v| match (pick(v), v) {
+            (Some(x), _) => {
+                any = true;
+                Some(Some(x))
+            }
+            (None, Value::Null) => Some(None),
+            (None, _) => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    any.then_some(picked)
 }
 
 /// A table built once for every worker of a `Parallel` (`exec::parallel`, HASH JOINS): the
