@@ -305,7 +305,8 @@ impl TableColumn {
         } else if let Some(strings) = one_kind(&values, |v| match v {
             Value::String(s) => Some(&**s),
             _ => None,
-        }) {
+        }) && fits_32_bit_offsets(&strings)
+        {
             Vector::Str(strings.into_iter().collect())
         } else {
             return TableColumn::Values(values);
@@ -340,6 +341,13 @@ impl TableColumn {
             }
         }
     }
+}
+
+/// Whether `strings` take few enough bytes for a `StringArray`'s 32-bit offsets (a larger
+/// column stays values).
+fn fits_32_bit_offsets(strings: &[Option<&str>]) -> bool {
+    let bytes: usize = strings.iter().flatten().map(|s| s.len()).sum();
+    i32::try_from(bytes).is_ok()
 }
 
 /// `values` as one kind's (`pick` gives a value of the kind), when each is of that kind or
@@ -962,5 +970,21 @@ mod tests {
                 assert_eq!(index.get(k).len, 0, "{keys:?} {k}");
             }
         }
+    }
+
+    /// A build column of strings is typed only while its bytes fit a `StringArray`'s 32-bit
+    /// offsets; past that it stays values (one string, referenced ~2.1 GiB's worth of times,
+    /// allocates nothing).
+    #[test]
+    fn a_string_column_past_32_bit_offsets_stays_values() {
+        let mib = "x".repeat(1 << 20);
+        let under: Vec<Option<&str>> = vec![Some(mib.as_str()); 2047];
+        let over: Vec<Option<&str>> = vec![Some(mib.as_str()); 2048];
+        assert!(fits_32_bit_offsets(&under) && !fits_32_bit_offsets(&over));
+        let small = vec![Value::string("a"), Value::Null, Value::string("b")];
+        assert!(matches!(
+            TableColumn::of(small),
+            TableColumn::Vector(Vector::Str(_))
+        ));
     }
 }
