@@ -12,9 +12,11 @@ use arrow::array::{
 };
 use arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::compute::take;
-use arrow::datatypes::{Float64Type, Int64Type};
+use arrow::datatypes::{ArrowNativeType, Float64Type, Int64Type, ToByteSlice};
 use plexus_txn::{TypedProps, TypedValues};
 use plexus_value::value::Value;
+use std::ops::Range;
+use std::sync::Arc;
 
 /// A column of one type over the rows of a batch.
 #[derive(Debug, Clone)]
@@ -25,10 +27,24 @@ pub(crate) enum Vector {
     Str(StringArray),
 }
 
+/// Values `range` of a storage chunk's column as an Arrow buffer over the same memory: the
+/// buffer holds the column's `Arc` (storage's typed reads, SHARED), no value is copied.
+fn shared<T: ArrowNativeType>(data: Arc<Vec<T>>, range: Range<usize>) -> ScalarBuffer<T> {
+    /// The column as the bytes an Arrow buffer is made of.
+    struct Column<T>(Arc<Vec<T>>);
+    impl<T: ArrowNativeType> AsRef<[u8]> for Column<T> {
+        fn as_ref(&self) -> &[u8] {
+            self.0.to_byte_slice()
+        }
+    }
+    let buffer = Buffer::from(bytes::Bytes::from_owner(Column(data)));
+    ScalarBuffer::new(buffer, range.start, range.len())
+}
+
 impl Vector {
     /// A storage column read in bulk (`Transaction::vertex_typed_properties_many`) as a vector,
     /// without copying its values: Arrow's buffers take the vectors over (a string column's
-    /// bytes too; its end offsets become Arrow's 32-bit offsets). `None` for strings whose
+    /// bytes too; its end offsets become Arrow's 32-bit offsets), or share a chunk's column. `None` for strings whose
     /// bytes do not fit 32-bit offsets (over 2 GiB in one batch) or are not UTF-8.
     pub(crate) fn from_typed(props: TypedProps) -> Option<Vector> {
         // (A fold, not `all`: without the early exit the test vectorises.)
@@ -38,6 +54,12 @@ impl Vector {
             TypedValues::Int64(values) => Vector::Int(Int64Array::new(values.into(), nulls)),
             TypedValues::Float64(values) => Vector::Float(Float64Array::new(values.into(), nulls)),
             TypedValues::Bool(values) => Vector::Bool(BooleanArray::new(values.into(), nulls)),
+            TypedValues::SharedInt64(data, range) => {
+                Vector::Int(Int64Array::new(shared(data, range), nulls))
+            }
+            TypedValues::SharedFloat64(data, range) => {
+                Vector::Float(Float64Array::new(shared(data, range), nulls))
+            }
             TypedValues::Utf8 { bytes, ends } => {
                 let offsets: Option<Vec<i32>> = std::iter::once(Some(0))
                     .chain(ends.iter().map(|&end| i32::try_from(end).ok()))

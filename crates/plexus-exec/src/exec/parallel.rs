@@ -26,7 +26,11 @@
 //! claim, a run of the stages' set-up, a message or two and a wake-up of the caller, which
 //! a morsel of 10,000 vertices the stages mostly skip (a top-k's SKIPPED CHUNKS) did not
 //! amortise (a top-k over 10 M vertices: 1,000 morsels 12 ms, 128 morsels 3.4–4.1 ms;
-//! `docs/benchmarks.md`), while 64 per worker still balance the load. Workers claim them
+//! `docs/benchmarks.md`), while 64 per worker still balance the load. A morsel of a batch or
+//! more is rounded up to whole batches: a table's rows scanned in order are then cut into
+//! batches at storage's chunk edges (a chunk is `BATCH_ROWS` rows), and a batch's typed
+//! property reads share the chunk's columns instead of copying them (storage's typed reads,
+//! SHARED). Workers claim them
 //! with a shared counter, so a slow morsel does not hold up the others (load balancing), and
 //! a worker keeps its own copy of the stages (their caches, the subquery and regex state of
 //! its own `ExecState`).
@@ -569,10 +573,16 @@ impl Parallel {
 }
 
 /// The vertices per morsel of a scan of `vertices` by `workers` (see WHAT): the plan's
-/// `smallest`, or more once that would make over `MORSELS_PER_WORKER` morsels per worker.
+/// `smallest`, or more once that would make over `MORSELS_PER_WORKER` morsels per worker —
+/// a whole number of batches once it is a batch or more (see WHAT).
 fn morsel_size(vertices: usize, workers: usize, smallest: usize) -> usize {
     let per_worker = workers.max(1) * MORSELS_PER_WORKER;
-    smallest.max(vertices.div_ceil(per_worker))
+    let size = smallest.max(vertices.div_ceil(per_worker));
+    if size >= BATCH_ROWS {
+        size.next_multiple_of(BATCH_ROWS)
+    } else {
+        size
+    }
 }
 
 /// The scanned vertices, shared by all workers.

@@ -8,8 +8,8 @@ impl Column {
         let data = match data_type {
             _ if is_family => ColumnData::Family(vec![None; CHUNK_ROWS]),
             DataType::Bool => ColumnData::Bool(vec![false; CHUNK_ROWS]),
-            DataType::Int64 => ColumnData::Int64(vec![0; CHUNK_ROWS]),
-            DataType::Float64 => ColumnData::Float64(vec![0.0; CHUNK_ROWS]),
+            DataType::Int64 => ColumnData::Int64(Arc::new(vec![0; CHUNK_ROWS])),
+            DataType::Float64 => ColumnData::Float64(Arc::new(vec![0.0; CHUNK_ROWS])),
             _ => ColumnData::Values(vec![Value::Null; CHUNK_ROWS]),
         };
         Self {
@@ -54,8 +54,8 @@ impl Column {
         let Some(value) = value else { return };
         match (&mut self.data, value) {
             (ColumnData::Bool(v), Value::Bool(x)) => v[row] = x,
-            (ColumnData::Int64(v), Value::Int(x)) => v[row] = x,
-            (ColumnData::Float64(v), Value::Float(x)) => v[row] = x,
+            (ColumnData::Int64(v), Value::Int(x)) => Arc::make_mut(v)[row] = x,
+            (ColumnData::Float64(v), Value::Float(x)) => Arc::make_mut(v)[row] = x,
             (ColumnData::Values(v), x) => v[row] = x,
             _ => panic!("value type was checked before install"),
         }

@@ -468,8 +468,8 @@ fn decode_column(dec: &mut Decoder<'_>, expected: Option<u8>) -> DecodeResult<Co
     }
     let data = match kind {
         KIND_BOOL => ColumnData::Bool(decode_bits(dec)?),
-        KIND_INT64 => ColumnData::Int64(decode_words(dec, |x| x as i64)?),
-        KIND_FLOAT64 => ColumnData::Float64(decode_words(dec, f64::from_bits)?),
+        KIND_INT64 => ColumnData::Int64(Arc::new(decode_words(dec, |x| x as i64)?)),
+        KIND_FLOAT64 => ColumnData::Float64(Arc::new(decode_words(dec, f64::from_bits)?)),
         KIND_VALUES => ColumnData::Values(
             (0..CHUNK_ROWS)
                 .map(|_| dec.value())

@@ -53,6 +53,20 @@
 //! is therefore read in row order — one run per chunk — and each value put back at the
 //! place it was asked for; a row's value does not depend on the order it is read in.
 //!
+//! SHARED
+//! ======
+//! A scan's batch is one run of consecutive rows, and with batches cut at chunk edges (a
+//! parallel scan's morsels are whole chunks) one chunk's run. Such a read — one run, of a
+//! resident chunk seen whole — hands out an INT64 or FLOAT64 column without copying it:
+//! [`TypedValues::SharedInt64`] holds the chunk column's `Arc` and the run's range, and the
+//! query side wraps those bytes as an Arrow buffer. The chunk keeps its column shared:
+//! an in-place write (`Column::set`) copies a column a reader still holds before changing
+//! it (`Arc::make_mut`), so a shared run never changes under its reader, and a chunk
+//! evicted meanwhile leaves the run to its reader. Copying the two filter columns of a 10 M
+//! row scan was 30 % of its workers' time. A read of several runs, or of rows gathered one
+//! by one, copies as before; a read that goes on to change its values owns them first
+//! (`TypedValues::own`).
+//!
 //! SAME ANSWERS
 //! ============
 //! The result is, row for row, what [`RowTable::prop`] returns at `ts`: a chunk whose newest
@@ -64,12 +78,18 @@
 
 use super::*;
 
-/// Values of one declared property, one per row read (see [`TypedProps`]).
-#[derive(Debug, Clone, PartialEq)]
+/// Values of one declared property, one per row read (see [`TypedProps`]). Equal when the
+/// values are, shared or not.
+#[derive(Debug, Clone)]
 pub enum TypedValues {
     Bool(Vec<bool>),
     Int64(Vec<i64>),
     Float64(Vec<f64>),
+    /// Values `range` of a chunk's INT64 column, shared with the chunk instead of copied (see
+    /// SHARED).
+    SharedInt64(Arc<Vec<i64>>, Range<usize>),
+    /// As `SharedInt64`, of a FLOAT64 column.
+    SharedFloat64(Arc<Vec<f64>>, Range<usize>),
     /// Strings end to end in `bytes` (UTF-8): row `i`'s are `bytes[ends[i - 1]..ends[i]]`
     /// (from 0 for the first row); a row without a value takes no bytes.
     Utf8 {
@@ -179,14 +199,67 @@ impl TypedValues {
     }
 }
 
+impl PartialEq for TypedValues {
+    fn eq(&self, other: &TypedValues) -> bool {
+        use TypedValues::*;
+        match (self, other) {
+            (Bool(a), Bool(b)) => a == b,
+            (Utf8 { bytes, ends }, Utf8 { bytes: b, ends: e }) => bytes == b && ends == e,
+            _ => match (self.ints(), other.ints(), self.floats(), other.floats()) {
+                (Some(a), Some(b), ..) => a == b,
+                (.., Some(a), Some(b)) => a == b,
+                _ => false,
+            },
+        }
+    }
+}
+
+impl TypedValues {
+    /// INT64 values, shared or not.
+    fn ints(&self) -> Option<&[i64]> {
+        match self {
+            TypedValues::Int64(v) => Some(v),
+            TypedValues::SharedInt64(data, range) => Some(&data[range.clone()]),
+            _ => None,
+        }
+    }
+
+    /// FLOAT64 values, shared or not.
+    fn floats(&self) -> Option<&[f64]> {
+        match self {
+            TypedValues::Float64(v) => Some(v),
+            TypedValues::SharedFloat64(data, range) => Some(&data[range.clone()]),
+            _ => None,
+        }
+    }
+
+    /// Shared values as values of their own (the copy a shared read saved), for a read that
+    /// goes on to change them.
+    fn own(&mut self) {
+        match self {
+            TypedValues::SharedInt64(data, range) => {
+                *self = TypedValues::Int64(data[range.clone()].to_vec())
+            }
+            TypedValues::SharedFloat64(data, range) => {
+                *self = TypedValues::Float64(data[range.clone()].to_vec())
+            }
+            _ => {}
+        }
+    }
+}
+
 impl TypedProps {
     /// Row `at[i]` of these as row `i`, for every `i`.
-    fn gather(&self, at: &[usize]) -> TypedProps {
+    fn gather(mut self, at: &[usize]) -> TypedProps {
+        self.values.own();
         let pick = |values: &[_]| at.iter().map(|&j| values[j]).collect();
         let values = match &self.values {
             TypedValues::Bool(v) => TypedValues::Bool(at.iter().map(|&j| v[j]).collect()),
             TypedValues::Int64(v) => TypedValues::Int64(at.iter().map(|&j| v[j]).collect()),
             TypedValues::Float64(v) => TypedValues::Float64(at.iter().map(|&j| v[j]).collect()),
+            TypedValues::SharedInt64(..) | TypedValues::SharedFloat64(..) => {
+                unreachable!("owned above")
+            }
             TypedValues::Utf8 { bytes, ends } => {
                 let mut out = Vec::with_capacity(bytes.len());
                 let mut out_ends = Vec::with_capacity(at.len());
@@ -217,7 +290,9 @@ impl TypedProps {
 
     /// Appends `other` (of the same type); `false`, leaving `self` unchanged, if the types
     /// differ.
-    pub fn append(&mut self, other: TypedProps) -> bool {
+    pub fn append(&mut self, mut other: TypedProps) -> bool {
+        self.values.own();
+        other.values.own();
         match (&mut self.values, other.values) {
             (TypedValues::Bool(a), TypedValues::Bool(b)) => a.extend(b),
             (TypedValues::Int64(a), TypedValues::Int64(b)) => a.extend(b),
@@ -245,6 +320,9 @@ impl TypedProps {
             TypedValues::Bool(v) => v.len(),
             TypedValues::Int64(v) => v.len(),
             TypedValues::Float64(v) => v.len(),
+            TypedValues::SharedInt64(_, range) | TypedValues::SharedFloat64(_, range) => {
+                range.len()
+            }
             TypedValues::Utf8 { ends, .. } => ends.len(),
         }
     }
@@ -386,6 +464,8 @@ impl RowTable {
         let mut all_exist = true;
         let mut loaded_any = false;
         let mut paging = true;
+        // (SHARED) A read of one run is handed its resident columns' values without a copy.
+        let share = runs.len() == 1;
         for run in runs {
             if !all_exist || outs.iter().all(Option::is_none) {
                 break;
@@ -434,7 +514,8 @@ impl RowTable {
                     };
                     let (values, valid) = (&mut props.values, &mut props.valid);
                     let slice = run.slice.clone();
-                    if !chunk.columns[column].extend_typed(run_rows, slice, values, valid) {
+                    let column = &chunk.columns[column];
+                    if !column.extend_typed(run_rows, slice, share, values, valid) {
                         *out = None;
                     }
                 }
@@ -683,13 +764,25 @@ impl Column {
         &self,
         run: &[u32],
         slice: Option<Range<usize>>,
+        share: bool,
         values: &mut TypedValues,
         valid: &mut Vec<bool>,
     ) -> bool {
         let at = |r: &u32| *r as usize % CHUNK_ROWS;
-        // A scan's rows come in consecutive runs: copied as slices, not gathered row by row.
+        // A scan's rows come in consecutive runs: copied as slices, not gathered row by row
+        // — or, the read's only run, shared (SHARED).
         if let Some(rows) = slice {
             let copied = match (&self.data, &mut *values) {
+                (ColumnData::Int64(data), TypedValues::Int64(out)) if share => {
+                    debug_assert!(out.is_empty());
+                    *values = TypedValues::SharedInt64(Arc::clone(data), rows.clone());
+                    true
+                }
+                (ColumnData::Float64(data), TypedValues::Float64(out)) if share => {
+                    debug_assert!(out.is_empty());
+                    *values = TypedValues::SharedFloat64(Arc::clone(data), rows.clone());
+                    true
+                }
                 (ColumnData::Bool(data), TypedValues::Bool(out)) => {
                     out.extend_from_slice(&data[rows.clone()]);
                     true
@@ -771,6 +864,7 @@ fn push_value(values: &mut TypedValues, valid: &mut Vec<bool>, value: Option<Val
 /// Appends one value (`None`: the row has none) to `values`, its validity left to the
 /// caller; `false` (nothing appended) for a value not of the vector's type.
 fn append(values: &mut TypedValues, value: Option<&Value>) -> bool {
+    values.own();
     match (values, value) {
         (TypedValues::Bool(out), Some(Value::Bool(x))) => out.push(*x),
         (TypedValues::Int64(out), Some(Value::Int(x))) => out.push(*x),
@@ -783,6 +877,9 @@ fn append(values: &mut TypedValues, value: Option<&Value>) -> bool {
         (TypedValues::Bool(out), None) => out.push(false),
         (TypedValues::Int64(out), None) => out.push(0),
         (TypedValues::Float64(out), None) => out.push(0.0),
+        (TypedValues::SharedInt64(..) | TypedValues::SharedFloat64(..), None) => {
+            unreachable!("owned above")
+        }
         (_, Some(_)) => return false,
     }
     true
@@ -836,6 +933,7 @@ mod tests {
 
     /// `props` with 0 / false where a row has no value (those values are unspecified).
     fn masked(mut props: TypedProps) -> TypedProps {
+        props.values.own();
         let valid = &props.valid;
         match &mut props.values {
             TypedValues::Int64(v) => {
@@ -847,6 +945,7 @@ mod tests {
             TypedValues::Bool(v) => (v.iter_mut().zip(valid)).for_each(|(x, ok)| *x &= *ok),
             // A row without a value takes no bytes: nothing unspecified.
             TypedValues::Utf8 { .. } => {}
+            TypedValues::SharedInt64(..) | TypedValues::SharedFloat64(..) => unreachable!(),
         }
         props
     }
@@ -1114,5 +1213,56 @@ mod tests {
             vec![true, false, true, true, true],
         );
         assert_eq!(s, joined);
+    }
+
+    /// SHARED: a read of one run of a resident chunk hands out its INT64 and FLOAT64 columns
+    /// without a copy, and a later write to the chunk does not change what it handed out.
+    #[test]
+    fn a_shared_run_does_not_change_under_its_reader() {
+        let t = table();
+        for row in 0..CHUNK_ROWS as u32 + 10 {
+            assert_eq!(t.reserve(u32::MAX).unwrap(), row);
+            let props = [
+                (INT, Value::Int(i64::from(row))),
+                (FLOAT, Value::Float(f64::from(row) / 2.0)),
+            ];
+            t.install_create(row, 2, 0, &[], &props).unwrap();
+        }
+        let chunk: Vec<u32> = (0..CHUNK_ROWS as u32).collect();
+        let read = |rows: &[u32], ts| t.typed_props_many(rows, &[INT, FLOAT], ts, false).unwrap();
+        let before = read(&chunk[..], 3);
+        let [Some(ints), Some(floats)] = &before[..] else {
+            panic!("both keys read typed: {before:?}");
+        };
+        assert!(matches!(&ints.values, TypedValues::SharedInt64(_, r) if *r == (0..CHUNK_ROWS)));
+        assert!(matches!(&floats.values, TypedValues::SharedFloat64(..)));
+        let expected_before = [expected(&t, &chunk, INT, 3), expected(&t, &chunk, FLOAT, 3)];
+        // Part of a chunk is shared too (the same column); rows in two chunks are copied.
+        let part = read(&chunk[5..9], 3);
+        let (TypedValues::SharedInt64(all, _), Some(TypedValues::SharedInt64(data, range))) =
+            (&ints.values, part[0].as_ref().map(|p| &p.values))
+        else {
+            panic!("shared: {part:?}");
+        };
+        assert!(Arc::ptr_eq(all, data) && *range == (5..9));
+        let across: Vec<u32> = (CHUNK_ROWS as u32 - 2..CHUNK_ROWS as u32 + 2).collect();
+        assert!(matches!(&read(&across, 3)[0], Some(p) if matches!(p.values, TypedValues::Int64(_))));
+
+        t.install_prop(5, 6, 0, INT, Some(Value::Int(-1))).unwrap();
+        t.install_prop(5, 6, 0, FLOAT, None).unwrap();
+        // What was handed out is unchanged; a reader at 3 still sees it (through the version
+        // chains now), one at 7 the write.
+        for (props, expected) in before.into_iter().zip(&expected_before) {
+            assert_eq!(&masked(props.unwrap()), expected);
+        }
+        let old = read(&chunk[..], 3);
+        for (props, expected) in old.into_iter().zip(&expected_before) {
+            assert_eq!(&masked(props.unwrap()), expected);
+        }
+        let new = read(&chunk[..], 7);
+        let ints = masked(new[0].clone().unwrap());
+        assert_eq!(ints, expected(&t, &chunk, INT, 7));
+        assert!(matches!(&ints.values, TypedValues::Int64(v) if v[5] == -1 && v[4] == 4));
+        assert!(!new[1].as_ref().unwrap().valid[5]);
     }
 }
