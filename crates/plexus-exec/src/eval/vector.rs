@@ -22,9 +22,12 @@
 //! The row evaluator is the model, and this module gives up rather than differ:
 //! - any expression, operand type or operator outside the list above makes [`predicate`]
 //!   return `None`, and the caller evaluates the batch row at a time;
-//! - numeric comparisons and arithmetic run the row evaluator's own scalar functions
-//!   (`comparison`, `arith`) on each pair of typed values — no boxing, no tree walk, but the
-//!   same rules for integer overflow, division by zero, integer/float mixing and NaN;
+//! - numeric comparisons run the row evaluator's own scalar function (`comparison`) on each
+//!   pair of typed values; arithmetic on two number sides (integer or float vectors, a
+//!   number literal or parameter) runs typed kernels over the arrays' values with `arith`'s
+//!   rules written out — checked integer overflow, zero divisors, `i64::MIN / -1`,
+//!   integer/float mixing, NaN — and any other arithmetic (a null literal, say) `arith` row
+//!   by row;
 //! - string comparisons and string predicates use Arrow's kernels, whose rules are Cypher's
 //!   there (byte-wise order; a prefix, suffix or substring test; null in, null out); AND, OR
 //!   and NOT use Arrow's Kleene kernels, which are Cypher's three-valued logic;
@@ -50,7 +53,8 @@ use super::prefetch::{Prefetched, PrefetchedColumn};
 use super::{Env, arith, comparison, eval};
 pub(crate) use crate::column::Vector;
 use crate::context::{Batch, ExecContext};
-use arrow::array::{BooleanArray, Float64Array, Int64Array, StringArray};
+use arrow::array::{Array, BooleanArray, Float64Array, Int64Array, StringArray};
+use arrow::buffer::NullBuffer;
 use arrow::compute::kernels::{boolean, cmp, comparison as string_kernels};
 use plexus_cypher::ast::ComparisonOp;
 use plexus_plan::logical::{ArithOp, BExpr, StringOp};
@@ -321,6 +325,9 @@ fn arithmetic(op: ArithOp, a: &Operand, b: &Operand, len: usize) -> Option<Vecto
     if matches!((a, b), (Operand::Scalar(_), Operand::Scalar(_))) {
         return None;
     }
+    if let (Some(x), Some(y)) = (Numbers::of(a), Numbers::of(b)) {
+        return typed_arithmetic(op, x, y, len);
+    }
     let (x, y) = (numbers(a)?, numbers(b)?);
     let float = |o: &Operand| {
         matches!(
@@ -348,6 +355,109 @@ fn arithmetic(op: ArithOp, a: &Operand, b: &Operand, len: usize) -> Option<Vecto
             .collect::<Option<Int64Array>>()?;
         Some(Vector::Int(column))
     }
+}
+
+/// One side of a typed arithmetic kernel: a column of integers or floats (nulls in its
+/// bitmap), or one non-null number for every row.
+#[derive(Clone, Copy)]
+enum Numbers<'a> {
+    Ints(&'a Int64Array),
+    Floats(&'a Float64Array),
+    Int(i64),
+    Float(f64),
+}
+
+impl<'a> Numbers<'a> {
+    fn of(operand: &'a Operand) -> Option<Numbers<'a>> {
+        Some(match operand {
+            Operand::Vector(Vector::Int(a)) => Numbers::Ints(a),
+            Operand::Vector(Vector::Float(a)) => Numbers::Floats(a),
+            Operand::Scalar(Value::Int(i)) => Numbers::Int(*i),
+            Operand::Scalar(Value::Float(f)) => Numbers::Float(*f),
+            _ => return None,
+        })
+    }
+
+    fn nulls(self) -> Option<&'a NullBuffer> {
+        match self {
+            Numbers::Ints(a) => a.nulls(),
+            Numbers::Floats(a) => a.nulls(),
+            Numbers::Int(_) | Numbers::Float(_) => None,
+        }
+    }
+
+    /// Row `row` as an integer (`None`: a float side).
+    fn int(self, row: usize) -> Option<i64> {
+        match self {
+            Numbers::Ints(a) => Some(a.values()[row]),
+            Numbers::Int(i) => Some(i),
+            Numbers::Floats(_) | Numbers::Float(_) => None,
+        }
+    }
+
+    /// Row `row` as a float, an integer converted as the row evaluator does (`as f64`).
+    fn float(self, row: usize) -> f64 {
+        match self {
+            Numbers::Ints(a) => a.values()[row] as f64,
+            Numbers::Floats(a) => a.values()[row],
+            Numbers::Int(i) => i as f64,
+            Numbers::Float(f) => f,
+        }
+    }
+
+    fn is_int(self) -> bool {
+        matches!(self, Numbers::Ints(_) | Numbers::Int(_))
+    }
+}
+
+/// `x op y` over two typed sides without a `Value` per row, with the row evaluator's rules
+/// (`arith`): integers on both sides give integers — an overflow, a zero divisor or
+/// `i64::MIN / -1` on a row where both sides are valid makes the batch fall back (`None`),
+/// `x % -1` is 0 — and a float on either side floats, an integer zero divisor an error even
+/// then. A null row is null whatever its (unspecified) values compute to.
+fn typed_arithmetic(op: ArithOp, x: Numbers, y: Numbers, len: usize) -> Option<Vector> {
+    let nulls = NullBuffer::union(x.nulls(), y.nulls());
+    let valid = |row: usize| nulls.as_ref().is_none_or(|n| n.is_valid(row));
+    let mut failed = false;
+    if x.is_int() && y.is_int() {
+        let values: Vec<i64> = (0..len)
+            .map(|row| {
+                let (a, b) = (x.int(row).unwrap_or(0), y.int(row).unwrap_or(0));
+                let (value, bad) = match op {
+                    ArithOp::Add => a.overflowing_add(b),
+                    ArithOp::Subtract => a.overflowing_sub(b),
+                    ArithOp::Multiply => a.overflowing_mul(b),
+                    ArithOp::Divide => match a.checked_div(b) {
+                        Some(q) => (q, false),
+                        None => (0, true),
+                    },
+                    ArithOp::Modulo if b == 0 => (0, true),
+                    ArithOp::Modulo => (a.checked_rem(b).unwrap_or(0), false),
+                    ArithOp::Power => unreachable!("^ is not vectorised"),
+                };
+                failed |= bad && valid(row);
+                value
+            })
+            .collect();
+        return (!failed).then(|| Vector::Int(Int64Array::new(values.into(), nulls)));
+    }
+    let values: Vec<f64> = (0..len)
+        .map(|row| {
+            let (a, b) = (x.float(row), y.float(row));
+            match op {
+                ArithOp::Add => a + b,
+                ArithOp::Subtract => a - b,
+                ArithOp::Multiply => a * b,
+                ArithOp::Divide => {
+                    failed |= y.int(row) == Some(0) && valid(row);
+                    a / b
+                }
+                ArithOp::Modulo => a % b,
+                ArithOp::Power => unreachable!("^ is not vectorised"),
+            }
+        })
+        .collect();
+    (!failed).then(|| Vector::Float(Float64Array::new(values.into(), nulls)))
 }
 
 /// `a STARTS WITH b` (ENDS WITH, CONTAINS) on strings; null where either side is null.
@@ -491,8 +601,62 @@ mod tests {
         })
     }
 
+    /// Two number columns (integers, floats or both), the parameter, and arithmetic over
+    /// them and literals.
+    fn arithmetic_case() -> impl Strategy<Value = (Vec<Value>, Vec<Value>, Value, BExpr)> {
+        let ariths = prop::sample::select(vec![
+            ArithOp::Add,
+            ArithOp::Subtract,
+            ArithOp::Multiply,
+            ArithOp::Divide,
+            ArithOp::Modulo,
+        ]);
+        (1usize..24, 0usize..2, 0usize..2).prop_flat_map(move |(len, k0, k1)| {
+            let number = || prop_oneof![int(), float()];
+            let leaf = prop_oneof![
+                4 => (0usize..2).prop_map(BExpr::Slot),
+                2 => number().prop_map(BExpr::Const),
+                1 => Just(BExpr::Param(Arc::from("p"))),
+            ];
+            (
+                column(len, k0),
+                column(len, k1),
+                number(),
+                (ariths.clone(), leaf.clone(), leaf)
+                    .prop_map(|(op, a, b)| BExpr::Arith(op, Box::new(a), Box::new(b))),
+            )
+        })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 3_000, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// The typed arithmetic kernels (`typed_arithmetic`): a column they compute holds,
+        /// row by row, the row evaluator's value (bit for bit: NaN, -0.0); where the row
+        /// evaluator fails on some row (overflow, a zero divisor) they decline.
+        #[test]
+        fn arithmetic_columns_agree_with_the_row_evaluator((a, b, p, expr) in arithmetic_case()) {
+            let mut batch = Batch::new(2);
+            for (x, y) in a.into_iter().zip(b) {
+                batch.push_row(vec![x, y]);
+            }
+            let mut params = Params::new();
+            params.insert("p".into(), p);
+            with_test_ctx(&params, |ctx| -> Result<(), TestCaseError> {
+                let Some(vector) = super::column(&expr, &batch, &Prefetched::default(), &mut *ctx) else {
+                    return Ok(());
+                };
+                for row in 0..batch.len() {
+                    let expected = eval(&expr, &mut Env::new(&batch, row), ctx);
+                    let expected = expected.map_err(|e| {
+                        TestCaseError::fail(format!("row {row} of {expr:?}: {e}, vectors a value"))
+                    })?;
+                    let actual = vector.value(row);
+                    prop_assert_eq!(format!("{actual:?}"), format!("{expected:?}"), "row {} of {:?}", row, expr);
+                }
+                Ok(())
+            })?;
+        }
 
         #[test]
         fn vectors_agree_with_the_row_evaluator((a, b, p, expr) in case()) {
