@@ -302,16 +302,28 @@ impl Arguments {
     }
 }
 
-/// One bit per byte of `bytes` (set where the byte is not zero), packed 64 at a time: the
-/// compiled code writes a byte per row, Arrow keeps a bit (appending bit by bit took as long
-/// as running the code).
+/// One bit per byte of `bytes` (set where the byte is not zero): the compiled code writes a
+/// byte per row, Arrow keeps a bit (appending bit by bit took as long as running the code;
+/// a loop over each word's 64 bytes still took a tenth of a filtered scan's time). Eight
+/// bytes at a time: read as a word, each non-zero byte's top bit set, and the eight top
+/// bits gathered into one byte by a multiply (each lands on its own bit of the top byte,
+/// no two sums overlapping).
 fn bits(bytes: &[u8]) -> BooleanBuffer {
-    let words: Vec<u64> = (bytes.chunks(64))
-        .map(|chunk| {
-            (chunk.iter().enumerate()).fold(0u64, |word, (i, &b)| word | (u64::from(b != 0) << i))
-        })
-        .collect();
-    BooleanBuffer::new(Buffer::from_vec(words), 0, bytes.len())
+    const LOW_SEVEN: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const GATHER: u64 = 0x0102_0408_1020_4080;
+    let mut packed = Vec::with_capacity(bytes.len().div_ceil(8));
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        // Bit 7 of each byte: set where the byte's low seven bits or its top bit are.
+        let tops = (((word & LOW_SEVEN) + LOW_SEVEN) | word) & !LOW_SEVEN;
+        packed.push(((tops >> 7).wrapping_mul(GATHER) >> 56) as u8);
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        packed.push((rest.iter().enumerate()).fold(0, |byte, (i, &b)| byte | (u8::from(b != 0) << i)));
+    }
+    BooleanBuffer::new(Buffer::from_vec(packed), 0, bytes.len())
 }
 
 /// Compiles `program` for `signature` (see the module docs): a filter's function, or a
@@ -1318,8 +1330,9 @@ mod tests {
 
     #[test]
     fn bits_pack_one_per_byte() {
-        for len in [0, 1, 63, 64, 65, 130, 2048] {
-            let bytes: Vec<u8> = (0..len).map(|i| [0, 1, 255][(i * 7 + i / 3) % 3]).collect();
+        for len in [0, 1, 7, 8, 9, 63, 64, 65, 130, 2048] {
+            // Every byte value, in every position of a word.
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + i / 9) as u8).collect();
             let packed = bits(&bytes);
             assert_eq!(packed.len(), len);
             let expected: Vec<bool> = bytes.iter().map(|&b| b != 0).collect();
