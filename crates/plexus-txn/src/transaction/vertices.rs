@@ -328,15 +328,39 @@ impl Transaction {
             .filter_map(|(i, name)| Some((i, catalog.prop_keys.id(name)?)))
             .filter(|&(_, key)| first.has_typed_column(key, strings))
             .collect();
-        if asked.is_empty() || self.check_bulk_vertex_read(vs, names[0]).is_err() {
+        if asked.is_empty() {
+            return out;
+        }
+        // One pass over the ids for what a batch of one table's vertices (a scan's) needs:
+        // their offsets, whether all are of the first one's table (its schema refreshed
+        // above), the largest offset (the one range check).
+        let table = vs[0].table;
+        let (mut one_table, mut largest) = (true, 0);
+        let mut offsets: Vec<u32> = (vs.iter())
+            .map(|v| {
+                one_table &= v.table == table;
+                largest = largest.max(v.offset);
+                v.offset
+            })
+            .collect();
+        let checked = match one_table {
+            true => (self.cached_table(vs[0])).check_offset(VertexId::new(table, largest)),
+            false => self.check_bulk_vertex_read(vs, names[0]).map(|_| ()),
+        };
+        if checked.is_err() {
             return out;
         }
         let keys: Vec<PropKeyId> = asked.iter().map(|&(_, key)| key).collect();
         let mut typed: Vec<Option<TypedProps>> = Vec::new();
-        let mut offsets = Vec::with_capacity(vs.len());
-        for run in vs.chunk_by(|a, b| a.table == b.table) {
-            offsets.clear();
-            offsets.extend(run.iter().map(|v| v.offset));
+        let runs: Vec<&[VertexId]> = match one_table {
+            true => vec![vs],
+            false => vs.chunk_by(|a, b| a.table == b.table).collect(),
+        };
+        for run in runs {
+            if !one_table {
+                offsets.clear();
+                offsets.extend(run.iter().map(|v| v.offset));
+            }
             let rows = self.cached_table(run[0]).rows();
             let Ok(parts) = rows.typed_props_many(&offsets, &keys, self.start_ts, strings) else {
                 return out;
