@@ -607,3 +607,30 @@ fn skipped_vertices_are_read_under_serializable() {
         assert_eq!(reader.commit().is_err(), conflicts, "{write}");
     }
 }
+
+/// SMALL BATCHES: a worker holds the few rows a selective filter leaves of a batch and sends
+/// them with the morsel's next small ones — before a full batch that follows, and at the
+/// morsel's end. Morsels of 10,000 vertices (five batches, whole chunks) whose batches pass
+/// few rows, all, then few again, and a LIMIT that stops inside a morsel: the serial rows, in
+/// the serial order.
+#[test]
+fn small_batches_held_by_a_worker_keep_the_serial_rows() {
+    let db = database();
+    let mut serial = db.connect();
+    serial.set_parallel(ParallelConfig::serial());
+    load(&mut serial, 30_000, "i", 0, 0, 0);
+    let mut par = db.connect();
+    par.set_parallel(parallel(10_000));
+    let queries = [
+        // Per morsel: a few rows of batch 0, all of batch 1, a few of the rest.
+        "MATCH (z:Z) WHERE z.id % 10240 < 3 OR (z.id % 10240 >= 2048 AND z.id % 10240 < 4096) \
+         OR z.id % 997 = 5 RETURN z.id",
+        "MATCH (z:Z) WHERE z.id % 701 = 3 RETURN z.id",
+        "MATCH (z:Z) WHERE z.id % 701 = 3 RETURN z.id LIMIT 7",
+    ];
+    for query in queries {
+        let expected = ids(&mut serial, query);
+        assert!(expected.windows(2).all(|w| w[0] < w[1]), "{query}: scan order");
+        assert_eq!(ids(&mut par, query), expected, "{query}");
+    }
+}
