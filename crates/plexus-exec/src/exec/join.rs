@@ -47,6 +47,17 @@
 //! null or NaN in their key, or no group, produce nothing. The input streams: only the table
 //! is held.
 //!
+//! INTEGER BUILD
+//! =============
+//! A join on one integer property builds from the key's vector: while every build batch's
+//! key comes out as an integer vector (`eval::vector::column`, the row evaluator's values),
+//! the rows are kept with their `i64` keys — no key list, no map entry, no list of rows per
+//! group — and grouped once at the end by a stable sort (a group's rows stay in build
+//! order). A batch whose key is anything else (a float, a mix, an expression the vectors do
+//! not compute) moves the rows kept so far into the general groups and the build goes on
+//! row by row. Building 100,000 rows row by row was a third of a 10 M-row join's time, on
+//! the caller's thread while the workers waited.
+//!
 //! INTEGER KEYS
 //! ============
 //! When every build key is a single integer — a join on an integer property, the common
@@ -465,12 +476,40 @@ impl BuildSide {
     pub(super) fn table(&mut self, ctx: &mut ExecContext) -> Result<Table> {
         self.build.reset();
         let mut rows_of: HashMap<GroupKey, Vec<u32>, ahash::RandomState> = HashMap::default();
+        // (INTEGER BUILD) The rows' integer keys, while every batch's one key is an
+        // integer vector; `None` once one is not (or with several keys).
+        let mut int_keys: Option<Vec<(i64, u32)>> = (self.keys.len() == 1).then(Vec::new);
         let mut columns: Vec<Vec<Value>> = vec![Vec::new(); self.slots.len()];
         let mut any_rows = false;
         let mut held_rows = 0;
         while let Some(batch) = self.build.next(ctx)? {
-            any_rows |= !batch.is_empty();
+            if batch.is_empty() {
+                continue;
+            }
+            any_rows = true;
             let prefetched = self.reads.fetch(&batch, ctx);
+            if let Some(keyed) = int_keys.as_mut() {
+                if let Some(Vector::Int(keys)) =
+                    vector::column(&self.keys[0], &batch, &prefetched, ctx)
+                {
+                    // A null key can equal nothing: left out, as by `key_of`.
+                    for row in (0..batch.len()).filter(|&row| keys.is_valid(row)) {
+                        check_materialized(held_rows + 1)?;
+                        for (column, slot) in columns.iter_mut().zip(&self.slots) {
+                            column.push(batch.get(*slot, row).clone());
+                        }
+                        let build_row = u32::try_from(held_rows).expect("held rows are bounded");
+                        keyed.push((keys.value(row), build_row));
+                        held_rows += 1;
+                    }
+                    continue;
+                }
+                // Not integers: the rows so far go into the general groups, in build order.
+                for (key, build_row) in int_keys.take().expect("matched above") {
+                    let key = GroupKey(vec![Value::Int(key)]);
+                    rows_of.entry(key).or_default().push(build_row);
+                }
+            }
             for row in 0..batch.len() {
                 let mut env = Env::with_prefetched(&batch, row, &prefetched);
                 let mut key = Vec::with_capacity(self.keys.len());
@@ -487,14 +526,20 @@ impl BuildSide {
             }
         }
         // Each group's rows side by side, in build order.
-        let mut order = Vec::with_capacity(held_rows);
-        let mut groups = Vec::with_capacity(rows_of.len());
-        for (key, rows) in rows_of {
-            let start = u32::try_from(order.len()).expect("held rows are bounded");
-            let len = u32::try_from(rows.len()).expect("held rows are bounded");
-            groups.push((key, Span { start, len }));
-            order.extend(rows);
-        }
+        let (order, index) = match int_keys {
+            Some(keyed) if !keyed.is_empty() => int_groups(keyed),
+            _ => {
+                let mut order = Vec::with_capacity(held_rows);
+                let mut groups = Vec::with_capacity(rows_of.len());
+                for (key, rows) in rows_of {
+                    let start = u32::try_from(order.len()).expect("held rows are bounded");
+                    let len = u32::try_from(rows.len()).expect("held rows are bounded");
+                    groups.push((key, Span { start, len }));
+                    order.extend(rows);
+                }
+                (order, Index::of(groups))
+            }
+        };
         let columns = (columns.into_iter())
             .map(|mut by_row| {
                 TableColumn::of(
@@ -504,7 +549,6 @@ impl BuildSide {
                 )
             })
             .collect();
-        let index = Index::of(groups);
         Ok(Table {
             index,
             columns,
@@ -808,6 +852,22 @@ fn int_spans(ints: &IntGroups, vector: &Vector, spans: &mut Vec<Span>) {
         Vector::Bool(keys) => spans.resize(keys.len(), Span::default()),
         Vector::Str(keys) => spans.resize(keys.len(), Span::default()),
     }
+}
+
+/// The table order and index of build rows `keyed` (`(key, build row)`, in build order) by
+/// their integer keys (see INTEGER BUILD): sorted by key, stably — a group's rows stay in
+/// build order — and cut into groups.
+fn int_groups(mut keyed: Vec<(i64, u32)>) -> (Vec<u32>, Index) {
+    keyed.sort_by_key(|&(key, _)| key);
+    let mut groups = Vec::new();
+    let mut start = 0;
+    for group in keyed.chunk_by(|a, b| a.0 == b.0) {
+        let len = u32::try_from(group.len()).expect("held rows are bounded");
+        groups.push((group[0].0, Span { start, len }));
+        start += len;
+    }
+    let order = keyed.into_iter().map(|(_, build_row)| build_row).collect();
+    (order, Index::Ints(IntGroups::of(groups)))
 }
 
 /// The key of `env`'s row under `exprs` (every one evaluated, see ERRORS) into `key`
