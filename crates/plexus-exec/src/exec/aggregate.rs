@@ -605,7 +605,10 @@ impl MorselAggregator {
     /// What the caller merges: everything recorded, and the error that ended the morsel early.
     pub(super) fn finish(self, error: Option<QueryError>) -> MorselAggregate {
         MorselAggregate {
-            typed: self.typed,
+            typed: self.typed.map(|mut table| {
+                table.bound_sums();
+                table
+            }),
             groups: Groups {
                 // The caller looks groups up in its own table.
                 index: HashMap::default(),

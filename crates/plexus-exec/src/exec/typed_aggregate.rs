@@ -47,6 +47,19 @@
 //! bit. When the caller's table or the morsel has turned to `Groups`, the other is converted
 //! ([`TypedTable::into_groups`], [`TypedTable::into_morsel_values`]) and `Groups::merge` runs.
 //!
+//! SUMS BY BOUNDS
+//! ==============
+//! Replaying every value of a `sum` serially in the caller was the slowest part of a
+//! parallel aggregate (~50 ms of a 10 M-row `sum(p.x)`, the workers done long before). For
+//! an integer sum the order of the additions matters only to whether one overflows, and a
+//! morsel's values overflow a running sum `s` exactly when `s` plus one of their running
+//! sums leaves 64 bits — when `s + highest` or `s + lowest` does. So a worker, its morsel
+//! done, sums each group's integer values in 128 bits ([`TypedTable::bound_sums`], in
+//! parallel), and the caller adds the total, raising the overflow error where the bounds
+//! say a value would have. Exactly the replay's result: the same sums and counts, the same
+//! error (overflows all raise one). A float sum (rounding per addition), and any morsel that
+//! met the group limit (its values count only up to that row), are replayed as before.
+//!
 //! BOUNDS
 //! ======
 //! `DENSE_KEYS` slots (16 KiB) per table; states grow with the groups, bounded as `Groups` is
@@ -274,8 +287,22 @@ pub(super) struct TypedTable {
     /// A worker's table: `sum`/`avg` values recorded, not added (see PARALLEL).
     replay: bool,
     replays: ReplayLog,
+    /// A finished morsel's integer sums, per call (`None`: not an integer `sum`/`avg`), per
+    /// group (see SUMS BY BOUNDS).
+    bounds: Vec<Option<Vec<SumBounds>>>,
     /// Rows fed so far.
     rows: u64,
+}
+
+/// A morsel's integer values of one `sum`/`avg` in one group, as the merge needs them (see
+/// SUMS BY BOUNDS): how many, their total, and the highest and lowest of their running sums
+/// (the empty one, 0, included) — exact, in 128 bits.
+#[derive(Debug, Clone, Copy, Default)]
+struct SumBounds {
+    values: i64,
+    total: i128,
+    highest: i128,
+    lowest: i128,
 }
 
 impl TypedTable {
@@ -307,8 +334,30 @@ impl TypedTable {
             calls,
             replay,
             replays: ReplayLog::default(),
+            bounds: Vec::new(),
             rows: 0,
         })
+    }
+
+    /// A worker's table, its morsel done: the bounds of its integer sums (see SUMS BY
+    /// BOUNDS), one pass over its values in the worker instead of the caller's replay.
+    pub(super) fn bound_sums(&mut self) {
+        debug_assert!(self.replay);
+        let groups = self.keys.len();
+        self.bounds = (self.calls.iter())
+            .map(|c| {
+                (c.op == Op::Sum && c.kind == Kind::Int).then(|| vec![SumBounds::default(); groups])
+            })
+            .collect();
+        for replay in self.replays.iter() {
+            if let Some(bounds) = &mut self.bounds[replay.call as usize] {
+                let b = &mut bounds[replay.group as usize];
+                b.values += 1;
+                b.total += i128::from(replay.bits as i64);
+                b.highest = b.highest.max(b.total);
+                b.lowest = b.lowest.min(b.total);
+            }
+        }
     }
 
     /// Feeds the `len` rows of a batch whose key and argument vectors are `keys` and `args`
@@ -585,10 +634,33 @@ impl TypedTable {
                 mine.kind = theirs.kind;
             }
         }
-        // (2) The values in row order, up to the row that met the limit.
-        for replay in part.replays.iter() {
+        // (2) The values in row order, up to the row that met the limit — an integer sum's
+        // by its bounds when no limit was met (SUMS BY BOUNDS).
+        let bounded: Vec<bool> = (0..self.calls.len())
+            .map(|c| limit.is_none() && part.bounds.get(c).is_some_and(Option::is_some))
+            .collect();
+        for (c, bounds) in part.bounds.iter().enumerate().filter(|&(c, _)| bounded[c]) {
+            let state = &mut self.calls[c];
+            debug_assert_eq!(state.kind, Kind::Int);
+            let bounds = bounds.as_ref().expect("bounded");
+            for (b, &group) in bounds.iter().zip(&merged_into) {
+                let sum = i128::from(state.ints[group]);
+                let range = i128::from(i64::MIN)..=i128::from(i64::MAX);
+                if !range.contains(&(sum + b.highest)) || !range.contains(&(sum + b.lowest)) {
+                    // Some running sum leaves 64 bits: the error every overflow raises.
+                    return Err(overflow(i64::MAX, 1));
+                }
+                state.ints[group] = i64::try_from(sum + b.total).expect("within the bounds");
+                state.count[group] += b.values;
+            }
+        }
+        let replayed = bounded.iter().any(|&b| !b);
+        for replay in part.replays.iter().filter(|_| replayed) {
             if limit.as_ref().is_some_and(|(row, _)| replay.row >= *row) {
                 break;
+            }
+            if bounded[replay.call as usize] {
+                continue;
             }
             let group = merged_into[replay.group as usize];
             let state = &mut self.calls[replay.call as usize];
