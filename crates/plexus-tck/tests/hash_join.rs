@@ -345,8 +345,11 @@ fn an_integer_build_keeps_each_groups_rows_in_build_order() {
         );
         conn.execute(&query, &params).expect(&query);
     }
-    conn.execute("UNWIND range(0, 29) AS i CREATE (:A {i: i, k: i % 12})", &params)
-        .expect("create");
+    conn.execute(
+        "UNWIND range(0, 29) AS i CREATE (:A {i: i, k: i % 12})",
+        &params,
+    )
+    .expect("create");
     let templates = [
         "MATCH (a:A), (b:B) WHERE {where} RETURN a.i, b.i",
         "MATCH (a:A), (b:C) WHERE {where} RETURN a.i, b.i",
@@ -357,7 +360,10 @@ fn an_integer_build_keeps_each_groups_rows_in_build_order() {
         let explained = plan(&mut conn, &joined);
         assert!(explained.contains("HashJoin"), "{joined}\n{explained}");
         let rows = rows_in_order(&mut conn, &joined);
-        assert!(rows.as_ref().is_ok_and(|r| r.len() > 1000), "{joined}: {rows:?}");
+        assert!(
+            rows.as_ref().is_ok_and(|r| r.len() > 1000),
+            "{joined}: {rows:?}"
+        );
         assert_eq!(rows, rows_in_order(&mut conn, &nested), "{joined}");
     }
 }

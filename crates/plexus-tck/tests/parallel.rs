@@ -630,7 +630,10 @@ fn small_batches_held_by_a_worker_keep_the_serial_rows() {
     ];
     for query in queries {
         let expected = ids(&mut serial, query);
-        assert!(expected.windows(2).all(|w| w[0] < w[1]), "{query}: scan order");
+        assert!(
+            expected.windows(2).all(|w| w[0] < w[1]),
+            "{query}: scan order"
+        );
         assert_eq!(ids(&mut par, query), expected, "{query}");
     }
 }

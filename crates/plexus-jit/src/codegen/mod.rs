@@ -321,7 +321,9 @@ fn bits(bytes: &[u8]) -> BooleanBuffer {
     }
     let rest = words.remainder();
     if !rest.is_empty() {
-        packed.push((rest.iter().enumerate()).fold(0, |byte, (i, &b)| byte | (u8::from(b != 0) << i)));
+        packed.push(
+            (rest.iter().enumerate()).fold(0, |byte, (i, &b)| byte | (u8::from(b != 0) << i)),
+        );
     }
     BooleanBuffer::new(Buffer::from_vec(packed), 0, bytes.len())
 }

@@ -1254,7 +1254,9 @@ mod tests {
         };
         assert!(Arc::ptr_eq(all, data) && *range == (5..9));
         let across: Vec<u32> = (CHUNK_ROWS as u32 - 2..CHUNK_ROWS as u32 + 2).collect();
-        assert!(matches!(&read(&across, 3)[0], Some(p) if matches!(p.values, TypedValues::Int64(_))));
+        assert!(
+            matches!(&read(&across, 3)[0], Some(p) if matches!(p.values, TypedValues::Int64(_)))
+        );
 
         t.install_prop(5, 6, 0, INT, Some(Value::Int(-1))).unwrap();
         t.install_prop(5, 6, 0, FLOAT, None).unwrap();
