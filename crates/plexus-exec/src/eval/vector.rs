@@ -539,16 +539,9 @@ mod tests {
 
     /// A value: a leaf, or arithmetic over leaves.
     fn value(k: usize) -> impl Strategy<Value = BExpr> {
-        let ariths = prop::sample::select(vec![
-            ArithOp::Add,
-            ArithOp::Subtract,
-            ArithOp::Multiply,
-            ArithOp::Divide,
-            ArithOp::Modulo,
-        ]);
         prop_oneof![
             3 => leaf(k),
-            1 => (ariths, leaf(k), leaf(k))
+            1 => (ariths(), leaf(k), leaf(k))
                 .prop_map(|(op, a, b)| BExpr::Arith(op, Box::new(a), Box::new(b))),
         ]
     }
@@ -601,17 +594,32 @@ mod tests {
         })
     }
 
-    /// Two number columns (integers, floats or both), the parameter, and arithmetic over
-    /// them and literals.
-    fn arithmetic_case() -> impl Strategy<Value = (Vec<Value>, Vec<Value>, Value, BExpr)> {
-        let ariths = prop::sample::select(vec![
+    /// A batch of the two columns' rows, and the parameter `p`.
+    fn batch_and_params(a: Vec<Value>, b: Vec<Value>, p: Value) -> (Batch, Params) {
+        let mut batch = Batch::new(2);
+        for (x, y) in a.into_iter().zip(b) {
+            batch.push_row(vec![x, y]);
+        }
+        let mut params = Params::new();
+        params.insert("p".into(), p);
+        (batch, params)
+    }
+
+    /// The arithmetic operators the vectors compute.
+    fn ariths() -> impl Strategy<Value = ArithOp> + Clone {
+        prop::sample::select(vec![
             ArithOp::Add,
             ArithOp::Subtract,
             ArithOp::Multiply,
             ArithOp::Divide,
             ArithOp::Modulo,
-        ]);
-        (1usize..24, 0usize..2, 0usize..2).prop_flat_map(move |(len, k0, k1)| {
+        ])
+    }
+
+    /// Two number columns (integers, floats or both), the parameter, and arithmetic over
+    /// them and literals.
+    fn arithmetic_case() -> impl Strategy<Value = (Vec<Value>, Vec<Value>, Value, BExpr)> {
+        (1usize..24, 0usize..2, 0usize..2).prop_flat_map(|(len, k0, k1)| {
             let number = || prop_oneof![int(), float()];
             let leaf = prop_oneof![
                 4 => (0usize..2).prop_map(BExpr::Slot),
@@ -622,7 +630,7 @@ mod tests {
                 column(len, k0),
                 column(len, k1),
                 number(),
-                (ariths.clone(), leaf.clone(), leaf)
+                (ariths(), leaf.clone(), leaf)
                     .prop_map(|(op, a, b)| BExpr::Arith(op, Box::new(a), Box::new(b))),
             )
         })
@@ -636,12 +644,7 @@ mod tests {
         /// evaluator fails on some row (overflow, a zero divisor) they decline.
         #[test]
         fn arithmetic_columns_agree_with_the_row_evaluator((a, b, p, expr) in arithmetic_case()) {
-            let mut batch = Batch::new(2);
-            for (x, y) in a.into_iter().zip(b) {
-                batch.push_row(vec![x, y]);
-            }
-            let mut params = Params::new();
-            params.insert("p".into(), p);
+            let (batch, params) = batch_and_params(a, b, p);
             with_test_ctx(&params, |ctx| -> Result<(), TestCaseError> {
                 let Some(vector) = super::column(&expr, &batch, &Prefetched::default(), &mut *ctx) else {
                     return Ok(());
@@ -660,12 +663,7 @@ mod tests {
 
         #[test]
         fn vectors_agree_with_the_row_evaluator((a, b, p, expr) in case()) {
-            let mut batch = Batch::new(2);
-            for (x, y) in a.into_iter().zip(b) {
-                batch.push_row(vec![x, y]);
-            }
-            let mut params = Params::new();
-            params.insert("p".into(), p);
+            let (batch, params) = batch_and_params(a, b, p);
             with_test_ctx(&params, |ctx| -> Result<(), TestCaseError> {
                 let Some(mask) = predicate(&expr, &batch, &Prefetched::default(), &mut *ctx) else {
                     return Ok(());
