@@ -316,7 +316,7 @@ fn typed_build_columns_return_the_nested_plans_values() {
         "MATCH (a:A) OPTIONAL MATCH (b:B) WHERE {where} RETURN a.i, b, b.n, b.f, b.s, b.t, b.m",
     ];
     for template in templates {
-        joined_as_nested(&mut conn, template);
+        let _ = joined_as_nested(&mut conn, template);
     }
 }
 
