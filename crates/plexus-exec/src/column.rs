@@ -44,8 +44,9 @@ fn shared<T: ArrowNativeType>(data: Arc<Vec<T>>, range: Range<usize>) -> ScalarB
 impl Vector {
     /// A storage column read in bulk (`Transaction::vertex_typed_properties_many`) as a vector,
     /// without copying its values: Arrow's buffers take the vectors over (a string column's
-    /// bytes too; its end offsets become Arrow's 32-bit offsets), or share a chunk's column. `None` for strings whose
-    /// bytes do not fit 32-bit offsets (over 2 GiB in one batch) or are not UTF-8.
+    /// bytes too; its end offsets become Arrow's 32-bit offsets), or share a chunk's column.
+    /// `None` for strings whose bytes do not fit 32-bit offsets (over 2 GiB in one batch) or
+    /// are not UTF-8.
     pub(crate) fn from_typed(props: TypedProps) -> Option<Vector> {
         // (A fold, not `all`: without the early exit the test vectorises.)
         let all_valid = props.valid.iter().fold(true, |all, &v| all & v);

@@ -189,9 +189,9 @@ struct VersionChain {
 /// Typed storage for one declared property, or row-wise storage for a column family.
 enum ColumnData {
     Bool(Vec<bool>),
-    /// Shared with the typed reads that hand a run of it out whole (`TypedValues::SharedInt64`, see SHARED in `typed`):
-    /// a write to a shared column copies it first (`Arc::make_mut`), so a reader's run never
-    /// changes under it.
+    /// Shared with the typed reads that hand a run of it out whole (`TypedValues::SharedInt64`,
+    /// SHARED in `typed`): a write to a shared column copies it first (`Arc::make_mut`), so a
+    /// reader's run never changes under it.
     Int64(Arc<Vec<i64>>),
     Float64(Arc<Vec<f64>>),
     Values(Vec<Value>),

@@ -63,7 +63,7 @@
 //! an in-place write (`Column::set`) copies a column a reader still holds before changing
 //! it (`Arc::make_mut`), so a shared run never changes under its reader, and a chunk
 //! evicted meanwhile leaves the run to its reader. Copying the two filter columns of a 10 M
-//! row scan was 30 % of its workers' time. A read of several runs, or of rows gathered one
+//! row scan was 18 % of its workers' time. A read of several runs, or of rows gathered one
 //! by one, copies as before; a read that goes on to change its values owns them first
 //! (`TypedValues::own`).
 //!
