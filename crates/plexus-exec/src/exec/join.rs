@@ -494,13 +494,9 @@ impl BuildSide {
                 {
                     // A null key can equal nothing: left out, as by `key_of`.
                     for row in (0..batch.len()).filter(|&row| keys.is_valid(row)) {
-                        check_materialized(held_rows + 1)?;
-                        for (column, slot) in columns.iter_mut().zip(&self.slots) {
-                            column.push(batch.get(*slot, row).clone());
-                        }
-                        let build_row = u32::try_from(held_rows).expect("held rows are bounded");
+                        let build_row =
+                            hold((&mut columns, &mut held_rows), &self.slots, &batch, row)?;
                         keyed.push((keys.value(row), build_row));
-                        held_rows += 1;
                     }
                     continue;
                 }
@@ -516,13 +512,8 @@ impl BuildSide {
                 if !key_of(&self.keys, &mut env, ctx, &mut key)? {
                     continue;
                 }
-                check_materialized(held_rows + 1)?;
-                for (column, slot) in columns.iter_mut().zip(&self.slots) {
-                    column.push(batch.get(*slot, row).clone());
-                }
-                let build_row = u32::try_from(held_rows).expect("held rows are bounded");
+                let build_row = hold((&mut columns, &mut held_rows), &self.slots, &batch, row)?;
                 rows_of.entry(GroupKey(key)).or_default().push(build_row);
-                held_rows += 1;
             }
         }
         // Each group's rows side by side, in build order.
@@ -852,6 +843,23 @@ fn int_spans(ints: &IntGroups, vector: &Vector, spans: &mut Vec<Span>) {
         Vector::Bool(keys) => spans.resize(keys.len(), Span::default()),
         Vector::Str(keys) => spans.resize(keys.len(), Span::default()),
     }
+}
+
+/// Holds build row `row` of `batch` — its `slots` values appended to `columns`, one more of
+/// `held_rows` (within `MAX_MATERIALIZED_ROWS`, checked) — and returns its index among them.
+fn hold(
+    (columns, held_rows): (&mut [Vec<Value>], &mut usize),
+    slots: &[usize],
+    batch: &Batch,
+    row: usize,
+) -> Result<u32> {
+    check_materialized(*held_rows + 1)?;
+    for (column, slot) in columns.iter_mut().zip(slots) {
+        column.push(batch.get(*slot, row).clone());
+    }
+    let build_row = u32::try_from(*held_rows).expect("held rows are bounded");
+    *held_rows += 1;
+    Ok(build_row)
 }
 
 /// The table order and index of build rows `keyed` (`(key, build row)`, in build order) by
