@@ -104,8 +104,8 @@ impl Vector {
     }
 
     /// Rows `rows` (each within the vector), in that order.
-    pub(crate) fn take(&self, rows: &[usize]) -> Vector {
-        let indices = UInt32Array::from_iter_values(rows.iter().map(|&row| row as u32));
+    pub(crate) fn take(&self, rows: &[u32]) -> Vector {
+        let indices = UInt32Array::from_iter_values(rows.iter().copied());
         let taken = take(self.array(), &indices, None).expect("rows within the vector");
         match self {
             Vector::Int(_) => Vector::Int(taken.as_primitive::<Int64Type>().clone()),

@@ -115,10 +115,10 @@ impl Typed {
     }
 
     /// Rows `rows`, in that order.
-    fn take(&self, rows: &[usize]) -> Typed {
+    fn take(&self, rows: &[u32]) -> Typed {
         match self {
             Typed::Vector(vector) => Typed::Vector(vector.take(rows)),
-            Typed::Nodes(ids) => Typed::Nodes(rows.iter().map(|&row| ids[row]).collect()),
+            Typed::Nodes(ids) => Typed::Nodes(rows.iter().map(|&row| ids[row as usize]).collect()),
         }
     }
 }
@@ -320,18 +320,21 @@ impl Batch {
 
     /// Copies rows `rows` of `other` (of the same width) to the end. Into an empty batch
     /// the copy goes column by column, a typed column staying a vector (see TYPED COLUMNS).
-    pub fn push_rows(&mut self, other: &Batch, rows: &[usize]) {
+    pub fn push_rows(&mut self, other: &Batch, rows: &[u32]) {
         debug_assert_eq!(self.width(), other.width());
         if self.len > 0 {
-            rows.iter().for_each(|&row| self.push_from(other, row));
+            rows.iter()
+                .for_each(|&row| self.push_from(other, row as usize));
             return;
         }
         let columns = (other.columns.iter())
             .map(|column| match column {
                 Column::Values(values) if values.is_empty() => Column::Values(Vec::new()),
-                Column::Values(values) => {
-                    Column::Values(rows.iter().map(|&row| values[row].clone()).collect())
-                }
+                Column::Values(values) => Column::Values(
+                    rows.iter()
+                        .map(|&row| values[row as usize].clone())
+                        .collect(),
+                ),
                 Column::Typed(column) => {
                     Column::Typed(Box::new((column.0.take(rows), OnceLock::new())))
                 }
@@ -913,7 +916,7 @@ mod batch_tests {
     #[test]
     fn selected_rows_copy_column_by_column_into_an_empty_batch() {
         let source = typed(BATCH_ROWS + 3);
-        let rows = [1, 2, 3, 600, BATCH_ROWS + 2];
+        let rows = [1, 2, 3, 600, BATCH_ROWS as u32 + 2];
         let mut picked = Batch::new(3);
         picked.push_rows(&source, &rows);
         assert_eq!(picked.len(), rows.len());
@@ -923,6 +926,7 @@ mod batch_tests {
         let mut appended = Batch::single(vec![int(9), int(9), int(9)]);
         appended.push_rows(&source, &rows);
         for (i, &row) in rows.iter().enumerate() {
+            let row = row as usize;
             assert_eq!(ints(&picked.row(i)), ints(&source.row(row)));
             assert_eq!(ints(&appended.row(i + 1)), ints(&source.row(row)));
         }

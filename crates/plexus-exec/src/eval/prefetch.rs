@@ -288,16 +288,16 @@ const MIN_DISTINCT_ROWS: usize = 64;
 /// decided after the first `MIN_DISTINCT_ROWS` rows when nearly all of those differ.
 fn distinct_nodes(
     nodes: &[plexus_types::VertexId],
-) -> Option<(Vec<plexus_types::VertexId>, Vec<usize>)> {
+) -> Option<(Vec<plexus_types::VertexId>, Vec<u32>)> {
     if nodes.len() < MIN_DISTINCT_ROWS {
         return None;
     }
-    let mut index: std::collections::HashMap<_, usize, ahash::RandomState> =
+    let mut index: std::collections::HashMap<_, u32, ahash::RandomState> =
         std::collections::HashMap::with_capacity_and_hasher(nodes.len() / 2, Default::default());
     let mut distinct = Vec::new();
     let mut rows = Vec::with_capacity(nodes.len());
     for (row, &node) in nodes.iter().enumerate() {
-        let next = distinct.len();
+        let next = u32::try_from(distinct.len()).expect("a batch's rows fit 32 bits");
         let at = *index.entry(node).or_insert_with(|| {
             distinct.push(node);
             next
@@ -443,7 +443,11 @@ mod tests {
         let nodes: Vec<_> = (0..100).map(|i| node([3, 1, 4, 1, 5][i % 5])).collect();
         let (distinct, rows) = distinct_nodes(&nodes).expect("repeats");
         assert_eq!(distinct, [3, 1, 4, 5].map(node));
-        assert!(rows.iter().zip(&nodes).all(|(&at, n)| distinct[at] == *n));
+        assert!(
+            rows.iter()
+                .zip(&nodes)
+                .all(|(&at, n)| distinct[at as usize] == *n)
+        );
         // Nearly all different in the first 64 rows, or more than half overall: no.
         let unique: Vec<_> = (0..200).map(node).collect();
         assert!(distinct_nodes(&unique).is_none());

@@ -165,7 +165,7 @@ impl Step {
         batch: &Batch,
         prefetched: &Prefetched,
         ctx: &mut ExecContext,
-    ) -> Result<Vec<usize>> {
+    ) -> Result<Vec<u32>> {
         if let Some(mask) = vector::predicate(predicate, batch, prefetched, ctx) {
             return Ok(true_rows(&mask));
         }
@@ -173,7 +173,7 @@ impl Step {
         for row in 0..batch.len() {
             let mut env = Env::with_prefetched(batch, row, prefetched);
             if passes_in(predicate, &mut env, ctx)? {
-                kept.push(row);
+                kept.push(row as u32);
             }
         }
         Ok(kept)
@@ -182,10 +182,10 @@ impl Step {
 
 /// The rows on which `mask` is true (not false, not null): the set bits of its values and
 /// validity, found a word at a time.
-fn true_rows(mask: &BooleanArray) -> Vec<usize> {
+fn true_rows(mask: &BooleanArray) -> Vec<u32> {
     match mask.nulls() {
-        Some(nulls) => (mask.values() & nulls.inner()).set_indices().collect(),
-        None => mask.values().set_indices().collect(),
+        Some(nulls) => (mask.values() & nulls.inner()).set_indices_u32().collect(),
+        None => mask.values().set_indices_u32().collect(),
     }
 }
 
@@ -231,7 +231,7 @@ impl Filter {
         for (k, (step, predicate)) in self.steps.iter_mut().zip(&self.predicates).enumerate() {
             let batch = kept_so_far.as_ref().unwrap_or(input);
             let kept = if k == 0 && bottom_holds {
-                (0..batch.len()).collect()
+                (0..batch.len() as u32).collect()
             } else {
                 let prefetched = match prefetched.take() {
                     Some(fetched) => fetched,

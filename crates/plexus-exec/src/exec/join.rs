@@ -68,6 +68,15 @@
 //! integer. When the build keys' range is compact (at most `DENSE_SLOTS_PER_KEY` slots per
 //! key, at most `MAX_DENSE_SLOTS` in all) the integers index a vector of groups directly —
 //! a subtraction and a bounds check per probe, no hashing; otherwise a hash map holds them.
+//! The table's rows being in key order (the integer build sorts them so; a general build
+//! whose keys all came out integers is sorted so too), the dense vector holds one `u32` per
+//! slot, where its group starts — it ends where the next slot's starts — half the bytes of
+//! a span per slot (0.8 MB, not 1.6, for the 10 M-row benchmark join's 200,000 slots: probes
+//! land at random in it). A typed key without nulls is looked up in one loop per index form
+//! (`IntGroups::extend`). perf puts that loop's time in its instructions rather than in
+//! cache misses: laying the table out by slot (the row being `k - min`, holes kept) and a
+//! rank bitmap per 64 slots (the row being the keys below, by popcount) were both tried and
+//! measured no faster on that join (docs/benchmarks.md, session 8).
 //!
 //! THE KEY FILTER
 //! ==============
@@ -174,65 +183,98 @@ enum Index {
 /// Slots of a dense integer index per build key, at most (see INTEGER KEYS).
 const DENSE_SLOTS_PER_KEY: usize = 4;
 
-/// Slots of a dense integer index (8 bytes each), at most: 128 MiB.
+/// Slots of a dense integer index (4 bytes each), at most: 64 MiB.
 const MAX_DENSE_SLOTS: usize = 1 << 24;
 
 /// Groups by a single integer key (see INTEGER KEYS).
 enum IntGroups {
-    /// Group of key `k` at `spans[k - min]` (empty: none).
+    /// The group of key `k` is rows `starts[k - min]..starts[k - min + 1]` (empty: none) —
+    /// one offset per slot, the table's rows being in key order (INTEGER KEYS, DENSE).
     Dense {
         min: i64,
-        spans: Vec<Span>,
+        starts: Vec<u32>,
     },
     Hashed(HashMap<i64, Span, ahash::RandomState>),
 }
 
 impl IntGroups {
-    /// The index of `groups` (distinct keys): dense when their range is compact.
+    /// The index of `groups`: distinct keys in ascending order, their spans side by side
+    /// from row 0 in that order (as [`int_groups`] cuts them); dense when their range is
+    /// compact.
     fn of(groups: Vec<(i64, Span)>) -> IntGroups {
-        let min = groups.iter().map(|(key, _)| *key).min().unwrap_or(0);
-        let max = groups.iter().map(|(key, _)| *key).max().unwrap_or(0);
+        debug_assert!(
+            groups.windows(2).all(|w| w[0].0 < w[1].0),
+            "keys ascending, distinct"
+        );
+        debug_assert!(
+            (groups.iter().scan(0, |end, (_, span)| {
+                let joined = span.start == *end && span.len > 0;
+                *end = span.start + span.len;
+                Some(joined)
+            }))
+            .all(|joined| joined),
+            "spans side by side from row 0, none empty"
+        );
+        let (Some(&(min, _)), Some(&(max, last))) = (groups.first(), groups.last()) else {
+            return IntGroups::Hashed(HashMap::default());
+        };
         let slots = i128::from(max) - i128::from(min) + 1;
         let most = groups.len().saturating_mul(DENSE_SLOTS_PER_KEY);
         if slots > most.min(MAX_DENSE_SLOTS) as i128 {
             return IntGroups::Hashed(groups.into_iter().collect());
         }
-        let mut spans = vec![Span::default(); slots as usize];
+        // A slot without a group starts (and ends) where the next group starts.
+        let mut starts = Vec::with_capacity(slots as usize + 1);
         for (key, span) in groups {
-            debug_assert!(span.len > 0, "a group has rows");
-            spans[key.abs_diff(min) as usize] = span;
+            starts.resize(key.abs_diff(min) as usize + 1, span.start);
         }
-        IntGroups::Dense { min, spans }
+        starts.push(last.start + last.len);
+        debug_assert_eq!(starts.len() as i128, slots + 1);
+        IntGroups::Dense { min, starts }
     }
 
     /// The group of `key` (empty if none).
     fn get(&self, key: i64) -> Span {
         match self {
-            IntGroups::Dense { min, spans } => (key.checked_sub(*min))
-                .and_then(|at| usize::try_from(at).ok())
-                .and_then(|at| spans.get(at).copied())
-                .unwrap_or_default(),
+            IntGroups::Dense { min, starts } => dense_span(*min, starts, key),
             IntGroups::Hashed(groups) => groups.get(&key).copied().unwrap_or_default(),
+        }
+    }
+
+    /// The group of each of `keys` appended to `spans`: `get`, with the form matched once.
+    fn extend(&self, keys: impl Iterator<Item = i64>, spans: &mut Vec<Span>) {
+        match self {
+            IntGroups::Dense { min, starts } => {
+                // `min` by value: read once, not again after each span written.
+                let (min, starts) = (*min, &starts[..]);
+                spans.extend(keys.map(|key| dense_span(min, starts, key)))
+            }
+            IntGroups::Hashed(groups) => {
+                spans.extend(keys.map(|key| groups.get(&key).copied().unwrap_or_default()))
+            }
         }
     }
 }
 
-impl Index {
-    /// The index of `groups` (distinct keys), in the form their keys allow: one map built.
-    fn of(groups: Vec<(GroupKey, Span)>) -> Index {
-        let int = |key: &GroupKey| match key.0[..] {
-            [Value::Int(i)] => Some(i),
-            _ => None,
-        };
-        if groups.is_empty() || !groups.iter().all(|(key, _)| int(key).is_some()) {
-            return Index::General(groups.into_iter().collect());
-        }
-        let ints = (groups.into_iter())
-            .map(|(key, span)| (int(&key).expect("checked above"), span))
-            .collect();
-        Index::Ints(IntGroups::of(ints))
+/// The group of `key` in a dense index (`IntGroups::Dense`).
+#[inline(always)]
+fn dense_span(min: i64, starts: &[u32], key: i64) -> Span {
+    // `key - min` wrapped to 64 bits is below `slots` exactly when `key` is in
+    // `min..min + slots`: a key below `min` wraps to at least `2^63 - min`, which is at
+    // least `slots` as the last slot's key, `min + slots - 1`, is an `i64`.
+    let slots = (starts.len() - 1) as u64;
+    let at = key.wrapping_sub(min) as u64;
+    if at >= slots {
+        return Span::default();
     }
+    let (start, end) = (starts[at as usize], starts[at as usize + 1]);
+    Span {
+        start,
+        len: end - start,
+    }
+}
 
+impl Index {
     /// The group of `key` (one that [`can_be_equal`]); empty if none.
     fn get(&self, key: &GroupKey) -> Span {
         match self {
@@ -343,10 +385,7 @@ impl TableColumn {
                     rows.iter().map(|&b| values[b as usize].clone()).collect(),
                 );
             }
-            TableColumn::Vector(vector) => {
-                let rows: Vec<usize> = rows.iter().map(|&b| b as usize).collect();
-                out.set_vector(slot, vector.take(&rows));
-            }
+            TableColumn::Vector(vector) => out.set_vector(slot, vector.take(rows)),
             TableColumn::Nodes(ids) => {
                 out.set_nodes(slot, rows.iter().map(|&b| ids[b as usize]).collect());
             }
@@ -519,16 +558,26 @@ impl BuildSide {
         // Each group's rows side by side, in build order.
         let (order, index) = match int_keys {
             Some(keyed) if !keyed.is_empty() => int_groups(keyed),
+            // (INTEGER KEYS) Every key one integer: the groups' rows in key order, as above.
+            _ if !rows_of.is_empty() && rows_of.keys().all(|key| int_key(key).is_some()) => {
+                let keyed = (rows_of.into_iter())
+                    .flat_map(|(key, rows)| {
+                        let key = int_key(&key).expect("checked above");
+                        rows.into_iter().map(move |build_row| (key, build_row))
+                    })
+                    .collect();
+                int_groups(keyed)
+            }
             _ => {
                 let mut order = Vec::with_capacity(held_rows);
-                let mut groups = Vec::with_capacity(rows_of.len());
+                let mut groups = HashMap::with_capacity_and_hasher(rows_of.len(), <_>::default());
                 for (key, rows) in rows_of {
                     let start = u32::try_from(order.len()).expect("held rows are bounded");
                     let len = u32::try_from(rows.len()).expect("held rows are bounded");
-                    groups.push((key, Span { start, len }));
+                    groups.insert(key, Span { start, len });
                     order.extend(rows);
                 }
-                (order, Index::of(groups))
+                (order, Index::General(groups))
             }
         };
         let columns = (columns.into_iter())
@@ -784,9 +833,8 @@ impl HashJoin {
             // An inner join pairs every output row with a build row: the input's columns are
             // copied column by column, typed ones staying typed (a scan's node ids, typed
             // property reads), and the build side's columns set beside them.
-            let rows: Vec<usize> = self.input_rows.iter().map(|&r| r as usize).collect();
             let mut joined = Batch::new(input.width());
-            joined.push_rows(input, &rows);
+            joined.push_rows(input, &self.input_rows);
             debug_assert!(
                 !self.build_rows.contains(&NO_ROW),
                 "only a left outer join has unpaired rows"
@@ -831,6 +879,9 @@ impl HashJoin {
 fn int_spans(ints: &IntGroups, vector: &Vector, spans: &mut Vec<Span>) {
     let find = |i: Option<i64>| i.map_or_else(Span::default, |i| ints.get(i));
     match vector {
+        Vector::Int(keys) if keys.null_count() == 0 => {
+            ints.extend(keys.values().iter().copied(), spans)
+        }
         Vector::Int(keys) => spans
             .extend((0..keys.len()).map(|row| find(keys.is_valid(row).then(|| keys.value(row))))),
         Vector::Float(keys) => spans.extend((0..keys.len()).map(|row| {
@@ -878,6 +929,14 @@ fn int_groups(mut keyed: Vec<(i64, u32)>) -> (Vec<u32>, Index) {
     (order, Index::Ints(IntGroups::of(groups)))
 }
 
+/// The integer of a key that is one integer.
+fn int_key(key: &GroupKey) -> Option<i64> {
+    match key.0[..] {
+        [Value::Int(i)] => Some(i),
+        _ => None,
+    }
+}
+
 /// The key of `env`'s row under `exprs` (every one evaluated, see ERRORS) into `key`
 /// (cleared first); `false` when a value of it can equal nothing.
 fn key_of(
@@ -917,7 +976,7 @@ impl Stage for HashJoin {
             if out.is_empty() {
                 *out = kept;
             } else {
-                let rows: Vec<usize> = (0..kept.len()).collect();
+                let rows: Vec<u32> = (0..kept.len() as u32).collect();
                 out.push_rows(&kept, &rows);
             }
             if done {
@@ -995,34 +1054,42 @@ impl Stage for HashJoin {
 mod tests {
     use super::*;
 
-    fn span(start: u32) -> Span {
-        Span { start, len: 1 }
-    }
-
     /// Every key finds its own group and every other integer none, in both forms.
     #[test]
     fn integer_groups_find_the_same_spans_dense_or_hashed() {
         let cases: [&[i64]; 5] = [
-            &[3, 4, 7, -2],
+            &[-2, 3, 4, 7],
             &[0, 1_000_000],
-            &[i64::MIN, i64::MAX, 0],
+            &[i64::MIN, 0, i64::MAX],
             &[i64::MAX - 1, i64::MAX],
             &[i64::MIN, i64::MIN + 3],
         ];
         for keys in cases {
-            let groups: Vec<(i64, Span)> = (keys.iter())
-                .enumerate()
-                .map(|(i, &k)| (k, span(i as u32)))
+            // Groups of 1, 2, 3, ... rows, side by side in key order.
+            let mut start = 0;
+            let groups: Vec<(i64, Span)> = (keys.iter().enumerate())
+                .map(|(i, &k)| {
+                    let span = Span {
+                        start,
+                        len: i as u32 + 1,
+                    };
+                    start += span.len;
+                    (k, span)
+                })
                 .collect();
-            let index = IntGroups::of(groups);
+            let index = IntGroups::of(groups.clone());
             let dense = matches!(index, IntGroups::Dense { .. });
             assert_eq!(
                 dense,
-                keys != [0, 1_000_000] && keys != [i64::MIN, i64::MAX, 0]
+                keys != [0, 1_000_000] && keys != [i64::MIN, 0, i64::MAX]
             );
-            for (i, &k) in keys.iter().enumerate() {
+            for (k, span) in groups {
                 let found = index.get(k);
-                assert_eq!((found.start, found.len), (i as u32, 1), "{keys:?} {k}");
+                assert_eq!(
+                    (found.start, found.len),
+                    (span.start, span.len),
+                    "{keys:?} {k}"
+                );
             }
             let probes = [
                 i64::MIN,
@@ -1030,6 +1097,7 @@ mod tests {
                 -1,
                 5,
                 6,
+                8,
                 999_999,
                 i64::MAX - 2,
                 i64::MAX,

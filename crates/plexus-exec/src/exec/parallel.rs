@@ -1105,7 +1105,7 @@ fn stream_morsel(
         let (message, last) = match guarded(morsel, || stages.next(ctx)) {
             Ok(Some(batch)) if batch.len() < HELD_BELOW_ROWS => {
                 let pending = held.get_or_insert_with(|| Batch::new(batch.width()));
-                pending.push_rows(&batch, &(0..batch.len()).collect::<Vec<_>>());
+                pending.push_rows(&batch, &(0..batch.len() as u32).collect::<Vec<_>>());
                 if pending.len() < HELD_BELOW_ROWS {
                     continue;
                 }

@@ -349,13 +349,16 @@ impl TypedTable {
                 (c.op == Op::Sum && c.kind == Kind::Int).then(|| vec![SumBounds::default(); groups])
             })
             .collect();
-        for replay in self.replays.iter() {
-            if let Some(bounds) = &mut self.bounds[replay.call as usize] {
-                let b = &mut bounds[replay.group as usize];
-                b.values += 1;
-                b.total += i128::from(replay.bits as i64);
-                b.highest = b.highest.max(b.total);
-                b.lowest = b.lowest.min(b.total);
+        // Block by block: a loop over a slice, not a flattened iterator's steps per record.
+        for block in &self.replays.blocks {
+            for replay in block {
+                if let Some(bounds) = &mut self.bounds[replay.call as usize] {
+                    let b = &mut bounds[replay.group as usize];
+                    b.values += 1;
+                    b.total += i128::from(replay.bits as i64);
+                    b.highest = b.highest.max(b.total);
+                    b.lowest = b.lowest.min(b.total);
+                }
             }
         }
     }
