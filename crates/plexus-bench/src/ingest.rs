@@ -837,12 +837,8 @@ fn peak_rss_bytes() -> Result<f64, String> {
 
 /// The largest peak resident memory of this process's waited-for children, in bytes.
 fn children_peak_rss_bytes() -> f64 {
-    // SAFETY: getrusage writes one `rusage` into the zeroed struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) } != 0 {
-        return f64::NAN;
-    }
-    usage.ru_maxrss as f64 * 1024.0 // KiB on Linux
+    crate::report::rusage(libc::RUSAGE_CHILDREN)
+        .map_or(f64::NAN, |usage| usage.ru_maxrss as f64 * 1024.0) // KiB on Linux
 }
 
 /// Bytes of the files under `dir` (recursively).

@@ -1,4 +1,19 @@
-//! The JSON-lines output format shared by all benchmarks.
+//! The JSON-lines output format shared by all benchmarks, and the process usage figures
+//! several report.
+
+/// `getrusage(who)`: this process's (`RUSAGE_SELF`) or its waited-for children's
+/// (`RUSAGE_CHILDREN`) resource usage; `None` if the call fails.
+pub fn rusage(who: libc::c_int) -> Option<libc::rusage> {
+    // SAFETY: getrusage writes one `rusage` into the zeroed struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    (unsafe { libc::getrusage(who, &mut usage) } == 0).then_some(usage)
+}
+
+/// CPU time this process has used so far, user and system, all threads, in milliseconds.
+pub fn process_cpu_ms() -> f64 {
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
+    rusage(libc::RUSAGE_SELF).map_or(f64::NAN, |u| ms(u.ru_utime) + ms(u.ru_stime))
+}
 
 /// One measured figure; `baseline` is measured in the same run.
 pub struct Figure<'a> {

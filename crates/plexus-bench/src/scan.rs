@@ -51,7 +51,11 @@
 //! "before → after" is measured under the same machine load. Each child loads the files, then
 //! per query runs it `--scan-warmup` times unmeasured and `--scan-repeats` times measured
 //! (auto-commit `Connection::execute`, every row materialised; DuckDB `execute(…).fetchall()`),
-//! and prints one JSON line with the median and the rows of the last run.
+//! and prints one JSON line with the median and the rows of the last run — and the CPU time
+//! per measured run (`cpu_ms`: user and system, all threads, from `getrusage`; `before_cpu_ms`
+//! for the older build). On a shared 2-core machine the wall-time median of one process moves
+//! by a third from one process to the next; comparing two builds, alternate processes and
+//! read both figures.
 //!
 //! `--scan-set NAME=VALUE` passes a database setting to the Plexus children (both builds):
 //! the defaults keep 1 GiB of row chunks in memory (`row_cache_bytes`) and spill the rest to
@@ -78,7 +82,7 @@
 //! system gives a figure with an `error`.
 
 use crate::json::{self, Json};
-use crate::report::Figure;
+use crate::report::{Figure, process_cpu_ms};
 use arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
 use arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use arrow::record_batch::RecordBatch;
@@ -220,6 +224,8 @@ pub struct ChildOptions {
 /// One system's answer to one query.
 struct Answer {
     median_ms: f64,
+    /// CPU time per measured run, all threads (absent from builds before it was printed).
+    cpu_ms: Option<f64>,
     rows: Vec<Vec<Cell>>,
     plan: Option<String>,
 }
@@ -315,6 +321,9 @@ pub fn run(options: &Options) -> Result<(), String> {
             Some(Ok(answer)) => {
                 let mut figure = Figure::new(&name, answer.median_ms, "ms")
                     .with("rows", answer.rows.len() as f64);
+                if let Some(cpu_ms) = answer.cpu_ms {
+                    figure = figure.with("cpu_ms", cpu_ms);
+                }
                 match duckdb.as_ref().map(|d| d.answer(query.name)) {
                     Ok(Some(Ok(peer))) => {
                         let check = check(query, "plexus", &answer.rows, &peer.rows);
@@ -340,6 +349,9 @@ pub fn run(options: &Options) -> Result<(), String> {
                         if let Some(Ok(peer)) = peer {
                             let check = check(query, "before", &old.rows, &peer.rows);
                             figure = figure.with_label("before_check", &check);
+                        }
+                        if let Some(cpu_ms) = old.cpu_ms {
+                            figure = figure.with("before_cpu_ms", cpu_ms);
                         }
                         figure
                             .with("before_ms", old.median_ms)
@@ -560,6 +572,7 @@ fn answer(value: &Json) -> Result<Answer, String> {
     let plan = value.get("plan").and_then(Json::as_str).map(str::to_string);
     Ok(Answer {
         median_ms,
+        cpu_ms: value.get("cpu_ms").and_then(Json::as_f64),
         rows,
         plan,
     })
@@ -780,7 +793,11 @@ fn time_query(
 ) -> Result<String, String> {
     let mut samples_ms = Vec::with_capacity(options.repeats);
     let mut last = None;
+    let mut cpu_started_ms = f64::NAN;
     for run in 0..options.warmup + options.repeats.max(1) {
+        if run == options.warmup {
+            cpu_started_ms = process_cpu_ms();
+        }
         let started = Instant::now();
         let result = conn
             .execute(query.cypher, params)
@@ -790,9 +807,13 @@ fn time_query(
         }
         last = Some(result);
     }
+    let cpu_ms = (process_cpu_ms() - cpu_started_ms) / samples_ms.len() as f64;
     samples_ms.sort_by(f64::total_cmp);
     let median_ms = samples_ms[samples_ms.len() / 2];
-    eprintln!("scan child: {} {median_ms:.1} ms", query.name);
+    eprintln!(
+        "scan child: {} {median_ms:.1} ms (cpu {cpu_ms:.1} ms)",
+        query.name
+    );
     let rows: Vec<String> = last
         .map(|r| r.rows)
         .unwrap_or_default()
@@ -805,8 +826,12 @@ fn time_query(
         })
         .collect();
     let mut line = format!(
-        "{{\"query\": {}, \"median_ms\": {median_ms:?}",
-        json::quote(query.name)
+        "{{\"query\": {}, \"median_ms\": {median_ms:?}, \"cpu_ms\": {}",
+        json::quote(query.name),
+        match cpu_ms.is_finite() {
+            true => format!("{cpu_ms:?}"),
+            false => "null".into(),
+        }
     );
     if query.name == "hash_join" {
         let explain = conn

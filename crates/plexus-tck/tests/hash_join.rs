@@ -367,3 +367,28 @@ fn an_integer_build_keeps_each_groups_rows_in_build_order() {
         );
     }
 }
+
+/// INTEGER KEYS (`exec::join`): a build key the vectors do not compute (`toInteger` of a
+/// string) is built row by row; when every key comes out an integer the groups are indexed
+/// by the integer all the same — sorted into key order, as the dense index needs — and the
+/// rows come out as the nested plan's, with keys repeated out of order, gaps between them and
+/// probes outside their range.
+#[test]
+fn integer_keys_built_row_by_row_are_indexed_in_key_order() {
+    let db = database();
+    let mut conn = db.connect();
+    let params = Params::new();
+    for query in [
+        "UNWIND range(0, 299) AS i CREATE (:B {i: i, s: toString((i * 37) % 101)})",
+        "UNWIND range(0, 39) AS i CREATE (:A {i: i, k: i * 3 - 10})",
+    ] {
+        conn.execute(query, &params).expect(query);
+    }
+    let template = "MATCH (a:A), (b:B) WHERE {where} RETURN a.i, b.i";
+    let (joined, nested) = joined_and_nested(template, &[("a.k", "toInteger(b.s)")]);
+    let explained = plan(&mut conn, &joined);
+    assert!(explained.contains("HashJoin"), "{joined}\n{explained}");
+    let rows = rows_in_order(&mut conn, &joined);
+    assert_eq!(rows, rows_in_order(&mut conn, &nested), "{joined}");
+    assert!(rows.is_ok_and(|r| r.len() > 50), "{joined}");
+}
