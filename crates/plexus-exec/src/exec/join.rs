@@ -189,7 +189,7 @@ const MAX_DENSE_SLOTS: usize = 1 << 24;
 /// Groups by a single integer key (see INTEGER KEYS).
 enum IntGroups {
     /// The group of key `k` is rows `starts[k - min]..starts[k - min + 1]` (empty: none) —
-    /// one offset per slot, the table's rows being in key order (INTEGER KEYS, DENSE).
+    /// one offset per slot, the table's rows being in key order (see INTEGER KEYS).
     Dense {
         min: i64,
         starts: Vec<u32>,
